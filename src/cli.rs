@@ -1,0 +1,225 @@
+//! Command-line flags (clap derive), turned into plain config structs.
+//! No clap type leaves this module.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{Backoff, ExperimentConfig, Isolation, RetryPolicy, TargetConfig, parse_duration};
+
+/// isobench: what transaction isolation costs and buys on PostgreSQL.
+#[derive(Debug, Parser)]
+#[command(name = "isobench", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure: run the experiment and write a results directory.
+    Run(RunArgs),
+    /// Re-render report.md and the summary from a results directory.
+    Report {
+        /// A directory written by `isobench run`.
+        dir: PathBuf,
+    },
+    /// List the built-in workloads.
+    Workloads,
+}
+
+fn duration(s: &str) -> Result<Duration, String> {
+    parse_duration(s)
+}
+
+fn positive_duration(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d.is_zero() {
+        return Err(format!("'{s}' must be longer than 0s"));
+    }
+    Ok(d)
+}
+
+fn setting(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!("'{s}' is not name=value (e.g. --set shared_buffers=256MB)")),
+    }
+}
+
+fn sqlstate(s: &str) -> Result<String, String> {
+    let s = s.trim().to_ascii_uppercase();
+    if crate::engine::retry::sqlstate(&s).is_some() {
+        Ok(s)
+    } else {
+        Err(format!("'{s}' is not a five-character SQLSTATE like 40001"))
+    }
+}
+
+/// Flags of `isobench run`. With none, a default study: TPC-B at scale 10,
+/// rc/rr/ser, 16 clients, 3 x 10 s after 2 s of warm-up, on a managed server.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Built-in workload (see `isobench workloads`).
+    #[arg(long, default_value = "tpcb")]
+    pub workload: String,
+    /// Scale factor (TPC-B: 100000 accounts per unit).
+    #[arg(long, short = 's', default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub scale: u32,
+    /// Isolation levels to compare: read-committed|rc, repeatable-read|rr, serializable|ser.
+    #[arg(long, value_delimiter = ',', default_value = "rc,rr,ser")]
+    pub isolation: Vec<Isolation>,
+    /// Client counts to sweep, e.g. 1,16.
+    #[arg(long, short = 'c', value_delimiter = ',', default_value = "16",
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub clients: Vec<u32>,
+    /// Repetitions of every cell (interleaved).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+    /// Measured time of each run, e.g. 10s, 500ms, 2m.
+    #[arg(long, short = 'T', default_value = "10s", value_parser = positive_duration)]
+    pub duration: Duration,
+    /// Warm-up before each run's measured time (discarded).
+    #[arg(long, default_value = "2s", value_parser = duration)]
+    pub warmup: Duration,
+    /// Tries per transaction including the first (1 = no retries).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tries: u32,
+    /// SQLSTATEs that are retried, e.g. 40001,40P01,55P03.
+    #[arg(long, value_delimiter = ',', default_value = "40001,40P01", value_parser = sqlstate)]
+    pub retry_on: Vec<String>,
+    /// Wait before a retry: none, exp (1ms..100ms full jitter), or exp:BASE:MAX.
+    #[arg(long, default_value = "none")]
+    pub backoff: Backoff,
+    /// pg_stat_database sampling interval.
+    #[arg(long, default_value = "5s", value_parser = positive_duration)]
+    pub sample_interval: Duration,
+    /// Seed of the input generators (default: random, recorded in results).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// External server as a libpq URL or key=value string (password never printed).
+    #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true)]
+    pub dsn: Option<String>,
+    /// External server from the libpq variables PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE.
+    #[arg(long, conflicts_with = "dsn")]
+    pub external: bool,
+    /// Directory with the managed server's binaries (initdb, postgres).
+    #[arg(long, value_name = "DIR")]
+    pub pg_bin: Option<PathBuf>,
+    /// Managed server setting, repeatable: --set shared_buffers=256MB.
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = setting)]
+    pub settings: Vec<(String, String)>,
+    /// OS user that runs the managed server when isobench runs as root.
+    #[arg(long, default_value = "postgres")]
+    pub server_user: String,
+    /// Results directory (default results/<timestamp>).
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No live progress and no summary table.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+impl Default for RunArgs {
+    fn default() -> Self {
+        match Cli::parse_from(["isobench", "run"]).command {
+            Some(Command::Run(args)) => args,
+            _ => unreachable!("`isobench run` parses to Run"),
+        }
+    }
+}
+
+impl RunArgs {
+    /// The plain experiment configuration.
+    pub fn into_config(self) -> ExperimentConfig {
+        ExperimentConfig {
+            workload: self.workload,
+            scale: self.scale,
+            isolation: dedup(self.isolation),
+            clients: dedup(self.clients),
+            repeat: self.repeat,
+            duration: self.duration,
+            warmup: self.warmup,
+            retry: RetryPolicy {
+                max_tries: self.max_tries,
+                retry_on: dedup(self.retry_on),
+                backoff: self.backoff,
+            },
+            sample_interval: self.sample_interval,
+            seed: self.seed.unwrap_or_else(rand::random),
+            target: TargetConfig {
+                dsn: self.dsn,
+                external_from_env: self.external,
+                pg_bin: self.pg_bin,
+                settings: self.settings,
+                server_user: self.server_user,
+            },
+            out: self.out,
+            quiet: self.quiet,
+        }
+    }
+}
+
+fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {
+    let mut out = Vec::with_capacity(v.len());
+    for x in v {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<RunArgs, String> {
+        let mut full = vec!["isobench", "run"];
+        full.extend_from_slice(args);
+        match Cli::try_parse_from(full) {
+            Ok(Cli { command: Some(Command::Run(a)) }) => Ok(a),
+            Ok(_) => Err("not run".into()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    #[test]
+    fn defaults_are_the_default_study() {
+        let c = RunArgs::default().into_config();
+        assert_eq!(c.workload, "tpcb");
+        assert_eq!(c.scale, 10);
+        assert_eq!(c.isolation, Isolation::ALL.to_vec());
+        assert_eq!(c.clients, vec![16]);
+        assert_eq!(c.repeat, 3);
+        assert_eq!(c.duration, Duration::from_secs(10));
+        assert_eq!(c.warmup, Duration::from_secs(2));
+        assert_eq!(c.retry, RetryPolicy::default());
+    }
+
+    #[test]
+    fn lists_and_durations() {
+        let a = parse(&["--isolation", "ser,rc", "--clients", "1,16,1", "--duration", "500ms"]).unwrap();
+        let c = a.into_config();
+        assert_eq!(c.isolation, vec![Isolation::Serializable, Isolation::ReadCommitted]);
+        assert_eq!(c.clients, vec![1, 16]);
+        assert_eq!(c.duration, Duration::from_millis(500));
+    }
+
+    #[test]
+    fn bad_values_name_the_option() {
+        for (args, option) in [
+            (&["--clients", "0"][..], "--clients"),
+            (&["--isolation", "bogus"][..], "--isolation"),
+            (&["--duration", "-1s"][..], "--duration"),
+            (&["--duration", "0s"][..], "--duration"),
+            (&["--set", "noequals"][..], "--set"),
+            (&["--retry-on", "4001"][..], "--retry-on"),
+            (&["--backoff", "linear"][..], "--backoff"),
+        ] {
+            let err = parse(args).unwrap_err();
+            assert!(err.contains(option), "{args:?}: {err}");
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! Plain configuration types: what an experiment is, independent of how it
+//! was given (CLI flags today, experiment files later). No clap types here.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// A transaction isolation level (PostgreSQL docs, "Transaction Isolation").
+/// Parsed from `read-committed|rc`, `repeatable-read|rr`, `serializable|ser`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+impl Isolation {
+    pub const ALL: [Isolation; 3] = [Isolation::ReadCommitted, Isolation::RepeatableRead, Isolation::Serializable];
+
+    /// The SQL spelling, e.g. `REPEATABLE READ`.
+    pub fn sql(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "READ COMMITTED",
+            Isolation::RepeatableRead => "REPEATABLE READ",
+            Isolation::Serializable => "SERIALIZABLE",
+        }
+    }
+
+    /// The stored name, e.g. `repeatable-read`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "read-committed",
+            Isolation::RepeatableRead => "repeatable-read",
+            Isolation::Serializable => "serializable",
+        }
+    }
+
+    /// The short name, e.g. `rr`.
+    pub fn short(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "rc",
+            Isolation::RepeatableRead => "rr",
+            Isolation::Serializable => "ser",
+        }
+    }
+}
+
+impl fmt::Display for Isolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Isolation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().replace(['_', ' '], "-").as_str() {
+            "rc" | "read-committed" => Ok(Isolation::ReadCommitted),
+            "rr" | "repeatable-read" => Ok(Isolation::RepeatableRead),
+            "ser" | "serializable" => Ok(Isolation::Serializable),
+            other => Err(format!(
+                "unknown isolation level '{other}' (use read-committed|rc, repeatable-read|rr, serializable|ser)"
+            )),
+        }
+    }
+}
+
+/// Wait between a failed attempt and its retry.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Backoff {
+    /// Retry at once, as pgbench does.
+    None,
+    /// "Full jitter" exponential backoff (AWS Architecture Blog, "Exponential
+    /// Backoff and Jitter", 2015): before retry `n` (1-based) sleep a uniform
+    /// random time in `[0, min(max, base * 2^(n-1))]`.
+    Exponential {
+        #[serde(with = "duration_ms")]
+        base: Duration,
+        #[serde(with = "duration_ms")]
+        max: Duration,
+    },
+}
+
+impl FromStr for Backoff {
+    type Err = String;
+    /// `none`, `exp` (base 1ms, max 100ms) or `exp:BASE:MAX` e.g. `exp:2ms:50ms`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let parts: Vec<&str> = s.trim().split(':').collect();
+        let dur = |t: &str| parse_duration(t).map_err(|e| format!("backoff '{s}': {e}"));
+        match parts.as_slice() {
+            ["none"] => Ok(Backoff::None),
+            ["exp"] | ["exponential"] => Ok(Backoff::Exponential {
+                base: Duration::from_millis(1),
+                max: Duration::from_millis(100),
+            }),
+            ["exp" | "exponential", base, max] => {
+                let (base, max) = (dur(base)?, dur(max)?);
+                if base.is_zero() || max < base {
+                    return Err(format!("backoff '{s}': need 0 < BASE <= MAX"));
+                }
+                Ok(Backoff::Exponential { base, max })
+            }
+            _ => Err(format!("unknown backoff '{s}' (use none, exp, or exp:BASE:MAX like exp:1ms:100ms)")),
+        }
+    }
+}
+
+/// Which errors re-run a transaction, how often, and how long to wait.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetryPolicy {
+    /// Attempts per transaction including the first (>= 1; 1 = no retries).
+    pub max_tries: u32,
+    /// Five-character SQLSTATEs that are retried (default 40001, 40P01).
+    pub retry_on: Vec<String>,
+    pub backoff: Backoff,
+}
+
+impl Default for RetryPolicy {
+    /// 10 tries, no backoff, retrying serialization_failure (40001) and
+    /// deadlock_detected (40P01). pgbench retries the same two SQLSTATEs but
+    /// defaults to 1 try; with 1 try a SERIALIZABLE run reports failures
+    /// that an application would simply retry, so its goodput would say
+    /// little. 10 bounds the work one transaction can waste.
+    fn default() -> Self {
+        RetryPolicy {
+            max_tries: 10,
+            retry_on: vec!["40001".into(), "40P01".into()],
+            backoff: Backoff::None,
+        }
+    }
+}
+
+/// Parses durations like `10s`, `500ms`, `1m30s`, or a bare number of
+/// seconds. Negative or malformed values are errors.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!("'{s}' is negative; durations are like 10s or 500ms"));
+    }
+    if let Ok(secs) = t.parse::<f64>() {
+        return Ok(Duration::from_secs_f64(secs));
+    }
+    humantime::parse_duration(t).map_err(|e| format!("'{s}' is not a duration ({e}); use e.g. 10s, 500ms, 2m"))
+}
+
+/// Where the results go and which server to use.
+#[derive(Debug, Clone, Default)]
+pub struct TargetConfig {
+    /// `--dsn`: an external server. `None` and no `external` = managed.
+    pub dsn: Option<String>,
+    /// Use the libpq `PG*` variables for an external server (no DSN).
+    pub external_from_env: bool,
+    /// `--pg-bin`: binaries of the managed server.
+    pub pg_bin: Option<PathBuf>,
+    /// `--set name=value` settings of the managed server.
+    pub settings: Vec<(String, String)>,
+    /// OS user for the managed server when isobench runs as root.
+    pub server_user: String,
+}
+
+/// One experiment: the factors, the repetitions, and how each run goes.
+#[derive(Debug, Clone)]
+pub struct ExperimentConfig {
+    pub workload: String,
+    pub scale: u32,
+    pub isolation: Vec<Isolation>,
+    pub clients: Vec<u32>,
+    pub repeat: u32,
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub retry: RetryPolicy,
+    /// pg_stat_database sampling interval.
+    pub sample_interval: Duration,
+    /// Seed of the per-client input generators; recorded in the results.
+    pub seed: u64,
+    pub target: TargetConfig,
+    /// Results directory; `results/<timestamp>` when `None`.
+    pub out: Option<PathBuf>,
+    /// No live progress and no summary table.
+    pub quiet: bool,
+}
+
+/// Serde helper storing a [`Duration`] as fractional milliseconds.
+pub mod duration_ms {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64() * 1000.0)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let ms = f64::deserialize(d)?;
+        Ok(Duration::from_secs_f64(ms / 1000.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn isolation_short_and_long_forms() {
+        assert_eq!("rc".parse::<Isolation>(), Ok(Isolation::ReadCommitted));
+        assert_eq!("Repeatable Read".parse::<Isolation>(), Ok(Isolation::RepeatableRead));
+        assert_eq!("ser".parse::<Isolation>(), Ok(Isolation::Serializable));
+        assert!("bogus".parse::<Isolation>().unwrap_err().contains("bogus"));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert!(parse_duration("-1s").unwrap_err().contains("negative"));
+        assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn backoff_forms() {
+        assert_eq!("none".parse::<Backoff>(), Ok(Backoff::None));
+        assert_eq!(
+            "exp:2ms:50ms".parse::<Backoff>(),
+            Ok(Backoff::Exponential {
+                base: Duration::from_millis(2),
+                max: Duration::from_millis(50)
+            })
+        );
+        assert!("exp:50ms:2ms".parse::<Backoff>().is_err());
+        assert!("linear".parse::<Backoff>().is_err());
+    }
+}

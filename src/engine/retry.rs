@@ -1,0 +1,212 @@
+//! The retry policy: which errors re-run a transaction, and when.
+//!
+//! Classification uses the SQLSTATE only (`Error::code()`), never message
+//! text. A retried transaction re-runs from BEGIN with the same inputs, as
+//! pgbench 15+ does with `--max-tries`.
+
+use std::time::Duration;
+
+use rand::RngExt;
+
+use crate::config::{Backoff, RetryPolicy};
+use crate::metrics::{CONNECTION_FAILURE, SqlState};
+
+/// What the engine does with a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The policy retries this SQLSTATE: roll back and re-run (if tries remain).
+    Retry(SqlState),
+    /// Give up: count a failure under this SQLSTATE.
+    Fail(SqlState),
+    /// The connection broke while COMMIT was in flight: outcome unknown.
+    Unknown,
+    /// The connection broke outside COMMIT: the transaction did not commit.
+    ConnectionLost,
+}
+
+/// An error of one attempt, with where it happened.
+#[derive(Debug)]
+pub struct AttemptError {
+    pub error: tokio_postgres::Error,
+    /// True when the error came from COMMIT (or an autocommit statement
+    /// that is the transaction).
+    pub at_commit: bool,
+}
+
+impl AttemptError {
+    pub fn body(error: tokio_postgres::Error) -> Self {
+        AttemptError { error, at_commit: false }
+    }
+
+    pub fn commit(error: tokio_postgres::Error) -> Self {
+        AttemptError { error, at_commit: true }
+    }
+}
+
+/// The retry policy compiled for the hot path.
+#[derive(Debug, Clone)]
+pub struct Retrier {
+    max_tries: u32,
+    retry_on: Vec<SqlState>,
+    backoff: Backoff,
+}
+
+/// Parses a SQLSTATE string; `None` unless it is five ASCII alphanumerics.
+pub fn sqlstate(code: &str) -> Option<SqlState> {
+    let b = code.as_bytes();
+    (b.len() == 5 && b.iter().all(u8::is_ascii_alphanumeric)).then(|| [b[0], b[1], b[2], b[3], b[4]])
+}
+
+impl Retrier {
+    /// Errors: a `retry_on` entry that is not a SQLSTATE, or `max_tries == 0`.
+    pub fn new(policy: &RetryPolicy) -> Result<Self, String> {
+        if policy.max_tries == 0 {
+            return Err("--max-tries must be at least 1".into());
+        }
+        let retry_on = policy
+            .retry_on
+            .iter()
+            .map(|c| sqlstate(c).ok_or_else(|| format!("--retry-on: '{c}' is not a five-character SQLSTATE")))
+            .collect::<Result<_, _>>()?;
+        Ok(Retrier {
+            max_tries: policy.max_tries,
+            retry_on,
+            backoff: policy.backoff,
+        })
+    }
+
+    pub fn max_tries(&self) -> u32 {
+        self.max_tries
+    }
+
+    /// Classifies one failed attempt.
+    pub fn classify(&self, e: &AttemptError) -> Verdict {
+        let code = e.error.code().and_then(|c| sqlstate(c.code()));
+        let broken = code.is_none() && (e.error.is_closed() || is_io(&e.error));
+        self.classify_parts(code, broken, e.at_commit)
+    }
+
+    /// The decision itself: `code` is the server's SQLSTATE if it sent one,
+    /// `broken` whether the connection failed, `at_commit` whether COMMIT
+    /// was in flight.
+    pub fn classify_parts(&self, code: Option<SqlState>, broken: bool, at_commit: bool) -> Verdict {
+        let lost = || if at_commit { Verdict::Unknown } else { Verdict::ConnectionLost };
+        match code {
+            Some(c) if self.retry_on.contains(&c) => Verdict::Retry(c),
+            Some(c) if c.starts_with(b"08") => lost(),
+            Some(c) => Verdict::Fail(c),
+            None if broken => lost(),
+            None => Verdict::Fail(CONNECTION_FAILURE),
+        }
+    }
+
+    /// How long to wait before try number `next_try` (2 = first retry).
+    pub fn delay(&self, next_try: u32, rng: &mut impl rand::Rng) -> Duration {
+        match self.backoff {
+            Backoff::None => Duration::ZERO,
+            Backoff::Exponential { base, max } => {
+                let exp = next_try.saturating_sub(2).min(30);
+                let cap = base.saturating_mul(1u32 << exp).min(max);
+                Duration::from_nanos(rng.random_range(0..=cap.as_nanos() as u64))
+            }
+        }
+    }
+}
+
+fn is_io(e: &tokio_postgres::Error) -> bool {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if s.is::<std::io::Error>() {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
+/// The condition name of a SQLSTATE (PostgreSQL docs, Appendix A), for
+/// reports; the code itself when it is not one isobench names.
+pub fn sqlstate_name(code: &str) -> &'static str {
+    match code {
+        "40001" => "serialization_failure",
+        "40P01" => "deadlock_detected",
+        "40002" => "transaction_integrity_constraint_violation",
+        "40003" => "statement_completion_unknown",
+        "55P03" => "lock_not_available",
+        "57014" => "query_canceled",
+        "57P01" => "admin_shutdown",
+        "23505" => "unique_violation",
+        "23503" => "foreign_key_violation",
+        "25P02" => "in_failed_sql_transaction",
+        "25006" => "read_only_sql_transaction",
+        "53300" => "too_many_connections",
+        "08000" => "connection_exception",
+        "08003" => "connection_does_not_exist",
+        "08006" => "connection_failure",
+        "P0001" => "raise_exception",
+        _ => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn retrier(codes: &[&str], backoff: Backoff) -> Retrier {
+        Retrier::new(&RetryPolicy {
+            max_tries: 5,
+            retry_on: codes.iter().map(|c| c.to_string()).collect(),
+            backoff,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn classifies_by_sqlstate_and_policy() {
+        let r = retrier(&["40001", "40P01"], Backoff::None);
+        assert_eq!(r.classify_parts(Some(*b"40001"), false, true), Verdict::Retry(*b"40001"));
+        assert_eq!(r.classify_parts(Some(*b"40P01"), false, false), Verdict::Retry(*b"40P01"));
+        // NOWAIT failures are not retried unless the policy says so.
+        assert_eq!(r.classify_parts(Some(*b"55P03"), false, false), Verdict::Fail(*b"55P03"));
+        let nowait = retrier(&["40001", "55P03"], Backoff::None);
+        assert_eq!(nowait.classify_parts(Some(*b"55P03"), false, false), Verdict::Retry(*b"55P03"));
+        assert_eq!(nowait.classify_parts(Some(*b"40P01"), false, false), Verdict::Fail(*b"40P01"));
+    }
+
+    #[test]
+    fn broken_connection_at_commit_is_unknown_outcome() {
+        let r = retrier(&["40001"], Backoff::None);
+        assert_eq!(r.classify_parts(None, true, true), Verdict::Unknown);
+        assert_eq!(r.classify_parts(None, true, false), Verdict::ConnectionLost);
+        assert_eq!(r.classify_parts(Some(*b"08006"), false, true), Verdict::Unknown);
+        assert_eq!(r.classify_parts(None, false, false), Verdict::Fail(CONNECTION_FAILURE));
+    }
+
+    #[test]
+    fn rejects_bad_policy() {
+        assert!(Retrier::new(&RetryPolicy { max_tries: 0, ..RetryPolicy::default() }).is_err());
+        let bad = RetryPolicy { retry_on: vec!["4001".into()], ..RetryPolicy::default() };
+        assert!(Retrier::new(&bad).unwrap_err().contains("4001"));
+    }
+
+    #[test]
+    fn exponential_backoff_is_capped_full_jitter() {
+        let r = retrier(&["40001"], Backoff::Exponential { base: Duration::from_millis(2), max: Duration::from_millis(10) });
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        let mut max_seen = [Duration::ZERO; 6];
+        for _ in 0..2000 {
+            for t in 2..=6u32 {
+                let d = r.delay(t, &mut rng);
+                max_seen[t as usize - 1] = max_seen[t as usize - 1].max(d);
+            }
+        }
+        // Caps 2, 4, 8, 10, 10 ms; full jitter gets close to each cap.
+        for (t, cap) in [(2, 2), (3, 4), (4, 8), (5, 10), (6, 10)] {
+            let m = max_seen[t - 1];
+            assert!(m <= Duration::from_millis(cap), "try {t}: {m:?}");
+            assert!(m > Duration::from_millis(cap) * 9 / 10, "try {t}: {m:?}");
+        }
+        assert_eq!(retrier(&["40001"], Backoff::None).delay(3, &mut rng), Duration::ZERO);
+    }
+}

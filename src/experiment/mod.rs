@@ -1,0 +1,461 @@
+//! An experiment: factors x repetitions -> runs, executed in interleaved
+//! order (repetition 1 of every cell, then repetition 2, ...), so that a
+//! slow drift of the machine spreads over all cells instead of biasing one.
+//!
+//! Every run starts from the same state: a fresh copy of the template
+//! database (`CREATE DATABASE ... TEMPLATE`, `STRATEGY FILE_COPY` on
+//! PostgreSQL 15+), then `VACUUM ANALYZE` and `CHECKPOINT`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use tokio::sync::watch;
+use tokio_postgres::Client;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ExperimentConfig;
+use crate::engine::{self, EngineParams, Phase};
+use crate::engine::retry::Retrier;
+use crate::metrics::encode_histogram;
+use crate::observe;
+use crate::progress::Progress;
+use crate::report;
+use crate::store::{self, Cell, Environment, Results, RunRecord, StoredConfig};
+use crate::target::{self, ManagedOptions, ManagedServer, Target};
+use crate::workload::{Workload, tpcb::Tpcb};
+
+/// How an experiment ended.
+#[derive(Debug)]
+pub struct ExperimentOutcome {
+    pub dir: PathBuf,
+    pub results: Results,
+    /// Ctrl-C (or SIGTERM) stopped it before every run was done.
+    pub interrupted: bool,
+}
+
+/// One planned run.
+#[derive(Debug, Clone)]
+pub struct PlannedRun {
+    pub cell: Cell,
+    pub repetition: u32,
+}
+
+/// The cells of `cfg` in factor order (isolation varies fastest, so the
+/// first isolation level is every cell's baseline neighbour).
+pub fn cells(cfg: &ExperimentConfig) -> Vec<Cell> {
+    let mut out = Vec::new();
+    for &clients in &cfg.clients {
+        for &isolation in &cfg.isolation {
+            out.push(Cell {
+                workload: cfg.workload.clone(),
+                isolation,
+                clients,
+                scale: cfg.scale,
+            });
+        }
+    }
+    out
+}
+
+/// Every run of `cfg`, interleaved: all cells for repetition 1, then 2, ...
+pub fn plan(cfg: &ExperimentConfig) -> Vec<PlannedRun> {
+    let cells = cells(cfg);
+    (1..=cfg.repeat)
+        .flat_map(|repetition| {
+            cells.iter().map(move |cell| PlannedRun {
+                cell: cell.clone(),
+                repetition,
+            })
+        })
+        .collect()
+}
+
+/// Runs the experiment `cfg` until done or `cancel` fires.
+///
+/// Errors: invalid configuration, a target that cannot be started or
+/// reached, a failed load, or a run that cannot start; completed runs are
+/// already written to the results directory when an error is returned.
+pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<ExperimentOutcome> {
+    match cfg.workload.as_str() {
+        "tpcb" => run_with(Tpcb::new(cfg.scale)?, cfg, cancel).await,
+        other => bail!(
+            "--workload: unknown workload '{other}' (built-in: {}; see `isobench workloads`)",
+            crate::workload::REGISTRY.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+fn validate(cfg: &ExperimentConfig) -> Result<Retrier> {
+    if cfg.isolation.is_empty() {
+        bail!("--isolation: give at least one level");
+    }
+    if cfg.clients.is_empty() || cfg.clients.contains(&0) {
+        bail!("--clients: every client count must be at least 1");
+    }
+    if cfg.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    if cfg.duration.is_zero() {
+        bail!("--duration must be longer than 0s");
+    }
+    if cfg.sample_interval < Duration::from_millis(100) {
+        bail!("--sample-interval must be at least 100ms");
+    }
+    Retrier::new(&cfg.retry).map_err(|e| anyhow!(e))
+}
+
+fn results_dir(cfg: &ExperimentConfig) -> Result<PathBuf> {
+    let dir = match &cfg.out {
+        Some(d) => d.clone(),
+        None => PathBuf::from("results").join(chrono::Local::now().format("%Y%m%d-%H%M%S").to_string()),
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("--out: cannot create results directory {}", dir.display()))?;
+    if dir.join(store::RESULTS_JSON).exists() {
+        bail!(
+            "--out: {} already holds results; choose a new directory",
+            dir.display()
+        );
+    }
+    Ok(dir)
+}
+
+async fn start_target(cfg: &ExperimentConfig, dir: &std::path::Path, max_clients: u32) -> Result<Target> {
+    let t = &cfg.target;
+    if t.dsn.is_some() || t.external_from_env {
+        return Ok(Target::external(t.dsn.as_deref())?);
+    }
+    let bin_dir = target::find_bin_dir(t.pg_bin.as_deref())?;
+    let mut settings = t.settings.clone();
+    if !settings.iter().any(|(k, _)| k == "max_connections") {
+        // Clients + observer + admin + invariant check, with room to spare.
+        settings.push(("max_connections".into(), (max_clients + 20).max(100).to_string()));
+    }
+    let opts = ManagedOptions {
+        bin_dir,
+        settings,
+        log_path: dir.join(store::SERVER_LOG),
+        os_user: t.server_user.clone(),
+    };
+    let server = tokio::task::spawn_blocking(move || ManagedServer::start(&opts)).await??;
+    Ok(Target::Managed(server))
+}
+
+async fn environment(admin: &Client) -> Result<Environment> {
+    let version: String = admin.query_one("SHOW server_version", &[]).await?.get(0);
+    let num: String = admin.query_one("SHOW server_version_num", &[]).await?.get(0);
+    let rows = admin
+        .query(
+            "SELECT name, setting || coalesce(unit, '') FROM pg_settings
+              WHERE name = ANY($1) ORDER BY name",
+            &[&vec![
+                "max_connections",
+                "shared_buffers",
+                "synchronous_commit",
+                "fsync",
+                "max_pred_locks_per_transaction",
+                "max_pred_locks_per_relation",
+                "max_pred_locks_per_page",
+                "default_transaction_isolation",
+                "deadlock_timeout",
+                "lock_timeout",
+                "statement_timeout",
+                "wal_level",
+                "max_wal_size",
+                "checkpoint_timeout",
+            ]],
+        )
+        .await?;
+    Ok(Environment {
+        host: nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default(),
+        os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+        cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        server_version: version,
+        server_version_num: num.parse().unwrap_or(0),
+        server_settings: rows.iter().map(|r| (r.get(0), r.get(1))).collect(),
+    })
+}
+
+fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+async fn drop_database(admin: &Client, name: &str, version_num: i32) -> Result<()> {
+    let force = if version_num >= 130000 { " WITH (FORCE)" } else { "" };
+    admin
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {}{force}", quote_ident(name)))
+        .await
+        .map_err(|e| anyhow!("DROP DATABASE {name}: {}", target::error_text(&e)))
+}
+
+async fn run_with<W: Workload>(workload: W, cfg: ExperimentConfig, cancel: CancellationToken) -> Result<ExperimentOutcome> {
+    let retrier = validate(&cfg)?;
+    let dir = results_dir(&cfg)?;
+    let max_clients = cfg.clients.iter().copied().max().unwrap_or(1);
+    let progress = Progress::new(cfg.quiet);
+    progress.note(&format!("results: {}", dir.display()));
+    let target = start_target(&cfg, &dir, max_clients).await?;
+    progress.note(&format!("target: {}", target.describe()));
+    let admin = target::connect(&target.config(&target.admin_db())).await?;
+    let env = environment(&admin).await?;
+    let vnum = env.server_version_num;
+    let pid = std::process::id();
+    let tmpl = format!("isobench_tmpl_{pid}");
+    let run_db = format!("isobench_run_{pid}");
+
+    let mut results = Results {
+        schema_version: store::SCHEMA_VERSION,
+        isobench_version: env!("CARGO_PKG_VERSION").into(),
+        started_at: chrono::Local::now().to_rfc3339(),
+        finished_at: None,
+        complete: false,
+        config: StoredConfig {
+            workload: cfg.workload.clone(),
+            scale: cfg.scale,
+            isolation: cfg.isolation.clone(),
+            clients: cfg.clients.clone(),
+            repeat: cfg.repeat,
+            duration_s: cfg.duration.as_secs_f64(),
+            warmup_s: cfg.warmup.as_secs_f64(),
+            sample_interval_s: cfg.sample_interval.as_secs_f64(),
+            retry: cfg.retry.clone(),
+            seed: cfg.seed,
+            target: target.describe(),
+            settings: cfg.target.settings.iter().cloned().collect::<BTreeMap<_, _>>(),
+        },
+        environment: env,
+        load: None,
+        runs: Vec::new(),
+    };
+    let save = |r: &Results| -> Result<()> {
+        r.write(&dir).with_context(|| format!("writing {}", dir.join(store::RESULTS_JSON).display()))?;
+        store::write_atomic(&dir.join(store::REPORT_MD), report::markdown::render(r).as_bytes())
+            .with_context(|| format!("writing {}", dir.join(store::REPORT_MD).display()))?;
+        Ok(())
+    };
+
+    // Load once into the template database.
+    drop_database(&admin, &run_db, vnum).await?;
+    drop_database(&admin, &tmpl, vnum).await?;
+    admin
+        .batch_execute(&format!("CREATE DATABASE {}", quote_ident(&tmpl)))
+        .await
+        .map_err(|e| anyhow!("CREATE DATABASE {tmpl}: {}", target::error_text(&e)))?;
+    progress.note(&format!("loading {} at scale {} ...", workload.name(), cfg.scale));
+    let load = {
+        let db = target::connect(&target.config(&tmpl)).await?;
+        tokio::select! {
+            r = workload.load(&db) => r.context("loading the workload")?,
+            _ = cancel.cancelled() => {
+                save(&results)?;
+                return Ok(ExperimentOutcome { dir, results, interrupted: true });
+            }
+        }
+    };
+    progress.note(&format!(
+        "loaded {} rows in {:.2} s",
+        load.rows,
+        load.elapsed.as_secs_f64()
+    ));
+    results.load = Some(load);
+    save(&results)?;
+
+    let planned = plan(&cfg);
+    progress.start(planned.len(), cfg.warmup + cfg.duration);
+    let mut outcome_err = None;
+    for (i, run) in planned.iter().enumerate() {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let index = i as u32 + 1;
+        progress.begin_run(index, &run.cell, run.repetition);
+        match one_run(&workload, &cfg, &retrier, &target, &admin, &tmpl, &run_db, vnum, run, index, &cancel, &progress).await {
+            Ok(record) => {
+                progress.end_run(&record);
+                results.runs.push(record);
+                save(&results)?;
+            }
+            Err(e) => {
+                outcome_err = Some(e.context(format!("run {index} ({}, repetition {})", run.cell.label(), run.repetition)));
+                break;
+            }
+        }
+    }
+    progress.finish();
+    let interrupted = cancel.is_cancelled();
+    results.complete = outcome_err.is_none() && !interrupted && results.runs.len() == planned.len();
+    results.finished_at = Some(chrono::Local::now().to_rfc3339());
+    save(&results)?;
+    if matches!(target, Target::External(_)) {
+        let _ = drop_database(&admin, &run_db, vnum).await;
+        let _ = drop_database(&admin, &tmpl, vnum).await;
+    }
+    drop(admin);
+    drop(target); // stops a managed server
+    if let Some(e) = outcome_err {
+        return Err(e.context(format!("completed runs are saved in {}", dir.display())));
+    }
+    Ok(ExperimentOutcome { dir, results, interrupted })
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn one_run<W: Workload>(
+    workload: &W,
+    cfg: &ExperimentConfig,
+    retrier: &Retrier,
+    target: &Target,
+    admin: &Client,
+    tmpl: &str,
+    run_db: &str,
+    vnum: i32,
+    run: &PlannedRun,
+    index: u32,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> Result<RunRecord> {
+    let started_at = chrono::Local::now().to_rfc3339();
+    let reset_start = Instant::now();
+    drop_database(admin, run_db, vnum).await?;
+    let strategy = if vnum >= 150000 { " STRATEGY FILE_COPY" } else { "" };
+    admin
+        .batch_execute(&format!(
+            "CREATE DATABASE {} TEMPLATE {}{strategy}",
+            quote_ident(run_db),
+            quote_ident(tmpl)
+        ))
+        .await
+        .map_err(|e| anyhow!("CREATE DATABASE {run_db} TEMPLATE {tmpl}: {}", target::error_text(&e)))?;
+    let db_config = target.config(run_db);
+    let mut check_config = db_config.clone();
+    check_config.application_name("isobench-check");
+    let check_db = target::connect(&check_config).await?;
+    check_db
+        .batch_execute("VACUUM ANALYZE")
+        .await
+        .map_err(|e| anyhow!("VACUUM ANALYZE: {}", target::error_text(&e)))?;
+    let mut errors = Vec::new();
+    if let Err(e) = check_db.batch_execute("CHECKPOINT").await {
+        errors.push(format!("CHECKPOINT before the run failed: {}", target::error_text(&e)));
+    }
+    let reset_ms = reset_start.elapsed().as_secs_f64() * 1000.0;
+
+    let seed = cfg.seed.wrapping_add(u64::from(index) << 32);
+    let params = EngineParams {
+        clients: run.cell.clients,
+        isolation: run.cell.isolation,
+        retrier: retrier.clone(),
+        warmup: cfg.warmup,
+        duration: cfg.duration,
+        seed,
+    };
+    let (phase_tx, phase_rx) = watch::channel(Phase::Connecting);
+    let observer = tokio::spawn(observe::observe(
+        db_config.clone(),
+        run_db.to_string(),
+        workload.explain_statements(),
+        cfg.sample_interval,
+        phase_rx,
+    ));
+    let mut on_tick = |t: &engine::Tick| progress.tick(t);
+    let outcome = engine::run(workload, &db_config, &params, cancel, &phase_tx, &mut on_tick).await;
+    phase_tx.send_replace(Phase::Draining);
+    let server = observer.await.unwrap_or_default();
+    let outcome = outcome?;
+    let invariants = workload.check(&check_db, outcome.lifetime).await.context("checking invariants")?;
+
+    let m = &outcome.measured;
+    let failed_total = m.failed.total();
+    let transactions = m.committed + failed_total + m.unknown_outcome;
+    let mut errors_all = errors;
+    errors_all.extend(outcome.client_errors);
+    errors_all.extend(server.errors.iter().cloned());
+    Ok(RunRecord {
+        index,
+        cell: run.cell.clone(),
+        repetition: run.repetition,
+        seed,
+        started_at,
+        complete: !outcome.interrupted,
+        duration_s: outcome.measured_s,
+        committed: m.committed,
+        tps: if outcome.measured_s > 0.0 { m.committed as f64 / outcome.measured_s } else { 0.0 },
+        attempts: m.attempts,
+        retries: m.attempts.saturating_sub(transactions),
+        failed: m.failed.iter().collect(),
+        unknown_outcome: m.unknown_outcome,
+        failure_pct: if transactions > 0 { 100.0 * failed_total as f64 / transactions as f64 } else { 0.0 },
+        retries_per_commit: if m.committed > 0 {
+            m.attempts.saturating_sub(transactions) as f64 / m.committed as f64
+        } else {
+            0.0
+        },
+        wasted_ms: m.wasted_us as f64 / 1000.0,
+        latency_ms: m.latency_summary(),
+        latency_histogram: encode_histogram(&m.latency_us),
+        per_second: outcome.per_second,
+        client_cpu_s: outcome.cpu_s,
+        client_cpu_us_per_tx: if m.committed > 0 { outcome.cpu_s * 1e6 / m.committed as f64 } else { 0.0 },
+        lifetime: outcome.lifetime,
+        reset_ms,
+        server,
+        invariants,
+        errors: errors_all,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Isolation, RetryPolicy, TargetConfig};
+
+    fn cfg() -> ExperimentConfig {
+        ExperimentConfig {
+            workload: "tpcb".into(),
+            scale: 1,
+            isolation: vec![Isolation::ReadCommitted, Isolation::Serializable],
+            clients: vec![1, 8],
+            repeat: 2,
+            duration: Duration::from_secs(1),
+            warmup: Duration::ZERO,
+            retry: RetryPolicy::default(),
+            sample_interval: Duration::from_secs(5),
+            seed: 1,
+            target: TargetConfig::default(),
+            out: None,
+            quiet: true,
+        }
+    }
+
+    #[test]
+    fn plan_is_interleaved_by_repetition() {
+        let p = plan(&cfg());
+        assert_eq!(p.len(), 8);
+        let reps: Vec<u32> = p.iter().map(|r| r.repetition).collect();
+        assert_eq!(reps, vec![1, 1, 1, 1, 2, 2, 2, 2]);
+        let first: Vec<(Isolation, u32)> = p[..4].iter().map(|r| (r.cell.isolation, r.cell.clients)).collect();
+        assert_eq!(
+            first,
+            vec![
+                (Isolation::ReadCommitted, 1),
+                (Isolation::Serializable, 1),
+                (Isolation::ReadCommitted, 8),
+                (Isolation::Serializable, 8)
+            ]
+        );
+        assert_eq!(p[..4].iter().map(|r| &r.cell).collect::<Vec<_>>(), p[4..].iter().map(|r| &r.cell).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn validation_names_the_option() {
+        let mut c = cfg();
+        c.clients = vec![0];
+        assert!(validate(&c).unwrap_err().to_string().contains("--clients"));
+        let mut c = cfg();
+        c.duration = Duration::ZERO;
+        assert!(validate(&c).unwrap_err().to_string().contains("--duration"));
+        let mut c = cfg();
+        c.retry.max_tries = 0;
+        assert!(validate(&c).unwrap_err().to_string().contains("--max-tries"));
+    }
+}

@@ -1,0 +1,24 @@
+//! isobench: what transaction isolation costs and what it buys on
+//! PostgreSQL, measured reproducibly.
+//!
+//! Data flow of `isobench run`: [`cli`] turns flags into an
+//! [`config::ExperimentConfig`]; [`experiment`] starts the [`target`]
+//! (a managed server by default), loads the [`workload`] into a template
+//! database, and executes the runs in interleaved order. Each run resets
+//! the data from the template, drives clients with the [`engine`] (which
+//! records into per-client [`metrics`] recorders), samples the server with
+//! [`observe`], checks the workload's invariants, and appends a record to
+//! the results [`store`], which [`report`] renders (using [`stats`]).
+
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod experiment;
+pub mod metrics;
+pub mod observe;
+pub mod progress;
+pub mod report;
+pub mod stats;
+pub mod store;
+pub mod target;
+pub mod workload;

@@ -1,0 +1,93 @@
+//! The `isobench` binary: parse flags, call the library, map the outcome to
+//! an exit code (0 done, 1 error, 2 bad flags, 130 interrupted).
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Parser;
+use tokio_util::sync::CancellationToken;
+
+use isobench::cli::{Cli, Command, RunArgs};
+use isobench::target::reaper;
+use isobench::{experiment, report, store, workload};
+
+fn main() -> ExitCode {
+    reaper::install_panic_hook();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("ISOBENCH_LOG"))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("isobench: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = runtime.block_on(dispatch(cli));
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match code {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("isobench: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn dispatch(cli: Cli) -> Result<ExitCode> {
+    match cli.command.unwrap_or(Command::Run(RunArgs::default())) {
+        Command::Run(args) => run(args).await,
+        Command::Report { dir } => {
+            let results = store::Results::read(&dir).map_err(anyhow::Error::msg)?;
+            store::write_atomic(&dir.join(store::REPORT_MD), report::markdown::render(&results).as_bytes())?;
+            print!("{}", report::terminal::summary(&results));
+            println!("report: {}", dir.join(store::REPORT_MD).display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Workloads => {
+            for (name, about) in workload::REGISTRY {
+                println!("{name:<12} {about}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+async fn run(args: RunArgs) -> Result<ExitCode> {
+    let cfg = args.into_config();
+    let quiet = cfg.quiet;
+    let cancel = CancellationToken::new();
+    tokio::spawn(watch_signals(cancel.clone()));
+    let outcome = experiment::run(cfg, cancel).await?;
+    if !quiet {
+        print!("{}", report::terminal::summary(&outcome.results));
+        println!("results: {}", outcome.dir.display());
+    }
+    if outcome.interrupted {
+        eprintln!(
+            "isobench: interrupted; {} completed run(s) saved in {} (complete: false)",
+            outcome.results.runs.iter().filter(|r| r.complete).count(),
+            outcome.dir.display()
+        );
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// First SIGINT/SIGTERM: stop the current run and save. Second: stop the
+/// managed server at once and exit.
+async fn watch_signals(cancel: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+        return;
+    };
+    tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
+    eprintln!("\nisobench: stopping: saving what was measured and stopping the server (Ctrl-C again to abort now)");
+    cancel.cancel();
+    tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
+    reaper::kill_all();
+    eprintln!("isobench: aborted");
+    std::process::exit(130);
+}

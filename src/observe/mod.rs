@@ -1,0 +1,313 @@
+//! Server observations, taken on a separate connection while a run
+//! measures, never counted in the workload.
+//!
+//! - `pg_stat_database` for the run's database every sample interval
+//!   (default 5 s), stored as deltas and per-second rates. Since PostgreSQL
+//!   15 backends flush their counters at most about once a second, so an
+//!   interval's figures can lag by up to ~1 s.
+//! - Wait events: `pg_stat_activity` of the run's client backends once a
+//!   second, counted by `wait_event_type:wait_event` (`CPU` for an active
+//!   backend with no wait event). Only the workload's connections
+//!   (`application_name = 'isobench'`) count; observers use other names.
+//! - SIRead locks: `pg_locks` rows with `mode = 'SIReadLock'` once a second,
+//!   counted by granularity (relation/page/tuple) and by relation.
+//! - Plans: EXPLAIN (no ANALYZE) of every workload statement once, when
+//!   the measured window starts.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+use tokio_postgres::{Client, Config};
+
+use crate::engine::Phase;
+use crate::target;
+use crate::workload::ExplainStatement;
+
+/// The `pg_stat_database` counters isobench samples.
+pub const STAT_COUNTERS: [&str; 12] = [
+    "xact_commit",
+    "xact_rollback",
+    "blks_read",
+    "blks_hit",
+    "tup_returned",
+    "tup_fetched",
+    "tup_inserted",
+    "tup_updated",
+    "tup_deleted",
+    "conflicts",
+    "deadlocks",
+    "temp_bytes",
+];
+
+/// One `pg_stat_database` sample interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatInterval {
+    /// End of the interval, s since the measured window began.
+    pub t_s: f64,
+    /// Length of the interval, s.
+    pub duration_s: f64,
+    /// Counter increase over the interval, by counter name.
+    pub delta: BTreeMap<String, i64>,
+    /// `delta / duration_s`, per second.
+    pub rate: BTreeMap<String, f64>,
+}
+
+/// Mean and maximum of a count over samples.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CountStat {
+    pub mean: f64,
+    pub max: u64,
+}
+
+/// SIRead predicate locks seen over the samples.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SireadLocks {
+    pub samples: u64,
+    /// By granularity: `relation`, `page`, `tuple`.
+    pub by_granularity: BTreeMap<String, CountStat>,
+    /// By `relation (granularity)`, e.g. `pgbench_branches (relation)`.
+    pub by_relation: BTreeMap<String, CountStat>,
+}
+
+/// Wait events over the samples.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WaitEvents {
+    pub samples: u64,
+    /// Backend observations, by `type:event` (or `CPU`).
+    pub counts: BTreeMap<String, u64>,
+}
+
+/// The plan of one workload statement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub label: String,
+    pub sql: String,
+    pub plan: String,
+}
+
+/// Everything observed on the server during one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerObservations {
+    pub stat_database: Vec<StatInterval>,
+    pub wait_events: WaitEvents,
+    pub siread_locks: SireadLocks,
+    pub plans: Vec<Plan>,
+    /// Sampling problems (a failed query does not stop the run).
+    pub errors: Vec<String>,
+}
+
+/// Observes database `dbname` through `config` while `phase` says
+/// Measuring; returns when it says Draining (or the sender is gone).
+pub async fn observe(
+    config: Config,
+    dbname: String,
+    statements: Vec<ExplainStatement>,
+    sample_interval: Duration,
+    mut phase: watch::Receiver<Phase>,
+) -> ServerObservations {
+    let mut obs = ServerObservations::default();
+    let mut config = config;
+    config.application_name("isobench-observer");
+    let db = match target::connect(&config).await {
+        Ok(c) => c,
+        Err(e) => {
+            obs.errors.push(e.to_string());
+            return obs;
+        }
+    };
+    // Wait for the measured window.
+    loop {
+        match *phase.borrow_and_update() {
+            Phase::Measuring => break,
+            Phase::Draining => return obs,
+            _ => {}
+        }
+        if phase.changed().await.is_err() {
+            return obs;
+        }
+    }
+    let start = Instant::now();
+    for s in &statements {
+        match explain(&db, &s.sql).await {
+            Ok(plan) => obs.plans.push(Plan {
+                label: s.label.into(),
+                sql: s.sql.clone(),
+                plan,
+            }),
+            Err(e) => obs.errors.push(format!("EXPLAIN {}: {}", s.label, target::error_text(&e))),
+        }
+    }
+    let mut sampler = Sampler::default();
+    let mut last = match stat_sample(&db, &dbname).await {
+        Ok(s) => Some((Instant::now(), s)),
+        Err(e) => {
+            obs.errors.push(format!("pg_stat_database: {}", target::error_text(&e)));
+            None
+        }
+    };
+    let mut fast = tokio::time::interval(Duration::from_secs(1));
+    let mut slow = tokio::time::interval_at((Instant::now() + sample_interval).into(), sample_interval);
+    loop {
+        let stat_due = tokio::select! {
+            _ = fast.tick() => false,
+            _ = slow.tick() => true,
+            r = phase.changed() => {
+                if r.is_err() || *phase.borrow() != Phase::Measuring { break }
+                continue;
+            }
+        };
+        if stat_due {
+            take_interval(&db, &dbname, start, &mut last, &mut obs).await;
+        } else if let Err(e) = sampler.sample(&db, &dbname, &mut obs).await {
+            obs.errors.push(format!("wait events/SIRead locks: {}", target::error_text(&e)));
+        }
+    }
+    // The last, usually partial, interval (skip slivers under 0.5 s).
+    if last.as_ref().is_some_and(|(t, _)| t.elapsed() >= Duration::from_millis(500)) {
+        take_interval(&db, &dbname, start, &mut last, &mut obs).await;
+    }
+    sampler.finish(&mut obs);
+    obs
+}
+
+async fn explain(db: &Client, sql: &str) -> Result<String, tokio_postgres::Error> {
+    let rows = db.query(&format!("EXPLAIN {sql}"), &[]).await?;
+    Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n"))
+}
+
+async fn stat_sample(db: &Client, dbname: &str) -> Result<Vec<i64>, tokio_postgres::Error> {
+    let sql = format!(
+        "SELECT {} FROM pg_stat_database WHERE datname = $1",
+        STAT_COUNTERS.map(|c| format!("coalesce({c}, 0)::bigint")).join(", ")
+    );
+    let row = db.query_one(&sql, &[&dbname]).await?;
+    Ok((0..STAT_COUNTERS.len()).map(|i| row.get::<_, i64>(i)).collect())
+}
+
+async fn take_interval(
+    db: &Client,
+    dbname: &str,
+    start: Instant,
+    last: &mut Option<(Instant, Vec<i64>)>,
+    obs: &mut ServerObservations,
+) {
+    match stat_sample(db, dbname).await {
+        Ok(now_values) => {
+            let now = Instant::now();
+            if let Some((then, prev)) = last.as_ref() {
+                obs.stat_database.push(stat_interval(
+                    now.duration_since(start).as_secs_f64(),
+                    now.duration_since(*then).as_secs_f64(),
+                    prev,
+                    &now_values,
+                ));
+            }
+            *last = Some((now, now_values));
+        }
+        Err(e) => obs.errors.push(format!("pg_stat_database: {}", target::error_text(&e))),
+    }
+}
+
+/// Deltas and rates between two samples of [`STAT_COUNTERS`].
+pub fn stat_interval(t_s: f64, duration_s: f64, prev: &[i64], now: &[i64]) -> StatInterval {
+    let mut delta = BTreeMap::new();
+    let mut rate = BTreeMap::new();
+    for (i, name) in STAT_COUNTERS.iter().enumerate() {
+        let d = now[i] - prev[i];
+        delta.insert(name.to_string(), d);
+        rate.insert(name.to_string(), if duration_s > 0.0 { d as f64 / duration_s } else { 0.0 });
+    }
+    StatInterval {
+        t_s,
+        duration_s,
+        delta,
+        rate,
+    }
+}
+
+/// Accumulates the once-a-second samples.
+#[derive(Default)]
+struct Sampler {
+    siread_samples: u64,
+    granularity: BTreeMap<String, (u64, u64)>, // (sum, max)
+    relation: BTreeMap<String, (u64, u64)>,
+}
+
+impl Sampler {
+    async fn sample(&mut self, db: &Client, dbname: &str, obs: &mut ServerObservations) -> Result<(), tokio_postgres::Error> {
+        let waits = db
+            .query(
+                "SELECT CASE WHEN wait_event IS NULL THEN 'CPU' ELSE wait_event_type || ':' || wait_event END,
+                        count(*)
+                   FROM pg_stat_activity
+                  WHERE datname = $1 AND backend_type = 'client backend' AND application_name = 'isobench'
+                    AND (wait_event IS NOT NULL OR state = 'active')
+                  GROUP BY 1",
+                &[&dbname],
+            )
+            .await?;
+        obs.wait_events.samples += 1;
+        for r in waits {
+            *obs.wait_events.counts.entry(r.get(0)).or_default() += r.get::<_, i64>(1) as u64;
+        }
+        let locks = db
+            .query(
+                "SELECT locktype, coalesce(relation::regclass::text, '?'), count(*)
+                   FROM pg_locks
+                  WHERE mode = 'SIReadLock'
+                    AND database = (SELECT oid FROM pg_database WHERE datname = $1)
+                  GROUP BY 1, 2",
+                &[&dbname],
+            )
+            .await?;
+        self.siread_samples += 1;
+        let mut per_gran: BTreeMap<String, u64> = BTreeMap::new();
+        let mut per_rel: BTreeMap<String, u64> = BTreeMap::new();
+        for r in locks {
+            let (gran, rel, n): (String, String, i64) = (r.get(0), r.get(1), r.get(2));
+            *per_gran.entry(gran.clone()).or_default() += n as u64;
+            *per_rel.entry(format!("{rel} ({gran})")).or_default() += n as u64;
+        }
+        for (acc, now) in [(&mut self.granularity, per_gran), (&mut self.relation, per_rel)] {
+            for (k, n) in now {
+                let e = acc.entry(k).or_default();
+                e.0 += n;
+                e.1 = e.1.max(n);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self, obs: &mut ServerObservations) {
+        let n = self.siread_samples.max(1) as f64;
+        let to_stat = |m: BTreeMap<String, (u64, u64)>| {
+            m.into_iter()
+                .map(|(k, (sum, max))| (k, CountStat { mean: sum as f64 / n, max }))
+                .collect()
+        };
+        obs.siread_locks = SireadLocks {
+            samples: self.siread_samples,
+            by_granularity: to_stat(self.granularity),
+            by_relation: to_stat(self.relation),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interval_deltas_and_rates() {
+        let prev: Vec<i64> = (0..12).collect();
+        let now: Vec<i64> = (0..12).map(|i| i + 10 * i).collect();
+        let s = stat_interval(5.0, 2.0, &prev, &now);
+        assert_eq!(s.delta["xact_commit"], 0);
+        assert_eq!(s.delta["xact_rollback"], 10);
+        assert_eq!(s.rate["xact_rollback"], 5.0);
+        assert_eq!(s.delta["temp_bytes"], 110);
+        assert_eq!(s.rate.len(), STAT_COUNTERS.len());
+    }
+}

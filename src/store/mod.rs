@@ -1,0 +1,178 @@
+//! The results directory: `results.json` (schema in
+//! `schema/results.schema.json`, version [`SCHEMA_VERSION`]), `report.md`,
+//! and the server log. Everything is rewritten after every run (write to a
+//! temporary file, then rename), so an interrupted experiment keeps every
+//! completed run, and `complete` says whether it finished.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Isolation, RetryPolicy};
+use crate::engine::SecondPoint;
+use crate::metrics::{LatencySummary, Lifetime};
+use crate::observe::ServerObservations;
+use crate::workload::{InvariantResult, LoadReport};
+
+/// Version of the `results.json` layout; bumped on incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// File names inside a results directory.
+pub const RESULTS_JSON: &str = "results.json";
+pub const REPORT_MD: &str = "report.md";
+pub const SERVER_LOG: &str = "server.log";
+
+/// Everything one experiment measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    pub schema_version: u32,
+    pub isobench_version: String,
+    /// RFC 3339.
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// False while running, and when interrupted or stopped by an error.
+    pub complete: bool,
+    pub config: StoredConfig,
+    pub environment: Environment,
+    pub load: Option<LoadReport>,
+    pub runs: Vec<RunRecord>,
+}
+
+/// The resolved experiment configuration (never a password).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredConfig {
+    pub workload: String,
+    pub scale: u32,
+    pub isolation: Vec<Isolation>,
+    pub clients: Vec<u32>,
+    pub repeat: u32,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub sample_interval_s: f64,
+    pub retry: RetryPolicy,
+    pub seed: u64,
+    /// e.g. `managed PostgreSQL from /usr/lib/postgresql/15/bin (...)`.
+    pub target: String,
+    /// `--set` server settings of the managed server.
+    pub settings: BTreeMap<String, String>,
+}
+
+/// Where the experiment ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    pub host: String,
+    pub os: String,
+    pub cpus: usize,
+    /// `SHOW server_version`.
+    pub server_version: String,
+    pub server_version_num: i32,
+    /// Settings that shape the results (max_connections, shared_buffers,
+    /// synchronous_commit, max_pred_locks_per_transaction, ...).
+    pub server_settings: BTreeMap<String, String>,
+}
+
+/// One combination of factor values.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Cell {
+    pub workload: String,
+    pub isolation: Isolation,
+    pub clients: u32,
+    pub scale: u32,
+}
+
+impl Cell {
+    /// `isolation=rc clients=16`.
+    pub fn label(&self) -> String {
+        format!("isolation={} clients={}", self.isolation.short(), self.clients)
+    }
+}
+
+/// One measurement of one cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Position in execution order, from 1.
+    pub index: u32,
+    pub cell: Cell,
+    /// From 1.
+    pub repetition: u32,
+    pub seed: u64,
+    pub started_at: String,
+    /// False when the run was interrupted; such runs are kept but left out
+    /// of the statistics.
+    pub complete: bool,
+    /// Measured window, s (warm-up excluded).
+    pub duration_s: f64,
+    /// Transactions committed in the measured window.
+    pub committed: u64,
+    /// committed / duration_s, tx/s.
+    pub tps: f64,
+    /// Tries of all transactions finished in the window.
+    pub attempts: u64,
+    /// attempts - transactions (committed + failed + unknown).
+    pub retries: u64,
+    /// Transactions that gave up, by SQLSTATE of their last error.
+    pub failed: BTreeMap<String, u64>,
+    /// Transactions whose COMMIT outcome is unknown (connection lost).
+    pub unknown_outcome: u64,
+    /// failed / (committed + failed + unknown), %.
+    pub failure_pct: f64,
+    /// retries / committed.
+    pub retries_per_commit: f64,
+    /// Time spent in attempts that did not commit, ms (wasted work).
+    pub wasted_ms: f64,
+    /// Latency of committed transactions, first attempt start to commit, ms.
+    pub latency_ms: LatencySummary,
+    /// The same latencies as an HdrHistogram (µs; V2 + DEFLATE, base64).
+    pub latency_histogram: String,
+    pub per_second: Vec<SecondPoint>,
+    /// isobench's CPU time (user + system) in the window, s.
+    pub client_cpu_s: f64,
+    /// client_cpu_s per committed transaction, µs.
+    pub client_cpu_us_per_tx: f64,
+    /// What all clients counted over their life (warm-up and drain
+    /// included): the database must hold exactly this.
+    pub lifetime: Lifetime,
+    /// Time to copy the template and VACUUM ANALYZE + CHECKPOINT, ms.
+    pub reset_ms: f64,
+    pub server: ServerObservations,
+    pub invariants: Vec<InvariantResult>,
+    /// Clients lost during the run and similar problems.
+    pub errors: Vec<String>,
+}
+
+impl Results {
+    /// Writes `results.json` into `dir` atomically.
+    ///
+    /// Errors: the directory is not writable.
+    pub fn write(&self, dir: &Path) -> std::io::Result<PathBuf> {
+        let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        write_atomic(&dir.join(RESULTS_JSON), &json)
+    }
+
+    /// Reads `DIR/results.json`.
+    ///
+    /// Errors: missing file, malformed JSON, or another schema version.
+    pub fn read(dir: &Path) -> Result<Results, String> {
+        let path = dir.join(RESULTS_JSON);
+        let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let r: Results = serde_json::from_str(&text).map_err(|e| format!("{}:{}: {e}", path.display(), e.line()))?;
+        if r.schema_version != SCHEMA_VERSION {
+            return Err(format!(
+                "{}: schema version {} (this isobench reads {SCHEMA_VERSION})",
+                path.display(),
+                r.schema_version
+            ));
+        }
+        Ok(r)
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    let tmp = path.with_extension("tmp");
+    fs::write(&tmp, bytes)?;
+    fs::rename(&tmp, path)?;
+    Ok(path.to_path_buf())
+}

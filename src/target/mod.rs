@@ -1,0 +1,232 @@
+//! The server under test: a managed throwaway PostgreSQL (default) or an
+//! external one (`--dsn`, or the libpq `PG*` environment variables).
+
+mod managed;
+pub mod reaper;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio_postgres::config::Host;
+use tokio_postgres::{Client, Config, NoTls};
+
+pub use managed::{ManagedOptions, ManagedServer, SUPERUSER, find_bin_dir};
+
+/// Errors of finding, starting, or reaching the target.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("{0}")]
+    NoBinaries(String),
+    #[error(
+        "isobench runs as root, and initdb/postgres refuse to; the OS user '{0}' to run them as does not exist \
+         (create one, e.g. `useradd --system postgres`, or pass --server-user NAME)"
+    )]
+    NoOsUser(String),
+    #[error("managed server: {0}")]
+    Start(String),
+    #[error("--dsn: {0}")]
+    Dsn(String),
+    #[error("cannot connect to {target}: {reason}")]
+    Connect { target: String, reason: String },
+}
+
+/// Where the load goes. Owns the managed server, so dropping the target
+/// stops it.
+#[derive(Debug)]
+pub enum Target {
+    Managed(ManagedServer),
+    External(Config),
+}
+
+impl Target {
+    /// An external target from `--dsn` (URL or `key=value` form), or, with
+    /// no DSN, from `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`,
+    /// `PGDATABASE` with libpq's defaults (socket in /var/run/postgresql,
+    /// port 5432, user = OS user, database = user).
+    ///
+    /// Errors: [`TargetError::Dsn`] when the DSN does not parse.
+    pub fn external(dsn: Option<&str>) -> Result<Target, TargetError> {
+        let mut config = match dsn {
+            Some(dsn) => dsn
+                .parse::<Config>()
+                .map_err(|e| TargetError::Dsn(format!("cannot parse '{}': {e}", redact_dsn(dsn))))?,
+            None => Config::new(),
+        };
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        if config.get_hosts().is_empty() {
+            let host = env("PGHOST").unwrap_or_else(|| "/var/run/postgresql".into());
+            if host.starts_with('/') {
+                config.host_path(host);
+            } else {
+                config.host(&host);
+            }
+        }
+        if config.get_ports().is_empty() {
+            let port = match env("PGPORT") {
+                Some(p) => p.parse().map_err(|_| TargetError::Dsn(format!("PGPORT '{p}' is not a port number")))?,
+                None => 5432,
+            };
+            config.port(port);
+        }
+        if config.get_user().is_none() {
+            let user = env("PGUSER").or_else(|| env("USER")).unwrap_or_else(|| "postgres".into());
+            config.user(&user);
+        }
+        if config.get_password().is_none()
+            && let Some(pw) = env("PGPASSWORD")
+        {
+            config.password(pw);
+        }
+        if config.get_dbname().is_none() {
+            let db = env("PGDATABASE").unwrap_or_else(|| config.get_user().unwrap_or("postgres").to_string());
+            config.dbname(&db);
+        }
+        config.application_name("isobench");
+        Ok(Target::External(config))
+    }
+
+    /// Connection settings for database `dbname` on this target.
+    pub fn config(&self, dbname: &str) -> Config {
+        match self {
+            Target::Managed(s) => s.config(dbname),
+            Target::External(c) => {
+                let mut c = c.clone();
+                c.dbname(dbname);
+                c
+            }
+        }
+    }
+
+    /// The database to connect to for administration (CREATE DATABASE).
+    pub fn admin_db(&self) -> String {
+        match self {
+            Target::Managed(_) => "postgres".into(),
+            Target::External(c) => c.get_dbname().unwrap_or("postgres").into(),
+        }
+    }
+
+    /// The server log, when isobench manages the server.
+    pub fn log_path(&self) -> Option<&Path> {
+        match self {
+            Target::Managed(s) => Some(s.log_path()),
+            Target::External(_) => None,
+        }
+    }
+
+    /// The binaries directory of a managed server.
+    pub fn bin_dir(&self) -> Option<PathBuf> {
+        match self {
+            Target::Managed(s) => Some(s.bin_dir().to_path_buf()),
+            Target::External(_) => None,
+        }
+    }
+
+    /// A one-line description without any password, for logs and reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Target::Managed(s) => format!(
+                "managed PostgreSQL from {} (socket {}, 127.0.0.1:{})",
+                s.bin_dir().display(),
+                s.socket_dir().display(),
+                s.port()
+            ),
+            Target::External(c) => format!("external {}", describe_config(c)),
+        }
+    }
+}
+
+/// `user@host:port/db`, never the password.
+pub fn describe_config(c: &Config) -> String {
+    let host = match c.get_hosts().first() {
+        Some(Host::Tcp(h)) => h.clone(),
+        Some(Host::Unix(p)) => p.display().to_string(),
+        None => "?".into(),
+    };
+    format!(
+        "{}@{}:{}/{}",
+        c.get_user().unwrap_or("?"),
+        host,
+        c.get_ports().first().copied().unwrap_or(5432),
+        c.get_dbname().unwrap_or("?")
+    )
+}
+
+/// Replaces the password of a `postgres://user:password@host/db` URL or a
+/// `password=...` key with `***`, for error messages and stored results.
+pub fn redact_dsn(dsn: &str) -> String {
+    if let Some(rest) = dsn.split_once("://") {
+        let (scheme, rest) = rest;
+        if let Some((auth, host)) = rest.split_once('@')
+            && let Some((user, _pw)) = auth.split_once(':')
+        {
+            return format!("{scheme}://{user}:***@{host}");
+        }
+        return dsn.to_string();
+    }
+    dsn.split_whitespace()
+        .map(|kv| {
+            if kv.to_ascii_lowercase().starts_with("password=") {
+                "password=***".to_string()
+            } else {
+                kv.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Opens a connection and spawns its I/O task. `connect_timeout` bounds the
+/// attempt at 10 s.
+///
+/// Errors: [`TargetError::Connect`] naming the target (never the password)
+/// and the server's reason (refused, authentication failed, no database).
+pub async fn connect(config: &Config) -> Result<Client, TargetError> {
+    let mut config = config.clone();
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(Duration::from_secs(10));
+    }
+    let (client, connection) = config.connect(NoTls).await.map_err(|e| TargetError::Connect {
+        target: describe_config(&config),
+        reason: error_text(&e),
+    })?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(client)
+}
+
+/// The most useful text of a tokio-postgres error: the server's message for
+/// database errors, else the error chain.
+pub fn error_text(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return format!("{} ({})", db.message(), db.code().code());
+    }
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_url_and_keyword_passwords() {
+        assert_eq!(redact_dsn("postgres://bob:s3cret@db:5432/x"), "postgres://bob:***@db:5432/x");
+        assert_eq!(redact_dsn("host=db password=s3cret user=bob"), "host=db password=*** user=bob");
+        assert_eq!(redact_dsn("postgres://bob@db/x"), "postgres://bob@db/x");
+    }
+
+    #[test]
+    fn describe_never_shows_password() {
+        let t = Target::external(Some("postgres://bob:s3cret@db:6543/x")).unwrap();
+        let d = t.describe();
+        assert!(!d.contains("s3cret"), "{d}");
+        assert!(d.contains("bob@db:6543/x"), "{d}");
+    }
+}

@@ -1,0 +1,105 @@
+//! Guarantees that no managed PostgreSQL outlives isobench.
+//!
+//! Three layers, because each covers a way of dying the others miss:
+//!
+//! 1. [`crate::target::ManagedServer`]'s `Drop` stops the server on normal
+//!    exit, on error, and while unwinding from a panic on the owning thread.
+//! 2. A registry of live postmaster pids that [`kill_all`] signals; the panic
+//!    hook and the second Ctrl-C call it, because they end the process
+//!    without running destructors on other threads.
+//! 3. The postmaster is started with `PR_SET_PDEATHSIG = SIGQUIT` (immediate
+//!    shutdown), so the kernel stops it even when isobench is killed with
+//!    SIGKILL. The signal fires when the *thread* that forked the child
+//!    exits, so every server is forked from one dedicated thread that lives
+//!    as long as the process.
+
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command};
+use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
+
+static SPAWNER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
+static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// Spawns `cmd` from the long-lived spawner thread, in its own process group
+/// (so a terminal's Ctrl-C reaches isobench only, which then shuts the server
+/// down in order), with the parent-death signal set to SIGQUIT.
+///
+/// Errors: those of `Command::spawn` (binary missing, permission denied).
+pub fn spawn_guarded(mut cmd: Command) -> std::io::Result<Child> {
+    cmd.process_group(0);
+    // SAFETY: prctl and getppid are async-signal-safe; the closure allocates
+    // nothing and touches no locks.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGQUIT) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before prctl took effect.
+            if libc::getppid() == 1 {
+                return Err(std::io::Error::other("parent exited during spawn"));
+            }
+            Ok(())
+        });
+    }
+    let sender = SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<SpawnRequest>();
+        std::thread::Builder::new()
+            .name("isobench-spawner".into())
+            .spawn(move || {
+                // Serve requests; when every sender is gone keep the thread
+                // alive anyway, since its exit would signal the children.
+                for (mut cmd, reply) in rx.iter() {
+                    let _ = reply.send(cmd.spawn());
+                }
+                loop {
+                    std::thread::park();
+                }
+            })
+            .expect("spawn isobench-spawner thread");
+        Mutex::new(tx)
+    });
+    let (reply_tx, reply_rx) = mpsc::channel();
+    sender
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send((cmd, reply_tx))
+        .map_err(|_| std::io::Error::other("spawner thread is gone"))?;
+    let child = reply_rx
+        .recv()
+        .map_err(|_| std::io::Error::other("spawner thread is gone"))??;
+    LIVE.lock().unwrap_or_else(|e| e.into_inner()).push(child.id());
+    Ok(child)
+}
+
+/// Removes `pid` from the registry once it has been reaped.
+pub fn forget(pid: u32) {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| *p != pid);
+}
+
+/// Sends SIGQUIT (immediate shutdown) to every registered postmaster. Safe
+/// to call from a panic hook or a signal path; does not wait.
+pub fn kill_all() {
+    let pids = LIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for pid in pids {
+        let _ = kill(Pid::from_raw(pid as i32), Signal::SIGQUIT);
+    }
+}
+
+/// Installs a panic hook that stops every managed server before the default
+/// hook prints the panic. Idempotent.
+pub fn install_panic_hook() {
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            kill_all();
+            default(info);
+        }));
+    });
+}
