@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::{Backoff, ExperimentConfig, Isolation, RetryPolicy, TargetConfig, parse_duration};
+use crate::config::{
+    Backoff, ExperimentConfig, Isolation, RetryPolicy, TargetConfig, parse_duration,
+};
 
 /// isobench: what transaction isolation costs and buys on PostgreSQL.
 #[derive(Debug, Parser)]
@@ -44,7 +46,9 @@ fn positive_duration(s: &str) -> Result<Duration, String> {
 fn setting(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-        _ => Err(format!("'{s}' is not name=value (e.g. --set shared_buffers=256MB)")),
+        _ => Err(format!(
+            "'{s}' is not name=value (e.g. --set shared_buffers=256MB)"
+        )),
     }
 }
 
@@ -78,10 +82,10 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
     /// Measured time of each run, e.g. 10s, 500ms, 2m.
-    #[arg(long, short = 'T', default_value = "10s", value_parser = positive_duration)]
+    #[arg(long, short = 'T', default_value = "10s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub duration: Duration,
     /// Warm-up before each run's measured time (discarded).
-    #[arg(long, default_value = "2s", value_parser = duration)]
+    #[arg(long, default_value = "2s", value_parser = duration, allow_hyphen_values = true)]
     pub warmup: Duration,
     /// Tries per transaction including the first (1 = no retries).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
@@ -93,7 +97,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "none")]
     pub backoff: Backoff,
     /// pg_stat_database sampling interval.
-    #[arg(long, default_value = "5s", value_parser = positive_duration)]
+    #[arg(long, default_value = "5s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub sample_interval: Duration,
     /// Seed of the input generators (default: random, recorded in results).
     #[arg(long)]
@@ -179,7 +183,9 @@ mod tests {
         let mut full = vec!["isobench", "run"];
         full.extend_from_slice(args);
         match Cli::try_parse_from(full) {
-            Ok(Cli { command: Some(Command::Run(a)) }) => Ok(a),
+            Ok(Cli {
+                command: Some(Command::Run(a)),
+            }) => Ok(a),
             Ok(_) => Err("not run".into()),
             Err(e) => Err(e.to_string()),
         }
@@ -200,9 +206,20 @@ mod tests {
 
     #[test]
     fn lists_and_durations() {
-        let a = parse(&["--isolation", "ser,rc", "--clients", "1,16,1", "--duration", "500ms"]).unwrap();
+        let a = parse(&[
+            "--isolation",
+            "ser,rc",
+            "--clients",
+            "1,16,1",
+            "--duration",
+            "500ms",
+        ])
+        .unwrap();
         let c = a.into_config();
-        assert_eq!(c.isolation, vec![Isolation::Serializable, Isolation::ReadCommitted]);
+        assert_eq!(
+            c.isolation,
+            vec![Isolation::Serializable, Isolation::ReadCommitted]
+        );
         assert_eq!(c.clients, vec![1, 16]);
         assert_eq!(c.duration, Duration::from_millis(500));
     }

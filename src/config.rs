@@ -19,7 +19,11 @@ pub enum Isolation {
 }
 
 impl Isolation {
-    pub const ALL: [Isolation; 3] = [Isolation::ReadCommitted, Isolation::RepeatableRead, Isolation::Serializable];
+    pub const ALL: [Isolation; 3] = [
+        Isolation::ReadCommitted,
+        Isolation::RepeatableRead,
+        Isolation::Serializable,
+    ];
 
     /// The SQL spelling, e.g. `REPEATABLE READ`.
     pub fn sql(self) -> &'static str {
@@ -58,7 +62,12 @@ impl fmt::Display for Isolation {
 impl FromStr for Isolation {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().replace(['_', ' '], "-").as_str() {
+        match s
+            .trim()
+            .to_ascii_lowercase()
+            .replace(['_', ' '], "-")
+            .as_str()
+        {
             "rc" | "read-committed" => Ok(Isolation::ReadCommitted),
             "rr" | "repeatable-read" => Ok(Isolation::RepeatableRead),
             "ser" | "serializable" => Ok(Isolation::Serializable),
@@ -105,7 +114,9 @@ impl FromStr for Backoff {
                 }
                 Ok(Backoff::Exponential { base, max })
             }
-            _ => Err(format!("unknown backoff '{s}' (use none, exp, or exp:BASE:MAX like exp:1ms:100ms)")),
+            _ => Err(format!(
+                "unknown backoff '{s}' (use none, exp, or exp:BASE:MAX like exp:1ms:100ms)"
+            )),
         }
     }
 }
@@ -140,12 +151,15 @@ impl Default for RetryPolicy {
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     if t.starts_with('-') {
-        return Err(format!("'{s}' is negative; durations are like 10s or 500ms"));
+        return Err(format!(
+            "'{s}' is negative; durations are like 10s or 500ms"
+        ));
     }
     if let Ok(secs) = t.parse::<f64>() {
         return Ok(Duration::from_secs_f64(secs));
     }
-    humantime::parse_duration(t).map_err(|e| format!("'{s}' is not a duration ({e}); use e.g. 10s, 500ms, 2m"))
+    humantime::parse_duration(t)
+        .map_err(|e| format!("'{s}' is not a duration ({e}); use e.g. 10s, 500ms, 2m"))
 }
 
 /// Where the results go and which server to use.
@@ -207,7 +221,10 @@ mod tests {
     #[test]
     fn isolation_short_and_long_forms() {
         assert_eq!("rc".parse::<Isolation>(), Ok(Isolation::ReadCommitted));
-        assert_eq!("Repeatable Read".parse::<Isolation>(), Ok(Isolation::RepeatableRead));
+        assert_eq!(
+            "Repeatable Read".parse::<Isolation>(),
+            Ok(Isolation::RepeatableRead)
+        );
         assert_eq!("ser".parse::<Isolation>(), Ok(Isolation::Serializable));
         assert!("bogus".parse::<Isolation>().unwrap_err().contains("bogus"));
     }

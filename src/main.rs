@@ -18,7 +18,10 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("isobench: cannot start the async runtime: {e}");
@@ -41,7 +44,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => run(args).await,
         Command::Report { dir } => {
             let results = store::Results::read(&dir).map_err(anyhow::Error::msg)?;
-            store::write_atomic(&dir.join(store::REPORT_MD), report::markdown::render(&results).as_bytes())?;
+            store::write_atomic(
+                &dir.join(store::REPORT_MD),
+                report::markdown::render(&results).as_bytes(),
+            )?;
             print!("{}", report::terminal::summary(&results));
             println!("report: {}", dir.join(store::REPORT_MD).display());
             Ok(ExitCode::SUCCESS)
@@ -80,11 +86,16 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
 /// managed server at once and exit.
 async fn watch_signals(cancel: CancellationToken) {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
         return;
     };
     tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
-    eprintln!("\nisobench: stopping: saving what was measured and stopping the server (Ctrl-C again to abort now)");
+    eprintln!(
+        "\nisobench: stopping: saving what was measured and stopping the server (Ctrl-C again to abort now)"
+    );
     cancel.cancel();
     tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
     reaper::kill_all();

@@ -33,8 +33,10 @@ impl Progress {
         let bar = live.then(|| {
             let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
             bar.set_style(
-                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} ETA {eta}  {msg}")
-                    .expect("valid template"),
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:30} ETA {eta}  {msg}",
+                )
+                .expect("valid template"),
             );
             bar
         });
@@ -86,7 +88,9 @@ impl Progress {
             Phase::Warmup | Phase::Connecting => "warm-up",
             Phase::Measuring | Phase::Draining => "measuring",
         };
-        bar.set_position(u64::from(s.index - 1) * s.run_ms + (t.elapsed.as_millis() as u64).min(s.run_ms));
+        bar.set_position(
+            u64::from(s.index - 1) * s.run_ms + (t.elapsed.as_millis() as u64).min(s.run_ms),
+        );
         bar.set_message(format!(
             "{}: {phase} {:.0} tps, p99 {:.1} ms, {} failed",
             s.label, t.tps, t.p99_ms, t.failed

@@ -123,7 +123,17 @@ pub async fn run<W: Workload>(
             client: id,
             reason: target::error_text(&e),
         };
-        let tx = TxControl::prepare(&conn, params.isolation).await.map_err(prepare_err)?;
+        // The session default covers autocommit statements; transactions
+        // also say their level in BEGIN.
+        conn.batch_execute(&format!(
+            "SET default_transaction_isolation = '{}'",
+            params.isolation.sql().to_ascii_lowercase()
+        ))
+        .await
+        .map_err(prepare_err)?;
+        let tx = TxControl::prepare(&conn, params.isolation)
+            .await
+            .map_err(prepare_err)?;
         client.prepare(&conn).await.map_err(prepare_err)?;
         Ok::<_, EngineError>((conn, client, tx))
     });
@@ -140,7 +150,9 @@ pub async fn run<W: Workload>(
         recorders.push(rec.clone());
         let (stop, retrier) = (stop.clone(), retrier.clone());
         let seed = params.seed ^ 0x9e37_79b9_7f4a_7c15 ^ id as u64;
-        tasks.push(tokio::spawn(client_loop(client, conn, tx, rec, retrier, stop, seed)));
+        tasks.push(tokio::spawn(client_loop(
+            client, conn, tx, rec, retrier, stop, seed,
+        )));
     }
 
     let started = Instant::now();
@@ -231,7 +243,9 @@ pub async fn run<W: Workload>(
                 if !t.is_finished() {
                     t.abort();
                     lifetime.unknown_outcome += 1;
-                    client_errors.push(format!("client {id}: still busy 30 s after the run ended; abandoned"));
+                    client_errors.push(format!(
+                        "client {id}: still busy 30 s after the run ended; abandoned"
+                    ));
                 }
             }
         }
@@ -287,11 +301,17 @@ async fn client_loop<C: WorkloadClient>(
                 Verdict::Fail(c) => (c, false),
                 Verdict::Unknown => {
                     rec.unknown(tries);
-                    return Err(format!("connection lost during COMMIT: {}", target::error_text(&err.error)));
+                    return Err(format!(
+                        "connection lost during COMMIT: {}",
+                        target::error_text(&err.error)
+                    ));
                 }
                 Verdict::ConnectionLost => {
                     rec.fail(CONNECTION_FAILURE, tries, wasted_us);
-                    return Err(format!("connection lost: {}", target::error_text(&err.error)));
+                    return Err(format!(
+                        "connection lost: {}",
+                        target::error_text(&err.error)
+                    ));
                 }
             };
             // A failed COMMIT has already ended the transaction.

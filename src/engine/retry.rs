@@ -35,11 +35,17 @@ pub struct AttemptError {
 
 impl AttemptError {
     pub fn body(error: tokio_postgres::Error) -> Self {
-        AttemptError { error, at_commit: false }
+        AttemptError {
+            error,
+            at_commit: false,
+        }
     }
 
     pub fn commit(error: tokio_postgres::Error) -> Self {
-        AttemptError { error, at_commit: true }
+        AttemptError {
+            error,
+            at_commit: true,
+        }
     }
 }
 
@@ -54,7 +60,8 @@ pub struct Retrier {
 /// Parses a SQLSTATE string; `None` unless it is five ASCII alphanumerics.
 pub fn sqlstate(code: &str) -> Option<SqlState> {
     let b = code.as_bytes();
-    (b.len() == 5 && b.iter().all(u8::is_ascii_alphanumeric)).then(|| [b[0], b[1], b[2], b[3], b[4]])
+    (b.len() == 5 && b.iter().all(u8::is_ascii_alphanumeric))
+        .then(|| [b[0], b[1], b[2], b[3], b[4]])
 }
 
 impl Retrier {
@@ -66,7 +73,10 @@ impl Retrier {
         let retry_on = policy
             .retry_on
             .iter()
-            .map(|c| sqlstate(c).ok_or_else(|| format!("--retry-on: '{c}' is not a five-character SQLSTATE")))
+            .map(|c| {
+                sqlstate(c)
+                    .ok_or_else(|| format!("--retry-on: '{c}' is not a five-character SQLSTATE"))
+            })
             .collect::<Result<_, _>>()?;
         Ok(Retrier {
             max_tries: policy.max_tries,
@@ -90,7 +100,13 @@ impl Retrier {
     /// `broken` whether the connection failed, `at_commit` whether COMMIT
     /// was in flight.
     pub fn classify_parts(&self, code: Option<SqlState>, broken: bool, at_commit: bool) -> Verdict {
-        let lost = || if at_commit { Verdict::Unknown } else { Verdict::ConnectionLost };
+        let lost = || {
+            if at_commit {
+                Verdict::Unknown
+            } else {
+                Verdict::ConnectionLost
+            }
+        };
         match code {
             Some(c) if self.retry_on.contains(&c) => Verdict::Retry(c),
             Some(c) if c.starts_with(b"08") => lost(),
@@ -165,13 +181,28 @@ mod tests {
     #[test]
     fn classifies_by_sqlstate_and_policy() {
         let r = retrier(&["40001", "40P01"], Backoff::None);
-        assert_eq!(r.classify_parts(Some(*b"40001"), false, true), Verdict::Retry(*b"40001"));
-        assert_eq!(r.classify_parts(Some(*b"40P01"), false, false), Verdict::Retry(*b"40P01"));
+        assert_eq!(
+            r.classify_parts(Some(*b"40001"), false, true),
+            Verdict::Retry(*b"40001")
+        );
+        assert_eq!(
+            r.classify_parts(Some(*b"40P01"), false, false),
+            Verdict::Retry(*b"40P01")
+        );
         // NOWAIT failures are not retried unless the policy says so.
-        assert_eq!(r.classify_parts(Some(*b"55P03"), false, false), Verdict::Fail(*b"55P03"));
+        assert_eq!(
+            r.classify_parts(Some(*b"55P03"), false, false),
+            Verdict::Fail(*b"55P03")
+        );
         let nowait = retrier(&["40001", "55P03"], Backoff::None);
-        assert_eq!(nowait.classify_parts(Some(*b"55P03"), false, false), Verdict::Retry(*b"55P03"));
-        assert_eq!(nowait.classify_parts(Some(*b"40P01"), false, false), Verdict::Fail(*b"40P01"));
+        assert_eq!(
+            nowait.classify_parts(Some(*b"55P03"), false, false),
+            Verdict::Retry(*b"55P03")
+        );
+        assert_eq!(
+            nowait.classify_parts(Some(*b"40P01"), false, false),
+            Verdict::Fail(*b"40P01")
+        );
     }
 
     #[test]
@@ -179,20 +210,41 @@ mod tests {
         let r = retrier(&["40001"], Backoff::None);
         assert_eq!(r.classify_parts(None, true, true), Verdict::Unknown);
         assert_eq!(r.classify_parts(None, true, false), Verdict::ConnectionLost);
-        assert_eq!(r.classify_parts(Some(*b"08006"), false, true), Verdict::Unknown);
-        assert_eq!(r.classify_parts(None, false, false), Verdict::Fail(CONNECTION_FAILURE));
+        assert_eq!(
+            r.classify_parts(Some(*b"08006"), false, true),
+            Verdict::Unknown
+        );
+        assert_eq!(
+            r.classify_parts(None, false, false),
+            Verdict::Fail(CONNECTION_FAILURE)
+        );
     }
 
     #[test]
     fn rejects_bad_policy() {
-        assert!(Retrier::new(&RetryPolicy { max_tries: 0, ..RetryPolicy::default() }).is_err());
-        let bad = RetryPolicy { retry_on: vec!["4001".into()], ..RetryPolicy::default() };
+        assert!(
+            Retrier::new(&RetryPolicy {
+                max_tries: 0,
+                ..RetryPolicy::default()
+            })
+            .is_err()
+        );
+        let bad = RetryPolicy {
+            retry_on: vec!["4001".into()],
+            ..RetryPolicy::default()
+        };
         assert!(Retrier::new(&bad).unwrap_err().contains("4001"));
     }
 
     #[test]
     fn exponential_backoff_is_capped_full_jitter() {
-        let r = retrier(&["40001"], Backoff::Exponential { base: Duration::from_millis(2), max: Duration::from_millis(10) });
+        let r = retrier(
+            &["40001"],
+            Backoff::Exponential {
+                base: Duration::from_millis(2),
+                max: Duration::from_millis(10),
+            },
+        );
         let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
         let mut max_seen = [Duration::ZERO; 6];
         for _ in 0..2000 {
@@ -207,6 +259,9 @@ mod tests {
             assert!(m <= Duration::from_millis(cap), "try {t}: {m:?}");
             assert!(m > Duration::from_millis(cap) * 9 / 10, "try {t}: {m:?}");
         }
-        assert_eq!(retrier(&["40001"], Backoff::None).delay(3, &mut rng), Duration::ZERO);
+        assert_eq!(
+            retrier(&["40001"], Backoff::None).delay(3, &mut rng),
+            Duration::ZERO
+        );
     }
 }

@@ -16,8 +16,8 @@ use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ExperimentConfig;
-use crate::engine::{self, EngineParams, Phase};
 use crate::engine::retry::Retrier;
+use crate::engine::{self, EngineParams, Phase};
 use crate::metrics::encode_histogram;
 use crate::observe;
 use crate::progress::Progress;
@@ -82,7 +82,11 @@ pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<Exp
         "tpcb" => run_with(Tpcb::new(cfg.scale)?, cfg, cancel).await,
         other => bail!(
             "--workload: unknown workload '{other}' (built-in: {}; see `isobench workloads`)",
-            crate::workload::REGISTRY.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            crate::workload::REGISTRY
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
@@ -109,9 +113,12 @@ fn validate(cfg: &ExperimentConfig) -> Result<Retrier> {
 fn results_dir(cfg: &ExperimentConfig) -> Result<PathBuf> {
     let dir = match &cfg.out {
         Some(d) => d.clone(),
-        None => PathBuf::from("results").join(chrono::Local::now().format("%Y%m%d-%H%M%S").to_string()),
+        None => {
+            PathBuf::from("results").join(chrono::Local::now().format("%Y%m%d-%H%M%S").to_string())
+        }
     };
-    std::fs::create_dir_all(&dir).with_context(|| format!("--out: cannot create results directory {}", dir.display()))?;
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("--out: cannot create results directory {}", dir.display()))?;
     if dir.join(store::RESULTS_JSON).exists() {
         bail!(
             "--out: {} already holds results; choose a new directory",
@@ -121,7 +128,11 @@ fn results_dir(cfg: &ExperimentConfig) -> Result<PathBuf> {
     Ok(dir)
 }
 
-async fn start_target(cfg: &ExperimentConfig, dir: &std::path::Path, max_clients: u32) -> Result<Target> {
+async fn start_target(
+    cfg: &ExperimentConfig,
+    dir: &std::path::Path,
+    max_clients: u32,
+) -> Result<Target> {
     let t = &cfg.target;
     if t.dsn.is_some() || t.external_from_env {
         return Ok(Target::external(t.dsn.as_deref())?);
@@ -130,7 +141,10 @@ async fn start_target(cfg: &ExperimentConfig, dir: &std::path::Path, max_clients
     let mut settings = t.settings.clone();
     if !settings.iter().any(|(k, _)| k == "max_connections") {
         // Clients + observer + admin + invariant check, with room to spare.
-        settings.push(("max_connections".into(), (max_clients + 20).max(100).to_string()));
+        settings.push((
+            "max_connections".into(),
+            (max_clients + 20).max(100).to_string(),
+        ));
     }
     let opts = ManagedOptions {
         bin_dir,
@@ -144,7 +158,10 @@ async fn start_target(cfg: &ExperimentConfig, dir: &std::path::Path, max_clients
 
 async fn environment(admin: &Client) -> Result<Environment> {
     let version: String = admin.query_one("SHOW server_version", &[]).await?.get(0);
-    let num: String = admin.query_one("SHOW server_version_num", &[]).await?.get(0);
+    let num: String = admin
+        .query_one("SHOW server_version_num", &[])
+        .await?
+        .get(0);
     let rows = admin
         .query(
             "SELECT name, setting || coalesce(unit, '') FROM pg_settings
@@ -168,9 +185,13 @@ async fn environment(admin: &Client) -> Result<Environment> {
         )
         .await?;
     Ok(Environment {
-        host: nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default(),
+        host: nix::unistd::gethostname()
+            .map(|h| h.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
-        cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
         server_version: version,
         server_version_num: num.parse().unwrap_or(0),
         server_settings: rows.iter().map(|r| (r.get(0), r.get(1))).collect(),
@@ -182,14 +203,25 @@ fn quote_ident(name: &str) -> String {
 }
 
 async fn drop_database(admin: &Client, name: &str, version_num: i32) -> Result<()> {
-    let force = if version_num >= 130000 { " WITH (FORCE)" } else { "" };
+    let force = if version_num >= 130000 {
+        " WITH (FORCE)"
+    } else {
+        ""
+    };
     admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {}{force}", quote_ident(name)))
+        .batch_execute(&format!(
+            "DROP DATABASE IF EXISTS {}{force}",
+            quote_ident(name)
+        ))
         .await
         .map_err(|e| anyhow!("DROP DATABASE {name}: {}", target::error_text(&e)))
 }
 
-async fn run_with<W: Workload>(workload: W, cfg: ExperimentConfig, cancel: CancellationToken) -> Result<ExperimentOutcome> {
+async fn run_with<W: Workload>(
+    workload: W,
+    cfg: ExperimentConfig,
+    cancel: CancellationToken,
+) -> Result<ExperimentOutcome> {
     let retrier = validate(&cfg)?;
     let dir = results_dir(&cfg)?;
     let max_clients = cfg.clients.iter().copied().max().unwrap_or(1);
@@ -222,16 +254,25 @@ async fn run_with<W: Workload>(workload: W, cfg: ExperimentConfig, cancel: Cance
             retry: cfg.retry.clone(),
             seed: cfg.seed,
             target: target.describe(),
-            settings: cfg.target.settings.iter().cloned().collect::<BTreeMap<_, _>>(),
+            settings: cfg
+                .target
+                .settings
+                .iter()
+                .cloned()
+                .collect::<BTreeMap<_, _>>(),
         },
         environment: env,
         load: None,
         runs: Vec::new(),
     };
     let save = |r: &Results| -> Result<()> {
-        r.write(&dir).with_context(|| format!("writing {}", dir.join(store::RESULTS_JSON).display()))?;
-        store::write_atomic(&dir.join(store::REPORT_MD), report::markdown::render(r).as_bytes())
-            .with_context(|| format!("writing {}", dir.join(store::REPORT_MD).display()))?;
+        r.write(&dir)
+            .with_context(|| format!("writing {}", dir.join(store::RESULTS_JSON).display()))?;
+        store::write_atomic(
+            &dir.join(store::REPORT_MD),
+            report::markdown::render(r).as_bytes(),
+        )
+        .with_context(|| format!("writing {}", dir.join(store::REPORT_MD).display()))?;
         Ok(())
     };
 
@@ -242,7 +283,11 @@ async fn run_with<W: Workload>(workload: W, cfg: ExperimentConfig, cancel: Cance
         .batch_execute(&format!("CREATE DATABASE {}", quote_ident(&tmpl)))
         .await
         .map_err(|e| anyhow!("CREATE DATABASE {tmpl}: {}", target::error_text(&e)))?;
-    progress.note(&format!("loading {} at scale {} ...", workload.name(), cfg.scale));
+    progress.note(&format!(
+        "loading {} at scale {} ...",
+        workload.name(),
+        cfg.scale
+    ));
     let load = {
         let db = target::connect(&target.config(&tmpl)).await?;
         tokio::select! {
@@ -270,14 +315,23 @@ async fn run_with<W: Workload>(workload: W, cfg: ExperimentConfig, cancel: Cance
         }
         let index = i as u32 + 1;
         progress.begin_run(index, &run.cell, run.repetition);
-        match one_run(&workload, &cfg, &retrier, &target, &admin, &tmpl, &run_db, vnum, run, index, &cancel, &progress).await {
+        match one_run(
+            &workload, &cfg, &retrier, &target, &admin, &tmpl, &run_db, vnum, run, index, &cancel,
+            &progress,
+        )
+        .await
+        {
             Ok(record) => {
                 progress.end_run(&record);
                 results.runs.push(record);
                 save(&results)?;
             }
             Err(e) => {
-                outcome_err = Some(e.context(format!("run {index} ({}, repetition {})", run.cell.label(), run.repetition)));
+                outcome_err = Some(e.context(format!(
+                    "run {index} ({}, repetition {})",
+                    run.cell.label(),
+                    run.repetition
+                )));
                 break;
             }
         }
@@ -296,7 +350,11 @@ async fn run_with<W: Workload>(workload: W, cfg: ExperimentConfig, cancel: Cance
     if let Some(e) = outcome_err {
         return Err(e.context(format!("completed runs are saved in {}", dir.display())));
     }
-    Ok(ExperimentOutcome { dir, results, interrupted })
+    Ok(ExperimentOutcome {
+        dir,
+        results,
+        interrupted,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -317,7 +375,11 @@ async fn one_run<W: Workload>(
     let started_at = chrono::Local::now().to_rfc3339();
     let reset_start = Instant::now();
     drop_database(admin, run_db, vnum).await?;
-    let strategy = if vnum >= 150000 { " STRATEGY FILE_COPY" } else { "" };
+    let strategy = if vnum >= 150000 {
+        " STRATEGY FILE_COPY"
+    } else {
+        ""
+    };
     admin
         .batch_execute(&format!(
             "CREATE DATABASE {} TEMPLATE {}{strategy}",
@@ -325,7 +387,12 @@ async fn one_run<W: Workload>(
             quote_ident(tmpl)
         ))
         .await
-        .map_err(|e| anyhow!("CREATE DATABASE {run_db} TEMPLATE {tmpl}: {}", target::error_text(&e)))?;
+        .map_err(|e| {
+            anyhow!(
+                "CREATE DATABASE {run_db} TEMPLATE {tmpl}: {}",
+                target::error_text(&e)
+            )
+        })?;
     let db_config = target.config(run_db);
     let mut check_config = db_config.clone();
     check_config.application_name("isobench-check");
@@ -336,7 +403,10 @@ async fn one_run<W: Workload>(
         .map_err(|e| anyhow!("VACUUM ANALYZE: {}", target::error_text(&e)))?;
     let mut errors = Vec::new();
     if let Err(e) = check_db.batch_execute("CHECKPOINT").await {
-        errors.push(format!("CHECKPOINT before the run failed: {}", target::error_text(&e)));
+        errors.push(format!(
+            "CHECKPOINT before the run failed: {}",
+            target::error_text(&e)
+        ));
     }
     let reset_ms = reset_start.elapsed().as_secs_f64() * 1000.0;
 
@@ -358,11 +428,22 @@ async fn one_run<W: Workload>(
         phase_rx,
     ));
     let mut on_tick = |t: &engine::Tick| progress.tick(t);
-    let outcome = engine::run(workload, &db_config, &params, cancel, &phase_tx, &mut on_tick).await;
+    let outcome = engine::run(
+        workload,
+        &db_config,
+        &params,
+        cancel,
+        &phase_tx,
+        &mut on_tick,
+    )
+    .await;
     phase_tx.send_replace(Phase::Draining);
     let server = observer.await.unwrap_or_default();
     let outcome = outcome?;
-    let invariants = workload.check(&check_db, outcome.lifetime).await.context("checking invariants")?;
+    let invariants = workload
+        .check(&check_db, outcome.lifetime)
+        .await
+        .context("checking invariants")?;
 
     let m = &outcome.measured;
     let failed_total = m.failed.total();
@@ -379,12 +460,20 @@ async fn one_run<W: Workload>(
         complete: !outcome.interrupted,
         duration_s: outcome.measured_s,
         committed: m.committed,
-        tps: if outcome.measured_s > 0.0 { m.committed as f64 / outcome.measured_s } else { 0.0 },
+        tps: if outcome.measured_s > 0.0 {
+            m.committed as f64 / outcome.measured_s
+        } else {
+            0.0
+        },
         attempts: m.attempts,
         retries: m.attempts.saturating_sub(transactions),
         failed: m.failed.iter().collect(),
         unknown_outcome: m.unknown_outcome,
-        failure_pct: if transactions > 0 { 100.0 * failed_total as f64 / transactions as f64 } else { 0.0 },
+        failure_pct: if transactions > 0 {
+            100.0 * failed_total as f64 / transactions as f64
+        } else {
+            0.0
+        },
         retries_per_commit: if m.committed > 0 {
             m.attempts.saturating_sub(transactions) as f64 / m.committed as f64
         } else {
@@ -395,7 +484,11 @@ async fn one_run<W: Workload>(
         latency_histogram: encode_histogram(&m.latency_us),
         per_second: outcome.per_second,
         client_cpu_s: outcome.cpu_s,
-        client_cpu_us_per_tx: if m.committed > 0 { outcome.cpu_s * 1e6 / m.committed as f64 } else { 0.0 },
+        client_cpu_us_per_tx: if m.committed > 0 {
+            outcome.cpu_s * 1e6 / m.committed as f64
+        } else {
+            0.0
+        },
         lifetime: outcome.lifetime,
         reset_ms,
         server,
@@ -433,7 +526,10 @@ mod tests {
         assert_eq!(p.len(), 8);
         let reps: Vec<u32> = p.iter().map(|r| r.repetition).collect();
         assert_eq!(reps, vec![1, 1, 1, 1, 2, 2, 2, 2]);
-        let first: Vec<(Isolation, u32)> = p[..4].iter().map(|r| (r.cell.isolation, r.cell.clients)).collect();
+        let first: Vec<(Isolation, u32)> = p[..4]
+            .iter()
+            .map(|r| (r.cell.isolation, r.cell.clients))
+            .collect();
         assert_eq!(
             first,
             vec![
@@ -443,7 +539,10 @@ mod tests {
                 (Isolation::Serializable, 8)
             ]
         );
-        assert_eq!(p[..4].iter().map(|r| &r.cell).collect::<Vec<_>>(), p[4..].iter().map(|r| &r.cell).collect::<Vec<_>>());
+        assert_eq!(
+            p[..4].iter().map(|r| &r.cell).collect::<Vec<_>>(),
+            p[4..].iter().map(|r| &r.cell).collect::<Vec<_>>()
+        );
     }
 
     #[test]
@@ -456,6 +555,11 @@ mod tests {
         assert!(validate(&c).unwrap_err().to_string().contains("--duration"));
         let mut c = cfg();
         c.retry.max_tries = 0;
-        assert!(validate(&c).unwrap_err().to_string().contains("--max-tries"));
+        assert!(
+            validate(&c)
+                .unwrap_err()
+                .to_string()
+                .contains("--max-tries")
+        );
     }
 }

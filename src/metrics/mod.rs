@@ -98,7 +98,9 @@ impl Default for Interval {
 impl Interval {
     /// Adds `other` to `self` (histograms merge exactly).
     pub fn merge(&mut self, other: &Interval) {
-        self.latency_us.add(&other.latency_us).expect("auto-resizing histogram");
+        self.latency_us
+            .add(&other.latency_us)
+            .expect("auto-resizing histogram");
         self.committed += other.committed;
         self.attempts += other.attempts;
         self.failed.merge(&other.failed);
@@ -225,7 +227,9 @@ pub fn encode_histogram(h: &Histogram<u64>) -> String {
     use base64::Engine;
     use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
     let mut buf = Vec::new();
-    V2DeflateSerializer::new().serialize(h, &mut buf).expect("serialize to memory");
+    V2DeflateSerializer::new()
+        .serialize(h, &mut buf)
+        .expect("serialize to memory");
     base64::engine::general_purpose::STANDARD.encode(buf)
 }
 
@@ -279,7 +283,10 @@ mod tests {
         f.add(*b"40P01", 1);
         f.add(*b"40001", 3);
         assert_eq!(f.total(), 6);
-        assert_eq!(f.iter().collect::<Vec<_>>(), vec![("40001".into(), 5), ("40P01".into(), 1)]);
+        assert_eq!(
+            f.iter().collect::<Vec<_>>(),
+            vec![("40001".into(), 5), ("40P01".into(), 1)]
+        );
         f.clear();
         assert_eq!(f.iter().count(), 0);
     }

@@ -136,19 +136,23 @@ pub async fn observe(
                 sql: s.sql.clone(),
                 plan,
             }),
-            Err(e) => obs.errors.push(format!("EXPLAIN {}: {}", s.label, target::error_text(&e))),
+            Err(e) => obs
+                .errors
+                .push(format!("EXPLAIN {}: {}", s.label, target::error_text(&e))),
         }
     }
     let mut sampler = Sampler::default();
     let mut last = match stat_sample(&db, &dbname).await {
         Ok(s) => Some((Instant::now(), s)),
         Err(e) => {
-            obs.errors.push(format!("pg_stat_database: {}", target::error_text(&e)));
+            obs.errors
+                .push(format!("pg_stat_database: {}", target::error_text(&e)));
             None
         }
     };
     let mut fast = tokio::time::interval(Duration::from_secs(1));
-    let mut slow = tokio::time::interval_at((Instant::now() + sample_interval).into(), sample_interval);
+    let mut slow =
+        tokio::time::interval_at((Instant::now() + sample_interval).into(), sample_interval);
     loop {
         let stat_due = tokio::select! {
             _ = fast.tick() => false,
@@ -161,11 +165,17 @@ pub async fn observe(
         if stat_due {
             take_interval(&db, &dbname, start, &mut last, &mut obs).await;
         } else if let Err(e) = sampler.sample(&db, &dbname, &mut obs).await {
-            obs.errors.push(format!("wait events/SIRead locks: {}", target::error_text(&e)));
+            obs.errors.push(format!(
+                "wait events/SIRead locks: {}",
+                target::error_text(&e)
+            ));
         }
     }
     // The last, usually partial, interval (skip slivers under 0.5 s).
-    if last.as_ref().is_some_and(|(t, _)| t.elapsed() >= Duration::from_millis(500)) {
+    if last
+        .as_ref()
+        .is_some_and(|(t, _)| t.elapsed() >= Duration::from_millis(500))
+    {
         take_interval(&db, &dbname, start, &mut last, &mut obs).await;
     }
     sampler.finish(&mut obs);
@@ -174,16 +184,24 @@ pub async fn observe(
 
 async fn explain(db: &Client, sql: &str) -> Result<String, tokio_postgres::Error> {
     let rows = db.query(&format!("EXPLAIN {sql}"), &[]).await?;
-    Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n"))
+    Ok(rows
+        .iter()
+        .map(|r| r.get::<_, String>(0))
+        .collect::<Vec<_>>()
+        .join("\n"))
 }
 
 async fn stat_sample(db: &Client, dbname: &str) -> Result<Vec<i64>, tokio_postgres::Error> {
     let sql = format!(
         "SELECT {} FROM pg_stat_database WHERE datname = $1",
-        STAT_COUNTERS.map(|c| format!("coalesce({c}, 0)::bigint")).join(", ")
+        STAT_COUNTERS
+            .map(|c| format!("coalesce({c}, 0)::bigint"))
+            .join(", ")
     );
     let row = db.query_one(&sql, &[&dbname]).await?;
-    Ok((0..STAT_COUNTERS.len()).map(|i| row.get::<_, i64>(i)).collect())
+    Ok((0..STAT_COUNTERS.len())
+        .map(|i| row.get::<_, i64>(i))
+        .collect())
 }
 
 async fn take_interval(
@@ -206,7 +224,9 @@ async fn take_interval(
             }
             *last = Some((now, now_values));
         }
-        Err(e) => obs.errors.push(format!("pg_stat_database: {}", target::error_text(&e))),
+        Err(e) => obs
+            .errors
+            .push(format!("pg_stat_database: {}", target::error_text(&e))),
     }
 }
 
@@ -217,7 +237,14 @@ pub fn stat_interval(t_s: f64, duration_s: f64, prev: &[i64], now: &[i64]) -> St
     for (i, name) in STAT_COUNTERS.iter().enumerate() {
         let d = now[i] - prev[i];
         delta.insert(name.to_string(), d);
-        rate.insert(name.to_string(), if duration_s > 0.0 { d as f64 / duration_s } else { 0.0 });
+        rate.insert(
+            name.to_string(),
+            if duration_s > 0.0 {
+                d as f64 / duration_s
+            } else {
+                0.0
+            },
+        );
     }
     StatInterval {
         t_s,
@@ -236,7 +263,12 @@ struct Sampler {
 }
 
 impl Sampler {
-    async fn sample(&mut self, db: &Client, dbname: &str, obs: &mut ServerObservations) -> Result<(), tokio_postgres::Error> {
+    async fn sample(
+        &mut self,
+        db: &Client,
+        dbname: &str,
+        obs: &mut ServerObservations,
+    ) -> Result<(), tokio_postgres::Error> {
         let waits = db
             .query(
                 "SELECT CASE WHEN wait_event IS NULL THEN 'CPU' ELSE wait_event_type || ':' || wait_event END,
@@ -270,7 +302,10 @@ impl Sampler {
             *per_gran.entry(gran.clone()).or_default() += n as u64;
             *per_rel.entry(format!("{rel} ({gran})")).or_default() += n as u64;
         }
-        for (acc, now) in [(&mut self.granularity, per_gran), (&mut self.relation, per_rel)] {
+        for (acc, now) in [
+            (&mut self.granularity, per_gran),
+            (&mut self.relation, per_rel),
+        ] {
             for (k, n) in now {
                 let e = acc.entry(k).or_default();
                 e.0 += n;
@@ -284,7 +319,15 @@ impl Sampler {
         let n = self.siread_samples.max(1) as f64;
         let to_stat = |m: BTreeMap<String, (u64, u64)>| {
             m.into_iter()
-                .map(|(k, (sum, max))| (k, CountStat { mean: sum as f64 / n, max }))
+                .map(|(k, (sum, max))| {
+                    (
+                        k,
+                        CountStat {
+                            mean: sum as f64 / n,
+                            max,
+                        },
+                    )
+                })
                 .collect()
         };
         obs.siread_locks = SireadLocks {

@@ -1,3 +1,111 @@
 //! Renderers: pure functions from [`crate::store::Results`] to text.
+//!
+//! [`cells`] groups runs by cell and computes the per-cell statistics that
+//! every renderer shows; [`server`] aggregates the server observations;
+//! [`markdown`] and [`terminal`] only format. Number formatting shared by
+//! the renderers lives here, so a figure reads the same everywhere.
+
+pub mod cells;
 pub mod markdown;
+pub mod server;
 pub mod terminal;
+
+#[cfg(test)]
+mod fixture;
+
+use crate::stats::Summary;
+
+use cells::VsBaseline;
+
+/// What a renderer shows for a figure it does not have.
+pub const NA: &str = "n/a";
+
+/// Throughput, tx/s, with one decimal: `1234.5`.
+pub fn fmt_tps(v: f64) -> String {
+    fmt_fixed(v, 1)
+}
+
+/// A time in ms with 3 significant digits or more: `0.842`, `12.35`,
+/// `123.5`, `1234.5`.
+pub fn fmt_ms(v: f64) -> String {
+    let decimals = match v.abs() {
+        x if x >= 100.0 => 1,
+        x if x >= 10.0 => 2,
+        _ => 3,
+    };
+    fmt_fixed(v, decimals)
+}
+
+/// `v` with `decimals` decimals, or [`NA`] when it is not finite.
+pub fn fmt_fixed(v: f64, decimals: usize) -> String {
+    if v.is_finite() {
+        format!("{v:.decimals$}")
+    } else {
+        NA.into()
+    }
+}
+
+/// An optional figure with `decimals` decimals.
+pub fn fmt_opt(v: Option<f64>, decimals: usize) -> String {
+    v.map_or_else(|| NA.into(), |v| fmt_fixed(v, decimals))
+}
+
+/// The mean of an optional summary formatted by `f`.
+pub fn fmt_mean(s: Option<&Summary>, f: fn(f64) -> String) -> String {
+    s.map_or_else(|| NA.into(), |s| f(s.mean))
+}
+
+/// `mean ± ci95` of a throughput summary: `1234.5 ± 12.3`; the interval is
+/// `n/a` with a single run.
+pub fn fmt_tps_ci(s: Option<&Summary>) -> String {
+    match s {
+        None => NA.into(),
+        Some(s) => format!("{} ± {}", fmt_tps(s.mean), fmt_tps(s.ci95)),
+    }
+}
+
+/// A signed percentage with one decimal: `+50.0%`, `-3.2%`.
+pub fn fmt_pct_change(pct: f64) -> String {
+    if pct.is_finite() {
+        format!("{pct:+.1}%")
+    } else {
+        NA.into()
+    }
+}
+
+/// The "% vs baseline" figure: `baseline`, `+50.0% (significant)`,
+/// `-1.2% (n.s.)`, `+3.0%` (no test possible), or `n/a`.
+pub fn fmt_vs_baseline(v: &VsBaseline) -> String {
+    match v {
+        VsBaseline::Baseline => "baseline".into(),
+        VsBaseline::Missing => NA.into(),
+        VsBaseline::Change { pct: None, .. } => NA.into(),
+        VsBaseline::Change {
+            pct: Some(p),
+            welch,
+        } => match welch {
+            Some(w) if w.significant() => format!("{} (significant)", fmt_pct_change(*p)),
+            Some(_) => format!("{} (n.s.)", fmt_pct_change(*p)),
+            None => fmt_pct_change(*p),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(fmt_tps(1234.56), "1234.6");
+        assert_eq!(fmt_ms(0.84249), "0.842");
+        assert_eq!(fmt_ms(12.345), "12.35");
+        assert_eq!(fmt_ms(123.45), "123.5");
+        assert_eq!(fmt_fixed(f64::NAN, 2), "n/a");
+        assert_eq!(fmt_pct_change(50.0), "+50.0%");
+        assert_eq!(fmt_pct_change(-3.24), "-3.2%");
+        let one = Summary::of(&[100.0]).unwrap();
+        assert_eq!(fmt_tps_ci(Some(&one)), "100.0 ± n/a");
+        assert_eq!(fmt_tps_ci(None), "n/a");
+    }
+}

@@ -1,6 +1,82 @@
+//! The end-of-experiment summary table for the terminal: one row per cell,
+//! the same figures as the summary of report.md. No colors (so `NO_COLOR`
+//! and pipes need nothing special) and no wrapping, so the output does not
+//! depend on the terminal.
+
+use comfy_table::{CellAlignment, Table, presets};
+
+use super::cells;
+use super::{fmt_mean, fmt_ms, fmt_opt, fmt_tps_ci, fmt_vs_baseline};
 use crate::store::Results;
-/// The end-of-experiment summary table for the terminal.
+
+/// The end-of-experiment summary table for the terminal; ends with a
+/// newline.
 pub fn summary(results: &Results) -> String {
-    let _ = results;
-    todo!()
+    let cells = cells::aggregate(results);
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .force_no_tty()
+        .set_header(vec![
+            "isolation",
+            "clients",
+            "n",
+            "TPS ± 95% CI (tx/s)",
+            "% vs baseline",
+            "p50 (ms)",
+            "p99 (ms)",
+            "retries/commit",
+            "failed (%)",
+            "invariants",
+        ]);
+    for c in &cells {
+        t.add_row(vec![
+            c.cell.isolation.short().to_string(),
+            c.cell.clients.to_string(),
+            c.runs_label(),
+            fmt_tps_ci(c.tps.as_ref()),
+            fmt_vs_baseline(&c.vs_baseline),
+            fmt_mean(c.latency.p50.as_ref(), fmt_ms),
+            fmt_mean(c.latency.p99.as_ref(), fmt_ms),
+            fmt_opt(c.retries_per_commit, 3),
+            fmt_opt(c.failure_pct, 2),
+            c.invariants.label(),
+        ]);
+    }
+    for i in [1, 3, 5, 6, 7, 8] {
+        if let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let mut out = t.to_string();
+    out.push('\n');
+    out.push_str("n: complete runs; ± 95% CI of the mean (Student t); significance: Welch's t-test, 5% level.\n");
+    if !results.complete {
+        out.push_str("INCOMPLETE (interrupted): statistics cover the runs recorded so far.\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+
+    #[test]
+    fn snapshot() {
+        insta::assert_snapshot!(summary(&fixture::results()));
+    }
+
+    #[test]
+    fn one_row_per_cell() {
+        let s = summary(&fixture::results());
+        assert!(s.ends_with('\n'));
+        assert_eq!(
+            s.lines()
+                .filter(|l| l.contains("│ rc ") || l.contains("│ ser "))
+                .count(),
+            2,
+            "{s}"
+        );
+        assert!(s.contains("+50.0% (significant)"));
+    }
 }

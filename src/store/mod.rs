@@ -85,7 +85,11 @@ pub struct Cell {
 impl Cell {
     /// `isolation=rc clients=16`.
     pub fn label(&self) -> String {
-        format!("isolation={} clients={}", self.isolation.short(), self.clients)
+        format!(
+            "isolation={} clients={}",
+            self.isolation.short(),
+            self.clients
+        )
     }
 }
 
@@ -157,7 +161,8 @@ impl Results {
     pub fn read(dir: &Path) -> Result<Results, String> {
         let path = dir.join(RESULTS_JSON);
         let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let r: Results = serde_json::from_str(&text).map_err(|e| format!("{}:{}: {e}", path.display(), e.line()))?;
+        let r: Results = serde_json::from_str(&text)
+            .map_err(|e| format!("{}:{}: {e}", path.display(), e.line()))?;
         if r.schema_version != SCHEMA_VERSION {
             return Err(format!(
                 "{}: schema version {} (this isobench reads {SCHEMA_VERSION})",

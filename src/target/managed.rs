@@ -131,14 +131,20 @@ impl ManagedServer {
         let password: String = {
             let mut rng = rand::rng();
             (0..24)
-                .map(|_| char::from(b"abcdefghijkmnpqrstuvwxyzACDEFGHJKLMNPQRSTUVWXYZ23456789"[rng.random_range(0..55)]))
+                .map(|_| {
+                    char::from(
+                        b"abcdefghijkmnpqrstuvwxyzACDEFGHJKLMNPQRSTUVWXYZ23456789"
+                            [rng.random_range(0..55)],
+                    )
+                })
                 .collect()
         };
         let pwfile = dir.path().join("pwfile");
         fs::write(&pwfile, format!("{password}\n")).map_err(|e| start_err(e.to_string()))?;
         if let Some((uid, gid)) = ids {
             for p in [dir.path(), pwfile.as_path()] {
-                chown(p, Some(uid), Some(gid)).map_err(|e| start_err(format!("chown {}: {e}", p.display())))?;
+                chown(p, Some(uid), Some(gid))
+                    .map_err(|e| start_err(format!("chown {}: {e}", p.display())))?;
             }
         }
         let as_user = |cmd: &mut Command| {
@@ -157,9 +163,12 @@ impl ManagedServer {
             .args(["--auth-local=trust", "--auth-host=scram-sha-256"])
             .arg(format!("--pwfile={}", pwfile.display()));
         as_user(&mut initdb);
-        let out = initdb
-            .output()
-            .map_err(|e| start_err(format!("cannot run {}: {e}", opts.bin_dir.join("initdb").display())))?;
+        let out = initdb.output().map_err(|e| {
+            start_err(format!(
+                "cannot run {}: {e}",
+                opts.bin_dir.join("initdb").display()
+            ))
+        })?;
         let _ = fs::remove_file(&pwfile);
         if !out.status.success() {
             let text = String::from_utf8_lossy(&out.stderr);
@@ -173,14 +182,20 @@ impl ManagedServer {
                 .create(true)
                 .append(true)
                 .open(&opts.log_path)
-                .map_err(|e| start_err(format!("cannot open server log {}: {e}", opts.log_path.display())))?;
+                .map_err(|e| {
+                    start_err(format!(
+                        "cannot open server log {}: {e}",
+                        opts.log_path.display()
+                    ))
+                })?;
             let log_start = log.metadata().map(|m| m.len()).unwrap_or(0);
             let mut cmd = Command::new(opts.bin_dir.join("postgres"));
-            cmd.arg("-D")
-                .arg(&data)
-                .arg("-k")
-                .arg(dir.path())
-                .args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1"]);
+            cmd.arg("-D").arg(&data).arg("-k").arg(dir.path()).args([
+                "-p",
+                &port.to_string(),
+                "-c",
+                "listen_addresses=127.0.0.1",
+            ]);
             for (k, v) in &opts.settings {
                 cmd.arg("-c").arg(format!("{k}={v}"));
             }
@@ -188,7 +203,8 @@ impl ManagedServer {
                 .stdout(log.try_clone().map_err(|e| start_err(e.to_string()))?)
                 .stderr(log);
             as_user(&mut cmd);
-            let child = reaper::spawn_guarded(cmd).map_err(|e| start_err(format!("cannot start postgres: {e}")))?;
+            let child = reaper::spawn_guarded(cmd)
+                .map_err(|e| start_err(format!("cannot start postgres: {e}")))?;
             let mut server = ManagedServer {
                 child: Some(child),
                 dir: None,
@@ -206,7 +222,9 @@ impl ManagedServer {
                 Err(()) => {
                     last_err = read_log_from(&opts.log_path, log_start);
                     server.stop();
-                    if !last_err.contains("could not bind") && !last_err.contains("Address already in use") {
+                    if !last_err.contains("could not bind")
+                        && !last_err.contains("Address already in use")
+                    {
                         break;
                     }
                 }
@@ -315,7 +333,9 @@ impl Drop for ManagedServer {
 }
 
 fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
 }
 
 fn read_log_from(path: &Path, offset: u64) -> String {

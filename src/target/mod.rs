@@ -47,9 +47,9 @@ impl Target {
     /// Errors: [`TargetError::Dsn`] when the DSN does not parse.
     pub fn external(dsn: Option<&str>) -> Result<Target, TargetError> {
         let mut config = match dsn {
-            Some(dsn) => dsn
-                .parse::<Config>()
-                .map_err(|e| TargetError::Dsn(format!("cannot parse '{}': {e}", redact_dsn(dsn))))?,
+            Some(dsn) => dsn.parse::<Config>().map_err(|e| {
+                TargetError::Dsn(format!("cannot parse '{}': {e}", redact_dsn(dsn)))
+            })?,
             None => Config::new(),
         };
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
@@ -63,13 +63,17 @@ impl Target {
         }
         if config.get_ports().is_empty() {
             let port = match env("PGPORT") {
-                Some(p) => p.parse().map_err(|_| TargetError::Dsn(format!("PGPORT '{p}' is not a port number")))?,
+                Some(p) => p
+                    .parse()
+                    .map_err(|_| TargetError::Dsn(format!("PGPORT '{p}' is not a port number")))?,
                 None => 5432,
             };
             config.port(port);
         }
         if config.get_user().is_none() {
-            let user = env("PGUSER").or_else(|| env("USER")).unwrap_or_else(|| "postgres".into());
+            let user = env("PGUSER")
+                .or_else(|| env("USER"))
+                .unwrap_or_else(|| "postgres".into());
             config.user(&user);
         }
         if config.get_password().is_none()
@@ -78,7 +82,8 @@ impl Target {
             config.password(pw);
         }
         if config.get_dbname().is_none() {
-            let db = env("PGDATABASE").unwrap_or_else(|| config.get_user().unwrap_or("postgres").to_string());
+            let db = env("PGDATABASE")
+                .unwrap_or_else(|| config.get_user().unwrap_or("postgres").to_string());
             config.dbname(&db);
         }
         config.application_name("isobench");
@@ -185,10 +190,13 @@ pub async fn connect(config: &Config) -> Result<Client, TargetError> {
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(10));
     }
-    let (client, connection) = config.connect(NoTls).await.map_err(|e| TargetError::Connect {
-        target: describe_config(&config),
-        reason: error_text(&e),
-    })?;
+    let (client, connection) = config
+        .connect(NoTls)
+        .await
+        .map_err(|e| TargetError::Connect {
+            target: describe_config(&config),
+            reason: error_text(&e),
+        })?;
     tokio::spawn(async move {
         let _ = connection.await;
     });
@@ -217,8 +225,14 @@ mod tests {
 
     #[test]
     fn redacts_url_and_keyword_passwords() {
-        assert_eq!(redact_dsn("postgres://bob:s3cret@db:5432/x"), "postgres://bob:***@db:5432/x");
-        assert_eq!(redact_dsn("host=db password=s3cret user=bob"), "host=db password=*** user=bob");
+        assert_eq!(
+            redact_dsn("postgres://bob:s3cret@db:5432/x"),
+            "postgres://bob:***@db:5432/x"
+        );
+        assert_eq!(
+            redact_dsn("host=db password=s3cret user=bob"),
+            "host=db password=*** user=bob"
+        );
         assert_eq!(redact_dsn("postgres://bob@db/x"), "postgres://bob@db/x");
     }
 

@@ -73,13 +73,17 @@ pub fn spawn_guarded(mut cmd: Command) -> std::io::Result<Child> {
     let child = reply_rx
         .recv()
         .map_err(|_| std::io::Error::other("spawner thread is gone"))??;
-    LIVE.lock().unwrap_or_else(|e| e.into_inner()).push(child.id());
+    LIVE.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(child.id());
     Ok(child)
 }
 
 /// Removes `pid` from the registry once it has been reaped.
 pub fn forget(pid: u32) {
-    LIVE.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| *p != pid);
+    LIVE.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|p| *p != pid);
 }
 
 /// Sends SIGQUIT (immediate shutdown) to every registered postmaster. Safe

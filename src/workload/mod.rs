@@ -22,12 +22,8 @@ use crate::metrics::Lifetime;
 /// Errors of loading or checking a workload.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
-    #[error("{what}: {source}")]
-    Db {
-        what: String,
-        #[source]
-        source: tokio_postgres::Error,
-    },
+    #[error("{what}: {reason}")]
+    Db { what: String, reason: String },
     #[error("{0}")]
     Invalid(String),
 }
@@ -35,7 +31,10 @@ pub enum WorkloadError {
 impl WorkloadError {
     pub fn db(what: impl Into<String>) -> impl FnOnce(tokio_postgres::Error) -> WorkloadError {
         let what = what.into();
-        move |source| WorkloadError::Db { what, source }
+        move |e| WorkloadError::Db {
+            what,
+            reason: crate::target::error_text(&e),
+        }
     }
 }
 
@@ -74,22 +73,33 @@ pub struct TxControl {
 
 impl TxControl {
     /// Prepares `BEGIN ISOLATION LEVEL <isolation>`, `COMMIT`, `ROLLBACK`.
-    pub async fn prepare(conn: &Client, isolation: Isolation) -> Result<Self, tokio_postgres::Error> {
+    pub async fn prepare(
+        conn: &Client,
+        isolation: Isolation,
+    ) -> Result<Self, tokio_postgres::Error> {
         Ok(TxControl {
-            begin: conn.prepare(&format!("BEGIN ISOLATION LEVEL {}", isolation.sql())).await?,
+            begin: conn
+                .prepare(&format!("BEGIN ISOLATION LEVEL {}", isolation.sql()))
+                .await?,
             commit: conn.prepare("COMMIT").await?,
             rollback: conn.prepare("ROLLBACK").await?,
         })
     }
 
     pub async fn begin(&self, conn: &Client) -> Result<(), AttemptError> {
-        conn.execute(&self.begin, &[]).await.map(drop).map_err(AttemptError::body)
+        conn.execute(&self.begin, &[])
+            .await
+            .map(drop)
+            .map_err(AttemptError::body)
     }
 
     /// COMMIT; an error here is marked `at_commit` (unknown outcome if the
     /// connection broke).
     pub async fn commit(&self, conn: &Client) -> Result<(), AttemptError> {
-        conn.execute(&self.commit, &[]).await.map(drop).map_err(AttemptError::commit)
+        conn.execute(&self.commit, &[])
+            .await
+            .map(drop)
+            .map_err(AttemptError::commit)
     }
 
     pub async fn rollback(&self, conn: &Client) -> Result<(), tokio_postgres::Error> {
@@ -130,7 +140,10 @@ pub trait WorkloadClient: Send + 'static {
     type Input: Send + Sync;
 
     /// Prepares this client's statements on its connection.
-    fn prepare(&mut self, conn: &Client) -> impl Future<Output = Result<(), tokio_postgres::Error>> + Send;
+    fn prepare(
+        &mut self,
+        conn: &Client,
+    ) -> impl Future<Output = Result<(), tokio_postgres::Error>> + Send;
 
     /// Draws the next transaction's inputs.
     fn next_input(&mut self) -> Self::Input;

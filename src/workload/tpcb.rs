@@ -16,7 +16,8 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, LoadReport, TxControl, Workload, WorkloadClient, WorkloadError,
+    ExplainStatement, InvariantResult, LoadReport, TxControl, Workload, WorkloadClient,
+    WorkloadError,
 };
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
@@ -24,19 +25,37 @@ use crate::metrics::Lifetime;
 const ACCOUNTS_PER_BRANCH: i64 = 100_000;
 const TELLERS_PER_BRANCH: i64 = 10;
 
+/// Which of pgbench's built-in scripts runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// `-b tpcb-like`: BEGIN; 3 updates, a select, an insert; END.
+    TpcbLike,
+    /// `-b select-only` (`-S`): the account SELECT alone, autocommit.
+    SelectOnly,
+}
+
 /// The TPC-B workload at a scale factor.
 #[derive(Debug, Clone)]
 pub struct Tpcb {
     scale: i64,
+    variant: Variant,
 }
 
 impl Tpcb {
-    /// Errors: scale 0.
+    /// The tpcb-like transaction. Errors: scale 0.
     pub fn new(scale: u32) -> Result<Self, WorkloadError> {
+        Self::with_variant(scale, Variant::TpcbLike)
+    }
+
+    /// Errors: scale 0.
+    pub fn with_variant(scale: u32, variant: Variant) -> Result<Self, WorkloadError> {
         if scale == 0 {
             return Err(WorkloadError::Invalid("--scale must be at least 1".into()));
         }
-        Ok(Tpcb { scale: i64::from(scale) })
+        Ok(Tpcb {
+            scale: i64::from(scale),
+            variant,
+        })
     }
 
     /// pgbench switches `aid` to bigint at scale 20000.
@@ -56,11 +75,15 @@ impl Tpcb {
         for i in 1..=rows {
             line(&mut buf, i);
             if buf.len() >= 1 << 16 {
-                sink.send(buf.split().freeze()).await.map_err(WorkloadError::db(sql))?;
+                sink.send(buf.split().freeze())
+                    .await
+                    .map_err(WorkloadError::db(sql))?;
             }
         }
         if !buf.is_empty() {
-            sink.send(buf.split().freeze()).await.map_err(WorkloadError::db(sql))?;
+            sink.send(buf.split().freeze())
+                .await
+                .map_err(WorkloadError::db(sql))?;
         }
         sink.finish().await.map_err(WorkloadError::db(sql))
     }
@@ -90,12 +113,19 @@ impl Workload for Tpcb {
              CREATE TABLE pgbench_accounts (aid {aid} not null, bid int, abalance int, filler char(84)) WITH (fillfactor=100);
              CREATE TABLE pgbench_branches (bid int not null, bbalance int, filler char(88)) WITH (fillfactor=100);"
         );
-        db.batch_execute(&ddl).await.map_err(WorkloadError::db("create tpcb tables"))?;
+        db.batch_execute(&ddl)
+            .await
+            .map_err(WorkloadError::db("create tpcb tables"))?;
         let s = self.scale;
-        let mut rows = Self::copy(db, "COPY pgbench_branches FROM STDIN WITH (FREEZE ON)", s, |b, i| {
-            put_int(b, i);
-            b.put_slice(b"\t0\t\\N\n");
-        })
+        let mut rows = Self::copy(
+            db,
+            "COPY pgbench_branches FROM STDIN WITH (FREEZE ON)",
+            s,
+            |b, i| {
+                put_int(b, i);
+                b.put_slice(b"\t0\t\\N\n");
+            },
+        )
         .await?;
         rows += Self::copy(
             db,
@@ -121,15 +151,21 @@ impl Workload for Tpcb {
             },
         )
         .await?;
-        db.batch_execute("COMMIT").await.map_err(WorkloadError::db("commit tpcb load"))?;
-        db.batch_execute(
-            "VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history;
-             ALTER TABLE pgbench_branches ADD PRIMARY KEY (bid);
+        db.batch_execute("COMMIT")
+            .await
+            .map_err(WorkloadError::db("commit tpcb load"))?;
+        // As pgbench -i: vacuum, then primary keys (VACUUM cannot share a
+        // transaction with other statements).
+        for sql in [
+            "VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history",
+            "ALTER TABLE pgbench_branches ADD PRIMARY KEY (bid);
              ALTER TABLE pgbench_tellers ADD PRIMARY KEY (tid);
-             ALTER TABLE pgbench_accounts ADD PRIMARY KEY (aid);",
-        )
-        .await
-        .map_err(WorkloadError::db("vacuum and primary keys"))?;
+             ALTER TABLE pgbench_accounts ADD PRIMARY KEY (aid)",
+        ] {
+            db.batch_execute(sql)
+                .await
+                .map_err(WorkloadError::db(sql))?;
+        }
         Ok(LoadReport {
             elapsed: started.elapsed(),
             rows,
@@ -167,11 +203,16 @@ impl Workload for Tpcb {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             scale: self.scale,
             big_aid: self.big_aid(),
+            variant: self.variant,
             stmts: None,
         }
     }
 
-    async fn check(&self, db: &Client, lifetime: Lifetime) -> Result<Vec<InvariantResult>, WorkloadError> {
+    async fn check(
+        &self,
+        db: &Client,
+        lifetime: Lifetime,
+    ) -> Result<Vec<InvariantResult>, WorkloadError> {
         let row = db
             .query_one(
                 "SELECT (SELECT coalesce(sum(abalance), 0) FROM pgbench_accounts)::bigint,
@@ -183,13 +224,16 @@ impl Workload for Tpcb {
             )
             .await
             .map_err(WorkloadError::db("tpcb invariant query"))?;
-        let (a, t, b, h, n): (i64, i64, i64, i64, i64) = (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
+        let (a, t, b, h, n): (i64, i64, i64, i64, i64) =
+            (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
         let n = n as u64;
         Ok(vec![
             InvariantResult {
                 name: "balances-consistent".into(),
                 ok: a == t && t == b && b == h,
-                detail: format!("sum(abalance)={a} sum(tbalance)={t} sum(bbalance)={b} sum(history.delta)={h}"),
+                detail: format!(
+                    "sum(abalance)={a} sum(tbalance)={t} sum(bbalance)={b} sum(history.delta)={h}"
+                ),
             },
             InvariantResult {
                 name: "history-matches-commits".into(),
@@ -219,6 +263,7 @@ pub struct TpcbClient {
     rng: Xoshiro256PlusPlus,
     scale: i64,
     big_aid: bool,
+    variant: Variant,
     stmts: Option<Stmts>,
 }
 
@@ -270,16 +315,32 @@ impl WorkloadClient for TpcbClient {
         }
     }
 
-    async fn attempt(&mut self, conn: &Client, tx: &TxControl, i: &TpcbInput) -> Result<(), AttemptError> {
+    async fn attempt(
+        &mut self,
+        conn: &Client,
+        tx: &TxControl,
+        i: &TpcbInput,
+    ) -> Result<(), AttemptError> {
         let s = self.stmts.as_ref().expect("prepare() before attempt()");
         let aid32 = i.aid as i32;
-        let aid: &(dyn tokio_postgres::types::ToSql + Sync) = if self.big_aid { &i.aid } else { &aid32 };
+        let aid: &(dyn tokio_postgres::types::ToSql + Sync) =
+            if self.big_aid { &i.aid } else { &aid32 };
+        if self.variant == Variant::SelectOnly {
+            // One autocommit statement is the whole transaction; its
+            // isolation level is the session's default_transaction_isolation.
+            return conn
+                .execute(&s.select_account, &[aid])
+                .await
+                .map(drop)
+                .map_err(AttemptError::commit);
+        }
         let body = async {
             conn.execute(&s.update_account, &[&i.delta, aid]).await?;
             conn.execute(&s.select_account, &[aid]).await?;
             conn.execute(&s.update_teller, &[&i.delta, &i.tid]).await?;
             conn.execute(&s.update_branch, &[&i.delta, &i.bid]).await?;
-            conn.execute(&s.insert_history, &[&i.tid, &i.bid, aid, &i.delta]).await
+            conn.execute(&s.insert_history, &[&i.tid, &i.bid, aid, &i.delta])
+                .await
         };
         tx.begin(conn).await?;
         body.await.map_err(AttemptError::body)?;
@@ -306,7 +367,10 @@ mod tests {
             min_delta = min_delta.min(i.delta);
             max_delta = max_delta.max(i.delta);
         }
-        assert!(min_delta < -4900 && max_delta > 4900, "{min_delta} {max_delta}");
+        assert!(
+            min_delta < -4900 && max_delta > 4900,
+            "{min_delta} {max_delta}"
+        );
         assert_ne!(w.client(1, 43).next_input(), w.client(0, 42).next_input());
     }
 

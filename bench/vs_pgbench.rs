@@ -1,0 +1,171 @@
+//! isobench's load generator against pgbench, on the same managed server,
+//! same data, same client count, alternating runs; prints tps ratios.
+//!
+//! Run: `cargo bench --bench vs_pgbench` (release build). Environment:
+//! `BENCH_SCALE` (default 10), `BENCH_CLIENTS` (16), `BENCH_SECONDS` (10),
+//! `BENCH_ROUNDS` (3), `PGBENCH` (pgbench from the server's bin directory,
+//! else PATH). Not a test: record results in BENCHMARKS.md.
+//!
+//! Both sides use prepared statements over the server's Unix socket, one
+//! statement per round trip, READ COMMITTED, no retries needed; pgbench gets
+//! as many threads (`-j`) as isobench's runtime has workers.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use isobench::config::{Isolation, RetryPolicy};
+use isobench::engine::retry::Retrier;
+use isobench::engine::{self, EngineParams, Phase};
+use isobench::target::{self, ManagedOptions, ManagedServer, SUPERUSER};
+use isobench::workload::tpcb::{Tpcb, Variant};
+use tokio_util::sync::CancellationToken;
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Children's CPU time (user + sys) so far, s.
+fn children_cpu_s() -> f64 {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let u = getrusage(UsageWho::RUSAGE_CHILDREN).expect("getrusage");
+    let tv = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+    tv(u.user_time()) + tv(u.system_time())
+}
+
+fn main() {
+    let scale: u32 = env_or("BENCH_SCALE", 10);
+    let clients: u32 = env_or("BENCH_CLIENTS", 16);
+    let seconds: u64 = env_or("BENCH_SECONDS", 10);
+    let rounds: u32 = env_or("BENCH_ROUNDS", 3);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+        .unwrap();
+    isobench::target::reaper::install_panic_hook();
+
+    let log = std::env::temp_dir().join("isobench-bench-server.log");
+    let bin_dir = target::find_bin_dir(None).expect("PostgreSQL binaries");
+    let server = ManagedServer::start(&ManagedOptions {
+        bin_dir: bin_dir.clone(),
+        settings: vec![(
+            "max_connections".into(),
+            (clients + 20).max(100).to_string(),
+        )],
+        log_path: log,
+        os_user: "postgres".into(),
+    })
+    .expect("managed server");
+    let pgbench = std::env::var_os("PGBENCH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let p = bin_dir.join("pgbench");
+            if p.exists() {
+                p
+            } else {
+                PathBuf::from("pgbench")
+            }
+        });
+    let socket = server.socket_dir().to_path_buf();
+    let port = server.port().to_string();
+    let pg = |args: &[&str]| -> (f64, f64) {
+        let cpu0 = children_cpu_s();
+        let out = Command::new(&pgbench)
+            .args(["-h", socket.to_str().unwrap(), "-p", &port, "-U", SUPERUSER])
+            .args(args)
+            .arg("postgres")
+            .output()
+            .expect("run pgbench");
+        let cpu = children_cpu_s() - cpu0;
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "pgbench failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let tps = text
+            .lines()
+            .find(|l| l.starts_with("tps = "))
+            .and_then(|l| l["tps = ".len()..].split_whitespace().next()?.parse().ok())
+            .unwrap_or(0.0);
+        (tps, cpu)
+    };
+    println!("loading: pgbench -i -s {scale} ...");
+    let _ = pg(&["-i", "-q", "-s", &scale.to_string()]);
+    let config = server.config("postgres");
+    println!(
+        "server {} | scale {scale} | {clients} clients | {seconds} s per run | {rounds} rounds | pgbench -j {threads}",
+        bin_dir.display()
+    );
+    println!(
+        "{:<14} {:>5} {:>12} {:>12} {:>8} {:>14} {:>14}",
+        "script",
+        "round",
+        "pgbench tps",
+        "isobench tps",
+        "ratio",
+        "pgbench µs/tx",
+        "isobench µs/tx"
+    );
+    for (name, variant, flag) in [
+        ("tpcb-like", Variant::TpcbLike, "-btpcb-like"),
+        ("select-only", Variant::SelectOnly, "-bselect-only"),
+    ] {
+        let workload = Tpcb::with_variant(scale, variant).unwrap();
+        let mut ratios = Vec::new();
+        for round in 1..=rounds {
+            let (pg_tps, pg_cpu) = pg(&[
+                flag,
+                "-M",
+                "prepared",
+                "-n",
+                "-c",
+                &clients.to_string(),
+                "-j",
+                &threads.to_string(),
+                "-T",
+                &seconds.to_string(),
+            ]);
+            let params = EngineParams {
+                clients,
+                isolation: Isolation::ReadCommitted,
+                retrier: Retrier::new(&RetryPolicy::default()).unwrap(),
+                warmup: Duration::ZERO,
+                duration: Duration::from_secs(seconds),
+                seed: u64::from(round),
+            };
+            let outcome = rt
+                .block_on(async {
+                    let (phase, _rx) = tokio::sync::watch::channel(Phase::Connecting);
+                    engine::run(
+                        &workload,
+                        &config,
+                        &params,
+                        &CancellationToken::new(),
+                        &phase,
+                        &mut |_| {},
+                    )
+                    .await
+                })
+                .expect("isobench engine run");
+            let ib_tps = outcome.measured.committed as f64 / outcome.measured_s;
+            let ib_us = outcome.cpu_s * 1e6 / outcome.measured.committed.max(1) as f64;
+            let pg_us = pg_cpu * 1e6 / (pg_tps * seconds as f64).max(1.0);
+            let ratio = ib_tps / pg_tps;
+            ratios.push(ratio);
+            println!(
+                "{name:<14} {round:>5} {pg_tps:>12.0} {ib_tps:>12.0} {ratio:>8.3} {pg_us:>14.1} {ib_us:>14.1}"
+            );
+        }
+        let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+        println!("{name:<14} {:>5} {:>12} {:>12} {mean:>8.3}", "mean", "", "");
+    }
+    drop(server);
+}

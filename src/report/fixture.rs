@@ -1,0 +1,219 @@
+//! A small hand-built [`Results`] for renderer tests: TPC-B, isolation
+//! rc and ser, 4 clients, 2 complete repetitions per cell, one violated
+//! invariant (run 3), and an interrupted fifth run (the experiment was
+//! stopped during repetition 3).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::config::{Isolation, RetryPolicy};
+use crate::metrics::{LatencySummary, Lifetime};
+use crate::observe::{CountStat, Plan, ServerObservations, SireadLocks, WaitEvents, stat_interval};
+use crate::store::{Cell, Environment, Results, RunRecord, SCHEMA_VERSION, StoredConfig};
+use crate::workload::{InvariantResult, LoadReport};
+
+fn cell(isolation: Isolation) -> Cell {
+    Cell {
+        workload: "tpcb".into(),
+        isolation,
+        clients: 4,
+        scale: 1,
+    }
+}
+
+/// pg_stat_database intervals: 5 s at `commits`/s, then 1 s at `tail`/s.
+fn stat(commits: i64, tail: i64) -> Vec<crate::observe::StatInterval> {
+    let zero = [0i64; 12];
+    let mut a = zero;
+    a[0] = commits * 5; // xact_commit
+    a[1] = commits / 10 * 5; // xact_rollback
+    a[3] = commits * 200; // blks_hit
+    let mut b = a;
+    b[0] += tail;
+    b[1] += tail / 10;
+    b[3] += tail * 40;
+    vec![
+        stat_interval(5.0, 5.0, &zero, &a),
+        stat_interval(6.0, 1.0, &a, &b),
+    ]
+}
+
+fn plans() -> Vec<Plan> {
+    vec![
+        Plan {
+            label: "update account".into(),
+            sql: "UPDATE pgbench_accounts SET abalance = abalance + 100 WHERE aid = 1".into(),
+            plan: "Update on pgbench_accounts  (cost=0.29..8.31 rows=0 width=0)\n  ->  Index Scan using pgbench_accounts_pkey on pgbench_accounts  (cost=0.29..8.31 rows=1 width=10)\n        Index Cond: (aid = 1)".into(),
+        },
+        Plan {
+            label: "select balance".into(),
+            sql: "SELECT abalance FROM pgbench_accounts WHERE aid = 1".into(),
+            plan: "Index Scan using pgbench_accounts_pkey on pgbench_accounts  (cost=0.29..8.31 rows=1 width=4)\n  Index Cond: (aid = 1)".into(),
+        },
+    ]
+}
+
+fn run(
+    index: u32,
+    iso: Isolation,
+    repetition: u32,
+    tps: f64,
+    p99: f64,
+    failed: &[(&str, u64)],
+    retries: u64,
+) -> RunRecord {
+    let duration_s = 60.0;
+    let committed = (tps * duration_s).round() as u64;
+    let failed: BTreeMap<String, u64> = failed.iter().map(|(c, n)| (c.to_string(), *n)).collect();
+    let nfailed: u64 = failed.values().sum();
+    let transactions = committed + nfailed;
+    let ser = iso == Isolation::Serializable;
+    let mut waits = BTreeMap::from([
+        ("CPU".to_string(), 150),
+        ("Client:ClientRead".to_string(), 60),
+        ("IO:WalSync".to_string(), 30),
+    ]);
+    if ser {
+        waits.insert("LWLock:SerializableXactHash".into(), 20);
+        waits.insert("Lock:transactionid".into(), 5);
+        waits.insert("LWLock:SerializableFinishedList".into(), 3);
+    } else {
+        waits.insert("Lock:transactionid".into(), 40);
+    }
+    let siread = if ser {
+        SireadLocks {
+            samples: 60,
+            by_granularity: BTreeMap::from([
+                ("page".into(), CountStat { mean: 3.5, max: 8 }),
+                (
+                    "tuple".into(),
+                    CountStat {
+                        mean: 12.0 + f64::from(repetition),
+                        max: 30,
+                    },
+                ),
+            ]),
+            by_relation: BTreeMap::new(),
+        }
+    } else {
+        SireadLocks {
+            samples: 60,
+            ..SireadLocks::default()
+        }
+    };
+    RunRecord {
+        index,
+        cell: cell(iso),
+        repetition,
+        seed: 42 + (u64::from(index) << 32),
+        started_at: format!("2025-01-02T10:{:02}:00+00:00", index * 2),
+        complete: true,
+        duration_s,
+        committed,
+        tps,
+        attempts: transactions + retries,
+        retries,
+        failure_pct: 100.0 * nfailed as f64 / transactions as f64,
+        failed,
+        unknown_outcome: 0,
+        retries_per_commit: retries as f64 / committed as f64,
+        wasted_ms: retries as f64 * 1.5,
+        latency_ms: LatencySummary {
+            mean: p99 / 4.0,
+            p50: p99 / 5.0,
+            p90: p99 / 2.0,
+            p95: p99 / 1.5,
+            p99,
+            p999: p99 * 2.0,
+            max: p99 * 3.0,
+        },
+        latency_histogram: String::new(),
+        per_second: Vec::new(),
+        client_cpu_s: committed as f64 * 40e-6,
+        client_cpu_us_per_tx: 40.0 + f64::from(index),
+        lifetime: Lifetime {
+            committed: committed + 400,
+            unknown_outcome: 0,
+        },
+        reset_ms: 850.0,
+        server: ServerObservations {
+            stat_database: stat(tps.round() as i64, tps.round() as i64 - 60),
+            wait_events: WaitEvents { samples: 60, counts: waits },
+            siread_locks: siread,
+            plans: plans(),
+            errors: Vec::new(),
+        },
+        invariants: vec![
+            InvariantResult {
+                name: "balances-consistent".into(),
+                ok: true,
+                detail: "sum(abalance)=-1234 sum(tbalance)=-1234 sum(bbalance)=-1234 sum(history.delta)=-1234".into(),
+            },
+            InvariantResult {
+                name: "history-matches-commits".into(),
+                ok: true,
+                detail: format!("count(pgbench_history)={0} client-counted commits={0} unknown outcomes=0", committed + 400),
+            },
+        ],
+        errors: Vec::new(),
+    }
+}
+
+/// The fixture (see the module docs).
+pub fn results() -> Results {
+    let (rc, ser) = (Isolation::ReadCommitted, Isolation::Serializable);
+    let mut runs = vec![
+        run(1, rc, 1, 98.0, 8.0, &[], 0),
+        run(2, ser, 1, 148.0, 12.5, &[("40001", 30)], 900),
+        run(3, rc, 2, 102.0, 9.0, &[], 0),
+        run(4, ser, 2, 152.0, 13.1, &[("40001", 34), ("40P01", 1)], 1000),
+        run(5, ser, 3, 40.0, 20.0, &[("40001", 5)], 200),
+    ];
+    runs[2].invariants[0].ok = false;
+    runs[2].invariants[0].detail =
+        "sum(abalance)=-1234 sum(tbalance)=-1200 sum(bbalance)=-1234 sum(history.delta)=-1234"
+            .into();
+    runs[3].unknown_outcome = 1;
+    runs[4].complete = false;
+    runs[4].duration_s = 21.3;
+    runs[4]
+        .errors
+        .push("interrupted after 21.3 s of the measured window".into());
+    Results {
+        schema_version: SCHEMA_VERSION,
+        isobench_version: "0.1.0".into(),
+        started_at: "2025-01-02T10:00:00+00:00".into(),
+        finished_at: Some("2025-01-02T10:11:05+00:00".into()),
+        complete: false,
+        config: StoredConfig {
+            workload: "tpcb".into(),
+            scale: 1,
+            isolation: vec![rc, ser],
+            clients: vec![4],
+            repeat: 3,
+            duration_s: 60.0,
+            warmup_s: 10.0,
+            sample_interval_s: 5.0,
+            retry: RetryPolicy::default(),
+            seed: 42,
+            target: "managed PostgreSQL from /usr/lib/postgresql/16/bin".into(),
+            settings: BTreeMap::from([("fsync".into(), "off".into())]),
+        },
+        environment: Environment {
+            host: "bench-1".into(),
+            os: "Linux 6.8.0".into(),
+            cpus: 8,
+            server_version: "16.4".into(),
+            server_version_num: 160004,
+            server_settings: BTreeMap::from([
+                ("max_connections".into(), "100".into()),
+                ("shared_buffers".into(), "128MB".into()),
+            ]),
+        },
+        load: Some(LoadReport {
+            elapsed: Duration::from_millis(1234),
+            rows: 100_011,
+        }),
+        runs,
+    }
+}

@@ -1,0 +1,77 @@
+//! Helpers for integration tests: run the real `isobench` binary, which
+//! starts its own managed PostgreSQL.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn isobench() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_isobench"));
+    c.env_remove("ISOBENCH_DSN").env("NO_COLOR", "1");
+    c
+}
+
+/// Runs isobench with `args`; returns (output, stdout, stderr).
+pub fn run(args: &[&str]) -> (Output, String, String) {
+    let out = isobench().args(args).output().expect("run isobench");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out, stdout, stderr)
+}
+
+/// A fresh results directory path under the system temp dir (not created).
+pub fn out_dir(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let base = tempfile::tempdir().expect("tempdir");
+    let dir = base.path().join(name);
+    (base, dir)
+}
+
+pub fn read_json(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("results.json")).expect("results.json exists");
+    serde_json::from_str(&text).expect("results.json parses")
+}
+
+/// Validates `value` against schema/results.schema.json; panics with every error.
+pub fn assert_schema_valid(value: &serde_json::Value) {
+    let schema_text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/schema/results.schema.json"
+    ))
+    .expect("schema file");
+    let schema: serde_json::Value = serde_json::from_str(&schema_text).expect("schema parses");
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "results.json violates its schema:\n{}",
+        errors.join("\n")
+    );
+}
+
+/// The managed server's private directory, from the stored target text
+/// ("... (socket /tmp/isobench-XXXX, 127.0.0.1:PORT)").
+pub fn managed_dir(results: &serde_json::Value) -> PathBuf {
+    let target = results["config"]["target"].as_str().expect("config.target");
+    let start = target.find("socket ").expect("socket in target") + "socket ".len();
+    let rest = &target[start..];
+    PathBuf::from(&rest[..rest.find(',').expect("comma after socket")])
+}
+
+/// Pids of processes whose command line mentions `needle`.
+pub fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmd).contains(needle)
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}

@@ -1,0 +1,166 @@
+//! End to end: `isobench run` against the managed server it starts.
+
+mod common;
+
+use common::*;
+
+/// Issue #2: contention at scale 1 with 8 clients yields retries under
+/// repeatable read and serializable and none under read committed; the
+/// invariants hold in every run; results.json validates against its
+/// schema; report.md has a row per cell; the managed server is gone.
+#[test]
+fn contention_retries_invariants_schema_report_cleanup() {
+    let (_keep, dir) = out_dir("contention");
+    let (out, _stdout, stderr) = run(&[
+        "run",
+        "--scale",
+        "1",
+        "--clients",
+        "8",
+        "--isolation",
+        "rc,rr,ser",
+        "--repeat",
+        "1",
+        "--duration",
+        "2s",
+        "--warmup",
+        "500ms",
+        "--sample-interval",
+        "1s",
+        "--quiet",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "isobench failed: {stderr}");
+    let r = read_json(&dir);
+    assert_schema_valid(&r);
+    assert_eq!(r["complete"], true);
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    for run in runs {
+        let iso = run["cell"]["isolation"].as_str().unwrap();
+        let retries = run["retries"].as_u64().unwrap();
+        assert!(
+            run["committed"].as_u64().unwrap() > 50,
+            "{iso}: too few commits: {}",
+            run["committed"]
+        );
+        assert!(run["tps"].as_f64().unwrap() > 0.0);
+        match iso {
+            "read-committed" => assert_eq!(retries, 0, "rc must not retry"),
+            _ => assert!(
+                retries > 0,
+                "{iso}: expected serialization-failure retries at scale 1 with 8 clients"
+            ),
+        }
+        for inv in run["invariants"].as_array().unwrap() {
+            assert_eq!(
+                inv["ok"], true,
+                "{iso}: invariant {} violated: {}",
+                inv["name"], inv["detail"]
+            );
+        }
+        assert_eq!(run["invariants"].as_array().unwrap().len(), 2);
+        let lat = &run["latency_ms"];
+        assert!(
+            lat["p50"].as_f64().unwrap() > 0.0
+                && lat["p99"].as_f64().unwrap() >= lat["p50"].as_f64().unwrap()
+        );
+        assert!(!run["per_second"].as_array().unwrap().is_empty());
+        let server = &run["server"];
+        let stat = server["stat_database"].as_array().unwrap();
+        assert!(!stat.is_empty(), "no pg_stat_database interval");
+        assert!(
+            stat.iter()
+                .any(|s| s["rate"]["xact_commit"].as_f64().unwrap() > 0.0)
+        );
+        assert!(server["wait_events"]["samples"].as_u64().unwrap() >= 1);
+        assert_eq!(server["plans"].as_array().unwrap().len(), 5);
+        if iso == "serializable" {
+            assert!(server["siread_locks"]["samples"].as_u64().unwrap() >= 1);
+            assert!(
+                !server["siread_locks"]["by_granularity"]
+                    .as_object()
+                    .unwrap()
+                    .is_empty(),
+                "no SIRead locks seen under serializable"
+            );
+        }
+    }
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    for iso in ["rc", "rr", "ser"] {
+        let rows = report
+            .lines()
+            .filter(|l| l.starts_with('|') && l.contains(&format!("| {iso} ")))
+            .count();
+        assert!(rows >= 1, "report.md has no row for {iso}:\n{report}");
+    }
+    let log = std::fs::read_to_string(dir.join("server.log")).unwrap();
+    assert!(
+        log.contains("database system is ready to accept connections"),
+        "{log}"
+    );
+    let managed = managed_dir(&r);
+    assert!(
+        !managed.exists(),
+        "managed directory {} still exists",
+        managed.display()
+    );
+    assert!(
+        processes_mentioning(managed.to_str().unwrap()).is_empty(),
+        "a postgres process outlived isobench"
+    );
+}
+
+/// Bad flag values exit non-zero (2) naming the option; nothing starts.
+#[test]
+fn bad_flags_name_the_option() {
+    for (args, option) in [
+        (&["run", "--clients", "0"][..], "--clients"),
+        (&["run", "--isolation", "bogus"][..], "--isolation"),
+        (&["run", "--duration", "-1s"][..], "--duration"),
+        (&["run", "--scale", "0"][..], "--scale"),
+        (&["run", "--max-tries", "0"][..], "--max-tries"),
+    ] {
+        let (out, _, stderr) = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(option), "{args:?}: {stderr}");
+    }
+}
+
+/// Errors that need the environment: missing binaries, an unreachable
+/// external server (whose password must never be printed), a used --out.
+#[test]
+fn environment_errors_are_one_line_and_redacted() {
+    let (_keep, dir) = out_dir("err");
+    let (out, _, stderr) = run(&[
+        "run",
+        "--pg-bin",
+        "/nonexistent/bin",
+        "--quiet",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--pg-bin") && stderr.contains("/nonexistent/bin"),
+        "{stderr}"
+    );
+
+    let (_keep2, dir2) = out_dir("refused");
+    let (out, _, stderr) = run(&[
+        "run",
+        "--dsn",
+        "postgres://bob:hunter2secret@127.0.0.1:1/db",
+        "--quiet",
+        "--out",
+        dir2.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot connect"), "{stderr}");
+    assert!(stderr.to_lowercase().contains("refused"), "{stderr}");
+    assert!(
+        !stderr.contains("hunter2secret"),
+        "password printed: {stderr}"
+    );
+}
