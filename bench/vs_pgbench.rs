@@ -3,7 +3,7 @@
 //!
 //! Run: `cargo bench --bench vs_pgbench` (release build). Environment:
 //! `BENCH_SCALE` (default 10), `BENCH_CLIENTS` (16), `BENCH_SECONDS` (10),
-//! `BENCH_ROUNDS` (3), `PGBENCH` (pgbench from the server's bin directory,
+//! `BENCH_ROUNDS` (6), `PGBENCH` (pgbench from the server's bin directory,
 //! else PATH). Not a test: record results in BENCHMARKS.md.
 //!
 //! Both sides use prepared statements over the server's Unix socket, one
@@ -40,7 +40,7 @@ fn main() {
     let scale: u32 = env_or("BENCH_SCALE", 10);
     let clients: u32 = env_or("BENCH_CLIENTS", 16);
     let seconds: u64 = env_or("BENCH_SECONDS", 10);
-    let rounds: u32 = env_or("BENCH_ROUNDS", 3);
+    let rounds: u32 = env_or("BENCH_ROUNDS", 6);
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2);
@@ -121,51 +121,50 @@ fn main() {
         let workload = Tpcb::with_variant(scale, variant).unwrap();
         let mut ratios = Vec::new();
         for round in 1..=rounds {
-            let (pg_tps, pg_cpu) = pg(&[
-                flag,
-                "-M",
-                "prepared",
-                "-n",
-                "-c",
-                &clients.to_string(),
-                "-j",
-                &threads.to_string(),
-                "-T",
-                &seconds.to_string(),
-            ]);
-            let params = EngineParams {
-                clients,
-                isolation: Isolation::ReadCommitted,
-                retrier: Retrier::new(&RetryPolicy::default()).unwrap(),
-                warmup: Duration::ZERO,
-                duration: Duration::from_secs(seconds),
-                seed: u64::from(round),
+            let pgbench_run = || {
+                pg(&[
+                    flag, "-M", "prepared", "-n", "-c", &clients.to_string(), "-j", &threads.to_string(),
+                    "-T", &seconds.to_string(),
+                ])
             };
-            let outcome = rt
-                .block_on(async {
-                    let (phase, _rx) = tokio::sync::watch::channel(Phase::Connecting);
-                    engine::run(
-                        &workload,
-                        &config,
-                        &params,
-                        &CancellationToken::new(),
-                        &phase,
-                        &mut |_| {},
-                    )
-                    .await
-                })
-                .expect("isobench engine run");
-            let ib_tps = outcome.measured.committed as f64 / outcome.measured_s;
-            let ib_us = outcome.cpu_s * 1e6 / outcome.measured.committed.max(1) as f64;
+            let isobench_run = || {
+                let params = EngineParams {
+                    clients,
+                    isolation: Isolation::ReadCommitted,
+                    retrier: Retrier::new(&RetryPolicy::default()).unwrap(),
+                    warmup: Duration::ZERO,
+                    duration: Duration::from_secs(seconds),
+                    seed: u64::from(round),
+                    threads,
+                };
+                let outcome = rt
+                    .block_on(async {
+                        let (phase, _rx) = tokio::sync::watch::channel(Phase::Connecting);
+                        engine::run(&workload, &config, &params, &CancellationToken::new(), &phase, &mut |_| {}).await
+                    })
+                    .expect("isobench engine run");
+                let tps = outcome.measured.committed as f64 / outcome.measured_s;
+                (tps, outcome.cpu_s * 1e6 / outcome.measured.committed.max(1) as f64)
+            };
+            // ABBA order: the tables grow and churn as rounds go by, so
+            // neither tool always runs on the fresher data.
+            let ((pg_tps, pg_cpu), (ib_tps, ib_us)) = if round % 2 == 1 {
+                let p = pgbench_run();
+                (p, isobench_run())
+            } else {
+                let i = isobench_run();
+                (pgbench_run(), i)
+            };
             let pg_us = pg_cpu * 1e6 / (pg_tps * seconds as f64).max(1.0);
             let ratio = ib_tps / pg_tps;
             ratios.push(ratio);
-            println!(
-                "{name:<14} {round:>5} {pg_tps:>12.0} {ib_tps:>12.0} {ratio:>8.3} {pg_us:>14.1} {ib_us:>14.1}"
-            );
+            println!("{name:<14} {round:>5} {pg_tps:>12.0} {ib_tps:>12.0} {ratio:>8.3} {pg_us:>14.1} {ib_us:>14.1}");
         }
-        let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
-        println!("{name:<14} {:>5} {:>12} {:>12} {mean:>8.3}", "mean", "", "");
+        let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+        let mut sorted = ratios.clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted[sorted.len() / 2];
+        println!("{name:<14} geometric mean ratio {geo:.3}, median {median:.3}, min {:.3}, max {:.3}", sorted[0], sorted[sorted.len() - 1]);
     }
     drop(server);
 }

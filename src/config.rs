@@ -188,6 +188,8 @@ pub struct ExperimentConfig {
     pub duration: Duration,
     pub warmup: Duration,
     pub retry: RetryPolicy,
+    /// OS threads driving the clients (like pgbench -j).
+    pub threads: usize,
     /// pg_stat_database sampling interval.
     pub sample_interval: Duration,
     /// Seed of the per-client input generators; recorded in the results.

@@ -9,6 +9,7 @@
 //! the run's totals. Nothing is sent per transaction.
 
 pub mod retry;
+mod shard;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,14 +18,14 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio::time::sleep_until;
-use tokio_postgres::{Client, Config};
+use tokio_postgres::Config;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Isolation;
-use crate::metrics::{CONNECTION_FAILURE, Interval, Lifetime, Recorder};
-use crate::target::{self, TargetError};
-use crate::workload::{TxControl, Workload, WorkloadClient};
-use retry::{Retrier, Verdict};
+use crate::metrics::{Interval, Lifetime, Recorder};
+use crate::target::TargetError;
+use crate::workload::Workload;
+use retry::Retrier;
 
 /// How one run is driven.
 #[derive(Debug, Clone)]
@@ -36,6 +37,9 @@ pub struct EngineParams {
     pub duration: Duration,
     /// Client `i` seeds its input generator with `seed + i`.
     pub seed: u64,
+    /// OS threads driving the clients, each with its own single-threaded
+    /// runtime (like pgbench -j); clamped to 1..=clients.
+    pub threads: usize,
 }
 
 /// Where a run is; observers follow it through a `watch` channel.
@@ -98,6 +102,8 @@ pub enum EngineError {
     Connect(#[from] TargetError),
     #[error("client {client}: preparing statements failed: {reason}")]
     Prepare { client: u32, reason: String },
+    #[error("{0}")]
+    Thread(String),
 }
 
 /// Runs `params.clients` closed-loop clients of `workload` against `db`:
@@ -115,45 +121,42 @@ pub async fn run<W: Workload>(
     on_tick: &mut (dyn FnMut(&Tick) + Send),
 ) -> Result<EngineOutcome, EngineError> {
     phase.send_replace(Phase::Connecting);
-    let mut ready = Vec::with_capacity(params.clients as usize);
-    let connects = (0..params.clients).map(|id| async move {
-        let conn = target::connect(db).await?;
-        let mut client = workload.client(id, params.seed.wrapping_add(u64::from(id)));
-        let prepare_err = |e: tokio_postgres::Error| EngineError::Prepare {
-            client: id,
-            reason: target::error_text(&e),
-        };
-        // The session default covers autocommit statements; transactions
-        // also say their level in BEGIN.
-        conn.batch_execute(&format!(
-            "SET default_transaction_isolation = '{}'",
-            params.isolation.sql().to_ascii_lowercase()
-        ))
-        .await
-        .map_err(prepare_err)?;
-        let tx = TxControl::prepare(&conn, params.isolation)
-            .await
-            .map_err(prepare_err)?;
-        client.prepare(&conn).await.map_err(prepare_err)?;
-        Ok::<_, EngineError>((conn, client, tx))
-    });
-    for r in futures_util::future::join_all(connects).await {
-        ready.push(r?);
-    }
-
     let stop = Arc::new(AtomicBool::new(false));
     let retrier = Arc::new(params.retrier.clone());
-    let mut recorders = Vec::with_capacity(ready.len());
-    let mut tasks = Vec::with_capacity(ready.len());
-    for (id, (conn, client, tx)) in ready.into_iter().enumerate() {
-        let rec = Arc::new(Recorder::default());
-        recorders.push(rec.clone());
-        let (stop, retrier) = (stop.clone(), retrier.clone());
-        let seed = params.seed ^ 0x9e37_79b9_7f4a_7c15 ^ id as u64;
-        tasks.push(tokio::spawn(client_loop(
-            client, conn, tx, rec, retrier, stop, seed,
-        )));
+    let threads = params.threads.clamp(1, params.clients.max(1) as usize);
+    let recorders: Vec<Arc<Recorder>> = (0..params.clients).map(|_| Arc::new(Recorder::default())).collect();
+    let mut members: Vec<Vec<shard::Member<W::Client>>> = (0..threads).map(|_| Vec::new()).collect();
+    for id in 0..params.clients {
+        members[id as usize % threads].push(shard::Member {
+            id,
+            client: workload.client(id, params.seed.wrapping_add(u64::from(id))),
+            recorder: recorders[id as usize].clone(),
+            backoff_seed: params.seed ^ 0x9e37_79b9_7f4a_7c15 ^ u64::from(id),
+        });
     }
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (go_tx, go_rx) = watch::channel(false);
+    let mut shards = Vec::with_capacity(threads);
+    for (i, members) in members.into_iter().enumerate() {
+        let common = shard::Common {
+            db: db.clone(),
+            isolation: params.isolation,
+            retrier: retrier.clone(),
+            stop: stop.clone(),
+            ready: ready_tx.clone(),
+            go: go_rx.clone(),
+        };
+        shards.push(shard::spawn(i, members, common));
+    }
+    drop(ready_tx);
+    for _ in 0..threads {
+        match ready_rx.recv().await {
+            Some(Ok(())) => {}
+            Some(Err(e)) => return Err(e), // dropping go_tx ends the shards
+            None => return Err(EngineError::Thread("a client thread ended while connecting".into())),
+        }
+    }
+    go_tx.send_replace(true);
 
     let started = Instant::now();
     phase.send_replace(Phase::Warmup);
@@ -225,28 +228,21 @@ pub async fn run<W: Workload>(
     stop.store(true, Ordering::Relaxed);
     let mut client_errors = Vec::new();
     let mut lifetime = Lifetime::default();
-    let drain = futures_util::future::join_all(tasks.iter_mut());
-    match tokio::time::timeout(Duration::from_secs(30), drain).await {
-        Ok(results) => {
-            for (id, r) in results.into_iter().enumerate() {
-                match r {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) => client_errors.push(format!("client {id}: {e}")),
-                    Err(e) => client_errors.push(format!("client {id}: {e}")),
-                }
-            }
-        }
-        Err(_) => {
-            // A client still blocked 30 s after the end: abandon it; its
-            // transaction's outcome is unknown.
-            for (id, t) in tasks.iter().enumerate() {
-                if !t.is_finished() {
-                    t.abort();
-                    lifetime.unknown_outcome += 1;
-                    client_errors.push(format!(
-                        "client {id}: still busy 30 s after the run ended; abandoned"
-                    ));
-                }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    for shard in shards {
+        match tokio::time::timeout_at(deadline, shard.done).await {
+            Ok(Ok(ends)) => client_errors.extend(ends),
+            Ok(Err(_)) => client_errors.push("a client thread ended abnormally".into()),
+            Err(_) => {
+                // Still blocked 30 s after the end: abandon the thread (its
+                // connections close at exit, or when the next run drops the
+                // database); its clients' last transactions have unknown
+                // outcomes.
+                lifetime.unknown_outcome += shard.clients as u64;
+                client_errors.push(format!(
+                    "{} client(s) still busy 30 s after the run ended; abandoned",
+                    shard.clients
+                ));
             }
         }
     }
@@ -264,74 +260,6 @@ pub async fn run<W: Workload>(
         interrupted,
         client_errors,
     })
-}
-
-/// The closed loop of one client. Returns when `stop` is set, or with an
-/// error when its connection is lost.
-async fn client_loop<C: WorkloadClient>(
-    mut client: C,
-    conn: Client,
-    tx: TxControl,
-    rec: Arc<Recorder>,
-    retrier: Arc<Retrier>,
-    stop: Arc<AtomicBool>,
-    seed: u64,
-) -> Result<(), String> {
-    use rand::SeedableRng;
-    let mut backoff_rng = rand::rngs::SmallRng::seed_from_u64(seed);
-    let max_tries = retrier.max_tries();
-    while !stop.load(Ordering::Relaxed) {
-        let input = client.next_input();
-        let first_start = Instant::now();
-        let mut tries = 0u32;
-        let mut wasted_us = 0u64;
-        loop {
-            tries += 1;
-            let attempt_start = Instant::now();
-            let err = match client.attempt(&conn, &tx, &input).await {
-                Ok(()) => {
-                    rec.commit(first_start.elapsed().as_micros() as u64, tries, wasted_us);
-                    break;
-                }
-                Err(e) => e,
-            };
-            wasted_us += attempt_start.elapsed().as_micros() as u64;
-            let (code, retryable) = match retrier.classify(&err) {
-                Verdict::Retry(c) => (c, true),
-                Verdict::Fail(c) => (c, false),
-                Verdict::Unknown => {
-                    rec.unknown(tries);
-                    return Err(format!(
-                        "connection lost during COMMIT: {}",
-                        target::error_text(&err.error)
-                    ));
-                }
-                Verdict::ConnectionLost => {
-                    rec.fail(CONNECTION_FAILURE, tries, wasted_us);
-                    return Err(format!(
-                        "connection lost: {}",
-                        target::error_text(&err.error)
-                    ));
-                }
-            };
-            // A failed COMMIT has already ended the transaction.
-            if !err.at_commit
-                && let Err(e) = tx.rollback(&conn).await
-            {
-                rec.fail(code, tries, wasted_us);
-                return Err(format!("ROLLBACK failed: {}", target::error_text(&e)));
-            }
-            if !retryable || tries >= max_tries || stop.load(Ordering::Relaxed) {
-                rec.fail(code, tries, wasted_us);
-                break;
-            }
-            let delay = retrier.delay(tries + 1, &mut backoff_rng);
-            if !delay.is_zero() {
-                tokio::time::sleep(delay).await;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// User + system CPU time of this process so far, s.

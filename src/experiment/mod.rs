@@ -139,13 +139,17 @@ async fn start_target(
     }
     let bin_dir = target::find_bin_dir(t.pg_bin.as_deref())?;
     let mut settings = t.settings.clone();
-    if !settings.iter().any(|(k, _)| k == "max_connections") {
-        // Clients + observer + admin + invariant check, with room to spare.
-        settings.push((
-            "max_connections".into(),
-            (max_clients + 20).max(100).to_string(),
-        ));
-    }
+    let mut default = |name: &str, value: String| {
+        if !settings.iter().any(|(k, _)| k == name) {
+            settings.push((name.into(), value));
+        }
+    };
+    // Clients + observer + admin + invariant check, with room to spare.
+    default("max_connections", (max_clients + 20).max(100).to_string());
+    // Expected errors (40001 and friends, counted by SQLSTATE in the
+    // results) would otherwise fill the log at thousands of lines a second
+    // and cost the server I/O; LOG, FATAL and PANIC messages stay.
+    default("log_min_messages", "log".into());
     let opts = ManagedOptions {
         bin_dir,
         settings,
@@ -251,6 +255,7 @@ async fn run_with<W: Workload>(
             duration_s: cfg.duration.as_secs_f64(),
             warmup_s: cfg.warmup.as_secs_f64(),
             sample_interval_s: cfg.sample_interval.as_secs_f64(),
+            threads: cfg.threads,
             retry: cfg.retry.clone(),
             seed: cfg.seed,
             target: target.describe(),
@@ -418,6 +423,7 @@ async fn one_run<W: Workload>(
         warmup: cfg.warmup,
         duration: cfg.duration,
         seed,
+        threads: cfg.threads,
     };
     let (phase_tx, phase_rx) = watch::channel(Phase::Connecting);
     let observer = tokio::spawn(observe::observe(
@@ -512,6 +518,7 @@ mod tests {
             duration: Duration::from_secs(1),
             warmup: Duration::ZERO,
             retry: RetryPolicy::default(),
+            threads: 2,
             sample_interval: Duration::from_secs(5),
             seed: 1,
             target: TargetConfig::default(),

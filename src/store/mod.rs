@@ -51,6 +51,8 @@ pub struct StoredConfig {
     pub duration_s: f64,
     pub warmup_s: f64,
     pub sample_interval_s: f64,
+    /// Client threads (`--threads`).
+    pub threads: usize,
     pub retry: RetryPolicy,
     pub seed: u64,
     /// e.g. `managed PostgreSQL from /usr/lib/postgresql/15/bin (...)`.
