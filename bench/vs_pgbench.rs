@@ -3,12 +3,14 @@
 //!
 //! Run: `cargo bench --bench vs_pgbench` (release build). Environment:
 //! `BENCH_SCALE` (default 10), `BENCH_CLIENTS` (16), `BENCH_SECONDS` (10),
-//! `BENCH_ROUNDS` (6), `PGBENCH` (pgbench from the server's bin directory,
+//! `BENCH_ROUNDS` (6), `BENCH_SCRIPTS` (tpcb-like,select-only),
+//! `BENCH_THREADS` (pgbench's -j and isobench's --threads; default
+//! isobench's default for the client count), `PGBENCH` (pgbench from the server's bin directory,
 //! else PATH). Not a test: record results in BENCHMARKS.md.
 //!
 //! Both sides use prepared statements over the server's Unix socket, one
 //! statement per round trip, READ COMMITTED, no retries needed; pgbench gets
-//! as many threads (`-j`) as isobench's runtime has workers.
+//! the same number of threads (`-j`) as isobench (`--threads`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -41,11 +43,9 @@ fn main() {
     let clients: u32 = env_or("BENCH_CLIENTS", 16);
     let seconds: u64 = env_or("BENCH_SECONDS", 10);
     let rounds: u32 = env_or("BENCH_ROUNDS", 6);
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
+    let scripts: String = env_or("BENCH_SCRIPTS", "tpcb-like,select-only".to_string());
+    let threads: usize = env_or("BENCH_THREADS", isobench::engine::default_threads(clients));
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
@@ -118,13 +118,24 @@ fn main() {
         ("tpcb-like", Variant::TpcbLike, "-btpcb-like"),
         ("select-only", Variant::SelectOnly, "-bselect-only"),
     ] {
+        if !scripts.split(',').any(|s| s == name) {
+            continue;
+        }
         let workload = Tpcb::with_variant(scale, variant).unwrap();
         let mut ratios = Vec::new();
         for round in 1..=rounds {
             let pgbench_run = || {
                 pg(&[
-                    flag, "-M", "prepared", "-n", "-c", &clients.to_string(), "-j", &threads.to_string(),
-                    "-T", &seconds.to_string(),
+                    flag,
+                    "-M",
+                    "prepared",
+                    "-n",
+                    "-c",
+                    &clients.to_string(),
+                    "-j",
+                    &threads.to_string(),
+                    "-T",
+                    &seconds.to_string(),
                 ])
             };
             let isobench_run = || {
@@ -140,11 +151,22 @@ fn main() {
                 let outcome = rt
                     .block_on(async {
                         let (phase, _rx) = tokio::sync::watch::channel(Phase::Connecting);
-                        engine::run(&workload, &config, &params, &CancellationToken::new(), &phase, &mut |_| {}).await
+                        engine::run(
+                            &workload,
+                            &config,
+                            &params,
+                            &CancellationToken::new(),
+                            &phase,
+                            &mut |_| {},
+                        )
+                        .await
                     })
                     .expect("isobench engine run");
                 let tps = outcome.measured.committed as f64 / outcome.measured_s;
-                (tps, outcome.cpu_s * 1e6 / outcome.measured.committed.max(1) as f64)
+                (
+                    tps,
+                    outcome.cpu_s * 1e6 / outcome.measured.committed.max(1) as f64,
+                )
             };
             // ABBA order: the tables grow and churn as rounds go by, so
             // neither tool always runs on the fresher data.
@@ -158,13 +180,19 @@ fn main() {
             let pg_us = pg_cpu * 1e6 / (pg_tps * seconds as f64).max(1.0);
             let ratio = ib_tps / pg_tps;
             ratios.push(ratio);
-            println!("{name:<14} {round:>5} {pg_tps:>12.0} {ib_tps:>12.0} {ratio:>8.3} {pg_us:>14.1} {ib_us:>14.1}");
+            println!(
+                "{name:<14} {round:>5} {pg_tps:>12.0} {ib_tps:>12.0} {ratio:>8.3} {pg_us:>14.1} {ib_us:>14.1}"
+            );
         }
         let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
         let mut sorted = ratios.clone();
         sorted.sort_by(f64::total_cmp);
         let median = sorted[sorted.len() / 2];
-        println!("{name:<14} geometric mean ratio {geo:.3}, median {median:.3}, min {:.3}, max {:.3}", sorted[0], sorted[sorted.len() - 1]);
+        println!(
+            "{name:<14} geometric mean ratio {geo:.3}, median {median:.3}, min {:.3}, max {:.3}",
+            sorted[0],
+            sorted[sorted.len() - 1]
+        );
     }
     drop(server);
 }

@@ -96,7 +96,7 @@ pub struct RunArgs {
     /// Wait before a retry: none, exp (1ms..100ms full jitter), or exp:BASE:MAX.
     #[arg(long, default_value = "none")]
     pub backoff: Backoff,
-    /// OS threads driving the clients, like pgbench -j (default: the CPU count).
+    /// OS threads driving the clients, like pgbench -j (default: one per 16 clients, at most the CPU count).
     #[arg(long, short = 'j', value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: Option<u32>,
     /// pg_stat_database sampling interval.
@@ -153,10 +153,7 @@ impl RunArgs {
                 retry_on: dedup(self.retry_on),
                 backoff: self.backoff,
             },
-            threads: self
-                .threads
-                .map(|t| t as usize)
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            threads: self.threads.map(|t| t as usize),
             sample_interval: self.sample_interval,
             seed: self.seed.unwrap_or_else(rand::random),
             target: TargetConfig {

@@ -188,8 +188,9 @@ pub struct ExperimentConfig {
     pub duration: Duration,
     pub warmup: Duration,
     pub retry: RetryPolicy,
-    /// OS threads driving the clients (like pgbench -j).
-    pub threads: usize,
+    /// OS threads driving the clients (like pgbench -j); `None`: per run,
+    /// [`crate::engine::default_threads`] of its client count.
+    pub threads: Option<usize>,
     /// pg_stat_database sampling interval.
     pub sample_interval: Duration,
     /// Seed of the per-client input generators; recorded in the results.

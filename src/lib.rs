@@ -22,3 +22,9 @@ pub mod stats;
 pub mod store;
 pub mod target;
 pub mod workload;
+
+/// mimalloc: the clients' hot path allocates a few small buffers per
+/// statement inside tokio-postgres; a faster allocator leaves more CPU to
+/// the server under test (BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

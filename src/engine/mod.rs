@@ -124,8 +124,11 @@ pub async fn run<W: Workload>(
     let stop = Arc::new(AtomicBool::new(false));
     let retrier = Arc::new(params.retrier.clone());
     let threads = params.threads.clamp(1, params.clients.max(1) as usize);
-    let recorders: Vec<Arc<Recorder>> = (0..params.clients).map(|_| Arc::new(Recorder::default())).collect();
-    let mut members: Vec<Vec<shard::Member<W::Client>>> = (0..threads).map(|_| Vec::new()).collect();
+    let recorders: Vec<Arc<Recorder>> = (0..params.clients)
+        .map(|_| Arc::new(Recorder::default()))
+        .collect();
+    let mut members: Vec<Vec<shard::Member<W::Client>>> =
+        (0..threads).map(|_| Vec::new()).collect();
     for id in 0..params.clients {
         members[id as usize % threads].push(shard::Member {
             id,
@@ -153,7 +156,11 @@ pub async fn run<W: Workload>(
         match ready_rx.recv().await {
             Some(Ok(())) => {}
             Some(Err(e)) => return Err(e), // dropping go_tx ends the shards
-            None => return Err(EngineError::Thread("a client thread ended while connecting".into())),
+            None => {
+                return Err(EngineError::Thread(
+                    "a client thread ended while connecting".into(),
+                ));
+            }
         }
     }
     go_tx.send_replace(true);
@@ -260,6 +267,15 @@ pub async fn run<W: Workload>(
         interrupted,
         client_errors,
     })
+}
+
+/// Client threads when `--threads` is not given (the CLI's default): one per 16 clients, at
+/// most the CPU count. Fewer threads batch more ready connections per
+/// wake-up and so spend less CPU per transaction, CPU that the server under
+/// test shares on a small machine; measured in BENCHMARKS.md.
+pub fn default_threads(clients: u32) -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (clients as usize).div_ceil(16).clamp(1, cpus)
 }
 
 /// User + system CPU time of this process so far, s.

@@ -49,30 +49,47 @@ pub(super) struct Handle {
 }
 
 /// Starts shard `index` on its own thread.
-pub(super) fn spawn<C: WorkloadClient>(index: usize, members: Vec<Member<C>>, common: Common) -> Handle {
+pub(super) fn spawn<C: WorkloadClient>(
+    index: usize,
+    members: Vec<Member<C>>,
+    common: Common,
+) -> Handle {
     let clients = members.len();
     let (done_tx, done) = oneshot::channel();
     let ready = common.ready.clone();
     let spawned = std::thread::Builder::new()
         .name(format!("isobench-clients-{index}"))
         .spawn(move || {
-            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            let rt = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
                 Ok(rt) => rt,
                 Err(e) => {
-                    let _ = common.ready.send(Err(EngineError::Thread(format!("client runtime: {e}"))));
+                    let _ = common
+                        .ready
+                        .send(Err(EngineError::Thread(format!("client runtime: {e}"))));
                     return;
                 }
             };
             rt.block_on(run_shard(members, common, done_tx));
         });
     if let Err(e) = spawned {
-        let _ = ready.send(Err(EngineError::Thread(format!("cannot start a client thread: {e}"))));
+        let _ = ready.send(Err(EngineError::Thread(format!(
+            "cannot start a client thread: {e}"
+        ))));
     }
     Handle { clients, done }
 }
 
-async fn run_shard<C: WorkloadClient>(members: Vec<Member<C>>, mut common: Common, done: oneshot::Sender<Vec<String>>) {
-    let setups = members.into_iter().map(|m| setup(m, &common.db, common.isolation));
+async fn run_shard<C: WorkloadClient>(
+    members: Vec<Member<C>>,
+    mut common: Common,
+    done: oneshot::Sender<Vec<String>>,
+) {
+    let setups = members
+        .into_iter()
+        .map(|m| setup(m, &common.db, common.isolation));
     let mut ready = Vec::new();
     for r in futures_util::future::join_all(setups).await {
         match r {
@@ -90,7 +107,15 @@ async fn run_shard<C: WorkloadClient>(members: Vec<Member<C>>, mut common: Commo
     let tasks: Vec<_> = ready
         .into_iter()
         .map(|(m, conn, tx)| {
-            let task = client_loop(m.client, conn, tx, m.recorder, common.retrier.clone(), common.stop.clone(), m.backoff_seed);
+            let task = client_loop(
+                m.client,
+                conn,
+                tx,
+                m.recorder,
+                common.retrier.clone(),
+                common.stop.clone(),
+                m.backoff_seed,
+            );
             (m.id, tokio::spawn(task))
         })
         .collect();
@@ -125,7 +150,9 @@ async fn setup<C: WorkloadClient>(
     ))
     .await
     .map_err(prepare_err)?;
-    let tx = TxControl::prepare(&conn, isolation).await.map_err(prepare_err)?;
+    let tx = TxControl::prepare(&conn, isolation)
+        .await
+        .map_err(prepare_err)?;
     m.client.prepare(&conn).await.map_err(prepare_err)?;
     Ok((m, conn, tx))
 }
@@ -197,4 +224,3 @@ async fn client_loop<C: WorkloadClient>(
     }
     Ok(())
 }
-

@@ -423,7 +423,9 @@ async fn one_run<W: Workload>(
         warmup: cfg.warmup,
         duration: cfg.duration,
         seed,
-        threads: cfg.threads,
+        threads: cfg
+            .threads
+            .unwrap_or_else(|| engine::default_threads(run.cell.clients)),
     };
     let (phase_tx, phase_rx) = watch::channel(Phase::Connecting);
     let observer = tokio::spawn(observe::observe(
@@ -518,7 +520,7 @@ mod tests {
             duration: Duration::from_secs(1),
             warmup: Duration::ZERO,
             retry: RetryPolicy::default(),
-            threads: 2,
+            threads: None,
             sample_interval: Duration::from_secs(5),
             seed: 1,
             target: TargetConfig::default(),

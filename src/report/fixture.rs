@@ -194,7 +194,7 @@ pub fn results() -> Results {
             duration_s: 60.0,
             warmup_s: 10.0,
             sample_interval_s: 5.0,
-            threads: 2,
+            threads: None,
             retry: RetryPolicy::default(),
             seed: 42,
             target: "managed PostgreSQL from /usr/lib/postgresql/16/bin".into(),

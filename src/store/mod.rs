@@ -51,8 +51,9 @@ pub struct StoredConfig {
     pub duration_s: f64,
     pub warmup_s: f64,
     pub sample_interval_s: f64,
-    /// Client threads (`--threads`).
-    pub threads: usize,
+    /// Client threads (`--threads`); null: one per 16 clients, at most the
+    /// CPU count, per run.
+    pub threads: Option<usize>,
     pub retry: RetryPolicy,
     pub seed: u64,
     /// e.g. `managed PostgreSQL from /usr/lib/postgresql/15/bin (...)`.
