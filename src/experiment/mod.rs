@@ -287,7 +287,12 @@ async fn run_with<W: Workload>(
     admin
         .batch_execute(&format!("CREATE DATABASE {}", quote_ident(&tmpl)))
         .await
-        .map_err(|e| anyhow!("CREATE DATABASE {tmpl}: {}", target::error_text(&e)))?;
+        .map_err(|e| {
+            anyhow!(
+                "CREATE DATABASE {tmpl}: {} (on an external server isobench needs a role with CREATEDB)",
+                target::error_text(&e)
+            )
+        })?;
     progress.note(&format!(
         "loading {} at scale {} ...",
         workload.name(),
