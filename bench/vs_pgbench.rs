@@ -4,7 +4,7 @@
 //! Run: `cargo bench --bench vs_pgbench` (release build). Environment:
 //! `BENCH_SCALE` (default 10), `BENCH_CLIENTS` (16), `BENCH_SECONDS` (10),
 //! `BENCH_ROUNDS` (6), `BENCH_SCRIPTS` (tpcb-like,select-only),
-//! `BENCH_THREADS` (pgbench's -j and isobench's --threads; default
+//! `BENCH_SET` (server settings, e.g. "synchronous_commit=off"), `BENCH_THREADS` (pgbench's -j and isobench's --threads; default
 //! isobench's default for the client count), `PGBENCH` (pgbench from the server's bin directory,
 //! else PATH). Not a test: record results in BENCHMARKS.md.
 //!
@@ -55,10 +55,23 @@ fn main() {
     let bin_dir = target::find_bin_dir(None).expect("PostgreSQL binaries");
     let server = ManagedServer::start(&ManagedOptions {
         bin_dir: bin_dir.clone(),
-        settings: vec![(
-            "max_connections".into(),
-            (clients + 20).max(100).to_string(),
-        )],
+        settings: {
+            let mut v = vec![(
+                "max_connections".to_string(),
+                (clients + 20).max(100).to_string(),
+            )];
+            // BENCH_SET="synchronous_commit=off fsync=off": server settings.
+            for kv in std::env::var("BENCH_SET")
+                .unwrap_or_default()
+                .split_whitespace()
+            {
+                let (k, val) = kv
+                    .split_once('=')
+                    .expect("BENCH_SET takes name=value pairs");
+                v.push((k.into(), val.into()));
+            }
+            v
+        },
         log_path: log,
         os_user: "postgres".into(),
     })
@@ -100,6 +113,15 @@ fn main() {
     println!("loading: pgbench -i -s {scale} ...");
     let _ = pg(&["-i", "-q", "-s", &scale.to_string()]);
     let config = server.config("postgres");
+    let admin = rt
+        .block_on(target::connect(&config))
+        .expect("admin connection");
+    // A checkpoint before every run, so neither tool pays for the other's
+    // dirty buffers or starts with a flood of full-page writes at random.
+    let checkpoint = || {
+        rt.block_on(admin.batch_execute("CHECKPOINT"))
+            .expect("CHECKPOINT")
+    };
     println!(
         "server {} | scale {scale} | {clients} clients | {seconds} s per run | {rounds} rounds | pgbench -j {threads}",
         bin_dir.display()
@@ -125,6 +147,7 @@ fn main() {
         let mut ratios = Vec::new();
         for round in 1..=rounds {
             let pgbench_run = || {
+                checkpoint();
                 pg(&[
                     flag,
                     "-M",
@@ -139,6 +162,7 @@ fn main() {
                 ])
             };
             let isobench_run = || {
+                checkpoint();
                 let params = EngineParams {
                     clients,
                     isolation: Isolation::ReadCommitted,
