@@ -4,12 +4,13 @@
 //! Run: `cargo bench --bench vs_pgbench` (release build). Environment:
 //! `BENCH_SCALE` (default 10), `BENCH_CLIENTS` (16), `BENCH_SECONDS` (10),
 //! `BENCH_ROUNDS` (6), `BENCH_SCRIPTS` (tpcb-like,select-only),
-//! `BENCH_SET` (server settings, e.g. "synchronous_commit=off"), `BENCH_THREADS` (pgbench's -j and isobench's --threads; default
+//! `BENCH_ISOLATION` (rc, rr or ser; both tools retry 40001/40P01 up to
+//! `BENCH_MAX_TRIES`, default isobench's 10), `BENCH_SET` (server settings, e.g. "synchronous_commit=off"), `BENCH_THREADS` (pgbench's -j and isobench's --threads; default
 //! isobench's default for the client count), `PGBENCH` (pgbench from the server's bin directory,
 //! else PATH). Not a test: record results in BENCHMARKS.md.
 //!
 //! Both sides use prepared statements over the server's Unix socket, one
-//! statement per round trip, READ COMMITTED, no retries needed; pgbench gets
+//! statement per round trip, READ COMMITTED unless BENCH_ISOLATION says otherwise; pgbench gets
 //! the same number of threads (`-j`) as isobench (`--threads`).
 
 use std::path::PathBuf;
@@ -44,6 +45,10 @@ fn main() {
     let seconds: u64 = env_or("BENCH_SECONDS", 10);
     let rounds: u32 = env_or("BENCH_ROUNDS", 6);
     let scripts: String = env_or("BENCH_SCRIPTS", "tpcb-like,select-only".to_string());
+    let isolation: Isolation = env_or("BENCH_ISOLATION", Isolation::ReadCommitted);
+    let max_tries: u32 = env_or("BENCH_MAX_TRIES", RetryPolicy::default().max_tries);
+    let policy = RetryPolicy { max_tries, ..RetryPolicy::default() };
+    let max_tries = max_tries.to_string();
     let threads: usize = env_or("BENCH_THREADS", isobench::engine::default_threads(clients));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -91,6 +96,10 @@ fn main() {
     let pg = |args: &[&str]| -> (f64, f64) {
         let cpu0 = children_cpu_s();
         let out = Command::new(&pgbench)
+            .env(
+                "PGOPTIONS",
+                format!("-c default_transaction_isolation={}", isolation.sql().to_lowercase().replace(' ', "\\ ")),
+            )
             .args(["-h", socket.to_str().unwrap(), "-p", &port, "-U", SUPERUSER])
             .args(args)
             .arg("postgres")
@@ -123,7 +132,7 @@ fn main() {
             .expect("CHECKPOINT")
     };
     println!(
-        "server {} | scale {scale} | {clients} clients | {seconds} s per run | {rounds} rounds | pgbench -j {threads}",
+        "server {} | scale {scale} | {clients} clients | {seconds} s per run | {rounds} rounds | pgbench -j {threads} | {isolation}",
         bin_dir.display()
     );
     println!(
@@ -157,6 +166,8 @@ fn main() {
                     &clients.to_string(),
                     "-j",
                     &threads.to_string(),
+                    "--max-tries",
+                    &max_tries,
                     "-T",
                     &seconds.to_string(),
                 ])
@@ -165,8 +176,8 @@ fn main() {
                 checkpoint();
                 let params = EngineParams {
                     clients,
-                    isolation: Isolation::ReadCommitted,
-                    retrier: Retrier::new(&RetryPolicy::default()).unwrap(),
+                    isolation,
+                    retrier: Retrier::new(&policy).unwrap(),
                     warmup: Duration::ZERO,
                     duration: Duration::from_secs(seconds),
                     seed: u64::from(round),
