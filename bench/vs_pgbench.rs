@@ -47,7 +47,10 @@ fn main() {
     let scripts: String = env_or("BENCH_SCRIPTS", "tpcb-like,select-only".to_string());
     let isolation: Isolation = env_or("BENCH_ISOLATION", Isolation::ReadCommitted);
     let max_tries: u32 = env_or("BENCH_MAX_TRIES", RetryPolicy::default().max_tries);
-    let policy = RetryPolicy { max_tries, ..RetryPolicy::default() };
+    let policy = RetryPolicy {
+        max_tries,
+        ..RetryPolicy::default()
+    };
     let max_tries = max_tries.to_string();
     let threads: usize = env_or("BENCH_THREADS", isobench::engine::default_threads(clients));
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -98,7 +101,10 @@ fn main() {
         let out = Command::new(&pgbench)
             .env(
                 "PGOPTIONS",
-                format!("-c default_transaction_isolation={}", isolation.sql().to_lowercase().replace(' ', "\\ ")),
+                format!(
+                    "-c default_transaction_isolation={}",
+                    isolation.sql().to_lowercase().replace(' ', "\\ ")
+                ),
             )
             .args(["-h", socket.to_str().unwrap(), "-p", &port, "-U", SUPERUSER])
             .args(args)

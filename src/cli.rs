@@ -21,7 +21,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure: run the experiment and write a results directory.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Re-render report.md and the summary from a results directory.
     Report {
         /// A directory written by `isobench run`.
@@ -131,7 +131,7 @@ pub struct RunArgs {
 impl Default for RunArgs {
     fn default() -> Self {
         match Cli::parse_from(["isobench", "run"]).command {
-            Some(Command::Run(args)) => args,
+            Some(Command::Run(args)) => *args,
             _ => unreachable!("`isobench run` parses to Run"),
         }
     }
@@ -189,7 +189,7 @@ mod tests {
         match Cli::try_parse_from(full) {
             Ok(Cli {
                 command: Some(Command::Run(a)),
-            }) => Ok(a),
+            }) => Ok(*a),
             Ok(_) => Err("not run".into()),
             Err(e) => Err(e.to_string()),
         }

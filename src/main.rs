@@ -40,8 +40,8 @@ fn main() -> ExitCode {
 }
 
 async fn dispatch(cli: Cli) -> Result<ExitCode> {
-    match cli.command.unwrap_or(Command::Run(RunArgs::default())) {
-        Command::Run(args) => run(args).await,
+    match cli.command.unwrap_or_else(|| Command::Run(Box::default())) {
+        Command::Run(args) => run(*args).await,
         Command::Report { dir } => {
             let results = store::Results::read(&dir).map_err(anyhow::Error::msg)?;
             store::write_atomic(

@@ -58,16 +58,7 @@ fn sigint_saves_partial_results_and_stops_the_server() {
     let runs = r["runs"].as_array().unwrap();
     assert!(!runs.is_empty() && runs.len() < 6, "{} runs", runs.len());
     assert!(runs.iter().any(|run| run["complete"] == true));
-    let managed = managed_dir(&r);
-    assert!(
-        !managed.exists(),
-        "managed directory {} still exists",
-        managed.display()
-    );
-    assert!(
-        processes_mentioning(managed.to_str().unwrap()).is_empty(),
-        "a postgres process outlived isobench"
-    );
+    assert_managed_server_gone(&r);
 }
 
 /// Even SIGKILL, which runs no isobench code, must not leave the managed

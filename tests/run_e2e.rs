@@ -100,16 +100,7 @@ fn contention_retries_invariants_schema_report_cleanup() {
         log.contains("database system is ready to accept connections"),
         "{log}"
     );
-    let managed = managed_dir(&r);
-    assert!(
-        !managed.exists(),
-        "managed directory {} still exists",
-        managed.display()
-    );
-    assert!(
-        processes_mentioning(managed.to_str().unwrap()).is_empty(),
-        "a postgres process outlived isobench"
-    );
+    assert_managed_server_gone(&r);
 }
 
 /// Bad flag values exit non-zero (2) naming the option; nothing starts.

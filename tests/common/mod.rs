@@ -60,6 +60,20 @@ pub fn managed_dir(results: &serde_json::Value) -> PathBuf {
     PathBuf::from(&rest[..rest.find(',').expect("comma after socket")])
 }
 
+/// The managed server of `results` is stopped and its directory removed.
+pub fn assert_managed_server_gone(results: &serde_json::Value) {
+    let managed = managed_dir(results);
+    assert!(
+        !managed.exists(),
+        "managed directory {} still exists",
+        managed.display()
+    );
+    assert!(
+        processes_mentioning(managed.to_str().unwrap()).is_empty(),
+        "a postgres process outlived isobench"
+    );
+}
+
 /// Pids of processes whose command line mentions `needle`.
 pub fn processes_mentioning(needle: &str) -> Vec<u32> {
     let mut pids = Vec::new();
