@@ -43,6 +43,26 @@ fn positive_duration(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+fn sample_interval(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d < Duration::from_millis(100) {
+        return Err(format!("'{s}' is shorter than the 100ms minimum"));
+    }
+    Ok(d)
+}
+
+fn workload(s: &str) -> Result<String, String> {
+    if crate::workload::REGISTRY.iter().any(|(name, _)| *name == s) {
+        Ok(s.to_string())
+    } else {
+        let known: Vec<&str> = crate::workload::REGISTRY.iter().map(|(n, _)| *n).collect();
+        Err(format!(
+            "unknown workload '{s}' (built-in: {}; see `isobench workloads`)",
+            known.join(", ")
+        ))
+    }
+}
+
 fn setting(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
@@ -66,7 +86,7 @@ fn sqlstate(s: &str) -> Result<String, String> {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Built-in workload (see `isobench workloads`).
-    #[arg(long, default_value = "tpcb")]
+    #[arg(long, default_value = "tpcb", value_parser = workload)]
     pub workload: String,
     /// Scale factor (TPC-B: 100000 accounts per unit).
     #[arg(long, short = 's', default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
@@ -100,7 +120,7 @@ pub struct RunArgs {
     #[arg(long, short = 'j', value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: Option<u32>,
     /// pg_stat_database sampling interval.
-    #[arg(long, default_value = "5s", value_parser = positive_duration, allow_hyphen_values = true)]
+    #[arg(long, default_value = "5s", value_parser = sample_interval, allow_hyphen_values = true)]
     pub sample_interval: Duration,
     /// Seed of the input generators (default: random, recorded in results).
     #[arg(long)]

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Parser;
 use tokio_util::sync::CancellationToken;
 
@@ -44,12 +44,11 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => run(*args).await,
         Command::Report { dir } => {
             let results = store::Results::read(&dir).map_err(anyhow::Error::msg)?;
-            store::write_atomic(
-                &dir.join(store::REPORT_MD),
-                report::markdown::render(&results).as_bytes(),
-            )?;
+            let path = dir.join(store::REPORT_MD);
+            store::write_atomic(&path, report::markdown::render(&results).as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
             print!("{}", report::terminal::summary(&results));
-            println!("report: {}", dir.join(store::REPORT_MD).display());
+            println!("report: {}", path.display());
             Ok(ExitCode::SUCCESS)
         }
         Command::Workloads => {
@@ -66,7 +65,15 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     let quiet = cfg.quiet;
     let cancel = CancellationToken::new();
     tokio::spawn(watch_signals(cancel.clone()));
-    let outcome = experiment::run(cfg, cancel).await?;
+    let outcome = match experiment::run(cfg, cancel.clone()).await {
+        Ok(outcome) => outcome,
+        // An error after Ctrl-C is most likely its consequence: still 130.
+        Err(e) if cancel.is_cancelled() => {
+            eprintln!("isobench: interrupted: {e:#}");
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) => return Err(e),
+    };
     if !quiet {
         print!("{}", report::terminal::summary(&outcome.results));
         println!("results: {}", outcome.dir.display());

@@ -95,6 +95,20 @@ pub struct EngineOutcome {
     pub client_errors: Vec<String>,
 }
 
+impl EngineOutcome {
+    fn cancelled_before_start() -> Self {
+        EngineOutcome {
+            measured: Interval::default(),
+            measured_s: 0.0,
+            per_second: Vec::new(),
+            lifetime: Lifetime::default(),
+            cpu_s: 0.0,
+            interrupted: true,
+            client_errors: Vec::new(),
+        }
+    }
+}
+
 /// Errors that stop a run before it measures anything.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -153,7 +167,12 @@ pub async fn run<W: Workload>(
     }
     drop(ready_tx);
     for _ in 0..threads {
-        match ready_rx.recv().await {
+        let ready = tokio::select! {
+            r = ready_rx.recv() => r,
+            // Dropping go_tx on return sends every shard home.
+            _ = cancel.cancelled() => return Ok(EngineOutcome::cancelled_before_start()),
+        };
+        match ready {
             Some(Ok(())) => {}
             Some(Err(e)) => return Err(e), // dropping go_tx ends the shards
             None => {
@@ -239,7 +258,15 @@ pub async fn run<W: Workload>(
     for shard in shards {
         match tokio::time::timeout_at(deadline, shard.done).await {
             Ok(Ok(ends)) => client_errors.extend(ends),
-            Ok(Err(_)) => client_errors.push("a client thread ended abnormally".into()),
+            Ok(Err(_)) => {
+                // The thread died (panic): its clients may have been
+                // mid-COMMIT.
+                lifetime.unknown_outcome += shard.clients as u64;
+                client_errors.push(format!(
+                    "a thread of {} client(s) ended abnormally",
+                    shard.clients
+                ));
+            }
             Err(_) => {
                 // Still blocked 30 s after the end: abandon the thread (its
                 // connections close at exit, or when the next run drops the

@@ -92,13 +92,23 @@ impl Retrier {
     /// Classifies one failed attempt.
     pub fn classify(&self, e: &AttemptError) -> Verdict {
         let code = e.error.code().and_then(|c| sqlstate(c.code()));
-        let broken = code.is_none() && (e.error.is_closed() || is_io(&e.error));
+        // The server ends the session after FATAL errors (57P01
+        // admin_shutdown, 57P02 crash_shutdown, ...): such an error comes
+        // with a SQLSTATE, yet the connection is gone all the same.
+        let fatal = e
+            .error
+            .as_db_error()
+            .is_some_and(|db| matches!(db.severity(), "FATAL" | "PANIC"));
+        let broken = e.error.is_closed()
+            || is_io(&e.error)
+            || fatal
+            || code.is_some_and(|c| c.starts_with(b"57P"));
         self.classify_parts(code, broken, e.at_commit)
     }
 
     /// The decision itself: `code` is the server's SQLSTATE if it sent one,
-    /// `broken` whether the connection failed, `at_commit` whether COMMIT
-    /// was in flight.
+    /// `broken` whether the connection is gone, `at_commit` whether COMMIT
+    /// was in flight (then a broken connection leaves the outcome unknown).
     pub fn classify_parts(&self, code: Option<SqlState>, broken: bool, at_commit: bool) -> Verdict {
         let lost = || {
             if at_commit {
@@ -108,10 +118,10 @@ impl Retrier {
             }
         };
         match code {
-            Some(c) if self.retry_on.contains(&c) => Verdict::Retry(c),
+            _ if broken => lost(),
             Some(c) if c.starts_with(b"08") => lost(),
+            Some(c) if self.retry_on.contains(&c) => Verdict::Retry(c),
             Some(c) => Verdict::Fail(c),
-            None if broken => lost(),
             None => Verdict::Fail(CONNECTION_FAILURE),
         }
     }
@@ -217,6 +227,16 @@ mod tests {
         assert_eq!(
             r.classify_parts(None, false, false),
             Verdict::Fail(CONNECTION_FAILURE)
+        );
+        // A FATAL error (e.g. 57P01 admin_shutdown) during COMMIT: the
+        // commit may have happened; never a plain failure.
+        assert_eq!(
+            r.classify_parts(Some(*b"57P01"), true, true),
+            Verdict::Unknown
+        );
+        assert_eq!(
+            r.classify_parts(Some(*b"40001"), true, false),
+            Verdict::ConnectionLost
         );
     }
 

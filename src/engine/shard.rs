@@ -101,6 +101,9 @@ async fn run_shard<C: WorkloadClient>(
         }
     }
     let _ = common.ready.send(Ok(()));
+    // Drop our sender: if another shard dies while connecting, the engine
+    // then sees the channel close instead of waiting forever.
+    drop(common.ready);
     if common.go.wait_for(|go| *go).await.is_err() {
         return;
     }
@@ -214,6 +217,9 @@ async fn client_loop<C: WorkloadClient>(
             }
             if !retryable || tries >= max_tries || stop.load(Ordering::Relaxed) {
                 rec.fail(code, tries, wasted_us);
+                if conn.is_closed() {
+                    return Err("connection closed by the server".into());
+                }
                 break;
             }
             let delay = retrier.delay(tries + 1, &mut backoff_rng);

@@ -298,55 +298,52 @@ async fn run_with<W: Workload>(
         workload.name(),
         cfg.scale
     ));
-    let load = {
-        let db = target::connect(&target.config(&tmpl)).await?;
-        tokio::select! {
-            r = workload.load(&db) => r.context("loading the workload")?,
-            _ = cancel.cancelled() => {
-                save(&results)?;
-                return Ok(ExperimentOutcome { dir, results, interrupted: true });
-            }
-        }
-    };
-    progress.note(&format!(
-        "loaded {} rows in {:.2} s",
-        load.rows,
-        load.elapsed.as_secs_f64()
-    ));
-    results.load = Some(load);
-    save(&results)?;
-
     let planned = plan(&cfg);
-    progress.start(planned.len(), cfg.warmup + cfg.duration);
-    let mut outcome_err = None;
-    for (i, run) in planned.iter().enumerate() {
-        if cancel.is_cancelled() {
-            break;
-        }
-        let index = i as u32 + 1;
-        progress.begin_run(index, &run.cell, run.repetition);
-        match one_run(
-            &workload, &cfg, &retrier, &target, &admin, &tmpl, &run_db, vnum, run, index, &cancel,
-            &progress,
-        )
-        .await
-        {
-            Ok(record) => {
-                progress.end_run(&record);
-                results.runs.push(record);
-                save(&results)?;
+    // Everything between creating the template and dropping it, so that
+    // every way out of it (done, Ctrl-C, error) reaches the clean-up below.
+    let body: Result<()> = async {
+        let load = {
+            let db = target::connect(&target.config(&tmpl)).await?;
+            tokio::select! {
+                r = workload.load(&db) => r.context("loading the workload")?,
+                _ = cancel.cancelled() => return Ok(()),
             }
-            Err(e) => {
-                outcome_err = Some(e.context(format!(
+        };
+        progress.note(&format!(
+            "loaded {} rows in {:.2} s",
+            load.rows,
+            load.elapsed.as_secs_f64()
+        ));
+        results.load = Some(load);
+        save(&results)?;
+        progress.start(planned.len(), cfg.warmup + cfg.duration);
+        for (i, run) in planned.iter().enumerate() {
+            if cancel.is_cancelled() {
+                break;
+            }
+            let index = i as u32 + 1;
+            progress.begin_run(index, &run.cell, run.repetition);
+            let record = one_run(
+                &workload, &cfg, &retrier, &target, &admin, &tmpl, &run_db, vnum, run, index,
+                &cancel, &progress,
+            )
+            .await
+            .with_context(|| {
+                format!(
                     "run {index} ({}, repetition {})",
                     run.cell.label(),
                     run.repetition
-                )));
-                break;
-            }
+                )
+            })?;
+            progress.end_run(&record);
+            results.runs.push(record);
+            save(&results)?;
         }
+        Ok(())
     }
+    .await;
     progress.finish();
+    let outcome_err = body.err();
     let interrupted = cancel.is_cancelled();
     results.complete = outcome_err.is_none() && !interrupted && results.runs.len() == planned.len();
     results.finished_at = Some(chrono::Local::now().to_rfc3339());
@@ -462,6 +459,7 @@ async fn one_run<W: Workload>(
     let failed_total = m.failed.total();
     let transactions = m.committed + failed_total + m.unknown_outcome;
     let mut errors_all = errors;
+    let lost_clients = !outcome.client_errors.is_empty();
     errors_all.extend(outcome.client_errors);
     errors_all.extend(server.errors.iter().cloned());
     Ok(RunRecord {
@@ -470,7 +468,8 @@ async fn one_run<W: Workload>(
         repetition: run.repetition,
         seed,
         started_at,
-        complete: !outcome.interrupted,
+        // A run that lost clients did not measure the cell as planned.
+        complete: !outcome.interrupted && !lost_clients,
         duration_s: outcome.measured_s,
         committed: m.committed,
         tps: if outcome.measured_s > 0.0 {

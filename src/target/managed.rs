@@ -41,8 +41,8 @@ pub struct ManagedOptions {
 }
 
 /// A running managed PostgreSQL. Dropping it stops the server (fast, then
-/// immediate shutdown) and removes its directory.
-#[derive(Debug)]
+/// immediate shutdown) and removes its directory. Its `Debug` output never
+/// shows the password.
 pub struct ManagedServer {
     child: Option<Child>,
     dir: Option<tempfile::TempDir>,
@@ -163,6 +163,8 @@ impl ManagedServer {
             .args(["--auth-local=trust", "--auth-host=scram-sha-256"])
             .arg(format!("--pwfile={}", pwfile.display()));
         as_user(&mut initdb);
+        // Its own process group: a terminal's Ctrl-C goes to isobench only.
+        initdb.process_group(0);
         let out = initdb.output().map_err(|e| {
             start_err(format!(
                 "cannot run {}: {e}",
@@ -203,7 +205,7 @@ impl ManagedServer {
                 .stdout(log.try_clone().map_err(|e| start_err(e.to_string()))?)
                 .stderr(log);
             as_user(&mut cmd);
-            let child = reaper::spawn_guarded(cmd)
+            let child = reaper::spawn_guarded(cmd, dir.path().to_path_buf())
                 .map_err(|e| start_err(format!("cannot start postgres: {e}")))?;
             let mut server = ManagedServer {
                 child: Some(child),
@@ -323,6 +325,18 @@ impl ManagedServer {
         if let Some(dir) = self.dir.take() {
             let _ = dir.close();
         }
+    }
+}
+
+impl std::fmt::Debug for ManagedServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManagedServer")
+            .field("pid", &self.pid())
+            .field("bin_dir", &self.bin_dir)
+            .field("socket_dir", &self.socket_dir)
+            .field("port", &self.port)
+            .field("password", &"***")
+            .finish()
     }
 }
 

@@ -14,9 +14,11 @@
 //!    as long as the process.
 
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::{Child, Command};
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -24,14 +26,17 @@ use nix::unistd::Pid;
 type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
 
 static SPAWNER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
-static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+/// Live postmasters: pid and the private directory to remove after it.
+static LIVE: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());
 
 /// Spawns `cmd` from the long-lived spawner thread, in its own process group
 /// (so a terminal's Ctrl-C reaches isobench only, which then shuts the server
 /// down in order), with the parent-death signal set to SIGQUIT.
 ///
+/// `dir` is removed by [`kill_all`] once the server has exited.
+///
 /// Errors: those of `Command::spawn` (binary missing, permission denied).
-pub fn spawn_guarded(mut cmd: Command) -> std::io::Result<Child> {
+pub fn spawn_guarded(mut cmd: Command, dir: PathBuf) -> std::io::Result<Child> {
     cmd.process_group(0);
     // SAFETY: prctl and getppid are async-signal-safe; the closure allocates
     // nothing and touches no locks.
@@ -75,7 +80,7 @@ pub fn spawn_guarded(mut cmd: Command) -> std::io::Result<Child> {
         .map_err(|_| std::io::Error::other("spawner thread is gone"))??;
     LIVE.lock()
         .unwrap_or_else(|e| e.into_inner())
-        .push(child.id());
+        .push((child.id(), dir));
     Ok(child)
 }
 
@@ -83,26 +88,44 @@ pub fn spawn_guarded(mut cmd: Command) -> std::io::Result<Child> {
 pub fn forget(pid: u32) {
     LIVE.lock()
         .unwrap_or_else(|e| e.into_inner())
-        .retain(|p| *p != pid);
+        .retain(|(p, _)| *p != pid);
 }
 
-/// Sends SIGQUIT (immediate shutdown) to every registered postmaster. Safe
-/// to call from a panic hook or a signal path; does not wait.
+/// Sends SIGQUIT (immediate shutdown) to every registered postmaster, waits
+/// up to 5 s for each to exit, and removes its directory. For the panic
+/// hook and the second Ctrl-C, which end the process without running
+/// destructors.
 pub fn kill_all() {
-    let pids = LIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    for pid in pids {
-        let _ = kill(Pid::from_raw(pid as i32), Signal::SIGQUIT);
+    let live = LIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for (pid, _) in &live {
+        let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGQUIT);
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    for (pid, dir) in live {
+        let pid = Pid::from_raw(pid as i32);
+        while Instant::now() < deadline {
+            use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+            match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::StillAlive) => std::thread::sleep(Duration::from_millis(20)),
+                _ => break, // exited, or already reaped elsewhere
+            }
+        }
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 
-/// Installs a panic hook that stops every managed server before the default
-/// hook prints the panic. Idempotent.
+/// Installs a panic hook that stops every managed server when the main
+/// thread panics, before the default hook prints the panic. Idempotent.
 pub fn install_panic_hook() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {
         let default = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            kill_all();
+            // A panic on the main thread ends the process; one in a task or
+            // client thread is caught and reported by the run instead.
+            if std::thread::current().name() == Some("main") {
+                kill_all();
+            }
             default(info);
         }));
     });
