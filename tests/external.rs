@@ -1,0 +1,98 @@
+//! An external target (`--dsn`): here a server started through the library,
+//! so isobench does not manage it. The run works over the Unix socket, the
+//! TCP listener refuses a client without the password (no trust over TCP),
+//! and isobench drops the databases it created.
+
+mod common;
+
+use common::*;
+use isobench::target::{self, ManagedOptions, ManagedServer};
+
+#[test]
+fn dsn_target_runs_cleans_up_and_tcp_needs_a_password() {
+    let (_keep, dir) = out_dir("external");
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = ManagedServer::start(&ManagedOptions {
+        bin_dir: target::find_bin_dir(None).expect("PostgreSQL binaries"),
+        settings: vec![],
+        log_path: dir.join("external-server.log"),
+        os_user: "postgres".into(),
+    })
+    .expect("server starts");
+    let dsn = format!(
+        "host={} port={} user={} dbname=postgres",
+        server.socket_dir().display(),
+        server.port(),
+        target::SUPERUSER
+    );
+    let out_dir = dir.join("results");
+    let (out, _, stderr) = run(&[
+        "run",
+        "--dsn",
+        &dsn,
+        "--scale",
+        "1",
+        "--clients",
+        "2",
+        "--isolation",
+        "rc",
+        "--repeat",
+        "1",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--quiet",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    let r = read_json(&out_dir);
+    assert_schema_valid(&r);
+    assert_eq!(r["runs"].as_array().unwrap().len(), 1);
+    assert!(
+        r["config"]["target"]
+            .as_str()
+            .unwrap()
+            .starts_with("external ")
+    );
+    assert!(
+        !out_dir.join("server.log").exists(),
+        "no server log for an external server"
+    );
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let left: Vec<String> = rt.block_on(async {
+        let db = target::connect(&server.config("postgres")).await.unwrap();
+        db.query(
+            "SELECT datname FROM pg_database WHERE datname LIKE 'isobench_%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect()
+    });
+    assert!(left.is_empty(), "isobench left databases behind: {left:?}");
+
+    let tcp = format!(
+        "postgres://{}@127.0.0.1:{}/postgres",
+        target::SUPERUSER,
+        server.port()
+    );
+    let (out, _, stderr) = run(&[
+        "run",
+        "--dsn",
+        &tcp,
+        "--quiet",
+        "--out",
+        dir.join("tcp").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot connect"), "{stderr}");
+    assert!(stderr.to_lowercase().contains("password"), "{stderr}");
+}
