@@ -50,7 +50,6 @@ pub struct ManagedServer {
     socket_dir: PathBuf,
     port: u16,
     password: String,
-    log_path: PathBuf,
 }
 
 /// Finds the PostgreSQL binaries: `explicit` (from `--pg-bin`), else
@@ -214,7 +213,6 @@ impl ManagedServer {
                 socket_dir: dir.path().to_path_buf(),
                 port,
                 password: password.clone(),
-                log_path: opts.log_path.clone(),
             };
             match server.wait_ready(Duration::from_secs(60)) {
                 Ok(()) => {
@@ -288,11 +286,6 @@ impl ManagedServer {
     /// The binaries directory the server runs from.
     pub fn bin_dir(&self) -> &Path {
         &self.bin_dir
-    }
-
-    /// The server log (kept in the results directory).
-    pub fn log_path(&self) -> &Path {
-        &self.log_path
     }
 
     /// The postmaster's pid, while it runs.

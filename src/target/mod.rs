@@ -4,7 +4,6 @@
 mod managed;
 pub mod reaper;
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tokio_postgres::config::Host;
@@ -109,22 +108,6 @@ impl Target {
         match self {
             Target::Managed(_) => "postgres".into(),
             Target::External(c) => c.get_dbname().unwrap_or("postgres").into(),
-        }
-    }
-
-    /// The server log, when isobench manages the server.
-    pub fn log_path(&self) -> Option<&Path> {
-        match self {
-            Target::Managed(s) => Some(s.log_path()),
-            Target::External(_) => None,
-        }
-    }
-
-    /// The binaries directory of a managed server.
-    pub fn bin_dir(&self) -> Option<PathBuf> {
-        match self {
-            Target::Managed(s) => Some(s.bin_dir().to_path_buf()),
-            Target::External(_) => None,
         }
     }
 
