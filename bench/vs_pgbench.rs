@@ -189,7 +189,7 @@ fn main() {
                     seed: u64::from(round),
                     threads,
                 };
-                let outcome = rt
+                let (outcome, ()) = rt
                     .block_on(async {
                         let (phase, _rx) = tokio::sync::watch::channel(Phase::Connecting);
                         engine::run(
@@ -203,11 +203,9 @@ fn main() {
                         .await
                     })
                     .expect("isobench engine run");
-                let tps = outcome.measured.committed as f64 / outcome.measured_s;
-                (
-                    tps,
-                    outcome.cpu_s * 1e6 / outcome.measured.committed.max(1) as f64,
-                )
+                let committed = outcome.measured.total().committed;
+                let tps = committed as f64 / outcome.measured_s;
+                (tps, outcome.cpu_s * 1e6 / committed.max(1) as f64)
             };
             // ABBA order: the tables grow and churn as rounds go by, so
             // neither tool always runs on the fresher data.

@@ -27,8 +27,11 @@ pub enum Command {
         /// A directory written by `isobench run`.
         dir: PathBuf,
     },
-    /// List the built-in workloads.
-    Workloads,
+    /// List the built-in workloads, or show one in detail.
+    Workloads {
+        /// A workload name, e.g. smallbank.
+        name: Option<String>,
+    },
 }
 
 fn duration(s: &str) -> Result<Duration, String> {
@@ -52,10 +55,10 @@ fn sample_interval(s: &str) -> Result<Duration, String> {
 }
 
 fn workload(s: &str) -> Result<String, String> {
-    if crate::workload::REGISTRY.iter().any(|(name, _)| *name == s) {
+    if crate::workload::spec(s).is_some() {
         Ok(s.to_string())
     } else {
-        let known: Vec<&str> = crate::workload::REGISTRY.iter().map(|(n, _)| *n).collect();
+        let known: Vec<&str> = crate::workload::REGISTRY.iter().map(|s| s.name).collect();
         Err(format!(
             "unknown workload '{s}' (built-in: {}; see `isobench workloads`)",
             known.join(", ")
@@ -68,6 +71,18 @@ fn setting(s: &str) -> Result<(String, String), String> {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
         _ => Err(format!(
             "'{s}' is not name=value (e.g. --set shared_buffers=256MB)"
+        )),
+    }
+}
+
+fn param(s: &str) -> Result<(String, Vec<String>), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => Ok((
+            k.trim().to_string(),
+            v.split(',').map(|x| x.trim().to_string()).collect(),
+        )),
+        _ => Err(format!(
+            "'{s}' is not NAME=VALUE[,VALUE...] (e.g. --param rows=10,100)"
         )),
     }
 }
@@ -86,14 +101,20 @@ fn sqlstate(s: &str) -> Result<String, String> {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Built-in workload (see `isobench workloads`).
-    #[arg(long, default_value = "tpcb", value_parser = workload)]
+    #[arg(long, short = 'w', default_value = "tpcb", value_parser = workload)]
     pub workload: String,
-    /// Scale factor (TPC-B: 100000 accounts per unit).
-    #[arg(long, short = 's', default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
-    pub scale: u32,
+    /// Scale factor (default: the workload's; TPC-B: 100000 accounts per unit).
+    #[arg(long, short = 's', value_parser = clap::value_parser!(u32).range(1..))]
+    pub scale: Option<u32>,
     /// Isolation levels to compare: read-committed|rc, repeatable-read|rr, serializable|ser.
     #[arg(long, value_delimiter = ',', default_value = "rc,rr,ser")]
     pub isolation: Vec<Isolation>,
+    /// Concurrency-control strategies to compare, e.g. optimistic,locking (default: the workload's first).
+    #[arg(long, value_delimiter = ',')]
+    pub strategy: Vec<String>,
+    /// Workload parameter as a factor, repeatable: --param rows=10,100,1000.
+    #[arg(long = "param", value_name = "NAME=V1,V2", value_parser = param)]
+    pub params: Vec<(String, Vec<String>)>,
     /// Client counts to sweep, e.g. 1,16.
     #[arg(long, short = 'c', value_delimiter = ',', default_value = "16",
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
@@ -146,6 +167,9 @@ pub struct RunArgs {
     /// No live progress and no summary table.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Exit with status 3 when any invariant is violated (anomalies > 0).
+    #[arg(long)]
+    pub fail_on_violation: bool,
 }
 
 impl Default for RunArgs {
@@ -164,6 +188,12 @@ impl RunArgs {
             workload: self.workload,
             scale: self.scale,
             isolation: dedup(self.isolation),
+            strategies: dedup(self.strategy.into_iter().map(|s| s.trim().to_string()).collect()),
+            params: self
+                .params
+                .into_iter()
+                .map(|(k, v)| (k, dedup(v)))
+                .collect(),
             clients: dedup(self.clients),
             repeat: self.repeat,
             duration: self.duration,
@@ -185,6 +215,7 @@ impl RunArgs {
             },
             out: self.out,
             quiet: self.quiet,
+            fail_on_violation: self.fail_on_violation,
         }
     }
 }
@@ -219,7 +250,8 @@ mod tests {
     fn defaults_are_the_default_study() {
         let c = RunArgs::default().into_config();
         assert_eq!(c.workload, "tpcb");
-        assert_eq!(c.scale, 10);
+        assert_eq!(c.scale, None);
+        assert!(c.strategies.is_empty() && c.params.is_empty());
         assert_eq!(c.isolation, Isolation::ALL.to_vec());
         assert_eq!(c.clients, vec![16]);
         assert_eq!(c.repeat, 3);
@@ -246,6 +278,17 @@ mod tests {
         );
         assert_eq!(c.clients, vec![1, 16]);
         assert_eq!(c.duration, Duration::from_millis(500));
+        let c = parse(&["--param", "rows=10,100,10", "--param", "read-ratio=0.5", "--strategy", "locking,optimistic"])
+            .unwrap()
+            .into_config();
+        assert_eq!(
+            c.params,
+            vec![
+                ("rows".to_string(), vec!["10".to_string(), "100".to_string()]),
+                ("read-ratio".to_string(), vec!["0.5".to_string()])
+            ]
+        );
+        assert_eq!(c.strategies, vec!["locking", "optimistic"]);
     }
 
     #[test]
@@ -258,6 +301,8 @@ mod tests {
             (&["--set", "noequals"][..], "--set"),
             (&["--retry-on", "4001"][..], "--retry-on"),
             (&["--backoff", "linear"][..], "--backoff"),
+            (&["--param", "rows"][..], "--param"),
+            (&["--workload", "nope"][..], "--workload"),
         ] {
             let err = parse(args).unwrap_err();
             assert!(err.contains(option), "{args:?}: {err}");

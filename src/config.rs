@@ -181,8 +181,14 @@ pub struct TargetConfig {
 #[derive(Debug, Clone)]
 pub struct ExperimentConfig {
     pub workload: String,
-    pub scale: u32,
+    /// `None`: the workload's default (workloads without a scale refuse one).
+    pub scale: Option<u32>,
     pub isolation: Vec<Isolation>,
+    /// Concurrency-control strategies; empty: the workload's default.
+    pub strategies: Vec<String>,
+    /// Workload parameters as factors: name and its values, in the order
+    /// given.
+    pub params: Vec<(String, Vec<String>)>,
     pub clients: Vec<u32>,
     pub repeat: u32,
     pub duration: Duration,
@@ -200,6 +206,8 @@ pub struct ExperimentConfig {
     pub out: Option<PathBuf>,
     /// No live progress and no summary table.
     pub quiet: bool,
+    /// Exit non-zero when any invariant is violated.
+    pub fail_on_violation: bool,
 }
 
 /// Serde helper storing a [`Duration`] as fractional milliseconds.

@@ -1,5 +1,6 @@
 //! The `isobench` binary: parse flags, call the library, map the outcome to
-//! an exit code (0 done, 1 error, 2 bad flags, 130 interrupted).
+//! an exit code (0 done, 1 error, 2 bad flags, 3 invariants violated with
+//! `--fail-on-violation`, 130 interrupted).
 
 use std::process::ExitCode;
 
@@ -51,10 +52,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             println!("report: {}", path.display());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Workloads => {
-            for (name, about) in workload::REGISTRY {
-                println!("{name:<12} {about}");
-            }
+        Command::Workloads { name } => {
+            print!("{}", workload::describe(name.as_deref())?);
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -63,6 +62,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
 async fn run(args: RunArgs) -> Result<ExitCode> {
     let cfg = args.into_config();
     let quiet = cfg.quiet;
+    let fail_on_violation = cfg.fail_on_violation;
     let cancel = CancellationToken::new();
     tokio::spawn(watch_signals(cancel.clone()));
     let outcome = match experiment::run(cfg, cancel.clone()).await {
@@ -85,6 +85,21 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             outcome.dir.display()
         );
         return Ok(ExitCode::from(130));
+    }
+    let violated: Vec<u32> = outcome
+        .results
+        .runs
+        .iter()
+        .filter(|r| r.anomalies > 0)
+        .map(|r| r.index)
+        .collect();
+    if fail_on_violation && !violated.is_empty() {
+        eprintln!(
+            "isobench: invariants violated in {} run(s) ({}) and --fail-on-violation is set",
+            violated.len(),
+            violated.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        );
+        return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
 }

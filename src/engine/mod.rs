@@ -1,9 +1,9 @@
 //! The load engine: clients, the closed loop, the retry loop, and the
-//! ticker that turns per-client recorders into per-second series.
+//! ticker that turns per-thread recorders into per-second series.
 //!
 //! Data flow: every client is a tokio task with its own connection. It draws
 //! inputs, runs attempts until one commits or the retry policy gives up, and
-//! records the outcome in its own [`Recorder`]. The ticker (this task) wakes
+//! records the outcome in its thread's [`Recorder`]. The ticker (this task) wakes
 //! once a second, drains every recorder into one [`Interval`], discards it
 //! during warm-up, and otherwise appends a [`SecondPoint`] and merges it into
 //! the run's totals. Nothing is sent per transaction.
@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Isolation;
 use crate::metrics::{Interval, Lifetime, Recorder};
 use crate::target::TargetError;
-use crate::workload::Workload;
+use crate::workload::{Ledger, Workload, WorkloadClient};
 use retry::Retrier;
 
 /// How one run is driven.
@@ -96,9 +96,9 @@ pub struct EngineOutcome {
 }
 
 impl EngineOutcome {
-    fn cancelled_before_start() -> Self {
+    fn cancelled_before_start(types: usize) -> Self {
         EngineOutcome {
-            measured: Interval::default(),
+            measured: Interval::new(types),
             measured_s: 0.0,
             per_second: Vec::new(),
             lifetime: Lifetime::default(),
@@ -123,7 +123,8 @@ pub enum EngineError {
 /// Runs `params.clients` closed-loop clients of `workload` against `db`:
 /// warm-up, then the measured window, then a drain. `cancel` ends the run
 /// early (the outcome is marked interrupted); `phase` follows the run;
-/// `on_tick` is called about once a second.
+/// `on_tick` is called about once a second. Returns the measurements and
+/// the clients' merged ledger.
 ///
 /// Errors: a client that cannot connect or prepare ([`EngineError`]).
 pub async fn run<W: Workload>(
@@ -133,13 +134,14 @@ pub async fn run<W: Workload>(
     cancel: &CancellationToken,
     phase: &watch::Sender<Phase>,
     on_tick: &mut (dyn FnMut(&Tick) + Send),
-) -> Result<EngineOutcome, EngineError> {
+) -> Result<(EngineOutcome, <W::Client as WorkloadClient>::Ledger), EngineError> {
     phase.send_replace(Phase::Connecting);
     let stop = Arc::new(AtomicBool::new(false));
     let retrier = Arc::new(params.retrier.clone());
     let threads = params.threads.clamp(1, params.clients.max(1) as usize);
-    let recorders: Vec<Arc<Recorder>> = (0..params.clients)
-        .map(|_| Arc::new(Recorder::default()))
+    let types = workload.tx_types().len();
+    let recorders: Vec<Arc<Recorder>> = (0..threads)
+        .map(|_| Arc::new(Recorder::new(types)))
         .collect();
     let mut members: Vec<Vec<shard::Member<W::Client>>> =
         (0..threads).map(|_| Vec::new()).collect();
@@ -147,7 +149,6 @@ pub async fn run<W: Workload>(
         members[id as usize % threads].push(shard::Member {
             id,
             client: workload.client(id, params.seed.wrapping_add(u64::from(id))),
-            recorder: recorders[id as usize].clone(),
             backoff_seed: params.seed ^ 0x9e37_79b9_7f4a_7c15 ^ u64::from(id),
         });
     }
@@ -159,6 +160,7 @@ pub async fn run<W: Workload>(
             db: db.clone(),
             isolation: params.isolation,
             retrier: retrier.clone(),
+            recorder: recorders[i].clone(),
             stop: stop.clone(),
             ready: ready_tx.clone(),
             go: go_rx.clone(),
@@ -170,7 +172,7 @@ pub async fn run<W: Workload>(
         let ready = tokio::select! {
             r = ready_rx.recv() => r,
             // Dropping go_tx on return sends every shard home.
-            _ = cancel.cancelled() => return Ok(EngineOutcome::cancelled_before_start()),
+            _ = cancel.cancelled() => return Ok((EngineOutcome::cancelled_before_start(types), Default::default())),
         };
         match ready {
             Some(Ok(())) => {}
@@ -190,8 +192,8 @@ pub async fn run<W: Workload>(
     let mut next = (started + Duration::from_secs(1)).min(warm_end);
     let mut window: Option<(Instant, Instant)> = None; // (start, end)
     let mut last = started;
-    let mut tick = Interval::default();
-    let mut measured = Interval::default();
+    let mut tick = Interval::new(types);
+    let mut measured = Interval::new(types);
     let mut per_second = Vec::new();
     let mut cpu_start = 0.0;
     let mut cpu_s = 0.0;
@@ -206,13 +208,13 @@ pub async fn run<W: Workload>(
             r.drain_into(&mut tick);
         }
         let secs = now.duration_since(last).as_secs_f64().max(1e-9);
-        let latency = tick.latency_summary();
+        let total = tick.total();
         let mut report = Tick {
             phase: Phase::Warmup,
             elapsed: now.duration_since(started),
-            tps: tick.committed as f64 / secs,
-            p99_ms: latency.p99,
-            failed: tick.failed.total(),
+            tps: total.committed as f64 / secs,
+            p99_ms: total.latency_summary().p99,
+            failed: total.failed.total(),
         };
         last = now;
         match window {
@@ -231,7 +233,7 @@ pub async fn run<W: Workload>(
                 measured.merge(&tick);
                 per_second.push(SecondPoint {
                     t_s: now.duration_since(start).as_secs_f64(),
-                    committed: tick.committed,
+                    committed: total.committed,
                     tps: report.tps,
                     p99_ms: report.p99_ms,
                     failed: report.failed,
@@ -254,10 +256,14 @@ pub async fn run<W: Workload>(
     stop.store(true, Ordering::Relaxed);
     let mut client_errors = Vec::new();
     let mut lifetime = Lifetime::default();
+    let mut ledger = <W::Client as WorkloadClient>::Ledger::default();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     for shard in shards {
         match tokio::time::timeout_at(deadline, shard.done).await {
-            Ok(Ok(ends)) => client_errors.extend(ends),
+            Ok(Ok(done)) => {
+                client_errors.extend(done.errors);
+                ledger.merge(done.ledger);
+            }
             Ok(Err(_)) => {
                 // The thread died (panic): its clients may have been
                 // mid-COMMIT.
@@ -285,15 +291,18 @@ pub async fn run<W: Workload>(
         lifetime.committed += l.committed;
         lifetime.unknown_outcome += l.unknown_outcome;
     }
-    Ok(EngineOutcome {
-        measured,
-        measured_s,
-        per_second,
-        lifetime,
-        cpu_s,
-        interrupted,
-        client_errors,
-    })
+    Ok((
+        EngineOutcome {
+            measured,
+            measured_s,
+            per_second,
+            lifetime,
+            cpu_s,
+            interrupted,
+            client_errors,
+        },
+        ledger,
+    ))
 }
 
 /// Client threads when `--threads` is not given (the CLI's default): one per 16 clients, at

@@ -18,13 +18,12 @@ use super::retry::{Retrier, Verdict};
 use crate::config::Isolation;
 use crate::metrics::{CONNECTION_FAILURE, Recorder};
 use crate::target;
-use crate::workload::{TxControl, WorkloadClient};
+use crate::workload::{Ledger, Outcome, TxControl, WorkloadClient};
 
 /// One client to be run by a shard.
 pub(super) struct Member<C> {
     pub id: u32,
     pub client: C,
-    pub recorder: Arc<Recorder>,
     pub backoff_seed: u64,
 }
 
@@ -35,17 +34,26 @@ pub(super) struct Common {
     pub retrier: Arc<Retrier>,
     /// Set when the measured window ends.
     pub stop: Arc<AtomicBool>,
+    /// The shard's recorder, shared by its clients (one thread: uncontended).
+    pub recorder: Arc<Recorder>,
     /// Each shard sends one message: its clients are connected, or why not.
     pub ready: mpsc::UnboundedSender<Result<(), EngineError>>,
     /// Turns true when every shard is ready; dropped to call the run off.
     pub go: watch::Receiver<bool>,
 }
 
-/// A running shard.
-pub(super) struct Handle {
-    pub clients: usize,
+/// What a shard hands back when its clients have stopped.
+pub(super) struct Done<L> {
     /// Errors of clients that stopped early ("client 3: connection lost").
-    pub done: oneshot::Receiver<Vec<String>>,
+    pub errors: Vec<String>,
+    /// The shard's clients' ledgers, merged.
+    pub ledger: L,
+}
+
+/// A running shard.
+pub(super) struct Handle<L> {
+    pub clients: usize,
+    pub done: oneshot::Receiver<Done<L>>,
 }
 
 /// Starts shard `index` on its own thread.
@@ -53,7 +61,7 @@ pub(super) fn spawn<C: WorkloadClient>(
     index: usize,
     members: Vec<Member<C>>,
     common: Common,
-) -> Handle {
+) -> Handle<C::Ledger> {
     let clients = members.len();
     let (done_tx, done) = oneshot::channel();
     let ready = common.ready.clone();
@@ -85,7 +93,7 @@ pub(super) fn spawn<C: WorkloadClient>(
 async fn run_shard<C: WorkloadClient>(
     members: Vec<Member<C>>,
     mut common: Common,
-    done: oneshot::Sender<Vec<String>>,
+    done: oneshot::Sender<Done<C::Ledger>>,
 ) {
     let setups = members
         .into_iter()
@@ -114,7 +122,7 @@ async fn run_shard<C: WorkloadClient>(
                 m.client,
                 conn,
                 tx,
-                m.recorder,
+                common.recorder.clone(),
                 common.retrier.clone(),
                 common.stop.clone(),
                 m.backoff_seed,
@@ -123,14 +131,19 @@ async fn run_shard<C: WorkloadClient>(
         })
         .collect();
     let mut errors = Vec::new();
+    let mut ledger = C::Ledger::default();
     for (id, task) in tasks {
         match task.await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => errors.push(format!("client {id}: {e}")),
+            Ok((client, result)) => {
+                ledger.merge(client.into_ledger());
+                if let Err(e) = result {
+                    errors.push(format!("client {id}: {e}"));
+                }
+            }
             Err(e) => errors.push(format!("client {id}: {e}")),
         }
     }
-    let _ = done.send(errors);
+    let _ = done.send(Done { errors, ledger });
 }
 
 /// Connects one client, sets its session's isolation default, and
@@ -156,12 +169,12 @@ async fn setup<C: WorkloadClient>(
     let tx = TxControl::prepare(&conn, isolation)
         .await
         .map_err(prepare_err)?;
-    m.client.prepare(&conn).await.map_err(prepare_err)?;
+    m.client.prepare(&conn, &tx).await.map_err(prepare_err)?;
     Ok((m, conn, tx))
 }
 
-/// The closed loop of one client. Returns when `stop` is set, or with an
-/// error when its connection is lost.
+/// The closed loop of one client. Returns the client (for its ledger) when
+/// `stop` is set, with an error when its connection was lost.
 async fn client_loop<C: WorkloadClient>(
     mut client: C,
     conn: Client,
@@ -170,12 +183,26 @@ async fn client_loop<C: WorkloadClient>(
     retrier: Arc<Retrier>,
     stop: Arc<AtomicBool>,
     seed: u64,
+) -> (C, Result<(), String>) {
+    let result = closed_loop(&mut client, conn, tx, &rec, &retrier, &stop, seed).await;
+    (client, result)
+}
+
+async fn closed_loop<C: WorkloadClient>(
+    client: &mut C,
+    conn: Client,
+    tx: TxControl,
+    rec: &Recorder,
+    retrier: &Retrier,
+    stop: &AtomicBool,
+    seed: u64,
 ) -> Result<(), String> {
     use rand::SeedableRng;
     let mut backoff_rng = rand::rngs::SmallRng::seed_from_u64(seed);
     let max_tries = retrier.max_tries();
     while !stop.load(Ordering::Relaxed) {
         let input = client.next_input();
+        let ty = client.tx_type(&input);
         let first_start = Instant::now();
         let mut tries = 0u32;
         let mut wasted_us = 0u64;
@@ -183,8 +210,13 @@ async fn client_loop<C: WorkloadClient>(
             tries += 1;
             let attempt_start = Instant::now();
             let err = match client.attempt(&conn, &tx, &input).await {
-                Ok(()) => {
-                    rec.commit(first_start.elapsed().as_micros() as u64, tries, wasted_us);
+                Ok(Outcome::Committed) => {
+                    let latency = first_start.elapsed().as_micros() as u64;
+                    rec.commit(ty, latency, tries, wasted_us);
+                    break;
+                }
+                Ok(Outcome::UserAbort) => {
+                    rec.user_abort(ty, tries, wasted_us);
                     break;
                 }
                 Err(e) => e,
@@ -194,14 +226,15 @@ async fn client_loop<C: WorkloadClient>(
                 Verdict::Retry(c) => (c, true),
                 Verdict::Fail(c) => (c, false),
                 Verdict::Unknown => {
-                    rec.unknown(tries);
+                    rec.unknown(ty, tries);
+                    client.unknown_outcome(&input);
                     return Err(format!(
                         "connection lost during COMMIT: {}",
                         target::error_text(&err.error)
                     ));
                 }
                 Verdict::ConnectionLost => {
-                    rec.fail(CONNECTION_FAILURE, tries, wasted_us);
+                    rec.fail(ty, CONNECTION_FAILURE, tries, wasted_us);
                     return Err(format!(
                         "connection lost: {}",
                         target::error_text(&err.error)
@@ -212,11 +245,11 @@ async fn client_loop<C: WorkloadClient>(
             if !err.at_commit
                 && let Err(e) = tx.rollback(&conn).await
             {
-                rec.fail(code, tries, wasted_us);
+                rec.fail(ty, code, tries, wasted_us);
                 return Err(format!("ROLLBACK failed: {}", target::error_text(&e)));
             }
             if !retryable || tries >= max_tries || stop.load(Ordering::Relaxed) {
-                rec.fail(code, tries, wasted_us);
+                rec.fail(ty, code, tries, wasted_us);
                 if conn.is_closed() {
                     return Err("connection closed by the server".into());
                 }

@@ -22,9 +22,9 @@ use crate::metrics::encode_histogram;
 use crate::observe;
 use crate::progress::Progress;
 use crate::report;
-use crate::store::{self, Cell, Environment, Results, RunRecord, StoredConfig};
+use crate::store::{self, Cell, Environment, Results, RunRecord, StoredConfig, TxTypeRecord};
 use crate::target::{self, ManagedOptions, ManagedServer, Target};
-use crate::workload::{Workload, tpcb::Tpcb};
+use crate::workload::{self, Setup, Workload, WorkloadSpec};
 
 /// How an experiment ended.
 #[derive(Debug)]
@@ -39,37 +39,101 @@ pub struct ExperimentOutcome {
 #[derive(Debug, Clone)]
 pub struct PlannedRun {
     pub cell: Cell,
+    /// Index into [`cells`].
+    pub cell_index: usize,
     pub repetition: u32,
 }
 
-/// The cells of `cfg` in factor order (isolation varies fastest, so the
-/// first isolation level is every cell's baseline neighbour).
-pub fn cells(cfg: &ExperimentConfig) -> Vec<Cell> {
-    let mut out = Vec::new();
-    for &clients in &cfg.clients {
-        for &isolation in &cfg.isolation {
-            out.push(Cell {
-                workload: cfg.workload.clone(),
-                isolation,
-                clients,
-                scale: cfg.scale,
-            });
-        }
-    }
-    out
+/// The workload spec of `cfg`. Errors: unknown workload.
+fn workload_spec(cfg: &ExperimentConfig) -> Result<&'static WorkloadSpec> {
+    workload::spec(&cfg.workload).ok_or_else(|| {
+        anyhow!(
+            "--workload: unknown workload '{}' (built-in: {}; see `isobench workloads`)",
+            cfg.workload,
+            workload::REGISTRY
+                .iter()
+                .map(|s| s.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
 }
 
-/// Every run of `cfg`, interleaved: all cells for repetition 1, then 2, ...
-pub fn plan(cfg: &ExperimentConfig) -> Vec<PlannedRun> {
-    let cells = cells(cfg);
-    (1..=cfg.repeat)
-        .flat_map(|repetition| {
-            cells.iter().map(move |cell| PlannedRun {
-                cell: cell.clone(),
-                repetition,
+/// The cells of `cfg` in factor order: clients, then workload parameters
+/// (the first given varies slowest), then strategy, then isolation level
+/// (fastest, so that every cell's baseline is a near neighbour).
+///
+/// Errors: unknown workload, strategy or parameter, a parameter given
+/// twice, `--scale` for a workload without one.
+pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
+    let spec = workload_spec(cfg)?;
+    let scale = spec.resolve_scale(cfg.scale)?;
+    let strategies: Vec<String> = if cfg.strategies.is_empty() {
+        vec![spec.default_strategy().to_string()]
+    } else {
+        cfg.strategies.clone()
+    };
+    for s in &strategies {
+        spec.check_strategy(s)?;
+    }
+    let mut combos: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
+    for (i, (name, values)) in cfg.params.iter().enumerate() {
+        spec.check_param(name)?;
+        if cfg.params[..i].iter().any(|(n, _)| n == name) {
+            bail!("--param {name}: given twice; list its values once, e.g. --param {name}=1,2");
+        }
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                values.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.insert(name.clone(), v.clone());
+                    c
+                })
             })
+            .collect();
+    }
+    let mut out = Vec::new();
+    for &clients in &cfg.clients {
+        for params in &combos {
+            for strategy in &strategies {
+                for &isolation in &cfg.isolation {
+                    out.push(Cell {
+                        workload: cfg.workload.clone(),
+                        isolation,
+                        strategy: strategy.clone(),
+                        params: params.clone(),
+                        clients,
+                        scale,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every run of `cells`, interleaved: all cells for repetition 1, then 2, ...
+pub fn plan(cells: &[Cell], repeat: u32) -> Vec<PlannedRun> {
+    (1..=repeat)
+        .flat_map(|repetition| {
+            cells
+                .iter()
+                .enumerate()
+                .map(move |(cell_index, cell)| PlannedRun {
+                    cell: cell.clone(),
+                    cell_index,
+                    repetition,
+                })
         })
         .collect()
+}
+
+/// The workload setup of a cell. Errors: as [`Setup::new`].
+pub fn setup(cell: &Cell) -> Result<Setup> {
+    let spec = workload::spec(&cell.workload)
+        .ok_or_else(|| anyhow!("unknown workload '{}'", cell.workload))?;
+    Ok(Setup::new(spec, cell.scale, Some(&cell.strategy), &cell.params)?)
 }
 
 /// Runs the experiment `cfg` until done or `cancel` fires.
@@ -78,16 +142,16 @@ pub fn plan(cfg: &ExperimentConfig) -> Vec<PlannedRun> {
 /// reached, a failed load, or a run that cannot start; completed runs are
 /// already written to the results directory when an error is returned.
 pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<ExperimentOutcome> {
-    match cfg.workload.as_str() {
-        "tpcb" => run_with(Tpcb::new(cfg.scale)?, cfg, cancel).await,
-        other => bail!(
-            "--workload: unknown workload '{other}' (built-in: {}; see `isobench workloads`)",
-            crate::workload::REGISTRY
-                .iter()
-                .map(|(n, _)| *n)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+    use crate::workload::*;
+    let name = workload_spec(&cfg)?.name;
+    match name {
+        "tpcb" => run_with::<tpcb::Tpcb>(cfg, cancel).await,
+        "sibench" => run_with::<sibench::Sibench>(cfg, cancel).await,
+        "ssibench" | "simple-ssibench" => run_with::<ssibench::Ssibench>(cfg, cancel).await,
+        "smallbank" => run_with::<smallbank::Smallbank>(cfg, cancel).await,
+        "write-skew" => run_with::<write_skew::WriteSkew>(cfg, cancel).await,
+        "docstore" => run_with::<docstore::Docstore>(cfg, cancel).await,
+        other => bail!("workload '{other}' is in the registry but not wired into experiment::run"),
     }
 }
 
@@ -222,11 +286,33 @@ async fn drop_database(admin: &Client, name: &str, version_num: i32) -> Result<(
 }
 
 async fn run_with<W: Workload>(
-    workload: W,
     cfg: ExperimentConfig,
     cancel: CancellationToken,
 ) -> Result<ExperimentOutcome> {
     let retrier = validate(&cfg)?;
+    let spec = workload_spec(&cfg)?;
+    let cells = cells(&cfg)?;
+    // Build every cell's workload before starting anything, so a bad
+    // parameter value is reported at once.
+    let workloads: Vec<W> = cells
+        .iter()
+        .map(|c| Ok(W::new(&setup(c)?)?))
+        .collect::<Result<_>>()?;
+    // One template database per distinct data variant.
+    let mut data_keys: Vec<String> = Vec::new();
+    let template_of: Vec<usize> = workloads
+        .iter()
+        .map(|w| {
+            let key = w.data_key();
+            match data_keys.iter().position(|k| *k == key) {
+                Some(i) => i,
+                None => {
+                    data_keys.push(key);
+                    data_keys.len() - 1
+                }
+            }
+        })
+        .collect();
     let dir = results_dir(&cfg)?;
     let max_clients = cfg.clients.iter().copied().max().unwrap_or(1);
     let progress = Progress::new(cfg.quiet);
@@ -237,7 +323,9 @@ async fn run_with<W: Workload>(
     let env = environment(&admin).await?;
     let vnum = env.server_version_num;
     let pid = std::process::id();
-    let tmpl = format!("isobench_tmpl_{pid}");
+    let templates: Vec<String> = (0..data_keys.len())
+        .map(|i| format!("isobench_tmpl_{pid}_{i}"))
+        .collect();
     let run_db = format!("isobench_run_{pid}");
 
     let mut results = Results {
@@ -248,8 +336,15 @@ async fn run_with<W: Workload>(
         complete: false,
         config: StoredConfig {
             workload: cfg.workload.clone(),
-            scale: cfg.scale,
+            scale: cells.first().and_then(|c| c.scale),
             isolation: cfg.isolation.clone(),
+            strategies: if cfg.strategies.is_empty() {
+                vec![spec.default_strategy().to_string()]
+            } else {
+                cfg.strategies.clone()
+            },
+            params: cfg.params.iter().cloned().collect(),
+            param_defaults: spec.defaults(),
             clients: cfg.clients.clone(),
             repeat: cfg.repeat,
             duration_s: cfg.duration.as_secs_f64(),
@@ -267,7 +362,7 @@ async fn run_with<W: Workload>(
                 .collect::<BTreeMap<_, _>>(),
         },
         environment: env,
-        load: None,
+        load: Vec::new(),
         runs: Vec::new(),
     };
     let save = |r: &Results| -> Result<()> {
@@ -281,40 +376,42 @@ async fn run_with<W: Workload>(
         Ok(())
     };
 
-    // Load once into the template database.
     drop_database(&admin, &run_db, vnum).await?;
-    drop_database(&admin, &tmpl, vnum).await?;
-    admin
-        .batch_execute(&format!("CREATE DATABASE {}", quote_ident(&tmpl)))
-        .await
-        .map_err(|e| {
-            anyhow!(
-                "CREATE DATABASE {tmpl}: {} (on an external server isobench needs a role with CREATEDB)",
-                target::error_text(&e)
-            )
-        })?;
-    progress.note(&format!(
-        "loading {} at scale {} ...",
-        workload.name(),
-        cfg.scale
-    ));
-    let planned = plan(&cfg);
-    // Everything between creating the template and dropping it, so that
+    let planned = plan(&cells, cfg.repeat);
+    // Everything between creating the templates and dropping them, so that
     // every way out of it (done, Ctrl-C, error) reaches the clean-up below.
     let body: Result<()> = async {
-        let load = {
-            let db = target::connect(&target.config(&tmpl)).await?;
-            tokio::select! {
-                r = workload.load(&db) => r.context("loading the workload")?,
+        // Load each data variant once into its template database.
+        for (t, tmpl) in templates.iter().enumerate() {
+            let w = &workloads[template_of.iter().position(|&x| x == t).expect("used")];
+            drop_database(&admin, tmpl, vnum).await?;
+            admin
+                .batch_execute(&format!("CREATE DATABASE {}", quote_ident(tmpl)))
+                .await
+                .map_err(|e| {
+                    anyhow!(
+                        "CREATE DATABASE {tmpl}: {} (on an external server isobench needs a role with CREATEDB)",
+                        target::error_text(&e)
+                    )
+                })?;
+            let what = match w.data_key() {
+                k if k.is_empty() => spec.name.to_string(),
+                k => format!("{} ({k})", spec.name),
+            };
+            progress.note(&format!("loading {what} ..."));
+            let db = target::connect(&target.config(tmpl)).await?;
+            let mut load = tokio::select! {
+                r = w.load(&db) => r.with_context(|| format!("loading {what}"))?,
                 _ = cancel.cancelled() => return Ok(()),
-            }
-        };
-        progress.note(&format!(
-            "loaded {} rows in {:.2} s",
-            load.rows,
-            load.elapsed.as_secs_f64()
-        ));
-        results.load = Some(load);
+            };
+            load.data = w.data_key();
+            progress.note(&format!(
+                "loaded {} rows in {:.2} s",
+                load.rows,
+                load.elapsed.as_secs_f64()
+            ));
+            results.load.push(load);
+        }
         save(&results)?;
         progress.start(planned.len(), cfg.warmup + cfg.duration);
         for (i, run) in planned.iter().enumerate() {
@@ -324,8 +421,18 @@ async fn run_with<W: Workload>(
             let index = i as u32 + 1;
             progress.begin_run(index, &run.cell, run.repetition);
             let record = one_run(
-                &workload, &cfg, &retrier, &target, &admin, &tmpl, &run_db, vnum, run, index,
-                &cancel, &progress,
+                &workloads[run.cell_index],
+                &cfg,
+                &retrier,
+                &target,
+                &admin,
+                &templates[template_of[run.cell_index]],
+                &run_db,
+                vnum,
+                run,
+                index,
+                &cancel,
+                &progress,
             )
             .await
             .with_context(|| {
@@ -350,7 +457,9 @@ async fn run_with<W: Workload>(
     save(&results)?;
     if matches!(target, Target::External(_)) {
         let _ = drop_database(&admin, &run_db, vnum).await;
-        let _ = drop_database(&admin, &tmpl, vnum).await;
+        for tmpl in &templates {
+            let _ = drop_database(&admin, tmpl, vnum).await;
+        }
     }
     drop(admin);
     drop(target); // stops a managed server
@@ -449,15 +558,42 @@ async fn one_run<W: Workload>(
     .await;
     phase_tx.send_replace(Phase::Draining);
     let server = observer.await.unwrap_or_default();
-    let outcome = outcome?;
+    let (outcome, ledger) = outcome?;
     let invariants = workload
-        .check(&check_db, outcome.lifetime)
+        .check(&check_db, outcome.lifetime, ledger)
         .await
         .context("checking invariants")?;
 
-    let m = &outcome.measured;
+    let m = outcome.measured.total();
+    let m = &m;
     let failed_total = m.failed.total();
-    let transactions = m.committed + failed_total + m.unknown_outcome;
+    let transactions = m.transactions();
+    let type_names = workload.tx_types();
+    let per_type: Vec<TxTypeRecord> = outcome
+        .measured
+        .types
+        .iter()
+        .zip(&type_names)
+        .map(|(t, name)| TxTypeRecord {
+            name: name.to_string(),
+            committed: t.committed,
+            user_aborts: t.user_aborts,
+            attempts: t.attempts,
+            failed: t.failed.iter().collect(),
+            unknown_outcome: t.unknown_outcome,
+            wasted_ms: t.wasted_us as f64 / 1000.0,
+            latency_ms: t.latency_summary(),
+            latency_histogram: encode_histogram(&t.latency_us),
+        })
+        .collect();
+    let failed_by_type = per_type
+        .iter()
+        .filter(|t| !t.failed.is_empty())
+        .map(|t| (t.name.clone(), t.failed.clone()))
+        .collect();
+    let client_time_ms = f64::from(run.cell.clients) * outcome.measured_s * 1000.0;
+    let wasted_ms = m.wasted_us as f64 / 1000.0;
+    let anomalies = invariants.iter().map(|i| i.violations).sum();
     let mut errors_all = errors;
     let lost_clients = !outcome.client_errors.is_empty();
     errors_all.extend(outcome.client_errors);
@@ -480,7 +616,9 @@ async fn one_run<W: Workload>(
         attempts: m.attempts,
         retries: m.attempts.saturating_sub(transactions),
         failed: m.failed.iter().collect(),
+        failed_by_type,
         unknown_outcome: m.unknown_outcome,
+        user_aborts: m.user_aborts,
         failure_pct: if transactions > 0 {
             100.0 * failed_total as f64 / transactions as f64
         } else {
@@ -491,7 +629,19 @@ async fn one_run<W: Workload>(
         } else {
             0.0
         },
-        wasted_ms: m.wasted_us as f64 / 1000.0,
+        wasted_ms,
+        wasted_attempts: m.wasted_attempts(),
+        abort_ratio: if m.attempts > 0 {
+            m.wasted_attempts() as f64 / m.attempts as f64
+        } else {
+            0.0
+        },
+        wasted_time_pct: if client_time_ms > 0.0 {
+            100.0 * wasted_ms / client_time_ms
+        } else {
+            0.0
+        },
+        transactions: per_type,
         latency_ms: m.latency_summary(),
         latency_histogram: encode_histogram(&m.latency_us),
         per_second: outcome.per_second,
@@ -505,6 +655,7 @@ async fn one_run<W: Workload>(
         reset_ms,
         server,
         invariants,
+        anomalies,
         errors: errors_all,
     })
 }
@@ -517,8 +668,10 @@ mod tests {
     fn cfg() -> ExperimentConfig {
         ExperimentConfig {
             workload: "tpcb".into(),
-            scale: 1,
+            scale: Some(1),
             isolation: vec![Isolation::ReadCommitted, Isolation::Serializable],
+            strategies: Vec::new(),
+            params: Vec::new(),
             clients: vec![1, 8],
             repeat: 2,
             duration: Duration::from_secs(1),
@@ -530,12 +683,14 @@ mod tests {
             target: TargetConfig::default(),
             out: None,
             quiet: true,
+            fail_on_violation: false,
         }
     }
 
     #[test]
     fn plan_is_interleaved_by_repetition() {
-        let p = plan(&cfg());
+        let c = cfg();
+        let p = plan(&cells(&c).unwrap(), c.repeat);
         assert_eq!(p.len(), 8);
         let reps: Vec<u32> = p.iter().map(|r| r.repetition).collect();
         assert_eq!(reps, vec![1, 1, 1, 1, 2, 2, 2, 2]);
@@ -556,6 +711,53 @@ mod tests {
             p[..4].iter().map(|r| &r.cell).collect::<Vec<_>>(),
             p[4..].iter().map(|r| &r.cell).collect::<Vec<_>>()
         );
+        assert_eq!(p[5].cell_index, 1);
+    }
+
+    #[test]
+    fn params_and_strategies_are_factors() {
+        let mut c = cfg();
+        c.workload = "sibench".into();
+        c.scale = None;
+        c.clients = vec![4];
+        c.strategies = vec!["optimistic".into(), "locking".into()];
+        c.params = vec![("rows".into(), vec!["10".into(), "100".into(), "1000".into()])];
+        let cells = cells(&c).unwrap();
+        assert_eq!(cells.len(), 3 * 2 * 2);
+        assert_eq!(
+            cells[0].label(),
+            "isolation=rc strategy=optimistic rows=10 clients=4"
+        );
+        assert_eq!(
+            cells[3].label(),
+            "isolation=ser strategy=locking rows=10 clients=4"
+        );
+        assert_eq!(cells[11].params["rows"], "1000");
+        // Every cell builds; a bad value names the option.
+        for cell in &cells {
+            setup(cell).unwrap();
+        }
+        c.params = vec![("rows".into(), vec!["0".into()])];
+        let cell = &super::cells(&c).unwrap()[0];
+        let e = <workload::sibench::Sibench as Workload>::new(&setup(cell).unwrap())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("--param rows=0"), "{e}");
+    }
+
+    #[test]
+    fn bad_factors_name_the_option() {
+        let mut c = cfg();
+        c.strategies = vec!["locking".into()];
+        let e = cells(&c).unwrap_err().to_string();
+        assert!(e.contains("--strategy locking") && e.contains("optimistic"), "{e}");
+        let mut c = cfg();
+        c.params = vec![("variant".into(), vec!["a".into()]), ("variant".into(), vec!["b".into()])];
+        assert!(cells(&c).unwrap_err().to_string().contains("given twice"));
+        let mut c = cfg();
+        c.workload = "write-skew".into();
+        assert!(cells(&c).unwrap_err().to_string().contains("--scale"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Recording what clients do, without a central bottleneck.
 //!
-//! Each client owns a [`Recorder`]: a mutex that only the client locks on
-//! its hot path (uncontended, ~20 ns) and that the engine's ticker locks
+//! Each client thread owns a [`Recorder`]: a mutex that only that thread's
+//! clients lock on their hot path (uncontended, ~20 ns) and that the engine's ticker locks
 //! once a second to [`Recorder::drain_into`] an [`Interval`]. Latencies go
 //! into HDR histograms (Gil Tene's HdrHistogram: fixed memory, 3
 //! significant digits), so memory stays flat however long a run lasts and
@@ -66,12 +66,15 @@ pub fn new_histogram() -> Histogram<u64> {
     h
 }
 
-/// What clients did during one tick (or a whole run, once merged).
+/// What the transactions of one type did during one tick (or a whole run,
+/// once merged).
 #[derive(Debug, Clone)]
-pub struct Interval {
+pub struct TxStats {
     /// Latency of committed transactions, first attempt start to commit, µs.
     pub latency_us: Histogram<u64>,
     pub committed: u64,
+    /// Transactions the application rolled back by design (not failures).
+    pub user_aborts: u64,
     /// Tries, including the ones that committed.
     pub attempts: u64,
     /// Transactions that gave up, by SQLSTATE of their last error.
@@ -82,11 +85,12 @@ pub struct Interval {
     pub wasted_us: u64,
 }
 
-impl Default for Interval {
+impl Default for TxStats {
     fn default() -> Self {
-        Interval {
+        TxStats {
             latency_us: new_histogram(),
             committed: 0,
+            user_aborts: 0,
             attempts: 0,
             failed: FailureCounts::default(),
             unknown_outcome: 0,
@@ -95,13 +99,14 @@ impl Default for Interval {
     }
 }
 
-impl Interval {
+impl TxStats {
     /// Adds `other` to `self` (histograms merge exactly).
-    pub fn merge(&mut self, other: &Interval) {
+    pub fn merge(&mut self, other: &TxStats) {
         self.latency_us
             .add(&other.latency_us)
             .expect("auto-resizing histogram");
         self.committed += other.committed;
+        self.user_aborts += other.user_aborts;
         self.attempts += other.attempts;
         self.failed.merge(&other.failed);
         self.unknown_outcome += other.unknown_outcome;
@@ -112,15 +117,64 @@ impl Interval {
     pub fn reset(&mut self) {
         self.latency_us.reset();
         self.committed = 0;
+        self.user_aborts = 0;
         self.attempts = 0;
         self.failed.clear();
         self.unknown_outcome = 0;
         self.wasted_us = 0;
     }
 
+    /// Transactions that ended: committed, user-aborted, failed, unknown.
+    pub fn transactions(&self) -> u64 {
+        self.committed + self.user_aborts + self.failed.total() + self.unknown_outcome
+    }
+
+    /// Attempts that did not end their transaction (retried ones) plus the
+    /// last attempts of failed transactions: attempts - committed - user
+    /// aborts.
+    pub fn wasted_attempts(&self) -> u64 {
+        self.attempts
+            .saturating_sub(self.committed + self.user_aborts)
+    }
+
     /// Latency summary in ms.
     pub fn latency_summary(&self) -> LatencySummary {
         LatencySummary::of(&self.latency_us)
+    }
+}
+
+/// What clients did during one tick (or a whole run), per transaction type.
+#[derive(Debug, Clone)]
+pub struct Interval {
+    /// Indexed by transaction type.
+    pub types: Vec<TxStats>,
+}
+
+impl Interval {
+    /// An empty interval for `types` transaction types (at least 1).
+    pub fn new(types: usize) -> Self {
+        Interval {
+            types: (0..types.max(1)).map(|_| TxStats::default()).collect(),
+        }
+    }
+
+    pub fn merge(&mut self, other: &Interval) {
+        for (a, b) in self.types.iter_mut().zip(&other.types) {
+            a.merge(b);
+        }
+    }
+
+    pub fn reset(&mut self) {
+        self.types.iter_mut().for_each(TxStats::reset);
+    }
+
+    /// All types together.
+    pub fn total(&self) -> TxStats {
+        let mut t = TxStats::default();
+        for s in &self.types {
+            t.merge(s);
+        }
+        t
     }
 }
 
@@ -132,61 +186,80 @@ pub struct Lifetime {
     pub unknown_outcome: u64,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct RecorderInner {
     interval: Interval,
     lifetime: Lifetime,
 }
 
-/// One client's recorder (see the module docs).
-#[derive(Debug, Default)]
+/// The recorder of one client thread's clients (see the module docs).
+#[derive(Debug)]
 pub struct Recorder(Mutex<RecorderInner>);
 
 impl Recorder {
-    fn with<R>(&self, f: impl FnOnce(&mut RecorderInner) -> R) -> R {
-        f(&mut self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    /// A recorder for `types` transaction types.
+    pub fn new(types: usize) -> Self {
+        Recorder(Mutex::new(RecorderInner {
+            interval: Interval::new(types),
+            lifetime: Lifetime::default(),
+        }))
     }
 
-    /// A transaction committed after `attempts` tries, `latency_us` after its
-    /// first attempt started; `wasted_us` were spent in the failed tries.
-    pub fn commit(&self, latency_us: u64, attempts: u32, wasted_us: u64) {
-        self.with(|r| {
-            r.interval.latency_us.saturating_record(latency_us.max(1));
-            r.interval.committed += 1;
-            r.interval.attempts += u64::from(attempts);
-            r.interval.wasted_us += wasted_us;
-            r.lifetime.committed += 1;
+    fn with<R>(&self, ty: usize, f: impl FnOnce(&mut TxStats, &mut Lifetime) -> R) -> R {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let inner = &mut *g;
+        f(&mut inner.interval.types[ty], &mut inner.lifetime)
+    }
+
+    /// A transaction of type `ty` committed after `attempts` tries,
+    /// `latency_us` after its first attempt started; `wasted_us` were spent
+    /// in the failed tries.
+    pub fn commit(&self, ty: usize, latency_us: u64, attempts: u32, wasted_us: u64) {
+        self.with(ty, |s, l| {
+            s.latency_us.saturating_record(latency_us.max(1));
+            s.committed += 1;
+            s.attempts += u64::from(attempts);
+            s.wasted_us += wasted_us;
+            l.committed += 1;
+        })
+    }
+
+    /// The application rolled a transaction back on purpose.
+    pub fn user_abort(&self, ty: usize, attempts: u32, wasted_us: u64) {
+        self.with(ty, |s, _| {
+            s.user_aborts += 1;
+            s.attempts += u64::from(attempts);
+            s.wasted_us += wasted_us;
         })
     }
 
     /// A transaction gave up with `code` after `attempts` tries.
-    pub fn fail(&self, code: SqlState, attempts: u32, wasted_us: u64) {
-        self.with(|r| {
-            r.interval.failed.add(code, 1);
-            r.interval.attempts += u64::from(attempts);
-            r.interval.wasted_us += wasted_us;
+    pub fn fail(&self, ty: usize, code: SqlState, attempts: u32, wasted_us: u64) {
+        self.with(ty, |s, _| {
+            s.failed.add(code, 1);
+            s.attempts += u64::from(attempts);
+            s.wasted_us += wasted_us;
         })
     }
 
     /// The connection broke during COMMIT: the outcome is unknown.
-    pub fn unknown(&self, attempts: u32) {
-        self.with(|r| {
-            r.interval.unknown_outcome += 1;
-            r.interval.attempts += u64::from(attempts);
-            r.lifetime.unknown_outcome += 1;
+    pub fn unknown(&self, ty: usize, attempts: u32) {
+        self.with(ty, |s, l| {
+            s.unknown_outcome += 1;
+            s.attempts += u64::from(attempts);
+            l.unknown_outcome += 1;
         })
     }
 
     /// Adds this tick's counts to `into` and starts a new tick.
     pub fn drain_into(&self, into: &mut Interval) {
-        self.with(|r| {
-            into.merge(&r.interval);
-            r.interval.reset();
-        })
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        into.merge(&g.interval);
+        g.interval.reset();
     }
 
     pub fn lifetime(&self) -> Lifetime {
-        self.with(|r| r.lifetime)
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).lifetime
     }
 }
 
@@ -255,23 +328,24 @@ mod tests {
         /// and counters equal those of recording everything in one place.
         #[test]
         fn merge_equals_single_recorder(values in proptest::collection::vec((1u64..10_000_000, 0usize..4), 0..300)) {
-            let clients: Vec<Recorder> = (0..4).map(|_| Recorder::default()).collect();
-            let single = Recorder::default();
+            let clients: Vec<Recorder> = (0..4).map(|_| Recorder::new(2)).collect();
+            let single = Recorder::new(2);
             for (v, c) in &values {
-                clients[*c].commit(*v, 1, 0);
-                single.commit(*v, 1, 0);
+                clients[*c].commit(c % 2, *v, 1, 0);
+                single.commit(c % 2, *v, 1, 0);
             }
-            let mut merged = Interval::default();
+            let mut merged = Interval::new(2);
             for c in &clients { c.drain_into(&mut merged); }
-            let mut all = Interval::default();
+            let mut all = Interval::new(2);
             single.drain_into(&mut all);
-            prop_assert_eq!(merged.committed, values.len() as u64);
-            prop_assert_eq!(merged.latency_us.len(), all.latency_us.len());
-            prop_assert_eq!(merged.latency_summary(), all.latency_summary());
+            prop_assert_eq!(merged.total().committed, values.len() as u64);
+            prop_assert_eq!(merged.types[1].committed, values.iter().filter(|(_, c)| c % 2 == 1).count() as u64);
+            prop_assert_eq!(merged.total().latency_us.len(), all.total().latency_us.len());
+            prop_assert_eq!(merged.total().latency_summary(), all.total().latency_summary());
             // Draining resets the tick but not the lifetime counts.
-            let mut again = Interval::default();
+            let mut again = Interval::new(2);
             clients[0].drain_into(&mut again);
-            prop_assert_eq!(again.committed, 0);
+            prop_assert_eq!(again.total().committed, 0);
             prop_assert_eq!(clients.iter().map(|c| c.lifetime().committed).sum::<u64>(), values.len() as u64);
         }
     }

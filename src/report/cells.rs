@@ -10,11 +10,13 @@
 //! - Invariant violations are counted over *all* runs: a violation is a
 //!   fact about the data however long the run lasted.
 //! - The baseline of a cell is the cell with the first isolation level of
-//!   `results.config.isolation` and otherwise the same factor values.
+//!   `results.config.isolation`, the first strategy of
+//!   `results.config.strategies`, and otherwise the same factor values.
 
 use std::collections::BTreeMap;
 
 use crate::config::Isolation;
+use crate::metrics::{LatencySummary, decode_histogram};
 use crate::stats::{self, Summary, Welch};
 use crate::store::{Cell, Results, RunRecord};
 
@@ -43,7 +45,43 @@ pub struct CellSummary<'a> {
     pub failures: BTreeMap<String, u64>,
     /// Invariant checks over all runs.
     pub invariants: InvariantTally,
+    /// Σ anomalies (invariant violations) over all runs.
+    pub anomalies: u64,
+    /// The first violation: `invariant: detail`.
+    pub anomaly_example: Option<String>,
+    /// Σ wasted attempts / Σ attempts over complete runs.
+    pub abort_ratio: Option<f64>,
+    /// Mean over complete runs of the share of client time spent in
+    /// attempts that did not commit, %.
+    pub wasted_time_pct: Option<Summary>,
+    /// Σ user aborts over complete runs.
+    pub user_aborts: u64,
+    /// Per transaction type, pooled over complete runs.
+    pub types: Vec<TypeSummary>,
     pub vs_baseline: VsBaseline,
+}
+
+/// One transaction type of a cell, pooled over its complete runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeSummary {
+    pub name: String,
+    pub committed: u64,
+    /// committed / Σ measured seconds, tx/s.
+    pub tps: f64,
+    pub user_aborts: u64,
+    pub attempts: u64,
+    pub failed: BTreeMap<String, u64>,
+    /// Latency of the runs' merged histograms, ms (None without commits).
+    pub latency: Option<LatencySummary>,
+}
+
+impl TypeSummary {
+    /// Σ failed / (committed + user aborts + failed), %.
+    pub fn failure_pct(&self) -> Option<f64> {
+        let failed: u64 = self.failed.values().sum();
+        let n = self.committed + self.user_aborts + failed;
+        (n > 0).then(|| 100.0 * failed as f64 / n as f64)
+    }
 }
 
 /// Per-run latency figures summarised over runs, ms.
@@ -117,10 +155,13 @@ pub fn aggregate(results: &Results) -> Vec<CellSummary<'_>> {
         .into_iter()
         .map(|(cell, runs)| summarise(cell, runs))
         .collect();
-    let baseline_iso = results.config.isolation.first().copied();
+    let baseline = (
+        results.config.isolation.first().copied(),
+        results.config.strategies.first().cloned(),
+    );
     let vs: Vec<VsBaseline> = cells
         .iter()
-        .map(|c| compare(c, &cells, baseline_iso))
+        .map(|c| compare(c, &cells, &baseline))
         .collect();
     cells
         .into_iter()
@@ -158,7 +199,20 @@ fn summarise<'a>(cell: &'a Cell, runs: Vec<&'a RunRecord>) -> CellSummary<'a> {
                 checked: t.checked + 1,
                 violated: t.violated + usize::from(!i.ok),
             });
+    let anomaly_example = runs
+        .iter()
+        .flat_map(|r| &r.invariants)
+        .find(|i| !i.ok)
+        .map(|i| format!("{}: {}", i.name, i.detail));
+    let attempts: u64 = complete.iter().map(|r| r.attempts).sum();
+    let wasted: u64 = complete.iter().map(|r| r.wasted_attempts).sum();
     CellSummary {
+        anomalies: runs.iter().map(|r| r.anomalies).sum(),
+        anomaly_example,
+        abort_ratio: (attempts > 0).then(|| wasted as f64 / attempts as f64),
+        wasted_time_pct: Summary::of(&complete.iter().map(|r| r.wasted_time_pct).collect::<Vec<_>>()),
+        user_aborts: complete.iter().map(|r| r.user_aborts).sum(),
+        types: type_summaries(&complete),
         cell,
         n: complete.len(),
         interrupted: runs.len() - complete.len(),
@@ -179,16 +233,77 @@ fn summarise<'a>(cell: &'a Cell, runs: Vec<&'a RunRecord>) -> CellSummary<'a> {
     }
 }
 
+/// Per transaction type, pooled over `complete` runs (types in the order
+/// of the first run).
+fn type_summaries(complete: &[&RunRecord]) -> Vec<TypeSummary> {
+    let seconds: f64 = complete.iter().map(|r| r.duration_s).sum();
+    let mut out: Vec<(TypeSummary, Option<hdrhistogram::Histogram<u64>>)> = Vec::new();
+    for r in complete {
+        for t in &r.transactions {
+            let i = match out.iter().position(|(s, _)| s.name == t.name) {
+                Some(i) => i,
+                None => {
+                    out.push((
+                        TypeSummary {
+                            name: t.name.clone(),
+                            committed: 0,
+                            tps: 0.0,
+                            user_aborts: 0,
+                            attempts: 0,
+                            failed: BTreeMap::new(),
+                            latency: None,
+                        },
+                        None,
+                    ));
+                    out.len() - 1
+                }
+            };
+            let (s, h) = &mut out[i];
+            s.committed += t.committed;
+            s.user_aborts += t.user_aborts;
+            s.attempts += t.attempts;
+            for (code, n) in &t.failed {
+                *s.failed.entry(code.clone()).or_default() += n;
+            }
+            if let Ok(run_h) = decode_histogram(&t.latency_histogram) {
+                match h {
+                    Some(h) => {
+                        let _ = h.add(&run_h);
+                    }
+                    None => *h = Some(run_h),
+                }
+            }
+        }
+    }
+    out.into_iter()
+        .map(|(mut s, h)| {
+            s.tps = if seconds > 0.0 {
+                s.committed as f64 / seconds
+            } else {
+                0.0
+            };
+            s.latency = h.filter(|h| !h.is_empty()).map(|h| LatencySummary::of(&h));
+            s
+        })
+        .collect()
+}
+
 /// Compares `c` with its baseline among `cells`.
-fn compare(c: &CellSummary, cells: &[CellSummary], baseline_iso: Option<Isolation>) -> VsBaseline {
-    let Some(iso) = baseline_iso else {
+fn compare(
+    c: &CellSummary,
+    cells: &[CellSummary],
+    baseline: &(Option<Isolation>, Option<String>),
+) -> VsBaseline {
+    let Some(iso) = baseline.0 else {
         return VsBaseline::Missing;
     };
-    if c.cell.isolation == iso {
+    let strategy = baseline.1.clone().unwrap_or_else(|| c.cell.strategy.clone());
+    if c.cell.isolation == iso && c.cell.strategy == strategy {
         return VsBaseline::Baseline;
     }
     let key = Cell {
         isolation: iso,
+        strategy,
         ..c.cell.clone()
     };
     let Some(base) = cells.iter().find(|b| *b.cell == key) else {
@@ -217,7 +332,10 @@ mod tests {
         let labels: Vec<String> = cells.iter().map(|c| c.cell.label()).collect();
         assert_eq!(
             labels,
-            ["isolation=rc clients=4", "isolation=ser clients=4"]
+            [
+                "isolation=rc strategy=optimistic clients=4",
+                "isolation=ser strategy=optimistic clients=4"
+            ]
         );
         assert_eq!(cells[0].runs.len(), 2);
         assert_eq!((cells[1].n, cells[1].interrupted), (2, 1));
@@ -254,6 +372,55 @@ mod tests {
         };
         assert!((pct.unwrap() - 50.0).abs() < 1e-9);
         assert!(welch.unwrap().significant());
+    }
+
+    #[test]
+    fn anomalies_and_types() {
+        let r = fixture::results();
+        let cells = aggregate(&r);
+        assert_eq!(cells[0].anomalies, 1);
+        assert!(
+            cells[0]
+                .anomaly_example
+                .as_deref()
+                .unwrap()
+                .starts_with("balances-consistent: ")
+        );
+        assert_eq!(cells[1].anomalies, 0);
+        // ser: complete runs 2 and 4 only.
+        let t = &cells[1].types[0];
+        assert_eq!(t.name, "tpcb-like");
+        assert_eq!(t.committed, r.runs[1].committed + r.runs[3].committed);
+        assert_eq!(t.failed.get("40001"), Some(&64));
+        let p99 = t.latency.unwrap().p99;
+        assert!((12.0..13.5).contains(&p99), "{p99}");
+        let ratio = cells[1].abort_ratio.unwrap();
+        let want = (900 + 30 + 1000 + 35) as f64 / (r.runs[1].attempts + r.runs[3].attempts) as f64;
+        assert!((ratio - want).abs() < 1e-12, "{ratio} {want}");
+    }
+
+    #[test]
+    fn baseline_is_first_isolation_and_first_strategy() {
+        let mut r = fixture::results();
+        r.config.strategies = vec!["optimistic".into(), "locking".into()];
+        let mut locking: Vec<RunRecord> = r.runs.clone();
+        for run in &mut locking {
+            run.cell.strategy = "locking".into();
+            run.tps *= 2.0;
+        }
+        r.runs.extend(locking);
+        let cells = aggregate(&r);
+        assert_eq!(cells.len(), 4);
+        assert_eq!(cells[0].vs_baseline, VsBaseline::Baseline);
+        // rc/locking is compared with rc/optimistic: +100 %.
+        let rc_locking = cells
+            .iter()
+            .find(|c| c.cell.strategy == "locking" && c.cell.isolation == Isolation::ReadCommitted)
+            .unwrap();
+        let VsBaseline::Change { pct, .. } = rc_locking.vs_baseline else {
+            panic!("{:?}", rc_locking.vs_baseline)
+        };
+        assert!((pct.unwrap() - 100.0).abs() < 1e-9);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! A small hand-built [`Results`] for renderer tests: TPC-B, isolation
 //! rc and ser, 4 clients, 2 complete repetitions per cell, one violated
 //! invariant (run 3), and an interrupted fifth run (the experiment was
-//! stopped during repetition 3).
+//! stopped during repetition 3). Each run has one transaction type.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -9,16 +9,30 @@ use std::time::Duration;
 use crate::config::{Isolation, RetryPolicy};
 use crate::metrics::{LatencySummary, Lifetime};
 use crate::observe::{CountStat, Plan, ServerObservations, SireadLocks, WaitEvents, stat_interval};
-use crate::store::{Cell, Environment, Results, RunRecord, SCHEMA_VERSION, StoredConfig};
+use crate::store::{
+    Cell, Environment, Results, RunRecord, SCHEMA_VERSION, StoredConfig, TxTypeRecord,
+};
 use crate::workload::{InvariantResult, LoadReport};
 
 fn cell(isolation: Isolation) -> Cell {
     Cell {
         workload: "tpcb".into(),
         isolation,
+        strategy: "optimistic".into(),
+        params: BTreeMap::new(),
         clients: 4,
-        scale: 1,
+        scale: Some(1),
     }
+}
+
+/// A histogram whose p99 is about `p99_ms` (100 values, 1 ms apart near
+/// the top).
+fn histogram(p99_ms: f64) -> String {
+    let mut h = crate::metrics::new_histogram();
+    for i in 1..=100u64 {
+        h.record((p99_ms * 1000.0 * i as f64 / 99.0) as u64).unwrap();
+    }
+    crate::metrics::encode_histogram(&h)
 }
 
 /// pg_stat_database intervals: 5 s at `commits`/s, then 1 s at `tail`/s.
@@ -68,6 +82,15 @@ fn run(
     let nfailed: u64 = failed.values().sum();
     let transactions = committed + nfailed;
     let ser = iso == Isolation::Serializable;
+    let latency = LatencySummary {
+        mean: p99 / 4.0,
+        p50: p99 / 5.0,
+        p90: p99 / 2.0,
+        p95: p99 / 1.5,
+        p99,
+        p999: p99 * 2.0,
+        max: p99 * 3.0,
+    };
     let mut waits = BTreeMap::from([
         ("CPU".to_string(), 150),
         ("Client:ClientRead".to_string(), 60),
@@ -114,20 +137,32 @@ fn run(
         attempts: transactions + retries,
         retries,
         failure_pct: 100.0 * nfailed as f64 / transactions as f64,
+        failed_by_type: if failed.is_empty() {
+            BTreeMap::new()
+        } else {
+            BTreeMap::from([("tpcb-like".to_string(), failed.clone())])
+        },
+        transactions: vec![TxTypeRecord {
+            name: "tpcb-like".into(),
+            committed,
+            user_aborts: 0,
+            attempts: transactions + retries,
+            failed: failed.clone(),
+            unknown_outcome: 0,
+            wasted_ms: retries as f64 * 1.5,
+            latency_ms: latency,
+            latency_histogram: histogram(p99),
+        }],
         failed,
         unknown_outcome: 0,
+        user_aborts: 0,
+        wasted_attempts: retries + nfailed,
+        abort_ratio: (retries + nfailed) as f64 / (transactions + retries) as f64,
+        wasted_time_pct: 100.0 * retries as f64 * 1.5 / (4.0 * duration_s * 1000.0),
         retries_per_commit: retries as f64 / committed as f64,
         wasted_ms: retries as f64 * 1.5,
-        latency_ms: LatencySummary {
-            mean: p99 / 4.0,
-            p50: p99 / 5.0,
-            p90: p99 / 2.0,
-            p95: p99 / 1.5,
-            p99,
-            p999: p99 * 2.0,
-            max: p99 * 3.0,
-        },
-        latency_histogram: String::new(),
+        latency_ms: latency,
+        latency_histogram: histogram(p99),
         per_second: Vec::new(),
         client_cpu_s: committed as f64 * 40e-6,
         client_cpu_us_per_tx: 40.0 + f64::from(index),
@@ -144,17 +179,18 @@ fn run(
             errors: Vec::new(),
         },
         invariants: vec![
-            InvariantResult {
-                name: "balances-consistent".into(),
-                ok: true,
-                detail: "sum(abalance)=-1234 sum(tbalance)=-1234 sum(bbalance)=-1234 sum(history.delta)=-1234".into(),
-            },
-            InvariantResult {
-                name: "history-matches-commits".into(),
-                ok: true,
-                detail: format!("count(pgbench_history)={0} client-counted commits={0} unknown outcomes=0", committed + 400),
-            },
+            InvariantResult::check(
+                "balances-consistent",
+                true,
+                "sum(abalance)=-1234 sum(tbalance)=-1234 sum(bbalance)=-1234 sum(history.delta)=-1234".into(),
+            ),
+            InvariantResult::check(
+                "history-matches-commits",
+                true,
+                format!("count(pgbench_history)={0} client-counted commits={0} unknown outcomes=0", committed + 400),
+            ),
         ],
+        anomalies: 0,
         errors: Vec::new(),
     }
 }
@@ -170,6 +206,8 @@ pub fn results() -> Results {
         run(5, ser, 3, 40.0, 20.0, &[("40001", 5)], 200),
     ];
     runs[2].invariants[0].ok = false;
+    runs[2].invariants[0].violations = 1;
+    runs[2].anomalies = 1;
     runs[2].invariants[0].detail =
         "sum(abalance)=-1234 sum(tbalance)=-1200 sum(bbalance)=-1234 sum(history.delta)=-1234"
             .into();
@@ -187,8 +225,14 @@ pub fn results() -> Results {
         complete: false,
         config: StoredConfig {
             workload: "tpcb".into(),
-            scale: 1,
+            scale: Some(1),
             isolation: vec![rc, ser],
+            strategies: vec!["optimistic".into()],
+            params: BTreeMap::new(),
+            param_defaults: BTreeMap::from([
+                ("foreign-keys".into(), "false".into()),
+                ("variant".into(), "tpcb-like".into()),
+            ]),
             clients: vec![4],
             repeat: 3,
             duration_s: 60.0,
@@ -211,10 +255,11 @@ pub fn results() -> Results {
                 ("shared_buffers".into(), "128MB".into()),
             ]),
         },
-        load: Some(LoadReport {
+        load: vec![LoadReport {
+            data: String::new(),
             elapsed: Duration::from_millis(1234),
             rows: 100_011,
-        }),
+        }],
         runs,
     }
 }

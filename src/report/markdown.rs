@@ -20,7 +20,8 @@ pub fn render(results: &Results) -> String {
     let cells = cells::aggregate(results);
     let mut out = String::new();
     header(&mut out, results);
-    summary(&mut out, &cells);
+    summary(&mut out, results, &cells);
+    transactions(&mut out, results, &cells);
     failures(&mut out, &cells);
     counters(&mut out, &cells);
     wait_events(&mut out, &cells);
@@ -52,12 +53,13 @@ fn esc(s: &str) -> String {
 fn header(out: &mut String, r: &Results) {
     let c = &r.config;
     let e = &r.environment;
-    let _ = writeln!(
-        out,
-        "# isobench report: {}, scale {}\n",
-        c.workload, c.scale
-    );
-    let planned = c.isolation.len() * c.clients.len() * c.repeat as usize;
+    let scale = c.scale.map(|s| format!(", scale {s}")).unwrap_or_default();
+    let _ = writeln!(out, "# isobench report: {}{scale}\n", c.workload);
+    let planned = c.isolation.len()
+        * c.strategies.len().max(1)
+        * c.params.values().map(Vec::len).product::<usize>()
+        * c.clients.len()
+        * c.repeat as usize;
     let status = if r.complete {
         format!("complete ({} runs)", r.runs.len())
     } else {
@@ -89,9 +91,32 @@ fn header(out: &mut String, r: &Results) {
             );
         }
     }
-    let load = match &r.load {
-        Some(l) => format!("{:.2} s ({} rows)", l.elapsed.as_secs_f64(), l.rows),
-        None => NA.into(),
+    let load = if r.load.is_empty() {
+        NA.to_string()
+    } else {
+        list(
+            r.load
+                .iter()
+                .map(|l| {
+                    let what = if l.data.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{}: ", l.data)
+                    };
+                    format!("{what}{:.2} s ({} rows)", l.elapsed.as_secs_f64(), l.rows)
+                })
+                .collect(),
+        )
+    };
+    let params = if c.params.is_empty() {
+        "none given".to_string()
+    } else {
+        list(
+            c.params
+                .iter()
+                .map(|(k, v)| format!("{k}={}", v.join(",")))
+                .collect(),
+        )
     };
     let settings = |m: &std::collections::BTreeMap<String, String>| {
         if m.is_empty() {
@@ -118,10 +143,10 @@ fn header(out: &mut String, r: &Results) {
         ),
         ("Server settings", settings(&e.server_settings)),
         ("`--set`", settings(&c.settings)),
-        (
-            "Workload",
-            format!("{}, scale {}; load {load}", c.workload, c.scale),
-        ),
+        ("Workload", format!("{}{scale}; load {load}", c.workload)),
+        ("Parameters (factors)", params),
+        ("Parameter defaults", settings(&c.param_defaults)),
+        ("Strategies", list(c.strategies.clone())),
         (
             "Isolation levels",
             list(c.isolation.iter().map(|i| i.short().to_string()).collect()),
@@ -147,54 +172,129 @@ fn header(out: &mut String, r: &Results) {
     out.push('\n');
 }
 
-fn summary(out: &mut String, cells: &[CellSummary]) {
+fn summary(out: &mut String, r: &Results, cells: &[CellSummary]) {
     out.push_str("## Summary\n\n");
     out.push_str(
         "Statistics over complete runs only (interrupted runs are listed but not counted). \
          ± is the half-width of the 95 % confidence interval of the mean (Student t, n - 1 degrees of freedom; \
-         n/a with one run). % vs baseline compares mean TPS with the first isolation level at the same client \
-         count; (significant) / (n.s.): Welch's t-test at the 5 % level. Latencies are means over runs of each \
-         run's figure. Invariants count violated checks over all runs.\n\n",
+         n/a with one run). % vs baseline compares mean TPS (goodput: committed transactions per second) with \
+         the cell of the first isolation level and first strategy at the same other factor values; \
+         (significant) / (n.s.): Welch's t-test at the 5 % level. Latencies are means over runs of each \
+         run's figure. Abort ratio: attempts that did not commit / attempts. Wasted time: share of client \
+         time spent in attempts that did not commit. Anomalies: invariant violations summed over all runs, \
+         with the first example.\n\n",
     );
+    let ssibench = matches!(r.config.workload.as_str(), "ssibench" | "simple-ssibench");
     let rows: Vec<Vec<String>> = cells
         .iter()
         .map(|c| {
-            vec![
-                c.cell.isolation.short().to_string(),
-                c.cell.clients.to_string(),
+            let mut row = super::factor_values(r, c.cell);
+            row.extend([
                 c.runs_label(),
                 fmt_tps_ci(c.tps.as_ref()),
                 fmt_vs_baseline(&c.vs_baseline),
+            ]);
+            if ssibench {
+                row.push(fmt_mean(c.tps.as_ref(), |v| fmt_fixed(v / 1000.0, 3)));
+            }
+            row.extend([
                 fmt_mean(c.latency.mean.as_ref(), fmt_ms),
                 fmt_mean(c.latency.p50.as_ref(), fmt_ms),
                 fmt_mean(c.latency.p95.as_ref(), fmt_ms),
                 fmt_mean(c.latency.p99.as_ref(), fmt_ms),
                 fmt_opt(c.retries_per_commit, 3),
                 fmt_opt(c.failure_pct, 2),
+                fmt_opt(c.abort_ratio, 3),
+                fmt_mean(c.wasted_time_pct.as_ref(), |v| fmt_fixed(v, 1)),
                 c.unknown_outcome.to_string(),
-                c.invariants.label(),
-            ]
+                super::fmt_anomalies(c.anomalies, c.anomaly_example.as_deref(), 200),
+            ]);
+            row
         })
         .collect();
-    table(
-        out,
-        &[
-            "isolation",
-            "clients",
+    let mut header = super::factor_headers(r);
+    header.extend(
+        [
             "runs (n)",
             "TPS mean ± 95% CI (tx/s)",
             "% vs baseline (TPS)",
+        ]
+        .map(String::from),
+    );
+    if ssibench {
+        header.push("KTPS (1000 tx/s)".into());
+    }
+    header.extend(
+        [
             "latency mean (ms)",
             "p50 (ms)",
             "p95 (ms)",
             "p99 (ms)",
             "retries per commit (ratio)",
             "failed (% of transactions)",
+            "abort ratio (attempts)",
+            "wasted time (% of client time)",
             "unknown outcomes (transactions)",
-            "invariants (checks)",
-        ],
-        &rows,
+            "anomalies (violations)",
+        ]
+        .map(String::from),
     );
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    table(out, &header, &rows);
+}
+
+fn transactions(out: &mut String, r: &Results, cells: &[CellSummary]) {
+    out.push_str(
+        "## Transactions by type\n\nPooled over each cell's complete runs: counts summed, latency from the \
+         runs' merged histograms. User aborts are rollbacks the workload makes on purpose (e.g. an overdraft \
+         refused), not failures.\n\n",
+    );
+    let mut rows = Vec::new();
+    for c in cells {
+        for t in &c.types {
+            let failed = if t.failed.is_empty() {
+                "0".to_string()
+            } else {
+                t.failed
+                    .iter()
+                    .map(|(code, n)| format!("{n} {} ({code})", sqlstate_name(code)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let mut row = super::factor_values(r, c.cell);
+            row.extend([
+                t.name.clone(),
+                t.committed.to_string(),
+                fmt_tps(t.tps),
+                t.user_aborts.to_string(),
+                failed,
+                fmt_opt(t.failure_pct(), 2),
+                t.latency.map_or_else(|| NA.into(), |l| fmt_ms(l.p50)),
+                t.latency.map_or_else(|| NA.into(), |l| fmt_ms(l.p99)),
+            ]);
+            rows.push(row);
+        }
+    }
+    if rows.is_empty() {
+        out.push_str("No transactions recorded.\n\n");
+        return;
+    }
+    let mut header = super::factor_headers(r);
+    header.extend(
+        [
+            "transaction",
+            "committed (transactions)",
+            "TPS (tx/s)",
+            "user aborts (transactions)",
+            "failed (by SQLSTATE)",
+            "failed (%)",
+            "p50 (ms)",
+            "p99 (ms)",
+        ]
+        .map(String::from),
+    );
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    table(out, &header, &rows);
 }
 
 fn failures(out: &mut String, cells: &[CellSummary]) {
@@ -354,7 +454,7 @@ fn invariants(out: &mut String, r: &Results) {
                     if i.ok {
                         "ok".into()
                     } else {
-                        "**VIOLATED**".into()
+                        format!("**VIOLATED** ({})", i.violations)
                     },
                     format!("`{}`", i.detail),
                 ]
@@ -468,12 +568,13 @@ mod tests {
         let rows = summary_rows(&md);
         assert_eq!(rows.len(), 2, "{rows:#?}");
         assert!(
-            rows[0].starts_with("| rc | 4 | 2 | 100.0 ± ") && rows[0].contains("| baseline |"),
+            rows[0].starts_with("| rc | optimistic | 4 | 2 | 100.0 ± ")
+                && rows[0].contains("| baseline |"),
             "{}",
             rows[0]
         );
         assert!(
-            rows[1].starts_with("| ser | 4 | 2 (+1 interrupted) | 150.0 ± "),
+            rows[1].starts_with("| ser | optimistic | 4 | 2 (+1 interrupted) | 150.0 ± "),
             "{}",
             rows[1]
         );
@@ -484,7 +585,7 @@ mod tests {
     fn empty_results_render() {
         let mut r = fixture::results();
         r.runs.clear();
-        r.load = None;
+        r.load.clear();
         let md = render(&r);
         assert!(summary_rows(&md).is_empty());
         assert!(md.contains("No transaction failed.") && md.contains("No plans recorded."));

@@ -14,8 +14,49 @@ pub mod terminal;
 mod fixture;
 
 use crate::stats::Summary;
+use crate::store::{Cell, Results};
 
 use cells::VsBaseline;
+
+/// Names of the factor columns every per-cell table starts with:
+/// isolation, strategy, each `--param` given, clients.
+pub fn factor_headers(results: &Results) -> Vec<String> {
+    let mut h = vec!["isolation".to_string(), "strategy".to_string()];
+    h.extend(results.config.params.keys().cloned());
+    h.push("clients".into());
+    h
+}
+
+/// A cell's values for [`factor_headers`].
+pub fn factor_values(results: &Results, cell: &Cell) -> Vec<String> {
+    let mut v = vec![cell.isolation.short().to_string(), cell.strategy.clone()];
+    v.extend(
+        results
+            .config
+            .params
+            .keys()
+            .map(|k| cell.params.get(k).cloned().unwrap_or_else(|| NA.into())),
+    );
+    v.push(cell.clients.to_string());
+    v
+}
+
+/// `0`, or `12 (shift-covered: 2 of 10 shifts ...)` with the example cut to
+/// `max_example` characters.
+pub fn fmt_anomalies(count: u64, example: Option<&str>, max_example: usize) -> String {
+    match example {
+        Some(e) if count > 0 => {
+            let e: String = if e.chars().count() > max_example {
+                let cut: String = e.chars().take(max_example.saturating_sub(1)).collect();
+                format!("{cut}…")
+            } else {
+                e.to_string()
+            };
+            format!("{count} ({e})")
+        }
+        _ => count.to_string(),
+    }
+}
 
 /// What a renderer shows for a figure it does not have.
 pub const NA: &str = "n/a";
@@ -107,5 +148,7 @@ mod tests {
         let one = Summary::of(&[100.0]).unwrap();
         assert_eq!(fmt_tps_ci(Some(&one)), "100.0 ± n/a");
         assert_eq!(fmt_tps_ci(None), "n/a");
+        assert_eq!(fmt_anomalies(0, Some("x"), 10), "0");
+        assert_eq!(fmt_anomalies(3, Some("abcdefghijkl"), 5), "3 (abcd…)");
     }
 }

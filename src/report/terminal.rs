@@ -6,19 +6,20 @@
 use comfy_table::{CellAlignment, Table, presets};
 
 use super::cells;
-use super::{fmt_mean, fmt_ms, fmt_opt, fmt_tps_ci, fmt_vs_baseline};
+use super::{
+    factor_headers, factor_values, fmt_anomalies, fmt_mean, fmt_ms, fmt_opt, fmt_tps_ci,
+    fmt_vs_baseline,
+};
 use crate::store::Results;
 
 /// The end-of-experiment summary table for the terminal; ends with a
 /// newline.
 pub fn summary(results: &Results) -> String {
     let cells = cells::aggregate(results);
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .force_no_tty()
-        .set_header(vec![
-            "isolation",
-            "clients",
+    let factors = factor_headers(results);
+    let mut header = factors.clone();
+    header.extend(
+        [
             "n",
             "TPS ± 95% CI (tx/s)",
             "% vs baseline",
@@ -26,12 +27,17 @@ pub fn summary(results: &Results) -> String {
             "p99 (ms)",
             "retries/commit",
             "failed (%)",
-            "invariants",
-        ]);
+            "anomalies",
+        ]
+        .map(String::from),
+    );
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .force_no_tty()
+        .set_header(header);
     for c in &cells {
-        t.add_row(vec![
-            c.cell.isolation.short().to_string(),
-            c.cell.clients.to_string(),
+        let mut row = factor_values(results, c.cell);
+        row.extend([
             c.runs_label(),
             fmt_tps_ci(c.tps.as_ref()),
             fmt_vs_baseline(&c.vs_baseline),
@@ -39,17 +45,19 @@ pub fn summary(results: &Results) -> String {
             fmt_mean(c.latency.p99.as_ref(), fmt_ms),
             fmt_opt(c.retries_per_commit, 3),
             fmt_opt(c.failure_pct, 2),
-            c.invariants.label(),
+            fmt_anomalies(c.anomalies, c.anomaly_example.as_deref(), 60),
         ]);
+        t.add_row(row);
     }
-    for i in [1, 3, 5, 6, 7, 8] {
+    let f = factors.len();
+    for i in [f - 1, f + 1, f + 3, f + 4, f + 5, f + 6] {
         if let Some(col) = t.column_mut(i) {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
     let mut out = t.to_string();
     out.push('\n');
-    out.push_str("n: complete runs; ± 95% CI of the mean (Student t); significance: Welch's t-test, 5% level.\n");
+    out.push_str("n: complete runs; ± 95% CI of the mean (Student t); significance: Welch's t-test, 5% level;\nanomalies: invariant violations over all runs (see report.md).\n");
     if !results.complete {
         out.push_str("INCOMPLETE (interrupted): statistics cover the runs recorded so far.\n");
     }

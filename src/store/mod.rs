@@ -17,7 +17,7 @@ use crate::observe::ServerObservations;
 use crate::workload::{InvariantResult, LoadReport};
 
 /// Version of the `results.json` layout; bumped on incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// File names inside a results directory.
 pub const RESULTS_JSON: &str = "results.json";
@@ -36,7 +36,8 @@ pub struct Results {
     pub complete: bool,
     pub config: StoredConfig,
     pub environment: Environment,
-    pub load: Option<LoadReport>,
+    /// One entry per template database loaded (one per data variant).
+    pub load: Vec<LoadReport>,
     pub runs: Vec<RunRecord>,
 }
 
@@ -44,8 +45,15 @@ pub struct Results {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredConfig {
     pub workload: String,
-    pub scale: u32,
+    /// `None` for workloads sized by a parameter.
+    pub scale: Option<u32>,
     pub isolation: Vec<Isolation>,
+    /// Concurrency-control strategies compared (`--strategy`).
+    pub strategies: Vec<String>,
+    /// Workload parameters given as factors (`--param NAME=V1,V2`).
+    pub params: BTreeMap<String, Vec<String>>,
+    /// Every workload parameter's default (those not in `params` ran at it).
+    pub param_defaults: BTreeMap<String, String>,
     pub clients: Vec<u32>,
     pub repeat: u32,
     pub duration_s: f64,
@@ -81,19 +89,48 @@ pub struct Environment {
 pub struct Cell {
     pub workload: String,
     pub isolation: Isolation,
+    pub strategy: String,
+    /// The workload parameters given as factors, with this cell's values
+    /// (parameters not given ran at `config.param_defaults`).
+    pub params: BTreeMap<String, String>,
     pub clients: u32,
-    pub scale: u32,
+    pub scale: Option<u32>,
 }
 
 impl Cell {
-    /// `isolation=rc clients=16`.
+    /// `isolation=rc strategy=locking rows=100 clients=16`.
     pub fn label(&self) -> String {
-        format!(
-            "isolation={} clients={}",
+        let mut s = format!(
+            "isolation={} strategy={}",
             self.isolation.short(),
-            self.clients
-        )
+            self.strategy
+        );
+        for (k, v) in &self.params {
+            s.push_str(&format!(" {k}={v}"));
+        }
+        s.push_str(&format!(" clients={}", self.clients));
+        s
     }
+}
+
+/// What the transactions of one type did in a run's measured window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TxTypeRecord {
+    /// e.g. `WriteCheck`.
+    pub name: String,
+    pub committed: u64,
+    /// Rolled back by the application on purpose (not failures).
+    pub user_aborts: u64,
+    pub attempts: u64,
+    /// By SQLSTATE of the last error.
+    pub failed: BTreeMap<String, u64>,
+    pub unknown_outcome: u64,
+    /// Time in attempts that did not commit, ms.
+    pub wasted_ms: f64,
+    /// Committed transactions' latency, ms.
+    pub latency_ms: LatencySummary,
+    /// The same as an HdrHistogram (µs; V2 + DEFLATE, base64).
+    pub latency_histogram: String,
 }
 
 /// One measurement of one cell.
@@ -121,14 +158,27 @@ pub struct RunRecord {
     pub retries: u64,
     /// Transactions that gave up, by SQLSTATE of their last error.
     pub failed: BTreeMap<String, u64>,
+    /// Failed transactions by transaction type, then by SQLSTATE.
+    pub failed_by_type: BTreeMap<String, BTreeMap<String, u64>>,
     /// Transactions whose COMMIT outcome is unknown (connection lost).
     pub unknown_outcome: u64,
-    /// failed / (committed + failed + unknown), %.
+    /// Transactions the application rolled back on purpose.
+    pub user_aborts: u64,
+    /// failed / (committed + user aborts + failed + unknown), %.
     pub failure_pct: f64,
     /// retries / committed.
     pub retries_per_commit: f64,
     /// Time spent in attempts that did not commit, ms (wasted work).
     pub wasted_ms: f64,
+    /// Attempts that did not commit: attempts - committed - user aborts.
+    pub wasted_attempts: u64,
+    /// wasted_attempts / attempts (ssibench's "abort ratio").
+    pub abort_ratio: f64,
+    /// wasted_ms / (clients x measured window), %: the share of client time
+    /// spent on work that was thrown away.
+    pub wasted_time_pct: f64,
+    /// Per transaction type, in the workload's order.
+    pub transactions: Vec<TxTypeRecord>,
     /// Latency of committed transactions, first attempt start to commit, ms.
     pub latency_ms: LatencySummary,
     /// The same latencies as an HdrHistogram (µs; V2 + DEFLATE, base64).
@@ -145,6 +195,8 @@ pub struct RunRecord {
     pub reset_ms: f64,
     pub server: ServerObservations,
     pub invariants: Vec<InvariantResult>,
+    /// Σ violations over `invariants`: the anomalies this run produced.
+    pub anomalies: u64,
     /// Clients lost during the run and similar problems.
     pub errors: Vec<String>,
 }

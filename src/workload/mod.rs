@@ -1,14 +1,26 @@
 //! Workloads: schema, deterministic data, transactions, invariant checks.
 //!
-//! A [`Workload`] loads its data once into a template database and checks
-//! its invariants after every run; a [`WorkloadClient`] (one per simulated
+//! A [`Workload`] is built from a [`Setup`] (scale, strategy, parameters),
+//! loads its data once into a template database, and checks its
+//! invariants after every run; a [`WorkloadClient`] (one per simulated
 //! client) draws a transaction's inputs and executes one attempt of it. The
 //! engine owns everything around an attempt: timing, the retry loop,
 //! rollback, and recording. Workload types are generic parameters of the
 //! engine (no boxing per transaction).
+//!
+//! Each workload is described by a static [`WorkloadSpec`] in [`REGISTRY`]:
+//! its parameters with defaults, its strategies, its transaction types and
+//! invariants. The specification of every built-in workload is
+//! `../shared/docs/WORKLOADS.md` in the project's docs.
 
+pub mod docstore;
+pub mod sibench;
+pub mod smallbank;
+pub mod ssibench;
 pub mod tpcb;
+pub mod write_skew;
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
@@ -19,7 +31,7 @@ use crate::config::Isolation;
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
 
-/// Errors of loading or checking a workload.
+/// Errors of building, loading or checking a workload.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
     #[error("{what}: {reason}")]
@@ -38,18 +50,281 @@ impl WorkloadError {
     }
 }
 
+/// A workload parameter (`--param NAME=VALUE`).
+#[derive(Debug, Clone, Copy)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub default: &'static str,
+    /// One line: meaning, unit, allowed values.
+    pub help: &'static str,
+}
+
+/// A concurrency-control strategy (`--strategy NAME`).
+#[derive(Debug, Clone, Copy)]
+pub struct StrategySpec {
+    pub name: &'static str,
+    /// One line: which locks the transactions take.
+    pub help: &'static str,
+}
+
+/// What `--scale` means for a workload that has one.
+#[derive(Debug, Clone, Copy)]
+pub struct ScaleSpec {
+    pub default: u32,
+    /// What one unit of scale loads, e.g. `1 branch, 10 tellers, 100000 accounts`.
+    pub unit: &'static str,
+}
+
+/// The static description of a built-in workload (`isobench workloads`).
+#[derive(Debug, Clone, Copy)]
+pub struct WorkloadSpec {
+    pub name: &'static str,
+    /// One line.
+    pub summary: &'static str,
+    /// Where the workload comes from (paper, benchmark, documentation).
+    pub source: &'static str,
+    /// `None`: the workload's size is a parameter and `--scale` is refused.
+    pub scale: Option<ScaleSpec>,
+    pub params: &'static [ParamSpec],
+    /// The first is the default.
+    pub strategies: &'static [StrategySpec],
+    /// Transaction types and default weights, one per line.
+    pub transactions: &'static [&'static str],
+    /// Invariants checked after every run, one per line.
+    pub invariants: &'static [&'static str],
+    /// One `isobench run` example (without the `isobench run` prefix).
+    pub example: &'static str,
+}
+
+impl WorkloadSpec {
+    pub fn default_strategy(&self) -> &'static str {
+        self.strategies[0].name
+    }
+
+    fn param(&self, name: &str) -> Option<&ParamSpec> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    /// Every parameter at its default.
+    pub fn defaults(&self) -> BTreeMap<String, String> {
+        self.params
+            .iter()
+            .map(|p| (p.name.to_string(), p.default.to_string()))
+            .collect()
+    }
+
+    /// Checks a `--param` name. Errors: unknown, listing the known ones.
+    pub fn check_param(&self, name: &str) -> Result<(), WorkloadError> {
+        if self.param(name).is_some() {
+            return Ok(());
+        }
+        let known: Vec<&str> = self.params.iter().map(|p| p.name).collect();
+        Err(WorkloadError::Invalid(format!(
+            "--param {name}: {} has no parameter '{name}' ({}; see `isobench workloads {}`)",
+            self.name,
+            if known.is_empty() {
+                "it has none".to_string()
+            } else {
+                format!("it has {}", known.join(", "))
+            },
+            self.name
+        )))
+    }
+
+    /// Checks a `--strategy` name. Errors: unknown, listing the known ones.
+    pub fn check_strategy(&self, name: &str) -> Result<(), WorkloadError> {
+        if self.strategies.iter().any(|s| s.name == name) {
+            return Ok(());
+        }
+        let known: Vec<&str> = self.strategies.iter().map(|s| s.name).collect();
+        Err(WorkloadError::Invalid(format!(
+            "--strategy {name}: {} has no strategy '{name}' (it has {}; see `isobench workloads {}`)",
+            self.name,
+            known.join(", "),
+            self.name
+        )))
+    }
+
+    /// Checks `--scale`: refused by workloads sized by a parameter.
+    pub fn resolve_scale(&self, given: Option<u32>) -> Result<Option<u32>, WorkloadError> {
+        match (self.scale, given) {
+            (Some(s), g) => Ok(Some(g.unwrap_or(s.default))),
+            (None, None) => Ok(None),
+            (None, Some(_)) => Err(WorkloadError::Invalid(format!(
+                "--scale: {} has no scale factor; its size is a parameter (see `isobench workloads {}`)",
+                self.name, self.name
+            ))),
+        }
+    }
+}
+
+/// The spec of the built-in workload `name`.
+pub fn spec(name: &str) -> Option<&'static WorkloadSpec> {
+    REGISTRY.iter().copied().find(|s| s.name == name)
+}
+
+/// Every built-in workload, in the order `isobench workloads` lists them.
+pub static REGISTRY: &[&WorkloadSpec] = &[
+    &tpcb::SPEC,
+    &sibench::SPEC,
+    &ssibench::SSIBENCH,
+    &ssibench::SIMPLE_SSIBENCH,
+    &smallbank::SPEC,
+    &write_skew::SPEC,
+    &docstore::SPEC,
+];
+
+/// What one workload instance is built from: one cell's workload factors.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub spec: &'static WorkloadSpec,
+    /// Resolved `--scale` (`None` for workloads without one).
+    pub scale: Option<u32>,
+    pub strategy: String,
+    /// Every parameter of the spec: given values over defaults.
+    pub params: BTreeMap<String, String>,
+}
+
+impl Setup {
+    /// A setup of `spec` with `strategy` (default if `None`), parameter
+    /// values `given` (others at their defaults) and `scale`.
+    ///
+    /// Errors: unknown strategy or parameter, or `--scale` on a workload
+    /// without one.
+    pub fn new(
+        spec: &'static WorkloadSpec,
+        scale: Option<u32>,
+        strategy: Option<&str>,
+        given: &BTreeMap<String, String>,
+    ) -> Result<Self, WorkloadError> {
+        let strategy = strategy.unwrap_or(spec.default_strategy());
+        spec.check_strategy(strategy)?;
+        let mut params = spec.defaults();
+        for (k, v) in given {
+            spec.check_param(k)?;
+            params.insert(k.clone(), v.clone());
+        }
+        Ok(Setup {
+            spec,
+            scale: spec.resolve_scale(scale)?,
+            strategy: strategy.to_string(),
+            params,
+        })
+    }
+
+    /// The resolved scale of a workload that has one (else 1).
+    pub fn scale(&self) -> u32 {
+        self.scale.unwrap_or(1)
+    }
+
+    fn raw(&self, name: &str) -> &str {
+        self.params
+            .get(name)
+            .map(String::as_str)
+            .unwrap_or_else(|| panic!("{}: parameter '{name}' is not in its spec", self.spec.name))
+    }
+
+    fn bad(&self, name: &str, want: &str) -> WorkloadError {
+        WorkloadError::Invalid(format!(
+            "--param {name}={}: {} expects {want}",
+            self.raw(name),
+            self.spec.name
+        ))
+    }
+
+    /// An integer parameter in `range`.
+    pub fn int(&self, name: &str, range: std::ops::RangeInclusive<i64>) -> Result<i64, WorkloadError> {
+        match self.raw(name).trim().replace('_', "").parse::<i64>() {
+            Ok(v) if range.contains(&v) => Ok(v),
+            _ => Err(self.bad(
+                name,
+                &format!("an integer from {} to {}", range.start(), range.end()),
+            )),
+        }
+    }
+
+    /// A number parameter in `range`.
+    pub fn float(&self, name: &str, range: std::ops::RangeInclusive<f64>) -> Result<f64, WorkloadError> {
+        match self.raw(name).trim().parse::<f64>() {
+            Ok(v) if range.contains(&v) => Ok(v),
+            _ => Err(self.bad(
+                name,
+                &format!("a number from {} to {}", range.start(), range.end()),
+            )),
+        }
+    }
+
+    /// A boolean parameter: true/false, yes/no, on/off, 1/0.
+    pub fn bool(&self, name: &str) -> Result<bool, WorkloadError> {
+        match self.raw(name).trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" | "1" => Ok(true),
+            "false" | "no" | "off" | "0" => Ok(false),
+            _ => Err(self.bad(name, "true or false")),
+        }
+    }
+
+    /// One of `choices`; returns its index.
+    pub fn choice(&self, name: &str, choices: &[&str]) -> Result<usize, WorkloadError> {
+        let v = self.raw(name).trim();
+        choices
+            .iter()
+            .position(|c| *c == v)
+            .ok_or_else(|| self.bad(name, &format!("one of {}", choices.join(", "))))
+    }
+
+    /// The strategy's index in `spec.strategies`.
+    pub fn strategy_index(&self) -> usize {
+        self.spec
+            .strategies
+            .iter()
+            .position(|s| s.name == self.strategy)
+            .expect("strategy checked in Setup::new")
+    }
+}
+
 /// The result of one invariant check after a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InvariantResult {
     pub name: String,
     pub ok: bool,
-    /// The values compared, e.g. `sum(abalance)=-1234 sum(tbalance)=-1234`.
+    /// How many violations (anomalies) the check found: 0 when `ok`; for a
+    /// check that counts (shifts with nobody on call, dangling references)
+    /// the count, else 1.
+    #[serde(default)]
+    pub violations: u64,
+    /// The values compared, or an example of a violation, e.g.
+    /// `sum(abalance)=-1234 sum(tbalance)=-1234`.
     pub detail: String,
 }
 
-/// How long loading took and what it wrote.
+impl InvariantResult {
+    /// A pass/fail check: one violation when it fails.
+    pub fn check(name: &str, ok: bool, detail: String) -> Self {
+        InvariantResult {
+            name: name.into(),
+            ok,
+            violations: u64::from(!ok),
+            detail,
+        }
+    }
+
+    /// A counting check: ok when `violations` is 0.
+    pub fn count(name: &str, violations: u64, detail: String) -> Self {
+        InvariantResult {
+            name: name.into(),
+            ok: violations == 0,
+            violations,
+            detail,
+        }
+    }
+}
+
+/// How long loading one template took and what it wrote.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadReport {
+    /// The data variant loaded ([`Workload::data_key`]).
+    #[serde(default)]
+    pub data: String,
     #[serde(with = "crate::config::duration_ms", rename = "load_ms")]
     pub elapsed: Duration,
     pub rows: u64,
@@ -66,6 +341,7 @@ pub struct ExplainStatement {
 /// The prepared transaction-control statements of one connection.
 #[derive(Debug, Clone)]
 pub struct TxControl {
+    isolation: Isolation,
     begin: Statement,
     commit: Statement,
     rollback: Statement,
@@ -78,12 +354,18 @@ impl TxControl {
         isolation: Isolation,
     ) -> Result<Self, tokio_postgres::Error> {
         Ok(TxControl {
+            isolation,
             begin: conn
                 .prepare(&format!("BEGIN ISOLATION LEVEL {}", isolation.sql()))
                 .await?,
             commit: conn.prepare("COMMIT").await?,
             rollback: conn.prepare("ROLLBACK").await?,
         })
+    }
+
+    /// The run's isolation level.
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
     }
 
     pub async fn begin(&self, conn: &Client) -> Result<(), AttemptError> {
@@ -95,25 +377,67 @@ impl TxControl {
 
     /// COMMIT; an error here is marked `at_commit` (unknown outcome if the
     /// connection broke).
-    pub async fn commit(&self, conn: &Client) -> Result<(), AttemptError> {
+    pub async fn commit(&self, conn: &Client) -> Result<Outcome, AttemptError> {
         conn.execute(&self.commit, &[])
             .await
-            .map(drop)
+            .map(|_| Outcome::Committed)
             .map_err(AttemptError::commit)
     }
 
+    /// ROLLBACK after an error (the engine's), or a user abort.
     pub async fn rollback(&self, conn: &Client) -> Result<(), tokio_postgres::Error> {
         conn.execute(&self.rollback, &[]).await.map(drop)
     }
+
+    /// Rolls back on purpose: the application decided to abort (e.g.
+    /// smallbank's TransactSaving that would overdraw). Not a failure.
+    pub async fn user_abort(&self, conn: &Client) -> Result<Outcome, AttemptError> {
+        self.rollback(conn)
+            .await
+            .map(|_| Outcome::UserAbort)
+            .map_err(AttemptError::commit)
+    }
+}
+
+/// How an attempt that raised no error ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Committed,
+    /// The application rolled back by design; counted apart from
+    /// failures, never retried.
+    UserAbort,
+}
+
+/// What clients count for the invariant checks (money moved, anomalies
+/// seen): accumulated per client without synchronisation, merged once
+/// after the run.
+pub trait Ledger: Default + Send + 'static {
+    fn merge(&mut self, other: Self);
+}
+
+impl Ledger for () {
+    fn merge(&mut self, _other: Self) {}
 }
 
 /// A workload (see the module docs). Implementations are cheap to share
 /// across clients (`Arc`).
-pub trait Workload: Send + Sync + 'static {
+pub trait Workload: Sized + Send + Sync + 'static {
     type Client: WorkloadClient;
 
-    /// Registry name, e.g. `tpcb`.
-    fn name(&self) -> &'static str;
+    /// Builds the workload of one cell. Errors: a parameter value out of
+    /// range, naming `--param NAME`.
+    fn new(setup: &Setup) -> Result<Self, WorkloadError>;
+
+    fn spec(&self) -> &'static WorkloadSpec;
+
+    /// Identifies the data [`Workload::load`] writes: cells whose workloads
+    /// have equal keys share one template database. Empty when every
+    /// instance loads the same data.
+    fn data_key(&self) -> String;
+
+    /// Names of the transaction types, indexed by
+    /// [`WorkloadClient::tx_type`].
+    fn tx_types(&self) -> Vec<&'static str>;
 
     /// Creates the schema and loads the data into the connected, empty
     /// database. Deterministic: the same parameters give the same rows.
@@ -126,11 +450,13 @@ pub trait Workload: Send + Sync + 'static {
     fn client(&self, client_id: u32, seed: u64) -> Self::Client;
 
     /// Checks the invariants after a run; `lifetime` counts what all clients
-    /// saw commit (warm-up and drain included) and the unknown outcomes.
+    /// saw commit (warm-up and drain included) and the unknown outcomes,
+    /// `ledger` is every client's ledger merged.
     fn check(
         &self,
         db: &Client,
         lifetime: Lifetime,
+        ledger: <Self::Client as WorkloadClient>::Ledger,
     ) -> impl Future<Output = Result<Vec<InvariantResult>, WorkloadError>> + Send;
 }
 
@@ -138,15 +464,20 @@ pub trait Workload: Send + Sync + 'static {
 pub trait WorkloadClient: Send + 'static {
     /// A transaction's inputs; a retry reuses them.
     type Input: Send + Sync;
+    type Ledger: Ledger;
 
     /// Prepares this client's statements on its connection.
     fn prepare(
         &mut self,
         conn: &Client,
+        tx: &TxControl,
     ) -> impl Future<Output = Result<(), tokio_postgres::Error>> + Send;
 
     /// Draws the next transaction's inputs.
     fn next_input(&mut self) -> Self::Input;
+
+    /// The transaction type of `input` (index into [`Workload::tx_types`]).
+    fn tx_type(&self, input: &Self::Input) -> usize;
 
     /// Runs one attempt, from BEGIN to COMMIT (with `tx`). On error the
     /// engine rolls back and decides whether to retry.
@@ -155,11 +486,117 @@ pub trait WorkloadClient: Send + 'static {
         conn: &Client,
         tx: &TxControl,
         input: &Self::Input,
-    ) -> impl Future<Output = Result<(), AttemptError>> + Send;
+    ) -> impl Future<Output = Result<Outcome, AttemptError>> + Send;
+
+    /// The connection broke during the COMMIT of `input`'s last attempt:
+    /// it may or may not have committed.
+    fn unknown_outcome(&mut self, _input: &Self::Input) {}
+
+    /// This client's ledger, once it has stopped.
+    fn into_ledger(self) -> Self::Ledger;
 }
 
-/// Name and one-line description of each built-in workload.
-pub const REGISTRY: &[(&str, &str)] = &[(
-    "tpcb",
-    "pgbench's TPC-B (sort of): accounts/tellers/branches updates + history insert",
-)];
+/// Renders `isobench workloads` (no name) or `isobench workloads NAME`.
+///
+/// Errors: unknown name, listing the built-in ones.
+pub fn describe(name: Option<&str>) -> Result<String, WorkloadError> {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let Some(name) = name else {
+        for s in REGISTRY {
+            let _ = writeln!(out, "{:<16} {}", s.name, s.summary);
+            let params: Vec<String> = s
+                .params
+                .iter()
+                .map(|p| format!("{}={}", p.name, p.default))
+                .collect();
+            let mut line = String::new();
+            if let Some(sc) = s.scale {
+                let _ = write!(line, "scale={} ", sc.default);
+            }
+            let _ = write!(
+                line,
+                "params: {}",
+                if params.is_empty() { "none".into() } else { params.join(" ") }
+            );
+            let _ = writeln!(out, "{:<16} {line}", "");
+            let strategies: Vec<&str> = s.strategies.iter().map(|s| s.name).collect();
+            let _ = writeln!(out, "{:<16} strategies: {}", "", strategies.join(", "));
+        }
+        out.push_str("\n`isobench workloads NAME` shows one workload's transactions, parameters and invariants.\n");
+        return Ok(out);
+    };
+    let s = spec(name).ok_or_else(|| {
+        WorkloadError::Invalid(format!(
+            "unknown workload '{name}' (built-in: {})",
+            REGISTRY.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    let _ = writeln!(out, "{}: {}\n\nSource: {}\n", s.name, s.summary, s.source);
+    match s.scale {
+        Some(sc) => {
+            let _ = writeln!(out, "Scale (--scale, default {}): one unit = {}.\n", sc.default, sc.unit);
+        }
+        None => out.push_str("Scale: none (--scale is refused; the size is a parameter).\n\n"),
+    }
+    out.push_str("Parameters (--param NAME=V1,V2 sweeps them as factors):\n");
+    if s.params.is_empty() {
+        out.push_str("  none\n");
+    }
+    for p in s.params {
+        let _ = writeln!(out, "  {:<20} default {:<12} {}", p.name, p.default, p.help);
+    }
+    out.push_str("\nStrategies (--strategy A,B; the first is the default):\n");
+    for st in s.strategies {
+        let _ = writeln!(out, "  {:<12} {}", st.name, st.help);
+    }
+    out.push_str("\nTransactions:\n");
+    for t in s.transactions {
+        let _ = writeln!(out, "  {t}");
+    }
+    out.push_str("\nInvariants (checked after every run; violations are counted as anomalies):\n");
+    for i in s.invariants {
+        let _ = writeln!(out, "  {i}");
+    }
+    let _ = writeln!(out, "\nExample:\n  isobench run {}", s.example);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_specs_are_well_formed() {
+        let mut names = std::collections::BTreeSet::new();
+        for s in REGISTRY {
+            assert!(names.insert(s.name), "duplicate workload {}", s.name);
+            assert!(!s.strategies.is_empty(), "{}", s.name);
+            assert!(!s.transactions.is_empty() && !s.invariants.is_empty(), "{}", s.name);
+            assert!(describe(Some(s.name)).unwrap().contains(s.example));
+        }
+        assert!(describe(Some("nope")).unwrap_err().to_string().contains("tpcb"));
+    }
+
+    #[test]
+    fn setup_rejects_unknown_names_and_bad_values() {
+        let s = spec("tpcb").unwrap();
+        let given = BTreeMap::from([("bogus".to_string(), "1".to_string())]);
+        let e = Setup::new(s, None, None, &given).unwrap_err().to_string();
+        assert!(e.contains("--param bogus") && e.contains("variant"), "{e}");
+        let e = Setup::new(s, None, Some("locking"), &BTreeMap::new())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--strategy locking") && e.contains("optimistic"), "{e}");
+        let setup = Setup::new(s, None, None, &BTreeMap::new()).unwrap();
+        assert_eq!(setup.scale, Some(10));
+        assert_eq!(setup.strategy, "optimistic");
+        let sib = spec("sibench").unwrap();
+        let e = Setup::new(sib, Some(3), None, &BTreeMap::new()).unwrap_err().to_string();
+        assert!(e.contains("--scale"), "{e}");
+        let given = BTreeMap::from([("rows".to_string(), "ten".to_string())]);
+        let setup = Setup::new(sib, None, None, &given).unwrap();
+        let e = setup.int("rows", 1..=10).unwrap_err().to_string();
+        assert!(e.contains("--param rows=ten"), "{e}");
+    }
+}
