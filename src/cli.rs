@@ -188,7 +188,12 @@ impl RunArgs {
             workload: self.workload,
             scale: self.scale,
             isolation: dedup(self.isolation),
-            strategies: dedup(self.strategy.into_iter().map(|s| s.trim().to_string()).collect()),
+            strategies: dedup(
+                self.strategy
+                    .into_iter()
+                    .map(|s| s.trim().to_string())
+                    .collect(),
+            ),
             params: self
                 .params
                 .into_iter()
@@ -278,13 +283,23 @@ mod tests {
         );
         assert_eq!(c.clients, vec![1, 16]);
         assert_eq!(c.duration, Duration::from_millis(500));
-        let c = parse(&["--param", "rows=10,100,10", "--param", "read-ratio=0.5", "--strategy", "locking,optimistic"])
-            .unwrap()
-            .into_config();
+        let c = parse(&[
+            "--param",
+            "rows=10,100,10",
+            "--param",
+            "read-ratio=0.5",
+            "--strategy",
+            "locking,optimistic",
+        ])
+        .unwrap()
+        .into_config();
         assert_eq!(
             c.params,
             vec![
-                ("rows".to_string(), vec!["10".to_string(), "100".to_string()]),
+                (
+                    "rows".to_string(),
+                    vec!["10".to_string(), "100".to_string()]
+                ),
                 ("read-ratio".to_string(), vec!["0.5".to_string()])
             ]
         );

@@ -48,12 +48,15 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             let path = dir.join(store::REPORT_MD);
             store::write_atomic(&path, report::markdown::render(&results).as_bytes())
                 .with_context(|| format!("writing {}", path.display()))?;
-            print!("{}", report::terminal::summary(&results));
-            println!("report: {}", path.display());
+            out(&format!(
+                "{}report: {}\n",
+                report::terminal::summary(&results),
+                path.display()
+            ));
             Ok(ExitCode::SUCCESS)
         }
         Command::Workloads { name } => {
-            print!("{}", workload::describe(name.as_deref())?);
+            out(&workload::describe(name.as_deref())?);
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -75,8 +78,11 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         Err(e) => return Err(e),
     };
     if !quiet {
-        print!("{}", report::terminal::summary(&outcome.results));
-        println!("results: {}", outcome.dir.display());
+        out(&format!(
+            "{}results: {}\n",
+            report::terminal::summary(&outcome.results),
+            outcome.dir.display()
+        ));
     }
     if outcome.interrupted {
         eprintln!(
@@ -97,11 +103,25 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         eprintln!(
             "isobench: invariants violated in {} run(s) ({}) and --fail-on-violation is set",
             violated.len(),
-            violated.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            violated
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes to stdout; a closed pipe (`isobench workloads | head`) is not an
+/// error.
+fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
 }
 
 /// First SIGINT/SIGTERM: stop the current run and save. Second: stop the

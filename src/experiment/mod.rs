@@ -133,7 +133,12 @@ pub fn plan(cells: &[Cell], repeat: u32) -> Vec<PlannedRun> {
 pub fn setup(cell: &Cell) -> Result<Setup> {
     let spec = workload::spec(&cell.workload)
         .ok_or_else(|| anyhow!("unknown workload '{}'", cell.workload))?;
-    Ok(Setup::new(spec, cell.scale, Some(&cell.strategy), &cell.params)?)
+    Ok(Setup::new(
+        spec,
+        cell.scale,
+        Some(&cell.strategy),
+        &cell.params,
+    )?)
 }
 
 /// Runs the experiment `cfg` until done or `cancel` fires.
@@ -721,7 +726,10 @@ mod tests {
         c.scale = None;
         c.clients = vec![4];
         c.strategies = vec!["optimistic".into(), "locking".into()];
-        c.params = vec![("rows".into(), vec!["10".into(), "100".into(), "1000".into()])];
+        c.params = vec![(
+            "rows".into(),
+            vec!["10".into(), "100".into(), "1000".into()],
+        )];
         let cells = cells(&c).unwrap();
         assert_eq!(cells.len(), 3 * 2 * 2);
         assert_eq!(
@@ -751,9 +759,15 @@ mod tests {
         let mut c = cfg();
         c.strategies = vec!["locking".into()];
         let e = cells(&c).unwrap_err().to_string();
-        assert!(e.contains("--strategy locking") && e.contains("optimistic"), "{e}");
+        assert!(
+            e.contains("--strategy locking") && e.contains("optimistic"),
+            "{e}"
+        );
         let mut c = cfg();
-        c.params = vec![("variant".into(), vec!["a".into()]), ("variant".into(), vec!["b".into()])];
+        c.params = vec![
+            ("variant".into(), vec!["a".into()]),
+            ("variant".into(), vec!["b".into()]),
+        ];
         assert!(cells(&c).unwrap_err().to_string().contains("given twice"));
         let mut c = cfg();
         c.workload = "write-skew".into();

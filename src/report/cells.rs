@@ -210,7 +210,12 @@ fn summarise<'a>(cell: &'a Cell, runs: Vec<&'a RunRecord>) -> CellSummary<'a> {
         anomalies: runs.iter().map(|r| r.anomalies).sum(),
         anomaly_example,
         abort_ratio: (attempts > 0).then(|| wasted as f64 / attempts as f64),
-        wasted_time_pct: Summary::of(&complete.iter().map(|r| r.wasted_time_pct).collect::<Vec<_>>()),
+        wasted_time_pct: Summary::of(
+            &complete
+                .iter()
+                .map(|r| r.wasted_time_pct)
+                .collect::<Vec<_>>(),
+        ),
         user_aborts: complete.iter().map(|r| r.user_aborts).sum(),
         types: type_summaries(&complete),
         cell,
@@ -297,7 +302,10 @@ fn compare(
     let Some(iso) = baseline.0 else {
         return VsBaseline::Missing;
     };
-    let strategy = baseline.1.clone().unwrap_or_else(|| c.cell.strategy.clone());
+    let strategy = baseline
+        .1
+        .clone()
+        .unwrap_or_else(|| c.cell.strategy.clone());
     if c.cell.isolation == iso && c.cell.strategy == strategy {
         return VsBaseline::Baseline;
     }

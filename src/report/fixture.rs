@@ -30,7 +30,8 @@ fn cell(isolation: Isolation) -> Cell {
 fn histogram(p99_ms: f64) -> String {
     let mut h = crate::metrics::new_histogram();
     for i in 1..=100u64 {
-        h.record((p99_ms * 1000.0 * i as f64 / 99.0) as u64).unwrap();
+        h.record((p99_ms * 1000.0 * i as f64 / 99.0) as u64)
+            .unwrap();
     }
     crate::metrics::encode_histogram(&h)
 }

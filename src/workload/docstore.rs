@@ -16,15 +16,17 @@
 //! that every referenced alias exists; insert or update the document;
 //! insert its self alias when new; replace its references), *delete* a child
 //! or a parent (look the alias up; refuse if any reference points at it;
-//! else delete its references, aliases and document). A refused or
+//! else delete its aliases, references and document). A refused or
 //! not-found request is a user abort (the HTTP 404/409 of the original).
 //!
 //! Strategies: `locking` takes the original's locks (alias lookup by id
-//! `FOR SHARE NOWAIT`, reference validation `FOR NO KEY UPDATE NOWAIT`,
+//! `FOR SHARE NOWAIT`, `FOR UPDATE NOWAIT` before a delete, reference
+//! validation `FOR NO KEY UPDATE NOWAIT`,
 //! which conflicts with itself, so two writers referencing the same hot
 //! parent collide with SQLSTATE 55P03); `optimistic` and `none` take no
 //! row locks (the original ran optimistic at SERIALIZABLE); `fk` adds foreign
-//! keys and takes no locks. The anomaly the locks prevent: a delete of a
+//! keys and takes no locks (deleting a referenced alias then fails with
+//! 23503). The anomaly the locks prevent: a delete of a
 //! parent that saw no reference, concurrent with an upsert that validated
 //! the parent, leaves a dangling reference.
 
@@ -45,7 +47,11 @@ const INDEXES: [(&str, &str, &str); 5] = [
     ("alias-id", "aliases", "meadowlark_id"),
     ("alias-uuid", "aliases", "document_uuid"),
     ("alias-alias-id", "aliases", "alias_meadowlark_id"),
-    ("ref-referenced", "\"references\"", "referenced_meadowlark_id"),
+    (
+        "ref-referenced",
+        "\"references\"",
+        "referenced_meadowlark_id",
+    ),
     ("ref-parent", "\"references\"", "parent_meadowlark_id"),
 ];
 
@@ -80,7 +86,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     strategies: &[
         StrategySpec {
             name: "locking",
-            help: "alias lookup FOR SHARE NOWAIT, reference validation FOR NO KEY UPDATE NOWAIT (the original, at rc)",
+            help: "alias lookup FOR SHARE NOWAIT (FOR UPDATE NOWAIT to delete), validation FOR NO KEY UPDATE NOWAIT",
         },
         StrategySpec {
             name: "optimistic",
@@ -97,7 +103,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     ],
     transactions: &[
         "upsert-child (50%): look up, validate references, insert or update, replace references",
-        "delete-child (10%): look up, refuse if referenced, delete references, aliases, document",
+        "delete-child (10%): look up, refuse if referenced, delete aliases, references, document",
         "upsert-parent (20%): as upsert-child, without references (re-creates deleted parents)",
         "delete-parent (20%): as delete-child (refused while any child references it)",
     ],
@@ -110,7 +116,12 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     example: "--workload docstore --isolation rc,ser --strategy locking,optimistic --retry-on 40001,40P01,55P03",
 };
 
-const TYPES: [&str; 4] = ["upsert-child", "delete-child", "upsert-parent", "delete-parent"];
+const TYPES: [&str; 4] = [
+    "upsert-child",
+    "delete-child",
+    "upsert-parent",
+    "delete-parent",
+];
 /// Seed of the loaded references (data must not depend on the run).
 const DATA_SEED: u64 = 0x5eed_d0c5;
 
@@ -143,17 +154,23 @@ mod sql {
     pub const LOOKUP: &str = "SELECT document_uuid FROM aliases WHERE alias_meadowlark_id = $1";
     pub const LOOKUP_LOCK: &str =
         "SELECT document_uuid FROM aliases WHERE alias_meadowlark_id = $1 FOR SHARE NOWAIT";
+    /// A delete locks the alias it will delete: FOR SHARE then DELETE
+    /// stalled here (two deletes of one document each waiting for the
+    /// other's share lock, not resolved by the deadlock detector in 10 s on
+    /// PostgreSQL 15).
+    pub const LOOKUP_DELETE_LOCK: &str =
+        "SELECT document_uuid FROM aliases WHERE alias_meadowlark_id = $1 FOR UPDATE NOWAIT";
     pub const VALIDATE: &str =
         "SELECT alias_meadowlark_id FROM aliases WHERE alias_meadowlark_id = ANY($1)";
-    pub const VALIDATE_LOCK: &str =
-        "SELECT alias_meadowlark_id FROM aliases WHERE alias_meadowlark_id = ANY($1) FOR NO KEY UPDATE NOWAIT";
+    pub const VALIDATE_LOCK: &str = "SELECT alias_meadowlark_id FROM aliases WHERE alias_meadowlark_id = ANY($1) FOR NO KEY UPDATE NOWAIT";
     pub const INSERT_DOC: &str = "INSERT INTO documents (meadowlark_id, document_uuid, document_identity, resource_name, last_modified_at, edfi_doc) \
-         VALUES ($1, $2::text::uuid, jsonb_build_object('id', $1::text), $3, $4, jsonb_build_object('version', $4::bigint))";
+         VALUES ($1::varchar, $2::text::uuid, jsonb_build_object('id', $1::varchar), $3, $4, jsonb_build_object('version', $4::bigint))";
     pub const INSERT_ALIAS: &str = "INSERT INTO aliases (meadowlark_id, document_uuid, alias_meadowlark_id) VALUES ($1, $2::text::uuid, $1)";
     pub const UPDATE_DOC: &str = "UPDATE documents SET last_modified_at = $2, edfi_doc = jsonb_build_object('version', $2::bigint) WHERE meadowlark_id = $1";
     pub const DELETE_REFS: &str = "DELETE FROM \"references\" WHERE parent_meadowlark_id = $1";
     pub const INSERT_REFS: &str = "INSERT INTO \"references\" (parent_meadowlark_id, referenced_meadowlark_id) SELECT $1, unnest($2::varchar[])";
-    pub const REFERENCED: &str = "SELECT 1 FROM \"references\" WHERE referenced_meadowlark_id = $1 LIMIT 1";
+    pub const REFERENCED: &str =
+        "SELECT 1 FROM \"references\" WHERE referenced_meadowlark_id = $1 LIMIT 1";
     pub const DELETE_ALIASES: &str = "DELETE FROM aliases WHERE meadowlark_id = $1";
     pub const DELETE_DOC: &str = "DELETE FROM documents WHERE meadowlark_id = $1";
 }
@@ -234,7 +251,11 @@ impl Workload for Docstore {
             self.parents,
             self.children,
             self.max_refs,
-            if idx.is_empty() { "none".into() } else { idx.join("+") },
+            if idx.is_empty() {
+                "none".into()
+            } else {
+                idx.join("+")
+            },
             if self.fk { " foreign-keys" } else { "" }
         )
     }
@@ -297,7 +318,9 @@ impl Workload for Docstore {
                     "CREATE INDEX {} ON {table} ({column})",
                     name.replace('-', "_")
                 );
-                db.batch_execute(&sql).await.map_err(WorkloadError::db(&sql))?;
+                db.batch_execute(&sql)
+                    .await
+                    .map_err(WorkloadError::db(&sql))?;
             }
         }
         if self.fk {
@@ -322,12 +345,21 @@ impl Workload for Docstore {
         vec![
             ExplainStatement {
                 label: "alias lookup",
-                sql: if self.locking { sql::LOOKUP_LOCK } else { sql::LOOKUP }.replace("$1", &p),
+                sql: if self.locking {
+                    sql::LOOKUP_LOCK
+                } else {
+                    sql::LOOKUP
+                }
+                .replace("$1", &p),
             },
             ExplainStatement {
                 label: "validate references",
-                sql: if self.locking { sql::VALIDATE_LOCK } else { sql::VALIDATE }
-                    .replace("$1", &format!("ARRAY[{p}]")),
+                sql: if self.locking {
+                    sql::VALIDATE_LOCK
+                } else {
+                    sql::VALIDATE
+                }
+                .replace("$1", &format!("ARRAY[{p}]")),
             },
             ExplainStatement {
                 label: "referenced?",
@@ -379,10 +411,8 @@ impl Workload for Docstore {
               WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.meadowlark_id = a.meadowlark_id)",
         )
         .await?;
-        let (dups, u_ex) = q(
-            "SELECT count(*), min(meadowlark_id) FROM
-               (SELECT meadowlark_id FROM documents GROUP BY meadowlark_id HAVING count(*) > 1) x",
-        )
+        let (dups, u_ex) = q("SELECT count(*), min(meadowlark_id) FROM
+               (SELECT meadowlark_id FROM documents GROUP BY meadowlark_id HAVING count(*) > 1) x")
         .await?;
         let detail = |n: i64, ex: Option<String>, what: &str| match ex {
             Some(e) if n > 0 => format!("{n} {what}, e.g. {e}"),
@@ -392,7 +422,11 @@ impl Workload for Docstore {
             InvariantResult::count(
                 "no-dangling-reference",
                 dangling as u64,
-                detail(dangling, d_ex, "dangling references (child -> missing parent)"),
+                detail(
+                    dangling,
+                    d_ex,
+                    "dangling references (child -> missing parent)",
+                ),
             ),
             InvariantResult::count(
                 "self-alias",
@@ -417,6 +451,7 @@ impl Workload for Docstore {
 #[derive(Debug)]
 struct Stmts {
     lookup: Statement,
+    lookup_delete: Statement,
     validate: Statement,
     insert_doc: Statement,
     insert_alias: Statement,
@@ -454,14 +489,33 @@ impl WorkloadClient for DocstoreClient {
     type Input = DocstoreInput;
     type Ledger = ();
 
-    async fn prepare(&mut self, conn: &Client, _tx: &TxControl) -> Result<(), tokio_postgres::Error> {
+    async fn prepare(
+        &mut self,
+        conn: &Client,
+        _tx: &TxControl,
+    ) -> Result<(), tokio_postgres::Error> {
         let locking = self.w.locking;
         self.stmts = Some(Stmts {
             lookup: conn
-                .prepare(if locking { sql::LOOKUP_LOCK } else { sql::LOOKUP })
+                .prepare(if locking {
+                    sql::LOOKUP_LOCK
+                } else {
+                    sql::LOOKUP
+                })
+                .await?,
+            lookup_delete: conn
+                .prepare(if locking {
+                    sql::LOOKUP_DELETE_LOCK
+                } else {
+                    sql::LOOKUP
+                })
                 .await?,
             validate: conn
-                .prepare(if locking { sql::VALIDATE_LOCK } else { sql::VALIDATE })
+                .prepare(if locking {
+                    sql::VALIDATE_LOCK
+                } else {
+                    sql::VALIDATE
+                })
                 .await?,
             insert_doc: conn.prepare(sql::INSERT_DOC).await?,
             insert_alias: conn.prepare(sql::INSERT_ALIAS).await?,
@@ -516,8 +570,10 @@ impl WorkloadClient for DocstoreClient {
         let s = self.stmts.as_ref().expect("prepare() before attempt()");
         let body = |e| AttemptError::body(e);
         tx.begin(conn).await?;
-        let exists = !conn.query(&s.lookup, &[&i.id]).await.map_err(body)?.is_empty();
-        if i.ty == 0 || i.ty == 2 {
+        let upsert = i.ty == 0 || i.ty == 2;
+        let lookup = if upsert { &s.lookup } else { &s.lookup_delete };
+        let exists = !conn.query(lookup, &[&i.id]).await.map_err(body)?.is_empty();
+        if upsert {
             // Upsert.
             if !i.refs.is_empty() {
                 let found = conn.query(&s.validate, &[&i.refs]).await.map_err(body)?;
@@ -527,7 +583,15 @@ impl WorkloadClient for DocstoreClient {
                 }
             }
             self.version += 1;
+            // Row locks in one order everywhere: alias, references,
+            // document (deletes too), else concurrent requests deadlock.
             if exists {
+                if i.ty == 0 {
+                    conn.execute(&s.delete_refs, &[&i.id]).await.map_err(body)?;
+                    conn.execute(&s.insert_refs, &[&i.id, &i.refs])
+                        .await
+                        .map_err(body)?;
+                }
                 conn.execute(&s.update_doc, &[&i.id, &self.version])
                     .await
                     .map_err(body)?;
@@ -539,23 +603,29 @@ impl WorkloadClient for DocstoreClient {
                 conn.execute(&s.insert_alias, &[&i.id, &i.uuid])
                     .await
                     .map_err(body)?;
-            }
-            if i.ty == 0 {
-                conn.execute(&s.delete_refs, &[&i.id]).await.map_err(body)?;
-                conn.execute(&s.insert_refs, &[&i.id, &i.refs])
-                    .await
-                    .map_err(body)?;
+                if i.ty == 0 {
+                    conn.execute(&s.insert_refs, &[&i.id, &i.refs])
+                        .await
+                        .map_err(body)?;
+                }
             }
         } else {
             // Delete.
             if !exists {
                 return tx.user_abort(conn).await; // 404
             }
-            if !conn.query(&s.referenced, &[&i.id]).await.map_err(body)?.is_empty() {
+            if !conn
+                .query(&s.referenced, &[&i.id])
+                .await
+                .map_err(body)?
+                .is_empty()
+            {
                 return tx.user_abort(conn).await; // 409: still referenced
             }
+            conn.execute(&s.delete_aliases, &[&i.id])
+                .await
+                .map_err(body)?;
             conn.execute(&s.delete_refs, &[&i.id]).await.map_err(body)?;
-            conn.execute(&s.delete_aliases, &[&i.id]).await.map_err(body)?;
             conn.execute(&s.delete_doc, &[&i.id]).await.map_err(body)?;
         }
         tx.commit(conn).await

@@ -233,7 +233,11 @@ impl Setup {
     }
 
     /// An integer parameter in `range`.
-    pub fn int(&self, name: &str, range: std::ops::RangeInclusive<i64>) -> Result<i64, WorkloadError> {
+    pub fn int(
+        &self,
+        name: &str,
+        range: std::ops::RangeInclusive<i64>,
+    ) -> Result<i64, WorkloadError> {
         match self.raw(name).trim().replace('_', "").parse::<i64>() {
             Ok(v) if range.contains(&v) => Ok(v),
             _ => Err(self.bad(
@@ -244,7 +248,11 @@ impl Setup {
     }
 
     /// A number parameter in `range`.
-    pub fn float(&self, name: &str, range: std::ops::RangeInclusive<f64>) -> Result<f64, WorkloadError> {
+    pub fn float(
+        &self,
+        name: &str,
+        range: std::ops::RangeInclusive<f64>,
+    ) -> Result<f64, WorkloadError> {
         match self.raw(name).trim().parse::<f64>() {
             Ok(v) if range.contains(&v) => Ok(v),
             _ => Err(self.bad(
@@ -517,7 +525,11 @@ pub fn describe(name: Option<&str>) -> Result<String, WorkloadError> {
             let _ = write!(
                 line,
                 "params: {}",
-                if params.is_empty() { "none".into() } else { params.join(" ") }
+                if params.is_empty() {
+                    "none".into()
+                } else {
+                    params.join(" ")
+                }
             );
             let _ = writeln!(out, "{:<16} {line}", "");
             let strategies: Vec<&str> = s.strategies.iter().map(|s| s.name).collect();
@@ -529,13 +541,21 @@ pub fn describe(name: Option<&str>) -> Result<String, WorkloadError> {
     let s = spec(name).ok_or_else(|| {
         WorkloadError::Invalid(format!(
             "unknown workload '{name}' (built-in: {})",
-            REGISTRY.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+            REGISTRY
+                .iter()
+                .map(|s| s.name)
+                .collect::<Vec<_>>()
+                .join(", ")
         ))
     })?;
     let _ = writeln!(out, "{}: {}\n\nSource: {}\n", s.name, s.summary, s.source);
     match s.scale {
         Some(sc) => {
-            let _ = writeln!(out, "Scale (--scale, default {}): one unit = {}.\n", sc.default, sc.unit);
+            let _ = writeln!(
+                out,
+                "Scale (--scale, default {}): one unit = {}.\n",
+                sc.default, sc.unit
+            );
         }
         None => out.push_str("Scale: none (--scale is refused; the size is a parameter).\n\n"),
     }
@@ -572,10 +592,19 @@ mod tests {
         for s in REGISTRY {
             assert!(names.insert(s.name), "duplicate workload {}", s.name);
             assert!(!s.strategies.is_empty(), "{}", s.name);
-            assert!(!s.transactions.is_empty() && !s.invariants.is_empty(), "{}", s.name);
+            assert!(
+                !s.transactions.is_empty() && !s.invariants.is_empty(),
+                "{}",
+                s.name
+            );
             assert!(describe(Some(s.name)).unwrap().contains(s.example));
         }
-        assert!(describe(Some("nope")).unwrap_err().to_string().contains("tpcb"));
+        assert!(
+            describe(Some("nope"))
+                .unwrap_err()
+                .to_string()
+                .contains("tpcb")
+        );
     }
 
     #[test]
@@ -587,12 +616,17 @@ mod tests {
         let e = Setup::new(s, None, Some("locking"), &BTreeMap::new())
             .unwrap_err()
             .to_string();
-        assert!(e.contains("--strategy locking") && e.contains("optimistic"), "{e}");
+        assert!(
+            e.contains("--strategy locking") && e.contains("optimistic"),
+            "{e}"
+        );
         let setup = Setup::new(s, None, None, &BTreeMap::new()).unwrap();
         assert_eq!(setup.scale, Some(10));
         assert_eq!(setup.strategy, "optimistic");
         let sib = spec("sibench").unwrap();
-        let e = Setup::new(sib, Some(3), None, &BTreeMap::new()).unwrap_err().to_string();
+        let e = Setup::new(sib, Some(3), None, &BTreeMap::new())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--scale"), "{e}");
         let given = BTreeMap::from([("rows".to_string(), "ten".to_string())]);
         let setup = Setup::new(sib, None, None, &given).unwrap();

@@ -19,8 +19,8 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, Ledger, LoadReport, Outcome, ParamSpec, Setup,
-    StrategySpec, TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec,
+    ExplainStatement, InvariantResult, Ledger, LoadReport, Outcome, ParamSpec, Setup, StrategySpec,
+    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec,
 };
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
@@ -203,7 +203,11 @@ impl WorkloadClient for SibenchClient {
     type Input = SibenchInput;
     type Ledger = Updates;
 
-    async fn prepare(&mut self, conn: &Client, _tx: &TxControl) -> Result<(), tokio_postgres::Error> {
+    async fn prepare(
+        &mut self,
+        conn: &Client,
+        _tx: &TxControl,
+    ) -> Result<(), tokio_postgres::Error> {
         let query = conn
             .prepare(if self.locking { QUERY_LOCKING } else { QUERY })
             .await?;
@@ -236,11 +240,15 @@ impl WorkloadClient for SibenchClient {
         tx.begin(conn).await?;
         match input {
             SibenchInput::Query => {
-                conn.query_one(query, &[]).await.map_err(AttemptError::body)?;
+                conn.query_one(query, &[])
+                    .await
+                    .map_err(AttemptError::body)?;
                 tx.commit(conn).await
             }
             SibenchInput::Update(k) => {
-                conn.execute(update, &[k]).await.map_err(AttemptError::body)?;
+                conn.execute(update, &[k])
+                    .await
+                    .map_err(AttemptError::body)?;
                 let outcome = tx.commit(conn).await?;
                 self.ledger.committed += 1;
                 Ok(outcome)

@@ -31,8 +31,8 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, Ledger, LoadReport, Outcome, ParamSpec, Setup,
-    StrategySpec, TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec,
+    ExplainStatement, InvariantResult, Ledger, LoadReport, Outcome, ParamSpec, Setup, StrategySpec,
+    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec,
 };
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
@@ -267,7 +267,8 @@ impl Workload for Smallbank {
             )
             .await
             .map_err(WorkloadError::db("smallbank invariant query"))?;
-        let (total, negative, first): (f64, i64, Option<i64>) = (row.get(0), row.get(1), row.get(2));
+        let (total, negative, first): (f64, i64, Option<i64>) =
+            (row.get(0), row.get(1), row.get(2));
         let expected = initial + m.net as f64;
         let off = total - expected;
         Ok(vec![
@@ -383,7 +384,11 @@ impl WorkloadClient for SmallbankClient {
     type Input = SmallbankInput;
     type Ledger = Money;
 
-    async fn prepare(&mut self, conn: &Client, tx: &TxControl) -> Result<(), tokio_postgres::Error> {
+    async fn prepare(
+        &mut self,
+        conn: &Client,
+        tx: &TxControl,
+    ) -> Result<(), tokio_postgres::Error> {
         let mode = match self.w.balance_mode {
             1 => " READ ONLY",
             2 => " READ ONLY DEFERRABLE",

@@ -159,7 +159,9 @@ impl Workload for Ssibench {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(DATA_SEED);
         let mut rows = 0;
         for t in 1..=self.tables {
-            let values: Vec<String> = (1..=COLUMNS).map(|k| format!("b_value_{k} varchar")).collect();
+            let values: Vec<String> = (1..=COLUMNS)
+                .map(|k| format!("b_value_{k} varchar"))
+                .collect();
             let ddl = format!(
                 "CREATE TABLE ssibench{t} (b_int_key serial PRIMARY KEY, b_int int, {})",
                 values.join(", ")
@@ -250,9 +252,7 @@ impl Workload for Ssibench {
             // A value written to column k starts with "k:".
             let wrong: Vec<String> = (1..=COLUMNS)
                 .map(|k| {
-                    format!(
-                        "(SELECT count(*) FROM ssibench{t} WHERE b_value_{k} NOT LIKE '{k}:%')"
-                    )
+                    format!("(SELECT count(*) FROM ssibench{t} WHERE b_value_{k} NOT LIKE '{k}:%')")
                 })
                 .collect();
             let n: i64 = db
@@ -307,7 +307,11 @@ impl WorkloadClient for SsibenchClient {
     type Input = SsibenchInput;
     type Ledger = ();
 
-    async fn prepare(&mut self, conn: &Client, _tx: &TxControl) -> Result<(), tokio_postgres::Error> {
+    async fn prepare(
+        &mut self,
+        conn: &Client,
+        _tx: &TxControl,
+    ) -> Result<(), tokio_postgres::Error> {
         for t in 1..=self.w.tables {
             self.reads.push(conn.prepare(&read_sql(t)).await?);
             for k in 1..=COLUMNS {
@@ -321,8 +325,13 @@ impl WorkloadClient for SsibenchClient {
         let w = &self.w;
         let read_only = self.rng.random_bool(w.read_ratio);
         let t = self.rng.random_range(1..=w.tables);
-        let read = (read_only || w.tables == 3)
-            .then(|| (t, self.rng.random_range(0..=(w.table_size - w.read_size).max(0))));
+        let read = (read_only || w.tables == 3).then(|| {
+            (
+                t,
+                self.rng
+                    .random_range(0..=(w.table_size - w.read_size).max(0)),
+            )
+        });
         let update = (!read_only).then(|| {
             let keys: Vec<i32> = sample(&mut self.rng, w.table_size as usize, w.update_size)
                 .into_iter()

@@ -255,7 +255,8 @@ impl Workload for Tpcb {
                 .map_err(WorkloadError::db(sql))?;
         }
         if self.foreign_keys {
-            let sql = "ALTER TABLE pgbench_tellers ADD FOREIGN KEY (bid) REFERENCES pgbench_branches;
+            let sql =
+                "ALTER TABLE pgbench_tellers ADD FOREIGN KEY (bid) REFERENCES pgbench_branches;
                  ALTER TABLE pgbench_accounts ADD FOREIGN KEY (bid) REFERENCES pgbench_branches;
                  ALTER TABLE pgbench_history ADD FOREIGN KEY (bid) REFERENCES pgbench_branches;
                  ALTER TABLE pgbench_history ADD FOREIGN KEY (tid) REFERENCES pgbench_tellers;
@@ -418,7 +419,11 @@ impl WorkloadClient for TpcbClient {
     type Input = TpcbInput;
     type Ledger = ();
 
-    async fn prepare(&mut self, conn: &Client, _tx: &TxControl) -> Result<(), tokio_postgres::Error> {
+    async fn prepare(
+        &mut self,
+        conn: &Client,
+        _tx: &TxControl,
+    ) -> Result<(), tokio_postgres::Error> {
         let single = match self.variant {
             Variant::SingleStatement => Some(conn.prepare(SINGLE_STATEMENT).await?),
             _ => None,
@@ -474,7 +479,9 @@ impl WorkloadClient for TpcbClient {
             r.map(|_| Outcome::Committed).map_err(AttemptError::commit)
         };
         match self.variant {
-            Variant::SelectOnly => return autocommit(conn.execute(&s.select_account, &[aid]).await),
+            Variant::SelectOnly => {
+                return autocommit(conn.execute(&s.select_account, &[aid]).await);
+            }
             Variant::SingleStatement => {
                 let stmt = s.single.as_ref().expect("prepared for single-statement");
                 return autocommit(conn.execute(stmt, &[&i.delta, aid, &i.tid, &i.bid]).await);
