@@ -93,6 +93,9 @@ pub struct EngineOutcome {
     pub interrupted: bool,
     /// Clients that stopped early, with why (connection lost).
     pub client_errors: Vec<String>,
+    /// False when a client thread or task died or hung: its clients'
+    /// ledgers are missing from the merged one.
+    pub ledger_complete: bool,
 }
 
 impl EngineOutcome {
@@ -105,6 +108,7 @@ impl EngineOutcome {
             cpu_s: 0.0,
             interrupted: true,
             client_errors: Vec::new(),
+            ledger_complete: true,
         }
     }
 }
@@ -257,17 +261,20 @@ pub async fn run<W: Workload>(
     let mut client_errors = Vec::new();
     let mut lifetime = Lifetime::default();
     let mut ledger = <W::Client as WorkloadClient>::Ledger::default();
+    let mut ledger_complete = true;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     for shard in shards {
         match tokio::time::timeout_at(deadline, shard.done).await {
             Ok(Ok(done)) => {
                 client_errors.extend(done.errors);
                 ledger.merge(done.ledger);
+                ledger_complete &= done.ledger_complete;
             }
             Ok(Err(_)) => {
                 // The thread died (panic): its clients may have been
                 // mid-COMMIT.
                 lifetime.unknown_outcome += shard.clients as u64;
+                ledger_complete = false;
                 client_errors.push(format!(
                     "a thread of {} client(s) ended abnormally",
                     shard.clients
@@ -279,6 +286,7 @@ pub async fn run<W: Workload>(
                 // database); its clients' last transactions have unknown
                 // outcomes.
                 lifetime.unknown_outcome += shard.clients as u64;
+                ledger_complete = false;
                 client_errors.push(format!(
                     "{} client(s) still busy 30 s after the run ended; abandoned",
                     shard.clients
@@ -300,6 +308,7 @@ pub async fn run<W: Workload>(
             cpu_s,
             interrupted,
             client_errors,
+            ledger_complete,
         },
         ledger,
     ))

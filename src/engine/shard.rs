@@ -48,6 +48,8 @@ pub(super) struct Done<L> {
     pub errors: Vec<String>,
     /// The shard's clients' ledgers, merged.
     pub ledger: L,
+    /// False when a client task died and took its ledger with it.
+    pub ledger_complete: bool,
 }
 
 /// A running shard.
@@ -132,6 +134,7 @@ async fn run_shard<C: WorkloadClient>(
         .collect();
     let mut errors = Vec::new();
     let mut ledger = C::Ledger::default();
+    let mut ledger_complete = true;
     for (id, task) in tasks {
         match task.await {
             Ok((client, result)) => {
@@ -140,10 +143,17 @@ async fn run_shard<C: WorkloadClient>(
                     errors.push(format!("client {id}: {e}"));
                 }
             }
-            Err(e) => errors.push(format!("client {id}: {e}")),
+            Err(e) => {
+                ledger_complete = false;
+                errors.push(format!("client {id}: {e}"));
+            }
         }
     }
-    let _ = done.send(Done { errors, ledger });
+    let _ = done.send(Done {
+        errors,
+        ledger,
+        ledger_complete,
+    });
 }
 
 /// Connects one client, sets its session's isolation default, and
@@ -226,7 +236,7 @@ async fn closed_loop<C: WorkloadClient>(
                 Verdict::Retry(c) => (c, true),
                 Verdict::Fail(c) => (c, false),
                 Verdict::Unknown => {
-                    rec.unknown(ty, tries);
+                    rec.unknown(ty, tries, wasted_us);
                     client.unknown_outcome(&input);
                     return Err(format!(
                         "connection lost during COMMIT: {}",

@@ -598,8 +598,18 @@ async fn one_run<W: Workload>(
         .collect();
     let client_time_ms = f64::from(run.cell.clients) * outcome.measured_s * 1000.0;
     let wasted_ms = m.wasted_us as f64 / 1000.0;
-    let anomalies = invariants.iter().map(|i| i.violations).sum();
     let mut errors_all = errors;
+    // Without every client's ledger, checks that use it can report
+    // violations that did not happen: shown, but not counted.
+    let anomalies = if outcome.ledger_complete {
+        invariants.iter().map(|i| i.violations).sum()
+    } else {
+        errors_all.push(
+            "clients were lost with their ledgers: invariant results are shown but not counted as anomalies"
+                .into(),
+        );
+        0
+    };
     let lost_clients = !outcome.client_errors.is_empty();
     errors_all.extend(outcome.client_errors);
     errors_all.extend(server.errors.iter().cloned());

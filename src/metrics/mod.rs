@@ -243,10 +243,11 @@ impl Recorder {
     }
 
     /// The connection broke during COMMIT: the outcome is unknown.
-    pub fn unknown(&self, ty: usize, attempts: u32) {
+    pub fn unknown(&self, ty: usize, attempts: u32, wasted_us: u64) {
         self.with(ty, |s, l| {
             s.unknown_outcome += 1;
             s.attempts += u64::from(attempts);
+            s.wasted_us += wasted_us;
             l.unknown_outcome += 1;
         })
     }

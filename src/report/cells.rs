@@ -37,7 +37,8 @@ pub struct CellSummary<'a> {
     pub latency: LatencyStats,
     /// Σ retries / Σ committed over complete runs (pooled ratio).
     pub retries_per_commit: Option<f64>,
-    /// 100 · Σ failed / Σ transactions over complete runs, %.
+    /// 100 · Σ failed / Σ transactions (committed, user-aborted, failed,
+    /// unknown) over complete runs, %.
     pub failure_pct: Option<f64>,
     /// Σ unknown outcomes over complete runs, transactions.
     pub unknown_outcome: u64,
@@ -184,6 +185,7 @@ fn summarise<'a>(cell: &'a Cell, runs: Vec<&'a RunRecord>) -> CellSummary<'a> {
     let committed: u64 = complete.iter().map(|r| r.committed).sum();
     let retries: u64 = complete.iter().map(|r| r.retries).sum();
     let unknown_outcome: u64 = complete.iter().map(|r| r.unknown_outcome).sum();
+    let user_aborts: u64 = complete.iter().map(|r| r.user_aborts).sum();
     let mut failures: BTreeMap<String, u64> = BTreeMap::new();
     for r in &complete {
         for (code, n) in &r.failed {
@@ -191,7 +193,7 @@ fn summarise<'a>(cell: &'a Cell, runs: Vec<&'a RunRecord>) -> CellSummary<'a> {
         }
     }
     let failed: u64 = failures.values().sum();
-    let transactions = committed + failed + unknown_outcome;
+    let transactions = committed + user_aborts + failed + unknown_outcome;
     let invariants =
         runs.iter()
             .flat_map(|r| &r.invariants)
@@ -216,7 +218,7 @@ fn summarise<'a>(cell: &'a Cell, runs: Vec<&'a RunRecord>) -> CellSummary<'a> {
                 .map(|r| r.wasted_time_pct)
                 .collect::<Vec<_>>(),
         ),
-        user_aborts: complete.iter().map(|r| r.user_aborts).sum(),
+        user_aborts,
         types: type_summaries(&complete),
         cell,
         n: complete.len(),

@@ -180,7 +180,8 @@ fn summary(out: &mut String, r: &Results, cells: &[CellSummary]) {
          n/a with one run). % vs baseline compares mean TPS (goodput: committed transactions per second) with \
          the cell of the first isolation level and first strategy at the same other factor values; \
          (significant) / (n.s.): Welch's t-test at the 5 % level. Latencies are means over runs of each \
-         run's figure. Abort ratio: attempts that did not commit / attempts. Wasted time: share of client \
+         run's figure. Abort ratio: attempts that neither committed nor were rolled back by the workload \
+         on purpose (retried and failed attempts) / attempts. Wasted time: share of client \
          time spent in attempts that did not commit. Anomalies: invariant violations summed over all runs, \
          with the first example.\n\n",
     );

@@ -400,10 +400,11 @@ impl TxControl {
     /// Rolls back on purpose: the application decided to abort (e.g.
     /// smallbank's TransactSaving that would overdraw). Not a failure.
     pub async fn user_abort(&self, conn: &Client) -> Result<Outcome, AttemptError> {
+        // Not `at_commit`: a broken connection here cannot have committed.
         self.rollback(conn)
             .await
             .map(|_| Outcome::UserAbort)
-            .map_err(AttemptError::commit)
+            .map_err(AttemptError::body)
     }
 }
 

@@ -34,7 +34,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     params: &[ParamSpec {
         name: "rows",
         default: "100",
-        help: "rows in the table, 10 .. 100000 (the paper's main factor)",
+        help: "rows in the table (the paper's main factor; it used 10 .. 100000)",
     }],
     strategies: &[
         StrategySpec {

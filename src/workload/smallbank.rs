@@ -429,8 +429,12 @@ impl WorkloadClient for SmallbankClient {
         let ty = self.rng.random_range(0..types);
         let n1 = self.customer();
         let mut n2 = self.customer();
-        while n2 == n1 {
-            n2 = self.customer();
+        if n2 == n1 {
+            // Any other customer (a hotspot of one cannot give two).
+            n2 = self.rng.random_range(1..self.w.customers);
+            if n2 >= n1 {
+                n2 += 1;
+            }
         }
         let v = match ty {
             2 => self.rng.random_range(-100..=100),
@@ -529,5 +533,59 @@ impl WorkloadClient for SmallbankClient {
 
     fn into_ledger(self) -> Money {
         self.ledger
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn workload(params: &[(&str, &str)]) -> Smallbank {
+        let given: BTreeMap<String, String> = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Smallbank::new(&Setup::new(&SPEC, None, None, &given).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn inputs_use_the_hotspot_and_two_distinct_customers() {
+        let w = workload(&[
+            ("customers", "1000"),
+            ("hotspot-size", "10"),
+            ("hotspot-pct", "90"),
+        ]);
+        let mut c = w.client(0, 7);
+        let mut hot = 0;
+        let mut types = [0u32; 6];
+        for _ in 0..10_000 {
+            let i = c.next_input();
+            assert_ne!(i.n1, i.n2);
+            assert!((1..=1000).contains(&i.n1) && (1..=1000).contains(&i.n2));
+            hot += u32::from(i.n1 <= 10);
+            types[i.ty] += 1;
+        }
+        // 90 % hot draws plus the cold draws that land in the hotspot.
+        assert!((8_900..9_200).contains(&hot), "{hot}");
+        assert_eq!(types[5], 0, "no SendPayment unless asked");
+        assert!(
+            types[..5].iter().all(|&n| (1_800..2_200).contains(&n)),
+            "{types:?}"
+        );
+    }
+
+    #[test]
+    fn a_hotspot_of_one_still_gives_two_customers() {
+        let w = workload(&[
+            ("customers", "2"),
+            ("hotspot-size", "1"),
+            ("hotspot-pct", "100"),
+        ]);
+        let mut c = w.client(0, 1);
+        for _ in 0..100 {
+            let i = c.next_input();
+            assert_eq!((i.n1, i.n2), (1, 2));
+        }
     }
 }
