@@ -24,6 +24,8 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
+use bytes::{BufMut, BytesMut};
+use futures_util::SinkExt;
 use serde::{Deserialize, Serialize};
 use tokio_postgres::{Client, Statement};
 
@@ -503,6 +505,39 @@ pub trait WorkloadClient: Send + 'static {
 
     /// This client's ledger, once it has stopped.
     fn into_ledger(self) -> Self::Ledger;
+}
+
+/// Streams `rows` lines into `COPY ... FROM STDIN` (`sql`): `line(buf, i)`
+/// appends row `i` (1-based) in text format, newline included. Returns the
+/// rows the server copied. Errors: the COPY failed (naming `sql`).
+pub async fn copy_rows(
+    db: &Client,
+    sql: &str,
+    rows: i64,
+    mut line: impl FnMut(&mut BytesMut, i64),
+) -> Result<u64, WorkloadError> {
+    let sink = db.copy_in(sql).await.map_err(WorkloadError::db(sql))?;
+    futures_util::pin_mut!(sink);
+    let mut buf = BytesMut::with_capacity(1 << 17);
+    for i in 1..=rows {
+        line(&mut buf, i);
+        if buf.len() >= 1 << 16 {
+            sink.send(buf.split().freeze())
+                .await
+                .map_err(WorkloadError::db(sql))?;
+        }
+    }
+    if !buf.is_empty() {
+        sink.send(buf.split().freeze())
+            .await
+            .map_err(WorkloadError::db(sql))?;
+    }
+    sink.finish().await.map_err(WorkloadError::db(sql))
+}
+
+/// Appends `v` in decimal.
+pub fn put_int(buf: &mut BytesMut, v: i64) {
+    buf.put_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 /// Renders `isobench workloads` (no name) or `isobench workloads NAME`.

@@ -32,7 +32,7 @@ use tokio_postgres::{Client, Statement};
 
 use super::{
     ExplainStatement, InvariantResult, Ledger, LoadReport, Outcome, ParamSpec, Setup, StrategySpec,
-    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec,
+    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_rows, put_int,
 };
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
@@ -186,8 +186,7 @@ impl Workload for Smallbank {
     }
 
     async fn load(&self, db: &Client) -> Result<LoadReport, WorkloadError> {
-        use bytes::{BufMut, BytesMut};
-        use futures_util::SinkExt;
+        use bytes::BufMut;
         let started = std::time::Instant::now();
         db.batch_execute(
             "CREATE TABLE accounts (custid bigint PRIMARY KEY, name varchar(64) NOT NULL);
@@ -197,29 +196,22 @@ impl Workload for Smallbank {
         )
         .await
         .map_err(WorkloadError::db("create smallbank tables"))?;
+        let data: Vec<(i64, f64, f64)> = self.rows().collect();
         let mut rows = 0;
         for (table, col) in [("accounts", 0), ("savings", 1), ("checking", 2)] {
             let sql = format!("COPY {table} FROM STDIN");
-            let sink = db.copy_in(&sql).await.map_err(WorkloadError::db(&sql))?;
-            futures_util::pin_mut!(sink);
-            let mut buf = BytesMut::new();
-            for (c, s, k) in self.rows() {
-                let line = match col {
-                    0 => format!("{c}\tcustomer {c:010}\n"),
-                    1 => format!("{c}\t{s}\n"),
-                    _ => format!("{c}\t{k}\n"),
-                };
-                buf.put_slice(line.as_bytes());
-                if buf.len() >= 1 << 16 {
-                    sink.send(buf.split().freeze())
-                        .await
-                        .map_err(WorkloadError::db(&sql))?;
+            rows += copy_rows(db, &sql, self.customers, |buf, c| {
+                let (_, s, k) = data[(c - 1) as usize];
+                put_int(buf, c);
+                buf.put_u8(b'\t');
+                match col {
+                    0 => buf.put_slice(format!("customer {c:010}").as_bytes()),
+                    1 => put_int(buf, s as i64),
+                    _ => put_int(buf, k as i64),
                 }
-            }
-            sink.send(buf.split().freeze())
-                .await
-                .map_err(WorkloadError::db(&sql))?;
-            rows += sink.finish().await.map_err(WorkloadError::db(&sql))?;
+                buf.put_u8(b'\n');
+            })
+            .await?;
         }
         Ok(LoadReport {
             data: String::new(),

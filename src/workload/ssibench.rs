@@ -19,8 +19,7 @@
 //! Reported as the original did: KTPS and abort ratio (attempts that did
 //! not commit / attempts), besides the usual figures.
 
-use bytes::{BufMut, BytesMut};
-use futures_util::SinkExt;
+use bytes::BufMut;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::seq::index::sample;
 use rand::{RngExt, SeedableRng};
@@ -28,7 +27,7 @@ use tokio_postgres::{Client, Statement};
 
 use super::{
     ExplainStatement, InvariantResult, LoadReport, Outcome, ParamSpec, Setup, StrategySpec,
-    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec,
+    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_rows, put_int,
 };
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
@@ -170,25 +169,13 @@ impl Workload for Ssibench {
                 .await
                 .map_err(WorkloadError::db(format!("create ssibench{t}")))?;
             let sql = format!("COPY ssibench{t} (b_int_key, b_int) FROM STDIN");
-            let sink = db.copy_in(&sql).await.map_err(WorkloadError::db(&sql))?;
-            futures_util::pin_mut!(sink);
-            let mut buf = BytesMut::new();
-            let mut n = itoa::Buffer::new();
-            for key in 1..=self.table_size {
-                buf.put_slice(n.format(key).as_bytes());
+            rows += copy_rows(db, &sql, i64::from(self.table_size), |buf, key| {
+                put_int(buf, key);
                 buf.put_u8(b'\t');
-                buf.put_slice(n.format(rng.random_range(0..1_000_000)).as_bytes());
+                put_int(buf, rng.random_range(0..1_000_000));
                 buf.put_u8(b'\n');
-                if buf.len() >= 1 << 16 {
-                    sink.send(buf.split().freeze())
-                        .await
-                        .map_err(WorkloadError::db(&sql))?;
-                }
-            }
-            sink.send(buf.split().freeze())
-                .await
-                .map_err(WorkloadError::db(&sql))?;
-            rows += sink.finish().await.map_err(WorkloadError::db(&sql))?;
+            })
+            .await?;
             db.batch_execute(&format!(
                 "SELECT setval(pg_get_serial_sequence('ssibench{t}', 'b_int_key'), {})",
                 self.table_size

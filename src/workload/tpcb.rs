@@ -15,15 +15,15 @@
 
 use std::time::Instant;
 
-use bytes::{BufMut, BytesMut};
-use futures_util::SinkExt;
+use bytes::BufMut;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
     ExplainStatement, InvariantResult, LoadReport, Outcome, ParamSpec, ScaleSpec, Setup,
-    StrategySpec, TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec,
+    StrategySpec, TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_rows,
+    put_int,
 };
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
@@ -131,36 +131,6 @@ impl Tpcb {
     fn big_aid(&self) -> bool {
         self.scale >= 20_000
     }
-
-    async fn copy(
-        db: &Client,
-        sql: &str,
-        rows: i64,
-        mut line: impl FnMut(&mut BytesMut, i64),
-    ) -> Result<u64, WorkloadError> {
-        let sink = db.copy_in(sql).await.map_err(WorkloadError::db(sql))?;
-        futures_util::pin_mut!(sink);
-        let mut buf = BytesMut::with_capacity(1 << 17);
-        for i in 1..=rows {
-            line(&mut buf, i);
-            if buf.len() >= 1 << 16 {
-                sink.send(buf.split().freeze())
-                    .await
-                    .map_err(WorkloadError::db(sql))?;
-            }
-        }
-        if !buf.is_empty() {
-            sink.send(buf.split().freeze())
-                .await
-                .map_err(WorkloadError::db(sql))?;
-        }
-        sink.finish().await.map_err(WorkloadError::db(sql))
-    }
-}
-
-fn put_int(buf: &mut BytesMut, v: i64) {
-    let mut b = itoa::Buffer::new();
-    buf.put_slice(b.format(v).as_bytes());
 }
 
 impl Workload for Tpcb {
@@ -205,7 +175,7 @@ impl Workload for Tpcb {
             .await
             .map_err(WorkloadError::db("create tpcb tables"))?;
         let s = self.scale;
-        let mut rows = Self::copy(
+        let mut rows = copy_rows(
             db,
             "COPY pgbench_branches FROM STDIN WITH (FREEZE ON)",
             s,
@@ -215,7 +185,7 @@ impl Workload for Tpcb {
             },
         )
         .await?;
-        rows += Self::copy(
+        rows += copy_rows(
             db,
             "COPY pgbench_tellers FROM STDIN WITH (FREEZE ON)",
             s * TELLERS_PER_BRANCH,
@@ -227,7 +197,7 @@ impl Workload for Tpcb {
             },
         )
         .await?;
-        rows += Self::copy(
+        rows += copy_rows(
             db,
             "COPY pgbench_accounts FROM STDIN WITH (FREEZE ON)",
             s * ACCOUNTS_PER_BRANCH,
