@@ -24,7 +24,7 @@ use crate::progress::Progress;
 use crate::report;
 use crate::store::{self, Cell, Environment, Results, RunRecord, StoredConfig, TxTypeRecord};
 use crate::target::{self, ManagedOptions, ManagedServer, Target};
-use crate::workload::{self, Setup, Workload, WorkloadSpec};
+use crate::workload::{self, LoadReport, Setup, Workload, WorkloadSpec};
 
 /// How an experiment ended.
 #[derive(Debug)]
@@ -405,11 +405,16 @@ async fn run_with<W: Workload>(
             };
             progress.note(&format!("loading {what} ..."));
             let db = target::connect(&target.config(tmpl)).await?;
-            let mut load = tokio::select! {
+            let started = Instant::now();
+            let rows = tokio::select! {
                 r = w.load(&db) => r.with_context(|| format!("loading {what}"))?,
                 _ = cancel.cancelled() => return Ok(()),
             };
-            load.data = w.data_key();
+            let load = LoadReport {
+                data: w.data_key(),
+                elapsed: started.elapsed(),
+                rows,
+            };
             progress.note(&format!(
                 "loaded {} rows in {:.2} s",
                 load.rows,

@@ -40,8 +40,8 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, LoadReport, Outcome, ParamSpec, Setup, StrategySpec,
-    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec,
+    ExplainStatement, InvariantResult, Outcome, ParamSpec, Setup, StrategySpec, TxControl,
+    Workload, WorkloadClient, WorkloadError, WorkloadSpec,
 };
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
@@ -245,10 +245,6 @@ impl Workload for Docstore {
         })
     }
 
-    fn spec(&self) -> &'static WorkloadSpec {
-        &SPEC
-    }
-
     fn data_key(&self) -> String {
         let idx: Vec<&str> = INDEXES
             .iter()
@@ -274,8 +270,7 @@ impl Workload for Docstore {
         TYPES.to_vec()
     }
 
-    async fn load(&self, db: &Client) -> Result<LoadReport, WorkloadError> {
-        let started = std::time::Instant::now();
+    async fn load(&self, db: &Client) -> Result<u64, WorkloadError> {
         db.batch_execute(
             "CREATE TABLE documents (id bigserial PRIMARY KEY, meadowlark_id varchar(56) NOT NULL UNIQUE,
                  document_uuid uuid NOT NULL UNIQUE, document_identity jsonb NOT NULL, resource_name varchar NOT NULL,
@@ -343,11 +338,7 @@ impl Workload for Docstore {
             .await
             .map_err(WorkloadError::db("add docstore foreign keys"))?;
         }
-        Ok(LoadReport {
-            data: String::new(),
-            elapsed: started.elapsed(),
-            rows,
-        })
+        Ok(rows)
     }
 
     fn explain_statements(&self) -> Vec<ExplainStatement> {

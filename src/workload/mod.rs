@@ -281,15 +281,6 @@ impl Setup {
             .position(|c| *c == v)
             .ok_or_else(|| self.bad(name, &format!("one of {}", choices.join(", "))))
     }
-
-    /// The strategy's index in `spec.strategies`.
-    pub fn strategy_index(&self) -> usize {
-        self.spec
-            .strategies
-            .iter()
-            .position(|s| s.name == self.strategy)
-            .expect("strategy checked in Setup::new")
-    }
 }
 
 /// The result of one invariant check after a run.
@@ -439,8 +430,6 @@ pub trait Workload: Sized + Send + Sync + 'static {
     /// range, naming `--param NAME`.
     fn new(setup: &Setup) -> Result<Self, WorkloadError>;
 
-    fn spec(&self) -> &'static WorkloadSpec;
-
     /// Identifies the data [`Workload::load`] writes: cells whose workloads
     /// have equal keys share one template database. Empty when every
     /// instance loads the same data.
@@ -451,8 +440,9 @@ pub trait Workload: Sized + Send + Sync + 'static {
     fn tx_types(&self) -> Vec<&'static str>;
 
     /// Creates the schema and loads the data into the connected, empty
-    /// database. Deterministic: the same parameters give the same rows.
-    fn load(&self, db: &Client) -> impl Future<Output = Result<LoadReport, WorkloadError>> + Send;
+    /// database; returns the rows written. Deterministic: the same
+    /// parameters give the same rows.
+    fn load(&self, db: &Client) -> impl Future<Output = Result<u64, WorkloadError>> + Send;
 
     /// Statements to EXPLAIN once per run.
     fn explain_statements(&self) -> Vec<ExplainStatement>;

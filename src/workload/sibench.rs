@@ -19,8 +19,8 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, Ledger, LoadReport, Outcome, ParamSpec, Setup, StrategySpec,
-    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec,
+    ExplainStatement, InvariantResult, Ledger, Outcome, ParamSpec, Setup, StrategySpec, TxControl,
+    Workload, WorkloadClient, WorkloadError, WorkloadSpec,
 };
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
@@ -95,10 +95,6 @@ impl Workload for Sibench {
         })
     }
 
-    fn spec(&self) -> &'static WorkloadSpec {
-        &SPEC
-    }
-
     fn data_key(&self) -> String {
         format!("rows={}", self.rows)
     }
@@ -107,8 +103,7 @@ impl Workload for Sibench {
         vec!["query", "update"]
     }
 
-    async fn load(&self, db: &Client) -> Result<LoadReport, WorkloadError> {
-        let started = std::time::Instant::now();
+    async fn load(&self, db: &Client) -> Result<u64, WorkloadError> {
         db.batch_execute("CREATE TABLE sibench (k int PRIMARY KEY, v int NOT NULL)")
             .await
             .map_err(WorkloadError::db("create sibench"))?;
@@ -119,11 +114,7 @@ impl Workload for Sibench {
             )
             .await
             .map_err(WorkloadError::db("load sibench"))?;
-        Ok(LoadReport {
-            data: String::new(),
-            elapsed: started.elapsed(),
-            rows: n,
-        })
+        Ok(n)
     }
 
     fn explain_statements(&self) -> Vec<ExplainStatement> {

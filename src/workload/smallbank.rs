@@ -31,8 +31,8 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, Ledger, LoadReport, Outcome, ParamSpec, Setup, StrategySpec,
-    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_rows, put_int,
+    ExplainStatement, InvariantResult, Ledger, Outcome, ParamSpec, Setup, StrategySpec, TxControl,
+    Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_rows, put_int,
 };
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
@@ -172,10 +172,6 @@ impl Workload for Smallbank {
         })
     }
 
-    fn spec(&self) -> &'static WorkloadSpec {
-        &SPEC
-    }
-
     fn data_key(&self) -> String {
         format!("customers={}", self.customers)
     }
@@ -185,9 +181,8 @@ impl Workload for Smallbank {
         TYPES[..n].to_vec()
     }
 
-    async fn load(&self, db: &Client) -> Result<LoadReport, WorkloadError> {
+    async fn load(&self, db: &Client) -> Result<u64, WorkloadError> {
         use bytes::BufMut;
-        let started = std::time::Instant::now();
         db.batch_execute(
             "CREATE TABLE accounts (custid bigint PRIMARY KEY, name varchar(64) NOT NULL);
              CREATE TABLE savings (custid bigint PRIMARY KEY REFERENCES accounts (custid), bal float8 NOT NULL);
@@ -213,11 +208,7 @@ impl Workload for Smallbank {
             })
             .await?;
         }
-        Ok(LoadReport {
-            data: String::new(),
-            elapsed: started.elapsed(),
-            rows,
-        })
+        Ok(rows)
     }
 
     fn explain_statements(&self) -> Vec<ExplainStatement> {

@@ -26,8 +26,8 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, LoadReport, Outcome, ParamSpec, Setup, StrategySpec,
-    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_rows, put_int,
+    ExplainStatement, InvariantResult, Outcome, ParamSpec, Setup, StrategySpec, TxControl,
+    Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_rows, put_int,
 };
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
@@ -100,7 +100,6 @@ pub static SIMPLE_SSIBENCH: WorkloadSpec = WorkloadSpec {
 /// ssibench (3 tables) or simple-ssibench (1 table).
 #[derive(Debug, Clone)]
 pub struct Ssibench {
-    spec: &'static WorkloadSpec,
     tables: i32,
     table_size: i32,
     read_size: i32,
@@ -128,17 +127,12 @@ impl Workload for Ssibench {
         let read_size = setup.int("read-size", 1..=i64::from(table_size))? as i32;
         let update_size = setup.int("update-size", 1..=i64::from(table_size))? as usize;
         Ok(Ssibench {
-            spec: setup.spec,
             tables: if setup.spec.name == "ssibench" { 3 } else { 1 },
             table_size,
             read_size,
             update_size,
             read_ratio: setup.float("read-ratio", 0.0..=1.0)?,
         })
-    }
-
-    fn spec(&self) -> &'static WorkloadSpec {
-        self.spec
     }
 
     fn data_key(&self) -> String {
@@ -153,8 +147,7 @@ impl Workload for Ssibench {
         }
     }
 
-    async fn load(&self, db: &Client) -> Result<LoadReport, WorkloadError> {
-        let started = std::time::Instant::now();
+    async fn load(&self, db: &Client) -> Result<u64, WorkloadError> {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(DATA_SEED);
         let mut rows = 0;
         for t in 1..=self.tables {
@@ -183,11 +176,7 @@ impl Workload for Ssibench {
             .await
             .map_err(WorkloadError::db("set ssibench sequence"))?;
         }
-        Ok(LoadReport {
-            data: String::new(),
-            elapsed: started.elapsed(),
-            rows,
-        })
+        Ok(rows)
     }
 
     fn explain_statements(&self) -> Vec<ExplainStatement> {

@@ -13,17 +13,14 @@
 //! changes of tpcb-like in one autocommit statement with data-modifying
 //! CTEs, the form an evaluator used to avoid client-side retries.
 
-use std::time::Instant;
-
 use bytes::BufMut;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, LoadReport, Outcome, ParamSpec, ScaleSpec, Setup,
-    StrategySpec, TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_rows,
-    put_int,
+    ExplainStatement, InvariantResult, Outcome, ParamSpec, ScaleSpec, Setup, StrategySpec,
+    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_rows, put_int,
 };
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
@@ -143,10 +140,6 @@ impl Workload for Tpcb {
         Ok(w)
     }
 
-    fn spec(&self) -> &'static WorkloadSpec {
-        &SPEC
-    }
-
     fn data_key(&self) -> String {
         if self.foreign_keys {
             "foreign-keys".into()
@@ -159,8 +152,7 @@ impl Workload for Tpcb {
         vec![self.variant.name()]
     }
 
-    async fn load(&self, db: &Client) -> Result<LoadReport, WorkloadError> {
-        let started = Instant::now();
+    async fn load(&self, db: &Client) -> Result<u64, WorkloadError> {
         let aid = if self.big_aid() { "bigint" } else { "int" };
         // Tables created in the loading transaction so COPY can FREEZE, as
         // pgbench -i does on PostgreSQL 14+.
@@ -235,11 +227,7 @@ impl Workload for Tpcb {
                 .await
                 .map_err(WorkloadError::db("add tpcb foreign keys"))?;
         }
-        Ok(LoadReport {
-            data: String::new(),
-            elapsed: started.elapsed(),
-            rows,
-        })
+        Ok(rows)
     }
 
     fn explain_statements(&self) -> Vec<ExplainStatement> {

@@ -20,8 +20,8 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, Ledger, LoadReport, Outcome, ParamSpec, Setup, StrategySpec,
-    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec,
+    ExplainStatement, InvariantResult, Ledger, Outcome, ParamSpec, Setup, StrategySpec, TxControl,
+    Workload, WorkloadClient, WorkloadError, WorkloadSpec,
 };
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
@@ -112,10 +112,6 @@ impl Workload for WriteSkew {
         })
     }
 
-    fn spec(&self) -> &'static WorkloadSpec {
-        &SPEC
-    }
-
     fn data_key(&self) -> String {
         format!("shifts={} doctors={}", self.shifts, self.doctors)
     }
@@ -124,8 +120,7 @@ impl Workload for WriteSkew {
         vec!["go-off-call", "go-on-call"]
     }
 
-    async fn load(&self, db: &Client) -> Result<LoadReport, WorkloadError> {
-        let started = std::time::Instant::now();
+    async fn load(&self, db: &Client) -> Result<u64, WorkloadError> {
         db.batch_execute(
             "CREATE TABLE oncall (shift int, doctor int, on_call bool NOT NULL, PRIMARY KEY (shift, doctor))",
         )
@@ -139,11 +134,7 @@ impl Workload for WriteSkew {
             )
             .await
             .map_err(WorkloadError::db("load oncall"))?;
-        Ok(LoadReport {
-            data: String::new(),
-            elapsed: started.elapsed(),
-            rows,
-        })
+        Ok(rows)
     }
 
     fn explain_statements(&self) -> Vec<ExplainStatement> {
