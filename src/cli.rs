@@ -146,6 +146,23 @@ pub struct RunArgs {
     /// Seed of the input generators (default: random, recorded in results).
     #[arg(long)]
     pub seed: Option<u64>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Results directory (default results/<timestamp>).
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No live progress and no summary table.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Exit with status 3 when any invariant is violated (anomalies > 0).
+    #[arg(long)]
+    pub fail_on_violation: bool,
+}
+
+/// Which server: a managed one (default) or an external one. Shared by
+/// `run` and `anomalies`.
+#[derive(Debug, Args)]
+pub struct TargetArgs {
     /// External server as a libpq URL or key=value string (password never printed).
     #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true)]
     pub dsn: Option<String>,
@@ -161,15 +178,19 @@ pub struct RunArgs {
     /// OS user that runs the managed server when isobench runs as root.
     #[arg(long, default_value = "postgres")]
     pub server_user: String,
-    /// Results directory (default results/<timestamp>).
-    #[arg(long, short = 'o', value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// No live progress and no summary table.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-    /// Exit with status 3 when any invariant is violated (anomalies > 0).
-    #[arg(long)]
-    pub fail_on_violation: bool,
+}
+
+impl TargetArgs {
+    /// The plain target configuration.
+    pub fn into_config(self) -> TargetConfig {
+        TargetConfig {
+            dsn: self.dsn,
+            external_from_env: self.external,
+            pg_bin: self.pg_bin,
+            settings: self.settings,
+            server_user: self.server_user,
+        }
+    }
 }
 
 impl Default for RunArgs {
@@ -211,13 +232,7 @@ impl RunArgs {
             threads: self.threads.map(|t| t as usize),
             sample_interval: self.sample_interval,
             seed: self.seed.unwrap_or_else(rand::random),
-            target: TargetConfig {
-                dsn: self.dsn,
-                external_from_env: self.external,
-                pg_bin: self.pg_bin,
-                settings: self.settings,
-                server_user: self.server_user,
-            },
+            target: self.target.into_config(),
             out: self.out,
             quiet: self.quiet,
             fail_on_violation: self.fail_on_violation,

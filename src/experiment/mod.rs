@@ -23,7 +23,7 @@ use crate::observe;
 use crate::progress::Progress;
 use crate::report;
 use crate::store::{self, Cell, Environment, Results, RunRecord, StoredConfig, TxTypeRecord};
-use crate::target::{self, ManagedOptions, ManagedServer, Target};
+use crate::target::{self, Target};
 use crate::workload::{self, LoadReport, Setup, Workload, WorkloadSpec};
 
 /// How an experiment ended.
@@ -197,38 +197,6 @@ fn results_dir(cfg: &ExperimentConfig) -> Result<PathBuf> {
     Ok(dir)
 }
 
-async fn start_target(
-    cfg: &ExperimentConfig,
-    dir: &std::path::Path,
-    max_clients: u32,
-) -> Result<Target> {
-    let t = &cfg.target;
-    if t.dsn.is_some() || t.external_from_env {
-        return Ok(Target::external(t.dsn.as_deref())?);
-    }
-    let bin_dir = target::find_bin_dir(t.pg_bin.as_deref())?;
-    let mut settings = t.settings.clone();
-    let mut default = |name: &str, value: String| {
-        if !settings.iter().any(|(k, _)| k == name) {
-            settings.push((name.into(), value));
-        }
-    };
-    // Clients + observer + admin + invariant check, with room to spare.
-    default("max_connections", (max_clients + 20).max(100).to_string());
-    // Expected errors (40001 and friends, counted by SQLSTATE in the
-    // results) would otherwise fill the log at thousands of lines a second
-    // and cost the server I/O; LOG, FATAL and PANIC messages stay.
-    default("log_min_messages", "log".into());
-    let opts = ManagedOptions {
-        bin_dir,
-        settings,
-        log_path: dir.join(store::SERVER_LOG),
-        os_user: t.server_user.clone(),
-    };
-    let server = tokio::task::spawn_blocking(move || ManagedServer::start(&opts)).await??;
-    Ok(Target::Managed(server))
-}
-
 async fn environment(admin: &Client) -> Result<Environment> {
     let version: String = admin.query_one("SHOW server_version", &[]).await?.get(0);
     let num: String = admin
@@ -322,7 +290,8 @@ async fn run_with<W: Workload>(
     let max_clients = cfg.clients.iter().copied().max().unwrap_or(1);
     let progress = Progress::new(cfg.quiet);
     progress.note(&format!("results: {}", dir.display()));
-    let target = start_target(&cfg, &dir, max_clients).await?;
+    // Clients + observer + admin + invariant check, with room to spare.
+    let target = target::start(&cfg.target, &dir.join(store::SERVER_LOG), max_clients + 20).await?;
     progress.note(&format!("target: {}", target.describe()));
     let admin = target::connect(&target.config(&target.admin_db())).await?;
     let env = environment(&admin).await?;

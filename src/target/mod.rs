@@ -4,6 +4,7 @@
 mod managed;
 pub mod reaper;
 
+use std::path::Path;
 use std::time::Duration;
 
 use tokio_postgres::config::Host;
@@ -123,6 +124,46 @@ impl Target {
             Target::External(c) => format!("external {}", describe_config(c)),
         }
     }
+}
+
+/// Starts the target `cfg` names: an external server (`--dsn`,
+/// `--external`), or else a managed server from `--pg-bin` (or the
+/// binaries [`find_bin_dir`] finds) with the `--set` settings, logging to
+/// `log_path`. The managed server gets `max_connections` of at least
+/// `connections` (and at least the default 100) unless `--set` names it,
+/// and logs LOG and worse only: expected errors (40001 and friends, counted
+/// by SQLSTATE in the results) would otherwise fill the log at thousands of
+/// lines a second and cost the server I/O.
+///
+/// Errors: [`TargetError`] for a bad DSN, missing binaries or OS user, or a
+/// server that does not start (with the end of its log).
+pub async fn start(
+    cfg: &crate::config::TargetConfig,
+    log_path: &Path,
+    connections: u32,
+) -> Result<Target, TargetError> {
+    if cfg.dsn.is_some() || cfg.external_from_env {
+        return Target::external(cfg.dsn.as_deref());
+    }
+    let bin_dir = find_bin_dir(cfg.pg_bin.as_deref())?;
+    let mut settings = cfg.settings.clone();
+    let mut default = |name: &str, value: String| {
+        if !settings.iter().any(|(k, _)| k == name) {
+            settings.push((name.into(), value));
+        }
+    };
+    default("max_connections", connections.max(100).to_string());
+    default("log_min_messages", "log".into());
+    let opts = ManagedOptions {
+        bin_dir,
+        settings,
+        log_path: log_path.to_path_buf(),
+        os_user: cfg.server_user.clone(),
+    };
+    let server = tokio::task::spawn_blocking(move || ManagedServer::start(&opts))
+        .await
+        .map_err(|e| TargetError::Start(format!("the start task failed: {e}")))??;
+    Ok(Target::Managed(server))
 }
 
 /// `user@host:port/db`, never the password.
