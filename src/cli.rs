@@ -7,7 +7,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::{
-    Backoff, ExperimentConfig, Isolation, RetryPolicy, TargetConfig, parse_duration,
+    AnomaliesConfig, Backoff, ExperimentConfig, Isolation, RetryPolicy, TargetConfig,
+    parse_duration,
 };
 
 /// isobench: what transaction isolation costs and buys on PostgreSQL.
@@ -27,6 +28,10 @@ pub enum Command {
         /// A directory written by `isobench run`.
         dir: PathBuf,
     },
+    /// Which isolation anomalies each level prevents, and how: runs every
+    /// probe (Hermitage-style interleavings) at every level and prints the
+    /// matrix. Exit status 3 when a result differs from a probe's @expect.
+    Anomalies(Box<AnomaliesArgs>),
     /// List the built-in workloads, or show one in detail.
     Workloads {
         /// A workload name, e.g. smallbank.
@@ -157,6 +162,45 @@ pub struct RunArgs {
     /// Exit with status 3 when any invariant is violated (anomalies > 0).
     #[arg(long)]
     pub fail_on_violation: bool,
+}
+
+/// Flags of `isobench anomalies`.
+#[derive(Debug, Args)]
+pub struct AnomaliesArgs {
+    /// Isolation levels (the matrix's columns): read-committed|rc, repeatable-read|rr, serializable|ser.
+    #[arg(long, value_delimiter = ',', default_value = "rc,rr,ser")]
+    pub isolation: Vec<Isolation>,
+    /// A built-in probe (e.g. G2-item) or a probe file in isolation-tester spec syntax; repeatable (default: every built-in probe).
+    #[arg(long = "probe", value_name = "NAME|FILE")]
+    pub probes: Vec<String>,
+    /// How long a step may run, or wait on a lock, before the probe is reported stuck.
+    #[arg(long, default_value = "5s", value_parser = positive_duration, allow_hyphen_values = true)]
+    pub step_timeout: Duration,
+    /// List the built-in probes and exit.
+    #[arg(long)]
+    pub list: bool,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Results directory for anomalies.md and anomalies.json (default results/anomalies-<timestamp>).
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No progress and no matrix on stdout (mismatches still go to stderr).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+impl AnomaliesArgs {
+    /// The plain configuration.
+    pub fn into_config(self) -> AnomaliesConfig {
+        AnomaliesConfig {
+            levels: dedup(self.isolation),
+            probes: self.probes,
+            step_timeout: self.step_timeout,
+            target: self.target.into_config(),
+            out: self.out,
+            quiet: self.quiet,
+        }
+    }
 }
 
 /// Which server: a managed one (default) or an external one. Shared by

@@ -210,6 +210,20 @@ pub struct ExperimentConfig {
     pub fail_on_violation: bool,
 }
 
+/// `isobench anomalies`: which probes, at which levels, on which server.
+#[derive(Debug, Clone)]
+pub struct AnomaliesConfig {
+    pub levels: Vec<Isolation>,
+    /// Built-in probe names or spec files; empty: every built-in probe.
+    pub probes: Vec<String>,
+    /// How long a step may run, or stay blocked, before the probe is stuck.
+    pub step_timeout: Duration,
+    pub target: TargetConfig,
+    /// Results directory; `results/anomalies-<timestamp>` when `None`.
+    pub out: Option<PathBuf>,
+    pub quiet: bool,
+}
+
 /// Serde helper storing a [`Duration`] as fractional milliseconds.
 pub mod duration_ms {
     use serde::{Deserialize, Deserializer, Serializer};

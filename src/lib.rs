@@ -16,6 +16,7 @@ pub mod engine;
 pub mod experiment;
 pub mod metrics;
 pub mod observe;
+pub mod probe;
 pub mod progress;
 pub mod report;
 pub mod stats;

@@ -8,9 +8,9 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use tokio_util::sync::CancellationToken;
 
-use isobench::cli::{Cli, Command, RunArgs};
+use isobench::cli::{AnomaliesArgs, Cli, Command, RunArgs};
 use isobench::target::reaper;
-use isobench::{experiment, report, store, workload};
+use isobench::{experiment, probe, report, store, workload};
 
 fn main() -> ExitCode {
     reaper::install_panic_hook();
@@ -55,6 +55,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             ));
             Ok(ExitCode::SUCCESS)
         }
+        Command::Anomalies(args) => anomalies(*args).await,
         Command::Workloads { name } => {
             out(&workload::describe(name.as_deref())?);
             Ok(ExitCode::SUCCESS)
@@ -112,6 +113,59 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+async fn anomalies(args: AnomaliesArgs) -> Result<ExitCode> {
+    if args.list {
+        let probes = probe::builtin()?;
+        let mut text = String::new();
+        for p in &probes {
+            text.push_str(&format!("{:<26} {}\n", p.name, p.title));
+        }
+        out(&text);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let cfg = args.into_config();
+    let cancel = CancellationToken::new();
+    tokio::spawn(watch_signals(cancel.clone()));
+    let outcome = match probe::command::run(&cfg, cancel.clone()).await {
+        Ok(o) => o,
+        Err(e) if cancel.is_cancelled() => {
+            eprintln!("isobench: interrupted: {e:#}");
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) => return Err(e),
+    };
+    if !cfg.quiet {
+        let width = terminal_width();
+        out(&format!(
+            "{}results: {}\n",
+            report::anomalies::terminal(&outcome.matrix, width),
+            outcome.dir.display()
+        ));
+    }
+    let mismatches = outcome.matrix.mismatches();
+    if !mismatches.is_empty() {
+        for m in &mismatches {
+            eprint!("{}", m.explain());
+        }
+        eprintln!(
+            "isobench: {} result(s) differ from the probes' @expect lines",
+            mismatches.len()
+        );
+        return Ok(ExitCode::from(3));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The terminal's width from `COLUMNS`, else 120 (wide enough for the
+/// matrix without wrapping most cells).
+fn terminal_width() -> u16 {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .filter(|&w: &u16| w >= 60)
+        .unwrap_or(140)
 }
 
 /// Writes to stdout; a closed pipe (`isobench workloads | head`) is not an

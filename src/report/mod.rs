@@ -5,6 +5,7 @@
 //! [`markdown`] and [`terminal`] only format. Number formatting shared by
 //! the renderers lives here, so a figure reads the same everywhere.
 
+pub mod anomalies;
 pub mod cells;
 pub mod markdown;
 pub mod server;

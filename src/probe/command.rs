@@ -1,0 +1,95 @@
+//! The `isobench anomalies` command: parse the probes, start the target,
+//! run the matrix, write `anomalies.json` and `anomalies.md`.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use tokio_util::sync::CancellationToken;
+
+use super::exec::{Env, WaitCheck};
+use super::{Matrix, run_matrix, select};
+use crate::config::AnomaliesConfig;
+use crate::{report, store, target};
+
+pub const ANOMALIES_JSON: &str = "anomalies.json";
+pub const ANOMALIES_MD: &str = "anomalies.md";
+
+/// What the command produced.
+pub struct Outcome {
+    pub matrix: Matrix,
+    pub dir: PathBuf,
+}
+
+fn results_dir(cfg: &AnomaliesConfig) -> Result<PathBuf> {
+    let dir = match &cfg.out {
+        Some(d) => d.clone(),
+        None => PathBuf::from("results").join(format!(
+            "anomalies-{}",
+            chrono::Local::now().format("%Y%m%d-%H%M%S")
+        )),
+    };
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("--out: cannot create results directory {}", dir.display()))?;
+    if dir.join(ANOMALIES_JSON).exists() {
+        bail!(
+            "--out: {} already holds an anomaly matrix; choose a new directory",
+            dir.display()
+        );
+    }
+    Ok(dir)
+}
+
+/// Runs the command. Probe files are parsed before anything starts; the
+/// managed server (if any) is stopped before this returns, also on error
+/// or when `cancel` fires.
+///
+/// Errors: bad `--probe` arguments or files, an unusable results
+/// directory, a target that does not start, a probe whose setup fails or
+/// whose anomaly condition holds serially, or cancellation.
+pub async fn run(cfg: &AnomaliesConfig, cancel: CancellationToken) -> Result<Outcome> {
+    let probes = select(&cfg.probes)?;
+    if cfg.levels.is_empty() {
+        bail!("--isolation: name at least one level");
+    }
+    let dir = results_dir(cfg)?;
+    let target = target::start(&cfg.target, &dir.join(store::SERVER_LOG), 20).await?;
+    let config = target.config(&target.admin_db());
+    let admin = target::connect(&config).await?;
+    let wait_check = WaitCheck::detect(&admin).await?;
+    drop(admin);
+    let env = Env {
+        config,
+        wait_check,
+        step_timeout: cfg.step_timeout,
+    };
+    let progress = !cfg.quiet && std::io::stderr().is_terminal();
+    let total = probes.len();
+    let levels = cfg.levels.clone();
+    let matrix = tokio::select! {
+        m = run_matrix(&env, &probes, &levels, target.describe(), |i, p| {
+            if progress {
+                eprint!("\r\x1b[2Kprobe {}/{total}: {}", i + 1, p.name);
+            }
+        }) => m,
+        () = cancel.cancelled() => Err(anyhow::anyhow!("interrupted")),
+    };
+    if progress {
+        eprint!("\r\x1b[2K");
+    }
+    drop(target); // stops a managed server
+    let matrix = matrix?;
+    let json = serde_json::to_vec_pretty(&matrix).context("encoding anomalies.json")?;
+    for (name, bytes) in [
+        (ANOMALIES_JSON, json),
+        (
+            ANOMALIES_MD,
+            report::anomalies::markdown(&matrix).into_bytes(),
+        ),
+    ] {
+        let path = dir.join(name);
+        store::write_atomic(&path, &bytes)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(Outcome { matrix, dir })
+}

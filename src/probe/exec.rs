@@ -1,0 +1,662 @@
+//! Runs one interleaving of a probe's steps, the way PostgreSQL's isolation
+//! tester does (`src/test/isolation/isolationtester.c`): one connection per
+//! session driven by one coordinator, plus a control connection for setup,
+//! teardown and lock-wait detection.
+//!
+//! A step is sent, then watched: it either completes, or its backend is
+//! found waiting on a lock held by another session
+//! (`pg_isolation_test_session_is_blocked`, PostgreSQL 12+; elsewhere
+//! `pg_stat_activity.wait_event_type = 'Lock'`). A waiting step is left
+//! pending and the next step of the permutation runs; after every step the
+//! pending ones are checked again, since a COMMIT may have released them.
+//! A session's next step first waits for its pending one. Anything that
+//! neither finishes nor waits on a lock within the step timeout, or stays
+//! blocked past it, ends the run as stuck: its queries are cancelled and
+//! its backends terminated, so nothing hangs and nothing leaks.
+//!
+//! Every run gets a fresh schema (`search_path` of all its connections) and
+//! fresh connections; the schema is dropped afterwards with everything the
+//! probe created.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use tokio::task::JoinHandle;
+use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
+
+use super::spec::{Probe, StepRef, show_rows};
+use crate::config::Isolation;
+use crate::target;
+
+/// How to tell that a backend waits on another session's lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitCheck {
+    /// `pg_isolation_test_session_is_blocked(pid, pids)` (PostgreSQL 12+):
+    /// lock waits and safe-snapshot waits caused by the other sessions.
+    IsolationTestFunction,
+    /// `pg_stat_activity.wait_event_type = 'Lock'` for servers without it.
+    LockWaitEvent,
+}
+
+impl WaitCheck {
+    /// Picks the best check the server offers.
+    pub async fn detect(client: &Client) -> Result<WaitCheck> {
+        let row = client
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_proc
+                                 WHERE proname = 'pg_isolation_test_session_is_blocked')",
+                &[],
+            )
+            .await
+            .context("probing for pg_isolation_test_session_is_blocked")?;
+        Ok(if row.get::<_, bool>(0) {
+            WaitCheck::IsolationTestFunction
+        } else {
+            WaitCheck::LockWaitEvent
+        })
+    }
+}
+
+/// Where and how to run.
+#[derive(Debug, Clone)]
+pub struct Env {
+    /// Connection settings of the database the probes run in.
+    pub config: Config,
+    pub wait_check: WaitCheck,
+    /// The longest a step may run without waiting on a lock, or stay
+    /// blocked, before the run is declared stuck.
+    pub step_timeout: Duration,
+}
+
+/// What a completed step returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepResult {
+    /// The rows of its statements (none for statements without rows),
+    /// columns joined by `,`, `NULL` for null.
+    Rows(Vec<String>),
+    Error {
+        sqlstate: String,
+        message: String,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct StepRecord {
+    pub step: StepRef,
+    /// The step waited on another session's lock before completing.
+    pub waited: bool,
+    pub result: StepResult,
+}
+
+/// A step that did not complete in time.
+#[derive(Debug, Clone)]
+pub struct Stuck {
+    pub step: StepRef,
+    /// It was waiting on another session's lock (else: running).
+    pub blocked: bool,
+    pub waited: Duration,
+}
+
+/// The result of one run of an interleaving.
+#[derive(Debug, Clone)]
+pub struct Execution {
+    /// Completed steps in completion order.
+    pub records: Vec<StepRecord>,
+    /// Per session: its transaction committed (no step failed, none rolled
+    /// back, not stuck).
+    pub committed: Vec<bool>,
+    /// The `@final` query's rows, when the probe has one and the run was
+    /// not stuck.
+    pub final_rows: Option<Vec<String>>,
+    pub stuck: Option<Stuck>,
+    /// What happened, step by step, in the isolation tester's style.
+    pub trace: Vec<String>,
+}
+
+impl Execution {
+    /// The rows a step returned, if it completed without error.
+    pub fn rows(&self, r: StepRef) -> Option<&[String]> {
+        self.records
+            .iter()
+            .find(|x| x.step == r)
+            .and_then(|x| match &x.result {
+                StepResult::Rows(rows) => Some(rows.as_slice()),
+                StepResult::Error { .. } => None,
+            })
+    }
+
+    /// Steps that waited on a lock, in completion order (a stuck blocked
+    /// step last).
+    pub fn waited(&self) -> Vec<StepRef> {
+        let mut v: Vec<StepRef> = self
+            .records
+            .iter()
+            .filter(|r| r.waited)
+            .map(|r| r.step)
+            .collect();
+        if let Some(s) = &self.stuck
+            && s.blocked
+        {
+            v.push(s.step);
+        }
+        v
+    }
+
+    /// The first error, skipping 25P02 (a statement after an error).
+    pub fn first_error(&self) -> Option<(StepRef, &str, &str)> {
+        self.records.iter().find_map(|r| match &r.result {
+            StepResult::Error { sqlstate, message } if sqlstate != "25P02" => {
+                Some((r.step, sqlstate.as_str(), message.as_str()))
+            }
+            _ => None,
+        })
+    }
+}
+
+type StepTask = JoinHandle<Result<Vec<SimpleQueryMessage>, tokio_postgres::Error>>;
+
+struct Pending {
+    step: StepRef,
+    task: StepTask,
+    waiting: bool,
+    since: Instant,
+}
+
+struct Sess {
+    client: Arc<Client>,
+    pid: i32,
+    pending: Option<Pending>,
+}
+
+enum Poll {
+    Done(StepResult),
+    Blocked,
+    Running,
+}
+
+enum Settled {
+    Done,
+    Blocked,
+    Stuck,
+}
+
+static SCHEMA_SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// Runs `plan` (steps in order) of `probe` at `level` in a fresh schema.
+/// With `serial`, a session's connection closes after its last step of the
+/// plan, so a transaction left open cannot block the next session.
+///
+/// Errors: the server cannot be reached, or a setup or teardown block fails
+/// (naming the probe's file and line). Step errors are results, not errors.
+pub async fn execute(
+    env: &Env,
+    probe: &Probe,
+    plan: &[StepRef],
+    level: Isolation,
+    serial: bool,
+) -> Result<Execution> {
+    let ctl = target::connect(&env.config).await?;
+    let schema = format!(
+        "isobench_probe_{}_{}",
+        std::process::id(),
+        SCHEMA_SEQ.fetch_add(1, Ordering::Relaxed)
+    );
+    ctl.batch_execute(&format!(
+        "SET client_min_messages = warning; CREATE SCHEMA {schema}; SET search_path = {schema}"
+    ))
+    .await
+    .with_context(|| format!("creating schema {schema} for probe {}", probe.name))?;
+    let mut run = Runner {
+        env,
+        probe,
+        ctl: &ctl,
+        sessions: Vec::new(),
+        exec: Execution {
+            records: Vec::new(),
+            committed: Vec::new(),
+            final_rows: None,
+            stuck: None,
+            trace: Vec::new(),
+        },
+    };
+    let outcome = run.run(&schema, plan, level, serial).await;
+    run.cleanup().await;
+    let dropped = ctl
+        .batch_execute(&format!(
+            "SET lock_timeout = '10s'; DROP SCHEMA IF EXISTS {schema} CASCADE"
+        ))
+        .await;
+    outcome?;
+    dropped.with_context(|| format!("dropping schema {schema} after probe {}", probe.name))?;
+    Ok(run.exec)
+}
+
+struct Runner<'a> {
+    env: &'a Env,
+    probe: &'a Probe,
+    ctl: &'a Client,
+    sessions: Vec<Option<Sess>>,
+    exec: Execution,
+}
+
+impl Runner<'_> {
+    fn block_err(&self, what: &str, line: u32, e: &tokio_postgres::Error) -> anyhow::Error {
+        anyhow!(
+            "probe {} ({}:{line}): {what} failed: {}",
+            self.probe.name,
+            self.probe.file,
+            target::error_text(e)
+        )
+    }
+
+    async fn run(
+        &mut self,
+        schema: &str,
+        plan: &[StepRef],
+        level: Isolation,
+        serial: bool,
+    ) -> Result<()> {
+        for b in &self.probe.setup {
+            self.ctl
+                .batch_execute(&b.sql)
+                .await
+                .map_err(|e| self.block_err("setup", b.line, &e))?;
+        }
+        let used: Vec<usize> = (0..self.probe.sessions.len())
+            .filter(|s| plan.iter().any(|r| r.session == *s))
+            .collect();
+        let connects = used.iter().map(|_| target::connect(&self.env.config));
+        let clients = futures_util::future::try_join_all(connects).await?;
+        self.sessions = (0..self.probe.sessions.len()).map(|_| None).collect();
+        for (&s, client) in used.iter().zip(clients) {
+            let init = format!(
+                "SET search_path = {schema}; SET default_transaction_isolation = '{}'",
+                level.sql().to_ascii_lowercase()
+            );
+            client.batch_execute(&init).await?;
+            let pid: i32 = client
+                .query_one("SELECT pg_backend_pid()", &[])
+                .await?
+                .get(0);
+            if let Some(b) = &self.probe.sessions[s].setup {
+                client
+                    .batch_execute(&b.sql)
+                    .await
+                    .map_err(|e| self.block_err("session setup", b.line, &e))?;
+            }
+            self.sessions[s] = Some(Sess {
+                client: Arc::new(client),
+                pid,
+                pending: None,
+            });
+        }
+        for (i, &r) in plan.iter().enumerate() {
+            if self.sessions[r.session]
+                .as_ref()
+                .is_some_and(|s| s.pending.is_some())
+                && !self.wait_for_session(r.session).await?
+            {
+                break;
+            }
+            self.send(r);
+            match self.settle(r.session).await? {
+                Settled::Done => {}
+                Settled::Blocked => {
+                    let line = self.exec.trace.last_mut().expect("the step's line");
+                    line.push_str(" <waiting ...>");
+                }
+                Settled::Stuck => break,
+            }
+            if !self.settle_others(r.session).await? {
+                break;
+            }
+            if serial && !plan[i + 1..].iter().any(|x| x.session == r.session) {
+                self.close_session(r.session).await?;
+            }
+        }
+        if self.exec.stuck.is_none() {
+            self.finish_pending().await?;
+        }
+        self.exec.committed = (0..self.probe.sessions.len())
+            .map(|i| self.committed(i))
+            .collect();
+        if self.exec.stuck.is_none() {
+            if let Some(q) = &self.probe.final_query {
+                let msgs = self
+                    .ctl
+                    .simple_query(&q.sql)
+                    .await
+                    .map_err(|e| self.block_err("@final query", q.line, &e))?;
+                let rows = rows_of(&msgs);
+                self.exec.trace.push(format!("final: {}", show_rows(&rows)));
+                self.exec.final_rows = Some(rows);
+            }
+            for s in 0..self.sessions.len() {
+                self.close_session(s).await?;
+            }
+            if let Some(b) = &self.probe.teardown {
+                self.ctl
+                    .batch_execute(&b.sql)
+                    .await
+                    .map_err(|e| self.block_err("teardown", b.line, &e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether session `s`'s transaction committed: it ran steps, none
+    /// failed or rolled back, and it was not stuck.
+    fn committed(&self, s: usize) -> bool {
+        let mut ran = false;
+        for r in self.exec.records.iter().filter(|r| r.step.session == s) {
+            ran = true;
+            match &r.result {
+                StepResult::Error { .. } => return false,
+                StepResult::Rows(_)
+                    if ends_transaction_by_rollback(&self.probe.step(r.step).sql) =>
+                {
+                    return false;
+                }
+                StepResult::Rows(_) => {}
+            }
+        }
+        ran && self.exec.stuck.as_ref().is_none_or(|x| x.step.session != s)
+    }
+
+    fn send(&mut self, r: StepRef) {
+        let step = self.probe.step(r);
+        self.exec
+            .trace
+            .push(format!("step {}: {}", step.name, one_line(&step.sql)));
+        let sess = self.sessions[r.session].as_mut().expect("session is open");
+        let client = sess.client.clone();
+        let sql = step.sql.clone();
+        sess.pending = Some(Pending {
+            step: r,
+            task: tokio::spawn(async move { client.simple_query(&sql).await }),
+            waiting: false,
+            since: Instant::now(),
+        });
+    }
+
+    /// Waits up to `window` for session `s`'s pending step; if it has not
+    /// completed, asks the server whether it waits on a lock.
+    async fn poll(&mut self, s: usize, window: Duration) -> Result<Poll> {
+        let sess = self.sessions[s].as_mut().expect("session is open");
+        let pending = sess.pending.as_mut().expect("a pending step");
+        if let Ok(joined) = tokio::time::timeout(window, &mut pending.task).await {
+            let result = match joined {
+                Ok(Ok(msgs)) => StepResult::Rows(rows_of(&msgs)),
+                Ok(Err(e)) => match e.as_db_error() {
+                    Some(db) => StepResult::Error {
+                        sqlstate: db.code().code().to_string(),
+                        message: db.message().to_string(),
+                    },
+                    None => bail!(
+                        "probe {}: session {} lost its connection: {}",
+                        self.probe.name,
+                        self.probe.sessions[s].name,
+                        target::error_text(&e)
+                    ),
+                },
+                Err(e) => bail!("probe {}: a step task failed: {e}", self.probe.name),
+            };
+            return Ok(Poll::Done(result));
+        }
+        let pid = sess.pid;
+        let others: Vec<i32> = self
+            .sessions
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != s)
+            .filter_map(|(_, x)| x.as_ref().map(|x| x.pid))
+            .collect();
+        let blocked = match self.env.wait_check {
+            WaitCheck::IsolationTestFunction => self
+                .ctl
+                .query_one(
+                    "SELECT pg_catalog.pg_isolation_test_session_is_blocked($1, $2)",
+                    &[&pid, &others],
+                )
+                .await?
+                .get::<_, bool>(0),
+            WaitCheck::LockWaitEvent => self
+                .ctl
+                .query_opt(
+                    "SELECT coalesce(wait_event_type = 'Lock', false)
+                       FROM pg_catalog.pg_stat_activity WHERE pid = $1",
+                    &[&pid],
+                )
+                .await?
+                .is_some_and(|r| r.get::<_, bool>(0)),
+        };
+        Ok(if blocked {
+            Poll::Blocked
+        } else {
+            Poll::Running
+        })
+    }
+
+    fn complete(&mut self, s: usize, result: StepResult) {
+        let sess = self.sessions[s].as_mut().expect("session is open");
+        let pending = sess.pending.take().expect("a pending step");
+        if pending.waiting {
+            self.exec.trace.push(format!(
+                "step {}: <... completed>",
+                self.probe.step(pending.step).name
+            ));
+        }
+        match &result {
+            StepResult::Rows(rows) if !rows.is_empty() => {
+                self.exec.trace.push(format!("  rows: {}", show_rows(rows)));
+            }
+            StepResult::Rows(_) => {}
+            StepResult::Error { sqlstate, message } => {
+                self.exec
+                    .trace
+                    .push(format!("  ERROR {sqlstate}: {message}"));
+            }
+        }
+        self.exec.records.push(StepRecord {
+            step: pending.step,
+            waited: pending.waiting,
+            result,
+        });
+    }
+
+    fn mark_stuck(&mut self, s: usize, blocked: bool) {
+        let sess = self.sessions[s].as_ref().expect("session is open");
+        let pending = sess.pending.as_ref().expect("a pending step");
+        let stuck = Stuck {
+            step: pending.step,
+            blocked,
+            waited: pending.since.elapsed(),
+        };
+        self.exec.trace.push(format!(
+            "step {}: stuck ({} for {:.1} s); cancelled",
+            self.probe.step(stuck.step).name,
+            if blocked {
+                "waiting on a lock"
+            } else {
+                "running"
+            },
+            stuck.waited.as_secs_f64()
+        ));
+        self.exec.stuck = Some(stuck);
+    }
+
+    /// Watches session `s`'s just-sent or just-released step until it
+    /// completes or waits on a lock; stuck when it does neither within the
+    /// step timeout.
+    async fn settle(&mut self, s: usize) -> Result<Settled> {
+        let deadline = Instant::now() + self.env.step_timeout;
+        let mut window = Duration::from_millis(1);
+        loop {
+            match self.poll(s, window).await? {
+                Poll::Done(r) => {
+                    self.complete(s, r);
+                    return Ok(Settled::Done);
+                }
+                Poll::Blocked => {
+                    let p = self.sessions[s].as_mut().and_then(|x| x.pending.as_mut());
+                    p.expect("a pending step").waiting = true;
+                    return Ok(Settled::Blocked);
+                }
+                Poll::Running if Instant::now() >= deadline => {
+                    self.mark_stuck(s, false);
+                    return Ok(Settled::Stuck);
+                }
+                Poll::Running => window = (window * 2).min(Duration::from_millis(50)),
+            }
+        }
+    }
+
+    /// Settles every pending step except session `skip`'s. False when one
+    /// got stuck.
+    async fn settle_others(&mut self, skip: usize) -> Result<bool> {
+        for o in 0..self.sessions.len() {
+            if o != skip
+                && self.sessions[o]
+                    .as_ref()
+                    .is_some_and(|x| x.pending.is_some())
+                && matches!(self.settle(o).await?, Settled::Stuck)
+            {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Before a session's next step: waits for its pending one, settling
+    /// the others meanwhile (one of them may hold the lock). False when the
+    /// wait passed the step timeout.
+    async fn wait_for_session(&mut self, s: usize) -> Result<bool> {
+        let start = Instant::now();
+        loop {
+            match self.poll(s, Duration::from_millis(10)).await? {
+                Poll::Done(r) => {
+                    self.complete(s, r);
+                    return Ok(true);
+                }
+                Poll::Blocked | Poll::Running => {
+                    if !self.settle_others(s).await? {
+                        return Ok(false);
+                    }
+                    if start.elapsed() > self.env.step_timeout {
+                        let blocked = matches!(self.poll(s, Duration::ZERO).await?, Poll::Blocked);
+                        self.mark_stuck(s, blocked);
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+    }
+
+    /// After the last step: every pending step must complete.
+    async fn finish_pending(&mut self) -> Result<()> {
+        for s in 0..self.sessions.len() {
+            if self.sessions[s]
+                .as_ref()
+                .is_some_and(|x| x.pending.is_some())
+                && !self.wait_for_session(s).await?
+            {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    async fn close_session(&mut self, s: usize) -> Result<()> {
+        let Some(sess) = self.sessions[s].take() else {
+            return Ok(());
+        };
+        if let Some(b) = &self.probe.sessions[s].teardown {
+            sess.client
+                .batch_execute(&b.sql)
+                .await
+                .map_err(|e| self.block_err("session teardown", b.line, &e))?;
+        }
+        Ok(())
+    }
+
+    /// Cancels what still runs and ends every session's backend.
+    async fn cleanup(&mut self) {
+        let mut pids = Vec::new();
+        for sess in self.sessions.iter_mut().flatten() {
+            if let Some(p) = sess.pending.take() {
+                let _ = sess.client.cancel_token().cancel_query(NoTls).await;
+                p.task.abort();
+                pids.push(sess.pid);
+            }
+        }
+        self.sessions.iter_mut().for_each(|s| *s = None);
+        if !pids.is_empty() {
+            let _ = self
+                .ctl
+                .execute(
+                    "SELECT pg_terminate_backend(pid) FROM unnest($1::int4[]) AS pid",
+                    &[&pids],
+                )
+                .await;
+        }
+    }
+}
+
+/// Rows of all statements of a simple query, in order.
+fn rows_of(msgs: &[SimpleQueryMessage]) -> Vec<String> {
+    msgs.iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(row) => Some(
+                (0..row.len())
+                    .map(|i| row.get(i).unwrap_or("NULL").to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether `sql` ends its transaction without committing: a statement that
+/// starts with ROLLBACK or ABORT (but not ROLLBACK TO SAVEPOINT).
+pub fn ends_transaction_by_rollback(sql: &str) -> bool {
+    sql.split(';').any(|stmt| {
+        let words: Vec<String> = stmt
+            .lines()
+            .map(|l| l.split("--").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join(" ")
+            .split_whitespace()
+            .take(2)
+            .map(str::to_ascii_lowercase)
+            .collect();
+        matches!(
+            words.first().map(String::as_str),
+            Some("rollback" | "abort")
+        ) && words.get(1).map(String::as_str) != Some("to")
+    })
+}
+
+fn one_line(sql: &str) -> String {
+    sql.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rollback_detection() {
+        assert!(ends_transaction_by_rollback("ROLLBACK;"));
+        assert!(ends_transaction_by_rollback("abort"));
+        assert!(ends_transaction_by_rollback(
+            "UPDATE t SET x = 1;\n  rollback;"
+        ));
+        assert!(!ends_transaction_by_rollback("ROLLBACK TO SAVEPOINT a;"));
+        assert!(!ends_transaction_by_rollback("COMMIT;"));
+        assert!(!ends_transaction_by_rollback("SELECT 'rollback';"));
+        assert!(!ends_transaction_by_rollback("-- rollback\nCOMMIT;"));
+    }
+}

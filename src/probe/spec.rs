@@ -1,0 +1,1069 @@
+//! Probe files: the syntax of PostgreSQL's isolation tester spec files
+//! (`src/test/isolation/README` and `specparse.y` in the PostgreSQL source)
+//! plus what isobench needs to judge the result, written as `# @key value`
+//! comment lines so the file stays a valid spec for `isolationtester`.
+//!
+//! ```text
+//! # @probe G1a
+//! # @title aborted read
+//! # @source Adya 1999, section 4.1.2; Hermitage postgres.md "Aborted Reads (G1a)"
+//! # @anomaly s2r1 has "1,101"
+//! # @anomaly s2r2 has "1,101"
+//! # @expect rc prevented snapshot
+//!
+//! setup    { CREATE TABLE test (id int PRIMARY KEY, value int); INSERT INTO test VALUES (1, 10), (2, 20); }
+//! teardown { DROP TABLE test; }
+//! session s1
+//! setup    { BEGIN; }
+//! step s1u { UPDATE test SET value = 101 WHERE id = 1; }
+//! step s1a { ABORT; }
+//! session s2
+//! setup    { BEGIN; }
+//! step s2r1 { SELECT * FROM test ORDER BY id; }
+//! step s2r2 { SELECT * FROM test ORDER BY id; }
+//! step s2c  { COMMIT; }
+//! permutation s1u s2r1 s1a s2r2 s2c
+//! ```
+//!
+//! Spec syntax: `setup { SQL }` (any number), `teardown { SQL }`, then
+//! sessions (`session NAME`, optional `setup`, `step NAME { SQL }`...,
+//! optional `teardown`), then `permutation STEP...` lines. A SQL block ends
+//! at the first `}`, as in the isolation tester. Names are identifiers or
+//! `"quoted"`. Blocker annotations of PostgreSQL 14+ (`s1a(s2b)`, `(*)`)
+//! are accepted and ignored: isobench detects waits itself.
+//!
+//! Directives:
+//! - `@probe NAME`, `@title TEXT`, `@source TEXT` (repeatable).
+//! - `@anomaly CONDITION`: the probe shows the anomaly when any of its
+//!   `@anomaly` lines holds. A condition is `TERM and TERM ...`; a term is
+//!   `STEP = "ROWS"`, `STEP != "ROWS"`, `STEP has "ROWS"` (contains every
+//!   row) or `STEP lacks "ROWS"` (contains none), where `ROWS` lists rows as
+//!   `1,10; 2,20` (columns by `,`, rows by `;`, `NULL` for null, `""` for
+//!   no rows). A term about a step holds only if that step returned rows
+//!   and its session's transaction committed: anomalies are properties of
+//!   committed transactions (Adya 1999). `final` instead of a step name
+//!   means the result of the `@final` query.
+//! - `@final SQL`: a query run after all sessions end (e.g. the table's
+//!   final state).
+//! - `@expect LEVEL OUTCOME [HOW...]`: what the server must do at `LEVEL`
+//!   (`rc`, `rr`, `ser` or the long names): `OUTCOME` is `prevented`,
+//!   `anomaly` or `stuck`; `HOW` (optional) is the exact set of mechanisms
+//!   seen: `blocked`, a SQLSTATE such as `40001`, or `snapshot` (neither a
+//!   wait nor an error).
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Isolation;
+
+/// A parse error with its place: `file:line:column: message`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{col}: {message}")]
+pub struct SpecError {
+    pub file: String,
+    pub line: u32,
+    pub col: u32,
+    pub message: String,
+}
+
+/// A SQL block and the line it starts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub sql: String,
+    pub line: u32,
+}
+
+/// One session: a connection that runs its steps in permutation order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    pub name: String,
+    pub setup: Option<Block>,
+    pub steps: Vec<Step>,
+    pub teardown: Option<Block>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub name: String,
+    pub sql: String,
+    pub line: u32,
+}
+
+/// A step by position: `probe.sessions[session].steps[step]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StepRef {
+    pub session: usize,
+    pub step: usize,
+}
+
+/// What a probe's run can show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The anomaly did not happen.
+    Prevented,
+    /// An `@anomaly` condition held.
+    Anomaly,
+    /// A step neither finished nor waited on a lock within the step timeout,
+    /// or stayed blocked until it.
+    Stuck,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Prevented => "prevented",
+            Outcome::Anomaly => "anomaly",
+            Outcome::Stuck => "stuck",
+        }
+    }
+}
+
+/// How a level kept (or failed to keep) the anomaly out.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Mechanism {
+    /// A step waited on a lock held by another session.
+    Blocked,
+    /// A step failed with this SQLSTATE.
+    Error(String),
+    /// Neither: reads came from a snapshot that excluded the other writes.
+    Snapshot,
+}
+
+impl fmt::Display for Mechanism {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mechanism::Blocked => f.write_str("blocked"),
+            Mechanism::Error(code) => f.write_str(code),
+            Mechanism::Snapshot => f.write_str("snapshot"),
+        }
+    }
+}
+
+/// `@expect LEVEL OUTCOME [HOW...]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expectation {
+    pub level: Isolation,
+    pub outcome: Outcome,
+    /// `None`: any mechanism.
+    pub how: Option<BTreeSet<Mechanism>>,
+    pub line: u32,
+}
+
+impl fmt::Display for Expectation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.outcome.name())?;
+        if let Some(how) = &self.how {
+            let how: Vec<String> = how.iter().map(ToString::to_string).collect();
+            write!(f, " ({})", how.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// What a condition term looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Subject {
+    Step(StepRef),
+    Final,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `=`: exactly these rows, in this order.
+    Is,
+    /// `!=`
+    IsNot,
+    /// `has`: every listed row is among the result's rows.
+    Has,
+    /// `lacks`: none of the listed rows is among them.
+    Lacks,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    pub subject: Subject,
+    pub op: Op,
+    /// Normalised rows: columns joined by `,` without spaces.
+    pub rows: Vec<String>,
+}
+
+impl Term {
+    /// Whether the term holds for a result.
+    pub fn holds(&self, result: &[String]) -> bool {
+        match self.op {
+            Op::Is => result == self.rows.as_slice(),
+            Op::IsNot => result != self.rows.as_slice(),
+            Op::Has => self.rows.iter().all(|r| result.contains(r)),
+            Op::Lacks => !self.rows.iter().any(|r| result.contains(r)),
+        }
+    }
+}
+
+/// One `@anomaly` line: all its terms must hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Condition {
+    pub text: String,
+    pub line: u32,
+    pub terms: Vec<Term>,
+}
+
+/// A parsed probe file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    pub name: String,
+    pub title: String,
+    pub source: String,
+    /// Where it was read from: a path, or `builtin:NAME`.
+    pub file: String,
+    pub setup: Vec<Block>,
+    pub teardown: Option<Block>,
+    pub sessions: Vec<Session>,
+    pub permutations: Vec<Vec<StepRef>>,
+    pub final_query: Option<Block>,
+    pub anomalies: Vec<Condition>,
+    pub expect: Vec<Expectation>,
+}
+
+impl Probe {
+    pub fn step(&self, r: StepRef) -> &Step {
+        &self.sessions[r.session].steps[r.step]
+    }
+
+    /// `session:step`, e.g. `s2:s2c`.
+    pub fn label(&self, r: StepRef) -> String {
+        format!("{}:{}", self.sessions[r.session].name, self.step(r).name)
+    }
+
+    pub fn expectation(&self, level: Isolation) -> Option<&Expectation> {
+        self.expect.iter().find(|e| e.level == level)
+    }
+}
+
+/// Normalises a `ROWS` text: rows split at `;`, columns at `,`, spaces
+/// around both removed; empty text is no rows.
+pub fn parse_rows(text: &str) -> Vec<String> {
+    if text.trim().is_empty() {
+        return Vec::new();
+    }
+    text.split(';')
+        .map(|row| row.split(',').map(str::trim).collect::<Vec<_>>().join(","))
+        .collect()
+}
+
+/// Rows as written in reports: `1,10; 2,20`, or `(no rows)`.
+pub fn show_rows(rows: &[String]) -> String {
+    if rows.is_empty() {
+        "(no rows)".into()
+    } else {
+        rows.join("; ")
+    }
+}
+
+/// The spec language's reserved words.
+const KEYWORDS: [&str; 5] = ["permutation", "session", "setup", "step", "teardown"];
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Word(String),
+    Quoted(String),
+    Sql(String),
+    Punct(char),
+}
+
+#[derive(Debug, Clone)]
+struct Token {
+    tok: Tok,
+    line: u32,
+    col: u32,
+}
+
+struct Directive {
+    key: String,
+    value: String,
+    line: u32,
+    /// Column of the value's first character.
+    col: u32,
+    /// Column of the `@`.
+    key_col: u32,
+}
+
+struct Lexed {
+    tokens: Vec<Token>,
+    directives: Vec<Directive>,
+}
+
+fn lex(text: &str, file: &str) -> Result<Lexed, SpecError> {
+    let err = |line, col, message: String| SpecError {
+        file: file.to_string(),
+        line,
+        col,
+        message,
+    };
+    let chars: Vec<char> = text.chars().collect();
+    let (mut i, mut line, mut col) = (0usize, 1u32, 1u32);
+    let mut tokens = Vec::new();
+    let mut directives = Vec::new();
+    macro_rules! bump {
+        () => {{
+            if chars[i] == '\n' {
+                line += 1;
+                col = 1;
+            } else {
+                col += 1;
+            }
+            i += 1;
+        }};
+    }
+    while i < chars.len() {
+        let c = chars[i];
+        let (tl, tc) = (line, col);
+        if c.is_whitespace() {
+            bump!();
+        } else if c == '#' {
+            let start = i;
+            while i < chars.len() && chars[i] != '\n' {
+                bump!();
+            }
+            let comment: String = chars[start + 1..i].iter().collect();
+            let body = comment.trim_start();
+            if let Some(rest) = body.strip_prefix('@') {
+                let lead = (comment.len() - body.len()) as u32 + 1;
+                let key: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                    .collect();
+                let after = &rest[key.len()..];
+                let value = after.trim();
+                let value_col = tc
+                    + 1
+                    + lead
+                    + key.chars().count() as u32
+                    + (after.chars().count() - after.trim_start().chars().count()) as u32;
+                directives.push(Directive {
+                    key,
+                    value: value.to_string(),
+                    line: tl,
+                    col: value_col,
+                    key_col: tc + lead,
+                });
+            }
+        } else if c == '{' {
+            bump!();
+            let start = i;
+            while i < chars.len() && chars[i] != '}' {
+                bump!();
+            }
+            if i == chars.len() {
+                return Err(err(tl, tc, "unterminated SQL block: no `}`".into()));
+            }
+            let sql: String = chars[start..i].iter().collect();
+            bump!();
+            tokens.push(Token {
+                tok: Tok::Sql(sql.trim().to_string()),
+                line: tl,
+                col: tc,
+            });
+        } else if c == '"' {
+            bump!();
+            let start = i;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\n' {
+                    return Err(err(tl, tc, "unexpected newline in quoted name".into()));
+                }
+                bump!();
+            }
+            if i == chars.len() {
+                return Err(err(tl, tc, "unterminated quoted name".into()));
+            }
+            let name: String = chars[start..i].iter().collect();
+            bump!();
+            tokens.push(Token {
+                tok: Tok::Quoted(name),
+                line: tl,
+                col: tc,
+            });
+        } else if c.is_ascii_alphanumeric() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                bump!();
+            }
+            tokens.push(Token {
+                tok: Tok::Word(chars[start..i].iter().collect()),
+                line: tl,
+                col: tc,
+            });
+        } else if matches!(c, '(' | ')' | ',' | '*') {
+            bump!();
+            tokens.push(Token {
+                tok: Tok::Punct(c),
+                line: tl,
+                col: tc,
+            });
+        } else {
+            return Err(err(tl, tc, format!("unexpected character '{c}'")));
+        }
+    }
+    Ok(Lexed { tokens, directives })
+}
+
+struct Parser<'a> {
+    file: &'a str,
+    toks: Vec<Token>,
+    pos: usize,
+    /// Where the text ends, for "expected ... at the end" errors.
+    end: (u32, u32),
+}
+
+impl Parser<'_> {
+    fn err<T>(&self, line: u32, col: u32, message: impl Into<String>) -> Result<T, SpecError> {
+        Err(SpecError {
+            file: self.file.to_string(),
+            line,
+            col,
+            message: message.into(),
+        })
+    }
+
+    fn peek(&self) -> Option<&Token> {
+        self.toks.get(self.pos)
+    }
+
+    fn at_keyword(&self, kw: &str) -> bool {
+        matches!(self.peek(), Some(Token { tok: Tok::Word(w), .. }) if w == kw)
+    }
+
+    /// Reports the next token (or the end) as unexpected.
+    fn unexpected<T>(&self, expected: &str) -> Result<T, SpecError> {
+        match self.peek() {
+            Some(t) => {
+                let found = match &t.tok {
+                    Tok::Word(w) => format!("'{w}'"),
+                    Tok::Quoted(q) => format!("\"{q}\""),
+                    Tok::Sql(_) => "a SQL block".into(),
+                    Tok::Punct(c) => format!("'{c}'"),
+                };
+                self.err(t.line, t.col, format!("expected {expected}, found {found}"))
+            }
+            None => self.err(
+                self.end.0,
+                self.end.1,
+                format!("expected {expected}, found the end of the file"),
+            ),
+        }
+    }
+
+    fn sql(&mut self, what: &str) -> Result<Block, SpecError> {
+        match self.peek() {
+            Some(Token {
+                tok: Tok::Sql(sql),
+                line,
+                ..
+            }) => {
+                let b = Block {
+                    sql: sql.clone(),
+                    line: *line,
+                };
+                self.pos += 1;
+                Ok(b)
+            }
+            _ => self.unexpected(&format!("a {{ SQL }} block after {what}")),
+        }
+    }
+
+    fn name(&mut self, what: &str) -> Result<(String, u32, u32), SpecError> {
+        match self.peek() {
+            Some(Token {
+                tok: Tok::Word(w) | Tok::Quoted(w),
+                line,
+                col,
+            }) => {
+                let r = (w.clone(), *line, *col);
+                self.pos += 1;
+                Ok(r)
+            }
+            _ => self.unexpected(what),
+        }
+    }
+
+    fn keyword_block(&mut self, kw: &str) -> Result<Option<Block>, SpecError> {
+        if self.at_keyword(kw) {
+            self.pos += 1;
+            Ok(Some(self.sql(&format!("`{kw}`"))?))
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+/// Parses a probe file. `file` names it in errors (`file:line:col`).
+///
+/// Errors: [`SpecError`] for bad syntax, unknown or duplicate step names,
+/// a probe without a permutation or without an `@anomaly` line, and bad
+/// directives.
+pub fn parse(text: &str, file: &str) -> Result<Probe, SpecError> {
+    let Lexed { tokens, directives } = lex(text, file)?;
+    let lines = text.lines().count() as u32;
+    let last_len = text.lines().last().map_or(0, |l| l.chars().count()) as u32;
+    let mut p = Parser {
+        file,
+        toks: tokens,
+        pos: 0,
+        end: (lines.max(1), last_len + 1),
+    };
+    let mut setup = Vec::new();
+    while let Some(b) = p.keyword_block("setup")? {
+        setup.push(b);
+    }
+    let teardown = p.keyword_block("teardown")?;
+    let mut sessions: Vec<Session> = Vec::new();
+    while p.at_keyword("session") {
+        p.pos += 1;
+        let (name, line, col) = p.name("a session name")?;
+        if sessions.iter().any(|s| s.name == name) {
+            return p.err(line, col, format!("session '{name}' is defined twice"));
+        }
+        let setup = p.keyword_block("setup")?;
+        let mut steps: Vec<Step> = Vec::new();
+        while p.at_keyword("step") {
+            p.pos += 1;
+            let (step, line, col) = p.name("a step name")?;
+            let taken = sessions
+                .iter()
+                .flat_map(|s| &s.steps)
+                .chain(&steps)
+                .any(|s| s.name == step);
+            if taken {
+                return p.err(line, col, format!("step '{step}' is defined twice"));
+            }
+            let block = p.sql(&format!("step {step}"))?;
+            steps.push(Step {
+                name: step,
+                sql: block.sql,
+                line: block.line,
+            });
+        }
+        if steps.is_empty() {
+            return p.unexpected(&format!("`step` in session {name}"));
+        }
+        let teardown = p.keyword_block("teardown")?;
+        sessions.push(Session {
+            name,
+            setup,
+            steps,
+            teardown,
+        });
+    }
+    if sessions.is_empty() {
+        return p.unexpected("`setup`, `teardown` or `session`");
+    }
+    let find = |name: &str| -> Option<StepRef> {
+        sessions.iter().enumerate().find_map(|(si, s)| {
+            s.steps
+                .iter()
+                .position(|st| st.name == name)
+                .map(|step| StepRef { session: si, step })
+        })
+    };
+    let mut permutations = Vec::new();
+    while p.at_keyword("permutation") {
+        let kw = p.peek().cloned().expect("at a keyword");
+        p.pos += 1;
+        let mut perm = Vec::new();
+        loop {
+            match p.peek().map(|t| &t.tok) {
+                Some(Tok::Word(w)) if !KEYWORDS.contains(&w.as_str()) => {}
+                Some(Tok::Quoted(_)) => {}
+                _ => break,
+            }
+            let (name, line, col) = p.name("a step name")?;
+            let Some(r) = find(&name) else {
+                return p.err(
+                    line,
+                    col,
+                    format!("permutation names unknown step '{name}'"),
+                );
+            };
+            perm.push(r);
+            if matches!(p.peek().map(|t| &t.tok), Some(Tok::Punct('('))) {
+                skip_blockers(&mut p)?;
+            }
+        }
+        if perm.is_empty() {
+            return p.err(kw.line, kw.col, "a permutation needs at least one step");
+        }
+        permutations.push(perm);
+    }
+    if p.peek().is_some() {
+        return p.unexpected("`permutation` or the end of the file");
+    }
+    let stem = file
+        .rsplit('/')
+        .next()
+        .unwrap_or(file)
+        .trim_end_matches(".spec")
+        .to_string();
+    let mut probe = Probe {
+        name: stem,
+        title: String::new(),
+        source: String::new(),
+        file: file.to_string(),
+        setup,
+        teardown,
+        sessions,
+        permutations,
+        final_query: None,
+        anomalies: Vec::new(),
+        expect: Vec::new(),
+    };
+    if probe.permutations.is_empty() {
+        return p.err(
+            p.end.0,
+            p.end.1,
+            "no `permutation` line: a probe runs fixed interleavings, list at least one",
+        );
+    }
+    apply_directives(&mut probe, directives, &p)?;
+    if probe.anomalies.is_empty() {
+        return p.err(
+            1,
+            1,
+            "no `# @anomaly CONDITION` line: say which results show the anomaly",
+        );
+    }
+    Ok(probe)
+}
+
+/// Skips `( blocker, ... )` after a permutation step (PostgreSQL 14+).
+fn skip_blockers(p: &mut Parser<'_>) -> Result<(), SpecError> {
+    let open = p.peek().cloned().expect("at '('");
+    p.pos += 1;
+    loop {
+        match p.peek().map(|t| t.tok.clone()) {
+            Some(Tok::Punct(')')) => {
+                p.pos += 1;
+                return Ok(());
+            }
+            Some(Tok::Word(_) | Tok::Quoted(_) | Tok::Punct(',' | '*')) => p.pos += 1,
+            Some(_) => return p.unexpected("a blocker name, '*' or ')'"),
+            None => return p.err(open.line, open.col, "unclosed '(' in a permutation"),
+        }
+    }
+}
+
+fn apply_directives(
+    probe: &mut Probe,
+    directives: Vec<Directive>,
+    p: &Parser<'_>,
+) -> Result<(), SpecError> {
+    let mut sources = Vec::new();
+    for d in directives {
+        let need_value = |what: &str| -> Result<(), SpecError> {
+            if d.value.is_empty() {
+                p.err(d.line, d.col, format!("@{} needs {what}", d.key))
+            } else {
+                Ok(())
+            }
+        };
+        match d.key.as_str() {
+            "probe" => {
+                need_value("a name")?;
+                probe.name = d.value;
+            }
+            "title" => {
+                need_value("a text")?;
+                probe.title = d.value;
+            }
+            "source" => {
+                need_value("a text")?;
+                sources.push(d.value);
+            }
+            "final" => {
+                need_value("a query")?;
+                probe.final_query = Some(Block {
+                    sql: d.value,
+                    line: d.line,
+                });
+            }
+            "anomaly" => {
+                need_value("a condition, e.g. s2r has \"1,101\"")?;
+                let c = parse_condition(probe, &d, p)?;
+                probe.anomalies.push(c);
+            }
+            "expect" => {
+                let e = parse_expectation(&d, p)?;
+                if probe.expect.iter().any(|x| x.level == e.level) {
+                    return p.err(
+                        d.line,
+                        d.col,
+                        format!("a second @expect for {}", e.level.name()),
+                    );
+                }
+                probe.expect.push(e);
+            }
+            other => {
+                return p.err(
+                    d.line,
+                    d.key_col,
+                    format!(
+                        "unknown directive @{other} (known: @probe, @title, @source, @anomaly, @final, @expect)"
+                    ),
+                );
+            }
+        }
+    }
+    probe.source = sources.join("; ");
+    let uses_final = probe
+        .anomalies
+        .iter()
+        .flat_map(|c| &c.terms)
+        .any(|t| t.subject == Subject::Final);
+    if uses_final && probe.final_query.is_none() {
+        let c = probe
+            .anomalies
+            .iter()
+            .find(|c| c.terms.iter().any(|t| t.subject == Subject::Final))
+            .expect("a condition uses final");
+        return p.err(
+            c.line,
+            1,
+            "a condition uses `final` but there is no `# @final SQL` query",
+        );
+    }
+    Ok(())
+}
+
+fn parse_condition(probe: &Probe, d: &Directive, p: &Parser<'_>) -> Result<Condition, SpecError> {
+    let text = &d.value;
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0usize;
+    let at = |i: usize| d.col + i as u32;
+    let skip_ws = |i: &mut usize| {
+        while *i < chars.len() && chars[*i].is_whitespace() {
+            *i += 1;
+        }
+    };
+    let word = |i: &mut usize| -> String {
+        let start = *i;
+        while *i < chars.len() && (chars[*i].is_ascii_alphanumeric() || chars[*i] == '_') {
+            *i += 1;
+        }
+        chars[start..*i].iter().collect()
+    };
+    let mut terms = Vec::new();
+    loop {
+        skip_ws(&mut i);
+        let start = i;
+        let name = word(&mut i);
+        if name.is_empty() {
+            return p.err(d.line, at(start), "expected a step name or `final`");
+        }
+        let subject = if name == "final" {
+            Subject::Final
+        } else {
+            let found = probe.sessions.iter().enumerate().find_map(|(si, s)| {
+                s.steps
+                    .iter()
+                    .position(|st| st.name == name)
+                    .map(|step| StepRef { session: si, step })
+            });
+            match found {
+                Some(r) => Subject::Step(r),
+                None => {
+                    return p.err(d.line, at(start), format!("unknown step '{name}'"));
+                }
+            }
+        };
+        skip_ws(&mut i);
+        let op_start = i;
+        let op = if chars.get(i) == Some(&'=') {
+            i += 1;
+            Op::Is
+        } else if chars.get(i) == Some(&'!') && chars.get(i + 1) == Some(&'=') {
+            i += 2;
+            Op::IsNot
+        } else {
+            match word(&mut i).as_str() {
+                "has" => Op::Has,
+                "lacks" => Op::Lacks,
+                _ => {
+                    return p.err(d.line, at(op_start), "expected `=`, `!=`, `has` or `lacks`");
+                }
+            }
+        };
+        skip_ws(&mut i);
+        if chars.get(i) != Some(&'"') {
+            return p.err(
+                d.line,
+                at(i),
+                "expected rows in double quotes, e.g. \"1,10; 2,20\"",
+            );
+        }
+        let q = i;
+        i += 1;
+        let start = i;
+        while i < chars.len() && chars[i] != '"' {
+            i += 1;
+        }
+        if i == chars.len() {
+            return p.err(d.line, at(q), "unterminated \"rows\"");
+        }
+        let rows: String = chars[start..i].iter().collect();
+        i += 1;
+        terms.push(Term {
+            subject,
+            op,
+            rows: parse_rows(&rows),
+        });
+        skip_ws(&mut i);
+        if i == chars.len() {
+            break;
+        }
+        let w_start = i;
+        if word(&mut i) != "and" {
+            return p.err(d.line, at(w_start), "expected `and` or the end of the line");
+        }
+    }
+    Ok(Condition {
+        text: text.clone(),
+        line: d.line,
+        terms,
+    })
+}
+
+fn parse_expectation(d: &Directive, p: &Parser<'_>) -> Result<Expectation, SpecError> {
+    let mut words = d.value.split_whitespace();
+    let usage = "@expect LEVEL OUTCOME [HOW...], e.g. @expect rr prevented blocked 40001";
+    let Some(level) = words.next() else {
+        return p.err(d.line, d.col, format!("expected {usage}"));
+    };
+    let level: Isolation = level.parse().or_else(|e: String| p.err(d.line, d.col, e))?;
+    let outcome = match words.next() {
+        Some("prevented") => Outcome::Prevented,
+        Some("anomaly") => Outcome::Anomaly,
+        Some("stuck") => Outcome::Stuck,
+        Some(other) => {
+            return p.err(
+                d.line,
+                d.col,
+                format!("unknown outcome '{other}' (use prevented, anomaly or stuck)"),
+            );
+        }
+        None => return p.err(d.line, d.col, format!("expected {usage}")),
+    };
+    let mut how = BTreeSet::new();
+    for w in words {
+        let m = match w.to_ascii_lowercase().as_str() {
+            "blocked" => Mechanism::Blocked,
+            "snapshot" => Mechanism::Snapshot,
+            code if crate::engine::retry::sqlstate(&code.to_ascii_uppercase()).is_some() => {
+                Mechanism::Error(code.to_ascii_uppercase())
+            }
+            _ => {
+                return p.err(
+                    d.line,
+                    d.col,
+                    format!(
+                        "unknown mechanism '{w}' (use blocked, snapshot or a SQLSTATE like 40001)"
+                    ),
+                );
+            }
+        };
+        how.insert(m);
+    }
+    Ok(Expectation {
+        level,
+        outcome,
+        how: (!how.is_empty()).then_some(how),
+        line: d.line,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const G1A: &str = r#"# a comment
+# @probe G1a
+# @title aborted read
+# @source Hermitage
+# @anomaly s2r1 has "1,101"
+# @anomaly s2r2 has "1, 101" and s2r1 = ""
+# @expect rc prevented snapshot
+# @expect serializable prevented blocked 40001
+setup { CREATE TABLE test (id int PRIMARY KEY, value int); }
+setup { INSERT INTO test VALUES (1, 10), (2, 20); }
+teardown { DROP TABLE test; }
+session "s1"
+setup { BEGIN; }
+step s1u { UPDATE test SET value = 101 WHERE id = 1; }
+step s1a { ABORT; }
+session s2
+setup { BEGIN; }
+step s2r1 { SELECT * FROM test ORDER BY id; }
+step s2r2 {
+  SELECT * FROM test
+  ORDER BY id;
+}
+step s2c { COMMIT; }
+teardown { SELECT 1; }
+permutation s1u s2r1(*) s1a s2r2(s1u, s1a) s2c
+permutation s2r1 s2r2 s2c s1u s1a
+"#;
+
+    #[test]
+    fn parses_blocks_sessions_permutations_and_directives() {
+        let p = parse(G1A, "probes/g1a.spec").unwrap();
+        assert_eq!(p.name, "G1a");
+        assert_eq!(p.title, "aborted read");
+        assert_eq!(p.setup.len(), 2);
+        assert_eq!(p.setup[1].line, 10);
+        assert_eq!(p.teardown.as_ref().unwrap().sql, "DROP TABLE test;");
+        assert_eq!(p.sessions.len(), 2);
+        assert_eq!(p.sessions[0].name, "s1");
+        assert_eq!(
+            p.sessions[1].steps[1].sql,
+            "SELECT * FROM test\n  ORDER BY id;"
+        );
+        assert_eq!(p.sessions[1].steps[1].line, 19);
+        assert!(p.sessions[1].teardown.is_some());
+        assert_eq!(p.permutations.len(), 2);
+        assert_eq!(
+            p.permutations[0],
+            vec![
+                StepRef {
+                    session: 0,
+                    step: 0
+                },
+                StepRef {
+                    session: 1,
+                    step: 0
+                },
+                StepRef {
+                    session: 0,
+                    step: 1
+                },
+                StepRef {
+                    session: 1,
+                    step: 1
+                },
+                StepRef {
+                    session: 1,
+                    step: 2
+                },
+            ]
+        );
+        assert_eq!(p.anomalies.len(), 2);
+        assert_eq!(p.anomalies[1].terms[0].rows, vec!["1,101"]);
+        assert_eq!(p.anomalies[1].terms[1].rows, Vec::<String>::new());
+        assert_eq!(p.anomalies[1].terms[1].op, Op::Is);
+        let ser = p.expectation(Isolation::Serializable).unwrap();
+        assert_eq!(ser.to_string(), "prevented (blocked, 40001)");
+        assert_eq!(
+            p.label(StepRef {
+                session: 1,
+                step: 2
+            }),
+            "s2:s2c"
+        );
+    }
+
+    #[test]
+    fn name_defaults_to_the_file_stem() {
+        let text = G1A.replace("# @probe G1a\n", "");
+        assert_eq!(parse(&text, "dir/my-probe.spec").unwrap().name, "my-probe");
+    }
+
+    fn err(text: &str) -> String {
+        parse(text, "p.spec").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn errors_name_line_column_and_what_was_expected() {
+        let e = err("session s1\nstep a { SELECT 1; }\npermutation a b\n# @anomaly a = \"\"\n");
+        assert_eq!(e, "p.spec:3:15: permutation names unknown step 'b'");
+        let e = err("session s1\nstep a { SELECT 1; \n");
+        assert_eq!(e, "p.spec:2:8: unterminated SQL block: no `}`");
+        let e = err("session s1\nstep a SELECT 1\n");
+        assert_eq!(
+            e,
+            "p.spec:2:8: expected a { SQL } block after step a, found 'SELECT'"
+        );
+        let e = err("setup { x }\n");
+        assert_eq!(
+            e,
+            "p.spec:1:12: expected `setup`, `teardown` or `session`, found the end of the file"
+        );
+        let e = err("session s1\nstep a { SELECT 1; }\nstep a { SELECT 2; }\n");
+        assert_eq!(e, "p.spec:3:6: step 'a' is defined twice");
+        let e = err("session s1\nstep a { SELECT 1; }\n% x\n");
+        assert_eq!(e, "p.spec:3:1: unexpected character '%'");
+        let e = err("session s1\nstep a { SELECT 1; }\n# @anomaly a = \"\"\n");
+        assert!(e.contains("no `permutation` line"), "{e}");
+        let e = err("session s1\nstep a { SELECT 1; }\npermutation a\n");
+        assert!(e.contains("no `# @anomaly CONDITION` line"), "{e}");
+        let e = err("session s1\nstep a { SELECT 1; }\npermutation a\nsession s2\n");
+        assert_eq!(
+            e,
+            "p.spec:4:1: expected `permutation` or the end of the file, found 'session'"
+        );
+    }
+
+    #[test]
+    fn directive_errors_point_into_the_directive() {
+        let base = "session s1\nstep a { SELECT 1; }\npermutation a\n";
+        let e = err(&format!("{base}# @anomaly b = \"1\"\n"));
+        assert_eq!(e, "p.spec:4:12: unknown step 'b'");
+        let e = err(&format!("{base}# @anomaly a ~ \"1\"\n"));
+        assert_eq!(e, "p.spec:4:14: expected `=`, `!=`, `has` or `lacks`");
+        let e = err(&format!("{base}# @anomaly a = 1\n"));
+        assert!(
+            e.starts_with("p.spec:4:16: expected rows in double quotes"),
+            "{e}"
+        );
+        let e = err(&format!("{base}# @anomaly a = \"1\" or a = \"2\"\n"));
+        assert_eq!(e, "p.spec:4:20: expected `and` or the end of the line");
+        let e = err(&format!("{base}# @anomaly final = \"1\"\n"));
+        assert!(e.contains("no `# @final SQL` query"), "{e}");
+        let e = err(&format!(
+            "{base}# @anomaly a = \"\"\n# @expect xx prevented\n"
+        ));
+        assert!(
+            e.starts_with("p.spec:5:11: unknown isolation level 'xx'"),
+            "{e}"
+        );
+        let e = err(&format!("{base}# @anomaly a = \"\"\n# @expect rc fine\n"));
+        assert!(e.contains("unknown outcome 'fine'"), "{e}");
+        let e = err(&format!(
+            "{base}# @anomaly a = \"\"\n# @expect rc prevented quickly\n"
+        ));
+        assert!(e.contains("unknown mechanism 'quickly'"), "{e}");
+        let e = err(&format!("{base}# @anomaly a = \"\"\n# @colour red\n"));
+        assert!(
+            e.starts_with("p.spec:5:3: unknown directive @colour"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn terms_compare_normalised_rows() {
+        let t = |op, rows: &str| Term {
+            subject: Subject::Final,
+            op,
+            rows: parse_rows(rows),
+        };
+        let result = parse_rows("1,10;2, 20");
+        assert!(t(Op::Is, " 1, 10 ; 2,20").holds(&result));
+        assert!(!t(Op::Is, "2,20; 1,10").holds(&result));
+        assert!(t(Op::IsNot, "1,10").holds(&result));
+        assert!(t(Op::Has, "2,20").holds(&result));
+        assert!(!t(Op::Has, "2,20; 3,30").holds(&result));
+        assert!(t(Op::Lacks, "3,30").holds(&result));
+        assert!(!t(Op::Lacks, "3,30; 1,10").holds(&result));
+        assert!(t(Op::Is, "").holds(&[]));
+        assert_eq!(show_rows(&result), "1,10; 2,20");
+        assert_eq!(show_rows(&[]), "(no rows)");
+    }
+}
