@@ -144,6 +144,14 @@ async fn anomalies(args: AnomaliesArgs) -> Result<ExitCode> {
             outcome.dir.display()
         ));
     }
+    if !outcome.matrix.complete {
+        eprintln!(
+            "isobench: interrupted; the {} probe(s) done are saved in {}",
+            outcome.matrix.probes.len(),
+            outcome.dir.display()
+        );
+        return Ok(ExitCode::from(130));
+    }
     let mismatches = outcome.matrix.mismatches();
     if !mismatches.is_empty() {
         for m in &mismatches {

@@ -41,12 +41,13 @@ fn results_dir(cfg: &AnomaliesConfig) -> Result<PathBuf> {
 }
 
 /// Runs the command. Probe files are parsed before anything starts; the
-/// managed server (if any) is stopped before this returns, also on error
-/// or when `cancel` fires.
+/// managed server (if any) is stopped before this returns, also on error.
+/// When `cancel` fires, the probes done so far are written (`complete:
+/// false`).
 ///
 /// Errors: bad `--probe` arguments or files, an unusable results
-/// directory, a target that does not start, a probe whose setup fails or
-/// whose anomaly condition holds serially, or cancellation.
+/// directory, a target that does not start, or a probe whose setup fails
+/// or whose anomaly condition holds serially.
 pub async fn run(cfg: &AnomaliesConfig, cancel: CancellationToken) -> Result<Outcome> {
     let probes = select(&cfg.probes)?;
     if cfg.levels.is_empty() {
@@ -62,18 +63,17 @@ pub async fn run(cfg: &AnomaliesConfig, cancel: CancellationToken) -> Result<Out
         config,
         wait_check,
         step_timeout: cfg.step_timeout,
+        cancel,
     };
     let progress = !cfg.quiet && std::io::stderr().is_terminal();
     let total = probes.len();
     let levels = cfg.levels.clone();
-    let matrix = tokio::select! {
-        m = run_matrix(&env, &probes, &levels, target.describe(), |i, p| {
-            if progress {
-                eprint!("\r\x1b[2Kprobe {}/{total}: {}", i + 1, p.name);
-            }
-        }) => m,
-        () = cancel.cancelled() => Err(anyhow::anyhow!("interrupted")),
-    };
+    let matrix = run_matrix(&env, &probes, &levels, target.describe(), |i, p| {
+        if progress {
+            eprint!("\r\x1b[2Kprobe {}/{total}: {}", i + 1, p.name);
+        }
+    })
+    .await;
     if progress {
         eprint!("\r\x1b[2K");
     }

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use tokio::task::JoinHandle;
 use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
+use tokio_util::sync::CancellationToken;
 
 use super::spec::{Probe, StepRef, show_rows};
 use crate::config::Isolation;
@@ -68,6 +69,9 @@ pub struct Env {
     /// The longest a step may run without waiting on a lock, or stay
     /// blocked, before the run is declared stuck.
     pub step_timeout: Duration,
+    /// Fired (Ctrl-C): the run stops at its next poll, cancels what still
+    /// runs and drops its schema; the execution is marked `interrupted`.
+    pub cancel: CancellationToken,
 }
 
 /// What a completed step returned.
@@ -111,6 +115,8 @@ pub struct Execution {
     /// not stuck.
     pub final_rows: Option<Vec<String>>,
     pub stuck: Option<Stuck>,
+    /// Stopped early because [`Env::cancel`] fired; not a result.
+    pub interrupted: bool,
     /// What happened, step by step, in the isolation tester's style.
     pub trace: Vec<String>,
 }
@@ -218,6 +224,7 @@ pub async fn execute(
             committed: Vec::new(),
             final_rows: None,
             stuck: None,
+            interrupted: false,
             trace: Vec::new(),
         },
     };
@@ -301,6 +308,10 @@ impl Runner<'_> {
                 break;
             }
             self.send(r);
+            if self.env.cancel.is_cancelled() {
+                self.exec.interrupted = true;
+                break;
+            }
             match self.settle(r.session).await? {
                 Settled::Done => {}
                 Settled::Blocked => {
@@ -316,13 +327,13 @@ impl Runner<'_> {
                 self.close_session(r.session).await?;
             }
         }
-        if self.exec.stuck.is_none() {
+        if self.exec.stuck.is_none() && !self.exec.interrupted {
             self.finish_pending().await?;
         }
         self.exec.committed = (0..self.probe.sessions.len())
             .map(|i| self.committed(i))
             .collect();
-        if self.exec.stuck.is_none() {
+        if self.exec.stuck.is_none() && !self.exec.interrupted {
             if let Some(q) = &self.probe.final_query {
                 let msgs = self
                     .ctl
@@ -504,6 +515,10 @@ impl Runner<'_> {
                     p.expect("a pending step").waiting = true;
                     return Ok(Settled::Blocked);
                 }
+                Poll::Running if self.env.cancel.is_cancelled() => {
+                    self.exec.interrupted = true;
+                    return Ok(Settled::Stuck);
+                }
                 Poll::Running if Instant::now() >= deadline => {
                     self.mark_stuck(s, false);
                     return Ok(Settled::Stuck);
@@ -541,6 +556,10 @@ impl Runner<'_> {
                     return Ok(true);
                 }
                 Poll::Blocked | Poll::Running => {
+                    if self.env.cancel.is_cancelled() {
+                        self.exec.interrupted = true;
+                        return Ok(false);
+                    }
                     if !self.settle_others(s).await? {
                         return Ok(false);
                     }

@@ -195,6 +195,8 @@ pub struct Matrix {
     pub step_timeout_s: f64,
     pub levels: Vec<Isolation>,
     pub elapsed_s: f64,
+    /// False when interrupted before every probe ran.
+    pub complete: bool,
     pub probes: Vec<ProbeResult>,
 }
 
@@ -410,6 +412,9 @@ async fn serial_outcomes(
             .map(|&s| probe.sessions[s].name.clone())
             .collect();
         let e = exec::execute(env, probe, &plan, Isolation::Serializable, true).await?;
+        if e.interrupted {
+            bail!("interrupted");
+        }
         if let Some(s) = &e.stuck {
             bail!(
                 "probe {} ({}): the serial order {} got stuck at step {}; a probe's sessions must run one after the other\n{}",
@@ -481,6 +486,9 @@ pub async fn run_probe(env: &Env, probe: &Probe, levels: &[Isolation]) -> Result
         let mut worst: Option<LevelResult> = None;
         for (i, perm) in probe.permutations.iter().enumerate() {
             let e = exec::execute(env, probe, perm, level, false).await?;
+            if e.interrupted {
+                bail!("interrupted");
+            }
             let mut r = judge(probe, &e, level);
             if probe.permutations.len() > 1 {
                 r.permutation = Some(i + 1);
@@ -513,7 +521,9 @@ pub async fn run_probe(env: &Env, probe: &Probe, levels: &[Isolation]) -> Result
 }
 
 /// Runs every probe at every level on the database `env` points at.
-/// `progress` hears each probe's name before it runs.
+/// `progress` hears each probe's name before it runs. When `env.cancel`
+/// fires, the probe under way stops (cleaning up after itself) and the
+/// matrix of the probes done so far comes back with `complete: false`.
 ///
 /// Errors: the server cannot be reached, or a probe fails (see
 /// [`run_probe`]).
@@ -529,10 +539,20 @@ pub async fn run_matrix(
     let version: String = ctl.query_one("SHOW server_version", &[]).await?.get(0);
     let num: String = ctl.query_one("SHOW server_version_num", &[]).await?.get(0);
     drop(ctl);
+    let cancel = &env.cancel;
     let mut results = Vec::new();
+    let mut complete = true;
     for (i, p) in probes.iter().enumerate() {
         progress(i, p);
-        results.push(run_probe(env, p, levels).await?);
+        match run_probe(env, p, levels).await {
+            Ok(r) => results.push(r),
+            Err(_) if cancel.is_cancelled() => {}
+            Err(e) => return Err(e),
+        }
+        if cancel.is_cancelled() {
+            complete = false;
+            break;
+        }
     }
     Ok(Matrix {
         schema_version: Matrix::SCHEMA_VERSION,
@@ -550,6 +570,7 @@ pub async fn run_matrix(
         step_timeout_s: env.step_timeout.as_secs_f64(),
         levels: levels.to_vec(),
         elapsed_s: start.elapsed().as_secs_f64(),
+        complete,
         probes: results,
     })
 }

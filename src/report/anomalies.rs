@@ -7,8 +7,13 @@ use comfy_table::{ContentArrangement, Table, presets};
 use crate::probe::{LevelResult, Matrix, ProbeResult};
 
 fn header_line(m: &Matrix) -> String {
+    let partial = if m.complete {
+        ""
+    } else {
+        " (INTERRUPTED: not every probe ran)"
+    };
     format!(
-        "{} probe(s) x {} level(s) on PostgreSQL {} in {:.1} s\ntarget: {}",
+        "{} probe(s) x {} level(s) on PostgreSQL {} in {:.1} s{partial}\ntarget: {}",
         m.probes.len(),
         m.levels.len(),
         m.server.version,
@@ -208,6 +213,7 @@ mod tests {
             step_timeout_s: 5.0,
             levels: vec![Isolation::ReadCommitted, Isolation::Serializable],
             elapsed_s: 1.25,
+            complete: true,
             probes: vec![ProbeResult {
                 name: "P4".into(),
                 title: "lost update".into(),

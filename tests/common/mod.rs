@@ -33,11 +33,15 @@ pub fn read_json(dir: &Path) -> serde_json::Value {
 
 /// Validates `value` against schema/results.schema.json; panics with every error.
 pub fn assert_schema_valid(value: &serde_json::Value) {
-    let schema_text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/schema/results.schema.json"
-    ))
-    .expect("schema file");
+    assert_valid(value, "results.schema.json");
+}
+
+/// Validates `value` against `schema/<schema_file>`; panics with every error.
+pub fn assert_valid(value: &serde_json::Value, schema_file: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schema")
+        .join(schema_file);
+    let schema_text = std::fs::read_to_string(&path).expect("schema file");
     let schema: serde_json::Value = serde_json::from_str(&schema_text).expect("schema parses");
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
     let errors: Vec<String> = validator
@@ -46,7 +50,7 @@ pub fn assert_schema_valid(value: &serde_json::Value) {
         .collect();
     assert!(
         errors.is_empty(),
-        "results.json violates its schema:\n{}",
+        "output violates {schema_file}:\n{}",
         errors.join("\n")
     );
 }
