@@ -166,14 +166,16 @@ async fn anomalies(args: AnomaliesArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The terminal's width from `COLUMNS`, else 120 (wide enough for the
-/// matrix without wrapping most cells).
-fn terminal_width() -> u16 {
-    std::env::var("COLUMNS")
+/// The width to wrap tables to: `COLUMNS`, else the terminal's width when
+/// stdout is one, else none (a pipe gets unwrapped lines).
+fn terminal_width() -> Option<u16> {
+    if let Some(w) = std::env::var("COLUMNS")
         .ok()
-        .and_then(|c| c.parse().ok())
-        .filter(|&w: &u16| w >= 60)
-        .unwrap_or(140)
+        .and_then(|c| c.parse::<u16>().ok())
+    {
+        return Some(w.max(40));
+    }
+    comfy_table::Table::new().width()
 }
 
 /// Writes to stdout; a closed pipe (`isobench workloads | head`) is not an

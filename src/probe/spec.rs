@@ -1066,4 +1066,33 @@ permutation s2r1 s2r2 s2c s1u s1a
         assert_eq!(show_rows(&result), "1,10; 2,20");
         assert_eq!(show_rows(&[]), "(no rows)");
     }
+
+    proptest::proptest! {
+        /// The lexer and parser return an error, never panic, on any text.
+        #[test]
+        fn parse_never_panics_on_arbitrary_text(text in "\\PC{0,400}") {
+            let _ = parse(&text, "fuzz.spec");
+        }
+
+        /// Nor on a real probe with a random fragment spliced in or cut out:
+        /// text that is almost valid reaches every error path.
+        #[test]
+        fn parse_never_panics_on_mutated_probes(
+            which in 0usize..crate::probe::BUILTIN.len(),
+            at in 0usize..4000,
+            cut in 0usize..40,
+            insert in "[#@{}()\"*, \n\ta-z0-9=!;é]{0,16}",
+        ) {
+            let text = crate::probe::BUILTIN[which].1;
+            let chars: Vec<char> = text.chars().collect();
+            let at = at % (chars.len() + 1);
+            let end = (at + cut).min(chars.len());
+            let mutated: String = chars[..at]
+                .iter()
+                .chain(insert.chars().collect::<Vec<_>>().iter())
+                .chain(chars[end..].iter())
+                .collect();
+            let _ = parse(&mutated, "fuzz.spec");
+        }
+    }
 }

@@ -42,14 +42,15 @@ fn level_results<'a>(m: &Matrix, p: &'a ProbeResult) -> Vec<Option<&'a LevelResu
     m.levels.iter().map(|l| p.results.get(l.name())).collect()
 }
 
-/// The matrix for the terminal, wrapped to `width` columns; ends with a
-/// newline.
-pub fn terminal(m: &Matrix, width: u16) -> String {
+/// The matrix for the terminal, wrapped to `width` columns (`None`: not
+/// wrapped, e.g. into a pipe); ends with a newline.
+pub fn terminal(m: &Matrix, width: Option<u16>) -> String {
     let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .force_no_tty()
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(width);
+    t.load_style(presets::UTF8_FULL_CONDENSED).force_no_tty();
+    if let Some(w) = width {
+        t.set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(w);
+    }
     let mut header = vec!["probe".to_string()];
     header.extend(m.levels.iter().map(|l| l.name().to_string()));
     t.set_header(header);
@@ -231,7 +232,7 @@ mod tests {
 
     #[test]
     fn terminal_matrix() {
-        insta::assert_snapshot!(terminal(&fixture(), 120));
+        insta::assert_snapshot!(terminal(&fixture(), Some(120)));
     }
 
     #[test]
