@@ -96,3 +96,74 @@ fn dsn_target_runs_cleans_up_and_tcp_needs_a_password() {
     assert!(stderr.contains("cannot connect"), "{stderr}");
     assert!(stderr.to_lowercase().contains("password"), "{stderr}");
 }
+
+/// `isobench anomalies --dsn`: probes run in the DSN's own database (not
+/// `postgres`), the matrix names the external target, and no probe schema
+/// is left behind.
+#[test]
+fn anomalies_on_an_external_server_leave_nothing_behind() {
+    let (_keep, dir) = out_dir("external-anomalies");
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = ManagedServer::start(&ManagedOptions {
+        bin_dir: target::find_bin_dir(None).expect("PostgreSQL binaries"),
+        settings: vec![],
+        log_path: dir.join("external-server.log"),
+        os_user: "postgres".into(),
+    })
+    .expect("server starts");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let admin = target::connect(&server.config("postgres")).await.unwrap();
+        admin.batch_execute("CREATE DATABASE appdb").await.unwrap();
+    });
+    let dsn = format!(
+        "host={} port={} user={} dbname=appdb",
+        server.socket_dir().display(),
+        server.port(),
+        target::SUPERUSER
+    );
+    let out_dir = dir.join("results");
+    let (out, stdout, stderr) = run(&[
+        "anomalies",
+        "--dsn",
+        &dsn,
+        "--probe",
+        "P4",
+        "--probe",
+        "G2-item",
+        "--isolation",
+        "rr,ser",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{stderr}\n{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("anomalies.json")).unwrap())
+            .unwrap();
+    assert_valid(&json, "anomalies.schema.json");
+    assert!(
+        json["target"].as_str().unwrap().starts_with("external "),
+        "{json}"
+    );
+    assert!(
+        json["target"].as_str().unwrap().ends_with("/appdb"),
+        "{json}"
+    );
+    assert_eq!(json["probes"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        json["probes"][1]["results"]["repeatable-read"]["outcome"],
+        "anomaly"
+    );
+    assert!(json["probes"][1]["results"].get("read-committed").is_none());
+    let left: i64 = rt.block_on(async {
+        let db = target::connect(&server.config("appdb")).await.unwrap();
+        db.query_one(
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'isobench_probe_%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0)
+    });
+    assert_eq!(left, 0, "a probe schema was left in appdb");
+}
