@@ -337,3 +337,146 @@ fn a_condition_that_holds_serially_is_refused() {
         "{err}"
     );
 }
+
+/// G2-item with its own twists: `NO_COMMIT` drops s2's COMMIT (its
+/// transaction rolls back when the connection closes), `TEARDOWN_COMMIT`
+/// commits s2 in its session teardown, `SNAPSHOT_SETUP` takes a snapshot in
+/// each session's setup.
+fn g2_item(twist: &str) -> String {
+    let text = probe::BUILTIN
+        .iter()
+        .find(|(n, _)| *n == "G2-item")
+        .unwrap()
+        .1
+        .lines()
+        .filter(|l| !l.starts_with("# @expect"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    match twist {
+        "NO_COMMIT" => text
+            .replace("step s2c { COMMIT; }\n", "")
+            .replace("s1c s2c", "s1c"),
+        "TEARDOWN_COMMIT" => text
+            .replace("step s2c { COMMIT; }", "teardown { COMMIT; }")
+            .replace("s1c s2c", "s1c"),
+        "SNAPSHOT_SETUP" => text.replace("setup { BEGIN; }", "setup { BEGIN; SELECT 1; }"),
+        _ => text,
+    }
+}
+
+#[test]
+fn commits_are_followed_through_teardowns_and_serial_runs_are_serial() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = server(tmp.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let env = Env {
+            config: server.config("postgres"),
+            wait_check: WaitCheck::IsolationTestFunction,
+            step_timeout: Duration::from_secs(2),
+            cancel: Default::default(),
+        };
+        let levels = [Isolation::RepeatableRead, Isolation::Serializable];
+        let run = |text: String| {
+            let env = env.clone();
+            async move {
+                let p = spec::parse(&text, "twist.spec").unwrap();
+                probe::run_probe(&env, &p, &levels).await.unwrap()
+            }
+        };
+        // A transaction that never commits cannot take part in an anomaly.
+        let r = run(g2_item("NO_COMMIT")).await;
+        assert_eq!(
+            r.results["repeatable-read"].outcome,
+            Outcome::Prevented,
+            "{r:#?}"
+        );
+        // A COMMIT in a session teardown counts, and so does its 40001.
+        let r = run(g2_item("TEARDOWN_COMMIT")).await;
+        assert_eq!(
+            r.results["repeatable-read"].outcome,
+            Outcome::Anomaly,
+            "{r:#?}"
+        );
+        let ser = &r.results["serializable"];
+        assert_eq!(ser.how, "40001 at s2:teardown", "{ser:#?}");
+        // Serial orders run one session after the other, setups included:
+        // s2 after s1 reads s1's write.
+        let r = run(g2_item("SNAPSHOT_SETUP")).await;
+        let s1_first = r.serial.iter().find(|o| o.order == ["s1", "s2"]).unwrap();
+        assert_eq!(s1_first.reads["s2r"], "1,11; 2,20", "{r:#?}");
+        // Several permutations: the worst outcome, whatever their order.
+        let pmp = probe::BUILTIN.iter().find(|(n, _)| *n == "PMP").unwrap().1;
+        let harmless = "permutation s1r1 s1r2 s1c s2i s2c";
+        for text in [
+            pmp.replace(
+                "permutation s1r1 s2i s2c s1r2 s1c",
+                &format!("permutation s1r1 s2i s2c s1r2 s1c\n{harmless}"),
+            ),
+            pmp.replace(
+                "permutation s1r1 s2i s2c s1r2 s1c",
+                &format!("{harmless}\npermutation s1r1 s2i s2c s1r2 s1c"),
+            ),
+        ] {
+            let p = spec::parse(&text, "pmp2.spec").unwrap();
+            let r = probe::run_probe(&env, &p, &[Isolation::ReadCommitted])
+                .await
+                .unwrap();
+            let rc = &r.results["read-committed"];
+            assert_eq!(rc.outcome, Outcome::Anomaly, "{rc:#?}");
+            assert_eq!(rc.as_expected, Some(true), "{rc:#?}");
+        }
+    });
+}
+
+/// A session teardown that waits on another session's lock is stuck, not a
+/// hang, and says it was waiting on a lock.
+#[test]
+fn a_teardown_waiting_forever_is_stuck_not_a_hang() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = server(tmp.path());
+    let text = r#"
+# @anomaly s1r = "x"
+setup { CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t VALUES (1, 0); }
+session s1
+step s1r { SELECT 1; }
+teardown { UPDATE t SET v = 1 WHERE id = 1; }
+session s2
+setup { BEGIN; }
+step s2u { UPDATE t SET v = 2 WHERE id = 1; }
+permutation s1r s2u
+"#;
+    let p = spec::parse(text, "hang.spec").unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let start = Instant::now();
+    let r = rt.block_on(async {
+        let env = Env {
+            config: server.config("postgres"),
+            wait_check: WaitCheck::IsolationTestFunction,
+            step_timeout: Duration::from_secs(1),
+            cancel: Default::default(),
+        };
+        let e = exec::execute(
+            &env,
+            &p,
+            &p.permutations[0],
+            Isolation::ReadCommitted,
+            false,
+        )
+        .await
+        .unwrap();
+        judge(&p, &e, Isolation::ReadCommitted)
+    });
+    assert_eq!(r.outcome, Outcome::Stuck, "{r:#?}");
+    assert!(
+        r.how
+            .starts_with("at s1:teardown, waiting on a lock for 1."),
+        "{}",
+        r.how
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+}

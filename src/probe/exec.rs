@@ -5,7 +5,7 @@
 //!
 //! A step is sent, then watched: it either completes, or its backend is
 //! found waiting on a lock held by another session
-//! (`pg_isolation_test_session_is_blocked`, PostgreSQL 12+; elsewhere
+//! (`pg_isolation_test_session_is_blocked`, PostgreSQL 10+; elsewhere
 //! `pg_stat_activity.wait_event_type = 'Lock'`). A waiting step is left
 //! pending and the next step of the permutation runs; after every step the
 //! pending ones are checked again, since a COMMIT may have released them.
@@ -22,19 +22,22 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use std::collections::BTreeMap;
+
 use anyhow::{Context, Result, anyhow, bail};
 use tokio::task::JoinHandle;
 use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
 use tokio_util::sync::CancellationToken;
 
 use super::spec::{Probe, StepRef, show_rows};
+use super::txn;
 use crate::config::Isolation;
 use crate::target;
 
 /// How to tell that a backend waits on another session's lock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WaitCheck {
-    /// `pg_isolation_test_session_is_blocked(pid, pids)` (PostgreSQL 12+):
+    /// `pg_isolation_test_session_is_blocked(pid, pids)` (PostgreSQL 10+):
     /// lock waits and safe-snapshot waits caused by the other sessions.
     IsolationTestFunction,
     /// `pg_stat_activity.wait_event_type = 'Lock'` for servers without it.
@@ -94,10 +97,23 @@ pub struct StepRecord {
     pub result: StepResult,
 }
 
-/// A step that did not complete in time.
+/// An error of a step or a session's teardown.
+#[derive(Debug, Clone)]
+pub struct ErrorAt {
+    /// `session:step` or `session:teardown`.
+    pub at: String,
+    pub sqlstate: String,
+    pub message: String,
+}
+
+/// A step (or a session's teardown) that did not complete in time.
 #[derive(Debug, Clone)]
 pub struct Stuck {
-    pub step: StepRef,
+    /// `session:step`, or `session:teardown`.
+    pub at: String,
+    pub session: usize,
+    /// The step, unless a teardown got stuck.
+    pub step: Option<StepRef>,
     /// It was waiting on another session's lock (else: running).
     pub blocked: bool,
     pub waited: Duration,
@@ -108,13 +124,19 @@ pub struct Stuck {
 pub struct Execution {
     /// Completed steps in completion order.
     pub records: Vec<StepRecord>,
-    /// Per session: its transaction committed (no step failed, none rolled
-    /// back, not stuck).
+    /// Per step that completed: whether the transaction it ran in
+    /// committed ([`txn::step_outcomes`]).
+    pub step_committed: BTreeMap<StepRef, bool>,
+    /// Per session: it ran steps, and every transaction they ran in
+    /// committed (and it was not stuck).
     pub committed: Vec<bool>,
     /// The `@final` query's rows, when the probe has one and the run was
     /// not stuck.
     pub final_rows: Option<Vec<String>>,
     pub stuck: Option<Stuck>,
+    /// Errors of steps and session teardowns, in completion order; see
+    /// [`Execution::errors`].
+    errors: Vec<ErrorAt>,
     /// Stopped early because [`Env::cancel`] fired; not a result.
     pub interrupted: bool,
     /// What happened, step by step, in the isolation tester's style.
@@ -144,20 +166,22 @@ impl Execution {
             .collect();
         if let Some(s) = &self.stuck
             && s.blocked
+            && let Some(step) = s.step
         {
-            v.push(s.step);
+            v.push(step);
         }
         v
     }
 
-    /// The first error, skipping 25P02 (a statement after an error).
-    pub fn first_error(&self) -> Option<(StepRef, &str, &str)> {
-        self.records.iter().find_map(|r| match &r.result {
-            StepResult::Error { sqlstate, message } if sqlstate != "25P02" => {
-                Some((r.step, sqlstate.as_str(), message.as_str()))
-            }
-            _ => None,
-        })
+    /// Whether step `r` completed and the transaction it ran in committed.
+    pub fn committed(&self, r: StepRef) -> bool {
+        self.step_committed.get(&r).copied().unwrap_or(false)
+    }
+
+    /// Errors of steps and session teardowns in completion order, skipping
+    /// 25P02 (a statement after an error in the same transaction).
+    pub fn errors(&self) -> impl Iterator<Item = &ErrorAt> {
+        self.errors.iter().filter(|e| e.sqlstate != "25P02")
     }
 }
 
@@ -188,14 +212,31 @@ enum Settled {
     Stuck,
 }
 
+/// How a setup, teardown or `@final` block ended.
+enum Block {
+    Done(Result<Vec<SimpleQueryMessage>, tokio_postgres::Error>),
+    TimedOut,
+    Interrupted,
+}
+
 static SCHEMA_SEQ: AtomicU32 = AtomicU32::new(0);
 
 /// Runs `plan` (steps in order) of `probe` at `level` in a fresh schema.
-/// With `serial`, a session's connection closes after its last step of the
-/// plan, so a transaction left open cannot block the next session.
 ///
-/// Errors: the server cannot be reached, or a setup or teardown block fails
-/// (naming the probe's file and line). Step errors are results, not errors.
+/// Concurrent runs (`serial` false) open every session and run its setup
+/// before the first step, as the isolation tester does. Serial runs open a
+/// session just before its first step and close it (teardown, then the
+/// connection) after its last, so no session's snapshot or lock overlaps
+/// another's.
+///
+/// After the steps: session teardowns (a `COMMIT` there counts), the
+/// connections close (a transaction still open rolls back), then the
+/// `@final` query and the global teardown. Every block is bounded by the
+/// step timeout, so nothing can hang.
+///
+/// Errors: the server cannot be reached, or a setup, `@final` or global
+/// teardown block fails or times out (naming the probe's file and line).
+/// Step and session-teardown errors are results, not errors.
 pub async fn execute(
     env: &Env,
     probe: &Probe,
@@ -218,18 +259,29 @@ pub async fn execute(
         env,
         probe,
         ctl: &ctl,
-        sessions: Vec::new(),
+        schema: &schema,
+        level,
+        sessions: (0..probe.sessions.len()).map(|_| None).collect(),
+        logs: vec![Vec::new(); probe.sessions.len()],
         exec: Execution {
             records: Vec::new(),
+            step_committed: BTreeMap::new(),
             committed: Vec::new(),
             final_rows: None,
             stuck: None,
+            errors: Vec::new(),
             interrupted: false,
             trace: Vec::new(),
         },
     };
-    let outcome = run.run(&schema, plan, level, serial).await;
+    let mut outcome = run.run(plan, serial).await;
     run.cleanup().await;
+    if outcome.is_ok() {
+        outcome = run.finish().await;
+    } else if let Some(b) = &probe.teardown {
+        // Best effort: objects outside the schema must not leak either.
+        let _ = run.block(&ctl, &b.sql).await;
+    }
     let dropped = ctl
         .batch_execute(&format!(
             "SET lock_timeout = '10s'; DROP SCHEMA IF EXISTS {schema} CASCADE"
@@ -244,7 +296,12 @@ struct Runner<'a> {
     env: &'a Env,
     probe: &'a Probe,
     ctl: &'a Client,
+    schema: &'a str,
+    level: Isolation,
     sessions: Vec<Option<Sess>>,
+    /// Per session: what it executed (setup, steps, teardown), for
+    /// [`txn::step_outcomes`].
+    logs: Vec<Vec<(Option<StepRef>, String, bool)>>,
     exec: Execution,
 }
 
@@ -258,122 +315,167 @@ impl Runner<'_> {
         )
     }
 
-    async fn run(
-        &mut self,
-        schema: &str,
-        plan: &[StepRef],
-        level: Isolation,
-        serial: bool,
-    ) -> Result<()> {
-        for b in &self.probe.setup {
-            self.ctl
-                .batch_execute(&b.sql)
-                .await
-                .map_err(|e| self.block_err("setup", b.line, &e))?;
-        }
-        let used: Vec<usize> = (0..self.probe.sessions.len())
-            .filter(|s| plan.iter().any(|r| r.session == *s))
-            .collect();
-        let connects = used.iter().map(|_| target::connect(&self.env.config));
-        let clients = futures_util::future::try_join_all(connects).await?;
-        self.sessions = (0..self.probe.sessions.len()).map(|_| None).collect();
-        for (&s, client) in used.iter().zip(clients) {
-            let init = format!(
-                "SET search_path = {schema}; SET default_transaction_isolation = '{}'",
-                level.sql().to_ascii_lowercase()
-            );
-            client.batch_execute(&init).await?;
-            let pid: i32 = client
-                .query_one("SELECT pg_backend_pid()", &[])
-                .await?
-                .get(0);
-            if let Some(b) = &self.probe.sessions[s].setup {
-                client
-                    .batch_execute(&b.sql)
-                    .await
-                    .map_err(|e| self.block_err("session setup", b.line, &e))?;
+    /// Runs a setup/teardown/`@final` block on `client`, bounded by the
+    /// step timeout and by cancellation (both cancel the query).
+    /// After [`Block::TimedOut`] the caller cancels the query (having
+    /// looked at what it waits for, if it likes).
+    async fn block(&self, client: &Client, sql: &str) -> Block {
+        tokio::select! {
+            r = client.simple_query(sql) => Block::Done(r),
+            () = tokio::time::sleep(self.env.step_timeout) => Block::TimedOut,
+            () = self.env.cancel.cancelled() => {
+                cancel_query(client).await;
+                Block::Interrupted
             }
-            self.sessions[s] = Some(Sess {
-                client: Arc::new(client),
-                pid,
-                pending: None,
-            });
+        }
+    }
+
+    /// A block that must succeed: its failure or timeout is an error of
+    /// the probe, naming `what` and the block's line.
+    async fn required(
+        &mut self,
+        client: &Client,
+        sql: &str,
+        what: &str,
+        line: u32,
+    ) -> Result<Vec<SimpleQueryMessage>> {
+        match self.block(client, sql).await {
+            Block::Done(Ok(msgs)) => Ok(msgs),
+            Block::Done(Err(e)) => Err(self.block_err(what, line, &e)),
+            Block::TimedOut => {
+                cancel_query(client).await;
+                bail!(
+                    "probe {} ({}:{line}): {what} did not finish within {:.1} s (waiting on a lock?)",
+                    self.probe.name,
+                    self.probe.file,
+                    self.env.step_timeout.as_secs_f64()
+                )
+            }
+            Block::Interrupted => {
+                self.exec.interrupted = true;
+                bail!("interrupted")
+            }
+        }
+    }
+
+    /// Connects session `s`, sets its level and search path, runs its setup.
+    async fn open_session(&mut self, s: usize) -> Result<()> {
+        let client = target::connect(&self.env.config).await?;
+        let init = format!(
+            "SET search_path = {}; SET default_transaction_isolation = '{}'",
+            self.schema,
+            self.level.sql().to_ascii_lowercase()
+        );
+        client.batch_execute(&init).await?;
+        let pid: i32 = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await?
+            .get(0);
+        if let Some(b) = &self.probe.sessions[s].setup {
+            self.required(&client, &b.sql, "session setup", b.line)
+                .await?;
+            self.logs[s].push((None, b.sql.clone(), true));
+        }
+        self.sessions[s] = Some(Sess {
+            client: Arc::new(client),
+            pid,
+            pending: None,
+        });
+        Ok(())
+    }
+
+    async fn run(&mut self, plan: &[StepRef], serial: bool) -> Result<()> {
+        for b in &self.probe.setup {
+            self.required(self.ctl, &b.sql, "setup", b.line).await?;
+        }
+        if !serial {
+            for s in 0..self.probe.sessions.len() {
+                if plan.iter().any(|r| r.session == s) {
+                    self.open_session(s).await?;
+                }
+            }
         }
         for (i, &r) in plan.iter().enumerate() {
+            if self.sessions[r.session].is_none() {
+                self.open_session(r.session).await?;
+            }
             if self.sessions[r.session]
                 .as_ref()
                 .is_some_and(|s| s.pending.is_some())
                 && !self.wait_for_session(r.session).await?
             {
-                break;
+                return Ok(());
             }
-            self.send(r);
             if self.env.cancel.is_cancelled() {
                 self.exec.interrupted = true;
-                break;
+                return Ok(());
             }
+            self.send(r);
             match self.settle(r.session).await? {
                 Settled::Done => {}
                 Settled::Blocked => {
                     let line = self.exec.trace.last_mut().expect("the step's line");
                     line.push_str(" <waiting ...>");
                 }
-                Settled::Stuck => break,
+                Settled::Stuck => return Ok(()),
             }
             if !self.settle_others(r.session).await? {
-                break;
+                return Ok(());
             }
-            if serial && !plan[i + 1..].iter().any(|x| x.session == r.session) {
-                self.close_session(r.session).await?;
+            if serial
+                && !plan[i + 1..].iter().any(|x| x.session == r.session)
+                && !self.close_session(r.session).await
+            {
+                return Ok(());
             }
         }
-        if self.exec.stuck.is_none() && !self.exec.interrupted {
-            self.finish_pending().await?;
-        }
-        self.exec.committed = (0..self.probe.sessions.len())
-            .map(|i| self.committed(i))
-            .collect();
-        if self.exec.stuck.is_none() && !self.exec.interrupted {
-            if let Some(q) = &self.probe.final_query {
-                let msgs = self
-                    .ctl
-                    .simple_query(&q.sql)
-                    .await
-                    .map_err(|e| self.block_err("@final query", q.line, &e))?;
-                let rows = rows_of(&msgs);
-                self.exec.trace.push(format!("final: {}", show_rows(&rows)));
-                self.exec.final_rows = Some(rows);
-            }
-            for s in 0..self.sessions.len() {
-                self.close_session(s).await?;
-            }
-            if let Some(b) = &self.probe.teardown {
-                self.ctl
-                    .batch_execute(&b.sql)
-                    .await
-                    .map_err(|e| self.block_err("teardown", b.line, &e))?;
+        self.finish_pending().await?;
+        for s in 0..self.sessions.len() {
+            if !self.close_session(s).await {
+                return Ok(());
             }
         }
         Ok(())
     }
 
-    /// Whether session `s`'s transaction committed: it ran steps, none
-    /// failed or rolled back, and it was not stuck.
-    fn committed(&self, s: usize) -> bool {
-        let mut ran = false;
-        for r in self.exec.records.iter().filter(|r| r.step.session == s) {
-            ran = true;
-            match &r.result {
-                StepResult::Error { .. } => return false,
-                StepResult::Rows(_)
-                    if ends_transaction_by_rollback(&self.probe.step(r.step).sql) =>
-                {
-                    return false;
-                }
-                StepResult::Rows(_) => {}
-            }
+    /// After the sessions are gone: which transactions committed, the
+    /// `@final` query, the global teardown.
+    async fn finish(&mut self) -> Result<()> {
+        for (s, log) in self.logs.iter().enumerate() {
+            let log: Vec<txn::Executed<'_>> = log
+                .iter()
+                .map(|(step, sql, ok)| txn::Executed {
+                    step: *step,
+                    sql,
+                    ok: *ok,
+                })
+                .collect();
+            let outcomes = txn::step_outcomes(&log);
+            let stuck_here = self.exec.stuck.as_ref().is_some_and(|x| x.session == s);
+            let ran = outcomes.keys().count() > 0;
+            self.exec
+                .committed
+                .push(ran && !stuck_here && outcomes.values().all(|c| *c));
+            self.exec.step_committed.extend(outcomes);
         }
-        ran && self.exec.stuck.as_ref().is_none_or(|x| x.step.session != s)
+        if self.exec.stuck.is_some() || self.exec.interrupted {
+            if let Some(b) = &self.probe.teardown {
+                let _ = self.block(self.ctl, &b.sql).await;
+            }
+            return Ok(());
+        }
+        if let Some(q) = &self.probe.final_query {
+            let msgs = self
+                .required(self.ctl, &q.sql, "@final query", q.line)
+                .await?;
+            let rows = rows_of(&msgs);
+            self.exec.trace.push(format!("final: {}", show_rows(&rows)));
+            self.exec.final_rows = Some(rows);
+        }
+        if let Some(b) = &self.probe.teardown {
+            self.required(self.ctl, &b.sql, "teardown", b.line).await?;
+        }
+        Ok(())
     }
 
     fn send(&mut self, r: StepRef) {
@@ -391,7 +493,6 @@ impl Runner<'_> {
             since: Instant::now(),
         });
     }
-
     /// Waits up to `window` for session `s`'s pending step; if it has not
     /// completed, asks the server whether it waits on a lock.
     async fn poll(&mut self, s: usize, window: Duration) -> Result<Poll> {
@@ -417,6 +518,17 @@ impl Runner<'_> {
             return Ok(Poll::Done(result));
         }
         let pid = sess.pid;
+        let blocked = self.is_blocked(s, pid).await?;
+        Ok(if blocked {
+            Poll::Blocked
+        } else {
+            Poll::Running
+        })
+    }
+
+    /// Whether backend `pid` of session `s` waits on a lock held by
+    /// another session of the probe.
+    async fn is_blocked(&self, s: usize, pid: i32) -> Result<bool> {
         let others: Vec<i32> = self
             .sessions
             .iter()
@@ -424,7 +536,7 @@ impl Runner<'_> {
             .filter(|(i, _)| *i != s)
             .filter_map(|(_, x)| x.as_ref().map(|x| x.pid))
             .collect();
-        let blocked = match self.env.wait_check {
+        Ok(match self.env.wait_check {
             WaitCheck::IsolationTestFunction => self
                 .ctl
                 .query_one(
@@ -442,11 +554,6 @@ impl Runner<'_> {
                 )
                 .await?
                 .is_some_and(|r| r.get::<_, bool>(0)),
-        };
-        Ok(if blocked {
-            Poll::Blocked
-        } else {
-            Poll::Running
         })
     }
 
@@ -468,8 +575,18 @@ impl Runner<'_> {
                 self.exec
                     .trace
                     .push(format!("  ERROR {sqlstate}: {message}"));
+                self.exec.errors.push(ErrorAt {
+                    at: self.probe.label(pending.step),
+                    sqlstate: sqlstate.clone(),
+                    message: message.clone(),
+                });
             }
         }
+        self.logs[s].push((
+            Some(pending.step),
+            self.probe.step(pending.step).sql.clone(),
+            matches!(result, StepResult::Rows(_)),
+        ));
         self.exec.records.push(StepRecord {
             step: pending.step,
             waited: pending.waiting,
@@ -481,13 +598,15 @@ impl Runner<'_> {
         let sess = self.sessions[s].as_ref().expect("session is open");
         let pending = sess.pending.as_ref().expect("a pending step");
         let stuck = Stuck {
-            step: pending.step,
+            at: self.probe.label(pending.step),
+            session: s,
+            step: Some(pending.step),
             blocked,
             waited: pending.since.elapsed(),
         };
         self.exec.trace.push(format!(
             "step {}: stuck ({} for {:.1} s); cancelled",
-            self.probe.step(stuck.step).name,
+            self.probe.step(pending.step).name,
             if blocked {
                 "waiting on a lock"
             } else {
@@ -587,17 +706,60 @@ impl Runner<'_> {
         Ok(())
     }
 
-    async fn close_session(&mut self, s: usize) -> Result<()> {
+    /// Runs session `s`'s teardown and closes its connection (an open
+    /// transaction rolls back). False when the teardown got stuck.
+    async fn close_session(&mut self, s: usize) -> bool {
         let Some(sess) = self.sessions[s].take() else {
-            return Ok(());
+            return true;
         };
         if let Some(b) = &self.probe.sessions[s].teardown {
-            sess.client
-                .batch_execute(&b.sql)
-                .await
-                .map_err(|e| self.block_err("session teardown", b.line, &e))?;
+            let label = format!("{}:teardown", self.probe.sessions[s].name);
+            self.exec.trace.push(format!(
+                "teardown {}: {}",
+                self.probe.sessions[s].name,
+                one_line(&b.sql)
+            ));
+            let start = Instant::now();
+            match self.block(&sess.client, &b.sql).await {
+                Block::Done(r) => {
+                    if let Err(e) = &r {
+                        let (sqlstate, message) = match e.as_db_error() {
+                            Some(db) => (db.code().code().to_string(), db.message().to_string()),
+                            None => ("08000".to_string(), target::error_text(e)),
+                        };
+                        self.exec
+                            .trace
+                            .push(format!("  ERROR {sqlstate}: {message}"));
+                        self.exec.errors.push(ErrorAt {
+                            at: label,
+                            sqlstate,
+                            message,
+                        });
+                    }
+                    self.logs[s].push((None, b.sql.clone(), r.is_ok()));
+                }
+                Block::TimedOut => {
+                    let blocked = self.is_blocked(s, sess.pid).await.unwrap_or(false);
+                    cancel_query(&sess.client).await;
+                    self.exec.trace.push(format!("{label}: stuck; cancelled"));
+                    self.exec.stuck = Some(Stuck {
+                        at: label,
+                        session: s,
+                        step: None,
+                        blocked,
+                        waited: start.elapsed(),
+                    });
+                    self.sessions[s] = Some(sess);
+                    return false;
+                }
+                Block::Interrupted => {
+                    self.exec.interrupted = true;
+                    self.sessions[s] = Some(sess);
+                    return false;
+                }
+            }
         }
-        Ok(())
+        true
     }
 
     /// Cancels what still runs and ends every session's backend.
@@ -623,6 +785,11 @@ impl Runner<'_> {
     }
 }
 
+/// Asks the server to cancel what `client` runs (best effort).
+async fn cancel_query(client: &Client) {
+    let _ = client.cancel_token().cancel_query(NoTls).await;
+}
+
 /// Rows of all statements of a simple query, in order.
 fn rows_of(msgs: &[SimpleQueryMessage]) -> Vec<String> {
     msgs.iter()
@@ -638,44 +805,6 @@ fn rows_of(msgs: &[SimpleQueryMessage]) -> Vec<String> {
         .collect()
 }
 
-/// Whether `sql` ends its transaction without committing: a statement that
-/// starts with ROLLBACK or ABORT (but not ROLLBACK TO SAVEPOINT).
-pub fn ends_transaction_by_rollback(sql: &str) -> bool {
-    sql.split(';').any(|stmt| {
-        let words: Vec<String> = stmt
-            .lines()
-            .map(|l| l.split("--").next().unwrap_or(""))
-            .collect::<Vec<_>>()
-            .join(" ")
-            .split_whitespace()
-            .take(2)
-            .map(str::to_ascii_lowercase)
-            .collect();
-        matches!(
-            words.first().map(String::as_str),
-            Some("rollback" | "abort")
-        ) && words.get(1).map(String::as_str) != Some("to")
-    })
-}
-
 fn one_line(sql: &str) -> String {
     sql.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rollback_detection() {
-        assert!(ends_transaction_by_rollback("ROLLBACK;"));
-        assert!(ends_transaction_by_rollback("abort"));
-        assert!(ends_transaction_by_rollback(
-            "UPDATE t SET x = 1;\n  rollback;"
-        ));
-        assert!(!ends_transaction_by_rollback("ROLLBACK TO SAVEPOINT a;"));
-        assert!(!ends_transaction_by_rollback("COMMIT;"));
-        assert!(!ends_transaction_by_rollback("SELECT 'rollback';"));
-        assert!(!ends_transaction_by_rollback("-- rollback\nCOMMIT;"));
-    }
 }

@@ -20,6 +20,7 @@
 pub mod command;
 pub mod exec;
 pub mod spec;
+pub mod txn;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -174,6 +175,9 @@ pub struct ProbeResult {
     pub results: BTreeMap<String, LevelResult>,
     /// The serial executions (empty for probes with more than 4 sessions).
     pub serial: Vec<SerialOutcome>,
+    /// Things that make the matrix misleading for this probe, e.g. a
+    /// session that sets its own isolation level.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -261,7 +265,7 @@ impl Matrix {
 
 fn holds(c: &Condition, e: &Execution) -> bool {
     c.terms.iter().all(|t| match t.subject {
-        Subject::Step(r) => e.committed[r.session] && e.rows(r).is_some_and(|rows| t.holds(rows)),
+        Subject::Step(r) => e.committed(r) && e.rows(r).is_some_and(|rows| t.holds(rows)),
         Subject::Final => e.final_rows.as_ref().is_some_and(|rows| t.holds(rows)),
     })
 }
@@ -295,40 +299,47 @@ fn observation(probe: &Probe, c: &Condition, e: &Execution) -> String {
 /// waits and the first error (or `snapshot` when there were neither).
 pub fn judge(probe: &Probe, e: &Execution, level: Isolation) -> LevelResult {
     let waited: Vec<StepRef> = e.waited();
-    let error = e.first_error().map(|(r, code, msg)| StepError {
-        step: probe.label(r),
-        sqlstate: code.to_string(),
-        message: msg.to_string(),
+    let errors: Vec<&exec::ErrorAt> = e.errors().collect();
+    let error = errors.first().map(|x| StepError {
+        step: x.at.clone(),
+        sqlstate: x.sqlstate.clone(),
+        message: x.message.clone(),
     });
     let mut mechanisms = BTreeSet::new();
     if !waited.is_empty() {
         mechanisms.insert(Mechanism::Blocked);
     }
-    if let Some(err) = &error {
-        mechanisms.insert(Mechanism::Error(err.sqlstate.clone()));
+    for x in &errors {
+        mechanisms.insert(Mechanism::Error(x.sqlstate.clone()));
     }
-    if mechanisms.is_empty() {
-        mechanisms.insert(Mechanism::Snapshot);
-    }
+    // "step s2:s2c", or "s2:teardown".
+    let place = |at: &str| {
+        if at.ends_with(":teardown") {
+            at.to_string()
+        } else {
+            format!("step {at}")
+        }
+    };
     let mut how = match (waited.first(), &error) {
         (Some(w), Some(err)) if probe.label(*w) == err.step => {
             format!("blocked at step {}, then {}", err.step, err.sqlstate)
         }
         (Some(w), Some(err)) => format!(
-            "blocked at step {}, then {} at step {}",
+            "blocked at step {}, then {} at {}",
             probe.label(*w),
             err.sqlstate,
-            err.step
+            place(&err.step)
         ),
-        (None, Some(err)) => format!("{} at step {}", err.sqlstate, err.step),
+        (None, Some(err)) => format!("{} at {}", err.sqlstate, place(&err.step)),
         (Some(w), None) => format!("blocked at step {}", probe.label(*w)),
         (None, None) => "snapshot".into(),
     };
     let mut observation_text = None;
     let outcome = if let Some(s) = &e.stuck {
         how = format!(
-            "at step {}, {} for {:.1} s",
-            probe.label(s.step),
+            "at {}{}, {} for {:.1} s",
+            if s.step.is_some() { "step " } else { "" },
+            s.at,
             if s.blocked {
                 "waiting on a lock"
             } else {
@@ -345,6 +356,11 @@ pub fn judge(probe: &Probe, e: &Execution, level: Isolation) -> LevelResult {
     } else {
         Outcome::Prevented
     };
+    // "snapshot" explains a prevention that needed neither a wait nor an
+    // error; an anomaly has no such explanation.
+    if mechanisms.is_empty() && outcome == Outcome::Prevented {
+        mechanisms.insert(Mechanism::Snapshot);
+    }
     let expectation = probe.expectation(level);
     let as_expected = expectation
         .map(|x| x.outcome == outcome && x.how.as_ref().is_none_or(|h| *h == mechanisms));
@@ -421,7 +437,7 @@ async fn serial_outcomes(
                 probe.name,
                 probe.file,
                 names.join(", "),
-                probe.label(s.step),
+                s.at,
                 e.trace.join("\n")
             );
         }
@@ -442,7 +458,7 @@ async fn serial_outcomes(
                 Subject::Step(r) => (
                     probe.step(r).name.clone(),
                     match e.rows(r) {
-                        Some(rows) if e.committed[r.session] => show_rows(rows),
+                        Some(rows) if e.committed(r) => show_rows(rows),
                         Some(rows) => format!("{} (rolled back)", show_rows(rows)),
                         None => "(error)".into(),
                     },
@@ -459,6 +475,35 @@ async fn serial_outcomes(
         });
     }
     Ok(out)
+}
+
+/// Warnings about a probe: sessions that set their own isolation level
+/// (the level columns do not apply to them), a serial check skipped.
+fn warnings(probe: &Probe) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in &probe.sessions {
+        let blocks = s
+            .setup
+            .iter()
+            .map(|b| (b.sql.as_str(), b.line))
+            .chain(s.steps.iter().map(|st| (st.sql.as_str(), st.line)));
+        for (sql, line) in blocks {
+            if sql.to_ascii_lowercase().contains("isolation level") {
+                out.push(format!(
+                    "session {} sets its own isolation level ({}:{line}); the level columns do not apply to it",
+                    s.name, probe.file
+                ));
+                break;
+            }
+        }
+    }
+    if probe.sessions.len() > MAX_SERIAL_SESSIONS {
+        out.push(format!(
+            "{} sessions: the serial check (at most {MAX_SERIAL_SESSIONS}) was skipped",
+            probe.sessions.len()
+        ));
+    }
+    out
 }
 
 /// Ranks outcomes for probes with several permutations: the worst wins.
@@ -493,13 +538,9 @@ pub async fn run_probe(env: &Env, probe: &Probe, levels: &[Isolation]) -> Result
             if probe.permutations.len() > 1 {
                 r.permutation = Some(i + 1);
             }
-            let replace = match &worst {
-                None => true,
-                Some(w) => {
-                    severity(r.outcome) > severity(w.outcome)
-                        || (w.as_expected == Some(true) && r.as_expected == Some(false))
-                }
-            };
+            let replace = worst
+                .as_ref()
+                .is_none_or(|w| severity(r.outcome) > severity(w.outcome));
             if replace {
                 worst = Some(r);
             }
@@ -510,6 +551,7 @@ pub async fn run_probe(env: &Env, probe: &Probe, levels: &[Isolation]) -> Result
         );
     }
     Ok(ProbeResult {
+        warnings: warnings(probe),
         name: probe.name.clone(),
         title: probe.title.clone(),
         source: probe.source.clone(),

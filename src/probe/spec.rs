@@ -39,12 +39,14 @@
 //!   `STEP = "ROWS"`, `STEP != "ROWS"`, `STEP has "ROWS"` (contains every
 //!   row) or `STEP lacks "ROWS"` (contains none), where `ROWS` lists rows as
 //!   `1,10; 2,20` (columns by `,`, rows by `;`, `NULL` for null, `""` for
-//!   no rows). A term about a step holds only if that step returned rows
-//!   and its session's transaction committed: anomalies are properties of
-//!   committed transactions (Adya 1999). `final` instead of a step name
-//!   means the result of the `@final` query.
-//! - `@final SQL`: a query run after all sessions end (e.g. the table's
-//!   final state).
+//!   no rows). A term about a step holds only if that step completed
+//!   without error and the transaction it ran in committed (see
+//!   [`super::txn`]): anomalies are properties of committed transactions
+//!   (Adya 1999). A step that a permutation runs twice cannot be named.
+//!   `final` instead of a step name means the result of the `@final`
+//!   query.
+//! - `@final SQL`: a query run after all sessions have ended and closed
+//!   (e.g. the table's final state).
 //! - `@expect LEVEL OUTCOME [HOW...]`: what the server must do at `LEVEL`
 //!   (`rc`, `rr`, `ser` or the long names): `OUTCOME` is `prevented`,
 //!   `anomaly` or `stuck`; `HOW` (optional) is the exact set of mechanisms
@@ -715,6 +717,28 @@ fn apply_directives(
         }
     }
     probe.source = sources.join("; ");
+    for c in &probe.anomalies {
+        for t in &c.terms {
+            let Subject::Step(r) = t.subject else {
+                continue;
+            };
+            if let Some(n) = probe
+                .permutations
+                .iter()
+                .position(|perm| perm.iter().filter(|x| **x == r).count() > 1)
+            {
+                return p.err(
+                    c.line,
+                    1,
+                    format!(
+                        "step {} runs more than once in permutation {}, so a condition cannot say which run it means; give the second run its own step",
+                        probe.step(r).name,
+                        n + 1
+                    ),
+                );
+            }
+        }
+    }
     let uses_final = probe
         .anomalies
         .iter()
@@ -858,7 +882,11 @@ fn parse_expectation(d: &Directive, p: &Parser<'_>) -> Result<Expectation, SpecE
         let m = match w.to_ascii_lowercase().as_str() {
             "blocked" => Mechanism::Blocked,
             "snapshot" => Mechanism::Snapshot,
-            code if crate::engine::retry::sqlstate(&code.to_ascii_uppercase()).is_some() => {
+            // Every SQLSTATE has a digit (class 40, HV, P0, ...), so a
+            // mistyped word such as `block` is not taken for one.
+            code if crate::engine::retry::sqlstate(&code.to_ascii_uppercase()).is_some()
+                && code.bytes().any(|b| b.is_ascii_digit()) =>
+            {
                 Mechanism::Error(code.to_ascii_uppercase())
             }
             _ => {
@@ -872,6 +900,13 @@ fn parse_expectation(d: &Directive, p: &Parser<'_>) -> Result<Expectation, SpecE
             }
         };
         how.insert(m);
+    }
+    if outcome != Outcome::Prevented && how.contains(&Mechanism::Snapshot) {
+        return p.err(
+            d.line,
+            d.col,
+            "`snapshot` names how an anomaly was prevented; an anomaly or a stuck run can only name blocked or SQLSTATEs",
+        );
     }
     Ok(Expectation {
         level,
@@ -1040,6 +1075,22 @@ permutation s2r1 s2r2 s2c s1u s1a
             "{base}# @anomaly a = \"\"\n# @expect rc prevented quickly\n"
         ));
         assert!(e.contains("unknown mechanism 'quickly'"), "{e}");
+        let e = err(&format!(
+            "{base}# @anomaly a = \"\"\n# @expect rc anomaly snapshot\n"
+        ));
+        assert!(
+            e.contains("`snapshot` names how an anomaly was prevented"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{base}# @anomaly a = \"\"\n# @expect rc prevented block\n"
+        ));
+        assert!(e.contains("unknown mechanism 'block'"), "{e}");
+        let e = err("session s1\nstep a { SELECT 1; }\npermutation a a\n# @anomaly a = \"1\"\n");
+        assert!(
+            e.starts_with("p.spec:4:1: step a runs more than once in permutation 1"),
+            "{e}"
+        );
         let e = err(&format!("{base}# @anomaly a = \"\"\n# @colour red\n"));
         assert!(
             e.starts_with("p.spec:5:3: unknown directive @colour"),

@@ -59,10 +59,16 @@ pub fn terminal(m: &Matrix, width: Option<u16>) -> String {
         row.extend(level_results(m, p).into_iter().map(cell));
         t.add_row(row);
     }
-    format!(
-        "{}\n{t}\nprevented (how): blocked = a step waited on another session's lock; a SQLSTATE = a step failed with it;\nsnapshot = neither (reads did not see the other transaction's writes). ANOMALY: what the steps read.\n",
+    let mut out = format!(
+        "{}\n{t}\nprevented (how): blocked = a step waited on another session's lock; a SQLSTATE = a step failed with it;\nsnapshot = neither (the reads did not see the other transactions' writes). ANOMALY: what the steps read.\n",
         header_line(m)
-    )
+    );
+    for p in &m.probes {
+        for w in &p.warnings {
+            out.push_str(&format!("warning: {}: {w}\n", p.name));
+        }
+    }
+    out
 }
 
 fn md_escape(s: &str) -> String {
@@ -110,6 +116,9 @@ pub fn markdown(m: &Matrix) -> String {
         }
         for c in &p.anomaly_if {
             s.push_str(&format!("- anomaly if: `{c}`\n"));
+        }
+        for w in &p.warnings {
+            s.push_str(&format!("- **warning**: {}\n", md_escape(w)));
         }
         for o in &p.serial {
             let reads: Vec<String> = o.reads.iter().map(|(k, v)| format!("{k} {v}")).collect();
@@ -226,6 +235,7 @@ mod tests {
                     order: vec!["s1".into(), "s2".into()],
                     reads: [("s1r".to_string(), "1,10".to_string())].into(),
                 }],
+                warnings: vec!["session s1 sets its own isolation level (builtin:P4:20); the level columns do not apply to it".into()],
             }],
         }
     }
