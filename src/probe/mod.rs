@@ -18,6 +18,7 @@
 //! [`judge`] turns each execution into a [`LevelResult`].
 
 pub mod command;
+pub mod directive;
 pub mod exec;
 pub mod spec;
 pub mod txn;
