@@ -8,23 +8,34 @@ mod common;
 use common::*;
 use isobench::target::{self, ManagedOptions, ManagedServer};
 
-#[test]
-fn dsn_target_runs_cleans_up_and_tcp_needs_a_password() {
-    let (_keep, dir) = out_dir("external");
-    std::fs::create_dir_all(&dir).unwrap();
-    let server = ManagedServer::start(&ManagedOptions {
+/// A server started through the library (so isobench does not manage
+/// it), logging into `dir`.
+fn library_server(dir: &std::path::Path) -> ManagedServer {
+    std::fs::create_dir_all(dir).unwrap();
+    ManagedServer::start(&ManagedOptions {
         bin_dir: target::find_bin_dir(None).expect("PostgreSQL binaries"),
         settings: vec![],
         log_path: dir.join("external-server.log"),
         os_user: "postgres".into(),
     })
-    .expect("server starts");
-    let dsn = format!(
-        "host={} port={} user={} dbname=postgres",
+    .expect("server starts")
+}
+
+/// A key=value DSN for database `db` over the server's Unix socket.
+fn socket_dsn(server: &ManagedServer, db: &str) -> String {
+    format!(
+        "host={} port={} user={} dbname={db}",
         server.socket_dir().display(),
         server.port(),
         target::SUPERUSER
-    );
+    )
+}
+
+#[test]
+fn dsn_target_runs_cleans_up_and_tcp_needs_a_password() {
+    let (_keep, dir) = out_dir("external");
+    let server = library_server(&dir);
+    let dsn = socket_dsn(&server, "postgres");
     let out_dir = dir.join("results");
     let (out, _, stderr) = run(&[
         "run",
@@ -103,25 +114,13 @@ fn dsn_target_runs_cleans_up_and_tcp_needs_a_password() {
 #[test]
 fn anomalies_on_an_external_server_leave_nothing_behind() {
     let (_keep, dir) = out_dir("external-anomalies");
-    std::fs::create_dir_all(&dir).unwrap();
-    let server = ManagedServer::start(&ManagedOptions {
-        bin_dir: target::find_bin_dir(None).expect("PostgreSQL binaries"),
-        settings: vec![],
-        log_path: dir.join("external-server.log"),
-        os_user: "postgres".into(),
-    })
-    .expect("server starts");
+    let server = library_server(&dir);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let admin = target::connect(&server.config("postgres")).await.unwrap();
         admin.batch_execute("CREATE DATABASE appdb").await.unwrap();
     });
-    let dsn = format!(
-        "host={} port={} user={} dbname=appdb",
-        server.socket_dir().display(),
-        server.port(),
-        target::SUPERUSER
-    );
+    let dsn = socket_dsn(&server, "appdb");
     let out_dir = dir.join("results");
     let (out, stdout, stderr) = run(&[
         "anomalies",
