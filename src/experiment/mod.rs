@@ -179,24 +179,6 @@ fn validate(cfg: &ExperimentConfig) -> Result<Retrier> {
     Retrier::new(&cfg.retry).map_err(|e| anyhow!(e))
 }
 
-fn results_dir(cfg: &ExperimentConfig) -> Result<PathBuf> {
-    let dir = match &cfg.out {
-        Some(d) => d.clone(),
-        None => {
-            PathBuf::from("results").join(chrono::Local::now().format("%Y%m%d-%H%M%S").to_string())
-        }
-    };
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("--out: cannot create results directory {}", dir.display()))?;
-    if dir.join(store::RESULTS_JSON).exists() {
-        bail!(
-            "--out: {} already holds results; choose a new directory",
-            dir.display()
-        );
-    }
-    Ok(dir)
-}
-
 async fn environment(admin: &Client) -> Result<Environment> {
     let version: String = admin.query_one("SHOW server_version", &[]).await?.get(0);
     let num: String = admin
@@ -286,7 +268,8 @@ async fn run_with<W: Workload>(
             }
         })
         .collect();
-    let dir = results_dir(&cfg)?;
+    let dir = store::results_dir(cfg.out.as_deref(), "", store::RESULTS_JSON)
+        .map_err(anyhow::Error::msg)?;
     let max_clients = cfg.clients.iter().copied().max().unwrap_or(1);
     let progress = Progress::new(cfg.quiet);
     progress.note(&format!("results: {}", dir.display()));

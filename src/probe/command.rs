@@ -21,25 +21,6 @@ pub struct Outcome {
     pub dir: PathBuf,
 }
 
-fn results_dir(cfg: &AnomaliesConfig) -> Result<PathBuf> {
-    let dir = match &cfg.out {
-        Some(d) => d.clone(),
-        None => PathBuf::from("results").join(format!(
-            "anomalies-{}",
-            chrono::Local::now().format("%Y%m%d-%H%M%S")
-        )),
-    };
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("--out: cannot create results directory {}", dir.display()))?;
-    if dir.join(ANOMALIES_JSON).exists() {
-        bail!(
-            "--out: {} already holds an anomaly matrix; choose a new directory",
-            dir.display()
-        );
-    }
-    Ok(dir)
-}
-
 /// Runs the command. Probe files are parsed before anything starts; the
 /// managed server (if any) is stopped before this returns, also on error.
 /// When `cancel` fires, the probes done so far are written (`complete:
@@ -53,7 +34,8 @@ pub async fn run(cfg: &AnomaliesConfig, cancel: CancellationToken) -> Result<Out
     if cfg.levels.is_empty() {
         bail!("--isolation: name at least one level");
     }
-    let dir = results_dir(cfg)?;
+    let dir = store::results_dir(cfg.out.as_deref(), "anomalies-", ANOMALIES_JSON)
+        .map_err(anyhow::Error::msg)?;
     let target = target::start(&cfg.target, &dir.join(store::SERVER_LOG), 20).await?;
     let config = target.config(&target.admin_db());
     let admin = target::connect(&config).await?;

@@ -229,10 +229,62 @@ impl Results {
     }
 }
 
+/// The results directory of a command: `out` (from `--out`), else
+/// `results/<prefix><timestamp>`; created if missing.
+///
+/// Errors (naming `--out`): the directory cannot be created, or it already
+/// holds `marker` (a previous command's main output), which would be
+/// overwritten.
+pub fn results_dir(out: Option<&Path>, prefix: &str, marker: &str) -> Result<PathBuf, String> {
+    let dir = match out {
+        Some(d) => d.to_path_buf(),
+        None => PathBuf::from("results").join(format!(
+            "{prefix}{}",
+            chrono::Local::now().format("%Y%m%d-%H%M%S")
+        )),
+    };
+    fs::create_dir_all(&dir).map_err(|e| {
+        format!(
+            "--out: cannot create results directory {}: {e}",
+            dir.display()
+        )
+    })?;
+    if dir.join(marker).exists() {
+        return Err(format!(
+            "--out: {} already holds {marker} from an earlier command; choose a new directory",
+            dir.display()
+        ));
+    }
+    Ok(dir)
+}
+
 /// Writes `bytes` to `path` through a temporary file and a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
     let tmp = path.with_extension("tmp");
     fs::write(&tmp, bytes)?;
     fs::rename(&tmp, path)?;
     Ok(path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_dir_is_created_and_never_reused() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path().join("a/b");
+        assert_eq!(results_dir(Some(&dir), "x-", "out.json").unwrap(), dir);
+        assert!(dir.is_dir());
+        // An empty directory (e.g. from an earlier failed start) is fine.
+        assert!(results_dir(Some(&dir), "x-", "out.json").is_ok());
+        fs::write(dir.join("out.json"), "{}").unwrap();
+        let e = results_dir(Some(&dir), "x-", "out.json").unwrap_err();
+        assert!(
+            e.starts_with("--out: ") && e.contains("already holds out.json"),
+            "{e}"
+        );
+        // Another command's marker does not block this one.
+        assert!(results_dir(Some(&dir), "x-", "other.json").is_ok());
+    }
 }
