@@ -518,7 +518,8 @@ fn severity(o: Outcome) -> u8 {
 
 /// Runs one probe: its serial check, then every permutation at every level.
 ///
-/// Errors: see [`serial_outcomes`] and [`exec::execute`].
+/// Errors: a condition holds in a serial order, a serial run gets stuck,
+/// or see [`exec::execute`].
 pub async fn run_probe(env: &Env, probe: &Probe, levels: &[Isolation]) -> Result<ProbeResult> {
     let mut serial = Vec::new();
     for (i, perm) in probe.permutations.iter().enumerate() {
