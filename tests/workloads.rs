@@ -10,6 +10,11 @@ use serde_json::Value;
 /// Runs a short experiment (1 repetition, no warm-up) with `args`; checks
 /// success and the schema; returns results.json.
 fn study(name: &str, args: &[&str]) -> Value {
+    study_for(name, "1500ms", args)
+}
+
+/// [`study`] with another measured duration per run.
+fn study_for(name: &str, duration: &str, args: &[&str]) -> Value {
     let (_keep, dir) = out_dir(name);
     let mut full = vec![
         "run",
@@ -19,7 +24,7 @@ fn study(name: &str, args: &[&str]) -> Value {
         "--warmup",
         "0s",
         "--duration",
-        "1500ms",
+        duration,
         "--sample-interval",
         "1s",
         "--out",
@@ -119,8 +124,13 @@ fn tpcb_variants_and_foreign_keys() {
 /// lock; both strategies keep the sum equal to the committed updates.
 #[test]
 fn sibench_strategies_and_relation_siread_locks() {
-    let r = study(
+    // SIRead locks are sampled once a second from the start of the
+    // measured window, when no transaction may have run yet: 3 s gives
+    // every run at least two samples taken under load, even on a busy CI
+    // machine (1.5 s once gave a run no sample with any lock).
+    let r = study_for(
         "sibench",
+        "3s",
         &[
             "--workload",
             "sibench",
@@ -147,9 +157,9 @@ fn sibench_strategies_and_relation_siread_locks() {
         for t in run["transactions"].as_array().unwrap() {
             assert!(t["committed"].as_u64().unwrap() > 0, "{t}");
         }
-        let gran = run["server"]["siread_locks"]["by_granularity"]
-            .as_object()
-            .unwrap();
+        let siread = &run["server"]["siread_locks"];
+        assert!(siread["samples"].as_u64().unwrap() >= 3, "{siread}");
+        let gran = siread["by_granularity"].as_object().unwrap();
         assert!(
             gran.contains_key("relation"),
             "{} rows={}: no relation-level SIRead lock: {gran:?}",
