@@ -251,7 +251,7 @@ impl RunArgs {
     pub fn into_config(self) -> ExperimentConfig {
         ExperimentConfig {
             workload: self.workload,
-            scale: self.scale,
+            scale: self.scale.into_iter().collect(),
             isolation: dedup(self.isolation),
             strategies: dedup(
                 self.strategy
@@ -265,6 +265,15 @@ impl RunArgs {
                 .map(|(k, v)| (k, dedup(v)))
                 .collect(),
             clients: dedup(self.clients),
+            pool_size: Vec::new(),
+            rate: Vec::new(),
+            latency_limit: None,
+            max_tries: Vec::new(),
+            setting_factors: Vec::new(),
+            pg_bin: Vec::new(),
+            order: crate::config::Order::Interleaved,
+            baseline: None,
+            file: None,
             repeat: self.repeat,
             duration: self.duration,
             warmup: self.warmup,
@@ -314,7 +323,7 @@ mod tests {
     fn defaults_are_the_default_study() {
         let c = RunArgs::default().into_config();
         assert_eq!(c.workload, "tpcb");
-        assert_eq!(c.scale, None);
+        assert!(c.scale.is_empty());
         assert!(c.strategies.is_empty() && c.params.is_empty());
         assert_eq!(c.isolation, Isolation::ALL.to_vec());
         assert_eq!(c.clients, vec![16]);

@@ -146,6 +146,31 @@ impl Default for RetryPolicy {
     }
 }
 
+/// The order runs execute in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Order {
+    /// Repetition 1 of every cell, then repetition 2, ...
+    #[default]
+    Interleaved,
+    /// Every repetition's cells shuffled (seeded by the experiment seed);
+    /// repetitions still follow each other.
+    Random,
+}
+
+impl FromStr for Order {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "interleaved" => Ok(Order::Interleaved),
+            "random" | "randomized" => Ok(Order::Random),
+            other => Err(format!(
+                "unknown order '{other}' (use interleaved or random)"
+            )),
+        }
+    }
+}
+
 /// Parses durations like `10s`, `500ms`, `1m30s`, or a bare number of
 /// seconds. Negative or malformed values are errors.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -178,11 +203,13 @@ pub struct TargetConfig {
 }
 
 /// One experiment: the factors, the repetitions, and how each run goes.
+/// Every list is a factor; the cells are their cross product.
 #[derive(Debug, Clone)]
 pub struct ExperimentConfig {
     pub workload: String,
-    /// `None`: the workload's default (workloads without a scale refuse one).
-    pub scale: Option<u32>,
+    /// Scale factors; empty: the workload's default (workloads without a
+    /// scale refuse one).
+    pub scale: Vec<u32>,
     pub isolation: Vec<Isolation>,
     /// Concurrency-control strategies; empty: the workload's default.
     pub strategies: Vec<String>,
@@ -190,7 +217,24 @@ pub struct ExperimentConfig {
     /// given.
     pub params: Vec<(String, Vec<String>)>,
     pub clients: Vec<u32>,
+    /// Connection pool sizes; empty: a connection per client.
+    pub pool_size: Vec<u32>,
+    /// Open-loop target rates, tx/s; empty: closed loop.
+    pub rate: Vec<f64>,
+    /// Open loop: transactions already later than this are skipped, and
+    /// commits slower than it counted as late (pgbench `--latency-limit`).
+    pub latency_limit: Option<Duration>,
+    /// `max_tries` as a factor; empty: `retry.max_tries` for every cell.
+    pub max_tries: Vec<u32>,
+    /// Managed-server settings as factors: name and values.
+    pub setting_factors: Vec<(String, Vec<String>)>,
+    /// Server builds as a factor (binaries directories); empty:
+    /// `target.pg_bin`.
+    pub pg_bin: Vec<PathBuf>,
     pub repeat: u32,
+    pub order: Order,
+    /// The baseline cell, e.g. `isolation=rc,clients=16`.
+    pub baseline: Option<String>,
     pub duration: Duration,
     pub warmup: Duration,
     pub retry: RetryPolicy,
@@ -202,6 +246,8 @@ pub struct ExperimentConfig {
     /// Seed of the per-client input generators; recorded in the results.
     pub seed: u64,
     pub target: TargetConfig,
+    /// The experiment file this came from, if any.
+    pub file: Option<PathBuf>,
     /// Results directory; `results/<timestamp>` when `None`.
     pub out: Option<PathBuf>,
     /// No live progress and no summary table.

@@ -22,7 +22,7 @@ use crate::metrics::encode_histogram;
 use crate::observe;
 use crate::progress::Progress;
 use crate::report;
-use crate::store::{self, Cell, Environment, Results, RunRecord, StoredConfig, TxTypeRecord};
+use crate::store::{self, Cell, Environment, Rate, Results, RunRecord, StoredConfig, TxTypeRecord};
 use crate::target::{self, Target};
 use crate::workload::{self, LoadReport, Setup, Workload, WorkloadSpec};
 
@@ -59,15 +59,25 @@ fn workload_spec(cfg: &ExperimentConfig) -> Result<&'static WorkloadSpec> {
     })
 }
 
-/// The cells of `cfg` in factor order: clients, then workload parameters
-/// (the first given varies slowest), then strategy, then isolation level
-/// (fastest, so that every cell's baseline is a near neighbour).
+/// The cells of `cfg` in factor order, slowest first: server build,
+/// server settings, scale, clients, pool size, rate, workload parameters
+/// (the first given varies slowest), max_tries, strategy, isolation level
+/// (fastest, so that every cell's baseline is a near neighbour). Server
+/// factors vary slowest so that a repetition restarts the server as
+/// seldom as possible.
 ///
-/// Errors: unknown workload, strategy or parameter, a parameter given
-/// twice, `--scale` for a workload without one.
+/// Errors: unknown workload, strategy or parameter, a factor given twice,
+/// `--scale` for a workload without one.
 pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
     let spec = workload_spec(cfg)?;
-    let scale = spec.resolve_scale(cfg.scale)?;
+    let scales: Vec<Option<u32>> = if cfg.scale.is_empty() {
+        vec![spec.resolve_scale(None)?]
+    } else {
+        cfg.scale
+            .iter()
+            .map(|&s| spec.resolve_scale(Some(s)))
+            .collect::<Result<_, _>>()?
+    };
     let strategies: Vec<String> = if cfg.strategies.is_empty() {
         vec![spec.default_strategy().to_string()]
     } else {
@@ -76,11 +86,76 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
     for s in &strategies {
         spec.check_strategy(s)?;
     }
-    let mut combos: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
-    for (i, (name, values)) in cfg.params.iter().enumerate() {
+    for (name, _) in &cfg.params {
         spec.check_param(name)?;
-        if cfg.params[..i].iter().any(|(n, _)| n == name) {
-            bail!("--param {name}: given twice; list its values once, e.g. --param {name}=1,2");
+    }
+    let params = combinations(&cfg.params, "--param")?;
+    let settings = combinations(&cfg.setting_factors, "settings")?;
+    let opt = |v: Vec<Option<String>>| if v.is_empty() { vec![None] } else { v };
+    let pg_bins = opt(cfg
+        .pg_bin
+        .iter()
+        .map(|p| Some(p.display().to_string()))
+        .collect());
+    let some = |v: &[u32]| -> Vec<Option<u32>> {
+        if v.is_empty() {
+            vec![None]
+        } else {
+            v.iter().map(|&x| Some(x)).collect()
+        }
+    };
+    let rates: Vec<Option<Rate>> = if cfg.rate.is_empty() {
+        vec![None]
+    } else {
+        cfg.rate.iter().map(|&r| Some(Rate(r))).collect()
+    };
+    let mut out = Vec::new();
+    for pg_bin in &pg_bins {
+        for setting in &settings {
+            for &scale in &scales {
+                for &clients in &cfg.clients {
+                    for &pool_size in &some(&cfg.pool_size) {
+                        for &rate in &rates {
+                            for param in &params {
+                                for &max_tries in &some(&cfg.max_tries) {
+                                    for strategy in &strategies {
+                                        for &isolation in &cfg.isolation {
+                                            out.push(Cell {
+                                                workload: cfg.workload.clone(),
+                                                isolation,
+                                                strategy: strategy.clone(),
+                                                params: param.clone(),
+                                                clients,
+                                                scale,
+                                                pool_size,
+                                                rate,
+                                                max_tries,
+                                                settings: setting.clone(),
+                                                pg_bin: pg_bin.clone(),
+                                            });
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every combination of `factors` (name, values), the first varying
+/// slowest. Errors: a name given twice, naming `option`.
+fn combinations(
+    factors: &[(String, Vec<String>)],
+    option: &str,
+) -> Result<Vec<BTreeMap<String, String>>> {
+    let mut combos: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
+    for (i, (name, values)) in factors.iter().enumerate() {
+        if factors[..i].iter().any(|(n, _)| n == name) {
+            bail!("{option} {name}: given twice; list its values once, e.g. {option} {name}=1,2");
         }
         combos = combos
             .into_iter()
@@ -93,24 +168,7 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
             })
             .collect();
     }
-    let mut out = Vec::new();
-    for &clients in &cfg.clients {
-        for params in &combos {
-            for strategy in &strategies {
-                for &isolation in &cfg.isolation {
-                    out.push(Cell {
-                        workload: cfg.workload.clone(),
-                        isolation,
-                        strategy: strategy.clone(),
-                        params: params.clone(),
-                        clients,
-                        scale,
-                    });
-                }
-            }
-        }
-    }
-    Ok(out)
+    Ok(combos)
 }
 
 /// Every run of `cells`, interleaved: all cells for repetition 1, then 2, ...
@@ -293,17 +351,25 @@ async fn run_with<W: Workload>(
         complete: false,
         config: StoredConfig {
             workload: cfg.workload.clone(),
-            scale: cells.first().and_then(|c| c.scale),
+            scale: distinct(cells.iter().filter_map(|c| c.scale)),
             isolation: cfg.isolation.clone(),
             strategies: if cfg.strategies.is_empty() {
                 vec![spec.default_strategy().to_string()]
             } else {
                 cfg.strategies.clone()
             },
-            params: cfg.params.iter().cloned().collect(),
+            params: cfg.params.clone(),
             param_defaults: spec.defaults(),
             clients: cfg.clients.clone(),
+            pool_size: cfg.pool_size.clone(),
+            rate: cfg.rate.clone(),
+            latency_limit_ms: cfg.latency_limit.map(|d| d.as_secs_f64() * 1000.0),
+            max_tries: cfg.max_tries.clone(),
+            setting_factors: cfg.setting_factors.clone(),
+            pg_bin: cfg.pg_bin.iter().map(|p| p.display().to_string()).collect(),
             repeat: cfg.repeat,
+            order: cfg.order,
+            baseline: cfg.baseline.clone(),
             duration_s: cfg.duration.as_secs_f64(),
             warmup_s: cfg.warmup.as_secs_f64(),
             sample_interval_s: cfg.sample_interval.as_secs_f64(),
@@ -317,6 +383,7 @@ async fn run_with<W: Workload>(
                 .iter()
                 .cloned()
                 .collect::<BTreeMap<_, _>>(),
+            file: cfg.file.as_ref().map(|f| f.display().to_string()),
         },
         environment: env,
         load: Vec::new(),
@@ -629,22 +696,48 @@ async fn one_run<W: Workload>(
         invariants,
         anomalies,
         errors: errors_all,
+        pool_wait_ms: None,
+        schedule_lag_ms: None,
+        skipped: 0,
+        late: 0,
+        server_version: String::new(),
+        server_settings: BTreeMap::new(),
     })
+}
+
+/// The distinct values of `it`, in first-seen order.
+fn distinct<T: PartialEq>(it: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for x in it {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Isolation, RetryPolicy, TargetConfig};
+    use crate::config::{Isolation, Order, RetryPolicy, TargetConfig};
 
     fn cfg() -> ExperimentConfig {
         ExperimentConfig {
             workload: "tpcb".into(),
-            scale: Some(1),
+            scale: vec![1],
             isolation: vec![Isolation::ReadCommitted, Isolation::Serializable],
             strategies: Vec::new(),
             params: Vec::new(),
             clients: vec![1, 8],
+            pool_size: Vec::new(),
+            rate: Vec::new(),
+            latency_limit: None,
+            max_tries: Vec::new(),
+            setting_factors: Vec::new(),
+            pg_bin: Vec::new(),
+            order: Order::Interleaved,
+            baseline: None,
+            file: None,
             repeat: 2,
             duration: Duration::from_secs(1),
             warmup: Duration::ZERO,
@@ -690,7 +783,7 @@ mod tests {
     fn params_and_strategies_are_factors() {
         let mut c = cfg();
         c.workload = "sibench".into();
-        c.scale = None;
+        c.scale = Vec::new();
         c.clients = vec![4];
         c.strategies = vec!["optimistic".into(), "locking".into()];
         c.params = vec![(

@@ -22,6 +22,11 @@ fn cell(isolation: Isolation) -> Cell {
         params: BTreeMap::new(),
         clients: 4,
         scale: Some(1),
+        pool_size: None,
+        rate: None,
+        max_tries: None,
+        settings: BTreeMap::new(),
+        pg_bin: None,
     }
 }
 
@@ -193,6 +198,12 @@ fn run(
         ],
         anomalies: 0,
         errors: Vec::new(),
+        pool_wait_ms: None,
+        schedule_lag_ms: None,
+        skipped: 0,
+        late: 0,
+        server_version: "16.4".into(),
+        server_settings: BTreeMap::from([("fsync".into(), "off".into())]),
     }
 }
 
@@ -226,16 +237,24 @@ pub fn results() -> Results {
         complete: false,
         config: StoredConfig {
             workload: "tpcb".into(),
-            scale: Some(1),
+            scale: vec![1],
             isolation: vec![rc, ser],
             strategies: vec!["optimistic".into()],
-            params: BTreeMap::new(),
+            params: Vec::new(),
             param_defaults: BTreeMap::from([
                 ("foreign-keys".into(), "false".into()),
                 ("variant".into(), "tpcb-like".into()),
             ]),
             clients: vec![4],
+            pool_size: Vec::new(),
+            rate: Vec::new(),
+            latency_limit_ms: None,
+            max_tries: Vec::new(),
+            setting_factors: Vec::new(),
+            pg_bin: Vec::new(),
             repeat: 3,
+            order: crate::config::Order::Interleaved,
+            baseline: None,
             duration_s: 60.0,
             warmup_s: 10.0,
             sample_interval_s: 5.0,
@@ -244,6 +263,7 @@ pub fn results() -> Results {
             seed: 42,
             target: "managed PostgreSQL from /usr/lib/postgresql/16/bin".into(),
             settings: BTreeMap::from([("fsync".into(), "off".into())]),
+            file: None,
         },
         environment: Environment {
             host: "bench-1".into(),

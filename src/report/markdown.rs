@@ -53,13 +53,19 @@ fn esc(s: &str) -> String {
 fn header(out: &mut String, r: &Results) {
     let c = &r.config;
     let e = &r.environment;
-    let scale = c.scale.map(|s| format!(", scale {s}")).unwrap_or_default();
+    let scale = match c.scale.as_slice() {
+        [] => String::new(),
+        [s] => format!(", scale {s}"),
+        many => format!(
+            ", scale {}",
+            many.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("/")
+        ),
+    };
     let _ = writeln!(out, "# isobench report: {}{scale}\n", c.workload);
-    let planned = c.isolation.len()
-        * c.strategies.len().max(1)
-        * c.params.values().map(Vec::len).product::<usize>()
-        * c.clients.len()
-        * c.repeat as usize;
+    let planned = c.planned_runs();
     let status = if r.complete {
         format!("complete ({} runs)", r.runs.len())
     } else {

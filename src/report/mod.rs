@@ -20,25 +20,64 @@ use crate::store::{Cell, Results};
 use cells::VsBaseline;
 
 /// Names of the factor columns every per-cell table starts with:
-/// isolation, strategy, each `--param` given, clients.
+/// isolation, strategy, each `--param` given, clients, then the factors
+/// the experiment varied or set: scale (when it has more than one value),
+/// pool_size, rate, max_tries, each server setting, pg_bin.
 pub fn factor_headers(results: &Results) -> Vec<String> {
+    let c = &results.config;
     let mut h = vec!["isolation".to_string(), "strategy".to_string()];
-    h.extend(results.config.params.keys().cloned());
+    h.extend(c.params.iter().map(|(k, _)| k.clone()));
     h.push("clients".into());
+    if c.scale.len() > 1 {
+        h.push("scale".into());
+    }
+    if !c.pool_size.is_empty() {
+        h.push("pool_size".into());
+    }
+    if !c.rate.is_empty() {
+        h.push("rate".into());
+    }
+    if !c.max_tries.is_empty() {
+        h.push("max_tries".into());
+    }
+    h.extend(c.setting_factors.iter().map(|(k, _)| k.clone()));
+    if !c.pg_bin.is_empty() {
+        h.push("pg_bin".into());
+    }
     h
 }
 
 /// A cell's values for [`factor_headers`].
 pub fn factor_values(results: &Results, cell: &Cell) -> Vec<String> {
+    let c = &results.config;
     let mut v = vec![cell.isolation.short().to_string(), cell.strategy.clone()];
     v.extend(
-        results
-            .config
-            .params
-            .keys()
-            .map(|k| cell.params.get(k).cloned().unwrap_or_else(|| NA.into())),
+        c.params
+            .iter()
+            .map(|(k, _)| cell.params.get(k).cloned().unwrap_or_else(|| NA.into())),
     );
     v.push(cell.clients.to_string());
+    let opt = |x: Option<String>| x.unwrap_or_else(|| NA.into());
+    if c.scale.len() > 1 {
+        v.push(opt(cell.scale.map(|s| s.to_string())));
+    }
+    if !c.pool_size.is_empty() {
+        v.push(opt(cell.pool_size.map(|s| s.to_string())));
+    }
+    if !c.rate.is_empty() {
+        v.push(opt(cell.rate.map(|s| s.to_string())));
+    }
+    if !c.max_tries.is_empty() {
+        v.push(opt(cell.max_tries.map(|s| s.to_string())));
+    }
+    v.extend(
+        c.setting_factors
+            .iter()
+            .map(|(k, _)| opt(cell.settings.get(k).cloned())),
+    );
+    if !c.pg_bin.is_empty() {
+        v.push(opt(cell.pg_bin.clone()));
+    }
     v
 }
 

@@ -10,14 +10,14 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Isolation, RetryPolicy};
+use crate::config::{Isolation, Order, RetryPolicy};
 use crate::engine::SecondPoint;
 use crate::metrics::{LatencySummary, Lifetime};
 use crate::observe::ServerObservations;
 use crate::workload::{InvariantResult, LoadReport};
 
 /// Version of the `results.json` layout; bumped on incompatible change.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// File names inside a results directory.
 pub const RESULTS_JSON: &str = "results.json";
@@ -41,21 +41,41 @@ pub struct Results {
     pub runs: Vec<RunRecord>,
 }
 
-/// The resolved experiment configuration (never a password).
+/// The resolved experiment configuration (never a password): everything
+/// `isobench run --resume` needs to plan the same runs again.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredConfig {
     pub workload: String,
-    /// `None` for workloads sized by a parameter.
-    pub scale: Option<u32>,
+    /// Scale factors (one value unless scale is a factor); empty for
+    /// workloads sized by a parameter.
+    pub scale: Vec<u32>,
     pub isolation: Vec<Isolation>,
     /// Concurrency-control strategies compared (`--strategy`).
     pub strategies: Vec<String>,
-    /// Workload parameters given as factors (`--param NAME=V1,V2`).
-    pub params: BTreeMap<String, Vec<String>>,
+    /// Workload parameters given as factors (`--param NAME=V1,V2`), in the
+    /// order given.
+    pub params: Vec<(String, Vec<String>)>,
     /// Every workload parameter's default (those not in `params` ran at it).
     pub param_defaults: BTreeMap<String, String>,
     pub clients: Vec<u32>,
+    /// Pool sizes (empty: no pool, a connection per client).
+    pub pool_size: Vec<u32>,
+    /// Open-loop target rates, tx/s (empty: closed loop).
+    pub rate: Vec<f64>,
+    /// pgbench's `--latency-limit`, ms.
+    pub latency_limit_ms: Option<f64>,
+    /// `max_tries` values when the retry policy is a factor.
+    pub max_tries: Vec<u32>,
+    /// Server settings given as factors, in the order given.
+    pub setting_factors: Vec<(String, Vec<String>)>,
+    /// Server binaries directories when builds are a factor.
+    pub pg_bin: Vec<String>,
     pub repeat: u32,
+    /// `interleaved` or `random` (seeded by `seed`).
+    pub order: Order,
+    /// The baseline cell, e.g. `isolation=rc,clients=16`; `None`: the
+    /// first isolation level and strategy, other factors equal.
+    pub baseline: Option<String>,
     pub duration_s: f64,
     pub warmup_s: f64,
     pub sample_interval_s: f64,
@@ -68,6 +88,30 @@ pub struct StoredConfig {
     pub target: String,
     /// `--set` server settings of the managed server.
     pub settings: BTreeMap<String, String>,
+    /// The experiment file the study came from, if any.
+    pub file: Option<String>,
+}
+
+impl StoredConfig {
+    /// Cells x repetitions: the runs the experiment planned.
+    pub fn planned_runs(&self) -> usize {
+        let n = |len: usize| len.max(1);
+        n(self.isolation.len())
+            * n(self.strategies.len())
+            * self.params.iter().map(|(_, v)| v.len()).product::<usize>()
+            * n(self.clients.len())
+            * n(self.scale.len())
+            * n(self.pool_size.len())
+            * n(self.rate.len())
+            * n(self.max_tries.len())
+            * self
+                .setting_factors
+                .iter()
+                .map(|(_, v)| v.len())
+                .product::<usize>()
+            * n(self.pg_bin.len())
+            * self.repeat as usize
+    }
 }
 
 /// Where the experiment ran.
@@ -95,10 +139,25 @@ pub struct Cell {
     pub params: BTreeMap<String, String>,
     pub clients: u32,
     pub scale: Option<u32>,
+    /// Connections the clients share (a client waits for a free one);
+    /// `None`: every client has its own connection.
+    pub pool_size: Option<u32>,
+    /// Target total arrival rate of an open-loop run, tx/s (Poisson
+    /// arrivals); `None`: closed loop.
+    pub rate: Option<Rate>,
+    /// Tries per transaction when the retry policy is a factor; `None`:
+    /// `config.retry.max_tries`.
+    pub max_tries: Option<u32>,
+    /// Server settings given as factors, with this cell's values.
+    pub settings: BTreeMap<String, String>,
+    /// Server binaries directory when server builds are a factor.
+    pub pg_bin: Option<String>,
 }
 
 impl Cell {
-    /// `isolation=rc strategy=locking rows=100 clients=16`.
+    /// `isolation=rc strategy=locking rows=100 clients=16`, then the
+    /// factors that are set: `pool_size=8 rate=500 max_tries=1
+    /// shared_buffers=1GB pg_bin=/usr/lib/postgresql/15/bin`.
     pub fn label(&self) -> String {
         let mut s = format!(
             "isolation={} strategy={}",
@@ -109,8 +168,73 @@ impl Cell {
             s.push_str(&format!(" {k}={v}"));
         }
         s.push_str(&format!(" clients={}", self.clients));
+        if let Some(p) = self.pool_size {
+            s.push_str(&format!(" pool_size={p}"));
+        }
+        if let Some(r) = self.rate {
+            s.push_str(&format!(" rate={r}"));
+        }
+        if let Some(t) = self.max_tries {
+            s.push_str(&format!(" max_tries={t}"));
+        }
+        for (k, v) in &self.settings {
+            s.push_str(&format!(" {k}={v}"));
+        }
+        if let Some(b) = &self.pg_bin {
+            s.push_str(&format!(" pg_bin={b}"));
+        }
         s
     }
+
+    /// The server this cell needs: binaries and settings.
+    pub fn server_key(&self) -> (Option<&str>, &BTreeMap<String, String>) {
+        (self.pg_bin.as_deref(), &self.settings)
+    }
+}
+
+/// A target arrival rate in tx/s (finite, > 0). Ordered and hashed by
+/// value so that cells can be compared and grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Rate(pub f64);
+
+impl Eq for Rate {}
+
+impl PartialOrd for Rate {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Rate {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl std::hash::Hash for Rate {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_bits().hash(state);
+    }
+}
+
+impl std::fmt::Display for Rate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Summary of a wait (pool wait, schedule lag) over a run's measured
+/// window, ms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct WaitSummary {
+    /// Waits recorded (one per pool checkout, or per scheduled
+    /// transaction).
+    pub count: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
 }
 
 /// What the transactions of one type did in a run's measured window.
@@ -199,6 +323,23 @@ pub struct RunRecord {
     pub anomalies: u64,
     /// Clients lost during the run and similar problems.
     pub errors: Vec<String>,
+    /// Time clients waited for a pooled connection, per checkout (one per
+    /// attempt), ms; `None` without a pool. Not part of `latency_ms` in a
+    /// closed-loop run.
+    pub pool_wait_ms: Option<WaitSummary>,
+    /// Open loop: how late transactions started after their scheduled
+    /// time, ms (pgbench's "schedule lag"); `None` in a closed loop.
+    pub schedule_lag_ms: Option<WaitSummary>,
+    /// Open loop with `latency_limit`: transactions not started because
+    /// they were already later than the limit (pgbench's "skipped").
+    pub skipped: u64,
+    /// Committed transactions whose latency exceeded `latency_limit`.
+    pub late: u64,
+    /// `SHOW server_version` of the server this run used.
+    pub server_version: String,
+    /// `SHOW` of the cell's server settings (and of the managed server's
+    /// `--set` ones) in the run's database, as the run saw them.
+    pub server_settings: BTreeMap<String, String>,
 }
 
 impl Results {
