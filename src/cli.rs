@@ -274,6 +274,7 @@ impl RunArgs {
             order: crate::config::Order::Interleaved,
             baseline: None,
             file: None,
+            resume: None,
             repeat: self.repeat,
             duration: self.duration,
             warmup: self.warmup,

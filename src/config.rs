@@ -248,6 +248,8 @@ pub struct ExperimentConfig {
     pub target: TargetConfig,
     /// The experiment file this came from, if any.
     pub file: Option<PathBuf>,
+    /// Continue the interrupted experiment in this results directory.
+    pub resume: Option<PathBuf>,
     /// Results directory; `results/<timestamp>` when `None`.
     pub out: Option<PathBuf>,
     /// No live progress and no summary table.

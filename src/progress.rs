@@ -21,6 +21,11 @@ pub struct Progress {
 #[derive(Default)]
 struct State {
     total: usize,
+    /// Runs done before this process started (`--resume`).
+    resumed: usize,
+    /// Runs finished by this process, and when it started the first.
+    finished: usize,
+    since: Option<std::time::Instant>,
     run_ms: u64,
     index: u32,
     label: String,
@@ -58,13 +63,16 @@ impl Progress {
         }
     }
 
-    /// The experiment has `total` runs of `per_run` (warm-up + duration).
-    pub fn start(&self, total: usize, per_run: Duration) {
+    /// The experiment has `total` runs of `per_run` (warm-up + duration),
+    /// `done` of them already measured (`--resume`).
+    pub fn start(&self, total: usize, done: usize, per_run: Duration) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         s.total = total;
+        s.resumed = done;
+        s.since = Some(std::time::Instant::now());
         s.run_ms = per_run.as_millis() as u64;
         if let Some(bar) = &self.bar {
-            bar.set_length(total as u64 * s.run_ms);
+            bar.set_length((total - done.min(total)) as u64 * s.run_ms);
             bar.set_position(0);
             bar.enable_steady_tick(Duration::from_millis(200));
         }
@@ -75,7 +83,7 @@ impl Progress {
         s.index = index;
         s.label = format!("run {index}/{} {} rep {repetition}", s.total, cell.label());
         if let Some(bar) = &self.bar {
-            bar.set_position(u64::from(index - 1) * s.run_ms);
+            bar.set_position(s.finished as u64 * s.run_ms);
             bar.set_message(format!("{}: resetting data", s.label));
         }
     }
@@ -89,7 +97,7 @@ impl Progress {
             Phase::Measuring | Phase::Draining => "measuring",
         };
         bar.set_position(
-            u64::from(s.index - 1) * s.run_ms + (t.elapsed.as_millis() as u64).min(s.run_ms),
+            s.finished as u64 * s.run_ms + (t.elapsed.as_millis() as u64).min(s.run_ms),
         );
         bar.set_message(format!(
             "{}: {phase} {:.0} tps, p99 {:.1} ms, {} failed",
@@ -97,18 +105,33 @@ impl Progress {
         ));
     }
 
+    /// A run ended: one line with its figures, runs done/total and the
+    /// estimated time left (mean time per run so far x runs left).
     pub fn end_run(&self, r: &RunRecord) {
         let failed: u64 = r.failed.values().sum();
         let bad = r.invariants.iter().filter(|i| !i.ok).count();
+        let (done, total, eta) = {
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            s.finished += 1;
+            let left = s.total.saturating_sub(s.resumed + s.finished);
+            let per_run = s
+                .since
+                .map(|t| t.elapsed().as_secs_f64() / s.finished as f64)
+                .unwrap_or(0.0);
+            (s.resumed + s.finished, s.total, per_run * left as f64)
+        };
         self.note(&format!(
-            "run {}/{} {} rep {}: {:.0} tps, p99 {:.2} ms, {:.3} retries/commit, {failed} failed{}{}",
+            "[{done}/{total}, ETA {}] run {} {} rep {}: {:.0} tps, p99 {:.2} ms, {:.3} retries/commit, {failed} failed{}{}{}",
+            fmt_eta(eta),
             r.index,
-            self.state.lock().unwrap_or_else(|e| e.into_inner()).total,
             r.cell.label(),
             r.repetition,
             r.tps,
             r.latency_ms.p99,
             r.retries_per_commit,
+            r.pool_wait_ms
+                .map(|w| format!(", pool wait mean {:.2} ms p99 {:.2} ms", w.mean, w.p99))
+                .unwrap_or_default(),
             if bad > 0 { format!(", {bad} invariant(s) VIOLATED") } else { String::new() },
             if r.complete { "" } else { " (interrupted)" },
         ));
@@ -118,5 +141,15 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// `1h02m`, `3m05s`, `42s`.
+fn fmt_eta(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
     }
 }

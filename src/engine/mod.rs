@@ -38,8 +38,17 @@ pub struct EngineParams {
     /// Client `i` seeds its input generator with `seed + i`.
     pub seed: u64,
     /// OS threads driving the clients, each with its own single-threaded
-    /// runtime (like pgbench -j); clamped to 1..=clients.
+    /// runtime (like pgbench -j); clamped to 1..=clients (and to the pool
+    /// size).
     pub threads: usize,
+    /// Connections shared by the clients, split over the threads like the
+    /// clients; `None`: a connection per client.
+    pub pool_size: Option<u32>,
+    /// Open loop at this total rate, tx/s; `None`: closed loop.
+    pub rate: Option<f64>,
+    /// Open loop: skip transactions later than this; count slower commits
+    /// as late (pgbench `--latency-limit`).
+    pub latency_limit: Option<Duration>,
 }
 
 /// Where a run is; observers follow it through a `watch` channel.
@@ -142,7 +151,11 @@ pub async fn run<W: Workload>(
     phase.send_replace(Phase::Connecting);
     let stop = Arc::new(AtomicBool::new(false));
     let retrier = Arc::new(params.retrier.clone());
-    let threads = params.threads.clamp(1, params.clients.max(1) as usize);
+    let pool = params.pool_size.map(|p| p.max(1) as usize);
+    let threads = params
+        .threads
+        .clamp(1, params.clients.max(1) as usize)
+        .min(pool.unwrap_or(usize::MAX));
     let types = workload.tx_types().len();
     let recorders: Vec<Arc<Recorder>> = (0..threads)
         .map(|_| Arc::new(Recorder::new(types)))
@@ -156,20 +169,39 @@ pub async fn run<W: Workload>(
             backoff_seed: params.seed ^ 0x9e37_79b9_7f4a_7c15 ^ u64::from(id),
         });
     }
+    // The pool's sessions: workload client instances numbered after the
+    // clients, one per connection, dealt round-robin like the clients.
+    let mut pooled: Vec<Vec<shard::Member<W::Client>>> = (0..threads).map(|_| Vec::new()).collect();
+    for j in 0..pool.unwrap_or(0) as u32 {
+        let id = params.clients + j;
+        pooled[j as usize % threads].push(shard::Member {
+            id,
+            client: workload.client(id, params.seed.wrapping_add(u64::from(id))),
+            backoff_seed: params.seed ^ 0x9e37_79b9_7f4a_7c15 ^ u64::from(id),
+        });
+    }
+    let pacing = match params.rate {
+        None => shard::Pacing::Closed,
+        Some(rate) => shard::Pacing::Open {
+            rate_per_client: rate / f64::from(params.clients.max(1)),
+            latency_limit: params.latency_limit,
+        },
+    };
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::unbounded_channel();
     let (go_tx, go_rx) = watch::channel(false);
     let mut shards = Vec::with_capacity(threads);
-    for (i, members) in members.into_iter().enumerate() {
+    for (i, (members, pooled)) in members.into_iter().zip(pooled).enumerate() {
         let common = shard::Common {
             db: db.clone(),
             isolation: params.isolation,
+            pacing,
             retrier: retrier.clone(),
             recorder: recorders[i].clone(),
             stop: stop.clone(),
             ready: ready_tx.clone(),
             go: go_rx.clone(),
         };
-        shards.push(shard::spawn(i, members, common));
+        shards.push(shard::spawn(i, members, pooled, common));
     }
     drop(ready_tx);
     for _ in 0..threads {

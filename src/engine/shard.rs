@@ -5,12 +5,23 @@
 //! then stay on one thread, which on a 2-core machine shared with the
 //! server measured markedly cheaper than a work-stealing runtime (see
 //! BENCHMARKS.md).
+//!
+//! A *session* is a connection with its prepared statements and the
+//! workload client instance that prepared them. Without a pool every
+//! client owns one session and draws its inputs from the same instance.
+//! With a pool (`pool_size`), a shard owns its share of the pool's
+//! sessions; each client draws inputs from its own (unprepared) instance
+//! and checks a session out for every attempt, first come first served
+//! (tokio's semaphore is fair), like an application's connection pool.
+//! Ledgers are sums, so the clients' and the sessions' ledgers merge into
+//! the same totals.
 
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{Semaphore, SemaphorePermit, mpsc, oneshot, watch};
 use tokio_postgres::{Client, Config};
 
 use super::EngineError;
@@ -27,10 +38,26 @@ pub(super) struct Member<C> {
     pub backoff_seed: u64,
 }
 
+/// How clients pace themselves.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Pacing {
+    /// The next transaction starts when the previous one ends.
+    Closed,
+    /// Open loop: each client's transactions are scheduled by a Poisson
+    /// process of `rate_per_client` tx/s (so the clients together arrive
+    /// at the target rate); latency counts from the scheduled start.
+    /// Transactions already later than `latency_limit` are skipped.
+    Open {
+        rate_per_client: f64,
+        latency_limit: Option<Duration>,
+    },
+}
+
 /// What every shard of a run shares.
 pub(super) struct Common {
     pub db: Config,
     pub isolation: Isolation,
+    pub pacing: Pacing,
     pub retrier: Arc<Retrier>,
     /// Set when the measured window ends.
     pub stop: Arc<AtomicBool>,
@@ -58,10 +85,13 @@ pub(super) struct Handle<L> {
     pub done: oneshot::Receiver<Done<L>>,
 }
 
-/// Starts shard `index` on its own thread.
+/// Starts shard `index` on its own thread. With `pooled` non-empty, its
+/// members share those sessions (see the module docs); else each member
+/// gets its own.
 pub(super) fn spawn<C: WorkloadClient>(
     index: usize,
     members: Vec<Member<C>>,
+    pooled: Vec<Member<C>>,
     common: Common,
 ) -> Handle<C::Ledger> {
     let clients = members.len();
@@ -82,7 +112,7 @@ pub(super) fn spawn<C: WorkloadClient>(
                     return;
                 }
             };
-            rt.block_on(run_shard(members, common, done_tx));
+            rt.block_on(run_shard(members, pooled, common, done_tx));
         });
     if let Err(e) = spawned {
         let _ = ready.send(Err(EngineError::Thread(format!(
@@ -94,16 +124,23 @@ pub(super) fn spawn<C: WorkloadClient>(
 
 async fn run_shard<C: WorkloadClient>(
     members: Vec<Member<C>>,
+    pooled: Vec<Member<C>>,
     mut common: Common,
     done: oneshot::Sender<Done<C::Ledger>>,
 ) {
-    let setups = members
+    // Connect and prepare: one session per member, or the pool's.
+    let (connect, inputs) = if pooled.is_empty() {
+        (members, Vec::new())
+    } else {
+        (pooled, members)
+    };
+    let setups = connect
         .into_iter()
         .map(|m| setup(m, &common.db, common.isolation));
-    let mut ready = Vec::new();
+    let mut sessions = Vec::new();
     for r in futures_util::future::join_all(setups).await {
         match r {
-            Ok(x) => ready.push(x),
+            Ok(x) => sessions.push(x),
             Err(e) => {
                 let _ = common.ready.send(Err(e));
                 return;
@@ -117,21 +154,53 @@ async fn run_shard<C: WorkloadClient>(
     if common.go.wait_for(|go| *go).await.is_err() {
         return;
     }
-    let tasks: Vec<_> = ready
-        .into_iter()
-        .map(|(m, conn, tx)| {
-            let task = client_loop(
-                m.client,
-                conn,
-                tx,
-                common.recorder.clone(),
-                common.retrier.clone(),
-                common.stop.clone(),
-                m.backoff_seed,
-            );
-            (m.id, tokio::spawn(task))
+    let ctx = |seed: u64| Ctx {
+        rec: common.recorder.clone(),
+        retrier: common.retrier.clone(),
+        stop: common.stop.clone(),
+        pacing: common.pacing,
+        seed,
+    };
+    let pool = (!inputs.is_empty()).then(|| {
+        Arc::new(Pool {
+            size: sessions.len(),
+            permits: Semaphore::new(sessions.len()),
+            sessions: Mutex::new(
+                std::mem::take(&mut sessions)
+                    .into_iter()
+                    .map(|(s, _)| s)
+                    .collect(),
+            ),
         })
-        .collect();
+    });
+    let tasks: Vec<_> = match &pool {
+        None => sessions
+            .into_iter()
+            .map(|(session, seed)| {
+                let seed: u64 = seed;
+                let id = session.id;
+                let ctx = ctx(seed);
+                (
+                    id,
+                    tokio::spawn(async move { client_loop(Source::Own(session), ctx).await }),
+                )
+            })
+            .collect(),
+        Some(pool) => inputs
+            .into_iter()
+            .map(|m| {
+                let source = Source::Pooled {
+                    inputs: m.client,
+                    pool: pool.clone(),
+                };
+                let ctx = ctx(m.backoff_seed);
+                (
+                    m.id,
+                    tokio::spawn(async move { client_loop(source, ctx).await }),
+                )
+            })
+            .collect(),
+    };
     let mut errors = Vec::new();
     let mut ledger = C::Ledger::default();
     let mut ledger_complete = true;
@@ -149,6 +218,15 @@ async fn run_shard<C: WorkloadClient>(
             }
         }
     }
+    if let Some(pool) = pool {
+        let sessions =
+            std::mem::take(&mut *pool.sessions.lock().unwrap_or_else(|e| e.into_inner()));
+        // A session that never came back took its ledger with it.
+        ledger_complete &= sessions.len() == pool.size;
+        for s in sessions {
+            ledger.merge(s.client.into_ledger());
+        }
+    }
     let _ = done.send(Done {
         errors,
         ledger,
@@ -156,13 +234,68 @@ async fn run_shard<C: WorkloadClient>(
     });
 }
 
-/// Connects one client, sets its session's isolation default, and
-/// prepares its statements.
+/// A connection with its prepared statements and the workload client
+/// instance that prepared them.
+struct Session<C> {
+    id: u32,
+    client: C,
+    conn: Client,
+    tx: TxControl,
+}
+
+/// A shard's share of the connection pool.
+struct Pool<C> {
+    size: usize,
+    /// One permit per session; fair, so waiting clients are served in
+    /// arrival order.
+    permits: Semaphore,
+    sessions: Mutex<Vec<Session<C>>>,
+}
+
+/// A session checked out of a pool; returned to it when dropped.
+struct Lease<'a, C> {
+    session: Option<Session<C>>,
+    pool: &'a Pool<C>,
+    _permit: SemaphorePermit<'a>,
+}
+
+impl<C> Drop for Lease<'_, C> {
+    fn drop(&mut self) {
+        if let Some(s) = self.session.take() {
+            self.pool
+                .sessions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(s);
+        }
+    }
+}
+
+/// Where a client's inputs and connections come from.
+enum Source<C> {
+    /// Its own session, which also draws the inputs.
+    Own(Session<C>),
+    /// Its own input generator, and sessions from a pool.
+    Pooled { inputs: C, pool: Arc<Pool<C>> },
+}
+
+/// What a client loop needs besides its source.
+struct Ctx {
+    rec: Arc<Recorder>,
+    retrier: Arc<Retrier>,
+    stop: Arc<AtomicBool>,
+    pacing: Pacing,
+    /// Seed of the backoff and arrival generators.
+    seed: u64,
+}
+
+/// Connects a session, sets its isolation default, and prepares its
+/// statements; returns it with the member's backoff seed.
 async fn setup<C: WorkloadClient>(
     mut m: Member<C>,
     db: &Config,
     isolation: Isolation,
-) -> Result<(Member<C>, Client, TxControl), EngineError> {
+) -> Result<(Session<C>, u64), EngineError> {
     let conn = target::connect(db).await?;
     let prepare_err = |e: tokio_postgres::Error| EngineError::Prepare {
         client: m.id,
@@ -180,49 +313,213 @@ async fn setup<C: WorkloadClient>(
         .await
         .map_err(prepare_err)?;
     m.client.prepare(&conn, &tx).await.map_err(prepare_err)?;
-    Ok((m, conn, tx))
+    Ok((
+        Session {
+            id: m.id,
+            client: m.client,
+            conn,
+            tx,
+        },
+        m.backoff_seed,
+    ))
 }
 
-/// The closed loop of one client. Returns the client (for its ledger) when
-/// `stop` is set, with an error when its connection was lost.
+impl<C: WorkloadClient> Source<C> {
+    fn next_input(&mut self) -> C::Input {
+        match self {
+            Source::Own(s) => s.client.next_input(),
+            Source::Pooled { inputs, .. } => inputs.next_input(),
+        }
+    }
+
+    fn tx_type(&self, input: &C::Input) -> usize {
+        match self {
+            Source::Own(s) => s.client.tx_type(input),
+            Source::Pooled { inputs, .. } => inputs.tx_type(input),
+        }
+    }
+
+    /// Runs one attempt of `input` on a session (checked out of the pool
+    /// and returned afterwards, the wait recorded); returns the attempt's
+    /// result, its duration without the pool wait, µs, and the pool wait,
+    /// µs. A lost connection also calls the session's `unknown_outcome`
+    /// when the error came at COMMIT and `classify` says so.
+    async fn attempt(
+        &mut self,
+        input: &C::Input,
+        rec: &Recorder,
+        rollback_on: impl Fn(&crate::engine::retry::AttemptError) -> AfterError,
+    ) -> Attempted {
+        match self {
+            Source::Own(s) => run_attempt(s, input, &rollback_on).await,
+            Source::Pooled { pool, .. } => {
+                let asked = Instant::now();
+                let permit = pool
+                    .permits
+                    .acquire()
+                    .await
+                    .expect("the pool's semaphore is never closed");
+                let session = pool
+                    .sessions
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .pop()
+                    .expect("a permit guarantees a session");
+                let waited = asked.elapsed();
+                rec.pool_wait(waited.as_micros() as u64);
+                let mut lease = Lease {
+                    session: Some(session),
+                    pool,
+                    _permit: permit,
+                };
+                let s = lease.session.as_mut().expect("held until drop");
+                let mut a = run_attempt(s, input, &rollback_on).await;
+                a.pool_wait = waited;
+                a
+            }
+        }
+    }
+
+    /// The client instance whose ledger holds this client's counts (the
+    /// sessions' ledgers are merged separately).
+    fn into_client(self) -> C {
+        match self {
+            Source::Own(s) => s.client,
+            Source::Pooled { inputs, .. } => inputs,
+        }
+    }
+}
+
+/// What the engine does after a failed attempt, decided while the
+/// session is still checked out.
+enum AfterError {
+    /// Roll back (the error came before COMMIT).
+    Rollback,
+    /// Nothing to do: a failed COMMIT ended the transaction.
+    Nothing,
+    /// The connection broke during COMMIT: tell the session's client
+    /// (which knows what the attempt wrote) that the outcome is unknown.
+    Unknown,
+}
+
+/// The result of one attempt.
+struct Attempted {
+    result: Result<Outcome, crate::engine::retry::AttemptError>,
+    /// Time from BEGIN to the end of the attempt (its ROLLBACK included).
+    took: Duration,
+    pool_wait: Duration,
+    /// ROLLBACK after the error failed with this error.
+    rollback_failed: Option<tokio_postgres::Error>,
+    /// The session's connection is closed.
+    closed: bool,
+}
+
+async fn run_attempt<C: WorkloadClient>(
+    s: &mut Session<C>,
+    input: &C::Input,
+    after: &impl Fn(&crate::engine::retry::AttemptError) -> AfterError,
+) -> Attempted {
+    let start = Instant::now();
+    let result = s.client.attempt(&s.conn, &s.tx, input).await;
+    let mut rollback_failed = None;
+    if let Err(e) = &result {
+        match after(e) {
+            AfterError::Rollback => {
+                if let Err(e) = s.tx.rollback(&s.conn).await {
+                    rollback_failed = Some(e);
+                }
+            }
+            AfterError::Nothing => {}
+            AfterError::Unknown => s.client.unknown_outcome(input),
+        }
+    }
+    Attempted {
+        result,
+        took: start.elapsed(),
+        pool_wait: Duration::ZERO,
+        rollback_failed,
+        closed: s.conn.is_closed(),
+    }
+}
+
+/// One client until `stop`: draw inputs, pace (open loop), run attempts
+/// until one commits or the retry policy gives up, record. Returns the
+/// client instance (for its ledger), with an error when its connection
+/// was lost.
 async fn client_loop<C: WorkloadClient>(
-    mut client: C,
-    conn: Client,
-    tx: TxControl,
-    rec: Arc<Recorder>,
-    retrier: Arc<Retrier>,
-    stop: Arc<AtomicBool>,
-    seed: u64,
+    mut source: Source<C>,
+    ctx: Ctx,
 ) -> (C, Result<(), String>) {
-    let result = closed_loop(&mut client, conn, tx, &rec, &retrier, &stop, seed).await;
-    (client, result)
+    let result = drive(&mut source, &ctx).await;
+    (source.into_client(), result)
 }
 
-async fn closed_loop<C: WorkloadClient>(
-    client: &mut C,
-    conn: Client,
-    tx: TxControl,
-    rec: &Recorder,
-    retrier: &Retrier,
-    stop: &AtomicBool,
-    seed: u64,
-) -> Result<(), String> {
-    use rand::SeedableRng;
-    let mut backoff_rng = rand::rngs::SmallRng::seed_from_u64(seed);
+async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(), String> {
+    use rand::{RngExt, SeedableRng};
+    let (rec, retrier, stop) = (&*ctx.rec, &*ctx.retrier, &*ctx.stop);
+    let mut backoff_rng = rand::rngs::SmallRng::seed_from_u64(ctx.seed);
+    let mut arrival_rng = rand::rngs::SmallRng::seed_from_u64(ctx.seed ^ 0xa076_1d64_78bd_642f);
     let max_tries = retrier.max_tries();
+    let mut scheduled = Instant::now();
+    let after = |e: &crate::engine::retry::AttemptError| match retrier.classify(e) {
+        Verdict::Unknown => AfterError::Unknown,
+        _ if e.at_commit => AfterError::Nothing,
+        Verdict::ConnectionLost => AfterError::Nothing,
+        _ => AfterError::Rollback,
+    };
     while !stop.load(Ordering::Relaxed) {
-        let input = client.next_input();
-        let ty = client.tx_type(&input);
-        let first_start = Instant::now();
+        // Open loop: wait for the next arrival of this client's Poisson
+        // process; the inter-arrival time is exponential with mean
+        // 1/rate, drawn by inversion: -ln(U)/rate, U in (0, 1].
+        let mut limit = None;
+        let start = match ctx.pacing {
+            Pacing::Closed => Instant::now(),
+            Pacing::Open {
+                rate_per_client,
+                latency_limit,
+            } => {
+                let u: f64 = 1.0 - arrival_rng.random::<f64>();
+                scheduled += Duration::from_secs_f64(-u.ln() / rate_per_client);
+                while Instant::now() < scheduled {
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(());
+                    }
+                    let left = scheduled - Instant::now();
+                    tokio::time::sleep(left.min(Duration::from_millis(50))).await;
+                }
+                let lag = scheduled.elapsed();
+                let skip = latency_limit.is_some_and(|l| lag > l);
+                rec.lag(lag.as_micros() as u64, skip);
+                if skip {
+                    continue;
+                }
+                limit = latency_limit;
+                scheduled
+            }
+        };
+        let input = source.next_input();
+        let ty = source.tx_type(&input);
         let mut tries = 0u32;
         let mut wasted_us = 0u64;
+        let mut pool_wait = Duration::ZERO;
         loop {
             tries += 1;
-            let attempt_start = Instant::now();
-            let err = match client.attempt(&conn, &tx, &input).await {
+            let a = source.attempt(&input, rec, after).await;
+            pool_wait += a.pool_wait;
+            let err = match a.result {
                 Ok(Outcome::Committed) => {
-                    let latency = first_start.elapsed().as_micros() as u64;
-                    rec.commit(ty, latency, tries, wasted_us);
+                    // Closed loop: the latency leaves out pool waits; open
+                    // loop: it counts from the scheduled start, so every
+                    // wait is in it (coordinated omission corrected).
+                    let elapsed = start.elapsed();
+                    let latency = match ctx.pacing {
+                        Pacing::Closed => elapsed.saturating_sub(pool_wait),
+                        Pacing::Open { .. } => elapsed,
+                    };
+                    rec.commit(ty, latency.as_micros() as u64, tries, wasted_us);
+                    if limit.is_some_and(|l| latency > l) {
+                        rec.late();
+                    }
                     break;
                 }
                 Ok(Outcome::UserAbort) => {
@@ -231,13 +528,12 @@ async fn closed_loop<C: WorkloadClient>(
                 }
                 Err(e) => e,
             };
-            wasted_us += attempt_start.elapsed().as_micros() as u64;
+            wasted_us += a.took.as_micros() as u64;
             let (code, retryable) = match retrier.classify(&err) {
                 Verdict::Retry(c) => (c, true),
                 Verdict::Fail(c) => (c, false),
                 Verdict::Unknown => {
                     rec.unknown(ty, tries, wasted_us);
-                    client.unknown_outcome(&input);
                     return Err(format!(
                         "connection lost during COMMIT: {}",
                         target::error_text(&err.error)
@@ -251,16 +547,13 @@ async fn closed_loop<C: WorkloadClient>(
                     ));
                 }
             };
-            // A failed COMMIT has already ended the transaction.
-            if !err.at_commit
-                && let Err(e) = tx.rollback(&conn).await
-            {
+            if let Some(e) = a.rollback_failed {
                 rec.fail(ty, code, tries, wasted_us);
                 return Err(format!("ROLLBACK failed: {}", target::error_text(&e)));
             }
             if !retryable || tries >= max_tries || stop.load(Ordering::Relaxed) {
                 rec.fail(ty, code, tries, wasted_us);
-                if conn.is_closed() {
+                if a.closed {
                     return Err("connection closed by the server".into());
                 }
                 break;

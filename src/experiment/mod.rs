@@ -15,14 +15,16 @@ use tokio::sync::watch;
 use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::ExperimentConfig;
+use crate::config::{ExperimentConfig, Order, RetryPolicy};
 use crate::engine::retry::Retrier;
 use crate::engine::{self, EngineParams, Phase};
 use crate::metrics::encode_histogram;
 use crate::observe;
 use crate::progress::Progress;
 use crate::report;
-use crate::store::{self, Cell, Environment, Rate, Results, RunRecord, StoredConfig, TxTypeRecord};
+use crate::store::{
+    self, Cell, Environment, Rate, Results, RunRecord, StoredConfig, StoredTarget, TxTypeRecord,
+};
 use crate::target::{self, Target};
 use crate::workload::{self, LoadReport, Setup, Workload, WorkloadSpec};
 
@@ -171,18 +173,27 @@ fn combinations(
     Ok(combos)
 }
 
-/// Every run of `cells`, interleaved: all cells for repetition 1, then 2, ...
-pub fn plan(cells: &[Cell], repeat: u32) -> Vec<PlannedRun> {
+/// Every run of `cells`: repetition 1 of every cell, then repetition 2,
+/// ... With [`Order::Random`] each repetition's cells are shuffled
+/// (Fisher–Yates, seeded by `seed`, so a resumed study plans the same
+/// order).
+pub fn plan(cells: &[Cell], repeat: u32, order: Order, seed: u64) -> Vec<PlannedRun> {
+    use rand::SeedableRng;
+    use rand::seq::SliceRandom;
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed ^ 0x6f72_6465_72);
     (1..=repeat)
         .flat_map(|repetition| {
-            cells
-                .iter()
-                .enumerate()
-                .map(move |(cell_index, cell)| PlannedRun {
-                    cell: cell.clone(),
+            let mut idx: Vec<usize> = (0..cells.len()).collect();
+            if order == Order::Random {
+                idx.shuffle(&mut rng);
+            }
+            idx.into_iter()
+                .map(|cell_index| PlannedRun {
+                    cell: cells[cell_index].clone(),
                     cell_index,
                     repetition,
                 })
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -234,7 +245,49 @@ fn validate(cfg: &ExperimentConfig) -> Result<Retrier> {
     if cfg.sample_interval < Duration::from_millis(100) {
         bail!("--sample-interval must be at least 100ms");
     }
+    if cfg.pool_size.contains(&0) {
+        bail!("--pool-size: every pool size must be at least 1");
+    }
+    if let Some(r) = cfg.rate.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+        bail!("--rate: {r} is not a rate; give transactions per second > 0, e.g. --rate 500");
+    }
+    if cfg.latency_limit.is_some() && cfg.rate.is_empty() {
+        bail!("--latency-limit needs --rate (it applies to open-loop runs, as in pgbench)");
+    }
+    if cfg.max_tries.contains(&0) {
+        bail!("max_tries: every value must be at least 1");
+    }
+    let external = cfg.target.dsn.is_some() || cfg.target.external_from_env;
+    if external && !cfg.setting_factors.is_empty() {
+        bail!(
+            "settings factors need the managed server (isobench restarts it with each cell's settings); \
+             drop --dsn/--external or the settings factor"
+        );
+    }
+    if external && !cfg.pg_bin.is_empty() {
+        bail!("pg_bin factor: server builds need the managed server; drop --dsn/--external");
+    }
+    if !cfg.pg_bin.is_empty() && cfg.target.pg_bin.is_some() {
+        bail!("--pg-bin and a pg_bin factor both given; list every build in the factor");
+    }
+    for t in cfg.max_tries.iter().copied().chain([cfg.retry.max_tries]) {
+        Retrier::new(&RetryPolicy {
+            max_tries: t,
+            ..cfg.retry.clone()
+        })
+        .map_err(|e| anyhow!(e))?;
+    }
     Retrier::new(&cfg.retry).map_err(|e| anyhow!(e))
+}
+
+/// The retry policy of `cell`: the experiment's, with the cell's
+/// `max_tries` when that is a factor.
+fn retrier_for(cfg: &ExperimentConfig, cell: &Cell) -> Result<Retrier> {
+    Retrier::new(&RetryPolicy {
+        max_tries: cell.max_tries.unwrap_or(cfg.retry.max_tries),
+        ..cfg.retry.clone()
+    })
+    .map_err(|e| anyhow!(e))
 }
 
 async fn environment(admin: &Client) -> Result<Environment> {
@@ -298,11 +351,70 @@ async fn drop_database(admin: &Client, name: &str, version_num: i32) -> Result<(
         .map_err(|e| anyhow!("DROP DATABASE {name}: {}", target::error_text(&e)))
 }
 
+/// The managed or external server that runs use now. At most one
+/// managed server runs at a time: when a cell needs other binaries or
+/// settings, the current one is stopped (its directory removed) and a new
+/// one initialised, and the template databases are loaded again on it.
+struct Server {
+    /// The binaries and settings it was started with (see
+    /// [`Cell::server_key`]).
+    key: (Option<String>, BTreeMap<String, String>),
+    target: Target,
+    admin: Client,
+    env: Environment,
+    /// Template databases loaded on this server, by data variant.
+    loaded: Vec<bool>,
+}
+
+impl Server {
+    fn vnum(&self) -> i32 {
+        self.env.server_version_num
+    }
+}
+
+/// Starts the server for `key` (binaries, settings) as configured by
+/// `cfg.target`; the key's settings override `--set` ones.
+async fn start_server(
+    cfg: &ExperimentConfig,
+    key: (Option<String>, BTreeMap<String, String>),
+    log: &std::path::Path,
+    connections: u32,
+    variants: usize,
+) -> Result<Server> {
+    let mut tc = cfg.target.clone();
+    if let Some(bin) = &key.0 {
+        tc.pg_bin = Some(PathBuf::from(bin));
+    }
+    for (k, v) in &key.1 {
+        tc.settings.retain(|(name, _)| name != k);
+        tc.settings.push((k.clone(), v.clone()));
+    }
+    let target = target::start(&tc, log, connections)
+        .await
+        .with_context(|| match (&key.0, key.1.is_empty()) {
+            (None, true) => "starting the server".to_string(),
+            _ => format!(
+                "starting the server for pg_bin={} settings {:?}",
+                key.0.as_deref().unwrap_or("(default)"),
+                key.1
+            ),
+        })?;
+    let admin = target::connect(&target.config(&target.admin_db())).await?;
+    let env = environment(&admin).await?;
+    Ok(Server {
+        key,
+        target,
+        admin,
+        env,
+        loaded: vec![false; variants],
+    })
+}
+
 async fn run_with<W: Workload>(
     cfg: ExperimentConfig,
     cancel: CancellationToken,
 ) -> Result<ExperimentOutcome> {
-    let retrier = validate(&cfg)?;
+    validate(&cfg)?;
     let spec = workload_spec(&cfg)?;
     let cells = cells(&cfg)?;
     // Build every cell's workload before starting anything, so a bad
@@ -326,68 +438,106 @@ async fn run_with<W: Workload>(
             }
         })
         .collect();
-    let dir = store::results_dir(cfg.out.as_deref(), "", store::RESULTS_JSON)
-        .map_err(anyhow::Error::msg)?;
+    let planned = plan(&cells, cfg.repeat, cfg.order, cfg.seed);
+    // Resume: the runs already measured stay; interrupted ones run again.
+    let (dir, prior) = match &cfg.resume {
+        Some(dir) => {
+            let prior = Results::read(dir).map_err(anyhow::Error::msg)?;
+            check_resumable(&prior, &planned)?;
+            (dir.to_path_buf(), Some(prior))
+        }
+        None => (
+            store::results_dir(cfg.out.as_deref(), "", store::RESULTS_JSON)
+                .map_err(anyhow::Error::msg)?,
+            None,
+        ),
+    };
     let max_clients = cfg.clients.iter().copied().max().unwrap_or(1);
     let progress = Progress::new(cfg.quiet);
     progress.note(&format!("results: {}", dir.display()));
+    let log = dir.join(store::SERVER_LOG);
     // Clients + observer + admin + invariant check, with room to spare.
-    let target = target::start(&cfg.target, &dir.join(store::SERVER_LOG), max_clients + 20).await?;
-    progress.note(&format!("target: {}", target.describe()));
-    let admin = target::connect(&target.config(&target.admin_db())).await?;
-    let env = environment(&admin).await?;
-    let vnum = env.server_version_num;
+    let connections = max_clients + 20;
+    let first_key = planned
+        .first()
+        .map(|r| (r.cell.pg_bin.clone(), r.cell.settings.clone()))
+        .unwrap_or_default();
+    let mut server = Some(start_server(&cfg, first_key, &log, connections, data_keys.len()).await?);
+    let srv = server.as_ref().expect("just started");
+    progress.note(&format!("target: {}", srv.target.describe()));
     let pid = std::process::id();
     let templates: Vec<String> = (0..data_keys.len())
         .map(|i| format!("isobench_tmpl_{pid}_{i}"))
         .collect();
     let run_db = format!("isobench_run_{pid}");
 
-    let mut results = Results {
-        schema_version: store::SCHEMA_VERSION,
-        isobench_version: env!("CARGO_PKG_VERSION").into(),
-        started_at: chrono::Local::now().to_rfc3339(),
-        finished_at: None,
-        complete: false,
-        config: StoredConfig {
-            workload: cfg.workload.clone(),
-            scale: distinct(cells.iter().filter_map(|c| c.scale)),
-            isolation: cfg.isolation.clone(),
-            strategies: if cfg.strategies.is_empty() {
-                vec![spec.default_strategy().to_string()]
-            } else {
-                cfg.strategies.clone()
-            },
-            params: cfg.params.clone(),
-            param_defaults: spec.defaults(),
-            clients: cfg.clients.clone(),
-            pool_size: cfg.pool_size.clone(),
-            rate: cfg.rate.clone(),
-            latency_limit_ms: cfg.latency_limit.map(|d| d.as_secs_f64() * 1000.0),
-            max_tries: cfg.max_tries.clone(),
-            setting_factors: cfg.setting_factors.clone(),
-            pg_bin: cfg.pg_bin.iter().map(|p| p.display().to_string()).collect(),
-            repeat: cfg.repeat,
-            order: cfg.order,
-            baseline: cfg.baseline.clone(),
-            duration_s: cfg.duration.as_secs_f64(),
-            warmup_s: cfg.warmup.as_secs_f64(),
-            sample_interval_s: cfg.sample_interval.as_secs_f64(),
-            threads: cfg.threads,
-            retry: cfg.retry.clone(),
-            seed: cfg.seed,
-            target: target.describe(),
-            settings: cfg
-                .target
-                .settings
-                .iter()
-                .cloned()
-                .collect::<BTreeMap<_, _>>(),
-            file: cfg.file.as_ref().map(|f| f.display().to_string()),
+    let stored = StoredConfig {
+        workload: cfg.workload.clone(),
+        scale: distinct(cells.iter().filter_map(|c| c.scale)),
+        isolation: cfg.isolation.clone(),
+        strategies: if cfg.strategies.is_empty() {
+            vec![spec.default_strategy().to_string()]
+        } else {
+            cfg.strategies.clone()
         },
-        environment: env,
-        load: Vec::new(),
-        runs: Vec::new(),
+        params: cfg.params.clone(),
+        param_defaults: spec.defaults(),
+        clients: cfg.clients.clone(),
+        pool_size: cfg.pool_size.clone(),
+        rate: cfg.rate.clone(),
+        latency_limit_ms: cfg.latency_limit.map(|d| d.as_secs_f64() * 1000.0),
+        max_tries: cfg.max_tries.clone(),
+        setting_factors: cfg.setting_factors.clone(),
+        pg_bin: cfg.pg_bin.iter().map(|p| p.display().to_string()).collect(),
+        repeat: cfg.repeat,
+        order: cfg.order,
+        baseline: cfg.baseline.clone(),
+        duration_s: cfg.duration.as_secs_f64(),
+        warmup_s: cfg.warmup.as_secs_f64(),
+        sample_interval_s: cfg.sample_interval.as_secs_f64(),
+        threads: cfg.threads,
+        retry: cfg.retry.clone(),
+        seed: cfg.seed,
+        target: srv.target.describe(),
+        settings: cfg
+            .target
+            .settings
+            .iter()
+            .cloned()
+            .collect::<BTreeMap<_, _>>(),
+        file: cfg.file.as_ref().map(|f| f.display().to_string()),
+        target_options: StoredTarget::of(&cfg.target),
+    };
+    let mut results = match prior {
+        Some(mut prior) => {
+            let redo = prior.runs.iter().filter(|r| !r.complete).count();
+            prior.runs.retain(|r| r.complete);
+            progress.note(&format!(
+                "resuming: {} of {} runs done{}",
+                prior.runs.len(),
+                planned.len(),
+                if redo > 0 {
+                    format!("; {redo} interrupted run(s) run again")
+                } else {
+                    String::new()
+                }
+            ));
+            prior.complete = false;
+            prior.finished_at = None;
+            prior.config.target = stored.target.clone();
+            prior
+        }
+        None => Results {
+            schema_version: store::SCHEMA_VERSION,
+            isobench_version: env!("CARGO_PKG_VERSION").into(),
+            started_at: chrono::Local::now().to_rfc3339(),
+            finished_at: None,
+            complete: false,
+            config: stored,
+            environment: srv.env.clone(),
+            load: Vec::new(),
+            runs: Vec::new(),
+        },
     };
     let save = |r: &Results| -> Result<()> {
         r.write(&dir)
@@ -399,65 +549,61 @@ async fn run_with<W: Workload>(
         .with_context(|| format!("writing {}", dir.join(store::REPORT_MD).display()))?;
         Ok(())
     };
+    save(&results)?;
+    let done: Vec<(Cell, u32)> = results
+        .runs
+        .iter()
+        .map(|r| (r.cell.clone(), r.repetition))
+        .collect();
+    let todo: Vec<(u32, &PlannedRun)> = planned
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (i as u32 + 1, r))
+        .filter(|(_, r)| !done.contains(&(r.cell.clone(), r.repetition)))
+        .collect();
 
-    drop_database(&admin, &run_db, vnum).await?;
-    let planned = plan(&cells, cfg.repeat);
-    // Everything between creating the templates and dropping them, so that
+    // Everything between creating databases and dropping them, so that
     // every way out of it (done, Ctrl-C, error) reaches the clean-up below.
     let body: Result<()> = async {
-        // Load each data variant once into its template database.
-        for (t, tmpl) in templates.iter().enumerate() {
-            let w = &workloads[template_of.iter().position(|&x| x == t).expect("used")];
-            drop_database(&admin, tmpl, vnum).await?;
-            admin
-                .batch_execute(&format!("CREATE DATABASE {}", quote_ident(tmpl)))
-                .await
-                .map_err(|e| {
-                    anyhow!(
-                        "CREATE DATABASE {tmpl}: {} (on an external server isobench needs a role with CREATEDB)",
-                        target::error_text(&e)
-                    )
-                })?;
-            let what = match w.data_key() {
-                k if k.is_empty() => spec.name.to_string(),
-                k => format!("{} ({k})", spec.name),
-            };
-            progress.note(&format!("loading {what} ..."));
-            let db = target::connect(&target.config(tmpl)).await?;
-            let started = Instant::now();
-            let rows = tokio::select! {
-                r = w.load(&db) => r.with_context(|| format!("loading {what}"))?,
-                _ = cancel.cancelled() => return Ok(()),
-            };
-            let load = LoadReport {
-                data: w.data_key(),
-                elapsed: started.elapsed(),
-                rows,
-            };
-            progress.note(&format!(
-                "loaded {} rows in {:.2} s",
-                load.rows,
-                load.elapsed.as_secs_f64()
-            ));
-            results.load.push(load);
-        }
-        save(&results)?;
-        progress.start(planned.len(), cfg.warmup + cfg.duration);
-        for (i, run) in planned.iter().enumerate() {
+        progress.start(planned.len(), results.runs.len(), cfg.warmup + cfg.duration);
+        for (index, run) in todo {
             if cancel.is_cancelled() {
                 break;
             }
-            let index = i as u32 + 1;
+            let key = (run.cell.pg_bin.clone(), run.cell.settings.clone());
+            if server.as_ref().is_none_or(|s| s.key != key) {
+                // Stop the old server first: one server at a time.
+                drop(server.take());
+                progress.note(&format!(
+                    "restarting the server: pg_bin={} settings {}",
+                    key.0.as_deref().unwrap_or("(default)"),
+                    fmt_settings(&key.1)
+                ));
+                server = Some(start_server(&cfg, key, &log, connections, data_keys.len()).await?);
+            }
+            let srv = server.as_mut().expect("started above");
+            let t = template_of[run.cell_index];
+            if !srv.loaded[t] {
+                let w = &workloads[run.cell_index];
+                let Some(load) =
+                    load_template(w, spec, srv, &templates[t], &run_db, &progress, &cancel).await?
+                else {
+                    break; // cancelled while loading
+                };
+                srv.loaded[t] = true;
+                if !results.load.iter().any(|l| l.data == load.data) {
+                    results.load.push(load);
+                }
+            }
             progress.begin_run(index, &run.cell, run.repetition);
+            let retrier = retrier_for(&cfg, &run.cell)?;
             let record = one_run(
                 &workloads[run.cell_index],
                 &cfg,
                 &retrier,
-                &target,
-                &admin,
-                &templates[template_of[run.cell_index]],
+                srv,
+                &templates[t],
                 &run_db,
-                vnum,
                 run,
                 index,
                 &cancel,
@@ -473,6 +619,7 @@ async fn run_with<W: Workload>(
             })?;
             progress.end_run(&record);
             results.runs.push(record);
+            results.runs.sort_by_key(|r| r.index);
             save(&results)?;
         }
         Ok(())
@@ -481,17 +628,21 @@ async fn run_with<W: Workload>(
     progress.finish();
     let outcome_err = body.err();
     let interrupted = cancel.is_cancelled();
-    results.complete = outcome_err.is_none() && !interrupted && results.runs.len() == planned.len();
+    results.complete = outcome_err.is_none()
+        && !interrupted
+        && results.runs.len() == planned.len()
+        && results.runs.iter().all(|r| r.complete);
     results.finished_at = Some(chrono::Local::now().to_rfc3339());
     save(&results)?;
-    if matches!(target, Target::External(_)) {
-        let _ = drop_database(&admin, &run_db, vnum).await;
+    if let Some(srv) = &server
+        && matches!(srv.target, Target::External(_))
+    {
+        let _ = drop_database(&srv.admin, &run_db, srv.vnum()).await;
         for tmpl in &templates {
-            let _ = drop_database(&admin, tmpl, vnum).await;
+            let _ = drop_database(&srv.admin, tmpl, srv.vnum()).await;
         }
     }
-    drop(admin);
-    drop(target); // stops a managed server
+    drop(server); // stops a managed server
     if let Some(e) = outcome_err {
         return Err(e.context(format!("completed runs are saved in {}", dir.display())));
     }
@@ -502,21 +653,97 @@ async fn run_with<W: Workload>(
     })
 }
 
+/// `name=value, ...` or `(none)`.
+fn fmt_settings(s: &BTreeMap<String, String>) -> String {
+    if s.is_empty() {
+        return "(none)".into();
+    }
+    s.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Refuses to resume into results whose runs do not belong to `planned`
+/// (another study, or a changed file).
+fn check_resumable(prior: &Results, planned: &[PlannedRun]) -> Result<()> {
+    for r in &prior.runs {
+        if !planned
+            .iter()
+            .any(|p| p.cell == r.cell && p.repetition == r.repetition)
+        {
+            bail!(
+                "--resume: run {} ({}, repetition {}) is not in this study's plan; \
+                 resume with the same study (its configuration is read from results.json)",
+                r.index,
+                r.cell.label(),
+                r.repetition
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Loads `w`'s data into template database `tmpl` on `srv` (dropping any
+/// stale run database first). Returns `None` when cancelled.
+async fn load_template<W: Workload>(
+    w: &W,
+    spec: &WorkloadSpec,
+    srv: &Server,
+    tmpl: &str,
+    run_db: &str,
+    progress: &Progress,
+    cancel: &CancellationToken,
+) -> Result<Option<LoadReport>> {
+    drop_database(&srv.admin, run_db, srv.vnum()).await?;
+    drop_database(&srv.admin, tmpl, srv.vnum()).await?;
+    srv.admin
+        .batch_execute(&format!("CREATE DATABASE {}", quote_ident(tmpl)))
+        .await
+        .map_err(|e| {
+            anyhow!(
+                "CREATE DATABASE {tmpl}: {} (on an external server isobench needs a role with CREATEDB)",
+                target::error_text(&e)
+            )
+        })?;
+    let what = match w.data_key() {
+        k if k.is_empty() => spec.name.to_string(),
+        k => format!("{} ({k})", spec.name),
+    };
+    progress.note(&format!("loading {what} ..."));
+    let db = target::connect(&srv.target.config(tmpl)).await?;
+    let started = Instant::now();
+    let rows = tokio::select! {
+        r = w.load(&db) => r.with_context(|| format!("loading {what}"))?,
+        _ = cancel.cancelled() => return Ok(None),
+    };
+    let load = LoadReport {
+        data: w.data_key(),
+        elapsed: started.elapsed(),
+        rows,
+    };
+    progress.note(&format!(
+        "loaded {} rows in {:.2} s",
+        load.rows,
+        load.elapsed.as_secs_f64()
+    ));
+    Ok(Some(load))
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn one_run<W: Workload>(
     workload: &W,
     cfg: &ExperimentConfig,
     retrier: &Retrier,
-    target: &Target,
-    admin: &Client,
+    srv: &Server,
     tmpl: &str,
     run_db: &str,
-    vnum: i32,
     run: &PlannedRun,
     index: u32,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> Result<RunRecord> {
+    let (target, admin, vnum) = (&srv.target, &srv.admin, srv.vnum());
     let started_at = chrono::Local::now().to_rfc3339();
     let reset_start = Instant::now();
     drop_database(admin, run_db, vnum).await?;
@@ -554,6 +781,7 @@ async fn one_run<W: Workload>(
         ));
     }
     let reset_ms = reset_start.elapsed().as_secs_f64() * 1000.0;
+    let (server_version, server_settings) = shown_settings(&check_db, cfg, &run.cell).await?;
 
     let seed = cfg.seed.wrapping_add(u64::from(index) << 32);
     let params = EngineParams {
@@ -566,6 +794,9 @@ async fn one_run<W: Workload>(
         threads: cfg
             .threads
             .unwrap_or_else(|| engine::default_threads(run.cell.clients)),
+        pool_size: run.cell.pool_size,
+        rate: run.cell.rate.map(|r| r.0),
+        latency_limit: cfg.latency_limit,
     };
     let (phase_tx, phase_rx) = watch::channel(Phase::Connecting);
     let observer = tokio::spawn(observe::observe(
@@ -696,13 +927,67 @@ async fn one_run<W: Workload>(
         invariants,
         anomalies,
         errors: errors_all,
-        pool_wait_ms: None,
-        schedule_lag_ms: None,
-        skipped: 0,
-        late: 0,
-        server_version: String::new(),
-        server_settings: BTreeMap::new(),
+        pool_wait_ms: run
+            .cell
+            .pool_size
+            .map(|_| wait_summary(&outcome.measured.waits.pool_us)),
+        schedule_lag_ms: run
+            .cell
+            .rate
+            .map(|_| wait_summary(&outcome.measured.waits.lag_us)),
+        skipped: outcome.measured.waits.skipped,
+        late: outcome.measured.waits.late,
+        server_version,
+        server_settings,
     })
+}
+
+/// `SHOW server_version`, and the values in effect of the cell's
+/// settings and the `--set` ones, as the run's database sees them.
+async fn shown_settings(
+    db: &Client,
+    cfg: &ExperimentConfig,
+    cell: &Cell,
+) -> Result<(String, BTreeMap<String, String>)> {
+    let show = |e: tokio_postgres::Error| anyhow!("SHOW: {}", target::error_text(&e));
+    let version: String = db
+        .query_one("SHOW server_version", &[])
+        .await
+        .map_err(show)?
+        .get(0);
+    let names: Vec<String> = cell
+        .settings
+        .keys()
+        .chain(cfg.target.settings.iter().map(|(k, _)| k))
+        .cloned()
+        .collect();
+    let rows = db
+        .query(
+            "SELECT n, current_setting(n, true) FROM unnest($1::text[]) AS n",
+            &[&names],
+        )
+        .await
+        .map_err(show)?;
+    let settings = rows
+        .iter()
+        .map(|r| {
+            let v: Option<String> = r.get(1);
+            (r.get(0), v.unwrap_or_else(|| "(unknown setting)".into()))
+        })
+        .collect();
+    Ok((version, settings))
+}
+
+/// A wait histogram (µs) as a summary in ms.
+fn wait_summary(h: &hdrhistogram::Histogram<u64>) -> store::WaitSummary {
+    let l = crate::metrics::LatencySummary::of(h);
+    store::WaitSummary {
+        count: h.len(),
+        mean: l.mean,
+        p50: l.p50,
+        p99: l.p99,
+        max: l.max,
+    }
 }
 
 /// The distinct values of `it`, in first-seen order.
@@ -719,7 +1004,7 @@ fn distinct<T: PartialEq>(it: impl Iterator<Item = T>) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Isolation, Order, RetryPolicy, TargetConfig};
+    use crate::config::{Isolation, RetryPolicy, TargetConfig};
 
     fn cfg() -> ExperimentConfig {
         ExperimentConfig {
@@ -738,6 +1023,7 @@ mod tests {
             order: Order::Interleaved,
             baseline: None,
             file: None,
+            resume: None,
             repeat: 2,
             duration: Duration::from_secs(1),
             warmup: Duration::ZERO,
@@ -755,7 +1041,7 @@ mod tests {
     #[test]
     fn plan_is_interleaved_by_repetition() {
         let c = cfg();
-        let p = plan(&cells(&c).unwrap(), c.repeat);
+        let p = plan(&cells(&c).unwrap(), c.repeat, Order::Interleaved, 1);
         assert_eq!(p.len(), 8);
         let reps: Vec<u32> = p.iter().map(|r| r.repetition).collect();
         assert_eq!(reps, vec![1, 1, 1, 1, 2, 2, 2, 2]);

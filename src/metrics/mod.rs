@@ -143,11 +143,61 @@ impl TxStats {
     }
 }
 
-/// What clients did during one tick (or a whole run), per transaction type.
+/// Waits outside transactions: for a pooled connection, and (open loop)
+/// behind schedule.
+#[derive(Debug, Clone)]
+pub struct Waits {
+    /// Time to check a connection out of the pool, one value per attempt,
+    /// µs (only recorded with a pool).
+    pub pool_us: Histogram<u64>,
+    /// Open loop: how late each transaction started after its scheduled
+    /// time, µs (pgbench's schedule lag).
+    pub lag_us: Histogram<u64>,
+    /// Open loop: transactions skipped because they were already later
+    /// than the latency limit.
+    pub skipped: u64,
+    /// Committed transactions slower than the latency limit.
+    pub late: u64,
+}
+
+impl Default for Waits {
+    fn default() -> Self {
+        Waits {
+            pool_us: new_histogram(),
+            lag_us: new_histogram(),
+            skipped: 0,
+            late: 0,
+        }
+    }
+}
+
+impl Waits {
+    pub fn merge(&mut self, other: &Waits) {
+        self.pool_us
+            .add(&other.pool_us)
+            .expect("auto-resizing histogram");
+        self.lag_us
+            .add(&other.lag_us)
+            .expect("auto-resizing histogram");
+        self.skipped += other.skipped;
+        self.late += other.late;
+    }
+
+    pub fn reset(&mut self) {
+        self.pool_us.reset();
+        self.lag_us.reset();
+        self.skipped = 0;
+        self.late = 0;
+    }
+}
+
+/// What clients did during one tick (or a whole run, once merged), per
+/// transaction type, and the waits around the transactions.
 #[derive(Debug, Clone)]
 pub struct Interval {
     /// Indexed by transaction type.
     pub types: Vec<TxStats>,
+    pub waits: Waits,
 }
 
 impl Interval {
@@ -155,6 +205,7 @@ impl Interval {
     pub fn new(types: usize) -> Self {
         Interval {
             types: (0..types.max(1)).map(|_| TxStats::default()).collect(),
+            waits: Waits::default(),
         }
     }
 
@@ -162,10 +213,12 @@ impl Interval {
         for (a, b) in self.types.iter_mut().zip(&other.types) {
             a.merge(b);
         }
+        self.waits.merge(&other.waits);
     }
 
     pub fn reset(&mut self) {
         self.types.iter_mut().for_each(TxStats::reset);
+        self.waits.reset();
     }
 
     /// All types together.
@@ -250,6 +303,27 @@ impl Recorder {
             s.wasted_us += wasted_us;
             l.unknown_outcome += 1;
         })
+    }
+
+    /// A pooled connection was checked out after waiting `us` µs.
+    pub fn pool_wait(&self, us: u64) {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        g.interval.waits.pool_us.saturating_record(us);
+    }
+
+    /// Open loop: a transaction started `us` µs after its scheduled time,
+    /// or (`skipped`) was not started since that is beyond the limit.
+    pub fn lag(&self, us: u64, skipped: bool) {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let w = &mut g.interval.waits;
+        w.lag_us.saturating_record(us);
+        w.skipped += u64::from(skipped);
+    }
+
+    /// A committed transaction was slower than the latency limit.
+    pub fn late(&self) {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        g.interval.waits.late += 1;
     }
 
     /// Adds this tick's counts to `into` and starts a new tick.

@@ -264,6 +264,7 @@ pub fn results() -> Results {
             target: "managed PostgreSQL from /usr/lib/postgresql/16/bin".into(),
             settings: BTreeMap::from([("fsync".into(), "off".into())]),
             file: None,
+            target_options: Default::default(),
         },
         environment: Environment {
             host: "bench-1".into(),

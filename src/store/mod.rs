@@ -90,6 +90,30 @@ pub struct StoredConfig {
     pub settings: BTreeMap<String, String>,
     /// The experiment file the study came from, if any.
     pub file: Option<String>,
+    /// How the server was chosen, for `--resume`.
+    pub target_options: StoredTarget,
+}
+
+/// The target options `--resume` needs again (never a DSN: it may hold a
+/// password; an external target must be given again).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StoredTarget {
+    /// `--dsn` or `--external` was used.
+    pub external: bool,
+    /// `--pg-bin`.
+    pub pg_bin: Option<String>,
+    /// `--server-user`.
+    pub server_user: String,
+}
+
+impl StoredTarget {
+    pub fn of(t: &crate::config::TargetConfig) -> Self {
+        StoredTarget {
+            external: t.dsn.is_some() || t.external_from_env,
+            pg_bin: t.pg_bin.as_ref().map(|p| p.display().to_string()),
+            server_user: t.server_user.clone(),
+        }
+    }
 }
 
 impl StoredConfig {
