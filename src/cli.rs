@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::{
-    AnomaliesConfig, Backoff, ExperimentConfig, Isolation, RetryPolicy, TargetConfig,
+    AnomaliesConfig, Backoff, ExperimentConfig, Isolation, Order, RetryPolicy, TargetConfig,
     parse_duration,
 };
 
@@ -92,6 +92,15 @@ fn param(s: &str) -> Result<(String, Vec<String>), String> {
     }
 }
 
+fn rate(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
+        _ => Err(format!(
+            "'{s}' is not a rate; give transactions per second > 0, e.g. 500"
+        )),
+    }
+}
+
 fn sqlstate(s: &str) -> Result<String, String> {
     let s = s.trim().to_ascii_uppercase();
     if crate::engine::retry::sqlstate(&s).is_some() {
@@ -105,12 +114,18 @@ fn sqlstate(s: &str) -> Result<String, String> {
 /// rc/rr/ser, 16 clients, 3 x 10 s after 2 s of warm-up, on a managed server.
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// An experiment file (TOML) with the study's factors and settings; flags override it.
+    #[arg(value_name = "STUDY.toml")]
+    pub file: Option<PathBuf>,
+    /// Continue the interrupted experiment in DIR, skipping its completed runs.
+    #[arg(long, value_name = "DIR", conflicts_with = "file")]
+    pub resume: Option<PathBuf>,
     /// Built-in workload (see `isobench workloads`).
     #[arg(long, short = 'w', default_value = "tpcb", value_parser = workload)]
     pub workload: String,
-    /// Scale factor (default: the workload's; TPC-B: 100000 accounts per unit).
-    #[arg(long, short = 's', value_parser = clap::value_parser!(u32).range(1..))]
-    pub scale: Option<u32>,
+    /// Scale factors (default: the workload's; TPC-B: 100000 accounts per unit), e.g. 1,10.
+    #[arg(long, short = 's', value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    pub scale: Vec<u32>,
     /// Isolation levels to compare: read-committed|rc, repeatable-read|rr, serializable|ser.
     #[arg(long, value_delimiter = ',', default_value = "rc,rr,ser")]
     pub isolation: Vec<Isolation>,
@@ -124,6 +139,21 @@ pub struct RunArgs {
     #[arg(long, short = 'c', value_delimiter = ',', default_value = "16",
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub clients: Vec<u32>,
+    /// Connection pool sizes to sweep: clients share this many connections and wait for a free one (default: a connection per client).
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub pool_size: Vec<u32>,
+    /// Open loop: target total rates in tx/s with Poisson arrivals, e.g. 200,400 (default: closed loop).
+    #[arg(long, value_delimiter = ',', value_parser = rate)]
+    pub rate: Vec<f64>,
+    /// Open loop: skip transactions already later than this, count slower commits as late (like pgbench -L).
+    #[arg(long, value_parser = positive_duration, allow_hyphen_values = true, requires = "rate")]
+    pub latency_limit: Option<Duration>,
+    /// Run order: interleaved (repetition by repetition) or random (each repetition shuffled, seeded).
+    #[arg(long, default_value = "interleaved")]
+    pub order: Order,
+    /// The baseline cell of "% vs baseline", e.g. 'isolation=rc,clients=16' (default: first isolation level and strategy, other factors equal).
+    #[arg(long, value_name = "FACTOR=VALUE,...")]
+    pub baseline: Option<String>,
     /// Repetitions of every cell (interleaved).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
@@ -251,7 +281,7 @@ impl RunArgs {
     pub fn into_config(self) -> ExperimentConfig {
         ExperimentConfig {
             workload: self.workload,
-            scale: self.scale.into_iter().collect(),
+            scale: dedup(self.scale),
             isolation: dedup(self.isolation),
             strategies: dedup(
                 self.strategy
@@ -265,16 +295,16 @@ impl RunArgs {
                 .map(|(k, v)| (k, dedup(v)))
                 .collect(),
             clients: dedup(self.clients),
-            pool_size: Vec::new(),
-            rate: Vec::new(),
-            latency_limit: None,
+            pool_size: dedup(self.pool_size),
+            rate: dedup(self.rate),
+            latency_limit: self.latency_limit,
             max_tries: Vec::new(),
             setting_factors: Vec::new(),
             pg_bin: Vec::new(),
-            order: crate::config::Order::Interleaved,
-            baseline: None,
-            file: None,
-            resume: None,
+            order: self.order,
+            baseline: self.baseline,
+            file: self.file,
+            resume: self.resume,
             repeat: self.repeat,
             duration: self.duration,
             warmup: self.warmup,
@@ -292,6 +322,111 @@ impl RunArgs {
             fail_on_violation: self.fail_on_violation,
         }
     }
+}
+
+impl RunArgs {
+    /// The experiment: the defaults, then the experiment file (if any),
+    /// then the flags in `given` (the ids of the flags given on the command
+    /// line or by environment, see [`given_ids`]); with `--resume`, the
+    /// study recorded in the results directory.
+    ///
+    /// Errors: the experiment file's ([`crate::study::StudyError`], with
+    /// line and column), or a flag that `--resume` cannot take.
+    pub fn into_study(self, given: &[String]) -> Result<ExperimentConfig, String> {
+        if let Some(dir) = self.resume.clone() {
+            let allowed = [
+                "resume",
+                "quiet",
+                "fail_on_violation",
+                "dsn",
+                "external",
+                "server_user",
+                "pg_bin",
+            ];
+            if let Some(bad) = given.iter().find(|g| !allowed.contains(&g.as_str())) {
+                return Err(format!(
+                    "--resume continues the study recorded in {}; --{} cannot change it \
+                     (only --quiet, --fail-on-violation and the server flags are allowed)",
+                    dir.display(),
+                    bad.replace('_', "-")
+                ));
+            }
+            let cli = self.into_config();
+            return crate::study::resume(&dir, &cli, given).map_err(|e| e.to_string());
+        }
+        let Some(path) = self.file.clone() else {
+            return Ok(self.into_config());
+        };
+        let base = RunArgs::default().into_config();
+        let mut cfg = crate::study::load(&path, base).map_err(|e| e.to_string())?;
+        let cli = self.into_config();
+        for id in given {
+            match id.as_str() {
+                "workload" => cfg.workload = cli.workload.clone(),
+                "scale" => cfg.scale = cli.scale.clone(),
+                "isolation" => cfg.isolation = cli.isolation.clone(),
+                "strategy" => cfg.strategies = cli.strategies.clone(),
+                "clients" => cfg.clients = cli.clients.clone(),
+                "pool_size" => cfg.pool_size = cli.pool_size.clone(),
+                "rate" => cfg.rate = cli.rate.clone(),
+                "latency_limit" => cfg.latency_limit = cli.latency_limit,
+                "repeat" => cfg.repeat = cli.repeat,
+                "duration" => cfg.duration = cli.duration,
+                "warmup" => cfg.warmup = cli.warmup,
+                "max_tries" => {
+                    cfg.retry.max_tries = cli.retry.max_tries;
+                    cfg.max_tries.clear();
+                }
+                "retry_on" => cfg.retry.retry_on = cli.retry.retry_on.clone(),
+                "backoff" => cfg.retry.backoff = cli.retry.backoff,
+                "threads" => cfg.threads = cli.threads,
+                "sample_interval" => cfg.sample_interval = cli.sample_interval,
+                "seed" => cfg.seed = cli.seed,
+                "order" => cfg.order = cli.order,
+                "baseline" => cfg.baseline = cli.baseline.clone(),
+                "dsn" => cfg.target.dsn = cli.target.dsn.clone(),
+                "external" => cfg.target.external_from_env = cli.target.external_from_env,
+                "pg_bin" => {
+                    cfg.target.pg_bin = cli.target.pg_bin.clone();
+                    cfg.pg_bin.clear();
+                }
+                "server_user" => cfg.target.server_user = cli.target.server_user.clone(),
+                "out" => cfg.out = cli.out.clone(),
+                "quiet" => cfg.quiet = cli.quiet,
+                "fail_on_violation" => cfg.fail_on_violation = cli.fail_on_violation,
+                "settings" => {
+                    for (k, v) in &cli.target.settings {
+                        cfg.target.settings.retain(|(n, _)| n != k);
+                        cfg.setting_factors.retain(|(n, _)| n != k);
+                        cfg.target.settings.push((k.clone(), v.clone()));
+                    }
+                }
+                "params" => {
+                    for (k, v) in &cli.params {
+                        cfg.params.retain(|(n, _)| n != k);
+                        cfg.params.push((k.clone(), v.clone()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+/// The ids of the arguments in `m` that the user gave (on the command
+/// line or through an environment variable), not defaults.
+pub fn given_ids(m: &clap::ArgMatches) -> Vec<String> {
+    use clap::parser::ValueSource;
+    m.ids()
+        .filter(|id| {
+            matches!(
+                m.value_source(id.as_str()),
+                Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+            )
+        })
+        .map(|id| id.as_str().to_string())
+        .collect()
 }
 
 fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {

@@ -1,8 +1,9 @@
 //! isobench: what transaction isolation costs and what it buys on
 //! PostgreSQL, measured reproducibly.
 //!
-//! Data flow of `isobench run`: [`cli`] turns flags into an
-//! [`config::ExperimentConfig`]; [`experiment`] starts the [`target`]
+//! Data flow of `isobench run`: [`cli`] turns flags, over an experiment
+//! file read by [`study`], into an [`config::ExperimentConfig`];
+//! [`experiment`] starts the [`target`]
 //! (a managed server by default), loads the [`workload`] into a template
 //! database, and executes the runs in interleaved order. Each run resets
 //! the data from the template, drives clients with the [`engine`] (which
@@ -21,6 +22,7 @@ pub mod progress;
 pub mod report;
 pub mod stats;
 pub mod store;
+pub mod study;
 pub mod target;
 pub mod workload;
 

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use tokio_util::sync::CancellationToken;
 
 use isobench::cli::{AnomaliesArgs, Cli, Command, RunArgs};
@@ -18,7 +18,12 @@ fn main() -> ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("ISOBENCH_LOG"))
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let given = match matches.subcommand() {
+        Some(("run", m)) => isobench::cli::given_ids(m),
+        _ => Vec::new(),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -29,7 +34,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = runtime.block_on(dispatch(cli));
+    let code = runtime.block_on(dispatch(cli, given));
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     match code {
         Ok(code) => code,
@@ -40,9 +45,9 @@ fn main() -> ExitCode {
     }
 }
 
-async fn dispatch(cli: Cli) -> Result<ExitCode> {
+async fn dispatch(cli: Cli, given: Vec<String>) -> Result<ExitCode> {
     match cli.command.unwrap_or_else(|| Command::Run(Box::default())) {
-        Command::Run(args) => run(*args).await,
+        Command::Run(args) => run(*args, &given).await,
         Command::Report { dir } => {
             let results = store::Results::read(&dir).map_err(anyhow::Error::msg)?;
             let path = dir.join(store::REPORT_MD);
@@ -63,8 +68,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-async fn run(args: RunArgs) -> Result<ExitCode> {
-    let cfg = args.into_config();
+async fn run(args: RunArgs, given: &[String]) -> Result<ExitCode> {
+    let cfg = args.into_study(given).map_err(anyhow::Error::msg)?;
     let quiet = cfg.quiet;
     let fail_on_violation = cfg.fail_on_violation;
     let cancel = CancellationToken::new();

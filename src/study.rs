@@ -1,0 +1,720 @@
+//! Experiment files: a study as TOML (`isobench run study.toml`).
+//!
+//! Every `isobench run` flag has a key of the same name in snake_case
+//! (`--pool-size` is `pool_size`, `--set` is the `[settings]` table,
+//! `--param` the `[params]` table). A factor takes one value or a list;
+//! a list makes the factor vary, and the cells are the cross product of
+//! all factors. Factors may be written at the top level or in a
+//! `[factors]` table, not both:
+//!
+//! ```toml
+//! workload = "tpcb"
+//! scale = 1
+//! repeat = 2
+//! duration = "2s"
+//! warmup = "1s"
+//! [factors]
+//! isolation = ["rc", "ser"]
+//! clients = [8]
+//! pool_size = [2, 8]
+//! [factors.settings]          # server settings as a factor (managed server)
+//! max_pred_locks_per_transaction = [64, 256]
+//! ```
+//!
+//! A `[settings]` entry with one value is a fixed server setting (like
+//! `--set`); with a list it is a factor. `[params]` holds workload
+//! parameters the same way. Unknown keys and invalid values are errors
+//! naming the file, line, column and key. Command-line flags override the
+//! file's values (`--set`/`--param` per name).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::{Spanned, Value};
+
+use crate::config::{Backoff, ExperimentConfig, Isolation, Order, parse_duration};
+
+/// An error in an experiment file, located at `line:column` (1-based).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}:{line}:{column}: {message}")]
+pub struct StudyError {
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+type Entry = Option<Spanned<Value>>;
+type Table = Option<BTreeMap<Spanned<String>, Spanned<Value>>>;
+
+/// The keys a factor may take, at the top level or in `[factors]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Factors {
+    isolation: Entry,
+    strategy: Entry,
+    clients: Entry,
+    pool_size: Entry,
+    rate: Entry,
+    scale: Entry,
+    max_tries: Entry,
+    pg_bin: Entry,
+    params: Table,
+    settings: Table,
+}
+
+/// The file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    workload: Entry,
+    repeat: Entry,
+    duration: Entry,
+    warmup: Entry,
+    latency_limit: Entry,
+    retry_on: Entry,
+    backoff: Entry,
+    threads: Entry,
+    sample_interval: Entry,
+    seed: Entry,
+    order: Entry,
+    baseline: Entry,
+    dsn: Entry,
+    external: Entry,
+    server_user: Entry,
+    out: Entry,
+    quiet: Entry,
+    fail_on_violation: Entry,
+    // Factors at the top level.
+    isolation: Entry,
+    strategy: Entry,
+    clients: Entry,
+    pool_size: Entry,
+    rate: Entry,
+    scale: Entry,
+    max_tries: Entry,
+    pg_bin: Entry,
+    params: Table,
+    settings: Table,
+    factors: Option<Factors>,
+}
+
+/// Locates byte offsets of one file.
+struct Src<'a> {
+    path: &'a str,
+    text: &'a str,
+}
+
+impl Src<'_> {
+    fn err(&self, at: usize, message: impl fmt::Display) -> StudyError {
+        let before = &self.text[..at.min(self.text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        StudyError {
+            path: self.path.to_string(),
+            line,
+            column,
+            message: message.to_string(),
+        }
+    }
+
+    /// The values of `key`: a list's elements, or the one value.
+    fn list<T>(
+        &self,
+        key: &str,
+        v: &Spanned<Value>,
+        parse: impl Fn(&Value) -> Result<T, String>,
+    ) -> Result<Vec<T>, StudyError> {
+        let items: Vec<&Value> = match v.get_ref() {
+            Value::Array(a) if a.is_empty() => {
+                return Err(self.err(v.span().start, format!("{key}: the list is empty")));
+            }
+            Value::Array(a) => a.iter().collect(),
+            one => vec![one],
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            out.push(parse(item).map_err(|e| self.err(v.span().start, format!("{key}: {e}")))?);
+        }
+        Ok(out)
+    }
+
+    /// The single value of `key`.
+    fn one<T>(
+        &self,
+        key: &str,
+        v: &Spanned<Value>,
+        parse: impl Fn(&Value) -> Result<T, String>,
+    ) -> Result<T, StudyError> {
+        if let Value::Array(_) = v.get_ref() {
+            return Err(self.err(
+                v.span().start,
+                format!("{key}: takes one value, not a list"),
+            ));
+        }
+        parse(v.get_ref()).map_err(|e| self.err(v.span().start, format!("{key}: {e}")))
+    }
+}
+
+/// A scalar as text: strings as they are, numbers and booleans printed.
+fn scalar(v: &Value) -> Result<String, String> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Integer(i) => Ok(i.to_string()),
+        Value::Float(f) => Ok(f.to_string()),
+        Value::Boolean(b) => Ok(b.to_string()),
+        other => Err(format!(
+            "expected a string or a number, found {}",
+            other.type_str()
+        )),
+    }
+}
+
+fn string(v: &Value) -> Result<String, String> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        other => Err(format!("expected a string, found {}", other.type_str())),
+    }
+}
+
+fn parsed<T: FromStr<Err = String>>(v: &Value) -> Result<T, String> {
+    string(v)?.parse()
+}
+
+fn boolean(v: &Value) -> Result<bool, String> {
+    match v {
+        Value::Boolean(b) => Ok(*b),
+        other => Err(format!(
+            "expected true or false, found {}",
+            other.type_str()
+        )),
+    }
+}
+
+fn int_in(lo: i64, hi: i64) -> impl Fn(&Value) -> Result<i64, String> {
+    move |v| match v {
+        Value::Integer(i) if (lo..=hi).contains(i) => Ok(*i),
+        Value::Integer(i) => Err(format!("{i} is out of range ({lo} to {hi})")),
+        other => Err(format!("expected an integer, found {}", other.type_str())),
+    }
+}
+
+fn u32_in(lo: u32, hi: u32) -> impl Fn(&Value) -> Result<u32, String> {
+    let f = int_in(i64::from(lo), i64::from(hi));
+    move |v| f(v).map(|i| i as u32)
+}
+
+/// A duration: a string like `2s`, `500ms`, or a number of seconds.
+fn duration(v: &Value) -> Result<Duration, String> {
+    match v {
+        Value::String(s) => parse_duration(s),
+        Value::Integer(i) if *i >= 0 => Ok(Duration::from_secs(*i as u64)),
+        Value::Float(f) if *f >= 0.0 && f.is_finite() => Ok(Duration::from_secs_f64(*f)),
+        other => Err(format!(
+            "expected a duration like \"10s\" or \"500ms\", found {}",
+            scalar(other).unwrap_or_else(|_| other.type_str().to_string())
+        )),
+    }
+}
+
+fn positive_rate(v: &Value) -> Result<f64, String> {
+    let r = match v {
+        Value::Integer(i) => *i as f64,
+        Value::Float(f) => *f,
+        other => {
+            return Err(format!(
+                "expected a number of tx/s, found {}",
+                other.type_str()
+            ));
+        }
+    };
+    if r.is_finite() && r > 0.0 {
+        Ok(r)
+    } else {
+        Err(format!(
+            "{r} is not a rate; give transactions per second > 0"
+        ))
+    }
+}
+
+/// Reads the experiment file `path` over `base` (the defaults).
+///
+/// Errors: the file cannot be read, is not TOML, has an unknown key, or a
+/// value that is invalid for its key ([`StudyError`] with line and column).
+pub fn load(path: &Path, base: ExperimentConfig) -> Result<ExperimentConfig, StudyError> {
+    let text = std::fs::read_to_string(path).map_err(|e| StudyError {
+        path: path.display().to_string(),
+        line: 0,
+        column: 0,
+        message: format!("cannot read the experiment file: {e}"),
+    })?;
+    let mut cfg = parse(&path.display().to_string(), &text, base)?;
+    cfg.file = Some(path.to_path_buf());
+    Ok(cfg)
+}
+
+/// Parses an experiment file's `text` (named `path` in errors) over `base`.
+pub fn parse(
+    path: &str,
+    text: &str,
+    base: ExperimentConfig,
+) -> Result<ExperimentConfig, StudyError> {
+    let src = Src { path, text };
+    let raw: Raw = toml::from_str(text).map_err(|e| {
+        let at = e.span().map_or(0, |s| s.start);
+        src.err(at, e.message().trim())
+    })?;
+    let mut cfg = base;
+    let f = raw.factors.unwrap_or_default();
+
+    // A factor from the top level or [factors], never both.
+    let pick = |key: &str, top: Entry, fac: Entry| -> Result<Entry, StudyError> {
+        match (top, fac) {
+            (Some(_), Some(b)) => Err(src.err(
+                b.span().start,
+                format!("{key}: given both at the top level and in [factors]; keep one"),
+            )),
+            (a, b) => Ok(a.or(b)),
+        }
+    };
+    if let Some(v) = raw.workload {
+        let name = src.one("workload", &v, string)?;
+        if crate::workload::spec(&name).is_none() {
+            let known: Vec<&str> = crate::workload::REGISTRY.iter().map(|s| s.name).collect();
+            return Err(src.err(
+                v.span().start,
+                format!(
+                    "workload: unknown workload '{name}' (built-in: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+        cfg.workload = name;
+    }
+    let spec = crate::workload::spec(&cfg.workload).expect("checked above or default");
+    if let Some(v) = pick("isolation", raw.isolation, f.isolation)? {
+        cfg.isolation = dedup(src.list("isolation", &v, parsed::<Isolation>)?);
+    }
+    if let Some(v) = pick("strategy", raw.strategy, f.strategy)? {
+        let list = dedup(src.list("strategy", &v, string)?);
+        for s in &list {
+            spec.check_strategy(s)
+                .map_err(|e| src.err(v.span().start, format!("strategy: {e}")))?;
+        }
+        cfg.strategies = list;
+    }
+    if let Some(v) = pick("clients", raw.clients, f.clients)? {
+        cfg.clients = dedup(src.list("clients", &v, u32_in(1, 10_000))?);
+    }
+    if let Some(v) = pick("pool_size", raw.pool_size, f.pool_size)? {
+        cfg.pool_size = dedup(src.list("pool_size", &v, u32_in(1, 10_000))?);
+    }
+    if let Some(v) = pick("rate", raw.rate, f.rate)? {
+        cfg.rate = src.list("rate", &v, positive_rate)?;
+    }
+    if let Some(v) = pick("scale", raw.scale, f.scale)? {
+        if spec.scale.is_none() {
+            return Err(src.err(
+                v.span().start,
+                format!(
+                    "scale: {} has no scale factor; its size is a parameter (see `isobench workloads {}`)",
+                    spec.name, spec.name
+                ),
+            ));
+        }
+        cfg.scale = dedup(src.list("scale", &v, u32_in(1, 100_000))?);
+    }
+    if let Some(v) = pick("max_tries", raw.max_tries, f.max_tries)? {
+        let tries = dedup(src.list("max_tries", &v, u32_in(1, 1_000_000))?);
+        match tries.as_slice() {
+            [one] => {
+                cfg.retry.max_tries = *one;
+                cfg.max_tries = Vec::new();
+            }
+            _ => cfg.max_tries = tries,
+        }
+    }
+    if let Some(v) = pick("pg_bin", raw.pg_bin, f.pg_bin)? {
+        let bins: Vec<PathBuf> = dedup(src.list("pg_bin", &v, string)?)
+            .into_iter()
+            .map(PathBuf::from)
+            .collect();
+        for b in &bins {
+            if !b.join("postgres").is_file() {
+                return Err(src.err(
+                    v.span().start,
+                    format!(
+                        "pg_bin: {} has no `postgres` binary; give a PostgreSQL bin directory",
+                        b.display()
+                    ),
+                ));
+            }
+        }
+        match bins.as_slice() {
+            [one] => cfg.target.pg_bin = Some(one.clone()),
+            _ => cfg.pg_bin = bins,
+        }
+    }
+    for (name, top, fac) in [
+        ("params", raw.params, f.params),
+        ("settings", raw.settings, f.settings),
+    ] {
+        let mut seen = BTreeMap::new();
+        for (k, v) in top.into_iter().flatten().chain(fac.into_iter().flatten()) {
+            if seen.insert(k.get_ref().clone(), ()).is_some() {
+                return Err(src.err(
+                    k.span().start,
+                    format!("{name}.{}: given twice", k.get_ref()),
+                ));
+            }
+            let key = format!("{name}.{}", k.get_ref());
+            let values = dedup(src.list(&key, &v, scalar)?);
+            if name == "params" {
+                spec.check_param(k.get_ref())
+                    .map_err(|e| src.err(k.span().start, format!("{key}: {e}")))?;
+                cfg.params.retain(|(p, _)| p != k.get_ref());
+                cfg.params.push((k.get_ref().clone(), values));
+            } else if values.len() == 1 {
+                cfg.target.settings.retain(|(p, _)| p != k.get_ref());
+                cfg.target
+                    .settings
+                    .push((k.get_ref().clone(), values[0].clone()));
+            } else {
+                cfg.setting_factors.push((k.get_ref().clone(), values));
+            }
+        }
+    }
+
+    if let Some(v) = raw.repeat {
+        cfg.repeat = src.one("repeat", &v, u32_in(1, 10_000))?;
+    }
+    if let Some(v) = raw.duration {
+        cfg.duration = src.one("duration", &v, duration)?;
+        if cfg.duration.is_zero() {
+            return Err(src.err(v.span().start, "duration: must be longer than 0s"));
+        }
+    }
+    if let Some(v) = raw.warmup {
+        cfg.warmup = src.one("warmup", &v, duration)?;
+    }
+    if let Some(v) = raw.latency_limit {
+        cfg.latency_limit = Some(src.one("latency_limit", &v, duration)?);
+    }
+    if let Some(v) = raw.sample_interval {
+        cfg.sample_interval = src.one("sample_interval", &v, duration)?;
+        if cfg.sample_interval < Duration::from_millis(100) {
+            return Err(src.err(
+                v.span().start,
+                "sample_interval: shorter than the 100ms minimum",
+            ));
+        }
+    }
+    if let Some(v) = raw.retry_on {
+        cfg.retry.retry_on = dedup(src.list("retry_on", &v, |x| {
+            let s = string(x)?.trim().to_ascii_uppercase();
+            crate::engine::retry::sqlstate(&s)
+                .map(|_| s.clone())
+                .ok_or_else(|| format!("'{s}' is not a five-character SQLSTATE like 40001"))
+        })?);
+    }
+    if let Some(v) = raw.backoff {
+        cfg.retry.backoff = src.one("backoff", &v, parsed::<Backoff>)?;
+    }
+    if let Some(v) = raw.threads {
+        cfg.threads = Some(src.one("threads", &v, int_in(1, 1024))? as usize);
+    }
+    if let Some(v) = raw.seed {
+        cfg.seed = src.one("seed", &v, int_in(0, i64::MAX))? as u64;
+    }
+    if let Some(v) = raw.order {
+        cfg.order = src.one("order", &v, parsed::<Order>)?;
+    }
+    if let Some(v) = raw.baseline {
+        cfg.baseline = Some(src.one("baseline", &v, baseline)?);
+    }
+    if let Some(v) = raw.dsn {
+        cfg.target.dsn = Some(src.one("dsn", &v, string)?);
+    }
+    if let Some(v) = raw.external {
+        cfg.target.external_from_env = src.one("external", &v, boolean)?;
+    }
+    if let Some(v) = raw.server_user {
+        cfg.target.server_user = src.one("server_user", &v, string)?;
+    }
+    if let Some(v) = raw.out {
+        cfg.out = Some(PathBuf::from(src.one("out", &v, string)?));
+    }
+    if let Some(v) = raw.quiet {
+        cfg.quiet = src.one("quiet", &v, boolean)?;
+    }
+    if let Some(v) = raw.fail_on_violation {
+        cfg.fail_on_violation = src.one("fail_on_violation", &v, boolean)?;
+    }
+    Ok(cfg)
+}
+
+/// The study recorded in results directory `dir` (for `--resume`), with
+/// the flags in `given` taken from `cli` (quiet, fail_on_violation and the
+/// server flags). An external server must be named again (`--dsn` or
+/// `--external`), since its DSN is never stored.
+///
+/// Errors: no readable results.json in `dir`, a study that already
+/// completed, or an external target without `--dsn`/`--external`.
+pub fn resume(
+    dir: &Path,
+    cli: &ExperimentConfig,
+    given: &[String],
+) -> Result<ExperimentConfig, String> {
+    let r = crate::store::Results::read(dir).map_err(|e| format!("--resume: {e}"))?;
+    if r.complete {
+        return Err(format!(
+            "--resume: the experiment in {} is complete; nothing to resume",
+            dir.display()
+        ));
+    }
+    let c = r.config;
+    let mut target = cli.target.clone();
+    if !given.iter().any(|g| g == "pg_bin") {
+        target.pg_bin = c.target_options.pg_bin.as_ref().map(PathBuf::from);
+    }
+    if !given.iter().any(|g| g == "server_user") {
+        target.server_user = c.target_options.server_user.clone();
+    }
+    target.settings = c.settings.clone().into_iter().collect();
+    let external_now = target.dsn.is_some() || target.external_from_env;
+    if c.target_options.external && !external_now {
+        return Err(format!(
+            "--resume: the experiment in {} ran on an external server; give --dsn or --external again",
+            dir.display()
+        ));
+    }
+    let workload_has_scale = crate::workload::spec(&c.workload).is_some_and(|s| s.scale.is_some());
+    Ok(ExperimentConfig {
+        workload: c.workload,
+        scale: if workload_has_scale {
+            c.scale
+        } else {
+            Vec::new()
+        },
+        isolation: c.isolation,
+        strategies: c.strategies,
+        params: c.params,
+        clients: c.clients,
+        pool_size: c.pool_size,
+        rate: c.rate,
+        latency_limit: c
+            .latency_limit_ms
+            .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
+        max_tries: c.max_tries,
+        setting_factors: c.setting_factors,
+        pg_bin: c.pg_bin.into_iter().map(PathBuf::from).collect(),
+        repeat: c.repeat,
+        order: c.order,
+        baseline: c.baseline,
+        duration: Duration::from_secs_f64(c.duration_s),
+        warmup: Duration::from_secs_f64(c.warmup_s),
+        retry: c.retry,
+        threads: c.threads,
+        sample_interval: Duration::from_secs_f64(c.sample_interval_s),
+        seed: c.seed,
+        target,
+        file: c.file.map(PathBuf::from),
+        resume: Some(dir.to_path_buf()),
+        out: Some(dir.to_path_buf()),
+        quiet: cli.quiet,
+        fail_on_violation: cli.fail_on_violation,
+    })
+}
+
+/// A baseline: a string `isolation=rc,clients=16`, or an inline table
+/// `{ isolation = "rc", clients = 16 }`; returned in the string form.
+fn baseline(v: &Value) -> Result<String, String> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Table(t) => t
+            .iter()
+            .map(|(k, v)| scalar(v).map(|v| format!("{k}={v}")))
+            .collect::<Result<Vec<_>, _>>()
+            .map(|kv| kv.join(",")),
+        other => Err(format!(
+            "expected \"isolation=rc,clients=16\" or {{ isolation = \"rc\" }}, found {}",
+            other.type_str()
+        )),
+    }
+}
+
+fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {
+    let mut out = Vec::with_capacity(v.len());
+    for x in v {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::RunArgs;
+
+    fn base() -> ExperimentConfig {
+        RunArgs::default().into_config()
+    }
+
+    fn parse_ok(text: &str) -> ExperimentConfig {
+        parse("study.toml", text, base()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn parse_err(text: &str) -> StudyError {
+        parse("study.toml", text, base()).unwrap_err()
+    }
+
+    #[test]
+    fn the_issue_example_parses() {
+        let c = parse_ok(
+            r#"workload = "tpcb"
+scale = 1
+repeat = 2
+duration = "2s"
+warmup = "1s"
+[factors]
+isolation = ["rc", "ser"]
+clients = [8]
+pool_size = [2, 8]
+"#,
+        );
+        assert_eq!(c.workload, "tpcb");
+        assert_eq!(c.scale, vec![1]);
+        assert_eq!(c.repeat, 2);
+        assert_eq!(c.duration, Duration::from_secs(2));
+        assert_eq!(c.warmup, Duration::from_secs(1));
+        assert_eq!(
+            c.isolation,
+            vec![Isolation::ReadCommitted, Isolation::Serializable]
+        );
+        assert_eq!(c.clients, vec![8]);
+        assert_eq!(c.pool_size, vec![2, 8]);
+        let cells = crate::experiment::cells(&c).unwrap();
+        assert_eq!(cells.len(), 4);
+        assert_eq!(cells[0].pool_size, Some(2));
+        assert_eq!(cells[3].pool_size, Some(8));
+    }
+
+    #[test]
+    fn settings_params_builds_and_fixed_values() {
+        let c = parse_ok(
+            r#"workload = "sibench"
+clients = 4
+max_tries = [1, 10]
+order = "random"
+seed = 7
+baseline = { isolation = "rc", max_tries = 10 }
+[params]
+rows = [10, 100]
+[settings]
+shared_buffers = "64MB"
+[factors.settings]
+max_pred_locks_per_transaction = [64, 256]
+"#,
+        );
+        assert_eq!(c.clients, vec![4]);
+        assert_eq!(c.max_tries, vec![1, 10]);
+        assert_eq!(c.order, Order::Random);
+        assert_eq!(c.seed, 7);
+        assert_eq!(c.baseline.as_deref(), Some("isolation=rc,max_tries=10"));
+        assert_eq!(
+            c.params,
+            vec![(
+                "rows".to_string(),
+                vec!["10".to_string(), "100".to_string()]
+            )]
+        );
+        assert!(
+            c.target
+                .settings
+                .contains(&("shared_buffers".into(), "64MB".into()))
+        );
+        assert_eq!(
+            c.setting_factors,
+            vec![(
+                "max_pred_locks_per_transaction".to_string(),
+                vec!["64".to_string(), "256".to_string()]
+            )]
+        );
+        let cells = crate::experiment::cells(&c).unwrap();
+        // 3 levels x 2 rows x 2 max_tries x 2 settings.
+        assert_eq!(cells.len(), 24);
+        // Server settings vary slowest.
+        assert!(
+            cells[..12]
+                .iter()
+                .all(|c| c.settings["max_pred_locks_per_transaction"] == "64")
+        );
+    }
+
+    #[test]
+    fn errors_name_key_and_line() {
+        for (text, line, needle) in [
+            (
+                "workload = \"tpcb\"\nbogus = 1\n",
+                2,
+                "unknown field `bogus`",
+            ),
+            (
+                "[factors]\nclients = [0]\n",
+                2,
+                "clients: 0 is out of range",
+            ),
+            (
+                "isolation = [\"rc\", \"snapshot\"]\n",
+                1,
+                "isolation: unknown isolation level 'snapshot'",
+            ),
+            (
+                "\n\nduration = \"soon\"\n",
+                3,
+                "duration: 'soon' is not a duration",
+            ),
+            (
+                "workload = \"nope\"\n",
+                1,
+                "workload: unknown workload 'nope'",
+            ),
+            (
+                "workload = \"sibench\"\n[params]\nrowz = 1\n",
+                3,
+                "params.rowz",
+            ),
+            ("clients = 4\n[factors]\nclients = [8]\n", 3, "given both"),
+            ("[factors]\nsize = [1]\n", 2, "unknown field `size`"),
+            ("repeat = [1, 2]\n", 1, "repeat: takes one value"),
+            ("rate = [0]\n", 1, "rate: 0 is not a rate"),
+            (
+                "workload = \"write-skew\"\nscale = 2\n",
+                2,
+                "scale: write-skew has no scale",
+            ),
+            ("pool_size = []\n", 1, "pool_size: the list is empty"),
+            ("clients = [1,\n", 1, ""),
+        ] {
+            let e = parse_err(text);
+            assert_eq!(e.line, line, "{text:?}: {e}");
+            assert!(
+                e.to_string().starts_with(&format!("study.toml:{line}:")),
+                "{e}"
+            );
+            assert!(e.message.contains(needle), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn missing_file_names_it() {
+        let e = load(Path::new("/nonexistent/study.toml"), base()).unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/study.toml"), "{e}");
+    }
+}
