@@ -1,0 +1,245 @@
+//! Experiment files, pool size, open loop, settings factors and resume,
+//! end to end against the managed server (issue #5).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+fn write_study(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The file of the issue runs as is: 2 isolation levels x 2 pool sizes x 2
+/// repetitions. With 8 clients on 2 connections the clients wait for a
+/// connection; on 8 they practically never do.
+#[test]
+fn the_pool_size_study_file_runs_as_is() {
+    let (base, dir) = out_dir("pool");
+    let study = write_study(
+        base.path(),
+        "pool.toml",
+        r#"workload = "tpcb"
+scale = 1
+repeat = 2
+duration = "2s"
+warmup = "1s"
+[factors]
+isolation = ["rc", "ser"]
+clients = [8]
+pool_size = [2, 8]
+"#,
+    );
+    let (out, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("pool_size"), "{stdout}");
+    let r = read_json(&dir);
+    assert_schema_valid(&r);
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["config"]["file"], study.to_str().unwrap());
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 8);
+    let mean_wait = |pool: u64| -> f64 {
+        let w: Vec<f64> = runs
+            .iter()
+            .filter(|x| x["cell"]["pool_size"] == pool)
+            .map(|x| x["pool_wait_ms"]["mean"].as_f64().unwrap())
+            .collect();
+        assert_eq!(w.len(), 4);
+        w.iter().sum::<f64>() / 4.0
+    };
+    let (small, full) = (mean_wait(2), mean_wait(8));
+    assert!(
+        small > 0.2,
+        "8 clients on 2 connections waited {small} ms on average"
+    );
+    assert!(
+        small > 20.0 * full,
+        "pool 2 waits {small} ms, pool 8 {full} ms"
+    );
+    for x in runs {
+        assert!(x["pool_wait_ms"]["p99"].as_f64().unwrap() >= 0.0);
+        assert!(x["committed"].as_u64().unwrap() > 0);
+        assert!(
+            x["server_version"]
+                .as_str()
+                .unwrap()
+                .starts_with(char::is_numeric)
+        );
+    }
+    assert!(dir.join("report.md").exists());
+    assert_managed_server_gone(&r);
+}
+
+/// An open-loop run below capacity achieves its rate; a server setting
+/// as a factor restarts the server and is in effect inside each run.
+#[test]
+fn open_loop_rate_and_settings_factor() {
+    let (base, dir) = out_dir("rate");
+    let study = write_study(
+        base.path(),
+        "rate.toml",
+        r#"workload = "tpcb"
+scale = 1
+repeat = 1
+duration = "4s"
+warmup = "500ms"
+isolation = "rc"
+clients = 4
+rate = 150
+[factors.settings]
+max_pred_locks_per_transaction = [64, 128]
+"#,
+    );
+    let (out, _, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    let r = read_json(&dir);
+    assert_schema_valid(&r);
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for x in runs {
+        let want = x["cell"]["settings"]["max_pred_locks_per_transaction"]
+            .as_str()
+            .unwrap();
+        assert_eq!(
+            x["server_settings"]["max_pred_locks_per_transaction"], want,
+            "SHOW inside the run"
+        );
+        let tps = x["tps"].as_f64().unwrap();
+        assert!(
+            (tps - 150.0).abs() < 0.25 * 150.0,
+            "open loop at 150 tx/s achieved {tps} tx/s"
+        );
+        let lag = &x["schedule_lag_ms"];
+        assert!(lag["count"].as_u64().unwrap() > 300, "{lag}");
+        assert_eq!(x["skipped"], 0);
+        assert!(x["pool_wait_ms"].is_null());
+    }
+    let restarts = stderr.matches("restarting the server").count();
+    assert_eq!(restarts, 0, "quiet run prints nothing: {stderr}");
+    assert_managed_server_gone(&r);
+}
+
+/// Ctrl-C mid-study, then `--resume`: the completed runs are kept as
+/// they were, the rest run, and the study completes.
+#[test]
+fn resume_continues_an_interrupted_study() {
+    let (_keep, dir) = out_dir("resume");
+    let mut child = isobench()
+        .args([
+            "run",
+            "--scale",
+            "1",
+            "--clients",
+            "2",
+            "--isolation",
+            "rc,ser",
+            "--repeat",
+            "2",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+            "--quiet",
+            "--out",
+            dir.to_str().unwrap(),
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "no run completed within 60 s");
+        if let Ok(text) = std::fs::read_to_string(dir.join("results.json"))
+            && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+            && v["runs"].as_array().is_some_and(|r| !r.is_empty())
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let before = read_json(&dir);
+    let kept: Vec<serde_json::Value> = before["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["complete"] == true)
+        .cloned()
+        .collect();
+    assert!(
+        !kept.is_empty() && kept.len() < 4,
+        "{} complete",
+        kept.len()
+    );
+
+    // Flags that would change the study are refused.
+    let (out, _, stderr) = run(&["run", "--resume", dir.to_str().unwrap(), "--clients", "4"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("--clients cannot change it"), "{stderr}");
+
+    let (out, _, stderr) = run(&["run", "--resume", dir.to_str().unwrap(), "--quiet"]);
+    assert!(out.status.success(), "{stderr}");
+    let after = read_json(&dir);
+    assert_schema_valid(&after);
+    assert_eq!(after["complete"], true);
+    let runs = after["runs"].as_array().unwrap();
+    let indexes: Vec<u64> = runs.iter().map(|r| r["index"].as_u64().unwrap()).collect();
+    assert_eq!(indexes, vec![1, 2, 3, 4]);
+    for k in &kept {
+        let same = runs.iter().find(|r| r["index"] == k["index"]).unwrap();
+        assert_eq!(same, k, "a completed run changed on resume");
+    }
+    // Nothing left to resume.
+    let (out, _, stderr) = run(&["run", "--resume", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("nothing to resume"), "{stderr}");
+}
+
+/// Bad experiment files: exit 1 with file:line:column and the key, before
+/// any server starts.
+#[test]
+fn bad_study_files_name_the_key_and_line() {
+    let base = tempfile::tempdir().unwrap();
+    for (text, want) in [
+        (
+            "workload = \"tpcb\"\nclinets = [8]\n",
+            ":2:1: unknown field `clinets`",
+        ),
+        (
+            "[factors]\npool_size = [2, 0]\n",
+            ":2:13: pool_size: 0 is out of range",
+        ),
+        ("duration = \"2 parsecs\"\n", ":1:12: duration:"),
+    ] {
+        let p = write_study(base.path(), "bad.toml", text);
+        let (out, _, stderr) = run(&["run", p.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(&format!("bad.toml{want}")),
+            "{text:?}: {stderr}"
+        );
+    }
+    // The command line overrides the file: --clients 0 is clap's error (2).
+    let p = write_study(base.path(), "ok.toml", "clients = 4\n");
+    let (out, _, _) = run(&["run", p.to_str().unwrap(), "--clients", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+}
