@@ -188,6 +188,9 @@ fn main() {
                     duration: Duration::from_secs(seconds),
                     seed: u64::from(round),
                     threads,
+                    pool_size: None,
+                    rate: None,
+                    latency_limit: None,
                 };
                 let (outcome, ()) = rt
                     .block_on(async {
