@@ -1007,7 +1007,7 @@ fn read_results(conn: &Connection) -> R<Results> {
             "no experiment row: the experiment's header was never saved".into(),
         ));
     };
-    let mut config: StoredConfig = serde_json::from_str(&json).context("experiment.config_json")?;
+    let mut config = config_from_json(&json).context("experiment.config_json")?;
     cols.apply(&mut config)?;
     config.rate = conn
         .prepare("SELECT rate FROM config_rates ORDER BY ordinal")?
@@ -1078,6 +1078,23 @@ fn read_results(conn: &Connection) -> R<Results> {
         load,
         runs,
     })
+}
+
+/// Parses `config_json`. serde_json writes a non-finite `f64` as null,
+/// which it cannot read back into an `f64`: the fields read from columns
+/// are set to 0 first (and then replaced by [`ConfigColumns::apply`] and
+/// `config_rates`).
+fn config_from_json(json: &str) -> R<StoredConfig> {
+    let mut value: serde_json::Value = serde_json::from_str(json)?;
+    if let Some(obj) = value.as_object_mut() {
+        for k in ["duration_s", "warmup_s", "sample_interval_s"] {
+            if obj.get(k).is_some_and(serde_json::Value::is_null) {
+                obj.insert(k.into(), 0.into());
+            }
+        }
+        obj.insert("rate".into(), serde_json::Value::Array(Vec::new()));
+    }
+    Ok(serde_json::from_value(value)?)
 }
 
 /// The configuration's fields that have `experiment` columns.
@@ -1467,4 +1484,569 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
         server_version: row.get("server_version")?,
         server_settings,
     })
+}
+
+// The renderers' test fixture (`crate::report::fixture` is private to
+// `report`), compiled here once more.
+#[cfg(test)]
+#[path = "../report/fixture.rs"]
+mod fixture;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Backoff, RetryPolicy};
+
+    use super::fixture;
+
+    /// A store at `dir/results.sqlite` holding all of `r`.
+    fn saved(dir: &Path, r: &Results) -> (Store, PathBuf) {
+        let path = dir.join(DB_FILE);
+        let mut store = Store::create(&path).unwrap();
+        store.save_header(r).unwrap();
+        for run in &r.runs {
+            store.save_run(run).unwrap();
+        }
+        (store, path)
+    }
+
+    /// Rows with `run = run` in every table that has a `run` column.
+    fn rows_of_run(conn: &Connection, run: u32) -> BTreeMap<String, i64> {
+        let tables: Vec<String> = conn
+            .prepare(
+                "SELECT s.name FROM sqlite_schema s WHERE s.type = 'table'
+                   AND EXISTS (SELECT 1 FROM pragma_table_info(s.name) c WHERE c.name = 'run')",
+            )
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(tables.len() >= 15, "{tables:?}");
+        tables
+            .into_iter()
+            .map(|t| {
+                let n = conn
+                    .query_row(
+                        &format!("SELECT count(*) FROM {t} WHERE run = ?1"),
+                        [run],
+                        |r| r.get(0),
+                    )
+                    .unwrap();
+                (t, n)
+            })
+            .collect()
+    }
+
+    fn count(conn: &Connection, table: &str) -> i64 {
+        conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    }
+
+    fn tx_type(name: &str, committed: u64, failed: &[(&str, u64)], p99: f64) -> TxTypeRecord {
+        let mut h = crate::metrics::new_histogram();
+        h.record((p99 * 1000.0) as u64).unwrap();
+        h.record(committed.max(1)).unwrap();
+        TxTypeRecord {
+            name: name.into(),
+            committed,
+            user_aborts: committed / 7,
+            attempts: committed * 2 + 1,
+            failed: failed.iter().map(|(c, n)| (c.to_string(), *n)).collect(),
+            unknown_outcome: 1,
+            wasted_ms: 0.1 + 0.2,
+            latency_ms: LatencySummary {
+                mean: p99 / 3.0,
+                p50: p99 / 7.0,
+                p90: p99 / 1.1,
+                p95: p99 / 1.05,
+                p99,
+                p999: p99 * 1.7,
+                max: p99 * 11.3,
+            },
+            latency_histogram: crate::metrics::encode_histogram(&h),
+        }
+    }
+
+    /// The fixture with every optional factor and field set: pool size,
+    /// rate, settings, pg_bin, pool wait, schedule lag, skipped, late,
+    /// server settings, 600 per-second points, several transaction types,
+    /// a seed above `i64::MAX`, awkward floats. Run 1 has rows in every
+    /// table.
+    fn variant() -> Results {
+        let mut r = fixture::results();
+        r.finished_at = None;
+        r.complete = true;
+        let c = &mut r.config;
+        c.scale = vec![1, 10];
+        c.params = vec![("rows".into(), vec!["100".into(), "1000".into()])];
+        c.param_defaults.insert("rows".into(), "100".into());
+        c.pool_size = vec![8, 16];
+        // 0.1 + 0.2 = 0.30000000000000004 needs 17 digits: serde_json's
+        // default float parsing need not round-trip it.
+        c.rate = vec![500.0, 1000.0 / 3.0, 0.1 + 0.2, 1e-300];
+        c.latency_limit_ms = Some(0.1 + 0.7);
+        c.max_tries = vec![1, 10];
+        c.setting_factors = vec![("shared_buffers".into(), vec!["128MB".into(), "1GB".into()])];
+        c.pg_bin = vec![
+            "/usr/lib/postgresql/15/bin".into(),
+            "/usr/lib/postgresql/16/bin".into(),
+        ];
+        c.repeat = 2;
+        c.order = Order::Random;
+        c.baseline = Some("isolation=rc,clients=16".into());
+        c.duration_s = 180.0 / 7.0;
+        c.warmup_s = 0.1 * 3.0;
+        c.sample_interval_s = 2.0 / 3.0;
+        c.threads = Some(3);
+        c.retry = RetryPolicy {
+            max_tries: 5,
+            retry_on: vec!["40001".into()],
+            backoff: Backoff::Exponential {
+                base: Duration::from_millis(2),
+                max: Duration::from_millis(50),
+            },
+        };
+        c.seed = u64::MAX;
+        c.target = "external PostgreSQL at host=/tmp port=5432 — 'naïve' \"quoted\"".into();
+        c.file = Some("studies/ssi.toml".into());
+        r.environment
+            .server_settings
+            .insert("max_pred_locks_per_transaction".into(), "64".into());
+        r.load.push(LoadReport {
+            data: "rows=1000".into(),
+            elapsed: Duration::new(3, 123_456_789),
+            rows: 1000,
+        });
+
+        let run = &mut r.runs[0];
+        run.cell.params = BTreeMap::from([("rows".into(), "1000".into())]);
+        run.cell.pool_size = Some(8);
+        run.cell.rate = Some(Rate(1000.0 / 3.0));
+        run.cell.max_tries = Some(1);
+        run.cell.settings = BTreeMap::from([("shared_buffers".into(), "1GB".into())]);
+        run.cell.pg_bin = Some("/usr/lib/postgresql/16/bin".into());
+        run.seed = u64::MAX - 1;
+        run.pool_wait_ms = Some(WaitSummary {
+            count: 12345,
+            mean: 0.1 + 0.2,
+            p50: 0.25,
+            p99: 1.0 / 3.0,
+            max: 7.5,
+        });
+        run.schedule_lag_ms = Some(WaitSummary {
+            count: 0,
+            mean: 0.0,
+            p50: 0.0,
+            p99: 0.0,
+            max: 0.0,
+        });
+        run.skipped = 7;
+        run.late = 3;
+        run.server_settings
+            .insert("shared_buffers".into(), "1GB".into());
+        run.per_second = (0..600)
+            .map(|i| SecondPoint {
+                t_s: (i + 1) as f64 * 1.000_000_7,
+                committed: 90 + i % 17,
+                tps: (90 + i % 17) as f64 / 1.000_000_7,
+                p99_ms: 8.0 + (i as f64).sqrt() / 3.0,
+                failed: i % 5,
+            })
+            .collect();
+        run.transactions = vec![
+            tx_type("NewOrder", 3000, &[("40001", 12), ("40P01", 2)], 9.5),
+            tx_type("Payment", 2500, &[], 4.25),
+            tx_type("OrderStatus", 0, &[("23505", 1)], 0.0),
+        ];
+        run.failed = BTreeMap::from([
+            ("40001".into(), 12),
+            ("40P01".into(), 2),
+            ("23505".into(), 1),
+        ]);
+        run.failed_by_type = BTreeMap::from([
+            (
+                "NewOrder".into(),
+                BTreeMap::from([("40001".into(), 12), ("40P01".into(), 2)]),
+            ),
+            ("OrderStatus".into(), BTreeMap::from([("23505".into(), 1)])),
+        ]);
+        // 30 intervals x 12 counters, then one with a counter only in
+        // `delta` and one with no counters at all.
+        let zero = [0i64; 12];
+        run.server.stat_database = (0..30)
+            .map(|i| {
+                let now: Vec<i64> = (0..12).map(|k| (i + 1) * (k + 1) * 1001).collect();
+                crate::observe::stat_interval((i + 1) as f64 * 2.0 / 3.0, 2.0 / 3.0, &zero, &now)
+            })
+            .collect();
+        run.server.stat_database.push(StatInterval {
+            t_s: 20.5,
+            duration_s: 0.5,
+            delta: BTreeMap::from([("xact_commit".into(), -3)]),
+            rate: BTreeMap::new(),
+        });
+        run.server.stat_database.push(StatInterval {
+            t_s: 21.0,
+            duration_s: 0.5,
+            delta: BTreeMap::new(),
+            rate: BTreeMap::new(),
+        });
+        run.server.siread_locks = SireadLocks {
+            samples: 59,
+            by_granularity: BTreeMap::from([(
+                "tuple".into(),
+                CountStat {
+                    mean: 1.0 / 3.0,
+                    max: 4,
+                },
+            )]),
+            by_relation: BTreeMap::from([
+                (
+                    "pgbench_accounts (tuple)".into(),
+                    CountStat { mean: 0.25, max: 3 },
+                ),
+                (
+                    "pgbench_branches (relation)".into(),
+                    CountStat { mean: 1.0, max: 1 },
+                ),
+            ]),
+        };
+        run.server.errors = vec![
+            "pg_stat_database: timeout".into(),
+            "wait events: 'x'".into(),
+        ];
+        run.errors = vec!["client 3 lost: connection reset".into(), String::new()];
+        run.client_cpu_us_per_tx = f64::INFINITY;
+        run.reset_ms = f64::NEG_INFINITY;
+        // Run 2 keeps no wait events but its sample count.
+        r.runs[1].server.wait_events.counts.clear();
+        r.runs[1].server.plans.clear();
+        r
+    }
+
+    #[test]
+    fn round_trip_fixture() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = fixture::results();
+        let (store, path) = saved(dir.path(), &fixture);
+        drop(store);
+        assert_eq!(Store::load(&path).unwrap(), fixture);
+    }
+
+    #[test]
+    fn round_trip_variant() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = variant();
+        // A first header that the second must replace entirely.
+        let mut first = fixture::results();
+        first.load.push(first.load[0].clone());
+        first
+            .environment
+            .server_settings
+            .insert("x".into(), "y".into());
+        let path = dir.path().join(DB_FILE);
+        let mut store = Store::create(&path).unwrap();
+        store.save_header(&first).unwrap();
+        store.save_header(&v).unwrap();
+        for run in &v.runs {
+            store.save_run(run).unwrap();
+        }
+        // Every run-level table holds rows of run 1.
+        let rows = rows_of_run(&store.conn, 1);
+        assert!(rows.values().all(|&n| n > 0), "{rows:?}");
+        assert_eq!(rows["per_second"], 600);
+        assert_eq!(rows["stat_intervals"], 32);
+        assert_eq!(rows["stat_counters"], 30 * 12 + 1);
+        assert_eq!(rows["histograms"], 4);
+        let back = Store::load(&path).unwrap();
+        assert_eq!(back.config, v.config);
+        assert_eq!(back.runs[0], v.runs[0]);
+        assert_eq!(back, v);
+        // The float that JSON might not round-trip came back bit for bit.
+        assert_eq!(back.config.rate[2].to_bits(), (0.1f64 + 0.2).to_bits());
+        assert_eq!(back.runs[0].client_cpu_us_per_tx, f64::INFINITY);
+        // Three cells: run 1's, rc, ser.
+        assert_eq!(count(&store.conn, "cells"), 3);
+    }
+
+    #[test]
+    fn nan_reads_back_as_nan() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = fixture::results();
+        r.config.duration_s = f64::NAN;
+        r.runs[0].tps = f64::NAN;
+        r.runs[0].latency_ms.p99 = f64::NAN;
+        r.runs[0].pool_wait_ms = Some(WaitSummary {
+            count: 3,
+            mean: f64::NAN,
+            ..WaitSummary::default()
+        });
+        r.runs[0].per_second = vec![SecondPoint {
+            t_s: 1.0,
+            committed: 0,
+            tps: 0.0,
+            p99_ms: f64::NAN,
+            failed: 0,
+        }];
+        let (_store, path) = saved(dir.path(), &r);
+        let back = Store::load(&path).unwrap();
+        assert!(back.config.duration_s.is_nan());
+        let run = &back.runs[0];
+        assert!(run.tps.is_nan());
+        assert!(run.latency_ms.p99.is_nan());
+        assert_eq!(run.latency_ms.p50, r.runs[0].latency_ms.p50);
+        let pw = run.pool_wait_ms.expect("pool wait kept");
+        assert_eq!(pw.count, 3);
+        assert!(pw.mean.is_nan());
+        assert!(run.per_second[0].p99_ms.is_nan());
+        assert_eq!(back.runs[1..], r.runs[1..]);
+    }
+
+    #[test]
+    fn save_run_twice_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = variant();
+        let path = dir.path().join(DB_FILE);
+        let mut store = Store::create(&path).unwrap();
+        store.save_header(&v).unwrap();
+        store.save_run(&v.runs[0]).unwrap();
+        store.save_run(&v.runs[0]).unwrap();
+        let once = rows_of_run(&store.conn, 1);
+        assert_eq!(once["per_second"], 600);
+        assert_eq!(once["runs"], 1);
+
+        // The redone run: another cell, fewer rows everywhere.
+        let mut redo = v.runs[0].clone();
+        redo.cell.clients = 8;
+        redo.per_second.truncate(10);
+        redo.transactions.truncate(1);
+        redo.failed_by_type.remove("OrderStatus");
+        redo.failed.remove("23505");
+        redo.server.stat_database.truncate(2);
+        redo.server.plans.truncate(1);
+        redo.errors.clear();
+        redo.tps = 1.5;
+        store.save_run(&redo).unwrap();
+        let rows = rows_of_run(&store.conn, 1);
+        assert_eq!(rows["runs"], 1);
+        assert_eq!(rows["per_second"], 10);
+        assert_eq!(rows["tx_types"], 1);
+        assert_eq!(rows["tx_type_failures"], 2);
+        assert_eq!(rows["histograms"], 2);
+        assert_eq!(rows["run_failures"], 4);
+        assert_eq!(rows["stat_intervals"], 2);
+        assert_eq!(rows["stat_counters"], 24);
+        assert_eq!(rows["plans"], 1);
+        assert_eq!(rows["run_errors"], 0);
+        // The first cell has no run left and is gone.
+        assert_eq!(count(&store.conn, "cells"), 1);
+        assert_eq!(Store::load(&path).unwrap().runs, vec![redo]);
+    }
+
+    #[test]
+    fn delete_run_removes_run_and_children() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = variant();
+        let (mut store, path) = saved(dir.path(), &v);
+        let before = rows_of_run(&store.conn, 1);
+        assert!(before.values().all(|&n| n > 0), "{before:?}");
+        let run3 = rows_of_run(&store.conn, 3);
+        assert_eq!(count(&store.conn, "cells"), 3);
+
+        store.delete_run(1).unwrap();
+        let after = rows_of_run(&store.conn, 1);
+        assert!(after.values().all(|&n| n == 0), "{after:?}");
+        // Other runs keep their rows; run 1's cell (its only run) is gone.
+        assert_eq!(rows_of_run(&store.conn, 3), run3);
+        assert_eq!(count(&store.conn, "cells"), 2);
+        // A missing run is not an error.
+        store.delete_run(1).unwrap();
+        store.delete_run(99).unwrap();
+
+        let mut expected = v.clone();
+        expected.runs.remove(0);
+        assert_eq!(Store::load(&path).unwrap(), expected);
+    }
+
+    #[test]
+    fn open_refuses_another_store_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        drop(Store::create(&path).unwrap());
+        assert!(Store::open(&path).is_ok());
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", 7)
+            .unwrap();
+        for e in [
+            Store::open(&path).unwrap_err(),
+            Store::load(&path).unwrap_err(),
+        ] {
+            assert!(e.starts_with(&path.display().to_string()), "{e}");
+            assert!(e.contains("store version 7"), "{e}");
+            assert!(e.contains(&format!("store version {STORE_VERSION}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn open_refuses_missing_and_foreign_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.sqlite");
+        let e = Store::open(&missing).unwrap_err();
+        assert!(e.contains(&missing.display().to_string()), "{e}");
+        assert!(!missing.exists(), "open must not create the file");
+        assert!(Store::load(&missing).is_err());
+
+        let text = dir.path().join("notes.txt");
+        std::fs::write(
+            &text,
+            "not a database, but long enough to be read as one...",
+        )
+        .unwrap();
+        let e = Store::open(&text).unwrap_err();
+        assert!(e.contains(&text.display().to_string()), "{e}");
+
+        // A SQLite database that is not a store.
+        let other = dir.path().join("other.sqlite");
+        Connection::open(&other)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (x)")
+            .unwrap();
+        let e = Store::open(&other).unwrap_err();
+        assert!(e.contains("store version 0"), "{e}");
+    }
+
+    #[test]
+    fn create_refuses_existing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        let mut store = Store::create(&path).unwrap();
+        let fixture = fixture::results();
+        store.save_header(&fixture).unwrap();
+        store.save_run(&fixture.runs[0]).unwrap();
+        drop(store);
+        let e = Store::create(&path).unwrap_err();
+        assert!(e.contains(&path.display().to_string()), "{e}");
+        assert!(e.contains("already exists"), "{e}");
+        // The existing store is untouched.
+        assert_eq!(Store::load(&path).unwrap().runs, fixture.runs[..1]);
+
+        let other = dir.path().join("x.sqlite");
+        std::fs::write(&other, "keep me").unwrap();
+        assert!(Store::create(&other).is_err());
+        assert_eq!(std::fs::read_to_string(&other).unwrap(), "keep me");
+    }
+
+    #[test]
+    fn version_is_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        let store = Store::create(&path).unwrap();
+        let uv: i64 = store
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(uv, STORE_VERSION);
+        let meta = |k: &str| -> String {
+            store
+                .conn
+                .query_row("SELECT value FROM meta WHERE key = ?1", [k], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(meta("store_version"), STORE_VERSION.to_string());
+        assert_eq!(meta("results_schema_version"), SCHEMA_VERSION.to_string());
+        // Loading before any header is a clear error.
+        let e = Store::load(&path).unwrap_err();
+        assert!(e.contains("no experiment row"), "{e}");
+    }
+
+    #[test]
+    fn sql_queries_on_the_fixture() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = fixture::results();
+        let (store, _path) = saved(dir.path(), &fixture);
+        // Mean tps per isolation level, by SQL and from the fixture.
+        let by_sql: Vec<(String, f64, i64)> = store
+            .conn
+            .prepare(
+                "SELECT c.isolation, avg(r.tps), count(*)
+                   FROM runs r JOIN cells c ON c.id = r.cell_id
+                  GROUP BY c.isolation ORDER BY c.isolation",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let mut expected: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for run in &fixture.runs {
+            expected
+                .entry(run.cell.isolation.name())
+                .or_default()
+                .push(run.tps);
+        }
+        assert_eq!(by_sql.len(), expected.len());
+        for ((iso, avg, n), (want_iso, tps)) in by_sql.iter().zip(&expected) {
+            assert_eq!(iso, want_iso);
+            assert_eq!(*n as usize, tps.len());
+            let want = tps.iter().sum::<f64>() / tps.len() as f64;
+            assert!((avg - want).abs() < 1e-9, "{iso}: {avg} vs {want}");
+        }
+        assert_eq!(by_sql[0].0, "read-committed");
+        assert!((by_sql[0].1 - 100.0).abs() < 1e-9);
+
+        // Serialization failures of SERIALIZABLE runs, and the long form of
+        // pg_stat_database through the view.
+        let ser_40001: i64 = store
+            .conn
+            .query_row(
+                "SELECT sum(f.count) FROM run_failures f
+                   JOIN runs r USING (run) JOIN cells c ON c.id = r.cell_id
+                  WHERE c.isolation = 'serializable' AND f.tx_type IS NULL
+                    AND f.sqlstate = '40001'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(ser_40001, 30 + 34 + 5);
+        let commits: i64 = store
+            .conn
+            .query_row(
+                "SELECT sum(delta) FROM stat_samples WHERE run = 2 AND counter = 'xact_commit'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let want: i64 = fixture.runs[1]
+            .server
+            .stat_database
+            .iter()
+            .map(|s| s.delta["xact_commit"])
+            .sum();
+        assert_eq!(commits, want);
+    }
+
+    #[test]
+    fn save_run_is_fast() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = variant();
+        let path = dir.path().join(DB_FILE);
+        let mut store = Store::create(&path).unwrap();
+        store.save_header(&v).unwrap();
+        let mut run = v.runs[0].clone();
+        assert_eq!(run.per_second.len(), 600);
+        let n = 20;
+        let start = std::time::Instant::now();
+        for i in 1..=n {
+            run.index = i;
+            store.save_run(&run).unwrap();
+        }
+        let each = start.elapsed() / n;
+        eprintln!("save_run: {each:?} per run of 600 points and 361 stat counters");
+        // Milliseconds in practice; the bound leaves room for a slow,
+        // shared machine and a debug build, and still fails a store that
+        // commits row by row.
+        assert!(each < Duration::from_millis(500), "{each:?}");
+    }
 }
