@@ -25,10 +25,13 @@
 //!   `server_version_num`; `server_settings (name, value)`: the
 //!   environment's server settings.
 //! - `load (ordinal, data, load_ms, load_ns, rows)`: one row per template
-//!   database loaded.
+//!   database loaded; the load time in ms (to read) and in ns (exact, read
+//!   back).
 //!
-//! Run level (written by [`Store::save_run`]; every table below `runs` has a
-//! `run` column referencing `runs(run)` with `ON DELETE CASCADE`):
+//! Run level (written by [`Store::save_run`]; every table after `runs` has a
+//! `run` column referencing `runs(run)` with `ON DELETE CASCADE`, so
+//! deleting a run's row deletes all of it when foreign keys are on, as they
+//! are on every [`Store`] connection):
 //!
 //! - `cells`: one row per distinct [`Cell`] (`id`, `key` = the cell as
 //!   JSON, unique; `label`, `workload`, `isolation` (`read-committed`,
@@ -76,26 +79,34 @@
 //!   becomes NULL, and a NULL in a column of a non-optional `f64` reads back
 //!   as NaN. An optional `f64` (`latency_limit_ms`, a cell's `rate`) is NULL
 //!   for `None`, so `Some(NaN)` reads back as `None`, and a NaN `rate` in a
-//!   `stat_counters` row reads back as absent. ±infinity is stored as is;
-//!   -0.0 may read back as 0.0.
+//!   `stat_counters` row reads back as absent. ±infinity is stored as is
+//!   (the `sqlite3` CLI shows `Inf`); -0.0 reads back as 0.0 (SQLite keeps
+//!   integral REALs as integers).
 //! - Seeds (`u64`, possibly above `i64::MAX`) are decimal TEXT. Other
 //!   counters are INTEGER; one above `i64::MAX` is refused with an error.
 //! - The configuration: `config_json` (serde_json) supplies the lists, maps
 //!   and retry policy; every field that has its own `experiment` column, and
 //!   the `rate` list (`config_rates`), is read from there, so `f64`s never
-//!   depend on JSON float parsing.
+//!   depend on JSON float parsing (serde_json guarantees exact parsing only
+//!   with its `float_roundtrip` feature, which isobench does not enable),
+//!   and a non-finite one (null in JSON) reads back.
 //!
 //! # Example
 //!
 //! Mean throughput and p99 latency per isolation level over complete runs:
 //!
 //! ```text
-//! sqlite3 results/run-20250102-100000/results.sqlite \
+//! sqlite3 results/20250102-100000/results.sqlite \
 //!   "SELECT c.isolation, count(*) AS runs, avg(r.tps) AS tps,
 //!           avg(r.latency_p99_ms) AS p99_ms
 //!      FROM runs r JOIN cells c ON c.id = r.cell_id
 //!     WHERE r.complete GROUP BY c.isolation"
 //! ```
+//!
+//! The tables are STRICT (a value of the wrong type is an error), which
+//! needs SQLite 3.37 or later to read. Writes are short transactions in
+//! the default rollback-journal mode, so the file can be queried while an
+//! experiment runs (a writer waits up to 10 s for readers).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Display;
@@ -103,7 +114,10 @@ use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, Transaction, named_params, params};
+use rusqlite::{
+    Connection, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior, named_params,
+    params,
+};
 
 use crate::config::{Isolation, Order};
 use crate::engine::SecondPoint;
@@ -471,15 +485,43 @@ impl Store {
             tx.commit()?;
             Ok(store)
         };
-        init().map_err(|Error(e)| format!("{}: {e}", path.display()))
+        init().map_err(|Error(e)| {
+            // Leave no half-made file behind (it would block a retry).
+            let _ = std::fs::remove_file(path);
+            format!("{}: {e}", path.display())
+        })
     }
 
-    /// Opens an existing database for writing.
+    /// Opens an existing database (for writing, or only for reading when
+    /// the file is write-protected).
     ///
     /// Errors (naming `path`): the file is missing or not a SQLite
     /// database, or its store version is not [`STORE_VERSION`].
     pub fn open(path: &Path) -> Result<Store, String> {
-        Store::open_with(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+        let open = || -> R<Store> {
+            if !path.exists() {
+                return Err(Error("no such file".into()));
+            }
+            // READ_WRITE without CREATE: never creates a file, and falls
+            // back to read-only for a write-protected one.
+            let store = Store::connect(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+            let version: i64 = store
+                .conn
+                .pragma_query_value(None, "user_version", |r| r.get(0))
+                .context("not a readable SQLite database")?;
+            if version != STORE_VERSION {
+                return Err(Error(format!(
+                    "store version {version}, but this isobench reads store version {STORE_VERSION}{}",
+                    if version == 0 {
+                        " (not an isobench results store?)"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+            Ok(store)
+        };
+        open().map_err(|Error(e)| format!("{}: {e}", path.display()))
     }
 
     /// Writes (or replaces) everything of `results` except the runs: the
@@ -519,14 +561,15 @@ impl Store {
         .map_err(|Error(e)| format!("{}: deleting run {index}: {e}", self.path.display()))
     }
 
-    /// Reads the whole experiment back from the database at `path` (opened
-    /// read-only), runs in index order.
+    /// Reads the whole experiment back from the database at `path`, runs in
+    /// index order. (Opened as by [`Store::open`], so that a journal left
+    /// by an interrupted write is rolled back first.)
     ///
     /// Errors (naming `path`): see [`Store::open`]; also a store without an
     /// experiment row (no [`Store::save_header`] yet) or with malformed
     /// values.
     pub fn load(path: &Path) -> Result<Results, String> {
-        let store = Store::open_with(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let store = Store::open(path)?;
         let read = || -> R<Results> {
             // One read transaction: a consistent snapshot even while
             // another process writes.
@@ -545,7 +588,10 @@ impl Store {
 
     /// Runs `f` in one transaction, committed when `f` succeeds.
     fn in_transaction(&mut self, f: impl FnOnce(&Transaction) -> R<()>) -> R<()> {
-        let tx = self.conn.transaction()?;
+        // IMMEDIATE: take the write lock (waiting for readers) up front.
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
         f(&tx)?;
         tx.commit()?;
         Ok(())
@@ -562,31 +608,6 @@ impl Store {
             conn,
             path: path.to_path_buf(),
         })
-    }
-
-    fn open_with(path: &Path, flags: OpenFlags) -> Result<Store, String> {
-        let open = || -> R<Store> {
-            if !path.exists() {
-                return Err(Error("no such file".into()));
-            }
-            let store = Store::connect(path, flags)?;
-            let version: i64 = store
-                .conn
-                .pragma_query_value(None, "user_version", |r| r.get(0))
-                .context("not a readable SQLite database")?;
-            if version != STORE_VERSION {
-                return Err(Error(format!(
-                    "store version {version}, but this isobench reads store version {STORE_VERSION}{}",
-                    if version == 0 {
-                        " (not an isobench results store?)"
-                    } else {
-                        ""
-                    }
-                )));
-            }
-            Ok(store)
-        };
-        open().map_err(|Error(e)| format!("{}: {e}", path.display()))
     }
 }
 
@@ -1486,10 +1507,12 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
     })
 }
 
-// The renderers' test fixture (`crate::report::fixture` is private to
-// `report`), compiled here once more.
+// The renderers' test fixture, compiled here once more: the module
+// `crate::report::fixture` is private to `report`. (Making it
+// `pub(crate)` there would let this use it directly.)
 #[cfg(test)]
 #[path = "../report/fixture.rs"]
+#[allow(clippy::duplicate_mod)]
 mod fixture;
 
 #[cfg(test)]
@@ -1582,8 +1605,8 @@ mod tests {
         c.params = vec![("rows".into(), vec!["100".into(), "1000".into()])];
         c.param_defaults.insert("rows".into(), "100".into());
         c.pool_size = vec![8, 16];
-        // 0.1 + 0.2 = 0.30000000000000004 needs 17 digits: serde_json's
-        // default float parsing need not round-trip it.
+        // 17 significant digits (0.30000000000000004) and a tiny value:
+        // floats whose exactness must not hinge on JSON parsing.
         c.rate = vec![500.0, 1000.0 / 3.0, 0.1 + 0.2, 1e-300];
         c.latency_limit_ms = Some(0.1 + 0.7);
         c.max_tries = vec![1, 10];
@@ -1763,7 +1786,7 @@ mod tests {
         assert_eq!(back.config, v.config);
         assert_eq!(back.runs[0], v.runs[0]);
         assert_eq!(back, v);
-        // The float that JSON might not round-trip came back bit for bit.
+        // Bit for bit.
         assert_eq!(back.config.rate[2].to_bits(), (0.1f64 + 0.2).to_bits());
         assert_eq!(back.runs[0].client_cpu_us_per_tx, f64::INFINITY);
         // Three cells: run 1's, rc, ser.
@@ -1995,6 +2018,28 @@ mod tests {
         }
         assert_eq!(by_sql[0].0, "read-committed");
         assert!((by_sql[0].1 - 100.0).abs() < 1e-9);
+        // The module docs' example.
+        let example: Vec<(String, i64, f64, f64)> = store
+            .conn
+            .prepare(
+                "SELECT c.isolation, count(*) AS runs, avg(r.tps) AS tps,
+                        avg(r.latency_p99_ms) AS p99_ms
+                   FROM runs r JOIN cells c ON c.id = r.cell_id
+                  WHERE r.complete GROUP BY c.isolation",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        // Run 5 (serializable) is incomplete.
+        assert_eq!(example[1].0, "serializable");
+        assert_eq!(example[1].1, 2);
+        assert!((example[1].2 - 150.0).abs() < 1e-9, "{example:?}");
+        assert!(
+            (example[1].3 - (12.5 + 13.1) / 2.0).abs() < 1e-9,
+            "{example:?}"
+        );
 
         // Serialization failures of SERIALIZABLE runs, and the long form of
         // pg_stat_database through the view.
