@@ -16,6 +16,8 @@ use crate::metrics::{LatencySummary, Lifetime};
 use crate::observe::ServerObservations;
 use crate::workload::{InvariantResult, LoadReport};
 
+pub mod sqlite;
+
 /// Version of the `results.json` layout; bumped on incompatible change.
 pub const SCHEMA_VERSION: u32 = 3;
 
