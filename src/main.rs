@@ -49,7 +49,7 @@ async fn dispatch(cli: Cli, given: Vec<String>) -> Result<ExitCode> {
     match cli.command.unwrap_or_else(|| Command::Run(Box::default())) {
         Command::Run(args) => run(*args, &given).await,
         Command::Report { dir } => {
-            let results = store::Results::read(&dir).map_err(anyhow::Error::msg)?;
+            let results = store::load_dir(&dir).map_err(anyhow::Error::msg)?;
             let path = dir.join(store::REPORT_MD);
             store::write_atomic(&path, report::markdown::render(&results).as_bytes())
                 .with_context(|| format!("writing {}", path.display()))?;

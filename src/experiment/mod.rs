@@ -7,7 +7,7 @@
 //! PostgreSQL 15+), then `VACUUM ANALYZE` and `CHECKPOINT`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -22,6 +22,7 @@ use crate::metrics::encode_histogram;
 use crate::observe;
 use crate::progress::Progress;
 use crate::report;
+use crate::store::sqlite::Store;
 use crate::store::{
     self, Cell, Environment, Rate, Results, RunRecord, StoredConfig, StoredTarget, TxTypeRecord,
 };
@@ -442,7 +443,7 @@ async fn run_with<W: Workload>(
     // Resume: the runs already measured stay; interrupted ones run again.
     let (dir, prior) = match &cfg.resume {
         Some(dir) => {
-            let prior = Results::read(dir).map_err(anyhow::Error::msg)?;
+            let prior = store::load_dir(dir).map_err(anyhow::Error::msg)?;
             check_resumable(&prior, &planned)?;
             (dir.to_path_buf(), Some(prior))
         }
@@ -539,17 +540,24 @@ async fn run_with<W: Workload>(
             runs: Vec::new(),
         },
     };
-    let save = |r: &Results| -> Result<()> {
-        r.write(&dir)
-            .with_context(|| format!("writing {}", dir.join(store::RESULTS_JSON).display()))?;
-        store::write_atomic(
-            &dir.join(store::REPORT_MD),
-            report::markdown::render(r).as_bytes(),
-        )
-        .with_context(|| format!("writing {}", dir.join(store::REPORT_MD).display()))?;
-        Ok(())
+    // The store: created with the experiment, or reopened to resume (the
+    // interrupted runs' rows go; they run again).
+    let db_path = dir.join(store::sqlite::DB_FILE);
+    let mut db = if cfg.resume.is_some() && db_path.exists() {
+        let mut db = Store::open(&db_path).map_err(anyhow::Error::msg)?;
+        let stored = Store::load(&db_path).map_err(anyhow::Error::msg)?;
+        for r in stored.runs.iter().filter(|r| !r.complete) {
+            db.delete_run(r.index).map_err(anyhow::Error::msg)?;
+        }
+        db
+    } else {
+        let mut db = Store::create(&db_path).map_err(anyhow::Error::msg)?;
+        for r in &results.runs {
+            db.save_run(r).map_err(anyhow::Error::msg)?;
+        }
+        db
     };
-    save(&results)?;
+    save(&dir, &mut db, &results, None)?;
     let done: Vec<(Cell, u32)> = results
         .runs
         .iter()
@@ -620,7 +628,7 @@ async fn run_with<W: Workload>(
             progress.end_run(&record);
             results.runs.push(record);
             results.runs.sort_by_key(|r| r.index);
-            save(&results)?;
+            save(&dir, &mut db, &results, Some(index))?;
         }
         Ok(())
     }
@@ -633,7 +641,7 @@ async fn run_with<W: Workload>(
         && results.runs.len() == planned.len()
         && results.runs.iter().all(|r| r.complete);
     results.finished_at = Some(chrono::Local::now().to_rfc3339());
-    save(&results)?;
+    save(&dir, &mut db, &results, None)?;
     if let Some(srv) = &server
         && matches!(srv.target, Target::External(_))
     {
@@ -651,6 +659,25 @@ async fn run_with<W: Workload>(
         results,
         interrupted,
     })
+}
+
+/// Writes everything measured so far: the store (the experiment's header
+/// and run `index`, the one just finished, if any), then `results.json`
+/// and `report.md`.
+fn save(dir: &Path, db: &mut Store, results: &Results, index: Option<u32>) -> Result<()> {
+    db.save_header(results).map_err(anyhow::Error::msg)?;
+    if let Some(run) = index.and_then(|i| results.runs.iter().find(|r| r.index == i)) {
+        db.save_run(run).map_err(anyhow::Error::msg)?;
+    }
+    results
+        .write(dir)
+        .with_context(|| format!("writing {}", dir.join(store::RESULTS_JSON).display()))?;
+    store::write_atomic(
+        &dir.join(store::REPORT_MD),
+        report::markdown::render(results).as_bytes(),
+    )
+    .with_context(|| format!("writing {}", dir.join(store::REPORT_MD).display()))?;
+    Ok(())
 }
 
 /// `name=value, ...` or `(none)`.

@@ -396,6 +396,19 @@ impl Results {
     }
 }
 
+/// The results in `dir`: from its SQLite store when it has one, else from
+/// `results.json` (directories written before the store existed).
+///
+/// Errors: neither file is readable, or either holds another version.
+pub fn load_dir(dir: &Path) -> Result<Results, String> {
+    let db = dir.join(sqlite::DB_FILE);
+    if db.exists() {
+        sqlite::Store::load(&db)
+    } else {
+        Results::read(dir)
+    }
+}
+
 /// The results directory of a command: `out` (from `--out`), else
 /// `results/<prefix><timestamp>`; created if missing.
 ///
