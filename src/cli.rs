@@ -23,11 +23,8 @@ pub struct Cli {
 pub enum Command {
     /// Measure: run the experiment and write a results directory.
     Run(Box<RunArgs>),
-    /// Re-render report.md and the summary from a results directory.
-    Report {
-        /// A directory written by `isobench run`.
-        dir: PathBuf,
-    },
+    /// Re-render the reports of a results directory from its store, without re-running.
+    Report(ReportArgs),
     /// Which isolation anomalies each level prevents, and how: runs every
     /// probe (Hermitage-style interleavings) at every level and prints the
     /// matrix. Exit status 3 when a result differs from a probe's @expect.
@@ -192,6 +189,19 @@ pub struct RunArgs {
     /// Exit with status 3 when any invariant is violated (anomalies > 0).
     #[arg(long)]
     pub fail_on_violation: bool,
+}
+
+/// Flags of `isobench report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A directory written by `isobench run`.
+    pub dir: PathBuf,
+    /// Formats to write: md (report.md), html (report.html), json (results.json, cells.json), csv (runs.csv, cells.csv).
+    #[arg(long, value_delimiter = ',', default_value = "md,json")]
+    pub format: Vec<crate::report::files::Format>,
+    /// The baseline cell of "% vs baseline", e.g. 'isolation=rc,clients=16' (default: the experiment's).
+    #[arg(long, value_name = "FACTOR=VALUE,...")]
+    pub baseline: Option<String>,
 }
 
 /// Flags of `isobench anomalies`.

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{CommandFactory, FromArgMatches};
 use tokio_util::sync::CancellationToken;
 
@@ -48,15 +48,18 @@ fn main() -> ExitCode {
 async fn dispatch(cli: Cli, given: Vec<String>) -> Result<ExitCode> {
     match cli.command.unwrap_or_else(|| Command::Run(Box::default())) {
         Command::Run(args) => run(*args, &given).await,
-        Command::Report { dir } => {
-            let results = store::load_dir(&dir).map_err(anyhow::Error::msg)?;
-            let path = dir.join(store::REPORT_MD);
-            store::write_atomic(&path, report::markdown::render(&results).as_bytes())
-                .with_context(|| format!("writing {}", path.display()))?;
+        Command::Report(args) => {
+            let mut results = store::load_dir(&args.dir).map_err(anyhow::Error::msg)?;
+            if args.baseline.is_some() {
+                results.config.baseline = args.baseline;
+            }
+            let written = report::files::write(&args.dir, &results, &args.format)
+                .map_err(anyhow::Error::msg)?;
+            let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
             out(&format!(
-                "{}report: {}\n",
+                "{}written: {}\n",
                 report::terminal::summary(&results),
-                path.display()
+                files.join(", ")
             ));
             Ok(ExitCode::SUCCESS)
         }

@@ -78,8 +78,21 @@ pool_size = [2, 8]
                 .starts_with(char::is_numeric)
         );
     }
-    assert!(dir.join("report.md").exists());
+    assert!(dir.join("results.sqlite").exists());
     assert_managed_server_gone(&r);
+
+    // The store round-trips: reports re-rendered from it equal the ones
+    // the run wrote.
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let json = std::fs::read_to_string(dir.join("results.json")).unwrap();
+    std::fs::remove_file(dir.join("report.md")).unwrap();
+    let (out, _, stderr) = run(&["report", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(std::fs::read_to_string(dir.join("report.md")).unwrap(), md);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("results.json")).unwrap(),
+        json
+    );
 }
 
 /// An open-loop run below capacity achieves its rate; a server setting
