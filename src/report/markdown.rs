@@ -585,7 +585,7 @@ mod tests {
             "{}",
             rows[1]
         );
-        assert!(rows[1].contains("| +50.0% (significant) |"), "{}", rows[1]);
+        assert!(rows[1].contains("| +50.0% faster |"), "{}", rows[1]);
     }
 
     #[test]

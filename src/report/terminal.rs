@@ -3,6 +3,8 @@
 //! and pipes need nothing special) and no wrapping, so the output does not
 //! depend on the terminal.
 
+use std::fmt::Write as _;
+
 use comfy_table::{CellAlignment, Table, presets};
 
 use super::cells;
@@ -57,7 +59,12 @@ pub fn summary(results: &Results) -> String {
     }
     let mut out = t.to_string();
     out.push('\n');
-    out.push_str("n: complete runs; ± 95% CI of the mean (Student t); significance: Welch's t-test, 5% level;\nanomalies: invariant violations over all runs (see report.md).\n");
+    out.push_str(
+        "n: complete runs; ± 95% CI of the mean (Student t); % vs baseline: mean TPS against the baseline cell,\n\
+         faster/slower when Welch's t-test gives p < 0.05, else no significant difference (not enough data: < 2 runs);\n\
+         anomalies: invariant violations over all runs (see report.md).\n",
+    );
+    let _ = writeln!(out, "baseline: {}.", cells::baseline_description(results));
     if !results.complete {
         out.push_str("INCOMPLETE (interrupted): statistics cover the runs recorded so far.\n");
     }
@@ -85,6 +92,7 @@ mod tests {
             2,
             "{s}"
         );
-        assert!(s.contains("+50.0% (significant)"));
+        assert!(s.contains("┆ +50.0% faster ┆"), "{s}");
+        assert!(s.contains("baseline: the cell with isolation=rc and strategy=optimistic"));
     }
 }
