@@ -8,6 +8,7 @@
 pub mod anomalies;
 pub mod cells;
 pub mod csv;
+pub mod json;
 pub mod markdown;
 pub mod server;
 pub mod terminal;
