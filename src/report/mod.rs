@@ -1,12 +1,16 @@
 //! Renderers: pure functions from [`crate::store::Results`] to text.
 //!
 //! [`cells`] groups runs by cell and computes the per-cell statistics that
-//! every renderer shows; [`server`] aggregates the server observations;
-//! [`markdown`] and [`terminal`] only format. Number formatting shared by
-//! the renderers lives here, so a figure reads the same everywhere.
+//! every renderer shows (with the baseline comparison); [`server`]
+//! aggregates the server observations; [`markdown`] (report.md),
+//! [`terminal`] (the end-of-run summary), [`csv`] (runs and cells),
+//! [`json`] (cells) only format; [`compare`] puts two results directories
+//! side by side. Number formatting shared by the renderers lives here, so
+//! a figure reads the same everywhere.
 
 pub mod anomalies;
 pub mod cells;
+pub mod compare;
 pub mod csv;
 pub mod json;
 pub mod markdown;
