@@ -52,7 +52,16 @@ pub fn summary(results: &Results) -> String {
         t.add_row(row);
     }
     let f = factors.len();
-    for i in [f - 1, f + 1, f + 3, f + 4, f + 5, f + 6] {
+    let numeric_factors = factors.iter().enumerate().filter(|(_, h)| {
+        matches!(
+            h.as_str(),
+            "clients" | "scale" | "pool_size" | "rate" | "max_tries"
+        )
+    });
+    let right = numeric_factors
+        .map(|(i, _)| i)
+        .chain([f + 1, f + 3, f + 4, f + 5, f + 6]);
+    for i in right {
         if let Some(col) = t.column_mut(i) {
             col.set_cell_alignment(CellAlignment::Right);
         }
@@ -94,5 +103,17 @@ mod tests {
         );
         assert!(s.contains("┆ +50.0% faster ┆"), "{s}");
         assert!(s.contains("baseline: the cell with isolation=rc and strategy=optimistic"));
+    }
+
+    #[test]
+    fn numeric_factors_right_aligned() {
+        let mut r = fixture::results();
+        r.config.pool_size = vec![2];
+        for run in &mut r.runs {
+            run.cell.pool_size = Some(2);
+        }
+        let s = summary(&r);
+        // clients (width of "clients") and pool_size, both right-aligned.
+        assert!(s.contains("┆       4 ┆         2 ┆"), "{s}");
     }
 }
