@@ -1,5 +1,5 @@
 //! CSV exports for spreadsheets and scripts: one row per run
-//! ([`runs`]) or per cell ([`cells`]).
+//! ([`runs`]) or per cell ([`cells()`]).
 //!
 //! Format: a header row, then one row per record; fields quoted as RFC 4180
 //! says (a field holding a comma, a double quote or a line break is put in

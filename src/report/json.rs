@@ -37,7 +37,7 @@ use crate::store::Results;
 ///     "skipped", "late" } ] }
 /// ```
 ///
-/// Statistics are over complete runs (see [`cells`]); p-values are from
+/// Statistics are over complete runs (see [`super::cells`]); p-values are from
 /// Welch's two-sided t-test, verdicts at p < 0.05 ([`stats::Verdict`]).
 pub fn cells(results: &Results) -> String {
     let cells = cells::aggregate(results);
