@@ -9,16 +9,24 @@
 //!   short a window to compare.
 //! - Invariant violations are counted over *all* runs: a violation is a
 //!   fact about the data however long the run lasted.
-//! - The baseline of a cell is the cell with the first isolation level of
+//! - The baseline of a cell: with a baseline spec in
+//!   `results.config.baseline` (`isolation=rc,clients=16`, keys as in
+//!   [`super::factor_headers`]), the cell that has the spec's values for
+//!   the factors it names and the cell's own values for the others;
+//!   without one, the cell with the first isolation level of
 //!   `results.config.isolation`, the first strategy of
 //!   `results.config.strategies`, and otherwise the same factor values.
+//!   An invalid spec (see [`check_baseline`]) gives no baseline at all.
+//! - Outlier repetitions are flagged on TPS, among the complete runs of a
+//!   cell, by the modified z-score ([`stats::outliers`]); they still count
+//!   in the statistics: a flag asks a person to look, it does not decide.
 
 use std::collections::BTreeMap;
 
 use crate::config::Isolation;
 use crate::metrics::{LatencySummary, decode_histogram};
-use crate::stats::{self, Summary, Welch};
-use crate::store::{Cell, Results, RunRecord};
+use crate::stats::{self, Better, Comparison, PctCi, Summary, Verdict, Welch};
+use crate::store::{Cell, Results, RunRecord, WaitSummary};
 
 /// Statistics of one cell over its runs.
 #[derive(Debug, Clone)]
@@ -59,7 +67,77 @@ pub struct CellSummary<'a> {
     pub user_aborts: u64,
     /// Per transaction type, pooled over complete runs.
     pub types: Vec<TypeSummary>,
+    /// Run indexes ([`RunRecord::index`]) of the complete runs whose TPS
+    /// is an outlier among the cell's complete runs (modified z-score,
+    /// [`stats::outliers`]), in execution order. Flagged, not excluded.
+    pub outliers: Vec<u32>,
+    /// Latency of committed transactions from the complete runs' merged
+    /// histograms (every transaction of every run counts once), ms; `None`
+    /// without commits. Runs whose histogram does not decode are left out.
+    pub merged_latency: Option<LatencySummary>,
+    /// Time clients waited for a pooled connection, over the complete runs
+    /// that had a pool; `None` without a pool.
+    pub pool_wait: Option<WaitStats>,
+    /// Open loop: how late transactions started after their schedule, over
+    /// the complete runs that had a rate; `None` in a closed loop.
+    pub schedule_lag: Option<WaitStats>,
+    /// Σ transactions skipped for being already later than the latency
+    /// limit, over complete runs (pgbench's "skipped").
+    pub skipped: u64,
+    /// Σ committed transactions slower than the latency limit, over
+    /// complete runs.
+    pub late: u64,
+    /// Index of the baseline cell in the [`aggregate`] result (`None` for
+    /// the baseline itself and when there is none).
+    pub baseline: Option<usize>,
+    /// Mean TPS against the baseline cell's.
     pub vs_baseline: VsBaseline,
+    /// Merged-histogram latency against the baseline cell's; `None` for
+    /// the baseline itself and when there is none.
+    pub latency_vs_baseline: Option<LatencyChange>,
+}
+
+/// A wait (pool wait, schedule lag) summarised over a cell's complete runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WaitStats {
+    /// The runs' mean waits (one value per run), ms.
+    pub mean_ms: Summary,
+    /// The largest of the runs' p99 waits, ms.
+    pub p99_max_ms: f64,
+    /// Σ waits recorded (pool checkouts, or scheduled transactions).
+    pub count: u64,
+}
+
+impl WaitStats {
+    /// Summarises the waits of the runs that have one; `None` when none
+    /// has.
+    fn of<'a>(waits: impl Iterator<Item = &'a WaitSummary>) -> Option<WaitStats> {
+        let waits: Vec<&WaitSummary> = waits.collect();
+        Some(WaitStats {
+            mean_ms: Summary::of(&waits.iter().map(|w| w.mean).collect::<Vec<_>>())?,
+            p99_max_ms: waits.iter().map(|w| w.p99).fold(f64::NAN, f64::max),
+            count: waits.iter().map(|w| w.count).sum(),
+        })
+    }
+}
+
+/// Latency of a cell's merged histogram against its baseline cell's.
+/// Lower is better.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LatencyChange {
+    /// [`stats::pct_change`] of the merged-histogram p50, %.
+    pub p50_pct: Option<f64>,
+    /// [`stats::pct_change`] of the merged-histogram p95, %.
+    pub p95_pct: Option<f64>,
+    /// [`stats::pct_change`] of the merged-histogram p99, %.
+    pub p99_pct: Option<f64>,
+    /// The runs' own p99 (one value per complete run with commits)
+    /// against the baseline's: Welch's t-test and the verdict (lower is
+    /// better). A merged histogram is one number per cell and has no
+    /// sampling interval of its own (its transactions are not independent
+    /// draws: run-to-run variation dominates), so the test uses the runs.
+    /// `None` when either cell has no such run.
+    pub p99_runs: Option<Comparison>,
 }
 
 /// One transaction type of a cell, pooled over its complete runs.
@@ -120,11 +198,15 @@ pub enum VsBaseline {
     /// No baseline cell with the same factor values was run.
     Missing,
     /// [`stats::pct_change`] of the mean TPS (None when either mean is
-    /// missing or the baseline's is 0), and Welch's t-test of the two
-    /// samples when both have at least 2 complete runs.
+    /// missing or the baseline's is 0), its 95 % interval
+    /// ([`stats::pct_ci95`]), Welch's t-test of the two samples when both
+    /// have at least 2 complete runs, and the verdict (higher TPS is
+    /// faster; [`Verdict::NotEnoughData`] without a test).
     Change {
         pct: Option<f64>,
+        pct_ci: Option<PctCi>,
         welch: Option<Welch>,
+        verdict: Verdict,
     },
 }
 
@@ -143,7 +225,8 @@ impl CellSummary<'_> {
     }
 }
 
-/// Groups `results.runs` by cell and computes each cell's statistics.
+/// Groups `results.runs` by cell and computes each cell's statistics,
+/// including the comparison with its baseline cell (see the module docs).
 pub fn aggregate(results: &Results) -> Vec<CellSummary<'_>> {
     let mut groups: Vec<(&Cell, Vec<&RunRecord>)> = Vec::new();
     for run in &results.runs {
@@ -152,23 +235,251 @@ pub fn aggregate(results: &Results) -> Vec<CellSummary<'_>> {
             None => groups.push((&run.cell, vec![run])),
         }
     }
-    let cells: Vec<CellSummary> = groups
+    let mut cells: Vec<CellSummary> = groups
         .into_iter()
         .map(|(cell, runs)| summarise(cell, runs))
         .collect();
-    let baseline = (
-        results.config.isolation.first().copied(),
-        results.config.strategies.first().cloned(),
-    );
-    let vs: Vec<VsBaseline> = cells
+    let rule = baseline_rule(results).ok().flatten();
+    let values: Vec<Vec<String>> = cells
         .iter()
-        .map(|c| compare(c, &cells, &baseline))
+        .map(|c| super::factor_values(results, c.cell))
         .collect();
+    for i in 0..cells.len() {
+        let found = rule.as_deref().map_or(Found::Nothing, |rule| {
+            find_baseline(rule, &cells, &values, i)
+        });
+        let (vs, base) = match found {
+            Found::Itself => (VsBaseline::Baseline, None),
+            Found::Nothing => (VsBaseline::Missing, None),
+            Found::Cell(b) => (compare(&cells[i], &cells[b]), Some(b)),
+        };
+        let latency = base.map(|b| latency_change(&cells[i], &cells[b]));
+        let c = &mut cells[i];
+        c.vs_baseline = vs;
+        c.baseline = base;
+        c.latency_vs_baseline = latency;
+    }
     cells
+}
+
+/// One `KEY=VALUE` of a baseline rule: the column of
+/// [`super::factor_headers`] and the wanted value.
+#[derive(Debug, Clone, PartialEq)]
+struct RuleItem {
+    column: usize,
+    key: String,
+    value: String,
+}
+
+/// Factor columns whose values compare as numbers (`rate=500` is
+/// `rate=500.0`).
+const NUMERIC_FACTORS: [&str; 5] = ["clients", "scale", "pool_size", "rate", "max_tries"];
+
+impl RuleItem {
+    /// Whether a cell's value for this column (from
+    /// [`super::factor_values`]) is the wanted one.
+    fn matches(&self, cell_value: &str) -> bool {
+        if NUMERIC_FACTORS.contains(&self.key.as_str()) {
+            match (self.value.parse::<f64>(), cell_value.parse::<f64>()) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => self.value == cell_value,
+            }
+        } else {
+            self.value == cell_value
+        }
+    }
+}
+
+/// The baseline rule of `results`: the spec of `config.baseline` parsed
+/// against the factor columns, or the default (first isolation level and
+/// strategy); `Ok(None)` when there is no baseline (no isolation level in
+/// the configuration). Errors: see [`check_baseline`].
+fn baseline_rule(results: &Results) -> Result<Option<Vec<RuleItem>>, String> {
+    let c = &results.config;
+    let Some(spec) = &c.baseline else {
+        let Some(iso) = c.isolation.first() else {
+            return Ok(None);
+        };
+        let mut rule = vec![RuleItem {
+            column: 0,
+            key: "isolation".into(),
+            value: iso.short().into(),
+        }];
+        if let Some(s) = c.strategies.first() {
+            rule.push(RuleItem {
+                column: 1,
+                key: "strategy".into(),
+                value: s.clone(),
+            });
+        }
+        return Ok(Some(rule));
+    };
+    let headers = super::factor_headers(results);
+    let mut rule: Vec<RuleItem> = Vec::new();
+    for item in spec.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let Some((key, value)) = item.split_once('=') else {
+            return Err(format!(
+                "baseline '{spec}': '{item}' is not FACTOR=VALUE (e.g. isolation=rc,clients=16)"
+            ));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        let Some(column) = headers.iter().position(|h| h == key) else {
+            return Err(format!(
+                "baseline '{spec}': unknown factor '{key}' (this experiment's factors: {})",
+                headers.join(", ")
+            ));
+        };
+        if rule.iter().any(|r| r.key == key) {
+            return Err(format!("baseline '{spec}': factor '{key}' given twice"));
+        }
+        let value = if key == "isolation" {
+            value
+                .parse::<Isolation>()
+                .map_err(|e| format!("baseline '{spec}': {e}"))?
+                .short()
+                .to_string()
+        } else {
+            value.to_string()
+        };
+        rule.push(RuleItem {
+            column,
+            key: key.into(),
+            value,
+        });
+    }
+    if rule.is_empty() {
+        return Err(format!(
+            "baseline '{spec}': no FACTOR=VALUE given (e.g. isolation=rc,clients=16)"
+        ));
+    }
+    Ok(Some(rule))
+}
+
+/// Checks `results.config.baseline` against the cells of `results` (the
+/// CLI calls it for `isobench report DIR --baseline SPEC`). `Ok` without a
+/// spec.
+///
+/// Errors, naming the factor and listing the valid choices: an item that
+/// is not `FACTOR=VALUE`; an unknown factor (the names of
+/// [`super::factor_headers`]: isolation, strategy, each parameter,
+/// clients, and scale, pool_size, rate, max_tries, each setting and pg_bin
+/// when they are factors); a factor given twice; an unknown isolation
+/// level (rc/rr/ser or the long names); a value that no cell has; values
+/// that no single cell has together.
+pub fn check_baseline(results: &Results) -> Result<(), String> {
+    let Some(spec) = &results.config.baseline else {
+        return Ok(());
+    };
+    let Some(rule) = baseline_rule(results)? else {
+        return Ok(());
+    };
+    let values: Vec<Vec<String>> = distinct_cells(results)
         .into_iter()
-        .zip(vs)
-        .map(|(c, vs_baseline)| CellSummary { vs_baseline, ..c })
-        .collect()
+        .map(|c| super::factor_values(results, c))
+        .collect();
+    for item in &rule {
+        if !values.iter().any(|v| item.matches(&v[item.column])) {
+            let mut have: Vec<&str> = values.iter().map(|v| v[item.column].as_str()).collect();
+            have.sort_unstable();
+            have.dedup();
+            let have = if have.is_empty() {
+                "none: no run recorded".to_string()
+            } else {
+                have.join(", ")
+            };
+            return Err(format!(
+                "baseline '{spec}': no cell has {}={} (values of {}: {have})",
+                item.key, item.value, item.key
+            ));
+        }
+    }
+    if !values
+        .iter()
+        .any(|v| rule.iter().all(|r| r.matches(&v[r.column])))
+    {
+        return Err(format!(
+            "baseline '{spec}': no cell has {} together",
+            rule.iter()
+                .map(|r| format!("{}={}", r.key, r.value))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ));
+    }
+    Ok(())
+}
+
+/// How each cell's baseline is chosen, in words for a report's legend:
+/// `the cell with isolation=rc and strategy=optimistic (the first
+/// isolation level and strategy) at the same other factor values`, `...
+/// isolation=rc and clients=16 (baseline spec) ...`, or why there is none.
+pub fn baseline_description(results: &Results) -> String {
+    if let Err(e) = check_baseline(results) {
+        return format!("none ({e})");
+    }
+    match baseline_rule(results) {
+        Err(e) => format!("none ({e})"),
+        Ok(None) => "none (no isolation level configured)".into(),
+        Ok(Some(rule)) => {
+            let what = rule
+                .iter()
+                .map(|r| format!("{}={}", r.key, r.value))
+                .collect::<Vec<_>>()
+                .join(" and ");
+            let why = if results.config.baseline.is_some() {
+                "baseline spec"
+            } else if rule.len() > 1 {
+                "the first isolation level and strategy"
+            } else {
+                "the first isolation level"
+            };
+            format!("the cell with {what} ({why}) at the same other factor values")
+        }
+    }
+}
+
+/// The distinct cells of `results.runs`, in order of first run.
+fn distinct_cells(results: &Results) -> Vec<&Cell> {
+    let mut cells: Vec<&Cell> = Vec::new();
+    for r in &results.runs {
+        if !cells.contains(&&r.cell) {
+            cells.push(&r.cell);
+        }
+    }
+    cells
+}
+
+/// The outcome of [`find_baseline`].
+enum Found {
+    /// The cell is a baseline.
+    Itself,
+    /// No cell with the wanted factor values was run.
+    Nothing,
+    /// The index of the baseline cell.
+    Cell(usize),
+}
+
+/// The baseline of `cells[i]` under `rule`; `values` are the cells'
+/// [`super::factor_values`].
+fn find_baseline(
+    rule: &[RuleItem],
+    cells: &[CellSummary],
+    values: &[Vec<String>],
+    i: usize,
+) -> Found {
+    let own = &values[i];
+    if rule.iter().all(|r| r.matches(&own[r.column])) {
+        return Found::Itself;
+    }
+    let found = (0..cells.len()).find(|&b| {
+        cells[b].cell.workload == cells[i].cell.workload
+            && values[b].iter().enumerate().all(|(col, v)| {
+                match rule.iter().find(|r| r.column == col) {
+                    Some(r) => r.matches(v),
+                    None => *v == own[col],
+                }
+            })
+    });
+    found.map_or(Found::Nothing, Found::Cell)
 }
 
 /// Statistics of one cell's runs (baseline left [`VsBaseline::Missing`]).
@@ -208,7 +519,21 @@ fn summarise<'a>(cell: &'a Cell, runs: Vec<&'a RunRecord>) -> CellSummary<'a> {
         .map(|i| format!("{}: {}", i.name, i.detail));
     let attempts: u64 = complete.iter().map(|r| r.attempts).sum();
     let wasted: u64 = complete.iter().map(|r| r.wasted_attempts).sum();
+    let tps_values: Vec<f64> = complete.iter().map(|r| r.tps).collect();
     CellSummary {
+        outliers: stats::outliers(&tps_values)
+            .into_iter()
+            .map(|i| complete[i].index)
+            .collect(),
+        merged_latency: merged_histogram(&complete)
+            .filter(|h| !h.is_empty())
+            .map(|h| LatencySummary::of(&h)),
+        pool_wait: WaitStats::of(complete.iter().filter_map(|r| r.pool_wait_ms.as_ref())),
+        schedule_lag: WaitStats::of(complete.iter().filter_map(|r| r.schedule_lag_ms.as_ref())),
+        skipped: complete.iter().map(|r| r.skipped).sum(),
+        late: complete.iter().map(|r| r.late).sum(),
+        baseline: None,
+        latency_vs_baseline: None,
         anomalies: runs.iter().map(|r| r.anomalies).sum(),
         anomaly_example,
         abort_ratio: (attempts > 0).then(|| wasted as f64 / attempts as f64),
@@ -223,7 +548,7 @@ fn summarise<'a>(cell: &'a Cell, runs: Vec<&'a RunRecord>) -> CellSummary<'a> {
         cell,
         n: complete.len(),
         interrupted: runs.len() - complete.len(),
-        tps: Summary::of(&complete.iter().map(|r| r.tps).collect::<Vec<_>>()),
+        tps: Summary::of(&tps_values),
         latency: LatencyStats {
             mean: lat(|r| r.latency_ms.mean),
             p50: lat(|r| r.latency_ms.p50),
@@ -238,6 +563,24 @@ fn summarise<'a>(cell: &'a Cell, runs: Vec<&'a RunRecord>) -> CellSummary<'a> {
         vs_baseline: VsBaseline::Missing,
         runs,
     }
+}
+
+/// The runs' `latency_histogram`s added together; `None` when none
+/// decodes.
+fn merged_histogram(runs: &[&RunRecord]) -> Option<hdrhistogram::Histogram<u64>> {
+    let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
+    for h in runs
+        .iter()
+        .filter_map(|r| decode_histogram(&r.latency_histogram).ok())
+    {
+        match &mut merged {
+            Some(m) => {
+                let _ = m.add(&h);
+            }
+            None => merged = Some(h),
+        }
+    }
+    merged
 }
 
 /// Per transaction type, pooled over `complete` runs (types in the order
@@ -295,39 +638,42 @@ fn type_summaries(complete: &[&RunRecord]) -> Vec<TypeSummary> {
         .collect()
 }
 
-/// Compares `c` with its baseline among `cells`.
-fn compare(
-    c: &CellSummary,
-    cells: &[CellSummary],
-    baseline: &(Option<Isolation>, Option<String>),
-) -> VsBaseline {
-    let Some(iso) = baseline.0 else {
-        return VsBaseline::Missing;
-    };
-    let strategy = baseline
-        .1
-        .clone()
-        .unwrap_or_else(|| c.cell.strategy.clone());
-    if c.cell.isolation == iso && c.cell.strategy == strategy {
-        return VsBaseline::Baseline;
+/// Mean TPS of `c` against its baseline cell `base`.
+fn compare(c: &CellSummary, base: &CellSummary) -> VsBaseline {
+    match (&c.tps, &base.tps) {
+        (Some(v), Some(b)) => {
+            let cmp = stats::compare(v, b, Better::Higher);
+            VsBaseline::Change {
+                pct: cmp.pct,
+                pct_ci: cmp.pct_ci,
+                welch: cmp.welch,
+                verdict: cmp.verdict,
+            }
+        }
+        _ => VsBaseline::Change {
+            pct: None,
+            pct_ci: None,
+            welch: None,
+            verdict: Verdict::NotEnoughData,
+        },
     }
-    let key = Cell {
-        isolation: iso,
-        strategy,
-        ..c.cell.clone()
-    };
-    let Some(base) = cells.iter().find(|b| *b.cell == key) else {
-        return VsBaseline::Missing;
-    };
-    let pct = match (&c.tps, &base.tps) {
-        (Some(v), Some(b)) => stats::pct_change(v.mean, b.mean),
+}
+
+/// Merged-histogram latency of `c` against its baseline cell `base`.
+fn latency_change(c: &CellSummary, base: &CellSummary) -> LatencyChange {
+    let pct = |f: fn(&LatencySummary) -> f64| match (&c.merged_latency, &base.merged_latency) {
+        (Some(v), Some(b)) => stats::pct_change(f(v), f(b)),
         _ => None,
     };
-    let welch = match (&c.tps, &base.tps) {
-        (Some(v), Some(b)) => stats::welch(v, b),
-        _ => None,
-    };
-    VsBaseline::Change { pct, welch }
+    LatencyChange {
+        p50_pct: pct(|l| l.p50),
+        p95_pct: pct(|l| l.p95),
+        p99_pct: pct(|l| l.p99),
+        p99_runs: match (&c.latency.p99, &base.latency.p99) {
+            (Some(v), Some(b)) => Some(stats::compare(v, b, Better::Lower)),
+            _ => None,
+        },
+    }
 }
 
 #[cfg(test)]
@@ -377,11 +723,19 @@ mod tests {
         let r = fixture::results();
         let cells = aggregate(&r);
         assert_eq!(cells[0].vs_baseline, VsBaseline::Baseline);
-        let VsBaseline::Change { pct, welch } = cells[1].vs_baseline else {
+        let VsBaseline::Change {
+            pct,
+            welch,
+            verdict,
+            ..
+        } = cells[1].vs_baseline
+        else {
             panic!("{:?}", cells[1].vs_baseline)
         };
         assert!((pct.unwrap() - 50.0).abs() < 1e-9);
         assert!(welch.unwrap().significant());
+        assert_eq!(verdict, Verdict::Faster);
+        assert_eq!(cells[1].baseline, Some(0));
     }
 
     #[test]
@@ -439,5 +793,233 @@ mod tests {
         r.runs
             .retain(|run| run.cell.isolation != Isolation::ReadCommitted);
         assert_eq!(aggregate(&r)[0].vs_baseline, VsBaseline::Missing);
+    }
+
+    /// The fixture with a copy of every run at 8 clients and 1.5 × the TPS.
+    fn with_clients_8() -> Results {
+        let mut r = fixture::results();
+        r.config.clients = vec![4, 8];
+        let mut more: Vec<RunRecord> = r.runs.clone();
+        for run in &mut more {
+            run.cell.clients = 8;
+            run.tps *= 1.5;
+        }
+        r.runs.extend(more);
+        r
+    }
+
+    fn find<'a>(cells: &'a [CellSummary<'a>], iso: Isolation, clients: u32) -> &'a CellSummary<'a> {
+        cells
+            .iter()
+            .find(|c| c.cell.isolation == iso && c.cell.clients == clients)
+            .unwrap()
+    }
+
+    fn pct(v: &VsBaseline) -> f64 {
+        match v {
+            VsBaseline::Change { pct: Some(p), .. } => *p,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn baseline_spec_names_isolation() {
+        let mut r = fixture::results();
+        for spec in [
+            "isolation=ser",
+            "isolation=serializable",
+            " isolation = SER ",
+        ] {
+            r.config.baseline = Some(spec.into());
+            assert_eq!(check_baseline(&r), Ok(()), "{spec}");
+            let cells = aggregate(&r);
+            assert_eq!(cells[1].vs_baseline, VsBaseline::Baseline, "{spec}");
+            // rc 100 tx/s against ser 150 tx/s: -33.3 %, significantly slower.
+            assert!((pct(&cells[0].vs_baseline) + 100.0 / 3.0).abs() < 1e-9);
+            let VsBaseline::Change { verdict, .. } = cells[0].vs_baseline else {
+                unreachable!()
+            };
+            assert_eq!(verdict, Verdict::Slower);
+            assert_eq!(cells[0].baseline, Some(1));
+        }
+        assert!(baseline_description(&r).contains("isolation=ser (baseline spec)"));
+    }
+
+    #[test]
+    fn baseline_spec_fixes_named_factors_only() {
+        let mut r = with_clients_8();
+        r.config.baseline = Some("isolation=rc,clients=4".into());
+        assert_eq!(check_baseline(&r), Ok(()));
+        let cells = aggregate(&r);
+        let (rc, ser) = (Isolation::ReadCommitted, Isolation::Serializable);
+        assert_eq!(find(&cells, rc, 4).vs_baseline, VsBaseline::Baseline);
+        // Every other cell is compared with rc at 4 clients (100 tx/s).
+        assert!((pct(&find(&cells, rc, 8).vs_baseline) - 50.0).abs() < 1e-9);
+        assert!((pct(&find(&cells, ser, 4).vs_baseline) - 50.0).abs() < 1e-9);
+        assert!((pct(&find(&cells, ser, 8).vs_baseline) - 125.0).abs() < 1e-9);
+        // Naming clients only: each isolation level against itself at 4.
+        r.config.baseline = Some("clients=4".into());
+        let cells = aggregate(&r);
+        assert_eq!(find(&cells, ser, 4).vs_baseline, VsBaseline::Baseline);
+        assert!((pct(&find(&cells, ser, 8).vs_baseline) - 50.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn baseline_spec_pool_size_compares_as_number() {
+        let mut r = fixture::results();
+        r.config.pool_size = vec![2, 8];
+        let mut more: Vec<RunRecord> = r.runs.clone();
+        for run in &mut r.runs {
+            run.cell.pool_size = Some(2);
+        }
+        for run in &mut more {
+            run.cell.pool_size = Some(8);
+            run.tps *= 2.0;
+        }
+        r.runs.extend(more);
+        r.config.baseline = Some("pool_size=08".into());
+        assert_eq!(check_baseline(&r), Ok(()));
+        let cells = aggregate(&r);
+        let rc2 = cells
+            .iter()
+            .find(|c| c.cell.pool_size == Some(2) && c.cell.isolation == Isolation::ReadCommitted)
+            .unwrap();
+        assert!((pct(&rc2.vs_baseline) + 50.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn check_baseline_errors_name_the_factor() {
+        let mut r = fixture::results();
+        assert_eq!(check_baseline(&r), Ok(()));
+        let err = |r: &mut Results, spec: &str| {
+            r.config.baseline = Some(spec.into());
+            let e = check_baseline(r).unwrap_err();
+            // An invalid spec leaves every cell without a baseline.
+            assert!(
+                aggregate(r)
+                    .iter()
+                    .all(|c| c.vs_baseline == VsBaseline::Missing)
+            );
+            assert!(baseline_description(r).starts_with("none ("));
+            e
+        };
+        let e = err(&mut r, "isolation=rc,threads=4");
+        assert!(
+            e.contains("unknown factor 'threads'")
+                && e.contains("(this experiment's factors: isolation, strategy, clients)"),
+            "{e}"
+        );
+        let e = err(&mut r, "clients=32");
+        assert!(
+            e.contains("no cell has clients=32 (values of clients: 4)"),
+            "{e}"
+        );
+        let e = err(&mut r, "isolation=rr");
+        assert!(
+            e.contains("no cell has isolation=rr (values of isolation: rc, ser)"),
+            "{e}"
+        );
+        let e = err(&mut r, "isolation=snapshot");
+        assert!(e.contains("unknown isolation level 'snapshot'"), "{e}");
+        let e = err(&mut r, "isolation");
+        assert!(e.contains("'isolation' is not FACTOR=VALUE"), "{e}");
+        let e = err(&mut r, "isolation=rc,isolation=ser");
+        assert!(e.contains("factor 'isolation' given twice"), "{e}");
+        let e = err(&mut r, " , ");
+        assert!(e.contains("no FACTOR=VALUE given"), "{e}");
+        let e = err(&mut r, "strategy=locking");
+        assert!(e.contains("(values of strategy: optimistic)"), "{e}");
+        // Values every cell has one by one but none together.
+        let mut r = with_clients_8();
+        r.runs.retain(|run| {
+            !(run.cell.isolation == Isolation::ReadCommitted && run.cell.clients == 8)
+        });
+        let e = err(&mut r, "isolation=rc,clients=8");
+        assert!(
+            e.contains("no cell has isolation=rc and clients=8 together"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn default_baseline_description() {
+        let r = fixture::results();
+        assert_eq!(
+            baseline_description(&r),
+            "the cell with isolation=rc and strategy=optimistic (the first isolation level and strategy) at the same other factor values"
+        );
+    }
+
+    #[test]
+    fn outlier_runs_are_flagged_not_dropped() {
+        // rc TPS: 98, 102, then 100, 99, 150. Median 100; |x - 100| = 2, 2,
+        // 0, 1, 50 → MAD 2; M(150) = 0.6745 · 50 / 2 = 16.86 > 3.5, the
+        // others |M| ≤ 0.6745.
+        let mut r = fixture::results();
+        for (i, tps) in [100.0, 99.0, 150.0].into_iter().enumerate() {
+            let mut run = r.runs[0].clone();
+            run.index = 6 + i as u32;
+            run.repetition = 3 + i as u32;
+            run.tps = tps;
+            r.runs.push(run);
+        }
+        let cells = aggregate(&r);
+        assert_eq!(cells[0].outliers, vec![8]);
+        assert_eq!(cells[0].n, 5);
+        assert!((cells[0].tps.unwrap().mean - 109.8).abs() < 1e-9);
+        assert!(cells[1].outliers.is_empty());
+    }
+
+    #[test]
+    fn merged_latency_and_its_change() {
+        let r = fixture::results();
+        let cells = aggregate(&r);
+        // rc: runs with p99 8 and 9 ms, 100 values each, merged: the 99th
+        // percentile of 200 values lies in run 3's top values, ~8.9 ms.
+        let rc = cells[0].merged_latency.unwrap();
+        assert!((8.8..9.0).contains(&rc.p99), "{rc:?}");
+        let ser = cells[1].merged_latency.unwrap();
+        assert!((12.9..13.1).contains(&ser.p99), "{ser:?}");
+        assert!(cells[0].latency_vs_baseline.is_none());
+        let l = cells[1].latency_vs_baseline.unwrap();
+        let want = 100.0 * (ser.p99 - rc.p99) / rc.p99;
+        assert!((l.p99_pct.unwrap() - want).abs() < 1e-9);
+        // Runs' p99: rc [8, 9], ser [12.5, 13.1]; lower is better.
+        let runs = l.p99_runs.unwrap();
+        assert!(runs.pct.unwrap() > 0.0);
+        assert!(matches!(
+            runs.verdict,
+            Verdict::Slower | Verdict::NoSignificantDifference
+        ));
+    }
+
+    #[test]
+    fn pool_wait_schedule_lag_skipped_late() {
+        let mut r = fixture::results();
+        let w = |mean: f64, p99: f64| crate::store::WaitSummary {
+            count: 1000,
+            mean,
+            p50: mean / 2.0,
+            p99,
+            max: p99 * 2.0,
+        };
+        // ser: complete runs 2 and 4, interrupted run 5 (left out).
+        r.runs[1].pool_wait_ms = Some(w(1.0, 5.0));
+        r.runs[3].pool_wait_ms = Some(w(3.0, 4.0));
+        r.runs[4].pool_wait_ms = Some(w(100.0, 100.0));
+        r.runs[1].schedule_lag_ms = Some(w(0.5, 2.0));
+        r.runs[1].skipped = 3;
+        r.runs[3].late = 7;
+        r.runs[4].skipped = 100;
+        let cells = aggregate(&r);
+        assert!(cells[0].pool_wait.is_none() && cells[0].schedule_lag.is_none());
+        let p = cells[1].pool_wait.unwrap();
+        assert_eq!(
+            (p.mean_ms.n, p.mean_ms.mean, p.p99_max_ms, p.count),
+            (2, 2.0, 5.0, 2000)
+        );
+        let s = cells[1].schedule_lag.unwrap();
+        assert_eq!((s.mean_ms.n, s.p99_max_ms), (1, 2.0));
+        assert_eq!((cells[1].skipped, cells[1].late), (3, 7));
     }
 }

@@ -32,7 +32,7 @@ fn cell(isolation: Isolation) -> Cell {
 
 /// A histogram whose p99 is about `p99_ms` (100 values, 1 ms apart near
 /// the top).
-fn histogram(p99_ms: f64) -> String {
+pub fn histogram(p99_ms: f64) -> String {
     let mut h = crate::metrics::new_histogram();
     for i in 1..=100u64 {
         h.record((p99_ms * 1000.0 * i as f64 / 99.0) as u64)

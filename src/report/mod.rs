@@ -1,21 +1,27 @@
 //! Renderers: pure functions from [`crate::store::Results`] to text.
 //!
 //! [`cells`] groups runs by cell and computes the per-cell statistics that
-//! every renderer shows; [`server`] aggregates the server observations;
-//! [`markdown`] and [`terminal`] only format. Number formatting shared by
-//! the renderers lives here, so a figure reads the same everywhere.
+//! every renderer shows (with the baseline comparison); [`server`]
+//! aggregates the server observations; [`markdown`] (report.md),
+//! [`terminal`] (the end-of-run summary), [`csv`] (runs and cells),
+//! [`json`] (cells) only format; [`compare`] puts two results directories
+//! side by side. Number formatting shared by the renderers lives here, so
+//! a figure reads the same everywhere.
 
 pub mod anomalies;
 pub mod cells;
+pub mod compare;
+pub mod csv;
 pub mod files;
+pub mod json;
 pub mod markdown;
 pub mod server;
 pub mod terminal;
 
 #[cfg(test)]
-mod fixture;
+pub(crate) mod fixture;
 
-use crate::stats::Summary;
+use crate::stats::{PctCi, Summary, Welch};
 use crate::store::{Cell, Results};
 
 use cells::VsBaseline;
@@ -155,8 +161,10 @@ pub fn fmt_pct_change(pct: f64) -> String {
     }
 }
 
-/// The "% vs baseline" figure: `baseline`, `+50.0% (significant)`,
-/// `-1.2% (n.s.)`, `+3.0%` (no test possible), or `n/a`.
+/// The "% vs baseline" figure with its verdict: `baseline`,
+/// `+50.0% faster`, `-1.2% no significant difference`, `+3.0% not enough
+/// data` (one run: no test possible), or `n/a` (no baseline cell, or no
+/// mean to compare).
 pub fn fmt_vs_baseline(v: &VsBaseline) -> String {
     match v {
         VsBaseline::Baseline => "baseline".into(),
@@ -164,12 +172,49 @@ pub fn fmt_vs_baseline(v: &VsBaseline) -> String {
         VsBaseline::Change { pct: None, .. } => NA.into(),
         VsBaseline::Change {
             pct: Some(p),
-            welch,
-        } => match welch {
-            Some(w) if w.significant() => format!("{} (significant)", fmt_pct_change(*p)),
-            Some(_) => format!("{} (n.s.)", fmt_pct_change(*p)),
-            None => fmt_pct_change(*p),
-        },
+            verdict,
+            ..
+        } => format!("{} {}", fmt_pct_change(*p), verdict.label()),
+    }
+}
+
+/// The bare "% vs baseline" figure: `baseline`, `+50.0%`, or `n/a`.
+pub fn fmt_vs_baseline_pct(v: &VsBaseline) -> String {
+    match v {
+        VsBaseline::Baseline => "baseline".into(),
+        VsBaseline::Change { pct: Some(p), .. } => fmt_pct_change(*p),
+        _ => NA.into(),
+    }
+}
+
+/// A 95 % interval of a relative difference: `[+38.1%, +61.9%]`, or
+/// `n/a`.
+pub fn fmt_pct_ci(ci: Option<&PctCi>) -> String {
+    match ci {
+        Some(c) if c.low.is_finite() && c.high.is_finite() => {
+            format!("[{}, {}]", fmt_pct_change(c.low), fmt_pct_change(c.high))
+        }
+        _ => NA.into(),
+    }
+}
+
+/// A p-value with 3 decimals, `<0.001` below that, or `n/a`.
+pub fn fmt_p(w: Option<&Welch>) -> String {
+    match w {
+        Some(w) if w.p.is_finite() && w.p < 0.001 => "<0.001".into(),
+        Some(w) => fmt_fixed(w.p, 3),
+        None => NA.into(),
+    }
+}
+
+/// The verdict against the baseline: `baseline`, `faster`, `slower`, `no
+/// significant difference`, `not enough data`, or `n/a` without a
+/// baseline cell.
+pub fn fmt_verdict(v: &VsBaseline) -> String {
+    match v {
+        VsBaseline::Baseline => "baseline".into(),
+        VsBaseline::Missing => NA.into(),
+        VsBaseline::Change { verdict, .. } => verdict.label().into(),
     }
 }
 
@@ -191,5 +236,16 @@ mod tests {
         assert_eq!(fmt_tps_ci(None), "n/a");
         assert_eq!(fmt_anomalies(0, Some("x"), 10), "0");
         assert_eq!(fmt_anomalies(3, Some("abcdefghijkl"), 5), "3 (abcd…)");
+        let ci = PctCi {
+            pct: 50.0,
+            low: 38.14,
+            high: 61.86,
+        };
+        assert_eq!(fmt_pct_ci(Some(&ci)), "[+38.1%, +61.9%]");
+        assert_eq!(fmt_pct_ci(None), "n/a");
+        let w = |p| Welch { t: 1.0, df: 2.0, p };
+        assert_eq!(fmt_p(Some(&w(0.0123))), "0.012");
+        assert_eq!(fmt_p(Some(&w(0.0004))), "<0.001");
+        assert_eq!(fmt_p(None), "n/a");
     }
 }

@@ -3,6 +3,8 @@
 //! and pipes need nothing special) and no wrapping, so the output does not
 //! depend on the terminal.
 
+use std::fmt::Write as _;
+
 use comfy_table::{CellAlignment, Table, presets};
 
 use super::cells;
@@ -50,14 +52,28 @@ pub fn summary(results: &Results) -> String {
         t.add_row(row);
     }
     let f = factors.len();
-    for i in [f - 1, f + 1, f + 3, f + 4, f + 5, f + 6] {
+    let numeric_factors = factors.iter().enumerate().filter(|(_, h)| {
+        matches!(
+            h.as_str(),
+            "clients" | "scale" | "pool_size" | "rate" | "max_tries"
+        )
+    });
+    let right = numeric_factors
+        .map(|(i, _)| i)
+        .chain([f + 1, f + 3, f + 4, f + 5, f + 6]);
+    for i in right {
         if let Some(col) = t.column_mut(i) {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
     let mut out = t.to_string();
     out.push('\n');
-    out.push_str("n: complete runs; ± 95% CI of the mean (Student t); significance: Welch's t-test, 5% level;\nanomalies: invariant violations over all runs (see report.md).\n");
+    out.push_str(
+        "n: complete runs; ± 95% CI of the mean (Student t); % vs baseline: mean TPS against the baseline cell,\n\
+         faster/slower when Welch's t-test gives p < 0.05, else no significant difference (not enough data: < 2 runs);\n\
+         anomalies: invariant violations over all runs (see report.md).\n",
+    );
+    let _ = writeln!(out, "baseline: {}.", cells::baseline_description(results));
     if !results.complete {
         out.push_str("INCOMPLETE (interrupted): statistics cover the runs recorded so far.\n");
     }
@@ -85,6 +101,19 @@ mod tests {
             2,
             "{s}"
         );
-        assert!(s.contains("+50.0% (significant)"));
+        assert!(s.contains("┆ +50.0% faster ┆"), "{s}");
+        assert!(s.contains("baseline: the cell with isolation=rc and strategy=optimistic"));
+    }
+
+    #[test]
+    fn numeric_factors_right_aligned() {
+        let mut r = fixture::results();
+        r.config.pool_size = vec![2];
+        for run in &mut r.runs {
+            run.cell.pool_size = Some(2);
+        }
+        let s = summary(&r);
+        // clients (width of "clients") and pool_size, both right-aligned.
+        assert!(s.contains("┆       4 ┆         2 ┆"), "{s}");
     }
 }

@@ -1,13 +1,20 @@
 //! Statistics over the repetitions of a cell: mean, sample standard
 //! deviation, the Student t confidence interval of the mean, relative
-//! change against a baseline, and Welch's unequal-variances t-test.
+//! change against a baseline, Welch's unequal-variances t-test, the
+//! confidence interval of a difference of means (absolute and in %), a
+//! verdict (faster / slower / no significant difference), and outlier
+//! repetitions by the modified z-score.
 //!
 //! Sources: NIST/SEMATECH e-Handbook of Statistical Methods, §1.3.5.1
 //! ("Measures of Location"), §1.3.5.6 ("Measures of Scale"), §7.2.2.1
-//! ("Confidence interval for the mean") and §1.3.5.3 ("Two-Sample t-Test
-//! for Equal Means", unequal-variances case); B. L. Welch, "The
-//! generalization of 'Student's' problem when several different population
-//! variances are involved", Biometrika 34 (1947) 28-35.
+//! ("Confidence interval for the mean"), §1.3.5.3 ("Two-Sample t-Test
+//! for Equal Means", unequal-variances case), §7.3.1 ("Do two processes
+//! have the same mean?") and §1.3.5.17 ("Detection of Outliers"); B. L.
+//! Welch, "The generalization of 'Student's' problem when several different
+//! population variances are involved", Biometrika 34 (1947) 28-35; F. E.
+//! Satterthwaite, "An approximate distribution of estimates of variance
+//! components", Biometrics Bulletin 2 (1946) 110-114; B. Iglewicz and D. C.
+//! Hoaglin, "How to Detect and Handle Outliers", ASQC Quality Press (1993).
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -133,6 +140,228 @@ pub fn welch(a: &Summary, b: &Summary) -> Option<Welch> {
     Some(Welch { t, df, p })
 }
 
+/// Confidence interval of the difference of two means, `x̄₁ - x̄₂`, from
+/// two independent samples with possibly unequal variances.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DiffCi {
+    /// `x̄₁ - x̄₂`, in the unit of the values.
+    pub diff: f64,
+    /// Half-width of the 95 % interval: `t(0.975, ν) · sqrt(s₁²/n₁ + s₂²/n₂)`
+    /// with ν the Welch–Satterthwaite degrees of freedom, so the interval
+    /// is `diff ± half_width`.
+    pub half_width: f64,
+    /// Welch–Satterthwaite degrees of freedom ν (see [`Welch::df`]).
+    pub df: f64,
+}
+
+impl DiffCi {
+    /// Lower end of the interval.
+    pub fn low(&self) -> f64 {
+        self.diff - self.half_width
+    }
+
+    /// Upper end of the interval.
+    pub fn high(&self) -> f64 {
+        self.diff + self.half_width
+    }
+}
+
+/// The 95 % confidence interval of `a.mean - b.mean` (Welch 1947;
+/// Satterthwaite 1946; NIST e-Handbook §7.3.1 and §1.3.5.3, unequal
+/// variances): `(x̄₁ - x̄₂) ± t(0.975, ν) · sqrt(s₁²/n₁ + s₂²/n₂)`. It is the
+/// inversion of [`welch`]: it excludes 0 exactly when Welch's two-sided
+/// p-value is below [`ALPHA`]. `None` where [`welch`] is undefined (fewer
+/// than 2 values in a sample, or zero variance in both).
+pub fn diff_ci95(a: &Summary, b: &Summary) -> Option<DiffCi> {
+    let w = welch(a, b)?;
+    let se = (a.variance() / a.n as f64 + b.variance() / b.n as f64).sqrt();
+    Some(DiffCi {
+        diff: a.mean - b.mean,
+        half_width: t_quantile(0.5 + CONFIDENCE / 2.0, w.df) * se,
+        df: w.df,
+    })
+}
+
+/// A relative difference with its 95 % confidence interval, in %.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PctCi {
+    /// `100 · (x̄₁ - x̄₂) / x̄₂`, %.
+    pub pct: f64,
+    /// Lower end of the 95 % interval, %.
+    pub low: f64,
+    /// Upper end of the 95 % interval, %.
+    pub high: f64,
+}
+
+/// The relative difference of `value` against `baseline` in %, with the
+/// 95 % interval of [`diff_ci95`] divided by the baseline mean:
+/// `100 · (diff ± half_width) / x̄₂`.
+///
+/// This treats the baseline mean as exact, so it ignores the baseline
+/// mean's own uncertainty in the denominator: the interval is a little too
+/// narrow when the baseline's coefficient of variation is not small.
+/// Fieller's theorem (E. C. Fieller, "Some problems in interval
+/// estimation", J. Royal Statistical Society B 16 (1954) 175-185) gives
+/// the exact interval of a ratio of means; with run-to-run variation of a
+/// few % the two differ in the second order. `None` when [`diff_ci95`] is
+/// undefined or the baseline mean is 0 or not finite.
+pub fn pct_ci95(value: &Summary, baseline: &Summary) -> Option<PctCi> {
+    let d = diff_ci95(value, baseline)?;
+    let m = baseline.mean;
+    if m == 0.0 || !m.is_finite() {
+        return None;
+    }
+    let (a, b) = (100.0 * d.low() / m, 100.0 * d.high() / m);
+    Some(PctCi {
+        pct: 100.0 * d.diff / m,
+        low: a.min(b),
+        high: a.max(b),
+    })
+}
+
+/// Which direction of a metric is an improvement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// Throughput (TPS, goodput): more is better.
+    Higher,
+    /// Latency, wait time: less is better.
+    Lower,
+}
+
+/// What a comparison of two samples concludes, at the 5 % level
+/// ([`ALPHA`], Welch's two-sided t-test).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Significantly better than the baseline: higher TPS, or lower
+    /// latency.
+    Faster,
+    /// Significantly worse than the baseline.
+    Slower,
+    /// p ≥ 0.05: the data do not show a difference (which is not proof
+    /// that there is none).
+    NoSignificantDifference,
+    /// The test is undefined: fewer than 2 complete runs on a side, or
+    /// zero variance on both.
+    NotEnoughData,
+}
+
+impl Verdict {
+    /// The verdict of a Welch test of `value` against `baseline` (its
+    /// `t` has the sign of `value - baseline`): `p < ALPHA` and a
+    /// difference in the `better` direction is [`Verdict::Faster`].
+    pub fn of(welch: Option<&Welch>, better: Better) -> Verdict {
+        match welch {
+            None => Verdict::NotEnoughData,
+            Some(w) if !w.significant() => Verdict::NoSignificantDifference,
+            Some(w) => match (w.t > 0.0, better) {
+                (true, Better::Higher) | (false, Better::Lower) => Verdict::Faster,
+                _ => Verdict::Slower,
+            },
+        }
+    }
+
+    /// `faster`, `slower`, `no significant difference`, `not enough data`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoSignificantDifference => "no significant difference",
+            Verdict::NotEnoughData => "not enough data",
+        }
+    }
+
+    /// `faster`, `slower`, `no_significant_difference`, `not_enough_data`
+    /// (the JSON and CSV spelling).
+    pub fn token(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoSignificantDifference => "no_significant_difference",
+            Verdict::NotEnoughData => "not_enough_data",
+        }
+    }
+}
+
+/// Everything a renderer shows for "`value` against `baseline`".
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Comparison {
+    /// [`pct_change`] of the means, %.
+    pub pct: Option<f64>,
+    /// [`pct_ci95`]: the 95 % interval of the relative difference, %.
+    pub pct_ci: Option<PctCi>,
+    /// [`welch`] of `value` against `baseline`.
+    pub welch: Option<Welch>,
+    pub verdict: Verdict,
+}
+
+/// Compares two samples: relative difference of the means with its 95 %
+/// interval, Welch's test, and the [`Verdict`] for the `better` direction.
+pub fn compare(value: &Summary, baseline: &Summary, better: Better) -> Comparison {
+    let welch = welch(value, baseline);
+    Comparison {
+        pct: pct_change(value.mean, baseline.mean),
+        pct_ci: pct_ci95(value, baseline),
+        verdict: Verdict::of(welch.as_ref(), better),
+        welch,
+    }
+}
+
+/// The median of `values` (the mean of the two middle values when n is
+/// even; NIST e-Handbook §1.3.5.1); `None` when empty. NaNs sort last.
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// |M| above which [`outliers`] flags a value (Iglewicz & Hoaglin 1993).
+pub const OUTLIER_Z: f64 = 3.5;
+
+/// Modified z-scores of Iglewicz & Hoaglin (1993; NIST e-Handbook
+/// §1.3.5.17): `Mᵢ = 0.6745 · (xᵢ - x̃) / MAD`, where `x̃` is the median
+/// and `MAD = median(|xᵢ - x̃|)` the median absolute deviation (0.6745 is
+/// the 0.75 quantile of the standard normal, so that `MAD / 0.6745`
+/// estimates σ for normal data). `None` when `values` is empty or MAD is 0
+/// (more than half the values equal: every other value would score
+/// infinity).
+pub fn modified_z_scores(values: &[f64]) -> Option<Vec<f64>> {
+    let m = median(values)?;
+    let dev: Vec<f64> = values.iter().map(|x| (x - m).abs()).collect();
+    let mad = median(&dev)?;
+    if mad == 0.0 || !mad.is_finite() {
+        return None;
+    }
+    Some(values.iter().map(|x| 0.6745 * (x - m) / mad).collect())
+}
+
+/// Indices (into `values`) of the outliers by the modified z-score:
+/// `|Mᵢ| > 3.5` ([`OUTLIER_Z`], the cut-off Iglewicz & Hoaglin recommend;
+/// NIST e-Handbook §1.3.5.17). Nothing is flagged when MAD is 0 (see
+/// [`modified_z_scores`]): with the few repetitions of a benchmark that
+/// happens when most runs are equal, and calling every other run an
+/// outlier would be noise. With 2 values nothing can be flagged (|M| =
+/// 0.6745 for both).
+pub fn outliers(values: &[f64]) -> Vec<usize> {
+    modified_z_scores(values)
+        .map(|z| {
+            z.iter()
+                .enumerate()
+                .filter(|(_, m)| m.abs() > OUTLIER_Z)
+                .map(|(i, _)| i)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,5 +451,153 @@ mod tests {
         assert_eq!(welch(&one, &two), None);
         let flat = Summary::of(&[2.0, 2.0]).unwrap();
         assert_eq!(welch(&flat, &flat), None);
+    }
+
+    #[test]
+    fn diff_ci_equal_variances_hand_computed() {
+        // a = [10, 12, 14], b = [14, 16, 18] (see the Welch test above):
+        // diff = 12 - 16 = -4, se = sqrt(4/3 + 4/3) = 1.632993, ν = 4;
+        // t(0.975, 4) = 2.776445 (t table), half-width = 2.776445 · 1.632993
+        // = 4.533921; interval [-8.533921, 0.533921] holds 0, as p = 0.07.
+        let a = Summary::of(&[10.0, 12.0, 14.0]).unwrap();
+        let b = Summary::of(&[14.0, 16.0, 18.0]).unwrap();
+        let d = diff_ci95(&a, &b).unwrap();
+        assert!(close(d.diff, -4.0, 1e-12));
+        assert!(close(d.df, 4.0, 1e-9));
+        assert!(close(d.half_width, 4.533921, 1e-5), "{d:?}");
+        assert!(d.low() < 0.0 && d.high() > 0.0);
+        // In % of b's mean 16: -25 %, [-53.337006, +3.337006].
+        let p = pct_ci95(&a, &b).unwrap();
+        assert!(close(p.pct, -25.0, 1e-9));
+        assert!(close(p.low, -53.337006, 1e-4), "{p:?}");
+        assert!(close(p.high, 3.337006, 1e-4), "{p:?}");
+    }
+
+    #[test]
+    fn diff_ci_agrees_with_welch() {
+        // The interval excludes 0 exactly when p < 0.05, e.g. the Welch
+        // example above (p = 0.035): diff = -23, se = sqrt(43) = 6.557439,
+        // ν = 3.190172, so half-width = t(0.975, 3.19) · 6.557439 < 23.
+        let a = Summary::of(&[10.0, 12.0, 14.0]).unwrap();
+        let b = Summary::of(&[20.0, 30.0, 40.0, 50.0]).unwrap();
+        let d = diff_ci95(&a, &b).unwrap();
+        assert!(close(d.diff, -23.0, 1e-12));
+        assert!(d.high() < 0.0, "{d:?}");
+        // t(0.975, ν) lies between the table's t(0.975, 4) = 2.776445 and
+        // t(0.975, 3) = 3.182446.
+        let t = d.half_width / 43f64.sqrt();
+        assert!(t > 2.776445 && t < 3.182446, "{t}");
+        // Swapped samples: the interval is mirrored.
+        let r = diff_ci95(&b, &a).unwrap();
+        assert!(close(r.low(), -d.high(), 1e-9) && close(r.high(), -d.low(), 1e-9));
+        assert_eq!(diff_ci95(&Summary::of(&[1.0]).unwrap(), &b), None);
+        assert_eq!(pct_ci95(&a, &Summary::of(&[0.0, 0.0, 0.0]).unwrap()), None);
+    }
+
+    #[test]
+    fn pct_ci_of_a_tps_gain() {
+        // value = [109, 110, 111]: x̄ 110, s² 1; baseline = [99, 100, 101]:
+        // x̄ 100, s² 1. se = sqrt(1/3 + 1/3) = 0.816497, ν = 4,
+        // half-width = 2.776445 · 0.816497 = 2.266954;
+        // % = +10 ± 2.266954 → [+7.733046, +12.266954].
+        let v = Summary::of(&[109.0, 110.0, 111.0]).unwrap();
+        let b = Summary::of(&[99.0, 100.0, 101.0]).unwrap();
+        let c = compare(&v, &b, Better::Higher);
+        assert!(close(c.pct.unwrap(), 10.0, 1e-9));
+        let ci = c.pct_ci.unwrap();
+        assert!(
+            close(ci.low, 7.733046, 1e-5) && close(ci.high, 12.266954, 1e-5),
+            "{ci:?}"
+        );
+        assert_eq!(c.verdict, Verdict::Faster);
+        // The same numbers as latencies: higher is worse.
+        assert_eq!(compare(&v, &b, Better::Lower).verdict, Verdict::Slower);
+        assert_eq!(compare(&b, &v, Better::Lower).verdict, Verdict::Faster);
+        assert_eq!(compare(&b, &v, Better::Higher).verdict, Verdict::Slower);
+    }
+
+    #[test]
+    fn verdicts() {
+        let a = Summary::of(&[10.0, 12.0, 14.0]).unwrap();
+        let b = Summary::of(&[14.0, 16.0, 18.0]).unwrap();
+        // p = 0.070 (above): no significant difference, either direction.
+        assert_eq!(
+            compare(&a, &b, Better::Higher).verdict,
+            Verdict::NoSignificantDifference
+        );
+        assert_eq!(
+            compare(&a, &b, Better::Lower).verdict,
+            Verdict::NoSignificantDifference
+        );
+        let one = Summary::of(&[12.0]).unwrap();
+        let c = compare(&one, &b, Better::Higher);
+        assert_eq!(c.verdict, Verdict::NotEnoughData);
+        // The point estimate is still there without a test.
+        assert!(close(c.pct.unwrap(), -25.0, 1e-9) && c.pct_ci.is_none());
+        assert_eq!(Verdict::of(None, Better::Lower), Verdict::NotEnoughData);
+        assert_eq!(
+            Verdict::NoSignificantDifference.label(),
+            "no significant difference"
+        );
+        assert_eq!(Verdict::NotEnoughData.token(), "not_enough_data");
+    }
+
+    #[test]
+    fn median_cases() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+    }
+
+    #[test]
+    fn modified_z_hand_computed() {
+        // [10, 11, 12, 13, 50]: median 12; |x - 12| = 2, 1, 0, 1, 38, whose
+        // median (MAD) is 1. M = 0.6745 · (x - 12) / 1:
+        // -1.349, -0.6745, 0, 0.6745, 25.631 → only 50 (index 4) > 3.5.
+        let v = [10.0, 11.0, 12.0, 13.0, 50.0];
+        let z = modified_z_scores(&v).unwrap();
+        let want = [-1.349, -0.6745, 0.0, 0.6745, 25.631];
+        for (got, want) in z.iter().zip(want) {
+            assert!(close(*got, want, 1e-9), "{z:?}");
+        }
+        assert_eq!(outliers(&v), vec![4]);
+    }
+
+    #[test]
+    fn modified_z_threshold_and_low_side() {
+        // [100, 101, 102, 103, 104, 95]: sorted 95 100 101 102 103 104,
+        // median (101 + 102) / 2 = 101.5; |x - 101.5| = 1.5, 0.5, 0.5, 1.5,
+        // 2.5, 6.5 → MAD = (1.5 + 1.5) / 2 = 1.5.
+        // M(95) = 0.6745 · -6.5 / 1.5 = -2.922833: not an outlier.
+        let v = [100.0, 101.0, 102.0, 103.0, 104.0, 95.0];
+        assert!(close(modified_z_scores(&v).unwrap()[5], -2.922833, 1e-6));
+        assert!(outliers(&v).is_empty());
+        // [100, 101, 102, 103, 104, 80]: median 101.5; deviations 1.5, 0.5,
+        // 0.5, 1.5, 2.5, 21.5 → MAD = 1.5; M(80) = 0.6745 · -21.5 / 1.5 =
+        // -9.667833: a low outlier.
+        let v = [100.0, 101.0, 102.0, 103.0, 104.0, 80.0];
+        assert!(close(modified_z_scores(&v).unwrap()[5], -9.667833, 1e-6));
+        assert_eq!(outliers(&v), vec![5]);
+        // Near the cut-off: [0, 1, 2, 3, x] has median 2 and MAD 1, so
+        // M(x) = 0.6745 · (x - 2), above 3.5 from x = 7.189 on:
+        // M(7) = 3.3725 is kept, M(7.5) = 3.70975 is flagged.
+        assert!(outliers(&[0.0, 1.0, 2.0, 3.0, 7.0]).is_empty());
+        assert_eq!(outliers(&[0.0, 1.0, 2.0, 3.0, 7.5]), vec![4]);
+    }
+
+    #[test]
+    fn modified_z_degenerate() {
+        assert_eq!(modified_z_scores(&[]), None);
+        assert!(outliers(&[]).is_empty());
+        // MAD = 0 (three of four equal): nothing flagged, by rule.
+        assert_eq!(modified_z_scores(&[5.0, 5.0, 5.0, 9.0]), None);
+        assert!(outliers(&[5.0, 5.0, 5.0, 9.0]).is_empty());
+        // Two values: |M| = 0.6745 each.
+        let z = modified_z_scores(&[1.0, 100.0]).unwrap();
+        assert!(close(z[0], -0.6745, 1e-12) && close(z[1], 0.6745, 1e-12));
+        assert!(outliers(&[1.0, 100.0]).is_empty());
+        // Three values: [10, 11, 20]: median 11, deviations 1, 0, 9 → MAD 1;
+        // M(20) = 6.0705 → flagged.
+        assert_eq!(outliers(&[10.0, 11.0, 20.0]), vec![2]);
     }
 }

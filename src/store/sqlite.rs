@@ -1507,20 +1507,12 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
     })
 }
 
-// The renderers' test fixture, compiled here once more: the module
-// `crate::report::fixture` is private to `report`. (Making it
-// `pub(crate)` there would let this use it directly.)
-#[cfg(test)]
-#[path = "../report/fixture.rs"]
-#[allow(clippy::duplicate_mod)]
-mod fixture;
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::{Backoff, RetryPolicy};
 
-    use super::fixture;
+    use crate::report::fixture;
 
     /// A store at `dir/results.sqlite` holding all of `r`.
     fn saved(dir: &Path, r: &Results) -> (Store, PathBuf) {

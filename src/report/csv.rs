@@ -1,0 +1,250 @@
+//! CSV exports for spreadsheets and scripts: one row per run
+//! ([`runs`]) or per cell ([`cells()`]).
+//!
+//! Format: a header row, then one row per record; fields quoted as RFC 4180
+//! says (a field holding a comma, a double quote or a line break is put in
+//! double quotes, inner quotes doubled; written by the `csv` crate); lines
+//! end in LF. Numbers are plain, unrounded decimals (`98`, `0.10625`), so
+//! that nothing is lost; a figure that does not exist (no pool, one run,
+//! no baseline) is an empty field. Units are in the column names.
+
+use super::cells::{self, CellSummary, VsBaseline};
+use crate::store::{Results, WaitSummary};
+
+/// One row per run, in execution order. Columns: `run` (index),
+/// `repetition`, every factor of [`super::factor_headers`], `complete`
+/// (`true`/`false`), `outlier` (`true` when the run's TPS is an outlier of
+/// its cell by the modified z-score, see [`cells::CellSummary::outliers`]),
+/// `tps` (tx/s), `committed`, `retries`, `failed` (transactions),
+/// `failure_pct` (%), `latency_mean_ms`, `latency_p50_ms`,
+/// `latency_p95_ms`, `latency_p99_ms`, `pool_wait_mean_ms`,
+/// `pool_wait_p99_ms`, `schedule_lag_mean_ms`, `schedule_lag_p99_ms`,
+/// `skipped`, `late` (transactions), `anomalies` (invariant violations),
+/// `server_version`.
+pub fn runs(results: &Results) -> String {
+    let cells = cells::aggregate(results);
+    let outliers: Vec<u32> = cells.iter().flat_map(|c| c.outliers.clone()).collect();
+    let mut header: Vec<String> = vec!["run".into(), "repetition".into()];
+    header.extend(super::factor_headers(results));
+    header.extend(
+        [
+            "complete",
+            "outlier",
+            "tps",
+            "committed",
+            "retries",
+            "failed",
+            "failure_pct",
+            "latency_mean_ms",
+            "latency_p50_ms",
+            "latency_p95_ms",
+            "latency_p99_ms",
+            "pool_wait_mean_ms",
+            "pool_wait_p99_ms",
+            "schedule_lag_mean_ms",
+            "schedule_lag_p99_ms",
+            "skipped",
+            "late",
+            "anomalies",
+            "server_version",
+        ]
+        .map(String::from),
+    );
+    let wait = |w: &Option<WaitSummary>| match w {
+        Some(w) => [num(w.mean), num(w.p99)],
+        None => [String::new(), String::new()],
+    };
+    let rows = results.runs.iter().map(|run| {
+        let mut row = vec![run.index.to_string(), run.repetition.to_string()];
+        row.extend(factors(results, &run.cell));
+        row.extend([
+            run.complete.to_string(),
+            outliers.contains(&run.index).to_string(),
+            num(run.tps),
+            run.committed.to_string(),
+            run.retries.to_string(),
+            run.failed.values().sum::<u64>().to_string(),
+            num(run.failure_pct),
+            num(run.latency_ms.mean),
+            num(run.latency_ms.p50),
+            num(run.latency_ms.p95),
+            num(run.latency_ms.p99),
+        ]);
+        row.extend(wait(&run.pool_wait_ms));
+        row.extend(wait(&run.schedule_lag_ms));
+        row.extend([
+            run.skipped.to_string(),
+            run.late.to_string(),
+            run.anomalies.to_string(),
+            run.server_version.clone(),
+        ]);
+        row
+    });
+    write(header, rows)
+}
+
+/// One row per cell, in the order of [`cells::aggregate`]. Columns: every
+/// factor, `n` (complete runs), `interrupted` (runs), `tps_mean`,
+/// `tps_sd`, `tps_ci95` (half-width of the 95 % interval of the mean),
+/// `tps_min`, `tps_max` (tx/s), `tps_cv` (ratio), `vs_baseline_pct`
+/// (% change of mean TPS), `vs_baseline_pct_ci95_low`,
+/// `vs_baseline_pct_ci95_high` (%), `p_value` (Welch, two-sided),
+/// `verdict` (`baseline`, `faster`, `slower`,
+/// `no_significant_difference`, `not_enough_data`, or empty without a
+/// baseline cell), `outlier_runs` (run indexes, space-separated),
+/// `latency_p50_ms`, `latency_p95_ms`, `latency_p99_ms` (from the merged
+/// histograms of the complete runs), `retries_per_commit` (ratio),
+/// `failure_pct` (%), `anomalies` (violations over all runs).
+pub fn cells(results: &Results) -> String {
+    let cells = cells::aggregate(results);
+    let mut header = super::factor_headers(results);
+    header.extend(
+        [
+            "n",
+            "interrupted",
+            "tps_mean",
+            "tps_sd",
+            "tps_ci95",
+            "tps_min",
+            "tps_max",
+            "tps_cv",
+            "vs_baseline_pct",
+            "vs_baseline_pct_ci95_low",
+            "vs_baseline_pct_ci95_high",
+            "p_value",
+            "verdict",
+            "outlier_runs",
+            "latency_p50_ms",
+            "latency_p95_ms",
+            "latency_p99_ms",
+            "retries_per_commit",
+            "failure_pct",
+            "anomalies",
+        ]
+        .map(String::from),
+    );
+    let rows = cells.iter().map(|c| cell_row(results, c));
+    write(header, rows)
+}
+
+fn cell_row(results: &Results, c: &CellSummary) -> Vec<String> {
+    let mut row = factors(results, c.cell);
+    row.extend([c.n.to_string(), c.interrupted.to_string()]);
+    match &c.tps {
+        Some(s) => row.extend([s.mean, s.sd, s.ci95, s.min, s.max, s.cv].map(num)),
+        None => row.extend(std::iter::repeat_n(String::new(), 6)),
+    }
+    let (pct, low, high, p, verdict) = match &c.vs_baseline {
+        VsBaseline::Baseline => (
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            "baseline".to_string(),
+        ),
+        VsBaseline::Missing => Default::default(),
+        VsBaseline::Change {
+            pct,
+            pct_ci,
+            welch,
+            verdict,
+        } => (
+            opt(*pct),
+            opt(pct_ci.map(|c| c.low)),
+            opt(pct_ci.map(|c| c.high)),
+            opt(welch.map(|w| w.p)),
+            verdict.token().to_string(),
+        ),
+    };
+    row.extend([pct, low, high, p, verdict]);
+    row.push(
+        c.outliers
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    let l = c.merged_latency;
+    row.extend([
+        opt(l.map(|l| l.p50)),
+        opt(l.map(|l| l.p95)),
+        opt(l.map(|l| l.p99)),
+        opt(c.retries_per_commit),
+        opt(c.failure_pct),
+        c.anomalies.to_string(),
+    ]);
+    row
+}
+
+/// A cell's factor values, with [`super::NA`] as an empty field.
+fn factors(results: &Results, cell: &crate::store::Cell) -> Vec<String> {
+    super::factor_values(results, cell)
+        .into_iter()
+        .map(|v| if v == super::NA { String::new() } else { v })
+        .collect()
+}
+
+/// A number as Rust prints it (shortest form that reads back the same);
+/// empty when not finite.
+fn num(v: f64) -> String {
+    if v.is_finite() {
+        v.to_string()
+    } else {
+        String::new()
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or_else(String::new, num)
+}
+
+/// The header and rows as CSV.
+fn write(header: Vec<String>, rows: impl Iterator<Item = Vec<String>>) -> String {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    // Writing to memory cannot fail, and every row has the header's length.
+    w.write_record(&header).expect("CSV to memory");
+    for r in rows {
+        debug_assert_eq!(r.len(), header.len());
+        w.write_record(&r).expect("CSV to memory");
+    }
+    let bytes = w.into_inner().expect("CSV to memory");
+    String::from_utf8(bytes).expect("CSV of UTF-8 fields")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+
+    #[test]
+    fn runs_snapshot() {
+        insta::assert_snapshot!(runs(&fixture::results()));
+    }
+
+    #[test]
+    fn cells_snapshot() {
+        insta::assert_snapshot!(cells(&fixture::results()));
+    }
+
+    #[test]
+    fn rfc4180_quoting_and_shape() {
+        let mut r = fixture::results();
+        r.config.params = vec![("note".into(), vec!["a,b \"c\"".into()])];
+        for run in &mut r.runs {
+            run.cell.params.insert("note".into(), "a,b \"c\"".into());
+        }
+        let text = runs(&r);
+        let mut rd = ::csv::Reader::from_reader(text.as_bytes());
+        let header = rd.headers().unwrap().clone();
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let rows: Vec<::csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), 5);
+        assert!(rows.iter().all(|row| row.len() == header.len()));
+        // Quoted on the way out, the same value on the way back.
+        assert!(text.contains("\"a,b \"\"c\"\"\""), "{text}");
+        assert_eq!(&rows[0][col("note")], "a,b \"c\"");
+        assert_eq!(&rows[4][col("complete")], "false");
+        assert_eq!(&rows[0][col("pool_wait_mean_ms")], "");
+        assert_eq!(&rows[1][col("tps")], "148");
+    }
+}
