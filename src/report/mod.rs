@@ -7,6 +7,7 @@
 
 pub mod anomalies;
 pub mod cells;
+pub mod html;
 pub mod markdown;
 pub mod server;
 pub mod terminal;

@@ -1,0 +1,3 @@
+//! `report.html`: placeholder.
+
+mod charts;
