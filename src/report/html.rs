@@ -55,7 +55,7 @@ pub fn render(results: &Results) -> String {
         pool_and_lag(&cells, &f),
         invariants(results, &cells, &f),
         plans(&cells, &f),
-        runs(results),
+        runs(results, &f),
         problems(results),
     ]
     .into_iter()
@@ -135,16 +135,36 @@ fn section(id: &'static str, title: &str, html: String) -> Option<Section> {
     })
 }
 
-/// An HTML table; cells are HTML (callers escape), numeric columns are
-/// right-aligned.
+/// How a table column is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    /// Short text, kept on one line.
+    Text,
+    /// A number: right-aligned, one line.
+    Num,
+    /// Long text (details, lists) that may wrap.
+    Long,
+}
+
+impl Col {
+    fn class(self) -> &'static str {
+        match self {
+            Col::Text => "",
+            Col::Num => " class=\"num\"",
+            Col::Long => " class=\"long\"",
+        }
+    }
+}
+
+/// An HTML table; cells are HTML (callers escape).
 struct Table {
-    cols: Vec<(String, bool)>,
+    cols: Vec<(String, Col)>,
     rows: Vec<(&'static str, Vec<String>)>,
     id: Option<&'static str>,
 }
 
 impl Table {
-    fn new(cols: &[(&str, bool)]) -> Table {
+    fn new(cols: &[(&str, Col)]) -> Table {
         Table {
             cols: cols.iter().map(|(c, n)| (c.to_string(), *n)).collect(),
             rows: Vec::new(),
@@ -162,13 +182,8 @@ impl Table {
             let _ = write!(out, " id=\"{id}\"");
         }
         out.push_str("><thead><tr>");
-        for (c, num) in &self.cols {
-            let _ = write!(
-                out,
-                "<th scope=\"col\"{}>{}</th>",
-                if *num { " class=\"num\"" } else { "" },
-                esc(c)
-            );
+        for (c, col) in &self.cols {
+            let _ = write!(out, "<th scope=\"col\"{}>{}</th>", col.class(), esc(c));
         }
         out.push_str("</tr></thead>\n<tbody>\n");
         for (class, cells) in &self.rows {
@@ -178,12 +193,8 @@ impl Table {
                 let _ = write!(out, "<tr class=\"{class}\">");
             }
             for (i, c) in cells.iter().enumerate() {
-                let num = self.cols.get(i).is_some_and(|(_, n)| *n);
-                let _ = write!(
-                    out,
-                    "<td{}>{c}</td>",
-                    if num { " class=\"num\"" } else { "" }
-                );
+                let col = self.cols.get(i).map_or(Col::Text, |(_, col)| *col);
+                let _ = write!(out, "<td{}>{c}</td>", col.class());
             }
             out.push_str("</tr>\n");
         }
@@ -203,6 +214,8 @@ fn figure(svg: Result<String, String>, caption: &str) -> String {
 /// The factor columns of the cells, which of them vary, and short labels
 /// built from the varying ones (`ser · clients=8`).
 struct Factors {
+    /// The cells, in the order of [`cells::aggregate`].
+    cells: Vec<crate::store::Cell>,
     headers: Vec<String>,
     values: Vec<Vec<String>>,
     varying: Vec<bool>,
@@ -219,9 +232,22 @@ impl Factors {
             .map(|j| values.iter().map(|v| &v[j]).collect::<BTreeSet<_>>().len() > 1)
             .collect();
         Factors {
+            cells: cells.iter().map(|c| c.cell.clone()).collect(),
             headers,
             values,
             varying,
+        }
+    }
+
+    /// A run's cell as its short label with the full label as tooltip.
+    fn cell_html(&self, cell: &crate::store::Cell) -> String {
+        match self.cells.iter().position(|c| c == cell) {
+            Some(i) => format!(
+                "<span title=\"{}\">{}</span>",
+                esc(&cell.label()),
+                esc(&self.label(i))
+            ),
+            None => esc(&cell.label()),
         }
     }
 
@@ -520,27 +546,27 @@ fn summary(r: &Results, cells: &[CellSummary], f: &Factors) -> Option<Section> {
         return None;
     }
     let ssibench = matches!(r.config.workload.as_str(), "ssibench" | "simple-ssibench");
-    let mut cols: Vec<(&str, bool)> = f.headers.iter().map(|h| (h.as_str(), false)).collect();
+    let mut cols: Vec<(&str, Col)> = f.headers.iter().map(|h| (h.as_str(), Col::Text)).collect();
     cols.extend([
-        ("runs (n)", true),
-        ("TPS mean ± 95% CI (tx/s)", true),
-        ("% vs baseline (TPS)", true),
+        ("runs (n)", Col::Num),
+        ("TPS mean ± 95% CI (tx/s)", Col::Num),
+        ("% vs baseline (TPS)", Col::Num),
     ]);
     if ssibench {
-        cols.push(("KTPS (1000 tx/s)", true));
+        cols.push(("KTPS (1000 tx/s)", Col::Num));
     }
     cols.extend([
-        ("latency mean (ms)", true),
-        ("p50 (ms)", true),
-        ("p95 (ms)", true),
-        ("p99 (ms)", true),
-        ("retries per commit", true),
-        ("failed (% of tx)", true),
-        ("abort ratio (attempts)", true),
-        ("wasted time (% of client time)", true),
-        ("unknown outcomes (tx)", true),
-        ("anomalies (violations)", true),
-        ("invariants", false),
+        ("latency mean (ms)", Col::Num),
+        ("p50 (ms)", Col::Num),
+        ("p95 (ms)", Col::Num),
+        ("p99 (ms)", Col::Num),
+        ("retries per commit", Col::Num),
+        ("failed (% of tx)", Col::Num),
+        ("abort ratio (attempts)", Col::Num),
+        ("wasted time (% of client time)", Col::Num),
+        ("unknown outcomes (tx)", Col::Num),
+        ("anomalies (violations)", Col::Num),
+        ("invariants", Col::Text),
     ]);
     let mut t = Table::new(&cols);
     t.id = Some("cells");
@@ -939,12 +965,12 @@ fn failures(cells: &[CellSummary], f: &Factors) -> Option<Section> {
     html.push_str("</div>\n");
     if any_failed {
         let mut t = Table::new(&[
-            ("cell", false),
-            ("SQLSTATE", false),
-            ("name", false),
-            ("failed (transactions)", true),
-            ("failed (tx/s)", true),
-            ("failed (% of transactions)", true),
+            ("cell", Col::Text),
+            ("SQLSTATE", Col::Text),
+            ("name", Col::Text),
+            ("failed (transactions)", Col::Num),
+            ("failed (tx/s)", Col::Num),
+            ("failed (% of transactions)", Col::Num),
         ]);
         for (i, c) in cells.iter().enumerate() {
             let (tx, secs) = failure_totals(c);
@@ -976,16 +1002,16 @@ fn failures(cells: &[CellSummary], f: &Factors) -> Option<Section> {
 
 fn transactions(r: &Results, cells: &[CellSummary]) -> Option<Section> {
     let headers = factor_headers(r);
-    let mut cols: Vec<(&str, bool)> = headers.iter().map(|h| (h.as_str(), false)).collect();
+    let mut cols: Vec<(&str, Col)> = headers.iter().map(|h| (h.as_str(), Col::Text)).collect();
     cols.extend([
-        ("transaction", false),
-        ("committed (tx)", true),
-        ("TPS (tx/s)", true),
-        ("user aborts (tx)", true),
-        ("failed (by SQLSTATE)", false),
-        ("failed (%)", true),
-        ("p50 (ms)", true),
-        ("p99 (ms)", true),
+        ("transaction", Col::Text),
+        ("committed (tx)", Col::Num),
+        ("TPS (tx/s)", Col::Num),
+        ("user aborts (tx)", Col::Num),
+        ("failed (by SQLSTATE)", Col::Long),
+        ("failed (%)", Col::Num),
+        ("p50 (ms)", Col::Num),
+        ("p99 (ms)", Col::Num),
     ]);
     let mut t = Table::new(&cols);
     for c in cells {
@@ -1229,15 +1255,29 @@ fn counters(cells: &[CellSummary], f: &Factors) -> Option<Section> {
             ),
         ));
     }
-    let mut cols: Vec<(&str, bool)> = vec![("cell", false)];
-    let heads: Vec<String> = names.iter().map(|n| format!("{n} (/s)")).collect();
-    cols.extend(heads.iter().map(|h| (h.as_str(), true)));
-    let mut t = Table::new(&cols);
-    for (i, r) in rates.iter().enumerate() {
-        let mut row = vec![esc(&labels[i])];
-        row.extend(names.iter().map(|n| fmt_opt(r.get(n).copied(), 1)));
-        t.row(row);
-    }
+    // Few cells: a row per counter (as in report.md); many: a row per cell.
+    let t = if cells.len() <= 6 {
+        let mut cols: Vec<(&str, Col)> = vec![("counter (per s)", Col::Text)];
+        cols.extend(labels.iter().map(|l| (l.as_str(), Col::Num)));
+        let mut t = Table::new(&cols);
+        for n in &names {
+            let mut row = vec![esc(n)];
+            row.extend(rates.iter().map(|r| fmt_opt(r.get(n).copied(), 1)));
+            t.row(row);
+        }
+        t
+    } else {
+        let mut cols: Vec<(&str, Col)> = vec![("cell", Col::Text)];
+        let heads: Vec<String> = names.iter().map(|n| format!("{n} (/s)")).collect();
+        cols.extend(heads.iter().map(|h| (h.as_str(), Col::Num)));
+        let mut t = Table::new(&cols);
+        for (i, r) in rates.iter().enumerate() {
+            let mut row = vec![esc(&labels[i])];
+            row.extend(names.iter().map(|n| fmt_opt(r.get(n).copied(), 1)));
+            t.row(row);
+        }
+        t
+    };
     let _ = write!(
         html,
         "<p class=\"note\">Mean rate per second: time-weighted over each run's sample intervals, then \
@@ -1327,10 +1367,10 @@ fn wait_events(cells: &[CellSummary], f: &Factors) -> Option<Section> {
          rest is pooled as \"other\".",
     );
     let mut t = Table::new(&[
-        ("cell", false),
-        ("wait event", false),
-        ("observations (backend samples)", true),
-        ("share (%)", true),
+        ("cell", Col::Text),
+        ("wait event", Col::Text),
+        ("observations (backend samples)", Col::Num),
+        ("share (%)", Col::Num),
     ]);
     for (i, (total, shares)) in per_cell.iter().enumerate() {
         for w in shares.iter().take(TOP_WAIT_EVENTS) {
@@ -1443,10 +1483,10 @@ fn siread_locks(cells: &[CellSummary], f: &Factors) -> Option<Section> {
         ));
     }
     let mut t = Table::new(&[
-        ("cell", false),
-        ("granularity", false),
-        ("mean (locks)", true),
-        ("max (locks)", true),
+        ("cell", Col::Text),
+        ("granularity", Col::Text),
+        ("mean (locks)", Col::Num),
+        ("max (locks)", Col::Num),
     ]);
     for (k, m) in by.iter().enumerate() {
         if m.is_empty() {
@@ -1468,10 +1508,10 @@ fn siread_locks(cells: &[CellSummary], f: &Factors) -> Option<Section> {
     }
     html.push_str(&t.html());
     let mut rel = Table::new(&[
-        ("cell", false),
-        ("relation (granularity)", false),
-        ("mean (locks)", true),
-        ("max (locks)", true),
+        ("cell", Col::Text),
+        ("relation (granularity)", Col::Text),
+        ("mean (locks)", Col::Num),
+        ("max (locks)", Col::Num),
     ]);
     for (k, i) in ser.iter().enumerate() {
         for (name, mean, max) in siread_by_relation(&cells[*i]).into_iter().take(10) {
@@ -1579,22 +1619,22 @@ fn pool_and_lag(cells: &[CellSummary], f: &Factors) -> Option<Section> {
              their scheduled arrival. Mean over complete runs of each run's mean and p99.{log}"
         ),
     );
-    let mut cols: Vec<(&str, bool)> = vec![("cell", false)];
+    let mut cols: Vec<(&str, Col)> = vec![("cell", Col::Text)];
     if has_pool {
         cols.extend([
-            ("pool wait mean (ms)", true),
-            ("pool wait p99 (ms)", true),
-            ("pool wait max (ms)", true),
-            ("checkouts", true),
+            ("pool wait mean (ms)", Col::Num),
+            ("pool wait p99 (ms)", Col::Num),
+            ("pool wait max (ms)", Col::Num),
+            ("checkouts", Col::Num),
         ]);
     }
     if has_lag {
         cols.extend([
-            ("schedule lag mean (ms)", true),
-            ("schedule lag p99 (ms)", true),
-            ("schedule lag max (ms)", true),
-            ("skipped (tx)", true),
-            ("late (tx)", true),
+            ("schedule lag mean (ms)", Col::Num),
+            ("schedule lag p99 (ms)", Col::Num),
+            ("schedule lag max (ms)", Col::Num),
+            ("skipped (tx)", Col::Num),
+            ("late (tx)", Col::Num),
         ]);
     }
     let mut t = Table::new(&cols);
@@ -1631,12 +1671,12 @@ fn invariants(r: &Results, cells: &[CellSummary], f: &Factors) -> Option<Section
     }
     let labels = f.labels();
     let mut t = Table::new(&[
-        ("cell", false),
-        ("invariant", false),
-        ("result", false),
-        ("runs checked", true),
-        ("violations", true),
-        ("example (first violation, else last check)", false),
+        ("cell", Col::Text),
+        ("invariant", Col::Text),
+        ("result", Col::Text),
+        ("runs checked", Col::Num),
+        ("violations", Col::Num),
+        ("example (first violation, else last check)", Col::Long),
     ]);
     for (i, c) in cells.iter().enumerate() {
         let mut names: Vec<&str> = Vec::new();
@@ -1680,18 +1720,18 @@ fn invariants(r: &Results, cells: &[CellSummary], f: &Factors) -> Option<Section
         }
     }
     let mut all = Table::new(&[
-        ("run", true),
-        ("cell", false),
-        ("repetition", true),
-        ("invariant", false),
-        ("result", false),
-        ("detail", false),
+        ("run", Col::Num),
+        ("cell", Col::Text),
+        ("repetition", Col::Num),
+        ("invariant", Col::Text),
+        ("result", Col::Text),
+        ("detail", Col::Long),
     ]);
     for run in &r.runs {
         for inv in &run.invariants {
             all.row(vec![
                 run.index.to_string(),
-                esc(&run.cell.label()),
+                f.cell_html(&run.cell),
                 run.repetition.to_string(),
                 esc(&inv.name),
                 if inv.ok {
@@ -1747,33 +1787,33 @@ fn plans(cells: &[CellSummary], f: &Factors) -> Option<Section> {
     section("plans", "Plans", html)
 }
 
-fn runs(r: &Results) -> Option<Section> {
+fn runs(r: &Results, f: &Factors) -> Option<Section> {
     if r.runs.is_empty() {
         return None;
     }
     let versions: BTreeSet<&str> = r.runs.iter().map(|x| x.server_version.as_str()).collect();
     let show_version = versions.len() > 1;
     let mut cols = vec![
-        ("run", true),
-        ("cell", false),
-        ("repetition", true),
-        ("started", false),
-        ("measured (s)", true),
-        ("TPS (tx/s)", true),
-        ("p99 (ms)", true),
-        ("retries (attempts)", true),
-        ("failed (tx)", true),
-        ("client CPU (µs/tx)", true),
-        ("complete", false),
+        ("run", Col::Num),
+        ("cell", Col::Text),
+        ("repetition", Col::Num),
+        ("started", Col::Text),
+        ("measured (s)", Col::Num),
+        ("TPS (tx/s)", Col::Num),
+        ("p99 (ms)", Col::Num),
+        ("retries (attempts)", Col::Num),
+        ("failed (tx)", Col::Num),
+        ("client CPU (µs/tx)", Col::Num),
+        ("complete", Col::Text),
     ];
     if show_version {
-        cols.push(("server", false));
+        cols.push(("server", Col::Text));
     }
     let mut t = Table::new(&cols);
     for run in &r.runs {
         let mut row = vec![
             run.index.to_string(),
-            esc(&run.cell.label()),
+            f.cell_html(&run.cell),
             run.repetition.to_string(),
             esc(&run.started_at),
             fmt_fixed(run.duration_s, 1),
@@ -1835,13 +1875,13 @@ const CSS: &str = r#"
 :root{--fg:#1b1b1b;--muted:#5b5b5b;--line:#d9d9d9;--bg2:#f5f6f8;--blue:#0072B2;--verm:#D55E00;--green:#009E73}
 *{box-sizing:border-box}
 body{margin:0;color:var(--fg);background:#fff;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-header,main,footer,nav{max-width:1240px;margin:0 auto;padding:0 24px}
+header,main,footer,nav{max-width:1400px;margin:0 auto;padding:0 24px}
 h1{font-size:1.7em;margin:24px 0 8px}
 h2{font-size:1.3em;margin:36px 0 10px;padding-bottom:4px;border-bottom:2px solid var(--line)}
 .banner{padding:8px 12px;border-radius:6px;margin:8px 0 14px;font-weight:500}
 .banner.ok{background:#e6f4ee;border-left:6px solid var(--green)}
 .banner.bad{background:#fdece3;border-left:6px solid var(--verm)}
-dl.meta{display:grid;grid-template-columns:repeat(auto-fill,minmax(360px,1fr));gap:2px 24px;margin:0 0 12px}
+dl.meta{display:grid;grid-template-columns:repeat(auto-fill,minmax(460px,1fr));gap:2px 24px;margin:0 0 12px}
 dl.meta div{display:flex;gap:10px;padding:3px 0;border-bottom:1px solid #eee}
 dl.meta dt{flex:0 0 150px;color:var(--muted)}
 dl.meta dd{margin:0;overflow-wrap:anywhere}
@@ -1856,7 +1896,9 @@ th{background:var(--bg2);font-weight:600;position:sticky;top:0}
 table.sortable th{cursor:pointer}
 th[aria-sort=ascending]::after{content:" ↑"}
 th[aria-sort=descending]::after{content:" ↓"}
-td.num,th.num{text-align:right;white-space:nowrap}
+td{white-space:nowrap}
+td.long{white-space:normal;min-width:18em}
+td.num,th.num{text-align:right}
 tbody tr:nth-child(even){background:#fafafa}
 tr.baseline,tr.baseline:nth-child(even){background:#e8f1f8;box-shadow:inset 4px 0 0 var(--blue)}
 .baseline-swatch{background:#e8f1f8;padding:0 4px;border-left:4px solid var(--blue)}

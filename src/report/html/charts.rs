@@ -48,11 +48,6 @@ pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-/// `#rrggbb` of a colour, for HTML swatches.
-pub fn hex(c: RGBColor) -> String {
-    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
-}
-
 const FONT: &str = "sans-serif";
 /// plotters divides font sizes by 1.24 in SVG: 16 → 12.9 px.
 const LABEL_SIZE: u32 = 16;
@@ -60,6 +55,8 @@ const DESC_SIZE: u32 = 17;
 const GRID: RGBColor = RGBColor(0xE3, 0xE3, 0xE3);
 const AXIS: RGBColor = RGBColor(0x55, 0x55, 0x55);
 const LEGEND_ROW: u32 = 22;
+/// Error bars on bars: dark grey, visible on every palette colour.
+const WHISKER: RGBColor = RGBColor(0x33, 0x33, 0x33);
 
 /// Estimated width in pixels of `s` at [`LABEL_SIZE`].
 fn text_width(s: &str) -> u32 {
@@ -311,16 +308,6 @@ pub struct Style {
     pub marker: Marker,
 }
 
-impl Style {
-    /// The colour and marker of series `i`.
-    pub fn nth(i: usize) -> Style {
-        Style {
-            color: color(i),
-            marker: Marker::nth(i),
-        }
-    }
-}
-
 /// A point marker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Marker {
@@ -561,45 +548,74 @@ fn draw_panel(area: &Area, x: &Axis, panel: &Panel) -> Result<(), String> {
     let xf = |v: &f64| x.label(*v);
     let yf = |v: &f64| y.label(*v);
     mesh(&mut chart, x, y, &xf, &yf, true)?;
-    for line in &panel.lines {
+    // Everything is drawn in pixels of the plot area, so that series
+    // with error bars can be dodged a few pixels apart at a shared x.
+    let plot = chart.plotting_area().strip_coord_spec();
+    let (ox, oy) = plot.get_base_pixel();
+    let px = |xv: f64, yv: f64| {
+        let (bx, by) = chart.backend_coord(&(x.t(xv), y.t(yv)));
+        (bx - ox, by - oy)
+    };
+    let n = panel.lines.len();
+    let dodge = n > 1
+        && panel
+            .lines
+            .iter()
+            .any(|l| l.points.iter().any(|p| p.ci.is_some()));
+    for (k, line) in panel.lines.iter().enumerate() {
         let c = line.style.color;
-        let pts: Vec<(f64, f64)> = line
+        let shift = if dodge {
+            ((k as f64 - (n - 1) as f64 / 2.0) * 5.0).round() as i32
+        } else {
+            0
+        };
+        let points: Vec<&Point> = line
             .points
             .iter()
             .filter(|p| p.x.is_finite() && p.y.is_finite())
-            .map(|p| (x.t(p.x), y.t(p.y)))
             .collect();
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))
-            .map_err(err)?;
-        for p in line
-            .points
+        let path: Vec<(i32, i32)> = points
             .iter()
-            .filter(|p| p.x.is_finite() && p.y.is_finite())
-        {
+            .map(|p| {
+                let (a, b) = px(p.x, p.y);
+                (a + shift, b)
+            })
+            .collect();
+        plot.draw(&PathElement::new(path.clone(), c.stroke_width(2)))
+            .map_err(err)?;
+        for p in &points {
             if let Some((lo, hi)) = p.ci.filter(|(lo, hi)| lo.is_finite() && hi.is_finite()) {
-                chart
-                    .draw_series(std::iter::once(ErrorBar::new_vertical(
-                        x.t(p.x),
-                        y.t(lo),
-                        y.t(p.y),
-                        y.t(hi),
-                        c.stroke_width(2),
-                        10,
-                    )))
-                    .map_err(err)?;
+                let (a, top) = px(p.x, hi);
+                let (_, bottom) = px(p.x, lo);
+                whisker(
+                    &plot,
+                    (a + shift, top),
+                    (a + shift, bottom),
+                    c.stroke_width(2),
+                )?;
             }
         }
-        if line.style.marker != Marker::None {
-            let plot = chart.plotting_area().strip_coord_spec();
-            for &(px, py) in &pts {
-                let (bx, by) = chart.backend_coord(&(px, py));
-                let (ox, oy) = plot.get_base_pixel();
-                draw_marker(&plot, line.style.marker, (bx - ox, by - oy), c)?;
-            }
+        for &at in &path {
+            draw_marker(&plot, line.style.marker, at, c)?;
         }
     }
     Ok(())
+}
+
+/// An error bar between pixels `a` and `b` (one of x or y equal) with
+/// caps across both ends.
+fn whisker(area: &Area, a: (i32, i32), b: (i32, i32), style: ShapeStyle) -> Result<(), String> {
+    area.draw(&PathElement::new(vec![a, b], style))
+        .map_err(err)?;
+    let cap = |p: (i32, i32)| {
+        if a.0 == b.0 {
+            vec![(p.0 - 5, p.1), (p.0 + 5, p.1)]
+        } else {
+            vec![(p.0, p.1 - 5), (p.0, p.1 + 5)]
+        }
+    };
+    area.draw(&PathElement::new(cap(a), style)).map_err(err)?;
+    area.draw(&PathElement::new(cap(b), style)).map_err(err)
 }
 
 /// A bar's value and optional interval `(low, high)`.
@@ -620,7 +636,6 @@ pub struct BarSeries {
 /// How [`hbars`] writes values on the bars.
 #[derive(Debug, Clone, Copy)]
 pub enum ValueLabels {
-    None,
     /// After the end of each bar (grouped bars).
     AfterBar(fn(f64) -> String),
     /// Inside stacked segments wide enough to hold them.
@@ -746,19 +761,18 @@ pub fn hbars(spec: &HBars, aria: &str) -> Result<String, String> {
                 let mid = (y0 + y1) / 2.0;
                 if let Some((lo, hi)) = bar.ci.filter(|(lo, hi)| lo.is_finite() && hi.is_finite()) {
                     let shift = if spec.stacked { acc - bar.value } else { 0.0 };
-                    chart
-                        .draw_series(std::iter::once(ErrorBar::new_horizontal(
-                            mid,
-                            x.t(shift + lo),
-                            x.t(shift + bar.value),
-                            x.t(shift + hi),
-                            BLACK.stroke_width(1),
-                            8,
-                        )))
-                        .map_err(err)?;
+                    let plot = chart.plotting_area().strip_coord_spec();
+                    let (ox, oy) = plot.get_base_pixel();
+                    let a = chart.backend_coord(&(x.t(shift + lo), mid));
+                    let b = chart.backend_coord(&(x.t(shift + hi), mid));
+                    whisker(
+                        &plot,
+                        (a.0 - ox, a.1 - oy),
+                        (b.0 - ox, b.1 - oy),
+                        WHISKER.stroke_width(1),
+                    )?;
                 }
                 match spec.labels {
-                    ValueLabels::None => {}
                     ValueLabels::AfterBar(f) => {
                         let hi = bar.ci.map_or(bar.value, |c| c.1.max(bar.value));
                         let at = chart.backend_coord(&(x.t(hi), mid));
