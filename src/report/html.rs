@@ -643,7 +643,7 @@ fn summary(r: &Results, cells: &[CellSummary], f: &Factors) -> Option<Section> {
 fn ci_of(s: &crate::stats::Summary) -> Option<(f64, f64)> {
     s.ci95
         .is_finite()
-        .then(|| (s.mean - s.ci95, s.mean + s.ci95))
+        .then_some((s.mean - s.ci95, s.mean + s.ci95))
 }
 
 fn throughput(cells: &[CellSummary], f: &Factors) -> Option<Section> {
@@ -1148,7 +1148,18 @@ fn time_series(cells: &[CellSummary], f: &Factors) -> Option<Section> {
             230,
             &format!("Per-second throughput and p99 latency of {label}"),
         );
-        html.push_str(&figure(svg, &format!("<strong>{}</strong>", esc(&label))));
+        match svg {
+            Ok(svg) => {
+                let _ = write!(
+                    html,
+                    "<figure>\n<figcaption class=\"title\"><strong>{}</strong></figcaption>\n{svg}</figure>\n",
+                    esc(&label)
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(html, "<p class=\"warn\">{}</p>", esc(&e));
+            }
+        }
     }
     html.push_str("</div>\n");
     section("timeseries", "Per-second time series", html)
@@ -1915,6 +1926,7 @@ figure{margin:12px 0 22px}
 svg.chart{display:block;max-width:100%;height:auto;border:1px solid #eee;border-radius:6px}
 figcaption{color:var(--muted);font-size:13.5px;margin-top:6px;max-width:1000px}
 figcaption strong{color:var(--fg)}
+figcaption.title{margin:0 0 4px}
 .grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:0 24px}
 details{margin:8px 0}
 summary{cursor:pointer;color:var(--blue)}
@@ -2028,6 +2040,43 @@ mod tests {
                     ),
                 ]);
             }
+        }
+        r
+    }
+
+    /// 3 isolation levels × 2 strategies × 7 client counts, 3 runs each:
+    /// many cells and a log-scaled clients axis.
+    fn big() -> Results {
+        let base = fixture::results();
+        let mut r = base.clone();
+        r.runs.clear();
+        r.complete = true;
+        r.config.isolation = Isolation::ALL.to_vec();
+        r.config.strategies = vec!["optimistic".into(), "locking".into()];
+        r.config.clients = vec![1, 2, 4, 8, 16, 32, 64];
+        for rep in 1..=3u32 {
+            for &clients in &r.config.clients.clone() {
+                for (k, iso) in Isolation::ALL.into_iter().enumerate() {
+                    for (s, strategy) in ["optimistic", "locking"].into_iter().enumerate() {
+                        let mut run = base.runs[if k == 2 { 1 } else { 0 }].clone();
+                        let c = f64::from(clients);
+                        let peak = 900.0 - 150.0 * k as f64 - 100.0 * s as f64;
+                        let noise = 1.0 + 0.03 * ((rep * 7 + clients) as f64).sin();
+                        run.cell.isolation = iso;
+                        run.cell.strategy = strategy.into();
+                        run.cell.clients = clients;
+                        run.repetition = rep;
+                        run.tps = peak * c / (c + 6.0) * noise;
+                        run.latency_ms.p50 = 1000.0 * c / run.tps * 0.8;
+                        run.latency_ms.p95 = run.latency_ms.p50 * 2.5;
+                        run.latency_ms.p99 = run.latency_ms.p50 * (4.0 + k as f64);
+                        r.runs.push(run);
+                    }
+                }
+            }
+        }
+        for (i, run) in r.runs.iter_mut().enumerate() {
+            run.index = i as u32 + 1;
         }
         r
     }
@@ -2164,7 +2213,11 @@ mod tests {
             std::env::var("ISOBENCH_HTML_OUT").unwrap_or_else(|_| "/tmp/isobench-html".into()),
         );
         std::fs::create_dir_all(&dir).unwrap();
-        for (name, r) in [("fixture", fixture::results()), ("rich", rich())] {
+        for (name, r) in [
+            ("fixture", fixture::results()),
+            ("rich", rich()),
+            ("big", big()),
+        ] {
             let page = dir.join(format!("{name}.html"));
             std::fs::write(&page, render(&r)).unwrap();
             let png = dir.join(format!("{name}.png"));

@@ -111,9 +111,13 @@ impl Ranged for Coord {
 pub struct Axis {
     /// Description with unit, e.g. `throughput (tx/s)`.
     pub desc: String,
+    /// Low end of the axis, plotting space.
     pub lo: f64,
+    /// High end of the axis, plotting space.
     pub hi: f64,
+    /// Tick positions, plotting space.
     pub ticks: Vec<f64>,
+    /// Base-10 logarithmic: plotting space is `log10(v)`.
     pub log: bool,
     /// Distance between linear ticks (decides the decimals shown).
     step: f64,
@@ -304,17 +308,24 @@ fn compact(v: f64, step: f64) -> String {
 /// How a series is marked: its colour and marker shape.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Style {
+    /// Line, marker and error-bar colour.
     pub color: RGBColor,
+    /// Marker at each point.
     pub marker: Marker,
 }
 
 /// A point marker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Marker {
+    /// No marker (dense time series).
     None,
+    /// A filled circle.
     Circle,
+    /// A filled triangle.
     Triangle,
+    /// A filled square.
     Square,
+    /// An x.
     Cross,
     /// A filled box (bars and stacked segments in legends).
     Box,
@@ -356,8 +367,11 @@ fn draw_marker(area: &Area, m: Marker, (x, y): (i32, i32), c: RGBColor) -> Resul
 /// One legend entry; `line` draws a short line through the marker.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LegendItem {
+    /// The text, as given (plotters escapes it).
     pub name: String,
+    /// Colour and marker of the swatch.
     pub style: Style,
+    /// Draw a short line through the marker (line series).
     pub line: bool,
 }
 
@@ -482,14 +496,18 @@ fn mesh<'a, 'b>(
 /// error bar.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
+    /// Position on the x axis, in data units.
     pub x: f64,
+    /// Position on the y axis, in data units.
     pub y: f64,
+    /// Interval `(low, high)` in data units, drawn as an error bar.
     pub ci: Option<(f64, f64)>,
 }
 
 /// One line of a [`Panel`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
+    /// Colour and marker.
     pub style: Style,
     /// Sorted by x; non-finite points are skipped.
     pub points: Vec<Point>,
@@ -500,7 +518,9 @@ pub struct Line {
 pub struct Panel {
     /// Drawn above the plot (small multiples), or none.
     pub title: Option<String>,
+    /// The panel's own y axis.
     pub y: Axis,
+    /// The lines drawn, in legend order.
     pub lines: Vec<Line>,
 }
 
@@ -621,15 +641,20 @@ fn whisker(area: &Area, a: (i32, i32), b: (i32, i32), style: ShapeStyle) -> Resu
 /// A bar's value and optional interval `(low, high)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bar {
+    /// Length of the bar, data units.
     pub value: f64,
+    /// Interval `(low, high)` in data units, drawn as a whisker.
     pub ci: Option<(f64, f64)>,
 }
 
 /// One series of a [`hbars`] chart: a value (or none) per category.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BarSeries {
+    /// Legend text.
     pub name: String,
+    /// Fill colour.
     pub color: RGBColor,
+    /// One entry per category, in category order.
     pub values: Vec<Option<Bar>>,
 }
 
@@ -646,13 +671,18 @@ pub enum ValueLabels {
 /// row side by side (`stacked: false`) or end to end (`stacked: true`).
 #[derive(Debug, Clone)]
 pub struct HBars<'a> {
+    /// Row labels, top to bottom.
     pub categories: &'a [String],
+    /// The series, in legend order.
     pub series: Vec<BarSeries>,
+    /// End to end (shares of a whole) rather than side by side.
     pub stacked: bool,
+    /// The value axis.
     pub x: Axis,
     pub labels: ValueLabels,
     /// Show the legend even with one series.
     pub legend: bool,
+    /// Width of the SVG, px (the height follows from the rows).
     pub width: u32,
 }
 
