@@ -1901,8 +1901,8 @@ nav.toc a{color:var(--blue);text-decoration:none;padding:2px 6px;border-radius:4
 nav.toc a:hover{background:var(--bg2)}
 .note{color:var(--muted);max-width:980px}
 .scroll{overflow-x:auto;margin:8px 0 16px}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:13.5px}
-th,td{padding:4px 9px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:13px}
+th,td{padding:4px 7px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 th{background:var(--bg2);font-weight:600;position:sticky;top:0}
 table.sortable th{cursor:pointer}
 th[aria-sort=ascending]::after{content:" ↑"}

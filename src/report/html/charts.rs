@@ -63,6 +63,18 @@ fn text_width(s: &str) -> u32 {
     (s.chars().count() as f64 * 7.4).ceil() as u32
 }
 
+/// `s`, cut with `…` to about `px` pixels.
+fn fit(s: &str, px: u32) -> String {
+    let max = (f64::from(px) / 7.4) as usize;
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut cut: String = s.chars().take(max.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}
+
 /// A chart failed to draw (never expected: SVG into a string).
 fn err<E: std::fmt::Display>(e: E) -> String {
     format!("chart: {e}")
@@ -742,7 +754,7 @@ pub fn hbars(spec: &HBars, aria: &str) -> Result<String, String> {
         let yf = |v: &f64| {
             let i = (n as f64 - v - 0.5).round();
             if i >= 0.0 && (i as usize) < n {
-                cats[i as usize].clone()
+                fit(&cats[i as usize], spec.width / 2)
             } else {
                 String::new()
             }
@@ -906,5 +918,7 @@ mod tests {
         assert!(!s.contains("http"), "{s}");
         assert!(s.contains("a &lt;b&gt;") && s.contains("value (ms)"), "{s}");
         assert!(s.contains("aria-label=\"test &quot;chart&quot;\""));
+        assert_eq!(fit("abcdef", 30), "abc…");
+        assert_eq!(fit("abc", 30), "abc");
     }
 }
