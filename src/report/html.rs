@@ -8,8 +8,9 @@
 //!
 //! Every string from the results is HTML-escaped; numbers go through the
 //! formatters of [`super`] so they read as in the Markdown report. Charts
-//! come from [`charts`] (plotters' SVG backend). Sections without data
-//! (no pool, no per-second series, no serializable cell, ...) are left out.
+//! come from the private `charts` module (plotters' SVG backend). Sections
+//! without data (no pool, no per-second series, no serializable cell, ...)
+//! are left out.
 
 mod charts;
 
@@ -863,7 +864,7 @@ fn latency(cells: &[CellSummary], f: &Factors) -> Option<Section> {
     section("latency", "Latency", html)
 }
 
-/// Σ over complete runs: (transactions, failed by SQLSTATE, measured s).
+/// Σ over complete runs: (transactions, measured s).
 fn failure_totals(c: &CellSummary) -> (u64, f64) {
     let mut tx = 0;
     let mut secs = 0.0;
