@@ -2,12 +2,16 @@
 //! backend.
 //!
 //! `plotters` is built with `default-features = false` and only
-//! `svg_backend`, `line_series`, `point_series` and `errorbar`: no `ttf`
-//! (font-kit, which would look for system fonts) and no bitmap backends.
-//! Without a font backend plotters lays text out with its built-in "naive"
-//! estimate (a fixed width per character), which is all an SVG backend can
-//! know anyway: the browser sets the `<text>` elements in its own
-//! `sans-serif` font. So nothing here reads a font at build or run time.
+//! `svg_backend`: no `ttf` (font-kit, which would look for system fonts)
+//! and no bitmap backends. Without a font backend plotters lays text out
+//! with its built-in "naive" estimate (a fixed width per character), which
+//! is all an SVG backend can know anyway: the browser sets the `<text>`
+//! elements in its own `sans-serif` font. So nothing here reads a font at
+//! build or run time. plotters draws the frame, axes, ticks, tick labels,
+//! axis descriptions and panel titles; lines, markers, error bars, bars and
+//! the legend strip are drawn here from its basic elements (its own
+//! `ErrorBar` marks the mean with a circle, which reads badly on bars, and
+//! its legend box sits inside the plot, over the data).
 //!
 //! Every chart has its axes described with units, a legend drawn in a strip
 //! above the plot (so it never covers data), and colours from the
