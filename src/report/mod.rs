@@ -13,6 +13,7 @@ pub mod cells;
 pub mod compare;
 pub mod csv;
 pub mod files;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod server;

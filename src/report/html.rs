@@ -1,0 +1,2382 @@
+//! `report.html`: one self-contained page (inline CSS, inline SVG charts,
+//! a few lines of optional JavaScript to sort tables; nothing loaded from
+//! anywhere) with everything `report.md` has, plus charts: throughput
+//! against each numeric factor with 95 % confidence intervals, latency
+//! percentiles, failures and retries, per-second time series, server
+//! counters over time, wait events, SIRead locks, pool wait and schedule
+//! lag.
+//!
+//! Every string from the results is HTML-escaped; numbers go through the
+//! formatters of [`super`] so they read as in the Markdown report. Charts
+//! come from the private `charts` module (plotters' SVG backend). Sections
+//! without data (no pool, no per-second series, no serializable cell, ...)
+//! are left out.
+
+mod charts;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use charts::{Axis, Bar, BarSeries, HBars, LegendItem, Line, Marker, Panel, Point, Style};
+use charts::{GREY, ValueLabels};
+
+use super::cells::{self, CellSummary, VsBaseline};
+use super::{
+    NA, factor_headers, factor_values, fmt_anomalies, fmt_fixed, fmt_mean, fmt_ms, fmt_opt,
+    fmt_pct_change, fmt_tps, fmt_tps_ci, server,
+};
+use crate::config::{Backoff, Isolation};
+use crate::engine::retry::sqlstate_name;
+use crate::store::{Results, RunRecord, WaitSummary};
+
+/// Wait events charted per cell before the rest is pooled as "other".
+const WAIT_BUCKETS: usize = 7;
+/// Wait events listed per cell in the table (as in `report.md`).
+const TOP_WAIT_EVENTS: usize = 5;
+/// Cells drawn as lines in one chart before a chart would be unreadable.
+const MAX_LINES: usize = 8;
+/// Chart widths, px (the page scales them to the column).
+const WIDE: u32 = 1100;
+const HALF: u32 = 560;
+
+/// Renders `report.html` for `results`.
+pub fn render(results: &Results) -> String {
+    let cells = cells::aggregate(results);
+    let f = Factors::new(results, &cells);
+    let sections: Vec<Section> = [
+        summary(results, &cells, &f),
+        throughput(&cells, &f),
+        latency(&cells, &f),
+        failures(&cells, &f),
+        transactions(results, &cells),
+        time_series(&cells, &f),
+        counters(&cells, &f),
+        wait_events(&cells, &f),
+        siread_locks(&cells, &f),
+        pool_and_lag(&cells, &f),
+        invariants(results, &cells, &f),
+        plans(&cells, &f),
+        runs(results, &f),
+        problems(results),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+
+    let mut out = String::with_capacity(256 * 1024);
+    let title = format!(
+        "isobench report: {}{}",
+        results.config.workload,
+        scale_text(results)
+    );
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        esc(&title)
+    );
+    header(&mut out, results, &title);
+    out.push_str("<nav class=\"toc\" aria-label=\"sections\"><ul>");
+    for s in &sections {
+        let _ = write!(out, "<li><a href=\"#{}\">{}</a></li>", s.id, esc(&s.title));
+    }
+    out.push_str("</ul></nav>\n<main>\n");
+    if results.runs.is_empty() {
+        out.push_str("<p class=\"note\">No runs recorded.</p>\n");
+    }
+    for s in &sections {
+        let _ = write!(
+            out,
+            "<section id=\"{}\">\n<h2>{}</h2>\n{}\n</section>\n",
+            s.id,
+            esc(&s.title),
+            s.html
+        );
+    }
+    let _ = write!(
+        out,
+        "</main>\n<footer>isobench {} · results schema {} · this page is self-contained (no network \
+         access); the script only sorts tables when a column header is clicked.</footer>\n\
+         <script>{JS}</script>\n</body>\n</html>\n",
+        esc(&results.isobench_version),
+        results.schema_version
+    );
+    out
+}
+
+/// HTML-escapes text for element content and quoted attribute values.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One `<section>` of the page.
+struct Section {
+    id: &'static str,
+    title: String,
+    html: String,
+}
+
+fn section(id: &'static str, title: &str, html: String) -> Option<Section> {
+    Some(Section {
+        id,
+        title: title.into(),
+        html,
+    })
+}
+
+/// How a table column is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    /// Short text, kept on one line.
+    Text,
+    /// A number: right-aligned, one line.
+    Num,
+    /// Long text (details, lists) that may wrap.
+    Long,
+}
+
+impl Col {
+    fn class(self) -> &'static str {
+        match self {
+            Col::Text => "",
+            Col::Num => " class=\"num\"",
+            Col::Long => " class=\"long\"",
+        }
+    }
+}
+
+/// An HTML table; cells are HTML (callers escape).
+struct Table {
+    cols: Vec<(String, Col)>,
+    rows: Vec<(&'static str, Vec<String>)>,
+    id: Option<&'static str>,
+}
+
+impl Table {
+    fn new(cols: &[(&str, Col)]) -> Table {
+        Table {
+            cols: cols.iter().map(|(c, n)| (c.to_string(), *n)).collect(),
+            rows: Vec::new(),
+            id: None,
+        }
+    }
+
+    fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(("", cells));
+    }
+
+    fn html(&self) -> String {
+        let mut out = String::from("<div class=\"scroll\"><table class=\"sortable\"");
+        if let Some(id) = self.id {
+            let _ = write!(out, " id=\"{id}\"");
+        }
+        out.push_str("><thead><tr>");
+        for (c, col) in &self.cols {
+            let _ = write!(out, "<th scope=\"col\"{}>{}</th>", col.class(), esc(c));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+        for (class, cells) in &self.rows {
+            if class.is_empty() {
+                out.push_str("<tr>");
+            } else {
+                let _ = write!(out, "<tr class=\"{class}\">");
+            }
+            for (i, c) in cells.iter().enumerate() {
+                let col = self.cols.get(i).map_or(Col::Text, |(_, col)| *col);
+                let _ = write!(out, "<td{}>{c}</td>", col.class());
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody></table></div>\n");
+        out
+    }
+}
+
+/// A chart in a `<figure>` with its caption (HTML), or the drawing error.
+fn figure(svg: Result<String, String>, caption: &str) -> String {
+    match svg {
+        Ok(svg) => format!("<figure>\n{svg}<figcaption>{caption}</figcaption>\n</figure>\n"),
+        Err(e) => format!("<p class=\"warn\">{}</p>\n", esc(&e)),
+    }
+}
+
+/// The factor columns of the cells, which of them vary, and short labels
+/// built from the varying ones (`ser · clients=8`).
+struct Factors {
+    /// The cells, in the order of [`cells::aggregate`].
+    cells: Vec<crate::store::Cell>,
+    headers: Vec<String>,
+    values: Vec<Vec<String>>,
+    varying: Vec<bool>,
+}
+
+impl Factors {
+    fn new(results: &Results, cells: &[CellSummary]) -> Factors {
+        let headers = factor_headers(results);
+        let values: Vec<Vec<String>> = cells
+            .iter()
+            .map(|c| factor_values(results, c.cell))
+            .collect();
+        let varying = (0..headers.len())
+            .map(|j| values.iter().map(|v| &v[j]).collect::<BTreeSet<_>>().len() > 1)
+            .collect();
+        Factors {
+            cells: cells.iter().map(|c| c.cell.clone()).collect(),
+            headers,
+            values,
+            varying,
+        }
+    }
+
+    /// A run's cell as its short label with the full label as tooltip.
+    fn cell_html(&self, cell: &crate::store::Cell) -> String {
+        match self.cells.iter().position(|c| c == cell) {
+            Some(i) => format!(
+                "<span title=\"{}\">{}</span>",
+                esc(&cell.label()),
+                esc(&self.label(i))
+            ),
+            None => esc(&cell.label()),
+        }
+    }
+
+    /// Cell `i`'s varying factors except column `skip`: isolation and
+    /// strategy by value, the others as `name=value`; isolation and
+    /// strategy when nothing else varies.
+    fn label_without(&self, i: usize, skip: Option<usize>) -> String {
+        let parts: Vec<String> = (0..self.headers.len())
+            .filter(|j| self.varying[*j] && Some(*j) != skip)
+            .map(|j| {
+                if j < 2 {
+                    self.values[i][j].clone()
+                } else {
+                    format!("{}={}", self.headers[j], self.values[i][j])
+                }
+            })
+            .collect();
+        if parts.is_empty() {
+            format!("{} · {}", self.values[i][0], self.values[i][1])
+        } else {
+            parts.join(" · ")
+        }
+    }
+
+    /// Cell `i`'s short label.
+    fn label(&self, i: usize) -> String {
+        self.label_without(i, None)
+    }
+
+    fn labels(&self) -> Vec<String> {
+        (0..self.values.len()).map(|i| self.label(i)).collect()
+    }
+
+    /// Columns other than isolation and strategy whose values all parse
+    /// as numbers and take more than one value, `clients` first.
+    fn numeric_varying(&self) -> Vec<usize> {
+        let mut cols: Vec<usize> = (2..self.headers.len())
+            .filter(|j| {
+                self.varying[*j]
+                    && self
+                        .values
+                        .iter()
+                        .all(|v| v[*j].parse::<f64>().is_ok_and(f64::is_finite))
+            })
+            .collect();
+        cols.sort_by_key(|j| self.headers[*j] != "clients");
+        cols
+    }
+}
+
+fn scale_text(r: &Results) -> String {
+    match r.config.scale.as_slice() {
+        [] => String::new(),
+        [s] => format!(", scale {s}"),
+        many => format!(
+            ", scale {}",
+            many.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("/")
+        ),
+    }
+}
+
+fn header(out: &mut String, r: &Results, title: &str) {
+    let c = &r.config;
+    let e = &r.environment;
+    let planned = c.planned_runs();
+    let _ = write!(out, "<header>\n<h1>{}</h1>\n", esc(title));
+    if r.complete {
+        let _ = writeln!(
+            out,
+            "<p class=\"banner ok\">Complete: {} runs recorded.</p>",
+            r.runs.len()
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "<p class=\"banner bad\"><strong>INCOMPLETE</strong> (interrupted): {} of {planned} \
+             planned runs recorded. Cells with fewer complete runs than planned have wider \
+             intervals or none.</p>",
+            r.runs.len()
+        );
+    }
+    let list = |v: Vec<String>| v.join(", ");
+    let kv = |m: &BTreeMap<String, String>| {
+        if m.is_empty() {
+            "none".to_string()
+        } else {
+            list(m.iter().map(|(k, v)| format!("{k}={v}")).collect())
+        }
+    };
+    let mut retry = format!(
+        "up to {} tries per transaction, retrying {}",
+        c.retry.max_tries,
+        list(
+            c.retry
+                .retry_on
+                .iter()
+                .map(|s| format!("{s} ({})", sqlstate_name(s)))
+                .collect()
+        )
+    );
+    match c.retry.backoff {
+        Backoff::None => retry.push_str("; no backoff"),
+        Backoff::Exponential { base, max } => {
+            let _ = write!(
+                retry,
+                "; exponential backoff with full jitter, {} to {}",
+                humantime::format_duration(base),
+                humantime::format_duration(max)
+            );
+        }
+    }
+    let load = if r.load.is_empty() {
+        NA.to_string()
+    } else {
+        list(
+            r.load
+                .iter()
+                .map(|l| {
+                    let what = if l.data.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{}: ", l.data)
+                    };
+                    format!("{what}{:.2} s ({} rows)", l.elapsed.as_secs_f64(), l.rows)
+                })
+                .collect(),
+        )
+    };
+    let params = if c.params.is_empty() {
+        "none given".to_string()
+    } else {
+        list(
+            c.params
+                .iter()
+                .map(|(k, v)| format!("{k}={}", v.join(",")))
+                .collect(),
+        )
+    };
+    // Server versions the runs saw (several when builds are a factor).
+    let mut versions: Vec<String> = Vec::new();
+    for run in &r.runs {
+        let v = match &run.cell.pg_bin {
+            Some(b) if !c.pg_bin.is_empty() => format!("{} ({b})", run.server_version),
+            _ => run.server_version.clone(),
+        };
+        if !run.server_version.is_empty() && !versions.contains(&v) {
+            versions.push(v);
+        }
+    }
+    if versions.is_empty() {
+        versions.push(e.server_version.clone());
+    }
+    let isolation = |i: Option<&Isolation>| i.map_or(NA, |i| i.short());
+    let baseline = match &c.baseline {
+        Some(b) => b.clone(),
+        None => format!(
+            "isolation={} strategy={}, other factors equal",
+            isolation(c.isolation.first()),
+            c.strategies.first().map_or(NA, String::as_str)
+        ),
+    };
+    let mut items: Vec<(&str, String)> = vec![
+        (
+            "Workload",
+            format!("{}{}; load {load}", c.workload, scale_text(r)),
+        ),
+        ("Server", format!("PostgreSQL {}", list(versions))),
+        ("Target", c.target.clone()),
+        ("Host", format!("{} ({}, {} CPUs)", e.host, e.os, e.cpus)),
+        (
+            "Runs",
+            format!(
+                "{} s measured after {} s warm-up; {} repetitions per cell; server counters \
+                 sampled every {} s",
+                c.duration_s, c.warmup_s, c.repeat, c.sample_interval_s
+            ),
+        ),
+        (
+            "Order",
+            match c.order {
+                crate::config::Order::Interleaved => "interleaved".to_string(),
+                crate::config::Order::Random => "random (seeded)".to_string(),
+            },
+        ),
+        ("Seed", c.seed.to_string()),
+        (
+            "Isolation levels",
+            list(c.isolation.iter().map(|i| i.short().to_string()).collect()),
+        ),
+        ("Strategies", list(c.strategies.clone())),
+        (
+            "Clients",
+            list(c.clients.iter().map(u32::to_string).collect()),
+        ),
+        ("Parameters (factors)", params),
+        ("Parameter defaults", kv(&c.param_defaults)),
+    ];
+    if !c.pool_size.is_empty() {
+        items.push((
+            "Pool sizes",
+            list(c.pool_size.iter().map(u32::to_string).collect()),
+        ));
+    }
+    if !c.rate.is_empty() {
+        items.push((
+            "Target rates (tx/s, open loop)",
+            list(c.rate.iter().map(f64::to_string).collect()),
+        ));
+    }
+    if let Some(l) = c.latency_limit_ms {
+        items.push(("Latency limit", format!("{l} ms")));
+    }
+    if !c.max_tries.is_empty() {
+        items.push((
+            "max_tries (factor)",
+            list(c.max_tries.iter().map(u32::to_string).collect()),
+        ));
+    }
+    for (k, v) in &c.setting_factors {
+        items.push(("Server setting (factor)", format!("{k}={}", v.join(","))));
+    }
+    if !c.pg_bin.is_empty() {
+        items.push(("Server builds (factor)", list(c.pg_bin.clone())));
+    }
+    items.extend([
+        ("Retry policy", retry),
+        ("Baseline", baseline),
+        ("Server settings", kv(&e.server_settings)),
+        ("--set", kv(&c.settings)),
+        ("isobench", r.isobench_version.clone()),
+        ("Started", r.started_at.clone()),
+        (
+            "Finished",
+            r.finished_at.clone().unwrap_or_else(|| NA.into()),
+        ),
+    ]);
+    if let Some(file) = &c.file {
+        items.push(("Experiment file", file.clone()));
+    }
+    out.push_str("<dl class=\"meta\">\n");
+    for (k, v) in items {
+        let _ = writeln!(out, "<div><dt>{}</dt><dd>{}</dd></div>", esc(k), esc(&v));
+    }
+    out.push_str("</dl>\n</header>\n");
+}
+
+/// The "% vs baseline" cell: the change with ▲/▼ when Welch's test is
+/// significant at 5 %, "n.s." otherwise, and the test in a tooltip.
+fn vs_baseline_html(v: &VsBaseline) -> String {
+    match v {
+        VsBaseline::Baseline => "<strong>baseline</strong>".into(),
+        VsBaseline::Missing | VsBaseline::Change { pct: None, .. } => NA.into(),
+        VsBaseline::Change {
+            pct: Some(p),
+            welch: Some(w),
+            pct_ci,
+            ..
+        } => {
+            let title = format!(
+                "95 % CI of the change {}; Welch's t-test: t = {:.3}, df = {:.1}, p = {:.4}",
+                super::fmt_pct_ci(pct_ci.as_ref()),
+                w.t,
+                w.df,
+                w.p
+            );
+            if w.significant() {
+                let (class, mark) = if *p >= 0.0 {
+                    ("up", "▲")
+                } else {
+                    ("down", "▼")
+                };
+                format!(
+                    "<span class=\"{class}\" title=\"{} (significant at 5 %)\">{} {mark}</span>",
+                    esc(&title),
+                    fmt_pct_change(*p)
+                )
+            } else {
+                format!(
+                    "<span title=\"{} (not significant at 5 %)\">{} <span class=\"ns\">n.s.</span></span>",
+                    esc(&title),
+                    fmt_pct_change(*p)
+                )
+            }
+        }
+        VsBaseline::Change {
+            pct: Some(p),
+            welch: None,
+            ..
+        } => format!(
+            "<span title=\"no test: a cell has fewer than 2 complete runs, or neither varies\">{} \
+             <span class=\"ns\">(no test)</span></span>",
+            fmt_pct_change(*p)
+        ),
+    }
+}
+
+fn summary(r: &Results, cells: &[CellSummary], f: &Factors) -> Option<Section> {
+    if cells.is_empty() {
+        return None;
+    }
+    let ssibench = matches!(r.config.workload.as_str(), "ssibench" | "simple-ssibench");
+    let mut cols: Vec<(&str, Col)> = f.headers.iter().map(|h| (h.as_str(), Col::Text)).collect();
+    cols.extend([
+        ("runs (n)", Col::Num),
+        ("TPS mean ± 95% CI (tx/s)", Col::Num),
+        ("% vs baseline (TPS)", Col::Num),
+    ]);
+    if ssibench {
+        cols.push(("KTPS (1000 tx/s)", Col::Num));
+    }
+    cols.extend([
+        ("latency mean (ms)", Col::Num),
+        ("p50 (ms)", Col::Num),
+        ("p95 (ms)", Col::Num),
+        ("p99 (ms)", Col::Num),
+        ("retries per commit", Col::Num),
+        ("failed (% of tx)", Col::Num),
+        ("abort ratio (attempts)", Col::Num),
+        ("wasted time (% of client time)", Col::Num),
+        ("unknown outcomes (tx)", Col::Num),
+        ("anomalies (violations)", Col::Num),
+        ("invariants", Col::Text),
+    ]);
+    let mut t = Table::new(&cols);
+    t.id = Some("cells");
+    let max_tps = cells
+        .iter()
+        .filter_map(|c| c.tps.map(|s| s.mean))
+        .fold(0.0, f64::max);
+    for (i, c) in cells.iter().enumerate() {
+        let mut row: Vec<String> = f.values[i].iter().map(|v| esc(v)).collect();
+        let bar = match c.tps {
+            Some(s) if max_tps > 0.0 && s.mean.is_finite() => format!(
+                "<span class=\"minibar\" aria-hidden=\"true\"><span style=\"width:{:.1}%\"></span></span>",
+                100.0 * s.mean / max_tps
+            ),
+            _ => String::new(),
+        };
+        row.extend([
+            esc(&c.runs_label()),
+            format!("{}{bar}", esc(&fmt_tps_ci(c.tps.as_ref()))),
+            vs_baseline_html(&c.vs_baseline),
+        ]);
+        if ssibench {
+            row.push(fmt_mean(c.tps.as_ref(), |v| fmt_fixed(v / 1000.0, 3)));
+        }
+        let anomalies = fmt_anomalies(c.anomalies, c.anomaly_example.as_deref(), 200);
+        row.extend([
+            fmt_mean(c.latency.mean.as_ref(), fmt_ms),
+            fmt_mean(c.latency.p50.as_ref(), fmt_ms),
+            fmt_mean(c.latency.p95.as_ref(), fmt_ms),
+            fmt_mean(c.latency.p99.as_ref(), fmt_ms),
+            fmt_opt(c.retries_per_commit, 3),
+            fmt_opt(c.failure_pct, 2),
+            fmt_opt(c.abort_ratio, 3),
+            fmt_mean(c.wasted_time_pct.as_ref(), |v| fmt_fixed(v, 1)),
+            c.unknown_outcome.to_string(),
+            if c.anomalies > 0 {
+                format!("<span class=\"bad\">{}</span>", esc(&anomalies))
+            } else {
+                esc(&anomalies)
+            },
+            match (c.invariants.checked, c.invariants.violated) {
+                (_, v) if v > 0 => {
+                    format!("<span class=\"bad\">{}</span>", esc(&c.invariants.label()))
+                }
+                (0, _) => esc(&c.invariants.label()),
+                _ => format!("<span class=\"good\">{}</span>", esc(&c.invariants.label())),
+            },
+        ]);
+        let class = if c.vs_baseline == VsBaseline::Baseline {
+            "baseline"
+        } else {
+            ""
+        };
+        t.rows.push((class, row));
+    }
+    let html = format!(
+        "<p class=\"note\">One row per cell (combination of factor values). Statistics over complete \
+         runs only (interrupted runs are listed but not counted). ± is the half-width of the 95 % \
+         confidence interval of the mean (Student t, n − 1 degrees of freedom; n/a with one run). \
+         <em>% vs baseline</em> compares mean TPS (committed transactions per second) with the cell \
+         of the first isolation level and first strategy at the same other factor values \
+         (<span class=\"baseline-swatch\">highlighted</span>); <span class=\"up\">▲</span>/<span \
+         class=\"down\">▼</span>: significantly higher/lower by Welch's t-test at p &lt; 0.05 (hover \
+         for t, df and p), <span class=\"ns\">n.s.</span>: not significant. Latencies are means over \
+         runs of each run's figure. Abort ratio: retried and failed attempts / attempts. Wasted time: \
+         share of client time spent in attempts that did not commit. Anomalies: invariant violations \
+         over all runs, with the first example.</p>\n{}",
+        t.html()
+    );
+    section("summary", "Cells", html)
+}
+
+/// `(mean - ci95, mean + ci95)` when the interval exists.
+fn ci_of(s: &crate::stats::Summary) -> Option<(f64, f64)> {
+    s.ci95
+        .is_finite()
+        .then_some((s.mean - s.ci95, s.mean + s.ci95))
+}
+
+fn throughput(cells: &[CellSummary], f: &Factors) -> Option<Section> {
+    if cells.iter().all(|c| c.tps.is_none()) {
+        return None;
+    }
+    let mut html = String::new();
+    let numeric = f.numeric_varying();
+    for &j in &numeric {
+        let name = &f.headers[j];
+        // One line per combination of the other varying factors.
+        let mut keys: Vec<String> = Vec::new();
+        let mut points: Vec<Vec<Point>> = Vec::new();
+        let mut xs: Vec<f64> = Vec::new();
+        let mut y_max: f64 = 0.0;
+        for (i, c) in cells.iter().enumerate() {
+            let Some(s) = c.tps else { continue };
+            let x: f64 = f.values[i][j].parse().unwrap_or(f64::NAN);
+            let key = f.label_without(i, Some(j));
+            let k = match keys.iter().position(|k| *k == key) {
+                Some(k) => k,
+                None => {
+                    keys.push(key);
+                    points.push(Vec::new());
+                    keys.len() - 1
+                }
+            };
+            let ci = ci_of(&s);
+            y_max = y_max.max(ci.map_or(s.mean, |c| c.1));
+            points[k].push(Point { x, y: s.mean, ci });
+            xs.push(x);
+        }
+        let styles: Vec<Style> = (0..keys.len()).map(series_style).collect();
+        let lines: Vec<Line> = points
+            .into_iter()
+            .zip(&styles)
+            .map(|(mut pts, style)| {
+                pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+                Line {
+                    style: *style,
+                    points: pts,
+                }
+            })
+            .collect();
+        let legend = legend(&keys, &styles, true);
+        let x = Axis::at_values(&factor_desc(name), &xs);
+        let panel = Panel {
+            title: None,
+            y: Axis::from_zero("throughput (tx/s)", y_max),
+            lines,
+        };
+        let svg = charts::lines(
+            &x,
+            &[panel],
+            &legend,
+            1,
+            WIDE,
+            420,
+            &format!("Throughput against {name}"),
+        );
+        html.push_str(&figure(
+            svg,
+            &format!(
+                "<strong>Throughput against {}.</strong> Mean committed transactions per second over \
+                 each cell's complete runs; error bars: 95 % confidence interval of the mean (none \
+                 with a single run). One line per combination of the other factors.",
+                esc(name)
+            ),
+        ));
+    }
+    if numeric.is_empty() {
+        // No numeric factor varies: a bar per cell, coloured by isolation.
+        let labels = f.labels();
+        let levels: Vec<Isolation> = Isolation::ALL
+            .into_iter()
+            .filter(|l| cells.iter().any(|c| c.cell.isolation == *l))
+            .collect();
+        let mut max: f64 = 0.0;
+        let series: Vec<BarSeries> = levels
+            .iter()
+            .map(|l| BarSeries {
+                name: l.sql().to_string(),
+                color: isolation_color(*l),
+                values: cells
+                    .iter()
+                    .map(|c| {
+                        let s = c.tps.filter(|_| c.cell.isolation == *l)?;
+                        let ci = ci_of(&s);
+                        max = max.max(ci.map_or(s.mean, |c| c.1));
+                        Some(Bar { value: s.mean, ci })
+                    })
+                    .collect(),
+            })
+            .collect();
+        let svg = charts::hbars(
+            &HBars {
+                categories: &labels,
+                series,
+                stacked: true,
+                x: Axis::from_zero("throughput (tx/s)", max),
+                labels: ValueLabels::AfterBar(fmt_tps),
+                legend: true,
+                width: WIDE,
+            },
+            "Throughput per cell",
+        );
+        html.push_str(&figure(
+            svg,
+            "<strong>Throughput per cell.</strong> Mean committed transactions per second over each \
+             cell's complete runs, coloured by isolation level; whiskers: 95 % confidence interval of \
+             the mean (none with a single run).",
+        ));
+    }
+    section("throughput", "Throughput", html)
+}
+
+/// `clients` → `clients (connections)`, and so on.
+fn factor_desc(name: &str) -> String {
+    match name {
+        "clients" => "clients (concurrent sessions)".into(),
+        "pool_size" => "pool size (connections)".into(),
+        "rate" => "target rate (tx/s)".into(),
+        "scale" => "scale factor".into(),
+        "max_tries" => "max tries per transaction".into(),
+        other => other.into(),
+    }
+}
+
+/// Colour per isolation level, the same in every chart.
+fn isolation_color(l: Isolation) -> plotters::style::RGBColor {
+    match l {
+        Isolation::ReadCommitted => charts::color(0),
+        Isolation::RepeatableRead => charts::color(2),
+        Isolation::Serializable => charts::color(1),
+    }
+}
+
+/// Series `i`'s colour and marker (markers shift after a full palette so
+/// that no two of the first 32 series look alike).
+fn series_style(i: usize) -> Style {
+    Style {
+        color: charts::color(i),
+        marker: Marker::nth(i + i / charts::PALETTE.len()),
+    }
+}
+
+fn legend(names: &[String], styles: &[Style], line: bool) -> Vec<LegendItem> {
+    names
+        .iter()
+        .zip(styles)
+        .map(|(n, s)| LegendItem {
+            name: n.clone(),
+            style: *s,
+            line,
+        })
+        .collect()
+}
+
+fn latency(cells: &[CellSummary], f: &Factors) -> Option<Section> {
+    if cells.iter().all(|c| c.latency.p50.is_none()) {
+        return None;
+    }
+    let labels = f.labels();
+    let pick = [
+        ("p50", charts::color(5)),
+        ("p95", charts::color(0)),
+        ("p99", charts::color(1)),
+    ];
+    let mut all = Vec::new();
+    let series: Vec<BarSeries> = pick
+        .iter()
+        .map(|(name, color)| BarSeries {
+            name: name.to_string(),
+            color: *color,
+            values: cells
+                .iter()
+                .map(|c| {
+                    let s = match *name {
+                        "p50" => c.latency.p50,
+                        "p95" => c.latency.p95,
+                        _ => c.latency.p99,
+                    }?;
+                    let ci = ci_of(&s);
+                    all.push(s.mean);
+                    all.push(ci.map_or(s.mean, |c| c.1));
+                    Some(Bar { value: s.mean, ci })
+                })
+                .collect(),
+        })
+        .collect();
+    let x = Axis::auto("latency of committed transactions (ms)", &all, 30.0);
+    let log_note = if x.log {
+        " The axis is logarithmic because the values span more than 30×."
+    } else {
+        ""
+    };
+    let svg = charts::hbars(
+        &HBars {
+            categories: &labels,
+            series,
+            stacked: false,
+            x,
+            labels: ValueLabels::AfterBar(fmt_ms),
+            legend: true,
+            width: WIDE,
+        },
+        "Latency percentiles per cell",
+    );
+    let html = figure(
+        svg,
+        &format!(
+            "<strong>Latency percentiles per cell.</strong> p50, p95 and p99 of committed transactions \
+             (first attempt start to commit, retries included), mean over complete runs of each run's \
+             percentile; whiskers: 95 % confidence interval of that mean.{log_note}"
+        ),
+    );
+    section("latency", "Latency", html)
+}
+
+/// Σ over complete runs: (transactions, measured s).
+fn failure_totals(c: &CellSummary) -> (u64, f64) {
+    let mut tx = 0;
+    let mut secs = 0.0;
+    for r in c.complete_runs() {
+        tx += r.committed + r.user_aborts + r.unknown_outcome + r.failed.values().sum::<u64>();
+        secs += r.duration_s;
+    }
+    (tx, secs)
+}
+
+fn failures(cells: &[CellSummary], f: &Factors) -> Option<Section> {
+    let any_failed = cells.iter().any(|c| !c.failures.is_empty());
+    let any_retry = cells
+        .iter()
+        .any(|c| c.retries_per_commit.unwrap_or(0.0) > 0.0);
+    if !any_failed && !any_retry {
+        return None;
+    }
+    let labels = f.labels();
+    let mut html = String::from("<div class=\"grid2\">\n");
+    if any_failed {
+        let codes: BTreeSet<&str> = cells
+            .iter()
+            .flat_map(|c| c.failures.keys().map(String::as_str))
+            .collect();
+        let totals: Vec<(u64, f64)> = cells.iter().map(failure_totals).collect();
+        let series: Vec<BarSeries> = codes
+            .iter()
+            .enumerate()
+            .map(|(k, code)| BarSeries {
+                name: format!("{code} {}", sqlstate_name(code)),
+                color: charts::color(k + 1),
+                values: cells
+                    .iter()
+                    .zip(&totals)
+                    .map(|(c, (tx, _))| {
+                        let n = *c.failures.get(*code)?;
+                        (*tx > 0).then(|| Bar {
+                            value: 100.0 * n as f64 / *tx as f64,
+                            ci: None,
+                        })
+                    })
+                    .collect(),
+            })
+            .collect();
+        let max = cells
+            .iter()
+            .filter_map(|c| c.failure_pct)
+            .fold(0.0, f64::max);
+        let svg = charts::hbars(
+            &HBars {
+                categories: &labels,
+                series,
+                stacked: true,
+                x: Axis::from_zero("failed transactions (% of transactions)", max),
+                labels: ValueLabels::Inside(|v| fmt_fixed(v, 2)),
+                legend: true,
+                width: HALF,
+            },
+            "Failed transactions by SQLSTATE per cell",
+        );
+        html.push_str(&figure(
+            svg,
+            "<strong>Failures by SQLSTATE.</strong> Transactions that gave up (retries exhausted or \
+             error not retried), by the SQLSTATE of their last error, as % of all transactions of the \
+             cell's complete runs; the stack is the cell's failure rate.",
+        ));
+    }
+    if any_retry {
+        let max = cells
+            .iter()
+            .filter_map(|c| c.retries_per_commit)
+            .fold(0.0, f64::max);
+        let svg = charts::hbars(
+            &HBars {
+                categories: &labels,
+                series: vec![BarSeries {
+                    name: "retries per commit".into(),
+                    color: charts::color(3),
+                    values: cells
+                        .iter()
+                        .map(|c| c.retries_per_commit.map(|v| Bar { value: v, ci: None }))
+                        .collect(),
+                }],
+                stacked: false,
+                x: Axis::from_zero("retries per committed transaction (ratio)", max),
+                labels: ValueLabels::AfterBar(|v| fmt_fixed(v, 3)),
+                legend: false,
+                width: HALF,
+            },
+            "Retries per commit per cell",
+        );
+        html.push_str(&figure(
+            svg,
+            "<strong>Retries per commit.</strong> Σ retried attempts / Σ committed transactions over \
+             the cell's complete runs: extra work per unit of goodput.",
+        ));
+    }
+    html.push_str("</div>\n");
+    if any_failed {
+        let mut t = Table::new(&[
+            ("cell", Col::Text),
+            ("SQLSTATE", Col::Text),
+            ("name", Col::Text),
+            ("failed (transactions)", Col::Num),
+            ("failed (tx/s)", Col::Num),
+            ("failed (% of transactions)", Col::Num),
+        ]);
+        for (i, c) in cells.iter().enumerate() {
+            let (tx, secs) = failure_totals(c);
+            for (code, n) in &c.failures {
+                t.row(vec![
+                    esc(&labels[i]),
+                    esc(code),
+                    esc(sqlstate_name(code)),
+                    n.to_string(),
+                    if secs > 0.0 {
+                        fmt_fixed(*n as f64 / secs, 2)
+                    } else {
+                        NA.into()
+                    },
+                    if tx > 0 {
+                        fmt_fixed(100.0 * *n as f64 / tx as f64, 2)
+                    } else {
+                        NA.into()
+                    },
+                ]);
+            }
+        }
+        html.push_str(&t.html());
+    } else {
+        html.push_str("<p class=\"note\">No transaction failed.</p>\n");
+    }
+    section("failures", "Failures and retries", html)
+}
+
+fn transactions(r: &Results, cells: &[CellSummary]) -> Option<Section> {
+    let headers = factor_headers(r);
+    let mut cols: Vec<(&str, Col)> = headers.iter().map(|h| (h.as_str(), Col::Text)).collect();
+    cols.extend([
+        ("transaction", Col::Text),
+        ("committed (tx)", Col::Num),
+        ("TPS (tx/s)", Col::Num),
+        ("user aborts (tx)", Col::Num),
+        ("failed (by SQLSTATE)", Col::Long),
+        ("failed (%)", Col::Num),
+        ("p50 (ms)", Col::Num),
+        ("p99 (ms)", Col::Num),
+    ]);
+    let mut t = Table::new(&cols);
+    for c in cells {
+        for ty in &c.types {
+            let failed = if ty.failed.is_empty() {
+                "0".to_string()
+            } else {
+                ty.failed
+                    .iter()
+                    .map(|(code, n)| format!("{n} {} ({code})", sqlstate_name(code)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let mut row: Vec<String> = factor_values(r, c.cell).iter().map(|v| esc(v)).collect();
+            row.extend([
+                esc(&ty.name),
+                ty.committed.to_string(),
+                fmt_tps(ty.tps),
+                ty.user_aborts.to_string(),
+                esc(&failed),
+                fmt_opt(ty.failure_pct(), 2),
+                ty.latency.map_or_else(|| NA.into(), |l| fmt_ms(l.p50)),
+                ty.latency.map_or_else(|| NA.into(), |l| fmt_ms(l.p99)),
+            ]);
+            t.row(row);
+        }
+    }
+    if t.rows.is_empty() {
+        return None;
+    }
+    let html = format!(
+        "<p class=\"note\">Pooled over each cell's complete runs: counts summed, latency from the runs' \
+         merged histograms. User aborts are rollbacks the workload makes on purpose (e.g. an overdraft \
+         refused), not failures.</p>\n{}",
+        t.html()
+    );
+    section("types", "Transactions by type", html)
+}
+
+fn time_series(cells: &[CellSummary], f: &Factors) -> Option<Section> {
+    // Complete runs with a series; a cell without any shows its runs.
+    let shown: Vec<(usize, Vec<&RunRecord>)> = cells
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let mut runs: Vec<&RunRecord> = c
+                .complete_runs()
+                .filter(|r| !r.per_second.is_empty())
+                .collect();
+            if runs.is_empty() {
+                runs = c
+                    .runs
+                    .iter()
+                    .copied()
+                    .filter(|r| !r.per_second.is_empty())
+                    .collect();
+            }
+            (!runs.is_empty()).then_some((i, runs))
+        })
+        .collect();
+    if shown.is_empty() {
+        return None;
+    }
+    let all = shown
+        .iter()
+        .flat_map(|(_, runs)| runs.iter().flat_map(|r| &r.per_second));
+    let (mut t_max, mut tps_max, mut p99_max) = (0.0f64, 0.0f64, 0.0f64);
+    for p in all {
+        t_max = t_max.max(p.t_s);
+        tps_max = tps_max.max(p.tps);
+        p99_max = p99_max.max(p.p99_ms);
+    }
+    let x = Axis::linear("time in the measured window (s)", 0.0, t_max.max(1.0));
+    let mut html = String::from(
+        "<p class=\"note\">Committed transactions per second and the p99 latency of each second's \
+         commits, for every complete run of the cell overlaid (a cell without a complete run shows \
+         its interrupted ones). All cells share the y axes, so heights compare across charts.</p>\n\
+         <div class=\"grid2\">\n",
+    );
+    for (i, runs) in &shown {
+        let styles: Vec<Style> = (0..runs.len())
+            .map(|k| Style {
+                color: charts::color(k),
+                marker: Marker::None,
+            })
+            .collect();
+        let names: Vec<String> = runs
+            .iter()
+            .map(|r| {
+                format!(
+                    "run {} (repetition {}){}",
+                    r.index,
+                    r.repetition,
+                    if r.complete { "" } else { ", interrupted" }
+                )
+            })
+            .collect();
+        let series = |get: fn(&crate::engine::SecondPoint) -> f64| -> Vec<Line> {
+            runs.iter()
+                .zip(&styles)
+                .map(|(r, s)| Line {
+                    style: *s,
+                    points: r
+                        .per_second
+                        .iter()
+                        .map(|p| Point {
+                            x: p.t_s,
+                            y: get(p),
+                            ci: None,
+                        })
+                        .collect(),
+                })
+                .collect()
+        };
+        let panels = [
+            Panel {
+                title: Some("throughput".into()),
+                y: Axis::from_zero("tx/s", tps_max),
+                lines: series(|p| p.tps),
+            },
+            Panel {
+                title: Some("p99 latency".into()),
+                y: Axis::from_zero("ms", p99_max),
+                lines: series(|p| p.p99_ms),
+            },
+        ];
+        let label = f.label(*i);
+        let svg = charts::lines(
+            &x,
+            &panels,
+            &legend(&names, &styles, true),
+            1,
+            HALF,
+            230,
+            &format!("Per-second throughput and p99 latency of {label}"),
+        );
+        match svg {
+            Ok(svg) => {
+                let _ = write!(
+                    html,
+                    "<figure>\n<figcaption class=\"title\"><strong>{}</strong></figcaption>\n{svg}</figure>\n",
+                    esc(&label)
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(html, "<p class=\"warn\">{}</p>", esc(&e));
+            }
+        }
+    }
+    html.push_str("</div>\n");
+    section("timeseries", "Per-second time series", html)
+}
+
+fn counters(cells: &[CellSummary], f: &Factors) -> Option<Section> {
+    let rates: Vec<_> = cells.iter().map(server::counter_rates).collect();
+    let names = server::counter_names(&rates);
+    if names.is_empty() {
+        return None;
+    }
+    let labels = f.labels();
+    let mut html = String::from(
+        "<p class=\"note\">pg_stat_database of the run's database, sampled every sample interval: \
+         rate per second of each interval. Counters can lag by up to ~1 s (PostgreSQL 15+ flushes \
+         backend statistics about once a second).</p>\n",
+    );
+    // Over time: one panel per counter that moved, one line per cell
+    // (its first complete run).
+    let firsts: Vec<(usize, &RunRecord)> = cells
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            c.complete_runs()
+                .find(|r| !r.server.stat_database.is_empty())
+                .map(|r| (i, r))
+        })
+        .take(MAX_LINES)
+        .collect();
+    let moved: Vec<&String> = names
+        .iter()
+        .filter(|n| {
+            firsts.iter().any(|(_, r)| {
+                r.server
+                    .stat_database
+                    .iter()
+                    .any(|s| s.rate.get(*n).is_some_and(|v| *v != 0.0))
+            })
+        })
+        .collect();
+    if !firsts.is_empty() && !moved.is_empty() {
+        let styles: Vec<Style> = (0..firsts.len()).map(series_style).collect();
+        let t_max = firsts
+            .iter()
+            .flat_map(|(_, r)| r.server.stat_database.iter().map(|s| s.t_s))
+            .fold(1.0, f64::max);
+        let x = Axis::linear("time (s)", 0.0, t_max);
+        let panels: Vec<Panel> = moved
+            .iter()
+            .map(|name| {
+                let lines: Vec<Line> = firsts
+                    .iter()
+                    .zip(&styles)
+                    .map(|((_, r), s)| Line {
+                        style: *s,
+                        points: r
+                            .server
+                            .stat_database
+                            .iter()
+                            .map(|iv| Point {
+                                x: iv.t_s,
+                                y: iv.rate.get(*name).copied().unwrap_or(f64::NAN),
+                                ci: None,
+                            })
+                            .collect(),
+                    })
+                    .collect();
+                let max = lines
+                    .iter()
+                    .flat_map(|l| l.points.iter().map(|p| p.y))
+                    .filter(|v| v.is_finite())
+                    .fold(0.0, f64::max);
+                Panel {
+                    title: Some(format!("{name} (/s)")),
+                    y: Axis::from_zero("per s", max.max(1.0)),
+                    lines,
+                }
+            })
+            .collect();
+        let names: Vec<String> = firsts.iter().map(|(i, _)| labels[*i].clone()).collect();
+        let svg = charts::lines(
+            &x,
+            &panels,
+            &legend(&names, &styles, true),
+            3,
+            WIDE,
+            210,
+            "pg_stat_database rates over time",
+        );
+        let more = if cells.len() > firsts.len() {
+            format!(
+                " Lines for the first {} cells with samples; the table covers all.",
+                firsts.len()
+            )
+        } else {
+            String::new()
+        };
+        html.push_str(&figure(
+            svg,
+            &format!(
+                "<strong>Server counters over time.</strong> Rate per second of each pg_stat_database \
+                 counter that moved, per sample interval (x: end of the interval), in the first \
+                 complete run of each cell.{more}"
+            ),
+        ));
+    }
+    // Few cells: a row per counter (as in report.md); many: a row per cell.
+    let t = if cells.len() <= 6 {
+        let mut cols: Vec<(&str, Col)> = vec![("counter (per s)", Col::Text)];
+        cols.extend(labels.iter().map(|l| (l.as_str(), Col::Num)));
+        let mut t = Table::new(&cols);
+        for n in &names {
+            let mut row = vec![esc(n)];
+            row.extend(rates.iter().map(|r| fmt_opt(r.get(n).copied(), 1)));
+            t.row(row);
+        }
+        t
+    } else {
+        let mut cols: Vec<(&str, Col)> = vec![("cell", Col::Text)];
+        let heads: Vec<String> = names.iter().map(|n| format!("{n} (/s)")).collect();
+        cols.extend(heads.iter().map(|h| (h.as_str(), Col::Num)));
+        let mut t = Table::new(&cols);
+        for (i, r) in rates.iter().enumerate() {
+            let mut row = vec![esc(&labels[i])];
+            row.extend(names.iter().map(|n| fmt_opt(r.get(n).copied(), 1)));
+            t.row(row);
+        }
+        t
+    };
+    let _ = write!(
+        html,
+        "<p class=\"note\">Mean rate per second: time-weighted over each run's sample intervals, then \
+         averaged over complete runs.</p>\n{}",
+        t.html()
+    );
+    section("counters", "Server counters (pg_stat_database)", html)
+}
+
+fn wait_events(cells: &[CellSummary], f: &Factors) -> Option<Section> {
+    let per_cell: Vec<(u64, Vec<server::WaitShare>)> = cells
+        .iter()
+        .map(|c| server::top_wait_events(c, usize::MAX))
+        .collect();
+    if per_cell.iter().all(|(total, _)| *total == 0) {
+        return None;
+    }
+    // The most frequent events overall get a colour; the rest is "other".
+    let mut overall: BTreeMap<&str, f64> = BTreeMap::new();
+    for (_, shares) in &per_cell {
+        for w in shares {
+            *overall.entry(w.event.as_str()).or_default() += w.pct;
+        }
+    }
+    let mut ranked: Vec<(&str, f64)> = overall.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    let keep = if ranked.len() > WAIT_BUCKETS + 1 {
+        WAIT_BUCKETS
+    } else {
+        ranked.len()
+    };
+    let named: Vec<&str> = ranked.iter().take(keep).map(|(e, _)| *e).collect();
+    let mut series: Vec<BarSeries> = named
+        .iter()
+        .enumerate()
+        .map(|(k, event)| BarSeries {
+            name: event.to_string(),
+            color: charts::color(k),
+            values: per_cell
+                .iter()
+                .map(|(_, shares)| {
+                    shares.iter().find(|w| w.event == *event).map(|w| Bar {
+                        value: w.pct,
+                        ci: None,
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    if ranked.len() > keep {
+        series.push(BarSeries {
+            name: "other".into(),
+            color: GREY,
+            values: per_cell
+                .iter()
+                .map(|(_, shares)| {
+                    let v: f64 = shares
+                        .iter()
+                        .filter(|w| !named.contains(&w.event.as_str()))
+                        .map(|w| w.pct)
+                        .sum();
+                    (v > 0.0).then_some(Bar { value: v, ci: None })
+                })
+                .collect(),
+        });
+    }
+    let labels = f.labels();
+    let mut x = Axis::linear("share of backend samples (%)", 0.0, 100.0);
+    x.hi = 100.0;
+    let svg = charts::hbars(
+        &HBars {
+            categories: &labels,
+            series,
+            stacked: true,
+            x,
+            labels: ValueLabels::Inside(|v| format!("{v:.0}%")),
+            legend: true,
+            width: WIDE,
+        },
+        "Wait events per cell",
+    );
+    let mut html = figure(
+        svg,
+        "<strong>Wait events.</strong> Share of the workload's backend observations (pg_stat_activity \
+         sampled once a second) by <code>wait_event_type:wait_event</code>, over each cell's complete \
+         runs; <code>CPU</code>: active and not waiting. The most frequent events overall are named, the \
+         rest is pooled as \"other\".",
+    );
+    let mut t = Table::new(&[
+        ("cell", Col::Text),
+        ("wait event", Col::Text),
+        ("observations (backend samples)", Col::Num),
+        ("share (%)", Col::Num),
+    ]);
+    for (i, (total, shares)) in per_cell.iter().enumerate() {
+        for w in shares.iter().take(TOP_WAIT_EVENTS) {
+            t.row(vec![
+                esc(&labels[i]),
+                esc(&w.event),
+                format!("{} of {total}", w.count),
+                fmt_fixed(w.pct, 1),
+            ]);
+        }
+    }
+    let _ = write!(
+        html,
+        "<details><summary>Top {TOP_WAIT_EVENTS} wait events per cell (table)</summary>\n{}</details>\n",
+        t.html()
+    );
+    section("waits", "Wait events", html)
+}
+
+/// Mean over the cell's sampled complete runs of each relation's mean
+/// SIRead lock count, and the largest count seen.
+fn siread_by_relation(c: &CellSummary) -> Vec<(String, f64, u64)> {
+    let sampled: Vec<&RunRecord> = c
+        .complete_runs()
+        .filter(|r| r.server.siread_locks.samples > 0)
+        .collect();
+    let mut out: BTreeMap<String, (f64, u64)> = BTreeMap::new();
+    for run in &sampled {
+        for (rel, s) in &run.server.siread_locks.by_relation {
+            let e = out.entry(rel.clone()).or_default();
+            e.0 += s.mean / sampled.len() as f64;
+            e.1 = e.1.max(s.max);
+        }
+    }
+    let mut v: Vec<(String, f64, u64)> = out.into_iter().map(|(k, (m, x))| (k, m, x)).collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    v
+}
+
+fn siread_locks(cells: &[CellSummary], f: &Factors) -> Option<Section> {
+    let ser: Vec<usize> = (0..cells.len())
+        .filter(|i| cells[*i].cell.isolation == Isolation::Serializable)
+        .collect();
+    if ser.is_empty() {
+        return None;
+    }
+    let by: Vec<BTreeMap<String, crate::observe::CountStat>> = ser
+        .iter()
+        .map(|i| server::siread_by_granularity(&cells[*i]))
+        .collect();
+    let mut grans: Vec<String> = ["relation", "page", "tuple"].map(String::from).to_vec();
+    for m in &by {
+        for g in m.keys() {
+            if !grans.contains(g) {
+                grans.push(g.clone());
+            }
+        }
+    }
+    grans.retain(|g| by.iter().any(|m| m.contains_key(g)));
+    let labels: Vec<String> = ser.iter().map(|i| f.label(*i)).collect();
+    let mut html = String::new();
+    if !grans.is_empty() {
+        let mut all = Vec::new();
+        let series: Vec<BarSeries> = grans
+            .iter()
+            .enumerate()
+            .map(|(k, g)| BarSeries {
+                name: g.clone(),
+                color: charts::color([0, 3, 1, 4][k % 4]),
+                values: by
+                    .iter()
+                    .map(|m| {
+                        m.get(g).map(|s| {
+                            all.push(s.mean);
+                            Bar {
+                                value: s.mean,
+                                ci: None,
+                            }
+                        })
+                    })
+                    .collect(),
+            })
+            .collect();
+        let x = Axis::auto("SIRead locks held, mean count (locks)", &all, 30.0);
+        let log = if x.log {
+            " Logarithmic axis: the counts span more than 30×."
+        } else {
+            ""
+        };
+        let svg = charts::hbars(
+            &HBars {
+                categories: &labels,
+                series,
+                stacked: false,
+                x,
+                labels: ValueLabels::AfterBar(|v| fmt_fixed(v, 1)),
+                legend: true,
+                width: WIDE,
+            },
+            "SIRead locks by granularity per serializable cell",
+        );
+        html.push_str(&figure(
+            svg,
+            &format!(
+                "<strong>SIRead (predicate) locks by granularity</strong>, serializable cells: \
+                 pg_locks rows with mode SIReadLock sampled once a second, mean count over each run's \
+                 samples averaged over complete runs. Many tuple locks promote to page and relation \
+                 locks (max_pred_locks_per_*), which widens the conflicts SSI detects.{log}"
+            ),
+        ));
+    }
+    let mut t = Table::new(&[
+        ("cell", Col::Text),
+        ("granularity", Col::Text),
+        ("mean (locks)", Col::Num),
+        ("max (locks)", Col::Num),
+    ]);
+    for (k, m) in by.iter().enumerate() {
+        if m.is_empty() {
+            t.row(vec![
+                esc(&labels[k]),
+                "none".into(),
+                "0.0".into(),
+                "0".into(),
+            ]);
+        }
+        for (g, s) in m {
+            t.row(vec![
+                esc(&labels[k]),
+                esc(g),
+                fmt_fixed(s.mean, 1),
+                s.max.to_string(),
+            ]);
+        }
+    }
+    html.push_str(&t.html());
+    let mut rel = Table::new(&[
+        ("cell", Col::Text),
+        ("relation (granularity)", Col::Text),
+        ("mean (locks)", Col::Num),
+        ("max (locks)", Col::Num),
+    ]);
+    for (k, i) in ser.iter().enumerate() {
+        for (name, mean, max) in siread_by_relation(&cells[*i]).into_iter().take(10) {
+            rel.row(vec![
+                esc(&labels[k]),
+                esc(&name),
+                fmt_fixed(mean, 1),
+                max.to_string(),
+            ]);
+        }
+    }
+    if !rel.rows.is_empty() {
+        let _ = write!(
+            html,
+            "<details><summary>By relation (top 10 per cell)</summary>\n{}</details>\n",
+            rel.html()
+        );
+    }
+    section("siread", "SIRead locks", html)
+}
+
+/// Mean over complete runs of a wait summary's `mean`, `p99`, `max` (max
+/// of maxima) and summed count; None when no run has one.
+fn wait_stats(
+    c: &CellSummary,
+    get: fn(&RunRecord) -> Option<WaitSummary>,
+) -> Option<(f64, f64, f64, u64)> {
+    let v: Vec<WaitSummary> = c.complete_runs().filter_map(get).collect();
+    if v.is_empty() {
+        return None;
+    }
+    let n = v.len() as f64;
+    Some((
+        v.iter().map(|w| w.mean).sum::<f64>() / n,
+        v.iter().map(|w| w.p99).sum::<f64>() / n,
+        v.iter().map(|w| w.max).fold(0.0, f64::max),
+        v.iter().map(|w| w.count).sum(),
+    ))
+}
+
+fn pool_and_lag(cells: &[CellSummary], f: &Factors) -> Option<Section> {
+    let pool: Vec<Option<(f64, f64, f64, u64)>> = cells
+        .iter()
+        .map(|c| wait_stats(c, |r| r.pool_wait_ms))
+        .collect();
+    let lag: Vec<Option<(f64, f64, f64, u64)>> = cells
+        .iter()
+        .map(|c| wait_stats(c, |r| r.schedule_lag_ms))
+        .collect();
+    let has_pool = pool.iter().any(Option::is_some);
+    let has_lag = lag.iter().any(Option::is_some);
+    if !has_pool && !has_lag {
+        return None;
+    }
+    let labels = f.labels();
+    let mut series = Vec::new();
+    let mut all = Vec::new();
+    let mut add = |name: &str, color, data: &[Option<(f64, f64, f64, u64)>], p99: bool| {
+        series.push(BarSeries {
+            name: name.into(),
+            color,
+            values: data
+                .iter()
+                .map(|d| {
+                    d.map(|(mean, p, _, _)| {
+                        let value = if p99 { p } else { mean };
+                        all.push(value);
+                        Bar { value, ci: None }
+                    })
+                })
+                .collect(),
+        });
+    };
+    if has_pool {
+        add("pool wait mean", charts::color(5), &pool, false);
+        add("pool wait p99", charts::color(0), &pool, true);
+    }
+    if has_lag {
+        add("schedule lag mean", charts::color(3), &lag, false);
+        add("schedule lag p99", charts::color(1), &lag, true);
+    }
+    let x = Axis::auto("wait (ms)", &all, 30.0);
+    let log = if x.log {
+        " Logarithmic axis: the values span more than 30×."
+    } else {
+        ""
+    };
+    let svg = charts::hbars(
+        &HBars {
+            categories: &labels,
+            series,
+            stacked: false,
+            x,
+            labels: ValueLabels::AfterBar(fmt_ms),
+            legend: true,
+            width: WIDE,
+        },
+        "Pool wait and schedule lag per cell",
+    );
+    let mut html = figure(
+        svg,
+        &format!(
+            "<strong>Pool wait and schedule lag.</strong> Pool wait: time a client waited for a pooled \
+             connection, per checkout. Schedule lag (open loop): how late transactions started after \
+             their scheduled arrival. Mean over complete runs of each run's mean and p99.{log}"
+        ),
+    );
+    let mut cols: Vec<(&str, Col)> = vec![("cell", Col::Text)];
+    if has_pool {
+        cols.extend([
+            ("pool wait mean (ms)", Col::Num),
+            ("pool wait p99 (ms)", Col::Num),
+            ("pool wait max (ms)", Col::Num),
+            ("checkouts", Col::Num),
+        ]);
+    }
+    if has_lag {
+        cols.extend([
+            ("schedule lag mean (ms)", Col::Num),
+            ("schedule lag p99 (ms)", Col::Num),
+            ("schedule lag max (ms)", Col::Num),
+            ("skipped (tx)", Col::Num),
+            ("late (tx)", Col::Num),
+        ]);
+    }
+    let mut t = Table::new(&cols);
+    for (i, c) in cells.iter().enumerate() {
+        let mut row = vec![esc(&labels[i])];
+        let cells4 = |d: Option<(f64, f64, f64, u64)>| match d {
+            Some((m, p, x, n)) => vec![fmt_ms(m), fmt_ms(p), fmt_ms(x), n.to_string()],
+            None => vec![NA.to_string(); 4],
+        };
+        if has_pool {
+            row.extend(cells4(pool[i]));
+        }
+        if has_lag {
+            let mut l = cells4(lag[i]);
+            l.pop();
+            row.extend(l);
+            row.push(
+                c.complete_runs()
+                    .map(|r| r.skipped)
+                    .sum::<u64>()
+                    .to_string(),
+            );
+            row.push(c.complete_runs().map(|r| r.late).sum::<u64>().to_string());
+        }
+        t.row(row);
+    }
+    html.push_str(&t.html());
+    section("pool", "Pool wait and schedule lag", html)
+}
+
+fn invariants(r: &Results, cells: &[CellSummary], f: &Factors) -> Option<Section> {
+    if r.runs.iter().all(|run| run.invariants.is_empty()) {
+        return None;
+    }
+    let labels = f.labels();
+    let mut t = Table::new(&[
+        ("cell", Col::Text),
+        ("invariant", Col::Text),
+        ("result", Col::Text),
+        ("runs checked", Col::Num),
+        ("violations", Col::Num),
+        ("example (first violation, else last check)", Col::Long),
+    ]);
+    for (i, c) in cells.iter().enumerate() {
+        let mut names: Vec<&str> = Vec::new();
+        for run in &c.runs {
+            for inv in &run.invariants {
+                if !names.contains(&inv.name.as_str()) {
+                    names.push(&inv.name);
+                }
+            }
+        }
+        for name in names {
+            let checks: Vec<_> = c
+                .runs
+                .iter()
+                .flat_map(|run| run.invariants.iter().filter(|x| x.name == name))
+                .collect();
+            let bad: Vec<_> = checks.iter().filter(|x| !x.ok).collect();
+            let violations: u64 = bad.iter().map(|x| x.violations).sum();
+            let result = if bad.is_empty() {
+                "<span class=\"good\">ok</span>".to_string()
+            } else {
+                format!(
+                    "<span class=\"bad\">VIOLATED in {} of {} runs</span>",
+                    bad.len(),
+                    checks.len()
+                )
+            };
+            let example = bad
+                .first()
+                .map(|x| &x.detail)
+                .or(checks.last().map(|x| &x.detail))
+                .map_or_else(String::new, |d| format!("<code>{}</code>", esc(d)));
+            t.row(vec![
+                esc(&labels[i]),
+                esc(name),
+                result,
+                checks.len().to_string(),
+                violations.to_string(),
+                example,
+            ]);
+        }
+    }
+    let mut all = Table::new(&[
+        ("run", Col::Num),
+        ("cell", Col::Text),
+        ("repetition", Col::Num),
+        ("invariant", Col::Text),
+        ("result", Col::Text),
+        ("detail", Col::Long),
+    ]);
+    for run in &r.runs {
+        for inv in &run.invariants {
+            all.row(vec![
+                run.index.to_string(),
+                f.cell_html(&run.cell),
+                run.repetition.to_string(),
+                esc(&inv.name),
+                if inv.ok {
+                    "ok".into()
+                } else {
+                    format!("<span class=\"bad\">VIOLATED ({})</span>", inv.violations)
+                },
+                format!("<code>{}</code>", esc(&inv.detail)),
+            ]);
+        }
+    }
+    let html = format!(
+        "<p class=\"note\">Checked after every run, interrupted ones included. A violation is an \
+         anomaly the isolation level or strategy let through.</p>\n{}<details><summary>Every check \
+         of every run</summary>\n{}</details>\n",
+        t.html(),
+        all.html()
+    );
+    section("invariants", "Invariants and anomalies", html)
+}
+
+fn plans(cells: &[CellSummary], f: &Factors) -> Option<Section> {
+    let groups = server::distinct_plans(cells);
+    if groups.is_empty() {
+        return None;
+    }
+    let labels = f.labels();
+    let mut html = String::from(
+        "<p class=\"note\">EXPLAIN of each workload statement at the start of the first complete run \
+         of each cell; each distinct plan once.</p>\n",
+    );
+    for g in groups {
+        let who = if g.cells.len() == cells.len() {
+            "all cells".to_string()
+        } else {
+            g.cells
+                .iter()
+                .filter_map(|gc| cells.iter().position(|c| c.cell == *gc))
+                .map(|i| labels[i].clone())
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let _ = write!(
+            html,
+            "<details class=\"plan\"><summary><strong>{}</strong> <span class=\"who\">({})</span></summary>\n\
+             <pre class=\"sql\">{}</pre>\n<pre>{}</pre>\n</details>\n",
+            esc(g.label),
+            esc(&who),
+            esc(g.sql),
+            esc(g.plan)
+        );
+    }
+    section("plans", "Plans", html)
+}
+
+fn runs(r: &Results, f: &Factors) -> Option<Section> {
+    if r.runs.is_empty() {
+        return None;
+    }
+    let versions: BTreeSet<&str> = r.runs.iter().map(|x| x.server_version.as_str()).collect();
+    let show_version = versions.len() > 1;
+    let mut cols = vec![
+        ("run", Col::Num),
+        ("cell", Col::Text),
+        ("repetition", Col::Num),
+        ("started", Col::Text),
+        ("measured (s)", Col::Num),
+        ("TPS (tx/s)", Col::Num),
+        ("p99 (ms)", Col::Num),
+        ("retries (attempts)", Col::Num),
+        ("failed (tx)", Col::Num),
+        ("client CPU (µs/tx)", Col::Num),
+        ("complete", Col::Text),
+    ];
+    if show_version {
+        cols.push(("server", Col::Text));
+    }
+    let mut t = Table::new(&cols);
+    for run in &r.runs {
+        let mut row = vec![
+            run.index.to_string(),
+            f.cell_html(&run.cell),
+            run.repetition.to_string(),
+            esc(&run.started_at),
+            fmt_fixed(run.duration_s, 1),
+            fmt_tps(run.tps),
+            fmt_ms(run.latency_ms.p99),
+            run.retries.to_string(),
+            run.failed.values().sum::<u64>().to_string(),
+            fmt_fixed(run.client_cpu_us_per_tx, 1),
+            if run.complete {
+                "yes".into()
+            } else {
+                "<span class=\"bad\">no (interrupted)</span>".into()
+            },
+        ];
+        if show_version {
+            row.push(esc(&run.server_version));
+        }
+        t.rows
+            .push((if run.complete { "" } else { "interrupted" }, row));
+    }
+    section(
+        "runs",
+        "Runs",
+        format!("<p class=\"note\">In execution order.</p>\n{}", t.html()),
+    )
+}
+
+fn problems(r: &Results) -> Option<Section> {
+    let mut items = String::new();
+    for run in &r.runs {
+        let errors = run.errors.iter().map(|e| e.to_string()).chain(
+            run.server
+                .errors
+                .iter()
+                .map(|e| format!("server observer: {e}")),
+        );
+        for e in errors {
+            let _ = writeln!(
+                items,
+                "<li>run {} ({}, repetition {}): {}</li>",
+                run.index,
+                esc(&run.cell.label()),
+                run.repetition,
+                esc(&e)
+            );
+        }
+    }
+    if items.is_empty() {
+        return None;
+    }
+    section(
+        "problems",
+        "Problems",
+        format!("<ul class=\"problems\">\n{items}</ul>\n"),
+    )
+}
+
+const CSS: &str = r#"
+:root{--fg:#1b1b1b;--muted:#5b5b5b;--line:#d9d9d9;--bg2:#f5f6f8;--blue:#0072B2;--verm:#D55E00;--green:#009E73}
+*{box-sizing:border-box}
+body{margin:0;color:var(--fg);background:#fff;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+header,main,footer,nav{max-width:1400px;margin:0 auto;padding:0 24px}
+h1{font-size:1.7em;margin:24px 0 8px}
+h2{font-size:1.3em;margin:36px 0 10px;padding-bottom:4px;border-bottom:2px solid var(--line)}
+.banner{padding:8px 12px;border-radius:6px;margin:8px 0 14px;font-weight:500}
+.banner.ok{background:#e6f4ee;border-left:6px solid var(--green)}
+.banner.bad{background:#fdece3;border-left:6px solid var(--verm)}
+dl.meta{display:grid;grid-template-columns:repeat(auto-fill,minmax(460px,1fr));gap:2px 24px;margin:0 0 12px}
+dl.meta div{display:flex;gap:10px;padding:3px 0;border-bottom:1px solid #eee}
+dl.meta dt{flex:0 0 150px;color:var(--muted)}
+dl.meta dd{margin:0;overflow-wrap:anywhere}
+nav.toc ul{list-style:none;display:flex;flex-wrap:wrap;gap:4px 8px;padding:8px 0;margin:0;border-top:1px solid var(--line);border-bottom:1px solid var(--line)}
+nav.toc a{color:var(--blue);text-decoration:none;padding:2px 6px;border-radius:4px}
+nav.toc a:hover{background:var(--bg2)}
+.note{color:var(--muted);max-width:980px}
+.scroll{overflow-x:auto;margin:8px 0 16px}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:13px}
+th,td{padding:4px 7px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+th{background:var(--bg2);font-weight:600;position:sticky;top:0}
+table.sortable th{cursor:pointer}
+th[aria-sort=ascending]::after{content:" ↑"}
+th[aria-sort=descending]::after{content:" ↓"}
+td{white-space:nowrap}
+td.long{white-space:normal;min-width:18em}
+td.num,th.num{text-align:right}
+tbody tr:nth-child(even){background:#fafafa}
+tr.baseline,tr.baseline:nth-child(even){background:#e8f1f8;box-shadow:inset 4px 0 0 var(--blue)}
+.baseline-swatch{background:#e8f1f8;padding:0 4px;border-left:4px solid var(--blue)}
+tr.interrupted{color:var(--muted)}
+.minibar{display:block;height:4px;background:#eceef1;margin-top:3px;border-radius:2px}
+.minibar span{display:block;height:100%;background:var(--blue);border-radius:2px}
+.up{color:var(--blue);font-weight:600}
+.down{color:var(--verm);font-weight:600}
+.ns{color:var(--muted)}
+.bad{color:var(--verm);font-weight:600}
+.good{color:var(--green);font-weight:600}
+.warn{color:var(--verm)}
+figure{margin:12px 0 22px}
+svg.chart{display:block;max-width:100%;height:auto;border:1px solid #eee;border-radius:6px}
+figcaption{color:var(--muted);font-size:13.5px;margin-top:6px;max-width:1000px}
+figcaption strong{color:var(--fg)}
+figcaption.title{margin:0 0 4px}
+.grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:0 24px}
+details{margin:8px 0}
+summary{cursor:pointer;color:var(--blue)}
+details.plan{border:1px solid var(--line);border-radius:6px;padding:6px 10px}
+.who{color:var(--muted);font-weight:normal}
+pre{background:var(--bg2);padding:8px 10px;border-radius:4px;overflow-x:auto;font-size:12.5px}
+pre.sql{border-left:3px solid var(--blue)}
+code{font-size:12.5px;overflow-wrap:anywhere}
+footer{color:var(--muted);font-size:12.5px;margin:40px auto 24px;padding-top:8px;border-top:1px solid var(--line)}
+"#;
+
+/// Sorts a table by the clicked column (numbers by value, else text).
+const JS: &str = r#"
+document.querySelectorAll('table.sortable th').forEach(function (th) {
+  th.addEventListener('click', function () {
+    var table = th.closest('table'), body = table.tBodies[0];
+    var col = Array.prototype.indexOf.call(th.parentNode.children, th);
+    var asc = th.getAttribute('aria-sort') !== 'ascending';
+    table.querySelectorAll('th').forEach(function (h) { h.removeAttribute('aria-sort'); });
+    th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
+    function key(row) {
+      var t = row.cells[col] ? row.cells[col].textContent.trim() : '';
+      var n = parseFloat(t.replace(/^\+/, ''));
+      return isNaN(n) ? t : n;
+    }
+    Array.prototype.slice.call(body.rows).sort(function (a, b) {
+      var x = key(a), y = key(b), c;
+      if (typeof x === typeof y) { c = x < y ? -1 : x > y ? 1 : 0; }
+      else { c = typeof x === 'number' ? -1 : 1; }
+      return asc ? c : -c;
+    }).forEach(function (row) { body.appendChild(row); });
+  });
+});
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::SecondPoint;
+    use crate::report::fixture;
+
+    /// The fixture with its two cells at 1, 4 and 8 clients (throughput
+    /// growing with clients), renumbered in execution order.
+    fn with_clients(mut r: Results) -> Results {
+        let base = r.runs.clone();
+        r.runs.clear();
+        for clients in [1u32, 4, 8] {
+            for run in &base {
+                let mut run = run.clone();
+                let gain = match (clients, run.cell.isolation) {
+                    (1, _) => 0.3,
+                    (4, _) => 1.0,
+                    (_, Isolation::Serializable) => 1.3,
+                    _ => 1.7,
+                };
+                run.cell.clients = clients;
+                run.tps *= gain;
+                run.latency_ms.p99 *= f64::from(clients).sqrt() / 2.0;
+                r.runs.push(run);
+            }
+        }
+        for (i, run) in r.runs.iter_mut().enumerate() {
+            run.index = i as u32 + 1;
+        }
+        r.config.clients = vec![1, 4, 8];
+        r
+    }
+
+    /// [`with_clients`] plus what the fixture lacks: per-second series,
+    /// a pool (and its waits), relation-level SIRead locks.
+    fn rich() -> Results {
+        let mut r = with_clients(fixture::results());
+        r.config.pool_size = vec![4];
+        for run in &mut r.runs {
+            run.cell.pool_size = Some(4);
+            let n = run.duration_s as usize;
+            let (tps, p99, seed) = (run.tps, run.latency_ms.p99, run.index as f64);
+            run.per_second = (1..=n)
+                .map(|s| {
+                    let t = s as f64;
+                    let wave = (t / 7.0 + seed).sin() * 0.08 + (t * 1.3 + seed).cos() * 0.04;
+                    SecondPoint {
+                        t_s: t,
+                        committed: (tps * (1.0 + wave)) as u64,
+                        tps: tps * (1.0 + wave),
+                        p99_ms: p99 * (1.0 - wave * 2.0),
+                        failed: 0,
+                    }
+                })
+                .collect();
+            let c = f64::from(run.cell.clients);
+            run.pool_wait_ms = Some(WaitSummary {
+                count: run.attempts,
+                mean: 0.05 * c,
+                p50: 0.02 * c,
+                p99: 0.9 * c,
+                max: 3.0 * c,
+            });
+            if run.cell.isolation == Isolation::Serializable {
+                run.server.siread_locks.by_relation = BTreeMap::from([
+                    (
+                        "pgbench_accounts (tuple)".into(),
+                        crate::observe::CountStat {
+                            mean: 12.0,
+                            max: 28,
+                        },
+                    ),
+                    (
+                        "pgbench_accounts_pkey (page)".into(),
+                        crate::observe::CountStat { mean: 3.5, max: 8 },
+                    ),
+                ]);
+            }
+        }
+        r
+    }
+
+    /// 3 isolation levels × 2 strategies × 7 client counts, 3 runs each:
+    /// many cells and a log-scaled clients axis.
+    fn big() -> Results {
+        let base = fixture::results();
+        let mut r = base.clone();
+        r.runs.clear();
+        r.complete = true;
+        r.config.isolation = Isolation::ALL.to_vec();
+        r.config.strategies = vec!["optimistic".into(), "locking".into()];
+        r.config.clients = vec![1, 2, 4, 8, 16, 32, 64];
+        for rep in 1..=3u32 {
+            for &clients in &r.config.clients.clone() {
+                for (k, iso) in Isolation::ALL.into_iter().enumerate() {
+                    for (s, strategy) in ["optimistic", "locking"].into_iter().enumerate() {
+                        let mut run = base.runs[if k == 2 { 1 } else { 0 }].clone();
+                        let c = f64::from(clients);
+                        let peak = 900.0 - 150.0 * k as f64 - 100.0 * s as f64;
+                        let noise = 1.0 + 0.03 * ((rep * 7 + clients) as f64).sin();
+                        run.cell.isolation = iso;
+                        run.cell.strategy = strategy.into();
+                        run.cell.clients = clients;
+                        run.repetition = rep;
+                        run.tps = peak * c / (c + 6.0) * noise;
+                        run.latency_ms.p50 = 1000.0 * c / run.tps * 0.8;
+                        run.latency_ms.p95 = run.latency_ms.p50 * 2.5;
+                        run.latency_ms.p99 = run.latency_ms.p50 * (4.0 + k as f64);
+                        r.runs.push(run);
+                    }
+                }
+            }
+        }
+        for (i, run) in r.runs.iter_mut().enumerate() {
+            run.index = i as u32 + 1;
+        }
+        r
+    }
+
+    /// The `<tbody>` rows of the table with `id`.
+    fn table_rows(html: &str, id: &str) -> usize {
+        let start = html
+            .find(&format!("<table class=\"sortable\" id=\"{id}\""))
+            .unwrap();
+        let body = &html[start..];
+        let body = &body[body.find("<tbody>").unwrap()..body.find("</tbody>").unwrap()];
+        body.matches("<tr").count()
+    }
+
+    fn assert_self_contained(html: &str) {
+        assert!(!html.contains("http://") && !html.contains("https://"));
+        for attr in ["src=", "href="] {
+            for (i, _) in html.match_indices(attr) {
+                let v = &html[i + attr.len()..];
+                assert!(
+                    v.starts_with("\"#"),
+                    "{attr} to a resource: {}",
+                    &v[..v.len().min(60)]
+                );
+            }
+        }
+        assert!(!html.contains("@import") && !html.contains("url("));
+        assert_eq!(html.matches("<svg").count(), html.matches("</svg>").count());
+    }
+
+    #[test]
+    fn fixture_renders_self_contained() {
+        let r = fixture::results();
+        let html = render(&r);
+        assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
+        assert_self_contained(&html);
+        assert!(html.contains("INCOMPLETE"));
+        assert!(html.matches("<svg").count() >= 4, "charts");
+        assert_eq!(table_rows(&html, "cells"), 2);
+        // The baseline row is marked, the other cell significantly higher.
+        assert!(html.contains("<tr class=\"baseline\">"));
+        assert!(html.contains("+50.0% ▲"), "significance mark");
+        // Same formatters as the Markdown report.
+        assert!(html.contains(&fmt_tps_ci(cells::aggregate(&r)[1].tps.as_ref())));
+        // No numeric factor varies: throughput as bars, not against clients.
+        assert!(html.contains("Throughput per cell"));
+        assert!(!html.contains("Throughput against"));
+        // Sections without data are left out.
+        assert!(!html.contains("id=\"pool\"") && !html.contains("id=\"timeseries\""));
+        for id in [
+            "latency",
+            "failures",
+            "counters",
+            "waits",
+            "siread",
+            "invariants",
+            "plans",
+        ] {
+            assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
+        }
+    }
+
+    #[test]
+    fn strings_from_results_are_escaped() {
+        let mut r = fixture::results();
+        let evil = "<script>alert(\"x\")</script>";
+        for run in &mut r.runs {
+            run.cell.strategy = evil.into();
+            run.server.plans[0].sql = format!("SELECT '{evil}'");
+            run.errors.push(evil.into());
+        }
+        r.config.strategies = vec![evil.into()];
+        r.config.target = evil.into();
+        let html = render(&r);
+        assert!(!html.contains("<script>alert"), "unescaped payload");
+        assert!(html.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"));
+        assert_eq!(
+            html.matches("<script>").count(),
+            1,
+            "only the page's own script"
+        );
+        assert_self_contained(&html);
+    }
+
+    #[test]
+    fn throughput_against_clients_when_clients_vary() {
+        let r = with_clients(fixture::results());
+        let html = render(&r);
+        assert_self_contained(&html);
+        assert!(html.contains("aria-label=\"Throughput against clients\""));
+        assert!(!html.contains("Throughput per cell"));
+        assert!(
+            html.contains("clients (concurrent sessions)"),
+            "x axis label"
+        );
+        assert!(html.contains("throughput (tx/s)"), "y axis label");
+        assert_eq!(table_rows(&html, "cells"), 6);
+        // Each clients value's cells have their own baseline.
+        assert_eq!(html.matches("<tr class=\"baseline\">").count(), 3);
+        // One line per isolation level: the legend names them.
+        let chart = &html[html.find("Throughput against clients").unwrap()..];
+        let chart = &chart[..chart.find("</svg>").unwrap()];
+        assert!(chart.contains(">\nrc\n</text>") && chart.contains(">\nser\n</text>"));
+    }
+
+    #[test]
+    fn optional_sections_render_with_data() {
+        let html = render(&rich());
+        assert_self_contained(&html);
+        for id in ["timeseries", "pool", "siread"] {
+            assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
+        }
+        assert!(html.contains("pool wait p99 (ms)"));
+        assert!(html.contains("pgbench_accounts (tuple)"));
+    }
+
+    #[test]
+    fn empty_results_render() {
+        let mut r = fixture::results();
+        r.runs.clear();
+        r.load.clear();
+        let html = render(&r);
+        assert!(html.contains("No runs recorded."));
+        assert!(!html.contains("<svg"));
+        assert_self_contained(&html);
+    }
+
+    /// Writes the fixture's and the rich variant's pages (and screenshots)
+    /// to `$ISOBENCH_HTML_OUT` for a person to look at.
+    #[test]
+    #[ignore = "writes sample pages for manual inspection"]
+    fn write_sample_pages() {
+        let dir = std::path::PathBuf::from(
+            std::env::var("ISOBENCH_HTML_OUT").unwrap_or_else(|_| "/tmp/isobench-html".into()),
+        );
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, r) in [
+            ("fixture", fixture::results()),
+            ("rich", rich()),
+            ("big", big()),
+        ] {
+            let page = dir.join(format!("{name}.html"));
+            std::fs::write(&page, render(&r)).unwrap();
+            let png = dir.join(format!("{name}.png"));
+            let profile = tempfile::tempdir().unwrap();
+            let status = browser::run(
+                &[
+                    &format!("--window-size=1280,{}", 2400),
+                    &format!("--screenshot={}", png.display()),
+                    &format!("file://{}", page.display()),
+                ],
+                profile.path(),
+                None,
+            );
+            assert!(status.success());
+        }
+    }
+
+    mod browser {
+        //! Loads the page in headless Chromium.
+        use std::path::Path;
+        use std::process::{Command, ExitStatus, Stdio};
+        use std::time::{Duration, Instant};
+
+        pub const CHROMIUM: &str = "/usr/bin/chromium";
+        const TIMEOUT: Duration = Duration::from_secs(60);
+
+        /// Runs Chromium headless with `args`, a fresh profile in
+        /// `profile`, stdout to `stdout` (a file: a DOM dump outgrows a
+        /// pipe); killed after 60 s.
+        pub fn run(args: &[&str], profile: &Path, stdout: Option<&Path>) -> ExitStatus {
+            let out = match stdout {
+                Some(p) => Stdio::from(std::fs::File::create(p).unwrap()),
+                None => Stdio::null(),
+            };
+            let mut child = Command::new(CHROMIUM)
+                .args([
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--hide-scrollbars",
+                ])
+                .arg(format!("--user-data-dir={}", profile.display()))
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(out)
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {CHROMIUM}: {e}"));
+            let start = Instant::now();
+            loop {
+                if let Some(status) = child.try_wait().unwrap() {
+                    return status;
+                }
+                if start.elapsed() > TIMEOUT {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("{CHROMIUM} did not finish within {TIMEOUT:?}: killed");
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+
+        /// (width, height, distinct RGB colours, share of non-white pixels).
+        pub fn png_stats(path: &Path) -> (u32, u32, usize, f64) {
+            let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+            let mut decoder = png::Decoder::new(file);
+            decoder.set_transformations(png::Transformations::EXPAND);
+            let mut reader = decoder.read_info().unwrap();
+            let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+            let info = reader.next_frame(&mut buf).unwrap();
+            assert_eq!(info.bit_depth, png::BitDepth::Eight, "{info:?}");
+            let spp = info.color_type.samples();
+            assert!(spp >= 3, "{info:?}");
+            let mut colours = std::collections::HashSet::new();
+            let mut non_white = 0usize;
+            let pixels = buf[..info.buffer_size()].chunks_exact(spp);
+            let n = pixels.len();
+            for p in pixels {
+                colours.insert((p[0], p[1], p[2]));
+                if p[..3].iter().any(|v| *v < 240) {
+                    non_white += 1;
+                }
+            }
+            (
+                info.width,
+                info.height,
+                colours.len(),
+                non_white as f64 / n as f64,
+            )
+        }
+    }
+
+    /// The fixture's page in a real browser: it loads, draws, and parses
+    /// into the expected DOM.
+    #[test]
+    fn renders_in_headless_chromium() {
+        if std::env::var("ISOBENCH_SKIP_BROWSER").is_ok_and(|v| v == "1") {
+            eprintln!("ISOBENCH_SKIP_BROWSER=1: browser check skipped");
+            return;
+        }
+        assert!(
+            Path::new(browser::CHROMIUM).exists(),
+            "{} is missing: install it with `apt-get install chromium` (or set \
+             ISOBENCH_SKIP_BROWSER=1 to skip this check)",
+            browser::CHROMIUM
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let page = dir.path().join("report.html");
+        std::fs::write(&page, render(&fixture::results())).unwrap();
+        let url = format!("file://{}", page.display());
+        let png = dir.path().join("page.png");
+
+        let profile = tempfile::tempdir().unwrap();
+        let status = browser::run(
+            &[
+                "--window-size=1280,2400",
+                &format!("--screenshot={}", png.display()),
+                &url,
+            ],
+            profile.path(),
+            None,
+        );
+        assert!(status.success(), "chromium --screenshot: {status}");
+        assert!(png.exists(), "no screenshot written");
+        let (w, h, colours, ink) = browser::png_stats(&png);
+        assert_eq!((w, h), (1280, 2400));
+        assert!(
+            colours > 100,
+            "only {colours} distinct colours: a blank page?"
+        );
+        assert!(ink > 0.03, "only {:.1} % non-white pixels", ink * 100.0);
+
+        let profile = tempfile::tempdir().unwrap();
+        let dom = dir.path().join("dom.html");
+        let status = browser::run(&["--dump-dom", &url], profile.path(), Some(&dom));
+        assert!(status.success(), "chromium --dump-dom: {status}");
+        let dom = std::fs::read_to_string(&dom).unwrap();
+        assert!(
+            dom.contains("<table class=\"sortable\" id=\"cells\""),
+            "cell table"
+        );
+        assert!(dom.matches("<svg").count() >= 4, "svg charts");
+        assert!(dom.contains("<text"), "chart text");
+        // The script ran: every sortable header is in place, nothing broke
+        // the parse (the footer is the last element).
+        assert!(dom.contains("<footer>"));
+    }
+
+    use std::path::Path;
+}
