@@ -25,6 +25,13 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Re-render the reports of a results directory from its store, without re-running.
     Report(ReportArgs),
+    /// A/B of two results directories, cell by cell (benchstat style): TPS and p99 with confidence intervals, Welch's test and a verdict.
+    Compare {
+        /// The A side (e.g. the original server build).
+        a: PathBuf,
+        /// The B side (e.g. the patched build).
+        b: PathBuf,
+    },
     /// Which isolation anomalies each level prevents, and how: runs every
     /// probe (Hermitage-style interleavings) at every level and prints the
     /// matrix. Exit status 3 when a result differs from a probe's @expect.
@@ -197,7 +204,7 @@ pub struct ReportArgs {
     /// A directory written by `isobench run`.
     pub dir: PathBuf,
     /// Formats to write: md (report.md), html (report.html), json (results.json, cells.json), csv (runs.csv, cells.csv).
-    #[arg(long, value_delimiter = ',', default_value = "md,json")]
+    #[arg(long, value_delimiter = ',', default_value = "md,html,json,csv")]
     pub format: Vec<crate::report::files::Format>,
     /// The baseline cell of "% vs baseline", e.g. 'isolation=rc,clients=16' (default: the experiment's).
     #[arg(long, value_name = "FACTOR=VALUE,...")]

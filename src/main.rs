@@ -52,6 +52,8 @@ async fn dispatch(cli: Cli, given: Vec<String>) -> Result<ExitCode> {
             let mut results = store::load_dir(&args.dir).map_err(anyhow::Error::msg)?;
             if args.baseline.is_some() {
                 results.config.baseline = args.baseline;
+                report::cells::check_baseline(&results)
+                    .map_err(|e| anyhow::anyhow!("--baseline: {e}"))?;
             }
             let written = report::files::write(&args.dir, &results, &args.format)
                 .map_err(anyhow::Error::msg)?;
@@ -60,6 +62,18 @@ async fn dispatch(cli: Cli, given: Vec<String>) -> Result<ExitCode> {
                 "{}written: {}\n",
                 report::terminal::summary(&results),
                 files.join(", ")
+            ));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compare { a, b } => {
+            let ra = store::load_dir(&a).map_err(anyhow::Error::msg)?;
+            let rb = store::load_dir(&b).map_err(anyhow::Error::msg)?;
+            report::compare::check(&ra, &rb).map_err(anyhow::Error::msg)?;
+            out(&report::compare::render(
+                &ra,
+                &rb,
+                &a.display().to_string(),
+                &b.display().to_string(),
             ));
             Ok(ExitCode::SUCCESS)
         }

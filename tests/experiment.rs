@@ -83,15 +83,60 @@ pool_size = [2, 8]
 
     // The store round-trips: reports re-rendered from it equal the ones
     // the run wrote.
-    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    let json = std::fs::read_to_string(dir.join("results.json")).unwrap();
-    std::fs::remove_file(dir.join("report.md")).unwrap();
-    let (out, _, stderr) = run(&["report", dir.to_str().unwrap()]);
+    let files = [
+        "report.md",
+        "report.html",
+        "results.json",
+        "cells.json",
+        "runs.csv",
+        "cells.csv",
+    ];
+    let before: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(dir.join(f)).unwrap())
+        .collect();
+    assert!(before[1].contains("<svg"), "report.html has charts");
+    assert_eq!(before[4].lines().count(), 9, "runs.csv: header + 8 runs");
+    for f in files {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
+    let (out, stdout, stderr) = run(&["report", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{stderr}");
-    assert_eq!(std::fs::read_to_string(dir.join("report.md")).unwrap(), md);
-    assert_eq!(
-        std::fs::read_to_string(dir.join("results.json")).unwrap(),
-        json
+    assert!(stdout.contains("report.html"), "{stdout}");
+    for (f, was) in files.iter().zip(&before) {
+        assert_eq!(&std::fs::read_to_string(dir.join(f)).unwrap(), was, "{f}");
+    }
+
+    // Another baseline: pool size 8 at the same isolation level.
+    let (out, _, stderr) = run(&[
+        "report",
+        dir.to_str().unwrap(),
+        "--format",
+        "md",
+        "--baseline",
+        "pool_size=8",
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("pool_size=8"), "the baseline rule is named");
+    let (out, _, stderr) = run(&["report", dir.to_str().unwrap(), "--baseline", "pool_size=3"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr.contains("pool_size") && stderr.contains("2, 8"),
+        "{stderr}"
+    );
+
+    // A directory compared with itself: no significant difference anywhere.
+    let (out, stdout, stderr) = run(&["compare", dir.to_str().unwrap(), dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{stderr}");
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| isolation="))
+        .collect();
+    assert_eq!(rows.len(), 8, "4 cells x (TPS, p99): {stdout}");
+    assert!(
+        rows.iter().all(|l| l.contains("no significant difference")),
+        "{stdout}"
     );
 }
 

@@ -440,39 +440,7 @@ async fn run_with<W: Workload>(
         })
         .collect();
     let planned = plan(&cells, cfg.repeat, cfg.order, cfg.seed);
-    // Resume: the runs already measured stay; interrupted ones run again.
-    let (dir, prior) = match &cfg.resume {
-        Some(dir) => {
-            let prior = store::load_dir(dir).map_err(anyhow::Error::msg)?;
-            check_resumable(&prior, &planned)?;
-            (dir.to_path_buf(), Some(prior))
-        }
-        None => (
-            store::results_dir(cfg.out.as_deref(), "", store::RESULTS_JSON)
-                .map_err(anyhow::Error::msg)?,
-            None,
-        ),
-    };
-    let max_clients = cfg.clients.iter().copied().max().unwrap_or(1);
-    let progress = Progress::new(cfg.quiet);
-    progress.note(&format!("results: {}", dir.display()));
-    let log = dir.join(store::SERVER_LOG);
-    // Clients + observer + admin + invariant check, with room to spare.
-    let connections = max_clients + 20;
-    let first_key = planned
-        .first()
-        .map(|r| (r.cell.pg_bin.clone(), r.cell.settings.clone()))
-        .unwrap_or_default();
-    let mut server = Some(start_server(&cfg, first_key, &log, connections, data_keys.len()).await?);
-    let srv = server.as_ref().expect("just started");
-    progress.note(&format!("target: {}", srv.target.describe()));
-    let pid = std::process::id();
-    let templates: Vec<String> = (0..data_keys.len())
-        .map(|i| format!("isobench_tmpl_{pid}_{i}"))
-        .collect();
-    let run_db = format!("isobench_run_{pid}");
-
-    let stored = StoredConfig {
+    let mut stored = StoredConfig {
         workload: cfg.workload.clone(),
         scale: distinct(cells.iter().filter_map(|c| c.scale)),
         isolation: cfg.isolation.clone(),
@@ -499,7 +467,7 @@ async fn run_with<W: Workload>(
         threads: cfg.threads,
         retry: cfg.retry.clone(),
         seed: cfg.seed,
-        target: srv.target.describe(),
+        target: String::new(), // known once the server runs
         settings: cfg
             .target
             .settings
@@ -509,6 +477,56 @@ async fn run_with<W: Workload>(
         file: cfg.file.as_ref().map(|f| f.display().to_string()),
         target_options: StoredTarget::of(&cfg.target),
     };
+    if cfg.resume.is_none() {
+        // A bad --baseline is refused before anything starts.
+        let probe = Results {
+            schema_version: store::SCHEMA_VERSION,
+            isobench_version: String::new(),
+            started_at: String::new(),
+            finished_at: None,
+            complete: false,
+            config: stored.clone(),
+            environment: Environment::default(),
+            load: Vec::new(),
+            runs: Vec::new(),
+        };
+        let planned_cells: Vec<&Cell> = cells.iter().collect();
+        report::cells::check_baseline_among(&probe, &planned_cells)
+            .map_err(|e| anyhow!("--baseline: {e}"))?;
+    }
+    // Resume: the runs already measured stay; interrupted ones run again.
+    let (dir, prior) = match &cfg.resume {
+        Some(dir) => {
+            let prior = store::load_dir(dir).map_err(anyhow::Error::msg)?;
+            check_resumable(&prior, &planned)?;
+            (dir.to_path_buf(), Some(prior))
+        }
+        None => (
+            store::results_dir(cfg.out.as_deref(), "", store::RESULTS_JSON)
+                .map_err(anyhow::Error::msg)?,
+            None,
+        ),
+    };
+    let max_clients = cfg.clients.iter().copied().max().unwrap_or(1);
+    let progress = Progress::new(cfg.quiet);
+    progress.note(&format!("results: {}", dir.display()));
+    let log = dir.join(store::SERVER_LOG);
+    // Clients + observer + admin + invariant check, with room to spare.
+    let connections = max_clients + 20;
+    let first_key = planned
+        .first()
+        .map(|r| (r.cell.pg_bin.clone(), r.cell.settings.clone()))
+        .unwrap_or_default();
+    let mut server = Some(start_server(&cfg, first_key, &log, connections, data_keys.len()).await?);
+    let srv = server.as_ref().expect("just started");
+    progress.note(&format!("target: {}", srv.target.describe()));
+    stored.target = srv.target.describe();
+    let pid = std::process::id();
+    let templates: Vec<String> = (0..data_keys.len())
+        .map(|i| format!("isobench_tmpl_{pid}_{i}"))
+        .collect();
+    let run_db = format!("isobench_run_{pid}");
+
     let mut results = match prior {
         Some(mut prior) => {
             let redo = prior.runs.iter().filter(|r| !r.complete).count();
@@ -642,6 +660,7 @@ async fn run_with<W: Workload>(
         && results.runs.iter().all(|r| r.complete);
     results.finished_at = Some(chrono::Local::now().to_rfc3339());
     save(&dir, &mut db, &results, None)?;
+    report::files::write(&dir, &results, report::files::Format::ALL).map_err(anyhow::Error::msg)?;
     if let Some(srv) = &server
         && matches!(srv.target, Target::External(_))
     {

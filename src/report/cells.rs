@@ -367,14 +367,20 @@ fn baseline_rule(results: &Results) -> Result<Option<Vec<RuleItem>>, String> {
 /// level (rc/rr/ser or the long names); a value that no cell has; values
 /// that no single cell has together.
 pub fn check_baseline(results: &Results) -> Result<(), String> {
+    check_baseline_among(results, &distinct_cells(results))
+}
+
+/// [`check_baseline`] against `cells` (e.g. the cells an experiment is
+/// about to run) instead of the cells of the recorded runs.
+pub fn check_baseline_among(results: &Results, cells: &[&Cell]) -> Result<(), String> {
     let Some(spec) = &results.config.baseline else {
         return Ok(());
     };
     let Some(rule) = baseline_rule(results)? else {
         return Ok(());
     };
-    let values: Vec<Vec<String>> = distinct_cells(results)
-        .into_iter()
+    let values: Vec<Vec<String>> = cells
+        .iter()
         .map(|c| super::factor_values(results, c))
         .collect();
     for item in &rule {

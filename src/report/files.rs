@@ -7,18 +7,28 @@ use std::str::FromStr;
 
 use crate::store::{self, Results};
 
+pub const REPORT_HTML: &str = "report.html";
+pub const CELLS_JSON: &str = "cells.json";
+pub const RUNS_CSV: &str = "runs.csv";
+pub const CELLS_CSV: &str = "cells.csv";
+
 /// A report format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// `report.md`.
     Markdown,
-    /// `results.json`, the whole results as exported from the store.
+    /// `report.html`: self-contained, with SVG charts.
+    Html,
+    /// `results.json` (everything, as exported from the store) and
+    /// `cells.json` (the per-cell statistics).
     Json,
+    /// `runs.csv` (one row per run) and `cells.csv` (one row per cell).
+    Csv,
 }
 
 impl Format {
     /// Every format, in the order they are written.
-    pub const ALL: &[Format] = &[Format::Markdown, Format::Json];
+    pub const ALL: &[Format] = &[Format::Markdown, Format::Html, Format::Json, Format::Csv];
 }
 
 impl FromStr for Format {
@@ -26,8 +36,12 @@ impl FromStr for Format {
     fn from_str(s: &str) -> Result<Self, String> {
         match s.trim().to_ascii_lowercase().as_str() {
             "md" | "markdown" => Ok(Format::Markdown),
+            "html" => Ok(Format::Html),
             "json" => Ok(Format::Json),
-            other => Err(format!("unknown format '{other}' (use md, json)")),
+            "csv" => Ok(Format::Csv),
+            other => Err(format!(
+                "unknown format '{other}' (use md, html, json, csv)"
+            )),
         }
     }
 }
@@ -46,10 +60,18 @@ pub fn write(dir: &Path, results: &Results, formats: &[Format]) -> Result<Vec<Pa
     for f in formats {
         match f {
             Format::Markdown => put(store::REPORT_MD, super::markdown::render(results))?,
-            Format::Json => put(
-                store::RESULTS_JSON,
-                serde_json::to_string_pretty(results).map_err(|e| e.to_string())?,
-            )?,
+            Format::Html => put(REPORT_HTML, super::html::render(results))?,
+            Format::Json => {
+                put(
+                    store::RESULTS_JSON,
+                    serde_json::to_string_pretty(results).map_err(|e| e.to_string())?,
+                )?;
+                put(CELLS_JSON, super::json::cells(results))?;
+            }
+            Format::Csv => {
+                put(RUNS_CSV, super::csv::runs(results))?;
+                put(CELLS_CSV, super::csv::cells(results))?;
+            }
         }
     }
     Ok(written)
