@@ -460,7 +460,7 @@ async fn run_with<W: Workload>(
         pg_bin: cfg.pg_bin.iter().map(|p| p.display().to_string()).collect(),
         repeat: cfg.repeat,
         order: cfg.order,
-        baseline: cfg.baseline.clone(),
+        baseline: cfg.baseline.clone().or_else(|| default_baseline(&cfg)),
         duration_s: cfg.duration.as_secs_f64(),
         warmup_s: cfg.warmup.as_secs_f64(),
         sample_interval_s: cfg.sample_interval.as_secs_f64(),
@@ -697,6 +697,45 @@ fn save(dir: &Path, db: &mut Store, results: &Results, index: Option<u32>) -> Re
     )
     .with_context(|| format!("writing {}", dir.join(store::REPORT_MD).display()))?;
     Ok(())
+}
+
+/// The baseline when none is given and a study compares neither
+/// isolation levels nor strategies (where the default rule, "first level
+/// and strategy, other factors equal", would make every cell its own
+/// baseline): the first value of the first factor that varies, e.g.
+/// `pool_size=2` or `pg_bin=/usr/lib/postgresql/15/bin`.
+fn default_baseline(cfg: &ExperimentConfig) -> Option<String> {
+    if cfg.isolation.len() > 1 || cfg.strategies.len() > 1 {
+        return None;
+    }
+    let first = |name: &str, values: Vec<String>| {
+        (values.len() > 1).then(|| format!("{name}={}", values[0]))
+    };
+    let strs = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>();
+    cfg.params
+        .iter()
+        .find_map(|(k, v)| first(k, v.clone()))
+        .or_else(|| first("clients", strs(&cfg.clients)))
+        .or_else(|| first("scale", strs(&cfg.scale)))
+        .or_else(|| first("pool_size", strs(&cfg.pool_size)))
+        .or_else(|| {
+            first(
+                "rate",
+                cfg.rate.iter().map(|r| Rate(*r).to_string()).collect(),
+            )
+        })
+        .or_else(|| first("max_tries", strs(&cfg.max_tries)))
+        .or_else(|| {
+            cfg.setting_factors
+                .iter()
+                .find_map(|(k, v)| first(k, v.clone()))
+        })
+        .or_else(|| {
+            first(
+                "pg_bin",
+                cfg.pg_bin.iter().map(|p| p.display().to_string()).collect(),
+            )
+        })
 }
 
 /// `name=value, ...` or `(none)`.
@@ -1164,6 +1203,20 @@ mod tests {
         let mut c = cfg();
         c.workload = "write-skew".into();
         assert!(cells(&c).unwrap_err().to_string().contains("--scale"));
+    }
+
+    #[test]
+    fn default_baseline_is_the_first_varying_factor_without_levels_to_compare() {
+        let mut c = cfg();
+        // Two levels: the usual rule applies.
+        assert_eq!(default_baseline(&c), None);
+        c.isolation = vec![Isolation::Serializable];
+        assert_eq!(default_baseline(&c).as_deref(), Some("clients=1"));
+        c.clients = vec![8];
+        c.pool_size = vec![8, 2];
+        assert_eq!(default_baseline(&c).as_deref(), Some("pool_size=8"));
+        c.pool_size = vec![2];
+        assert_eq!(default_baseline(&c), None);
     }
 
     #[test]
