@@ -150,7 +150,7 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', value_parser = rate)]
     pub rate: Vec<f64>,
     /// Open loop: skip transactions already later than this, count slower commits as late (like pgbench -L).
-    #[arg(long, value_parser = positive_duration, allow_hyphen_values = true, requires = "rate")]
+    #[arg(long, value_parser = positive_duration, allow_hyphen_values = true)]
     pub latency_limit: Option<Duration>,
     /// Run order: interleaved (repetition by repetition) or random (each repetition shuffled, seeded).
     #[arg(long, default_value = "interleaved")]
