@@ -177,7 +177,6 @@ async fn run_shard<C: WorkloadClient>(
         None => sessions
             .into_iter()
             .map(|(session, seed)| {
-                let seed: u64 = seed;
                 let id = session.id;
                 let ctx = ctx(seed);
                 (
@@ -340,18 +339,17 @@ impl<C: WorkloadClient> Source<C> {
     }
 
     /// Runs one attempt of `input` on a session (checked out of the pool
-    /// and returned afterwards, the wait recorded); returns the attempt's
-    /// result, its duration without the pool wait, µs, and the pool wait,
-    /// µs. A lost connection also calls the session's `unknown_outcome`
-    /// when the error came at COMMIT and `classify` says so.
+    /// and returned afterwards, the wait recorded). On error, `after`
+    /// decides, while the session is still held, whether to roll back or
+    /// to tell the session's client that the outcome is unknown.
     async fn attempt(
         &mut self,
         input: &C::Input,
         rec: &Recorder,
-        rollback_on: impl Fn(&crate::engine::retry::AttemptError) -> AfterError,
+        after: impl Fn(&crate::engine::retry::AttemptError) -> AfterError,
     ) -> Attempted {
         match self {
-            Source::Own(s) => run_attempt(s, input, &rollback_on).await,
+            Source::Own(s) => run_attempt(s, input, &after).await,
             Source::Pooled { pool, .. } => {
                 let asked = Instant::now();
                 let permit = pool
@@ -373,7 +371,7 @@ impl<C: WorkloadClient> Source<C> {
                     _permit: permit,
                 };
                 let s = lease.session.as_mut().expect("held until drop");
-                let mut a = run_attempt(s, input, &rollback_on).await;
+                let mut a = run_attempt(s, input, &after).await;
                 a.pool_wait = waited;
                 a
             }
