@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -222,17 +220,7 @@ fn resume_continues_an_interrupted_study() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        assert!(Instant::now() < deadline, "no run completed within 60 s");
-        if let Ok(text) = std::fs::read_to_string(dir.join("results.json"))
-            && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
-            && v["runs"].as_array().is_some_and(|r| !r.is_empty())
-        {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_first_run(&dir);
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
     assert_eq!(child.wait().unwrap().code(), Some(130));
     let before = read_json(&dir);

@@ -35,17 +35,7 @@ fn sigint_saves_partial_results_and_stops_the_server() {
         .spawn()
         .unwrap();
     // Wait until at least one run is stored, then interrupt mid-experiment.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        assert!(Instant::now() < deadline, "no run completed within 60 s");
-        if let Ok(text) = std::fs::read_to_string(dir.join("results.json"))
-            && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
-            && v["runs"].as_array().is_some_and(|r| !r.is_empty())
-        {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for_first_run(&dir);
     std::thread::sleep(Duration::from_millis(700)); // into the next run
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
     let status = child.wait().unwrap();

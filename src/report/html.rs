@@ -25,7 +25,7 @@ use super::{
     NA, factor_headers, factor_values, fmt_anomalies, fmt_fixed, fmt_mean, fmt_ms, fmt_opt,
     fmt_pct_change, fmt_tps, fmt_tps_ci, server,
 };
-use crate::config::{Backoff, Isolation};
+use crate::config::Isolation;
 use crate::engine::retry::sqlstate_name;
 use crate::store::{Results, RunRecord, WaitSummary};
 
@@ -341,55 +341,9 @@ fn header(out: &mut String, r: &Results, title: &str) {
             list(m.iter().map(|(k, v)| format!("{k}={v}")).collect())
         }
     };
-    let mut retry = format!(
-        "up to {} tries per transaction, retrying {}",
-        c.retry.max_tries,
-        list(
-            c.retry
-                .retry_on
-                .iter()
-                .map(|s| format!("{s} ({})", sqlstate_name(s)))
-                .collect()
-        )
-    );
-    match c.retry.backoff {
-        Backoff::None => retry.push_str("; no backoff"),
-        Backoff::Exponential { base, max } => {
-            let _ = write!(
-                retry,
-                "; exponential backoff with full jitter, {} to {}",
-                humantime::format_duration(base),
-                humantime::format_duration(max)
-            );
-        }
-    }
-    let load = if r.load.is_empty() {
-        NA.to_string()
-    } else {
-        list(
-            r.load
-                .iter()
-                .map(|l| {
-                    let what = if l.data.is_empty() {
-                        String::new()
-                    } else {
-                        format!("{}: ", l.data)
-                    };
-                    format!("{what}{:.2} s ({} rows)", l.elapsed.as_secs_f64(), l.rows)
-                })
-                .collect(),
-        )
-    };
-    let params = if c.params.is_empty() {
-        "none given".to_string()
-    } else {
-        list(
-            c.params
-                .iter()
-                .map(|(k, v)| format!("{k}={}", v.join(",")))
-                .collect(),
-        )
-    };
+    let retry = super::fmt_retry(&c.retry);
+    let load = super::fmt_load(&r.load);
+    let params = super::fmt_param_factors(&c.params);
     // Server versions the runs saw (several when builds are a factor).
     let mut versions: Vec<String> = Vec::new();
     for run in &r.runs {

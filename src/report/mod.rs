@@ -106,6 +106,61 @@ pub fn fmt_anomalies(count: u64, example: Option<&str>, max_example: usize) -> S
     }
 }
 
+/// The retry policy in words: `up to 10 tries per transaction, retrying
+/// 40001 (serialization_failure), ...; no backoff`.
+pub fn fmt_retry(retry: &crate::config::RetryPolicy) -> String {
+    use crate::config::Backoff;
+    let codes: Vec<String> = retry
+        .retry_on
+        .iter()
+        .map(|s| format!("{s} ({})", crate::engine::retry::sqlstate_name(s)))
+        .collect();
+    let backoff = match retry.backoff {
+        Backoff::None => "no backoff".to_string(),
+        Backoff::Exponential { base, max } => format!(
+            "exponential backoff with full jitter, {} to {}",
+            humantime::format_duration(base),
+            humantime::format_duration(max)
+        ),
+    };
+    format!(
+        "up to {} tries per transaction, retrying {}; {backoff}",
+        retry.max_tries,
+        codes.join(", ")
+    )
+}
+
+/// Load times: `1.23 s (100011 rows)`, per data variant when several.
+pub fn fmt_load(load: &[crate::workload::LoadReport]) -> String {
+    if load.is_empty() {
+        return NA.to_string();
+    }
+    load.iter()
+        .map(|l| {
+            let what = if l.data.is_empty() {
+                String::new()
+            } else {
+                format!("{}: ", l.data)
+            };
+            format!("{what}{:.2} s ({} rows)", l.elapsed.as_secs_f64(), l.rows)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Workload parameters given as factors: `rows=10,100, variant=a`, or
+/// `none given`.
+pub fn fmt_param_factors(params: &[(String, Vec<String>)]) -> String {
+    if params.is_empty() {
+        return "none given".to_string();
+    }
+    params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.join(",")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// What a renderer shows for a figure it does not have.
 pub const NA: &str = "n/a";
 

@@ -93,3 +93,21 @@ pub fn processes_mentioning(needle: &str) -> Vec<u32> {
     }
     pids
 }
+
+/// Waits (up to 60 s) until `dir/results.json` records at least one run.
+pub fn wait_for_first_run(dir: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no run completed within 60 s"
+        );
+        if let Ok(text) = std::fs::read_to_string(dir.join("results.json"))
+            && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+            && v["runs"].as_array().is_some_and(|r| !r.is_empty())
+        {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
