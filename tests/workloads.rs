@@ -159,12 +159,25 @@ fn sibench_strategies_and_relation_siread_locks() {
         }
         let siread = &run["server"]["siread_locks"];
         assert!(siread["samples"].as_u64().unwrap() >= 3, "{siread}");
-        let gran = siread["by_granularity"].as_object().unwrap();
         assert!(
-            gran.contains_key("relation"),
-            "{} rows={}: no relation-level SIRead lock: {gran:?}",
-            strategy(run),
-            run["cell"]["params"]["rows"]
+            !siread["by_granularity"].as_object().unwrap().is_empty(),
+            "{siread}"
+        );
+    }
+    // The query's relation-level lock lives only while a query runs: a
+    // read-only transaction without rw-conflicts out releases its SIRead
+    // locks at commit. A 1-per-second sample of a 3 s run can miss it in
+    // one run on a loaded machine (seen in CI), so each strategy must
+    // show it in at least one of its runs.
+    for s in ["optimistic", "locking"] {
+        assert!(
+            runs.iter().filter(|run| strategy(run) == s).any(|run| {
+                run["server"]["siread_locks"]["by_granularity"]
+                    .as_object()
+                    .unwrap()
+                    .contains_key("relation")
+            }),
+            "{s}: no run saw a relation-level SIRead lock"
         );
     }
 }
