@@ -32,6 +32,8 @@ pub enum Command {
         /// The B side (e.g. the patched build).
         b: PathBuf,
     },
+    /// Observe a server under someone else's load: pg_stat_database every sample interval, wait events and SIRead locks every second; writes monitor.json and monitor.md.
+    Monitor(MonitorArgs),
     /// Which isolation anomalies each level prevents, and how: runs every
     /// probe (Hermitage-style interleavings) at every level and prints the
     /// matrix. Exit status 3 when a result differs from a probe's @expect.
@@ -209,6 +211,50 @@ pub struct ReportArgs {
     /// The baseline cell of "% vs baseline", e.g. 'isolation=rc,clients=16' (default: the experiment's).
     #[arg(long, value_name = "FACTOR=VALUE,...")]
     pub baseline: Option<String>,
+}
+
+/// Flags of `isobench monitor`.
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// The server, as a libpq URL or key=value string (password never printed).
+    #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true)]
+    pub dsn: Option<String>,
+    /// The server from the libpq variables PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE.
+    #[arg(long, conflicts_with = "dsn")]
+    pub external: bool,
+    /// The database to observe (default: the DSN's).
+    #[arg(long)]
+    pub database: Option<String>,
+    /// pg_stat_database sampling interval.
+    #[arg(long, default_value = "5s", value_parser = sample_interval, allow_hyphen_values = true)]
+    pub sample_interval: Duration,
+    /// How long to observe (default: until Ctrl-C).
+    #[arg(long, short = 'T', value_parser = positive_duration, allow_hyphen_values = true)]
+    pub duration: Option<Duration>,
+    /// Results directory (default results/monitor-<timestamp>).
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No progress line and no summary.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+impl MonitorArgs {
+    /// The plain configuration.
+    pub fn into_config(self) -> crate::monitor::MonitorConfig {
+        crate::monitor::MonitorConfig {
+            target: TargetConfig {
+                dsn: self.dsn,
+                external_from_env: self.external,
+                ..TargetConfig::default()
+            },
+            database: self.database,
+            sample_interval: self.sample_interval,
+            duration: self.duration,
+            out: self.out,
+            quiet: self.quiet,
+        }
+    }
 }
 
 /// Flags of `isobench anomalies`.

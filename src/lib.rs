@@ -16,6 +16,7 @@ pub mod config;
 pub mod engine;
 pub mod experiment;
 pub mod metrics;
+pub mod monitor;
 pub mod observe;
 pub mod probe;
 pub mod progress;

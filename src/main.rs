@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::{CommandFactory, FromArgMatches};
 use tokio_util::sync::CancellationToken;
 
-use isobench::cli::{AnomaliesArgs, Cli, Command, RunArgs};
+use isobench::cli::{AnomaliesArgs, Cli, Command, MonitorArgs, RunArgs};
 use isobench::target::reaper;
 use isobench::{experiment, probe, report, store, workload};
 
@@ -77,6 +77,7 @@ async fn dispatch(cli: Cli, given: Vec<String>) -> Result<ExitCode> {
             ));
             Ok(ExitCode::SUCCESS)
         }
+        Command::Monitor(args) => monitor(args).await,
         Command::Anomalies(args) => anomalies(*args).await,
         Command::Workloads { name } => {
             out(&workload::describe(name.as_deref())?);
@@ -135,6 +136,27 @@ async fn run(args: RunArgs, given: &[String]) -> Result<ExitCode> {
         return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+async fn monitor(args: MonitorArgs) -> Result<ExitCode> {
+    let cfg = args.into_config();
+    let cancel = CancellationToken::new();
+    tokio::spawn(watch_signals(cancel.clone()));
+    let (dir, results) = isobench::monitor::run(&cfg, cancel.clone()).await?;
+    if !cfg.quiet {
+        out(&format!(
+            "observed {:.1} s: {} pg_stat_database interval(s), {} wait-event samples\nresults: {}\n",
+            results.observed_s,
+            results.server.stat_database.len(),
+            results.server.wait_events.samples,
+            dir.display()
+        ));
+    }
+    Ok(if results.complete {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(130)
+    })
 }
 
 async fn anomalies(args: AnomaliesArgs) -> Result<ExitCode> {

@@ -166,3 +166,100 @@ fn anomalies_on_an_external_server_leave_nothing_behind() {
     });
     assert_eq!(left, 0, "a probe schema was left in appdb");
 }
+
+/// `isobench monitor` observes someone else's load (pgbench here): the
+/// server counters move, the load's backends show up in the wait-event
+/// samples, and Ctrl-C still writes what was sampled.
+#[test]
+fn monitor_observes_a_concurrent_pgbench_load() {
+    let (_keep, dir) = out_dir("monitor");
+    let server = library_server(&dir);
+    let bin = target::find_bin_dir(None).unwrap().join("pgbench");
+    let pgbench = |args: &[&str]| {
+        std::process::Command::new(&bin)
+            .args(["-h", server.socket_dir().to_str().unwrap()])
+            .args(["-p", &server.port().to_string(), "-U", target::SUPERUSER])
+            .args(args)
+            .arg("postgres")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("pgbench starts")
+    };
+    assert!(pgbench(&["-i", "-s", "1", "-q"]).wait().unwrap().success());
+    let mut load = pgbench(&["-c", "2", "-T", "12", "-n"]);
+    let dsn = socket_dsn(&server, "postgres");
+
+    let out1 = dir.join("m1");
+    let (out, stdout, stderr) = run(&[
+        "monitor",
+        "--dsn",
+        &dsn,
+        "--sample-interval",
+        "1s",
+        "--duration",
+        "4s",
+        "-o",
+        out1.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("results:"), "{stdout}");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out1.join("monitor.json")).unwrap()).unwrap();
+    assert_eq!(m["complete"], true);
+    let intervals = m["server"]["stat_database"].as_array().unwrap();
+    assert!(intervals.len() >= 3, "{} intervals", intervals.len());
+    let commits: i64 = intervals
+        .iter()
+        .map(|i| i["delta"]["xact_commit"].as_i64().unwrap())
+        .sum();
+    assert!(commits > 100, "pgbench's commits seen: {commits}");
+    let waits = &m["server"]["wait_events"];
+    assert!(waits["samples"].as_u64().unwrap() >= 3, "{waits}");
+    let seen: u64 = waits["counts"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert!(
+        seen > 0,
+        "pgbench's backends were never seen active: {waits}"
+    );
+    let md = std::fs::read_to_string(out1.join("monitor.md")).unwrap();
+    assert!(md.contains("| **average** |"), "{md}");
+
+    // Until Ctrl-C: the samples taken are written.
+    let out2 = dir.join("m2");
+    let child = isobench()
+        .args([
+            "monitor",
+            "--dsn",
+            &dsn,
+            "--sample-interval",
+            "1s",
+            "-q",
+            "-o",
+        ])
+        .arg(&out2)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(3500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out2.join("monitor.json")).unwrap()).unwrap();
+    assert!(!m["server"]["stat_database"].as_array().unwrap().is_empty());
+    let _ = load.kill();
+    let _ = load.wait();
+
+    // No server named: a clear error, nothing written.
+    let (out, _, stderr) = run(&["monitor", "-T", "1s"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("--dsn"), "{stderr}");
+}

@@ -98,6 +98,16 @@ pub struct ServerObservations {
     pub errors: Vec<String>,
 }
 
+/// Whose backends the wait-event samples count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backends {
+    /// isobench's own clients (`application_name = 'isobench'`).
+    Isobench,
+    /// Every client backend of the database but the observer's own
+    /// (`isobench monitor`: someone else's load).
+    All,
+}
+
 /// Observes database `dbname` through `config` while `phase` says
 /// Measuring; returns when it says Draining (or the sender is gone).
 pub async fn observe(
@@ -105,7 +115,27 @@ pub async fn observe(
     dbname: String,
     statements: Vec<ExplainStatement>,
     sample_interval: Duration,
+    phase: watch::Receiver<Phase>,
+) -> ServerObservations {
+    observe_backends(
+        config,
+        dbname,
+        statements,
+        sample_interval,
+        phase,
+        Backends::Isobench,
+    )
+    .await
+}
+
+/// [`observe`], counting the wait events of `backends`.
+pub async fn observe_backends(
+    config: Config,
+    dbname: String,
+    statements: Vec<ExplainStatement>,
+    sample_interval: Duration,
     mut phase: watch::Receiver<Phase>,
+    backends: Backends,
 ) -> ServerObservations {
     let mut obs = ServerObservations::default();
     let mut config = config;
@@ -141,7 +171,10 @@ pub async fn observe(
                 .push(format!("EXPLAIN {}: {}", s.label, target::error_text(&e))),
         }
     }
-    let mut sampler = Sampler::default();
+    let mut sampler = Sampler {
+        all_backends: backends == Backends::All,
+        ..Sampler::default()
+    };
     let mut last = match stat_sample(&db, &dbname).await {
         Ok(s) => Some((Instant::now(), s)),
         Err(e) => {
@@ -257,6 +290,8 @@ pub fn stat_interval(t_s: f64, duration_s: f64, prev: &[i64], now: &[i64]) -> St
 /// Accumulates the once-a-second samples.
 #[derive(Default)]
 struct Sampler {
+    /// Count every client backend's wait events, not only isobench's.
+    all_backends: bool,
     siread_samples: u64,
     granularity: BTreeMap<String, (u64, u64)>, // (sum, max)
     relation: BTreeMap<String, (u64, u64)>,
@@ -274,10 +309,12 @@ impl Sampler {
                 "SELECT CASE WHEN wait_event IS NULL THEN 'CPU' ELSE wait_event_type || ':' || wait_event END,
                         count(*)
                    FROM pg_stat_activity
-                  WHERE datname = $1 AND backend_type = 'client backend' AND application_name = 'isobench'
+                  WHERE datname = $1 AND backend_type = 'client backend'
+                    AND (application_name = 'isobench' OR $2)
+                    AND pid <> pg_backend_pid()
                     AND (wait_event IS NOT NULL OR state = 'active')
                   GROUP BY 1",
-                &[&dbname],
+                &[&dbname, &self.all_backends],
             )
             .await?;
         obs.wait_events.samples += 1;

@@ -1,0 +1,252 @@
+//! `isobench monitor`: observe a server under someone else's load, with
+//! the same observations as a run ([`crate::observe`]): `pg_stat_database`
+//! deltas and rates every sample interval, and once a second the wait
+//! events of every client backend of the database and its SIRead locks.
+//! Writes `monitor.json` and `monitor.md` (per-interval rates and their
+//! time-weighted averages) into the results directory, also when stopped
+//! by Ctrl-C.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::TargetConfig;
+use crate::engine::Phase;
+use crate::observe::{self, Backends, STAT_COUNTERS, ServerObservations};
+use crate::store;
+use crate::target::{self, Target};
+
+/// File names in a monitor's results directory.
+pub const MONITOR_JSON: &str = "monitor.json";
+pub const MONITOR_MD: &str = "monitor.md";
+
+/// What to monitor, how often, for how long.
+#[derive(Debug, Clone)]
+pub struct MonitorConfig {
+    /// An external server (`--dsn` or `--external`).
+    pub target: TargetConfig,
+    /// The database to observe; `None`: the DSN's.
+    pub database: Option<String>,
+    pub sample_interval: Duration,
+    /// `None`: until Ctrl-C.
+    pub duration: Option<Duration>,
+    /// Results directory; `results/monitor-<timestamp>` when `None`.
+    pub out: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+/// `monitor.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MonitorResults {
+    pub isobench_version: String,
+    /// RFC 3339.
+    pub started_at: String,
+    pub finished_at: String,
+    /// False when stopped by Ctrl-C before `--duration` ended (the
+    /// samples taken are kept).
+    pub complete: bool,
+    /// `user@host:port/db`, never a password.
+    pub target: String,
+    pub database: String,
+    /// `SHOW server_version`.
+    pub server_version: String,
+    pub sample_interval_s: f64,
+    /// How long the server was observed, s.
+    pub observed_s: f64,
+    pub server: ServerObservations,
+}
+
+/// Monitors until `cfg.duration` ends or `cancel` fires; returns the
+/// results directory and what was observed.
+///
+/// Errors: no external server given, the server cannot be reached, or the
+/// results directory cannot be written.
+pub async fn run(
+    cfg: &MonitorConfig,
+    cancel: CancellationToken,
+) -> Result<(PathBuf, MonitorResults)> {
+    if cfg.target.dsn.is_none() && !cfg.target.external_from_env {
+        bail!(
+            "monitor observes a server under someone else's load: name it with --dsn URL or --external (PG* variables)"
+        );
+    }
+    let target = Target::external(cfg.target.dsn.as_deref())?;
+    let database = match &cfg.database {
+        Some(d) => d.clone(),
+        None => target.admin_db(),
+    };
+    let config = target.config(&database);
+    let db = target::connect(&config).await?;
+    let server_version: String = db
+        .query_one("SHOW server_version", &[])
+        .await
+        .map_err(|e| anyhow!("SHOW server_version: {}", target::error_text(&e)))?
+        .get(0);
+    drop(db);
+    let dir = store::results_dir(cfg.out.as_deref(), "monitor-", MONITOR_JSON)
+        .map_err(anyhow::Error::msg)?;
+    if !cfg.quiet {
+        eprintln!(
+            "monitoring {} (PostgreSQL {server_version}) every {} {}; results: {}",
+            target.describe(),
+            humantime::format_duration(cfg.sample_interval),
+            match cfg.duration {
+                Some(d) => format!("for {}", humantime::format_duration(d)),
+                None => "until Ctrl-C".into(),
+            },
+            dir.display()
+        );
+    }
+    let started_at = chrono::Local::now().to_rfc3339();
+    let (phase_tx, phase_rx) = watch::channel(Phase::Measuring);
+    let observer = tokio::spawn(observe::observe_backends(
+        config,
+        database.clone(),
+        Vec::new(),
+        cfg.sample_interval,
+        phase_rx,
+        Backends::All,
+    ));
+    let start = Instant::now();
+    let complete = match cfg.duration {
+        Some(d) => tokio::select! {
+            _ = tokio::time::sleep(d) => true,
+            _ = cancel.cancelled() => false,
+        },
+        None => {
+            cancel.cancelled().await;
+            true
+        }
+    };
+    phase_tx.send_replace(Phase::Draining);
+    let server = observer
+        .await
+        .map_err(|e| anyhow!("the observer failed: {e}"))?;
+    let results = MonitorResults {
+        isobench_version: env!("CARGO_PKG_VERSION").into(),
+        started_at,
+        finished_at: chrono::Local::now().to_rfc3339(),
+        complete,
+        target: target.describe(),
+        database,
+        server_version,
+        sample_interval_s: cfg.sample_interval.as_secs_f64(),
+        observed_s: start.elapsed().as_secs_f64(),
+        server,
+    };
+    let json = serde_json::to_vec_pretty(&results)?;
+    store::write_atomic(&dir.join(MONITOR_JSON), &json)?;
+    store::write_atomic(&dir.join(MONITOR_MD), render(&results).as_bytes())?;
+    Ok((dir, results))
+}
+
+/// `monitor.md`: one row per `pg_stat_database` interval with its rates,
+/// the time-weighted average (Σ delta / Σ seconds), the wait events by
+/// share of backend samples, and the SIRead locks.
+pub fn render(r: &MonitorResults) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# isobench monitor: {} ({})\n", r.database, r.target);
+    let _ = writeln!(
+        out,
+        "- **Server:** PostgreSQL {}\n- **Observed:** {:.1} s from {}{}\n- **Sample interval:** {} s (pg_stat_database); wait events and SIRead locks once a second\n",
+        r.server_version,
+        r.observed_s,
+        r.started_at,
+        if r.complete {
+            ""
+        } else {
+            " (stopped by Ctrl-C)"
+        },
+        r.sample_interval_s
+    );
+    let shown = [
+        "xact_commit",
+        "xact_rollback",
+        "blks_read",
+        "blks_hit",
+        "tup_fetched",
+        "tup_inserted",
+        "tup_updated",
+        "tup_deleted",
+        "deadlocks",
+        "conflicts",
+    ];
+    debug_assert!(shown.iter().all(|c| STAT_COUNTERS.contains(c)));
+    out.push_str("## pg_stat_database, per second\n\n");
+    let _ = writeln!(
+        out,
+        "| end (s) | length (s) | {} |",
+        shown.map(|c| format!("{c}/s")).join(" | ")
+    );
+    let _ = writeln!(out, "|---|---|{}", "---|".repeat(shown.len()));
+    let intervals = &r.server.stat_database;
+    for i in intervals {
+        let rates: Vec<String> = shown
+            .iter()
+            .map(|c| format!("{:.1}", i.rate.get(*c).copied().unwrap_or(0.0)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "| {:.1} | {:.1} | {} |",
+            i.t_s,
+            i.duration_s,
+            rates.join(" | ")
+        );
+    }
+    let seconds: f64 = intervals.iter().map(|i| i.duration_s).sum();
+    if seconds > 0.0 {
+        let avg: Vec<String> = shown
+            .iter()
+            .map(|c| {
+                let total: i64 = intervals
+                    .iter()
+                    .map(|i| i.delta.get(*c).copied().unwrap_or(0))
+                    .sum();
+                format!("**{:.1}**", total as f64 / seconds)
+            })
+            .collect();
+        let _ = writeln!(out, "| **average** | {seconds:.1} | {} |", avg.join(" | "));
+    } else {
+        out.push_str(
+            "\nNo complete sample interval: observe for longer than the sample interval.\n",
+        );
+    }
+    out.push_str("\n## Wait events (client backends, once a second)\n\n");
+    let w = &r.server.wait_events;
+    let total: u64 = w.counts.values().sum();
+    if total == 0 {
+        let _ = writeln!(out, "No active backend was seen in {} samples.", w.samples);
+    } else {
+        out.push_str("| wait event | backend samples | share |\n|---|---|---|\n");
+        let mut counts: Vec<(&String, &u64)> = w.counts.iter().collect();
+        counts.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        for (event, n) in counts {
+            let _ = writeln!(
+                out,
+                "| {event} | {n} | {:.1}% |",
+                100.0 * *n as f64 / total as f64
+            );
+        }
+    }
+    let s = &r.server.siread_locks;
+    if !s.by_granularity.is_empty() {
+        out.push_str(
+            "\n## SIRead locks (once a second)\n\n| granularity | mean | max |\n|---|---|---|\n",
+        );
+        for (g, c) in &s.by_granularity {
+            let _ = writeln!(out, "| {g} | {:.1} | {} |", c.mean, c.max);
+        }
+    }
+    if !r.server.errors.is_empty() {
+        out.push_str("\n## Sampling problems\n\n");
+        for e in &r.server.errors {
+            let _ = writeln!(out, "- {e}");
+        }
+    }
+    out
+}
