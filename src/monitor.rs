@@ -59,6 +59,71 @@ pub struct MonitorResults {
     /// How long the server was observed, s.
     pub observed_s: f64,
     pub server: ServerObservations,
+    /// The statements that took the most execution time while observed
+    /// (`pg_stat_statements` deltas, at most [`TOP_STATEMENTS`]); empty
+    /// when the extension is not installed in the database.
+    pub statements: Vec<StatementStat>,
+    /// Why `statements` is empty, when it is.
+    pub statements_note: Option<String>,
+}
+
+/// Statements shown in `monitor.md` and kept in `monitor.json`.
+pub const TOP_STATEMENTS: usize = 10;
+
+/// One statement's `pg_stat_statements` counters over the observed time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatementStat {
+    /// The normalized query text.
+    pub query: String,
+    pub calls: i64,
+    /// Execution time, ms (total, and per call).
+    pub total_ms: f64,
+    pub mean_ms: f64,
+    pub rows: i64,
+}
+
+/// `pg_stat_statements` counters by (queryid, query): calls, total time
+/// (ms), rows. Errors: the view is missing or unreadable.
+async fn statements_snapshot(
+    db: &tokio_postgres::Client,
+) -> Result<std::collections::HashMap<(i64, String), (i64, f64, i64)>, String> {
+    let rows = db
+        .query(
+            "SELECT coalesce(queryid, 0), query, calls, total_exec_time, rows
+               FROM pg_stat_statements
+              WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            &[],
+        )
+        .await
+        .map_err(|e| target::error_text(&e))?;
+    Ok(rows
+        .iter()
+        .map(|r| ((r.get(0), r.get(1)), (r.get(2), r.get(3), r.get(4))))
+        .collect())
+}
+
+/// The top statements by execution time between two snapshots.
+fn statement_deltas(
+    before: &std::collections::HashMap<(i64, String), (i64, f64, i64)>,
+    after: &std::collections::HashMap<(i64, String), (i64, f64, i64)>,
+) -> Vec<StatementStat> {
+    let mut out: Vec<StatementStat> = after
+        .iter()
+        .filter_map(|(k, &(calls, total, rows))| {
+            let (c0, t0, r0) = before.get(k).copied().unwrap_or((0, 0.0, 0));
+            let calls = calls - c0;
+            (calls > 0).then(|| StatementStat {
+                query: k.1.clone(),
+                calls,
+                total_ms: total - t0,
+                mean_ms: (total - t0) / calls as f64,
+                rows: rows - r0,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.total_ms.total_cmp(&a.total_ms));
+    out.truncate(TOP_STATEMENTS);
+    out
 }
 
 /// Monitors until `cfg.duration` ends or `cancel` fires; returns the
@@ -87,6 +152,8 @@ pub async fn run(
         .await
         .map_err(|e| anyhow!("SHOW server_version: {}", target::error_text(&e)))?
         .get(0);
+    let before = statements_snapshot(&db).await;
+    // Not held while observing: its idle backend would be sampled too.
     drop(db);
     let dir = store::results_dir(cfg.out.as_deref(), "monitor-", MONITOR_JSON)
         .map_err(anyhow::Error::msg)?;
@@ -127,6 +194,21 @@ pub async fn run(
     let server = observer
         .await
         .map_err(|e| anyhow!("the observer failed: {e}"))?;
+    let db = target::connect(&target.config(&database)).await?;
+    let (statements, statements_note) = match before {
+        Ok(before) => match statements_snapshot(&db).await {
+            Ok(after) => (statement_deltas(&before, &after), None),
+            Err(e) => (Vec::new(), Some(format!("pg_stat_statements: {e}"))),
+        },
+        Err(e) => (
+            Vec::new(),
+            Some(format!(
+                "pg_stat_statements is not available in {database} ({e}); \
+                 install it (shared_preload_libraries and CREATE EXTENSION) to see the top statements"
+            )),
+        ),
+    };
+    drop(db);
     let results = MonitorResults {
         isobench_version: env!("CARGO_PKG_VERSION").into(),
         started_at,
@@ -138,6 +220,8 @@ pub async fn run(
         sample_interval_s: cfg.sample_interval.as_secs_f64(),
         observed_s: start.elapsed().as_secs_f64(),
         server,
+        statements,
+        statements_note,
     };
     let json = serde_json::to_vec_pretty(&results)?;
     store::write_atomic(&dir.join(MONITOR_JSON), &json)?;
@@ -240,6 +324,33 @@ pub fn render(r: &MonitorResults) -> String {
         );
         for (g, c) in &s.by_granularity {
             let _ = writeln!(out, "| {g} | {:.1} | {} |", c.mean, c.max);
+        }
+    }
+    out.push_str("\n## Top statements (pg_stat_statements, by execution time)\n\n");
+    if let Some(note) = &r.statements_note {
+        let _ = writeln!(out, "{note}");
+    } else if r.statements.is_empty() {
+        out.push_str("No statement ran.\n");
+    } else {
+        out.push_str(
+            "| statement | calls | total (ms) | mean (ms) | rows |\n|---|---|---|---|---|\n",
+        );
+        for st in &r.statements {
+            let q: String = st.query.split_whitespace().collect::<Vec<_>>().join(" ");
+            let q = if q.chars().count() > 120 {
+                format!("{}…", q.chars().take(119).collect::<String>())
+            } else {
+                q
+            };
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {:.1} | {:.3} | {} |",
+                q.replace('|', "\\|").replace('`', "'"),
+                st.calls,
+                st.total_ms,
+                st.mean_ms,
+                st.rows
+            );
         }
     }
     if !r.server.errors.is_empty() {

@@ -11,10 +11,14 @@ use isobench::target::{self, ManagedOptions, ManagedServer};
 /// A server started through the library (so isobench does not manage
 /// it), logging into `dir`.
 fn library_server(dir: &std::path::Path) -> ManagedServer {
+    library_server_with(dir, vec![])
+}
+
+fn library_server_with(dir: &std::path::Path, settings: Vec<(String, String)>) -> ManagedServer {
     std::fs::create_dir_all(dir).unwrap();
     ManagedServer::start(&ManagedOptions {
         bin_dir: target::find_bin_dir(None).expect("PostgreSQL binaries"),
-        settings: vec![],
+        settings,
         log_path: dir.join("external-server.log"),
         os_user: "postgres".into(),
     })
@@ -173,8 +177,22 @@ fn anomalies_on_an_external_server_leave_nothing_behind() {
 #[test]
 fn monitor_observes_a_concurrent_pgbench_load() {
     let (_keep, dir) = out_dir("monitor");
-    let server = library_server(&dir);
-    let bin = target::find_bin_dir(None).unwrap().join("pgbench");
+    let server = library_server_with(
+        &dir,
+        vec![(
+            "shared_preload_libraries".into(),
+            "pg_stat_statements".into(),
+        )],
+    );
+    let bins = target::find_bin_dir(None).unwrap();
+    let psql = std::process::Command::new(bins.join("psql"))
+        .args(["-h", server.socket_dir().to_str().unwrap()])
+        .args(["-p", &server.port().to_string(), "-U", target::SUPERUSER])
+        .args(["-qc", "CREATE EXTENSION pg_stat_statements", "postgres"])
+        .output()
+        .unwrap();
+    assert!(psql.status.success(), "{psql:?}");
+    let bin = bins.join("pgbench");
     let pgbench = |args: &[&str]| {
         std::process::Command::new(&bin)
             .args(["-h", server.socket_dir().to_str().unwrap()])
@@ -228,6 +246,17 @@ fn monitor_observes_a_concurrent_pgbench_load() {
     );
     let md = std::fs::read_to_string(out1.join("monitor.md")).unwrap();
     assert!(md.contains("| **average** |"), "{md}");
+    // pg_stat_statements: pgbench's account update among the top statements.
+    let top = m["statements"].as_array().unwrap();
+    assert!(
+        top.iter().any(|st| st["query"]
+            .as_str()
+            .unwrap()
+            .starts_with("UPDATE pgbench_accounts")
+            && st["calls"].as_i64().unwrap() > 50),
+        "{top:?}"
+    );
+    assert!(md.contains("UPDATE pgbench_accounts"), "{md}");
 
     // Until Ctrl-C: the samples taken are written.
     let out2 = dir.join("m2");
