@@ -181,7 +181,7 @@ fn combinations(
 pub fn plan(cells: &[Cell], repeat: u32, order: Order, seed: u64) -> Vec<PlannedRun> {
     use rand::SeedableRng;
     use rand::seq::SliceRandom;
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed ^ 0x6f72_6465_72);
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed ^ 0x006f_7264_6572);
     (1..=repeat)
         .flat_map(|repetition| {
             let mut idx: Vec<usize> = (0..cells.len()).collect();

@@ -977,15 +977,7 @@ fn transactions(r: &Results, cells: &[CellSummary]) -> Option<Section> {
     let mut t = Table::new(&cols);
     for c in cells {
         for ty in &c.types {
-            let failed = if ty.failed.is_empty() {
-                "0".to_string()
-            } else {
-                ty.failed
-                    .iter()
-                    .map(|(code, n)| format!("{n} {} ({code})", sqlstate_name(code)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
+            let failed = super::fmt_failures(&ty.failed);
             let mut row: Vec<String> = factor_values(r, c.cell).iter().map(|v| esc(v)).collect();
             row.extend([
                 esc(&ty.name),

@@ -461,15 +461,7 @@ fn transactions(out: &mut String, r: &Results, cells: &[CellSummary]) {
     let mut rows = Vec::new();
     for c in cells {
         for t in &c.types {
-            let failed = if t.failed.is_empty() {
-                "0".to_string()
-            } else {
-                t.failed
-                    .iter()
-                    .map(|(code, n)| format!("{n} {} ({code})", sqlstate_name(code)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
+            let failed = super::fmt_failures(&t.failed);
             let mut row = super::factor_values(r, c.cell);
             row.extend([
                 t.name.clone(),

@@ -161,6 +161,19 @@ pub fn fmt_param_factors(params: &[(String, Vec<String>)]) -> String {
         .join(", ")
 }
 
+/// Failures by SQLSTATE: `30 serialization_failure (40001), 1
+/// deadlock_detected (40P01)`, or `0`.
+pub fn fmt_failures(failed: &std::collections::BTreeMap<String, u64>) -> String {
+    if failed.is_empty() {
+        return "0".into();
+    }
+    failed
+        .iter()
+        .map(|(code, n)| format!("{n} {} ({code})", crate::engine::retry::sqlstate_name(code)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// What a renderer shows for a figure it does not have.
 pub const NA: &str = "n/a";
 
