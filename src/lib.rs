@@ -15,6 +15,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod experiment;
+pub mod external;
 pub mod metrics;
 pub mod monitor;
 pub mod observe;

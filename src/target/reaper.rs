@@ -28,6 +28,22 @@ type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
 static SPAWNER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
 /// Live postmasters: pid and the private directory to remove after it.
 static LIVE: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());
+/// Process groups of running external load commands
+/// ([`crate::external`]), killed by [`kill_all`] too.
+static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Registers process group `pgid` (an external command's) for [`kill_all`].
+pub fn register_group(pgid: i32) {
+    GROUPS.lock().unwrap_or_else(|e| e.into_inner()).push(pgid);
+}
+
+/// Removes process group `pgid` from the registry.
+pub fn forget_group(pgid: i32) {
+    GROUPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|g| *g != pgid);
+}
 
 /// Spawns `cmd` from the long-lived spawner thread, in its own process group
 /// (so a terminal's Ctrl-C reaches isobench only, which then shuts the server
@@ -91,11 +107,15 @@ pub fn forget(pid: u32) {
         .retain(|(p, _)| *p != pid);
 }
 
-/// Sends SIGQUIT (immediate shutdown) to every registered postmaster, waits
+/// Kills every registered external command's process group, then sends
+/// SIGQUIT (immediate shutdown) to every registered postmaster, waits
 /// up to 5 s for each to exit, and removes its directory. For the panic
 /// hook and the second Ctrl-C, which end the process without running
 /// destructors.
 pub fn kill_all() {
+    for pgid in GROUPS.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+        let _ = nix::sys::signal::killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
     let live = LIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
     for (pid, _) in &live {
         let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGQUIT);
