@@ -7,9 +7,10 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::{
-    AnomaliesConfig, Backoff, ExperimentConfig, Isolation, Order, RetryPolicy, TargetConfig,
-    parse_duration,
+    AnomaliesConfig, Backoff, ExperimentConfig, ExternalLoad, Isolation, OnError, Order,
+    RetryPolicy, TargetConfig, parse_duration,
 };
+use crate::external::parse::LoadFormat;
 
 /// isobench: what transaction isolation costs and buys on PostgreSQL.
 #[derive(Debug, Parser)]
@@ -132,8 +133,8 @@ pub struct RunArgs {
     /// Scale factors (default: the workload's; TPC-B: 100000 accounts per unit), e.g. 1,10.
     #[arg(long, short = 's', value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
     pub scale: Vec<u32>,
-    /// Isolation levels to compare: read-committed|rc, repeatable-read|rr, serializable|ser.
-    #[arg(long, value_delimiter = ',', default_value = "rc,rr,ser")]
+    /// Isolation levels to compare: read-committed|rc, repeatable-read|rr, serializable|ser (default: rc,rr,ser; with --load-cmd: rc).
+    #[arg(long, value_delimiter = ',')]
     pub isolation: Vec<Isolation>,
     /// Concurrency-control strategies to compare, e.g. optimistic,locking (default: the workload's first).
     #[arg(long, value_delimiter = ',')]
@@ -198,6 +199,38 @@ pub struct RunArgs {
     /// Exit with status 3 when any invariant is violated (anomalies > 0).
     #[arg(long)]
     pub fail_on_violation: bool,
+    /// External load instead of a workload: a command run once per run, with placeholders like {clients}, {pool_size}, {isolation}, {duration_s}, {dsn} (see `isobench run --help` and the README).
+    #[arg(
+        long,
+        value_name = "CMD",
+        conflicts_with = "workload",
+        help_heading = "External load"
+    )]
+    pub load_cmd: Option<String>,
+    /// Run once per server into the database the runs copy, e.g. 'pgbench -i -s {scale}'.
+    #[arg(long, value_name = "CMD", help_heading = "External load")]
+    pub setup_cmd: Option<String>,
+    /// Run before each run's load (e.g. start the application); what it leaves running is stopped after the run.
+    #[arg(long, value_name = "CMD", help_heading = "External load")]
+    pub before_run: Option<String>,
+    /// Run after each run's load, also after a failed or interrupted one.
+    #[arg(long, value_name = "CMD", help_heading = "External load")]
+    pub after_run: Option<String>,
+    /// Before the load: poll this http:// URL until it answers 2xx/3xx, or this command until it exits 0.
+    #[arg(long, value_name = "URL|CMD", help_heading = "External load")]
+    pub ready: Option<String>,
+    /// How long the readiness check may take.
+    #[arg(long, default_value = "60s", value_parser = positive_duration, allow_hyphen_values = true, help_heading = "External load")]
+    pub ready_timeout: Duration,
+    /// How to read the load's output: auto (by program name), autocannon (-j JSON), pgbench (summary), command (exit code and time only).
+    #[arg(long, default_value = "auto", help_heading = "External load")]
+    pub load_format: LoadFormat,
+    /// When a command fails or its output does not parse: stop the study, or continue with the next run.
+    #[arg(long, default_value = "stop", help_heading = "External load")]
+    pub on_error: OnError,
+    /// Stop the load command after this long (default: no limit).
+    #[arg(long, value_parser = positive_duration, allow_hyphen_values = true, help_heading = "External load")]
+    pub load_timeout: Option<Duration>,
 }
 
 /// Flags of `isobench report`.
@@ -344,6 +377,17 @@ impl RunArgs {
     pub fn into_config(self) -> ExperimentConfig {
         ExperimentConfig {
             workload: self.workload,
+            load: ExternalLoad {
+                cmd: self.load_cmd,
+                setup: self.setup_cmd,
+                before_run: self.before_run,
+                after_run: self.after_run,
+                ready: self.ready,
+                ready_timeout: self.ready_timeout,
+                format: self.load_format,
+                on_error: self.on_error,
+                timeout_ms: self.load_timeout.map(|d| d.as_secs_f64() * 1000.0),
+            },
             scale: dedup(self.scale),
             isolation: dedup(self.isolation),
             strategies: dedup(
@@ -415,17 +459,33 @@ impl RunArgs {
                 ));
             }
             let cli = self.into_config();
-            return crate::study::resume(&dir, &cli, given).map_err(|e| e.to_string());
+            return crate::study::resume(&dir, &cli, given)
+                .map(ExperimentConfig::resolve)
+                .map_err(|e| e.to_string());
         }
         let Some(path) = self.file.clone() else {
-            return Ok(self.into_config());
+            return Ok(self.into_config().resolve());
         };
         let base = RunArgs::default().into_config();
         let mut cfg = crate::study::load(&path, base).map_err(|e| e.to_string())?;
         let cli = self.into_config();
         for id in given {
             match id.as_str() {
-                "workload" => cfg.workload = cli.workload.clone(),
+                "workload" => {
+                    // A workload on the command line replaces the file's
+                    // external load.
+                    cfg.workload = cli.workload.clone();
+                    cfg.load.cmd = None;
+                }
+                "load_cmd" => cfg.load.cmd = cli.load.cmd.clone(),
+                "setup_cmd" => cfg.load.setup = cli.load.setup.clone(),
+                "before_run" => cfg.load.before_run = cli.load.before_run.clone(),
+                "after_run" => cfg.load.after_run = cli.load.after_run.clone(),
+                "ready" => cfg.load.ready = cli.load.ready.clone(),
+                "ready_timeout" => cfg.load.ready_timeout = cli.load.ready_timeout,
+                "load_format" => cfg.load.format = cli.load.format,
+                "on_error" => cfg.load.on_error = cli.load.on_error,
+                "load_timeout" => cfg.load.timeout_ms = cli.load.timeout_ms,
                 "scale" => cfg.scale = cli.scale.clone(),
                 "isolation" => cfg.isolation = cli.isolation.clone(),
                 "strategy" => cfg.strategies = cli.strategies.clone(),
@@ -473,7 +533,7 @@ impl RunArgs {
                 _ => {}
             }
         }
-        Ok(cfg)
+        Ok(cfg.resolve())
     }
 }
 
@@ -520,8 +580,9 @@ mod tests {
 
     #[test]
     fn defaults_are_the_default_study() {
-        let c = RunArgs::default().into_config();
+        let c = RunArgs::default().into_config().resolve();
         assert_eq!(c.workload, "tpcb");
+        assert!(!c.load.active());
         assert!(c.scale.is_empty());
         assert!(c.strategies.is_empty() && c.params.is_empty());
         assert_eq!(c.isolation, Isolation::ALL.to_vec());
@@ -530,6 +591,28 @@ mod tests {
         assert_eq!(c.duration, Duration::from_secs(10));
         assert_eq!(c.warmup, Duration::from_secs(2));
         assert_eq!(c.retry, RetryPolicy::default());
+    }
+
+    #[test]
+    fn an_external_load_defaults_to_read_committed_and_conflicts_with_a_workload() {
+        let a = parse(&[
+            "--load-cmd",
+            "pgbench -c {clients} {dsn}",
+            "--on-error",
+            "continue",
+        ])
+        .unwrap();
+        let c = a
+            .into_study(&["load_cmd".into(), "on_error".into()])
+            .unwrap();
+        assert_eq!(c.isolation, vec![Isolation::ReadCommitted]);
+        assert_eq!(c.load.cmd.as_deref(), Some("pgbench -c {clients} {dsn}"));
+        assert_eq!(c.load.on_error, OnError::Continue);
+        assert_eq!(c.load.ready_timeout, Duration::from_secs(60));
+        let e = parse(&["--load-cmd", "x", "--workload", "tpcb"]).unwrap_err();
+        assert!(e.contains("--workload") && e.contains("--load-cmd"), "{e}");
+        let e = parse(&["--load-format", "wrk"]).unwrap_err();
+        assert!(e.contains("--load-format") && e.contains("wrk"), "{e}");
     }
 
     #[test]

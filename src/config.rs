@@ -187,6 +187,91 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         .map_err(|e| format!("'{s}' is not a duration ({e}); use e.g. 10s, 500ms, 2m"))
 }
 
+/// What a study does when an external load's command fails (`before_run`
+/// or `load_cmd` exits non-zero, the readiness check times out, or the
+/// output does not parse).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnError {
+    /// Keep the failed run (incomplete) and stop the study with an error.
+    #[default]
+    Stop,
+    /// Keep the failed run (incomplete, left out of the statistics) and go
+    /// on with the next one.
+    Continue,
+}
+
+impl FromStr for OnError {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "stop" => Ok(OnError::Stop),
+            "continue" => Ok(OnError::Continue),
+            other => Err(format!("unknown on_error '{other}' (use stop or continue)")),
+        }
+    }
+}
+
+/// An external load: commands that drive the server instead of a built-in
+/// workload ([`crate::external`]). The commands are templates with
+/// `{name}` placeholders ([`crate::external::template`]), kept as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExternalLoad {
+    /// The load, run once per run; the server is observed from its start
+    /// to its end. `None`: a built-in workload drives the runs.
+    pub cmd: Option<String>,
+    /// Run once per server start (and per distinct rendering, e.g. per
+    /// scale) into the template database the runs copy, e.g.
+    /// `pgbench -i -s {scale}`.
+    pub setup: Option<String>,
+    /// Run before each run's load, e.g. to start the application with the
+    /// run's pool size; processes it leaves running are stopped after
+    /// `after_run`.
+    pub before_run: Option<String>,
+    /// Run after each run's load (also after a failed or interrupted one).
+    pub after_run: Option<String>,
+    /// A `http://` URL polled until it answers 2xx/3xx, or a command
+    /// polled until it exits 0, before the load starts.
+    pub ready: Option<String>,
+    /// How long the readiness check may take.
+    #[serde(with = "duration_ms")]
+    pub ready_timeout: Duration,
+    /// How the load's output is read.
+    pub format: crate::external::parse::LoadFormat,
+    pub on_error: OnError,
+    /// The load command is stopped after this long, ms (`None`: never).
+    pub timeout_ms: Option<f64>,
+}
+
+impl Default for ExternalLoad {
+    fn default() -> Self {
+        ExternalLoad {
+            cmd: None,
+            setup: None,
+            before_run: None,
+            after_run: None,
+            ready: None,
+            ready_timeout: Duration::from_secs(60),
+            format: Default::default(),
+            on_error: OnError::Stop,
+            timeout_ms: None,
+        }
+    }
+}
+
+impl ExternalLoad {
+    /// Whether a load command drives the runs.
+    pub fn active(&self) -> bool {
+        self.cmd.is_some()
+    }
+
+    /// The load command's time limit.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout_ms
+            .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+    }
+}
+
 /// Where the results go and which server to use.
 #[derive(Debug, Clone, Default)]
 pub struct TargetConfig {
@@ -206,10 +291,15 @@ pub struct TargetConfig {
 /// Every list is a factor; the cells are their cross product.
 #[derive(Debug, Clone)]
 pub struct ExperimentConfig {
+    /// The built-in workload (ignored when `load` has a command).
     pub workload: String,
+    /// An external load instead of the built-in workload.
+    pub load: ExternalLoad,
     /// Scale factors; empty: the workload's default (workloads without a
     /// scale refuse one).
     pub scale: Vec<u32>,
+    /// Isolation levels; empty: all three, or read committed (the server's
+    /// default) with an external load, see [`ExperimentConfig::resolve`].
     pub isolation: Vec<Isolation>,
     /// Concurrency-control strategies; empty: the workload's default.
     pub strategies: Vec<String>,
@@ -256,6 +346,23 @@ pub struct ExperimentConfig {
     pub quiet: bool,
     /// Exit non-zero when any invariant is violated.
     pub fail_on_violation: bool,
+}
+
+impl ExperimentConfig {
+    /// Fills the defaults that depend on other options: with no isolation
+    /// level given, all three for a built-in workload, read committed for
+    /// an external load (whose command decides the level, if it uses
+    /// `{isolation}` at all).
+    pub fn resolve(mut self) -> Self {
+        if self.isolation.is_empty() {
+            self.isolation = if self.load.active() {
+                vec![Isolation::ReadCommitted]
+            } else {
+                Isolation::ALL.to_vec()
+            };
+        }
+        self
+    }
 }
 
 /// `isobench anomalies`: which probes, at which levels, on which server.

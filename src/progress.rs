@@ -88,6 +88,13 @@ impl Progress {
         }
     }
 
+    /// What the current run does now, e.g. `before_run` (external loads).
+    pub fn status(&self, what: &str) {
+        let Some(bar) = &self.bar else { return };
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        bar.set_message(format!("{}: {what}", s.label));
+    }
+
     /// Called by the engine about once a second.
     pub fn tick(&self, t: &Tick) {
         let Some(bar) = &self.bar else { return };

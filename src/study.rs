@@ -21,6 +21,13 @@
 //! max_pred_locks_per_transaction = [64, 256]
 //! ```
 //!
+//! An external load replaces the workload: `load_cmd` (a command run once
+//! per run, with `{clients}`, `{pool_size}`, `{isolation}`, `{dsn}` and
+//! other placeholders), `setup_cmd`, `before_run`, `after_run`, `ready`,
+//! `ready_timeout`, `load_format`, `on_error` and `load_timeout`, as the
+//! `--load-cmd` ... flags (see [`crate::external`]). Its `[params]` are
+//! free placeholders, e.g. `app_workers = [2, 4]` for `{app_workers}`.
+//!
 //! A `[settings]` entry with one value is a fixed server setting (like
 //! `--set`); with a list it is a factor. `[params]` holds workload
 //! parameters the same way. Unknown keys and invalid values are errors
@@ -36,7 +43,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::{Spanned, Value};
 
-use crate::config::{Backoff, ExperimentConfig, Isolation, Order, parse_duration};
+use crate::config::{Backoff, ExperimentConfig, Isolation, OnError, Order, parse_duration};
+use crate::external::parse::LoadFormat;
 
 /// An error in an experiment file, located at `line:column` (1-based).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -72,6 +80,15 @@ struct Factors {
 #[serde(deny_unknown_fields)]
 struct Raw {
     workload: Entry,
+    load_cmd: Entry,
+    setup_cmd: Entry,
+    before_run: Entry,
+    after_run: Entry,
+    ready: Entry,
+    ready_timeout: Entry,
+    load_format: Entry,
+    on_error: Entry,
+    load_timeout: Entry,
     repeat: Entry,
     duration: Entry,
     warmup: Entry,
@@ -281,6 +298,12 @@ pub fn parse(
             (a, b) => Ok(a.or(b)),
         }
     };
+    if let (Some(_), Some(cmd)) = (&raw.workload, &raw.load_cmd) {
+        return Err(src.err(
+            cmd.span().start,
+            "load_cmd: an external load replaces the workload; remove `workload` or `load_cmd`",
+        ));
+    }
     if let Some(v) = raw.workload {
         let name = src.one("workload", &v, string)?;
         if crate::workload::spec(&name).is_none() {
@@ -294,14 +317,50 @@ pub fn parse(
             ));
         }
         cfg.workload = name;
+        cfg.load.cmd = None;
     }
+    let text_of = |key: &str, v: &Spanned<Value>| -> Result<String, StudyError> {
+        let t = src.one(key, v, string)?;
+        crate::external::template::Template::parse(key, &t)
+            .map_err(|e| src.err(v.span().start, e))?;
+        Ok(t)
+    };
+    if let Some(v) = &raw.load_cmd {
+        cfg.load.cmd = Some(text_of("load_cmd", v)?);
+    }
+    for (key, entry, slot) in [
+        ("setup_cmd", &raw.setup_cmd, &mut cfg.load.setup),
+        ("before_run", &raw.before_run, &mut cfg.load.before_run),
+        ("after_run", &raw.after_run, &mut cfg.load.after_run),
+        ("ready", &raw.ready, &mut cfg.load.ready),
+    ] {
+        if let Some(v) = entry {
+            *slot = Some(text_of(key, v)?);
+        }
+    }
+    if let Some(v) = raw.ready_timeout {
+        cfg.load.ready_timeout = src.one("ready_timeout", &v, duration)?;
+    }
+    if let Some(v) = raw.load_format {
+        cfg.load.format = src.one("load_format", &v, parsed::<LoadFormat>)?;
+    }
+    if let Some(v) = raw.on_error {
+        cfg.load.on_error = src.one("on_error", &v, parsed::<OnError>)?;
+    }
+    if let Some(v) = raw.load_timeout {
+        let d = src.one("load_timeout", &v, duration)?;
+        cfg.load.timeout_ms = Some(d.as_secs_f64() * 1000.0);
+    }
+    // With an external load, strategies, scale and parameters are only
+    // placeholder values: no workload checks them.
+    let external = cfg.load.active();
     let spec = crate::workload::spec(&cfg.workload).expect("checked above or default");
     if let Some(v) = pick("isolation", raw.isolation, f.isolation)? {
         cfg.isolation = dedup(src.list("isolation", &v, parsed::<Isolation>)?);
     }
     if let Some(v) = pick("strategy", raw.strategy, f.strategy)? {
         let list = dedup(src.list("strategy", &v, string)?);
-        for s in &list {
+        for s in list.iter().filter(|_| !external) {
             spec.check_strategy(s)
                 .map_err(|e| src.err(v.span().start, format!("strategy: {e}")))?;
         }
@@ -317,7 +376,7 @@ pub fn parse(
         cfg.rate = src.list("rate", &v, positive_rate)?;
     }
     if let Some(v) = pick("scale", raw.scale, f.scale)? {
-        if spec.scale.is_none() {
+        if spec.scale.is_none() && !external {
             return Err(src.err(
                 v.span().start,
                 format!(
@@ -374,8 +433,10 @@ pub fn parse(
             let key = format!("{name}.{}", k.get_ref());
             let values = dedup(src.list(&key, &v, scalar)?);
             if name == "params" {
-                spec.check_param(k.get_ref())
-                    .map_err(|e| src.err(k.span().start, format!("{key}: {e}")))?;
+                if !external {
+                    spec.check_param(k.get_ref())
+                        .map_err(|e| src.err(k.span().start, format!("{key}: {e}")))?;
+                }
                 cfg.params.retain(|(p, _)| p != k.get_ref());
                 cfg.params.push((k.get_ref().clone(), values));
             } else if values.len() == 1 {
@@ -495,11 +556,12 @@ pub fn resume(
     let workload_has_scale = crate::workload::spec(&c.workload).is_some_and(|s| s.scale.is_some());
     Ok(ExperimentConfig {
         workload: c.workload,
-        scale: if workload_has_scale {
+        scale: if workload_has_scale || c.load.active() {
             c.scale
         } else {
             Vec::new()
         },
+        load: c.load,
         isolation: c.isolation,
         strategies: c.strategies,
         params: c.params,

@@ -29,6 +29,8 @@ use crate::store::{
 use crate::target::{self, Target};
 use crate::workload::{self, LoadReport, Setup, Workload, WorkloadSpec};
 
+mod external;
+
 /// How an experiment ended.
 #[derive(Debug)]
 pub struct ExperimentOutcome {
@@ -72,26 +74,48 @@ fn workload_spec(cfg: &ExperimentConfig) -> Result<&'static WorkloadSpec> {
 /// Errors: unknown workload, strategy or parameter, a factor given twice,
 /// `--scale` for a workload without one.
 pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
-    let spec = workload_spec(cfg)?;
-    let scales: Vec<Option<u32>> = if cfg.scale.is_empty() {
-        vec![spec.resolve_scale(None)?]
-    } else {
-        cfg.scale
-            .iter()
-            .map(|&s| spec.resolve_scale(Some(s)))
-            .collect::<Result<_, _>>()?
-    };
-    let strategies: Vec<String> = if cfg.strategies.is_empty() {
-        vec![spec.default_strategy().to_string()]
-    } else {
-        cfg.strategies.clone()
-    };
-    for s in &strategies {
-        spec.check_strategy(s)?;
-    }
-    for (name, _) in &cfg.params {
-        spec.check_param(name)?;
-    }
+    // An external load: every factor is a placeholder value, unchecked
+    // (the workload is `external`, with no strategy unless given).
+    let (workload, scales, strategies): (String, Vec<Option<u32>>, Vec<String>) =
+        if cfg.load.active() {
+            (
+                EXTERNAL.to_string(),
+                if cfg.scale.is_empty() {
+                    vec![None]
+                } else {
+                    cfg.scale.iter().map(|&s| Some(s)).collect()
+                },
+                if cfg.strategies.is_empty() {
+                    vec![String::new()]
+                } else {
+                    cfg.strategies.clone()
+                },
+            )
+        } else {
+            let spec = workload_spec(cfg)?;
+            for s in &cfg.strategies {
+                spec.check_strategy(s)?;
+            }
+            for (name, _) in &cfg.params {
+                spec.check_param(name)?;
+            }
+            (
+                cfg.workload.clone(),
+                if cfg.scale.is_empty() {
+                    vec![spec.resolve_scale(None)?]
+                } else {
+                    cfg.scale
+                        .iter()
+                        .map(|&s| spec.resolve_scale(Some(s)))
+                        .collect::<Result<_, _>>()?
+                },
+                if cfg.strategies.is_empty() {
+                    vec![spec.default_strategy().to_string()]
+                } else {
+                    cfg.strategies.clone()
+                },
+            )
+        };
     let params = combinations(&cfg.params, "--param")?;
     let settings = combinations(&cfg.setting_factors, "settings")?;
     let opt = |v: Vec<Option<String>>| if v.is_empty() { vec![None] } else { v };
@@ -124,7 +148,7 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
                                     for strategy in &strategies {
                                         for &isolation in &cfg.isolation {
                                             out.push(Cell {
-                                                workload: cfg.workload.clone(),
+                                                workload: workload.clone(),
                                                 isolation,
                                                 strategy: strategy.clone(),
                                                 params: param.clone(),
@@ -218,6 +242,10 @@ pub fn setup(cell: &Cell) -> Result<Setup> {
 /// already written to the results directory when an error is returned.
 pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<ExperimentOutcome> {
     use crate::workload::*;
+    let cfg = cfg.resolve();
+    if cfg.load.active() {
+        return run_external(cfg, cancel).await;
+    }
     let name = workload_spec(&cfg)?.name;
     match name {
         "tpcb" => run_with::<tpcb::Tpcb>(cfg, cancel).await,
@@ -411,6 +439,115 @@ async fn start_server(
     })
 }
 
+/// What drives a study's runs: a built-in workload ([`Builtin`]) or an
+/// external load ([`external::External`]).
+trait Driver {
+    /// The key of cell `cell`'s data variant: cells with equal keys share a
+    /// template database.
+    fn data_key(&self, cell: usize) -> String;
+
+    /// Whether every data variant lives in the one database of the target
+    /// (an external load on an external server), so that loading one
+    /// replaces the others.
+    fn one_database(&self, _srv: &Server) -> bool {
+        false
+    }
+
+    /// Loads cell `cell`'s data into template database `tmpl` on `srv`.
+    /// Returns `None` when cancelled.
+    #[allow(clippy::too_many_arguments)]
+    async fn load_template(
+        &self,
+        cell: usize,
+        srv: &Server,
+        tmpl: &str,
+        run_db: &str,
+        dir: &Path,
+        progress: &Progress,
+        cancel: &CancellationToken,
+    ) -> Result<Option<LoadReport>>;
+
+    /// Runs `run` in a fresh copy `run_db` of `tmpl`, with results
+    /// directory `dir`. Returns the record, and an error when the study
+    /// must stop after saving it.
+    #[allow(clippy::too_many_arguments)]
+    async fn one_run(
+        &self,
+        cfg: &ExperimentConfig,
+        srv: &Server,
+        tmpl: &str,
+        run_db: &str,
+        dir: &Path,
+        run: &PlannedRun,
+        index: u32,
+        cancel: &CancellationToken,
+        progress: &Progress,
+    ) -> Result<(RunRecord, Option<anyhow::Error>)>;
+}
+
+/// A built-in workload, one instance per cell.
+struct Builtin<W> {
+    spec: &'static WorkloadSpec,
+    workloads: Vec<W>,
+}
+
+impl<W: Workload> Driver for Builtin<W> {
+    fn data_key(&self, cell: usize) -> String {
+        self.workloads[cell].data_key()
+    }
+
+    async fn load_template(
+        &self,
+        cell: usize,
+        srv: &Server,
+        tmpl: &str,
+        run_db: &str,
+        _dir: &Path,
+        progress: &Progress,
+        cancel: &CancellationToken,
+    ) -> Result<Option<LoadReport>> {
+        load_template(
+            &self.workloads[cell],
+            self.spec,
+            srv,
+            tmpl,
+            run_db,
+            progress,
+            cancel,
+        )
+        .await
+    }
+
+    async fn one_run(
+        &self,
+        cfg: &ExperimentConfig,
+        srv: &Server,
+        tmpl: &str,
+        run_db: &str,
+        _dir: &Path,
+        run: &PlannedRun,
+        index: u32,
+        cancel: &CancellationToken,
+        progress: &Progress,
+    ) -> Result<(RunRecord, Option<anyhow::Error>)> {
+        let retrier = retrier_for(cfg, &run.cell)?;
+        let record = one_run(
+            &self.workloads[run.cell_index],
+            cfg,
+            &retrier,
+            srv,
+            tmpl,
+            run_db,
+            run,
+            index,
+            cancel,
+            progress,
+        )
+        .await?;
+        Ok((record, None))
+    }
+}
+
 async fn run_with<W: Workload>(
     cfg: ExperimentConfig,
     cancel: CancellationToken,
@@ -424,12 +561,69 @@ async fn run_with<W: Workload>(
         .iter()
         .map(|c| Ok(W::new(&setup(c)?)?))
         .collect::<Result<_>>()?;
+    let header = StudyHeader {
+        workload: cfg.workload.clone(),
+        strategies: if cfg.strategies.is_empty() {
+            vec![spec.default_strategy().to_string()]
+        } else {
+            cfg.strategies.clone()
+        },
+        param_defaults: spec.defaults(),
+    };
+    run_study(cfg, cancel, cells, header, Builtin { spec, workloads }).await
+}
+
+/// The workload name of cells and results driven by an external load.
+pub const EXTERNAL: &str = "external";
+
+/// A study of an external load: templates checked before anything starts.
+async fn run_external(
+    cfg: ExperimentConfig,
+    cancel: CancellationToken,
+) -> Result<ExperimentOutcome> {
+    validate(&cfg)?;
+    if cfg.latency_limit.is_some() {
+        bail!(
+            "--latency-limit applies to isobench's own open-loop clients, not to an external load; give the load tool its own limit"
+        );
+    }
+    let cells = cells(&cfg)?;
+    let (driver, notes) = external::External::new(&cfg, &cells)?;
+    if !cfg.quiet {
+        for n in notes {
+            eprintln!("{n}");
+        }
+    }
+    let header = StudyHeader {
+        workload: EXTERNAL.into(),
+        strategies: cfg.strategies.clone(),
+        param_defaults: BTreeMap::new(),
+    };
+    run_study(cfg, cancel, cells, header, driver).await
+}
+
+/// What the stored configuration says about the driver.
+struct StudyHeader {
+    workload: String,
+    strategies: Vec<String>,
+    param_defaults: BTreeMap<String, String>,
+}
+
+/// Runs the planned runs of `cells` with `driver`: the results directory
+/// and store, the servers, the template databases, the run loop, and the
+/// clean-up on every way out.
+async fn run_study<D: Driver>(
+    cfg: ExperimentConfig,
+    cancel: CancellationToken,
+    cells: Vec<Cell>,
+    header: StudyHeader,
+    driver: D,
+) -> Result<ExperimentOutcome> {
     // One template database per distinct data variant.
     let mut data_keys: Vec<String> = Vec::new();
-    let template_of: Vec<usize> = workloads
-        .iter()
-        .map(|w| {
-            let key = w.data_key();
+    let template_of: Vec<usize> = (0..cells.len())
+        .map(|i| {
+            let key = driver.data_key(i);
             match data_keys.iter().position(|k| *k == key) {
                 Some(i) => i,
                 None => {
@@ -441,16 +635,13 @@ async fn run_with<W: Workload>(
         .collect();
     let planned = plan(&cells, cfg.repeat, cfg.order, cfg.seed);
     let mut stored = StoredConfig {
-        workload: cfg.workload.clone(),
+        workload: header.workload,
+        load: cfg.load.clone(),
         scale: distinct(cells.iter().filter_map(|c| c.scale)),
         isolation: cfg.isolation.clone(),
-        strategies: if cfg.strategies.is_empty() {
-            vec![spec.default_strategy().to_string()]
-        } else {
-            cfg.strategies.clone()
-        },
+        strategies: header.strategies,
         params: cfg.params.clone(),
-        param_defaults: spec.defaults(),
+        param_defaults: header.param_defaults,
         clients: cfg.clients.clone(),
         pool_size: cfg.pool_size.clone(),
         rate: cfg.rate.clone(),
@@ -507,7 +698,13 @@ async fn run_with<W: Workload>(
             None,
         ),
     };
-    let max_clients = cfg.clients.iter().copied().max().unwrap_or(1);
+    let max_clients = cfg
+        .clients
+        .iter()
+        .chain(&cfg.pool_size)
+        .copied()
+        .max()
+        .unwrap_or(1);
     let progress = Progress::new(cfg.quiet);
     progress.note(&format!("results: {}", dir.display()));
     let log = dir.join(store::SERVER_LOG);
@@ -610,43 +807,57 @@ async fn run_with<W: Workload>(
             let srv = server.as_mut().expect("started above");
             let t = template_of[run.cell_index];
             if !srv.loaded[t] {
-                let w = &workloads[run.cell_index];
-                let Some(load) =
-                    load_template(w, spec, srv, &templates[t], &run_db, &progress, &cancel).await?
+                let Some(load) = driver
+                    .load_template(
+                        run.cell_index,
+                        srv,
+                        &templates[t],
+                        &run_db,
+                        &dir,
+                        &progress,
+                        &cancel,
+                    )
+                    .await?
                 else {
                     break; // cancelled while loading
                 };
+                if driver.one_database(srv) {
+                    srv.loaded.fill(false);
+                }
                 srv.loaded[t] = true;
                 if !results.load.iter().any(|l| l.data == load.data) {
                     results.load.push(load);
                 }
             }
             progress.begin_run(index, &run.cell, run.repetition);
-            let retrier = retrier_for(&cfg, &run.cell)?;
-            let record = one_run(
-                &workloads[run.cell_index],
-                &cfg,
-                &retrier,
-                srv,
-                &templates[t],
-                &run_db,
-                run,
-                index,
-                &cancel,
-                &progress,
-            )
-            .await
-            .with_context(|| {
+            let context = || {
                 format!(
                     "run {index} ({}, repetition {})",
                     run.cell.label(),
                     run.repetition
                 )
-            })?;
+            };
+            let (record, stop) = driver
+                .one_run(
+                    &cfg,
+                    srv,
+                    &templates[t],
+                    &run_db,
+                    &dir,
+                    run,
+                    index,
+                    &cancel,
+                    &progress,
+                )
+                .await
+                .with_context(context)?;
             progress.end_run(&record);
             results.runs.push(record);
             results.runs.sort_by_key(|r| r.index);
             save(&dir, &mut db, &results, Some(index))?;
+            if let Some(e) = stop {
+                return Err(e.context(context()));
+            }
         }
         Ok(())
     }
@@ -815,21 +1026,12 @@ async fn load_template<W: Workload>(
     Ok(Some(load))
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn one_run<W: Workload>(
-    workload: &W,
-    cfg: &ExperimentConfig,
-    retrier: &Retrier,
-    srv: &Server,
-    tmpl: &str,
-    run_db: &str,
-    run: &PlannedRun,
-    index: u32,
-    cancel: &CancellationToken,
-    progress: &Progress,
-) -> Result<RunRecord> {
+/// Makes `run_db` a fresh copy of `tmpl` on `srv` (`CREATE DATABASE ...
+/// TEMPLATE`, then `VACUUM ANALYZE` and `CHECKPOINT`). Returns a
+/// connection to it (`application_name` `isobench-check`), the time
+/// taken in ms, and a failed CHECKPOINT's message.
+async fn fresh_copy(srv: &Server, tmpl: &str, run_db: &str) -> Result<(Client, f64, Vec<String>)> {
     let (target, admin, vnum) = (&srv.target, &srv.admin, srv.vnum());
-    let started_at = chrono::Local::now().to_rfc3339();
     let reset_start = Instant::now();
     drop_database(admin, run_db, vnum).await?;
     let strategy = if vnum >= 150000 {
@@ -866,6 +1068,25 @@ async fn one_run<W: Workload>(
         ));
     }
     let reset_ms = reset_start.elapsed().as_secs_f64() * 1000.0;
+    Ok((check_db, reset_ms, errors))
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn one_run<W: Workload>(
+    workload: &W,
+    cfg: &ExperimentConfig,
+    retrier: &Retrier,
+    srv: &Server,
+    tmpl: &str,
+    run_db: &str,
+    run: &PlannedRun,
+    index: u32,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> Result<RunRecord> {
+    let started_at = chrono::Local::now().to_rfc3339();
+    let (check_db, reset_ms, errors) = fresh_copy(srv, tmpl, run_db).await?;
+    let db_config = srv.target.config(run_db);
     let (server_version, server_settings) = shown_settings(&check_db, cfg, &run.cell).await?;
 
     let seed = cfg.seed.wrapping_add(u64::from(index) << 32);
@@ -1024,6 +1245,7 @@ async fn one_run<W: Workload>(
         late: outcome.measured.waits.late,
         server_version,
         server_settings,
+        load: None,
     })
 }
 

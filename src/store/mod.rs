@@ -47,7 +47,12 @@ pub struct Results {
 /// `isobench run --resume` needs to plan the same runs again.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredConfig {
+    /// The built-in workload, or `external` with an external load.
     pub workload: String,
+    /// The external load's commands (templates as written); no command
+    /// for a built-in workload.
+    #[serde(default)]
+    pub load: crate::config::ExternalLoad,
     /// Scale factors (one value unless scale is a factor); empty for
     /// workloads sized by a parameter.
     pub scale: Vec<u32>,
@@ -185,11 +190,10 @@ impl Cell {
     /// factors that are set: `pool_size=8 rate=500 max_tries=1
     /// shared_buffers=1GB pg_bin=/usr/lib/postgresql/15/bin`.
     pub fn label(&self) -> String {
-        let mut s = format!(
-            "isolation={} strategy={}",
-            self.isolation.short(),
-            self.strategy
-        );
+        let mut s = format!("isolation={}", self.isolation.short());
+        if !self.strategy.is_empty() {
+            s.push_str(&format!(" strategy={}", self.strategy));
+        }
         for (k, v) in &self.params {
             s.push_str(&format!(" {k}={v}"));
         }
@@ -366,6 +370,68 @@ pub struct RunRecord {
     /// `SHOW` of the cell's server settings (and of the managed server's
     /// `--set` ones) in the run's database, as the run saw them.
     pub server_settings: BTreeMap<String, String>,
+    /// The external load command of this run and what it reported; `None`
+    /// for a built-in workload. Its figures fill `tps`, `committed`,
+    /// `latency_ms` (0 where the tool reports nothing, see
+    /// [`RunRecord::reported_latency`]) and, for pgbench, the failures and
+    /// retries.
+    #[serde(default)]
+    pub load: Option<LoadRecord>,
+}
+
+/// One run of an external load command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadRecord {
+    /// The command as run, placeholders substituted except secrets
+    /// (`{dsn}`, `{password}`).
+    pub command: String,
+    /// How its output was read (`auto` resolved).
+    pub format: crate::external::parse::LoadFormat,
+    /// Exit status; `None` when a signal ended it.
+    pub exit_code: Option<i32>,
+    /// Start to exit of the load command, s.
+    pub wall_s: f64,
+    /// The readiness check's wait, s; `None` without one.
+    pub ready_s: Option<f64>,
+    /// The run's command outputs, relative to the results directory
+    /// (`load.out`, `load.err`, `before_run.out`, ...).
+    pub output_dir: String,
+    /// What the tool reported; `None` for a plain command or a failed run.
+    pub figures: Option<crate::external::parse::LoadFigures>,
+}
+
+/// A run's latency figures, ms; `None` where an external load tool did
+/// not report one.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ReportedLatency {
+    pub mean: Option<f64>,
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+}
+
+impl RunRecord {
+    /// The latency figures that were measured: all of `latency_ms` for a
+    /// built-in workload, those the tool reported for an external load.
+    pub fn reported_latency(&self) -> ReportedLatency {
+        match &self.load {
+            None => ReportedLatency {
+                mean: Some(self.latency_ms.mean),
+                p50: Some(self.latency_ms.p50),
+                p95: Some(self.latency_ms.p95),
+                p99: Some(self.latency_ms.p99),
+            },
+            Some(l) => {
+                let f = l.figures.as_ref();
+                ReportedLatency {
+                    mean: f.and_then(|f| f.latency_mean_ms),
+                    p50: f.and_then(|f| f.latency_p50_ms),
+                    p95: None,
+                    p99: f.and_then(|f| f.latency_p99_ms),
+                }
+            }
+        }
+    }
 }
 
 impl Results {

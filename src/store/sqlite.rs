@@ -121,11 +121,12 @@ use rusqlite::{
 
 use crate::config::{Isolation, Order};
 use crate::engine::SecondPoint;
+use crate::external::parse::LoadFigures;
 use crate::metrics::{LatencySummary, Lifetime};
 use crate::observe::{CountStat, Plan, ServerObservations, SireadLocks, StatInterval, WaitEvents};
 use crate::store::{
-    Cell, Environment, Rate, Results, RunRecord, SCHEMA_VERSION, StoredConfig, TxTypeRecord,
-    WaitSummary,
+    Cell, Environment, LoadRecord, Rate, Results, RunRecord, SCHEMA_VERSION, StoredConfig,
+    TxTypeRecord, WaitSummary,
 };
 use crate::workload::{InvariantResult, LoadReport};
 
@@ -134,7 +135,7 @@ pub const DB_FILE: &str = "results.sqlite";
 
 /// Version of the store's table layout (`PRAGMA user_version`); bumped on
 /// any incompatible change.
-pub const STORE_VERSION: i64 = 1;
+pub const STORE_VERSION: i64 = 2;
 
 /// Encoding of `histograms.data`: HdrHistogram V2 + DEFLATE, base64.
 const HISTOGRAM_ENCODING: &str = "hdr-v2-deflate-base64";
@@ -396,6 +397,42 @@ CREATE TABLE run_server_settings (
 ) STRICT;
 "#;
 
+/// The table added in store version 2 (also created when a version 1
+/// store is opened for writing).
+const EXTERNAL_LOADS: &str = r#"
+CREATE TABLE IF NOT EXISTS external_loads (
+    run                    INTEGER PRIMARY KEY REFERENCES runs (run) ON DELETE CASCADE,
+    command                TEXT NOT NULL,
+    format                 TEXT NOT NULL,
+    exit_code              INTEGER,
+    wall_s                 REAL NOT NULL,
+    ready_s                REAL,
+    output_dir             TEXT NOT NULL,
+    parsed                 INTEGER NOT NULL,
+    unit                   TEXT,
+    throughput             REAL,
+    count                  INTEGER,
+    duration_s             REAL,
+    latency_mean_ms        REAL,
+    latency_stddev_ms      REAL,
+    latency_p50_ms         REAL,
+    latency_p90_ms         REAL,
+    latency_p99_ms         REAL,
+    latency_max_ms         REAL,
+    bytes_per_s            REAL,
+    responses_2xx          INTEGER,
+    non_2xx                INTEGER,
+    errors                 INTEGER,
+    timeouts               INTEGER,
+    failed                 INTEGER,
+    serialization_failures INTEGER,
+    deadlock_failures      INTEGER,
+    retried                INTEGER,
+    retries                INTEGER,
+    skipped                INTEGER
+) STRICT;
+"#;
+
 /// An open results store (see the module docs). Writes go through
 /// [`Store::save_header`], [`Store::save_run`] and [`Store::delete_run`],
 /// each one transaction; [`Store::load`] reads everything back.
@@ -472,6 +509,8 @@ impl Store {
             let mut store = Store::connect(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
             let tx = store.conn.transaction()?;
             tx.execute_batch(SCHEMA).context("creating the tables")?;
+            tx.execute_batch(EXTERNAL_LOADS)
+                .context("creating the tables")?;
             tx.pragma_update(None, "user_version", STORE_VERSION)?;
             {
                 let mut meta = tx.prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")?;
@@ -509,7 +548,19 @@ impl Store {
                 .conn
                 .pragma_query_value(None, "user_version", |r| r.get(0))
                 .context("not a readable SQLite database")?;
-            if version != STORE_VERSION {
+            // Version 1 lacks only `external_loads`: added when the file is
+            // writable, else read as having no external loads.
+            if version == 1 && !store.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) {
+                let migrate = format!(
+                    "BEGIN IMMEDIATE; {EXTERNAL_LOADS}
+                     UPDATE meta SET value = '{STORE_VERSION}' WHERE key = 'store_version';
+                     PRAGMA user_version = {STORE_VERSION}; COMMIT;"
+                );
+                store
+                    .conn
+                    .execute_batch(&migrate)
+                    .context("upgrading store version 1 to 2")?;
+            } else if version != STORE_VERSION && version != 1 {
                 return Err(Error(format!(
                     "store version {version}, but this isobench reads store version {STORE_VERSION}{}",
                     if version == 0 {
@@ -974,7 +1025,131 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> R<()> {
             st.execute(params![run, k, v])?;
         }
     }
+    if let Some(l) = &r.load {
+        write_external_load(tx, run, l).context("external_loads")?;
+    }
     Ok(())
+}
+
+fn write_external_load(tx: &Transaction, run: u32, l: &LoadRecord) -> R<()> {
+    let f = l.figures.as_ref();
+    let count = |v: Option<u64>| -> R<Option<i64>> {
+        v.map(|n| i64::try_from(n).map_err(|_| Error(format!("{n} exceeds i64::MAX"))))
+            .transpose()
+    };
+    tx.prepare_cached(
+        "INSERT INTO external_loads (run, command, format, exit_code, wall_s, ready_s,
+            output_dir, parsed, unit, throughput, count, duration_s, latency_mean_ms,
+            latency_stddev_ms, latency_p50_ms, latency_p90_ms, latency_p99_ms,
+            latency_max_ms, bytes_per_s, responses_2xx, non_2xx, errors, timeouts, failed,
+            serialization_failures, deadlock_failures, retried, retries, skipped)
+         VALUES (:run, :command, :format, :exit_code, :wall_s, :ready_s, :output_dir,
+            :parsed, :unit, :throughput, :count, :duration_s, :latency_mean_ms,
+            :latency_stddev_ms, :latency_p50_ms, :latency_p90_ms, :latency_p99_ms,
+            :latency_max_ms, :bytes_per_s, :responses_2xx, :non_2xx, :errors, :timeouts,
+            :failed, :serialization_failures, :deadlock_failures, :retried, :retries,
+            :skipped)",
+    )?
+    .execute(named_params! {
+        ":run": run,
+        ":command": l.command,
+        ":format": l.format.name(),
+        ":exit_code": l.exit_code,
+        ":wall_s": l.wall_s,
+        ":ready_s": l.ready_s,
+        ":output_dir": l.output_dir,
+        ":parsed": f.is_some(),
+        ":unit": f.map(|f| f.unit.as_str()),
+        ":throughput": f.map(|f| f.throughput),
+        ":count": count(f.map(|f| f.count))?,
+        ":duration_s": f.and_then(|f| f.duration_s),
+        ":latency_mean_ms": f.and_then(|f| f.latency_mean_ms),
+        ":latency_stddev_ms": f.and_then(|f| f.latency_stddev_ms),
+        ":latency_p50_ms": f.and_then(|f| f.latency_p50_ms),
+        ":latency_p90_ms": f.and_then(|f| f.latency_p90_ms),
+        ":latency_p99_ms": f.and_then(|f| f.latency_p99_ms),
+        ":latency_max_ms": f.and_then(|f| f.latency_max_ms),
+        ":bytes_per_s": f.and_then(|f| f.bytes_per_s),
+        ":responses_2xx": count(f.and_then(|f| f.responses_2xx))?,
+        ":non_2xx": count(f.and_then(|f| f.non_2xx))?,
+        ":errors": count(f.and_then(|f| f.errors))?,
+        ":timeouts": count(f.and_then(|f| f.timeouts))?,
+        ":failed": count(f.and_then(|f| f.failed))?,
+        ":serialization_failures": count(f.and_then(|f| f.serialization_failures))?,
+        ":deadlock_failures": count(f.and_then(|f| f.deadlock_failures))?,
+        ":retried": count(f.and_then(|f| f.retried))?,
+        ":retries": count(f.and_then(|f| f.retries))?,
+        ":skipped": count(f.and_then(|f| f.skipped))?,
+    })?;
+    Ok(())
+}
+
+/// Run `run`'s external load, if it had one (none in a version 1 store,
+/// which has no `external_loads` table).
+fn read_external_load(conn: &Connection, run: u32) -> R<Option<LoadRecord>> {
+    let has_table: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE name = 'external_loads')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_table {
+        return Ok(None);
+    }
+    let mut st = conn.prepare_cached("SELECT * FROM external_loads WHERE run = ?1")?;
+    let row = st
+        .query_row([run], |r| {
+            let opt_real = |c: &str| r.get::<_, Option<f64>>(c);
+            let opt_count = |c: &str| r.get::<_, Option<u64>>(c);
+            let figures = if r.get::<_, bool>("parsed")? {
+                Some(LoadFigures {
+                    unit: r.get("unit")?,
+                    throughput: r.get::<_, Option<f64>>("throughput")?.unwrap_or(f64::NAN),
+                    count: r.get("count")?,
+                    duration_s: opt_real("duration_s")?,
+                    latency_mean_ms: opt_real("latency_mean_ms")?,
+                    latency_stddev_ms: opt_real("latency_stddev_ms")?,
+                    latency_p50_ms: opt_real("latency_p50_ms")?,
+                    latency_p90_ms: opt_real("latency_p90_ms")?,
+                    latency_p99_ms: opt_real("latency_p99_ms")?,
+                    latency_max_ms: opt_real("latency_max_ms")?,
+                    bytes_per_s: opt_real("bytes_per_s")?,
+                    responses_2xx: opt_count("responses_2xx")?,
+                    non_2xx: opt_count("non_2xx")?,
+                    errors: opt_count("errors")?,
+                    timeouts: opt_count("timeouts")?,
+                    failed: opt_count("failed")?,
+                    serialization_failures: opt_count("serialization_failures")?,
+                    deadlock_failures: opt_count("deadlock_failures")?,
+                    retried: opt_count("retried")?,
+                    retries: opt_count("retries")?,
+                    skipped: opt_count("skipped")?,
+                })
+            } else {
+                None
+            };
+            Ok((
+                r.get::<_, String>("command")?,
+                r.get::<_, String>("format")?,
+                r.get::<_, Option<i32>>("exit_code")?,
+                real(r, "wall_s")?,
+                opt_real("ready_s")?,
+                r.get::<_, String>("output_dir")?,
+                figures,
+            ))
+        })
+        .optional()?;
+    let Some((command, format, exit_code, wall_s, ready_s, output_dir, figures)) = row else {
+        return Ok(None);
+    };
+    Ok(Some(LoadRecord {
+        command,
+        format: format.parse().map_err(Error)?,
+        exit_code,
+        wall_s,
+        ready_s,
+        output_dir,
+        figures,
+    }))
 }
 
 /// The serde name of a unit enum variant, e.g. `interleaved`.
@@ -1504,6 +1679,7 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
         late: row.get("late")?,
         server_version: row.get("server_version")?,
         server_settings,
+        load: read_external_load(conn, run)?,
     })
 }
 

@@ -273,6 +273,11 @@ impl ManagedServer {
         c
     }
 
+    /// The superuser's password (for TCP connections; the socket trusts).
+    pub fn password(&self) -> &str {
+        &self.password
+    }
+
     /// The TCP port on 127.0.0.1 (password authentication).
     pub fn port(&self) -> u16 {
         self.port

@@ -1,0 +1,864 @@
+//! The driver of studies whose runs are external load commands (see
+//! [`crate::external`] for the commands' life cycle).
+//!
+//! Data: on the managed server, `setup_cmd` fills a template database per
+//! server and distinct setup command (rendered with the cell's values),
+//! and every run gets a fresh copy of it, as a built-in workload's run
+//! does; without `setup_cmd` the template is an empty database. On an
+//! external server the load runs in the DSN's database, untouched by
+//! isobench: `setup_cmd` runs there whenever the setup differs from the
+//! last one run.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, anyhow, bail};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::{Driver, PlannedRun, Server, drop_database, fresh_copy, quote_ident, shown_settings};
+use crate::config::{ExperimentConfig, OnError};
+use crate::engine::Phase;
+use crate::external::parse::{self, LoadFigures};
+use crate::external::template::{Template, Value, Vars};
+use crate::external::{self as ext, Finished};
+use crate::metrics::LatencySummary;
+use crate::observe::{self, Backends};
+use crate::progress::Progress;
+use crate::store::{Cell, LoadRecord, RunRecord};
+use crate::target::{self, Target};
+use crate::workload::LoadReport;
+
+/// Placeholders of the server, filled when a run starts.
+const SERVER_VARS: [&str; 6] = ["host", "port", "user", "password", "database", "dsn"];
+
+/// The external load of a study: its parsed templates, checked against
+/// every placeholder the study can fill.
+pub(super) struct External {
+    cmd: Template,
+    setup: Option<Template>,
+    before_run: Option<Template>,
+    after_run: Option<Template>,
+    ready: Option<Template>,
+    /// Per cell: its placeholder values (without the run's and server's).
+    cell_vars: Vec<Vars>,
+    /// Per cell: the setup command with the server's placeholders left in,
+    /// the key of its data variant.
+    setup_keys: Vec<String>,
+    dsn: Option<String>,
+}
+
+impl External {
+    /// Parses and checks `cfg.load`'s templates for `cells`. Returns the
+    /// driver and notes for the user (a factor that varies but that no
+    /// command uses).
+    ///
+    /// Errors (naming the option): a malformed template, an unknown
+    /// placeholder, or one without a value in this study (e.g.
+    /// `{pool_size}` without a pool_size factor).
+    pub(super) fn new(cfg: &ExperimentConfig, cells: &[Cell]) -> Result<(External, Vec<String>)> {
+        let l = &cfg.load;
+        let parse = |option: &str, t: &Option<String>| -> Result<Option<Template>> {
+            t.as_deref()
+                .map(|t| Template::parse(option, t).map_err(|e| anyhow!(e)))
+                .transpose()
+        };
+        let cmd = parse("load_cmd", &l.cmd)?.ok_or_else(|| anyhow!("no load_cmd"))?;
+        let setup = parse("setup_cmd", &l.setup)?;
+        let before_run = parse("before_run", &l.before_run)?;
+        let after_run = parse("after_run", &l.after_run)?;
+        let ready = parse("ready", &l.ready)?;
+        let known = known_placeholders(cfg);
+        let all: Vec<&Template> = [
+            Some(&cmd),
+            setup.as_ref(),
+            before_run.as_ref(),
+            after_run.as_ref(),
+            ready.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        for t in &all {
+            t.check(&known).map_err(|e| anyhow!(e))?;
+        }
+        if let Some(s) = &setup {
+            for name in ["run", "repetition", "seed"] {
+                if s.uses(name) {
+                    bail!(
+                        "setup_cmd: placeholder {{{name}}} has no value: setup_cmd runs once per server and setup, not per run"
+                    );
+                }
+            }
+        }
+        let mut notes = Vec::new();
+        let uses = |names: &[&str]| all.iter().any(|t| names.iter().any(|n| t.uses(n)));
+        let mut varying: Vec<(String, usize)> = vec![
+            ("clients".into(), cfg.clients.len()),
+            ("pool_size".into(), cfg.pool_size.len()),
+            ("rate".into(), cfg.rate.len()),
+            ("scale".into(), cfg.scale.len()),
+            ("max_tries".into(), cfg.max_tries.len()),
+            ("strategy".into(), cfg.strategies.len()),
+        ];
+        varying.extend(cfg.params.iter().map(|(k, v)| (k.clone(), v.len())));
+        if cfg.isolation.len() > 1 && !uses(&["isolation", "isolation_short", "isolation_sql"]) {
+            notes.push(unused_note("isolation"));
+        }
+        for (name, n) in varying {
+            if n > 1 && !uses(&[&name]) {
+                notes.push(unused_note(&name));
+            }
+        }
+        let cell_vars: Vec<Vars> = cells.iter().map(|c| cell_vars(cfg, c)).collect();
+        let setup_keys = cell_vars
+            .iter()
+            .map(|v| {
+                let Some(s) = &setup else {
+                    return Ok(String::new());
+                };
+                let mut v = v.clone();
+                for name in SERVER_VARS {
+                    v.insert(name.into(), plain(&format!("{{{name}}}")));
+                }
+                s.render(&v).map_err(|e| anyhow!(e))
+            })
+            .collect::<Result<_>>()?;
+        Ok((
+            External {
+                cmd,
+                setup,
+                before_run,
+                after_run,
+                ready,
+                cell_vars,
+                setup_keys,
+                dsn: cfg.target.dsn.clone(),
+            },
+            notes,
+        ))
+    }
+
+    /// The placeholder values of a run of `cell` on `srv` in `database`.
+    fn vars(&self, cell: usize, srv: &Server, database: &str, extra: &[(&str, String)]) -> Vars {
+        let mut v = self.cell_vars[cell].clone();
+        v.extend(server_vars(&srv.target, database, self.dsn.as_deref()));
+        for (k, val) in extra {
+            v.insert((*k).into(), plain(val));
+        }
+        v
+    }
+}
+
+fn unused_note(name: &str) -> String {
+    format!(
+        "note: {name} varies, but no command uses {{{name}}}: its cells differ only if a script reads ${}",
+        env_name(name)
+    )
+}
+
+fn plain(text: &str) -> Value {
+    Value {
+        text: text.to_string(),
+        secret: false,
+    }
+}
+
+/// `ISOBENCH_POOL_SIZE` for `pool_size`.
+fn env_name(name: &str) -> String {
+    format!(
+        "ISOBENCH_{}",
+        name.to_ascii_uppercase().replace(['.', '-'], "_")
+    )
+}
+
+/// Every placeholder name of study `cfg`: `Ok` when it has a value in
+/// every cell, else why not.
+fn known_placeholders(cfg: &ExperimentConfig) -> BTreeMap<String, Result<(), String>> {
+    let mut k: BTreeMap<String, Result<(), String>> = BTreeMap::new();
+    let always = [
+        "clients",
+        "isolation",
+        "isolation_short",
+        "isolation_sql",
+        "max_tries",
+        "duration_s",
+        "duration_ms",
+        "warmup_s",
+        "repeat",
+        "run",
+        "repetition",
+        "seed",
+        "out",
+    ];
+    for name in always.into_iter().chain(SERVER_VARS) {
+        k.insert(name.into(), Ok(()));
+    }
+    let factor = |given: bool, name: &str, how: &str| -> Result<(), String> {
+        if given {
+            Ok(())
+        } else {
+            Err(format!("{name} is not a factor of this study ({how})"))
+        }
+    };
+    k.insert(
+        "pool_size".into(),
+        factor(
+            !cfg.pool_size.is_empty(),
+            "pool_size",
+            "give pool_size or --pool-size",
+        ),
+    );
+    k.insert(
+        "rate".into(),
+        factor(!cfg.rate.is_empty(), "rate", "give rate or --rate"),
+    );
+    k.insert(
+        "scale".into(),
+        factor(!cfg.scale.is_empty(), "scale", "give scale or --scale"),
+    );
+    k.insert(
+        "strategy".into(),
+        factor(
+            !cfg.strategies.is_empty(),
+            "strategy",
+            "give strategy or --strategy",
+        ),
+    );
+    k.insert(
+        "pg_bin".into(),
+        factor(
+            !cfg.pg_bin.is_empty() || cfg.target.pg_bin.is_some(),
+            "pg_bin",
+            "give pg_bin or --pg-bin",
+        ),
+    );
+    for (name, _) in &cfg.params {
+        k.insert(name.clone(), Ok(()));
+    }
+    for (name, _) in cfg.setting_factors.iter() {
+        k.insert(name.clone(), Ok(()));
+    }
+    for (name, _) in &cfg.target.settings {
+        k.insert(name.clone(), Ok(()));
+    }
+    k
+}
+
+/// Seconds as a placeholder value: `10` for whole seconds, else `2.5`.
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0}")
+    } else {
+        format!("{s}")
+    }
+}
+
+/// The placeholder values of `cell` that do not depend on the run or
+/// server.
+fn cell_vars(cfg: &ExperimentConfig, cell: &Cell) -> Vars {
+    let mut v = Vars::new();
+    let mut put = |k: &str, val: String| {
+        v.insert(k.to_string(), plain(&val));
+    };
+    put("clients", cell.clients.to_string());
+    put("isolation", cell.isolation.name().to_string());
+    put("isolation_short", cell.isolation.short().to_string());
+    put("isolation_sql", cell.isolation.sql().to_string());
+    put(
+        "max_tries",
+        cell.max_tries.unwrap_or(cfg.retry.max_tries).to_string(),
+    );
+    put("duration_s", secs(cfg.duration));
+    put("duration_ms", cfg.duration.as_millis().to_string());
+    put("warmup_s", secs(cfg.warmup));
+    put("repeat", cfg.repeat.to_string());
+    if let Some(p) = cell.pool_size {
+        put("pool_size", p.to_string());
+    }
+    if let Some(r) = cell.rate {
+        put("rate", r.to_string());
+    }
+    if let Some(s) = cell.scale {
+        put("scale", s.to_string());
+    }
+    if !cell.strategy.is_empty() {
+        put("strategy", cell.strategy.clone());
+    }
+    if let Some(b) = cell
+        .pg_bin
+        .clone()
+        .or_else(|| cfg.target.pg_bin.as_ref().map(|p| p.display().to_string()))
+    {
+        put("pg_bin", b);
+    }
+    for (k, val) in &cfg.target.settings {
+        put(k, val.clone());
+    }
+    for (k, val) in cell.params.iter().chain(&cell.settings) {
+        put(k, val.clone());
+    }
+    v
+}
+
+/// `{host}` ... `{dsn}` for `database` on `target`. On the managed
+/// server: the socket directory, trust authentication (the password is
+/// for TCP on 127.0.0.1). On an external one: the DSN as given (a secret,
+/// like the password), or one built from the libpq variables.
+fn server_vars(target: &Target, database: &str, dsn: Option<&str>) -> Vars {
+    let mut v = Vars::new();
+    let mut put = |k: &str, text: String, secret: bool| {
+        v.insert(k.to_string(), Value { text, secret });
+    };
+    match target {
+        Target::Managed(m) => {
+            let host = m.socket_dir().display().to_string();
+            // The socket directory percent-encoded as the URI's host: no
+            // character a shell would interpret.
+            put(
+                "dsn",
+                format!(
+                    "postgresql://{}@{}:{}/{database}",
+                    target::SUPERUSER,
+                    host.replace('%', "%25").replace('/', "%2F"),
+                    m.port()
+                ),
+                false,
+            );
+            put("host", host, false);
+            put("port", m.port().to_string(), false);
+            put("user", target::SUPERUSER.into(), false);
+            put("password", m.password().into(), true);
+        }
+        Target::External(c) => {
+            use tokio_postgres::config::Host;
+            let host = match c.get_hosts().first() {
+                Some(Host::Tcp(h)) => h.clone(),
+                Some(Host::Unix(p)) => p.display().to_string(),
+                None => "localhost".into(),
+            };
+            let port = c.get_ports().first().copied().unwrap_or(5432);
+            let user = c.get_user().unwrap_or("postgres").to_string();
+            let password = c
+                .get_password()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .unwrap_or_default();
+            let dsn = match dsn {
+                Some(d) => d.to_string(),
+                None if host.starts_with('/') => format!(
+                    "postgresql://{user}@{}:{port}/{database}",
+                    host.replace('%', "%25").replace('/', "%2F")
+                ),
+                None => format!("postgresql://{user}@{host}:{port}/{database}"),
+            };
+            put("dsn", dsn, true);
+            put("host", host, false);
+            put("port", port.to_string(), false);
+            put("user", user, false);
+            put("password", password, true);
+        }
+    }
+    put("database", database.into(), false);
+    v
+}
+
+/// The environment of a command: the libpq variables and
+/// `ISOBENCH_<NAME>` for every placeholder.
+fn env_of(vars: &Vars) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = vars
+        .iter()
+        .map(|(k, v)| (env_name(k), v.text.clone()))
+        .collect();
+    for (pg, name) in [
+        ("PGHOST", "host"),
+        ("PGPORT", "port"),
+        ("PGUSER", "user"),
+        ("PGDATABASE", "database"),
+        ("PGPASSWORD", "password"),
+    ] {
+        if let Some(v) = vars.get(name).filter(|v| !v.text.is_empty()) {
+            env.push((pg.into(), v.text.clone()));
+        }
+    }
+    env
+}
+
+/// The database the load runs in on `srv`: a copy per run on the managed
+/// server, the DSN's on an external one.
+fn load_database(srv: &Server, run_db: &str) -> String {
+    match srv.target {
+        Target::Managed(_) => run_db.to_string(),
+        Target::External(_) => srv.target.admin_db(),
+    }
+}
+
+/// Runs template `t` (rendered with `vars`) to its end, output in
+/// `dir/name.out` and `.err`. Errors: it cannot start, or (with a
+/// message naming it and the end of its stderr) it failed.
+async fn step(
+    t: &Template,
+    vars: &Vars,
+    dir: &Path,
+    name: &str,
+    limit: Option<Duration>,
+    cancel: &CancellationToken,
+) -> Result<Finished, String> {
+    let cmd = t.render(vars)?;
+    let (out, err) = (
+        dir.join(format!("{name}.out")),
+        dir.join(format!("{name}.err")),
+    );
+    let f = ext::run_to_end(&cmd, &env_of(vars), &out, &err, limit, cancel).await?;
+    if f.ok() || f.stopped == Some(ext::Stopped::Interrupted) {
+        return Ok(f);
+    }
+    Err(failure(t, vars, &f, &err))
+}
+
+/// `before_run `cmd` exited with status 1 (see ...: last lines)`.
+fn failure(t: &Template, vars: &Vars, f: &Finished, err: &Path) -> String {
+    let shown = t.render_shown(vars).unwrap_or_default();
+    let last = ext::tail(err, 3);
+    format!(
+        "{} `{shown}` {} (stderr in {}{})",
+        t.option(),
+        f.describe(),
+        err.display(),
+        if last.is_empty() {
+            String::new()
+        } else {
+            format!(": {last}")
+        }
+    )
+}
+
+impl Driver for External {
+    fn data_key(&self, cell: usize) -> String {
+        self.setup_keys[cell].clone()
+    }
+
+    fn one_database(&self, srv: &Server) -> bool {
+        matches!(srv.target, Target::External(_))
+    }
+
+    async fn load_template(
+        &self,
+        cell: usize,
+        srv: &Server,
+        tmpl: &str,
+        run_db: &str,
+        dir: &Path,
+        progress: &Progress,
+        cancel: &CancellationToken,
+    ) -> Result<Option<LoadReport>> {
+        let started = Instant::now();
+        let database = match srv.target {
+            Target::Managed(_) => {
+                drop_database(&srv.admin, run_db, srv.vnum()).await?;
+                drop_database(&srv.admin, tmpl, srv.vnum()).await?;
+                srv.admin
+                    .batch_execute(&format!("CREATE DATABASE {}", quote_ident(tmpl)))
+                    .await
+                    .map_err(|e| anyhow!("CREATE DATABASE {tmpl}: {}", target::error_text(&e)))?;
+                tmpl.to_string()
+            }
+            Target::External(_) => srv.target.admin_db(),
+        };
+        if let Some(setup) = &self.setup {
+            let key = &self.setup_keys[cell];
+            progress.note(&format!("setup: {key}"));
+            let out = dir.join("load");
+            std::fs::create_dir_all(&out)
+                .map_err(|e| anyhow!("cannot create {}: {e}", out.display()))?;
+            let n = std::fs::read_dir(&out).map(|d| d.count()).unwrap_or(0);
+            let vars = self.vars(cell, srv, &database, &[]);
+            let f = step(setup, &vars, &out, &format!("setup-{n}"), None, cancel)
+                .await
+                .map_err(|e| anyhow!(e))?;
+            if f.stopped.is_some() {
+                return Ok(None);
+            }
+            progress.note(&format!(
+                "setup done in {:.2} s",
+                started.elapsed().as_secs_f64()
+            ));
+        }
+        Ok(Some(LoadReport {
+            data: self.setup_keys[cell].clone(),
+            elapsed: started.elapsed(),
+            rows: 0,
+        }))
+    }
+
+    async fn one_run(
+        &self,
+        cfg: &ExperimentConfig,
+        srv: &Server,
+        tmpl: &str,
+        run_db: &str,
+        dir: &Path,
+        run: &PlannedRun,
+        index: u32,
+        cancel: &CancellationToken,
+        progress: &Progress,
+    ) -> Result<(RunRecord, Option<anyhow::Error>)> {
+        let started_at = chrono::Local::now().to_rfc3339();
+        let database = load_database(srv, run_db);
+        let (check_db, reset_ms, mut errors) = match srv.target {
+            Target::Managed(_) => fresh_copy(srv, tmpl, run_db).await?,
+            Target::External(_) => {
+                let mut c = srv.target.config(&database);
+                c.application_name("isobench-check");
+                (target::connect(&c).await?, 0.0, Vec::new())
+            }
+        };
+        let (server_version, server_settings) = shown_settings(&check_db, cfg, &run.cell).await?;
+        drop(check_db);
+        let rel = format!("load/run-{index}");
+        let out = dir.join(&rel);
+        std::fs::create_dir_all(&out)
+            .map_err(|e| anyhow!("cannot create {}: {e}", out.display()))?;
+        let seed = cfg.seed.wrapping_add(u64::from(index) << 32);
+        let vars = self.vars(
+            run.cell_index,
+            srv,
+            &database,
+            &[
+                ("run", index.to_string()),
+                ("repetition", run.repetition.to_string()),
+                ("seed", seed.to_string()),
+                ("out", dir.display().to_string()),
+            ],
+        );
+        let format = cfg
+            .load
+            .format
+            .resolve(&self.cmd.render(&vars).unwrap_or_default());
+        let shown = self.cmd.render_shown(&vars).map_err(|e| anyhow!(e))?;
+
+        // before_run and its background processes, readiness, the load
+        // under observation, after_run; the first failure ends the steps.
+        let mut failure_msg: Option<String> = None;
+        let mut app: Option<ext::Group> = None;
+        if let Some(t) = &self.before_run {
+            progress.status("before_run");
+            let cmd = t.render(&vars).map_err(|e| anyhow!(e))?;
+            let err = out.join("before_run.err");
+            let (f, group) = ext::run(
+                &cmd,
+                &env_of(&vars),
+                &out.join("before_run.out"),
+                &err,
+                None,
+                cancel,
+            )
+            .await
+            .map_err(|e| anyhow!(e))?;
+            app = Some(group);
+            if !f.ok() && f.stopped.is_none() {
+                failure_msg = Some(failure(t, &vars, &f, &err));
+            }
+        }
+        let mut ready_s = None;
+        if let (Some(t), None) = (&self.ready, &failure_msg)
+            && !cancel.is_cancelled()
+        {
+            progress.status("waiting for readiness");
+            let target = t.render(&vars).map_err(|e| anyhow!(e))?;
+            match ext::wait_ready(
+                &target,
+                &env_of(&vars),
+                &out.join("ready.out"),
+                &out.join("ready.err"),
+                cfg.load.ready_timeout,
+                cancel,
+            )
+            .await
+            {
+                Ok(d) => ready_s = Some(d.as_secs_f64()),
+                Err(e) if !cancel.is_cancelled() => {
+                    failure_msg = Some(format!(
+                        "ready `{}`: {e}",
+                        t.render_shown(&vars).unwrap_or_default()
+                    ))
+                }
+                Err(_) => {}
+            }
+        }
+        let mut load: Option<(Finished, Result<Option<LoadFigures>, String>)> = None;
+        let mut server = Default::default();
+        if failure_msg.is_none() && !cancel.is_cancelled() {
+            progress.status("load running");
+            let (phase_tx, phase_rx) = watch::channel(Phase::Measuring);
+            let observer = tokio::spawn(observe::observe_backends(
+                srv.target.config(&database),
+                database.clone(),
+                Vec::new(),
+                cfg.sample_interval,
+                phase_rx,
+                Backends::All,
+            ));
+            let cmd = self.cmd.render(&vars).map_err(|e| anyhow!(e))?;
+            let (o, e) = (out.join("load.out"), out.join("load.err"));
+            let finished =
+                ext::run_to_end(&cmd, &env_of(&vars), &o, &e, cfg.load.timeout(), cancel).await;
+            phase_tx.send_replace(Phase::Draining);
+            server = observer.await.unwrap_or_default();
+            let f = finished.map_err(|e| anyhow!(e))?;
+            if f.stopped != Some(ext::Stopped::Interrupted) {
+                if !f.ok() {
+                    failure_msg = Some(failure(&self.cmd, &vars, &f, &e));
+                }
+                let text = std::fs::read_to_string(&o).unwrap_or_default();
+                let parsed = parse::parse(format, &text);
+                if let (Err(p), None) = (&parsed, &failure_msg) {
+                    failure_msg = Some(format!(
+                        "load_cmd output ({}) is not {}'s: {p}",
+                        o.display(),
+                        format.name()
+                    ));
+                }
+                load = Some((f, parsed));
+            } else {
+                load = Some((f, Ok(None)));
+            }
+        }
+        if let Some(t) = &self.after_run {
+            progress.status("after_run");
+            // Clean-up runs even after Ctrl-C, bounded.
+            let fresh = CancellationToken::new();
+            if let Err(e) = step(
+                t,
+                &vars,
+                &out,
+                "after_run",
+                Some(Duration::from_secs(60)),
+                &fresh,
+            )
+            .await
+            {
+                errors.push(e);
+            }
+        }
+        if let Some(g) = app {
+            g.stop().await;
+        }
+
+        let interrupted = cancel.is_cancelled();
+        let (finished, figures) = match load {
+            Some((f, parsed)) => (Some(f), parsed.ok().flatten()),
+            None => (None, None),
+        };
+        if let Some(m) = &failure_msg {
+            errors.push(m.clone());
+            progress.note(&format!("run {index} ({}) failed: {m}", run.cell.label()));
+        }
+        errors.extend(server.errors.iter().cloned());
+        let wall_s = finished.as_ref().map_or(0.0, |f| f.wall.as_secs_f64());
+        let record = record(
+            run,
+            index,
+            seed,
+            started_at,
+            !interrupted && failure_msg.is_none(),
+            wall_s,
+            figures.as_ref(),
+            reset_ms,
+            server,
+            errors,
+            server_version,
+            server_settings,
+            LoadRecord {
+                command: shown,
+                format,
+                exit_code: finished.as_ref().and_then(|f| f.exit_code),
+                wall_s,
+                ready_s,
+                output_dir: rel,
+                figures: figures.clone(),
+            },
+        );
+        let stop = match (&failure_msg, cfg.load.on_error) {
+            (Some(m), OnError::Stop) => Some(anyhow!(
+                "{m}\n(on_error = \"stop\"; set on_error = \"continue\" or --on-error continue to go on after a failed run)"
+            )),
+            _ => None,
+        };
+        Ok((record, stop))
+    }
+}
+
+/// A run record from an external load's figures: throughput, count and
+/// latency as the tool reported them (0 where it reports nothing), and
+/// pgbench's failures by SQLSTATE (`--failures-detailed`) and retries.
+#[allow(clippy::too_many_arguments)]
+fn record(
+    run: &PlannedRun,
+    index: u32,
+    seed: u64,
+    started_at: String,
+    complete: bool,
+    wall_s: f64,
+    f: Option<&LoadFigures>,
+    reset_ms: f64,
+    server: crate::observe::ServerObservations,
+    errors: Vec<String>,
+    server_version: String,
+    server_settings: BTreeMap<String, String>,
+    load: LoadRecord,
+) -> RunRecord {
+    let g = |x: fn(&LoadFigures) -> Option<f64>| f.and_then(x).unwrap_or(0.0);
+    let committed = f.map_or(0, |f| f.count);
+    let duration_s = f.and_then(|f| f.duration_s).unwrap_or(wall_s);
+    let mut failed = BTreeMap::new();
+    if let Some(f) = f {
+        for (code, n) in [
+            ("40001", f.serialization_failures),
+            ("40P01", f.deadlock_failures),
+        ] {
+            if let Some(n) = n.filter(|n| *n > 0) {
+                failed.insert(code.to_string(), n);
+            }
+        }
+    }
+    let failed_n = f.and_then(|f| f.failed).unwrap_or(0);
+    let retries = f.and_then(|f| f.retries).unwrap_or(0);
+    RunRecord {
+        index,
+        cell: run.cell.clone(),
+        repetition: run.repetition,
+        seed,
+        started_at,
+        complete,
+        duration_s,
+        committed,
+        tps: f.map_or(0.0, |f| f.throughput),
+        attempts: committed + failed_n + retries,
+        retries,
+        failed,
+        failed_by_type: BTreeMap::new(),
+        unknown_outcome: 0,
+        user_aborts: 0,
+        failure_pct: if committed + failed_n > 0 {
+            100.0 * failed_n as f64 / (committed + failed_n) as f64
+        } else {
+            0.0
+        },
+        retries_per_commit: if committed > 0 {
+            retries as f64 / committed as f64
+        } else {
+            0.0
+        },
+        wasted_ms: 0.0,
+        wasted_attempts: 0,
+        abort_ratio: 0.0,
+        wasted_time_pct: 0.0,
+        transactions: Vec::new(),
+        latency_ms: LatencySummary {
+            mean: g(|f| f.latency_mean_ms),
+            p50: g(|f| f.latency_p50_ms),
+            p90: g(|f| f.latency_p90_ms),
+            p95: 0.0,
+            p99: g(|f| f.latency_p99_ms),
+            p999: 0.0,
+            max: g(|f| f.latency_max_ms),
+        },
+        latency_histogram: String::new(),
+        per_second: Vec::new(),
+        client_cpu_s: 0.0,
+        client_cpu_us_per_tx: 0.0,
+        lifetime: Default::default(),
+        reset_ms,
+        server,
+        invariants: Vec::new(),
+        anomalies: 0,
+        errors,
+        pool_wait_ms: None,
+        schedule_lag_ms: None,
+        skipped: f.and_then(|f| f.skipped).unwrap_or(0),
+        late: 0,
+        server_version,
+        server_settings,
+        load: Some(load),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Isolation, TargetConfig};
+
+    fn cfg() -> ExperimentConfig {
+        let mut c = crate::cli::RunArgs::default().into_config();
+        c.load.cmd = Some("pgbench -c {clients} -T {duration_s} {dsn}".into());
+        c.clients = vec![1, 4];
+        c.target = TargetConfig::default();
+        c.resolve()
+    }
+
+    #[test]
+    fn templates_are_checked_before_anything_runs() {
+        let mut c = cfg();
+        let cells = super::super::cells(&c).unwrap();
+        assert_eq!(cells.len(), 2);
+        assert_eq!(c.isolation, vec![Isolation::ReadCommitted]);
+        let (ext, notes) = External::new(&c, &cells).unwrap();
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(ext.cell_vars[1]["clients"].text, "4");
+        assert_eq!(ext.cell_vars[1]["duration_s"].text, "10");
+
+        c.load.before_run = Some("./app --pool {pool_size}".into());
+        let e = External::new(&c, &cells).err().unwrap().to_string();
+        assert!(
+            e.starts_with("before_run: placeholder {pool_size} (offset 12) has no value: pool_size is not a factor"),
+            "{e}"
+        );
+        c.load.before_run = None;
+        c.load.after_run = Some("echo {clinets}".into());
+        let e = External::new(&c, &cells).err().unwrap().to_string();
+        assert!(
+            e.starts_with("after_run: unknown placeholder {clinets}"),
+            "{e}"
+        );
+        c.load.after_run = None;
+        c.load.setup = Some("pgbench -i {run}".into());
+        let e = External::new(&c, &cells).err().unwrap().to_string();
+        assert!(e.contains("setup_cmd: placeholder {run}"), "{e}");
+    }
+
+    #[test]
+    fn a_factor_no_command_uses_gets_a_note() {
+        let mut c = cfg();
+        c.pool_size = vec![10, 25];
+        c.params = vec![("workers".into(), vec!["2".into(), "4".into()])];
+        c.load.setup = Some("pgbench -i -s {workers} {dsn}".into());
+        let cells = super::super::cells(&c).unwrap();
+        assert_eq!(cells.len(), 2 * 2 * 2);
+        let (ext, notes) = External::new(&c, &cells).unwrap();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("pool_size varies") && notes[0].contains("$ISOBENCH_POOL_SIZE"));
+        // Two data variants, keyed by the setup with the server's
+        // placeholders left in.
+        assert_eq!(ext.data_key(0), "pgbench -i -s 2 {dsn}");
+        let keys: std::collections::BTreeSet<String> =
+            (0..cells.len()).map(|i| ext.data_key(i)).collect();
+        assert_eq!(keys.len(), 2);
+    }
+
+    #[test]
+    fn environment_has_libpq_variables_and_every_placeholder() {
+        let mut v = Vars::new();
+        v.insert("host".into(), plain("/tmp/s"));
+        v.insert("database".into(), plain("db"));
+        v.insert("pool_size".into(), plain("10"));
+        v.insert("password".into(), plain(""));
+        let env = env_of(&v);
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("PGHOST"), Some("/tmp/s"));
+        assert_eq!(get("PGDATABASE"), Some("db"));
+        assert_eq!(get("ISOBENCH_POOL_SIZE"), Some("10"));
+        assert_eq!(get("PGPASSWORD"), None);
+    }
+}
