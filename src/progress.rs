@@ -127,6 +127,43 @@ impl Progress {
                 .unwrap_or(0.0);
             (s.resumed + s.finished, s.total, per_run * left as f64)
         };
+        if let Some(l) = &r.load {
+            let figures = match &l.figures {
+                Some(f) => format!(
+                    "{:.1} {}{}",
+                    f.throughput,
+                    f.unit,
+                    f.latency_p99_ms
+                        .or(f.latency_mean_ms)
+                        .map(|v| format!(
+                            ", {} {v:.2} ms",
+                            if f.latency_p99_ms.is_some() {
+                                "p99"
+                            } else {
+                                "latency mean"
+                            }
+                        ))
+                        .unwrap_or_default()
+                ),
+                None => "no figures".into(),
+            };
+            self.note(&format!(
+                "[{done}/{total}, ETA {}] run {} {} rep {}: {figures}, load {} in {:.1} s{}",
+                fmt_eta(eta),
+                r.index,
+                r.cell.label(),
+                r.repetition,
+                l.exit_code
+                    .map_or_else(|| "killed".into(), |c| format!("exit {c}")),
+                l.wall_s,
+                match (r.complete, r.errors.is_empty()) {
+                    (true, _) => "",
+                    (false, false) => " (failed)",
+                    (false, true) => " (interrupted)",
+                },
+            ));
+            return;
+        }
         self.note(&format!(
             "[{done}/{total}, ETA {}] run {} {} rep {}: {:.0} tps, p99 {:.2} ms, {:.3} retries/commit, {failed} failed{}{}{}",
             fmt_eta(eta),

@@ -496,8 +496,13 @@ fn summarise<'a>(cell: &'a Cell, runs: Vec<&'a RunRecord>) -> CellSummary<'a> {
         .copied()
         .filter(|r| r.committed > 0)
         .collect();
-    let lat = |f: fn(&RunRecord) -> f64| {
-        Summary::of(&with_commits.iter().map(|r| f(r)).collect::<Vec<_>>())
+    let lat = |f: fn(&crate::store::ReportedLatency) -> Option<f64>| {
+        Summary::of(
+            &with_commits
+                .iter()
+                .filter_map(|r| f(&r.reported_latency()))
+                .collect::<Vec<_>>(),
+        )
     };
     let committed: u64 = complete.iter().map(|r| r.committed).sum();
     let retries: u64 = complete.iter().map(|r| r.retries).sum();
@@ -556,10 +561,10 @@ fn summarise<'a>(cell: &'a Cell, runs: Vec<&'a RunRecord>) -> CellSummary<'a> {
         interrupted: runs.len() - complete.len(),
         tps: Summary::of(&tps_values),
         latency: LatencyStats {
-            mean: lat(|r| r.latency_ms.mean),
-            p50: lat(|r| r.latency_ms.p50),
-            p95: lat(|r| r.latency_ms.p95),
-            p99: lat(|r| r.latency_ms.p99),
+            mean: lat(|l| l.mean),
+            p50: lat(|l| l.p50),
+            p95: lat(|l| l.p95),
+            p99: lat(|l| l.p99),
         },
         retries_per_commit: (committed > 0).then(|| retries as f64 / committed as f64),
         failure_pct: (transactions > 0).then(|| 100.0 * failed as f64 / transactions as f64),

@@ -65,11 +65,9 @@ pub fn runs(results: &Results) -> String {
             run.retries.to_string(),
             run.failed.values().sum::<u64>().to_string(),
             num(run.failure_pct),
-            num(run.latency_ms.mean),
-            num(run.latency_ms.p50),
-            num(run.latency_ms.p95),
-            num(run.latency_ms.p99),
         ]);
+        let l = run.reported_latency();
+        row.extend([l.mean, l.p50, l.p95, l.p99].map(|v| v.map_or_else(String::new, num)));
         row.extend(wait(&run.pool_wait_ms));
         row.extend(wait(&run.schedule_lag_ms));
         row.extend([

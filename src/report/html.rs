@@ -22,8 +22,8 @@ use charts::{GREY, ValueLabels};
 
 use super::cells::{self, CellSummary, VsBaseline};
 use super::{
-    NA, factor_headers, factor_values, fmt_anomalies, fmt_fixed, fmt_mean, fmt_ms, fmt_opt,
-    fmt_pct_change, fmt_tps, fmt_tps_ci, server,
+    NA, factor_headers, factor_values, fmt_fixed, fmt_mean, fmt_ms, fmt_opt, fmt_pct_change,
+    fmt_tps, fmt_tps_ci, server,
 };
 use crate::config::Isolation;
 use crate::engine::retry::sqlstate_name;
@@ -45,6 +45,7 @@ pub fn render(results: &Results) -> String {
     let f = Factors::new(results, &cells);
     let sections: Vec<Section> = [
         summary(results, &cells, &f),
+        external_load(results, &cells),
         throughput(&cells, &f),
         latency(&cells, &f),
         failures(&cells, &f),
@@ -507,10 +508,12 @@ fn summary(r: &Results, cells: &[CellSummary], f: &Factors) -> Option<Section> {
         return None;
     }
     let ssibench = matches!(r.config.workload.as_str(), "ssibench" | "simple-ssibench");
+    let (tp_name, tp_unit) = super::throughput_label(r);
+    let tp_header = format!("{tp_name} mean ± 95% CI ({tp_unit})");
     let mut cols: Vec<(&str, Col)> = f.headers.iter().map(|h| (h.as_str(), Col::Text)).collect();
     cols.extend([
         ("runs (n)", Col::Num),
-        ("TPS mean ± 95% CI (tx/s)", Col::Num),
+        (tp_header.as_str(), Col::Num),
         ("% vs baseline (TPS)", Col::Num),
     ]);
     if ssibench {
@@ -552,7 +555,7 @@ fn summary(r: &Results, cells: &[CellSummary], f: &Factors) -> Option<Section> {
         if ssibench {
             row.push(fmt_mean(c.tps.as_ref(), |v| fmt_fixed(v / 1000.0, 3)));
         }
-        let anomalies = fmt_anomalies(c.anomalies, c.anomaly_example.as_deref(), 200);
+        let anomalies = super::fmt_cell_anomalies(c, 200);
         row.extend([
             fmt_mean(c.latency.mean.as_ref(), fmt_ms),
             fmt_mean(c.latency.p50.as_ref(), fmt_ms),
@@ -1782,12 +1785,14 @@ fn runs(r: &Results, f: &Factors) -> Option<Section> {
             esc(&run.started_at),
             fmt_fixed(run.duration_s, 1),
             fmt_tps(run.tps),
-            fmt_ms(run.latency_ms.p99),
+            run.reported_latency().p99.map_or_else(|| NA.into(), fmt_ms),
             run.retries.to_string(),
             run.failed.values().sum::<u64>().to_string(),
             fmt_fixed(run.client_cpu_us_per_tx, 1),
             if run.complete {
                 "yes".into()
+            } else if run.load.is_some() && !run.errors.is_empty() {
+                "<span class=\"bad\">no (failed, see Problems)</span>".into()
             } else {
                 "<span class=\"bad\">no (interrupted)</span>".into()
             },
@@ -1802,6 +1807,45 @@ fn runs(r: &Results, f: &Factors) -> Option<Section> {
         "runs",
         "Runs",
         format!("<p class=\"note\">In execution order.</p>\n{}", t.html()),
+    )
+}
+
+/// The load tool's own figures per cell and the commands per run
+/// (external loads only).
+fn external_load(r: &Results, cells: &[CellSummary]) -> Option<Section> {
+    let by_cell = super::external::cell_table(r, cells)?;
+    let by_run = super::external::run_table(r)?;
+    let html_table = |t: &super::external::PlainTable, long: usize| {
+        let cols: Vec<(&str, Col)> = t
+            .header
+            .iter()
+            .enumerate()
+            .map(|(i, (h, num))| {
+                let col = match (num, i == long) {
+                    (_, true) => Col::Long,
+                    (true, _) => Col::Num,
+                    _ => Col::Text,
+                };
+                (h.as_str(), col)
+            })
+            .collect();
+        let mut table = Table::new(&cols);
+        for row in &t.rows {
+            table.row(row.iter().map(|c| esc(c)).collect());
+        }
+        table.html()
+    };
+    section(
+        "external-load",
+        "External load",
+        format!(
+            "<p class=\"note\">What the load command reported, per cell over its complete runs \
+             (latency and bytes/s: mean of the runs' values; counts: summed). The server was observed \
+             from the command's start to its end.</p>\n{}\n<h3>Commands</h3>\n<p class=\"note\">Per run, \
+             as run (secrets shown as placeholders); output files are relative to the results directory.</p>\n{}",
+            html_table(&by_cell, usize::MAX),
+            html_table(&by_run, 2)
+        ),
     )
 }
 

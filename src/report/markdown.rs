@@ -21,6 +21,7 @@ pub fn render(results: &Results) -> String {
     let mut out = String::new();
     header(&mut out, results);
     summary(&mut out, results, &cells);
+    external_load(&mut out, results, &cells);
     latency(&mut out, results, &cells);
     transactions(&mut out, results, &cells);
     failures(&mut out, &cells);
@@ -261,6 +262,7 @@ impl WaitColumns {
 
 fn summary(out: &mut String, r: &Results, cells: &[CellSummary]) {
     out.push_str("## Summary\n\n");
+    let (tp_name, tp_unit) = super::throughput_label(r);
     let _ = write!(
         out,
         "Statistics over complete runs only (interrupted runs are listed but not counted). \
@@ -350,7 +352,7 @@ fn summary(out: &mut String, r: &Results, cells: &[CellSummary]) {
                 fmt_opt(c.abort_ratio, 3),
                 fmt_mean(c.wasted_time_pct.as_ref(), |v| fmt_fixed(v, 1)),
                 c.unknown_outcome.to_string(),
-                super::fmt_anomalies(c.anomalies, c.anomaly_example.as_deref(), 200),
+                super::fmt_cell_anomalies(c, 200),
             ]);
             row
         })
@@ -359,7 +361,7 @@ fn summary(out: &mut String, r: &Results, cells: &[CellSummary]) {
     header.extend(
         [
             "runs (n)",
-            "TPS mean ± 95% CI (tx/s)",
+            &format!("{tp_name} mean ± 95% CI ({tp_unit})"),
             "% vs baseline (TPS)",
             "95% CI of % (TPS)",
             "p (Welch)",
@@ -387,6 +389,37 @@ fn summary(out: &mut String, r: &Results, cells: &[CellSummary]) {
         .map(String::from),
     );
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    table(out, &header, &rows);
+}
+
+/// The load tool's own figures, per cell and per run (external loads).
+fn external_load(out: &mut String, r: &Results, cells: &[CellSummary]) {
+    let (Some(by_cell), Some(by_run)) = (
+        super::external::cell_table(r, cells),
+        super::external::run_table(r),
+    ) else {
+        return;
+    };
+    out.push_str(
+        "## External load
+
+What the load command reported, per cell over its complete runs (latency and \
+         bytes/s: mean of the runs' values; counts: summed). The server was observed from the command's \
+         start to its end. Failed runs (a command failed or its output did not parse) are kept but left \
+         out of the statistics; see Problems.\n\n",
+    );
+    let header: Vec<&str> = by_cell.header.iter().map(|(h, _)| h.as_str()).collect();
+    table(out, &header, &by_cell.rows);
+    out.push_str("### Commands\n\nPer run, as run (secrets shown as placeholders); output files are relative to the results directory.\n\n");
+    let header: Vec<&str> = by_run.header.iter().map(|(h, _)| h.as_str()).collect();
+    let rows: Vec<Vec<String>> = by_run
+        .rows
+        .into_iter()
+        .map(|mut row| {
+            row[2] = format!("`{}`", row[2].replace('`', "'"));
+            row
+        })
+        .collect();
     table(out, &header, &rows);
 }
 
@@ -705,7 +738,7 @@ fn runs(out: &mut String, r: &Results, cells: &[CellSummary]) {
             row.extend([
                 fmt_fixed(run.duration_s, 1),
                 tps,
-                fmt_ms(run.latency_ms.p99),
+                run.reported_latency().p99.map_or_else(|| NA.into(), fmt_ms),
             ]);
             row.extend(waits.run(run));
             row.extend([
@@ -714,6 +747,8 @@ fn runs(out: &mut String, r: &Results, cells: &[CellSummary]) {
                 fmt_fixed(run.client_cpu_us_per_tx, 1),
                 if run.complete {
                     "yes".into()
+                } else if run.load.is_some() && !run.errors.is_empty() {
+                    "no (failed, see Problems)".into()
                 } else {
                     "no (interrupted)".into()
                 },

@@ -12,6 +12,7 @@ pub mod anomalies;
 pub mod cells;
 pub mod compare;
 pub mod csv;
+pub mod external;
 pub mod files;
 pub mod html;
 pub mod json;
@@ -33,7 +34,11 @@ use cells::VsBaseline;
 /// pool_size, rate, max_tries, each server setting, pg_bin.
 pub fn factor_headers(results: &Results) -> Vec<String> {
     let c = &results.config;
-    let mut h = vec!["isolation".to_string(), "strategy".to_string()];
+    let mut h = vec!["isolation".to_string()];
+    // An external load without strategies has none.
+    if !c.strategies.is_empty() {
+        h.push("strategy".into());
+    }
     h.extend(c.params.iter().map(|(k, _)| k.clone()));
     h.push("clients".into());
     if c.scale.len() > 1 {
@@ -58,7 +63,10 @@ pub fn factor_headers(results: &Results) -> Vec<String> {
 /// A cell's values for [`factor_headers`].
 pub fn factor_values(results: &Results, cell: &Cell) -> Vec<String> {
     let c = &results.config;
-    let mut v = vec![cell.isolation.short().to_string(), cell.strategy.clone()];
+    let mut v = vec![cell.isolation.short().to_string()];
+    if !c.strategies.is_empty() {
+        v.push(cell.strategy.clone());
+    }
     v.extend(
         c.params
             .iter()
@@ -87,6 +95,24 @@ pub fn factor_values(results: &Results, cell: &Cell) -> Vec<String> {
         v.push(opt(cell.pg_bin.clone()));
     }
     v
+}
+
+/// The anomalies of a cell: [`fmt_anomalies`], or n/a when no invariant
+/// was checked (an external load).
+pub fn fmt_cell_anomalies(c: &cells::CellSummary, max_example: usize) -> String {
+    if c.invariants.checked == 0 {
+        return NA.into();
+    }
+    fmt_anomalies(c.anomalies, c.anomaly_example.as_deref(), max_example)
+}
+
+/// What the throughput column counts: (`TPS`, `tx/s`), or (`requests/s`,
+/// `req/s`) for an external load that sent HTTP requests.
+pub fn throughput_label(r: &Results) -> (&'static str, &'static str) {
+    match external::unit(r) {
+        "req/s" => ("requests/s", "req/s"),
+        _ => ("TPS", "tx/s"),
+    }
 }
 
 /// `0`, or `12 (shift-covered: 2 of 10 shifts ...)` with the example cut to

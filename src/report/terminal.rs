@@ -9,8 +9,7 @@ use comfy_table::{CellAlignment, Table, presets};
 
 use super::cells;
 use super::{
-    factor_headers, factor_values, fmt_anomalies, fmt_mean, fmt_ms, fmt_opt, fmt_tps_ci,
-    fmt_vs_baseline,
+    factor_headers, factor_values, fmt_mean, fmt_ms, fmt_opt, fmt_tps_ci, fmt_vs_baseline,
 };
 use crate::store::Results;
 
@@ -20,10 +19,10 @@ pub fn summary(results: &Results) -> String {
     let cells = cells::aggregate(results);
     let factors = factor_headers(results);
     let mut header = factors.clone();
+    let (name, unit) = super::throughput_label(results);
+    header.extend(["n".to_string(), format!("{name} ± 95% CI ({unit})")]);
     header.extend(
         [
-            "n",
-            "TPS ± 95% CI (tx/s)",
             "% vs baseline",
             "p50 (ms)",
             "p99 (ms)",
@@ -47,7 +46,7 @@ pub fn summary(results: &Results) -> String {
             fmt_mean(c.latency.p99.as_ref(), fmt_ms),
             fmt_opt(c.retries_per_commit, 3),
             fmt_opt(c.failure_pct, 2),
-            fmt_anomalies(c.anomalies, c.anomaly_example.as_deref(), 60),
+            super::fmt_cell_anomalies(c, 60),
         ]);
         t.add_row(row);
     }
