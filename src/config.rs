@@ -354,14 +354,17 @@ impl ExperimentConfig {
     /// an external load (whose command decides the level, if it uses
     /// `{isolation}` at all).
     pub fn resolve(mut self) -> Self {
-        if self.isolation.is_empty() {
-            self.isolation = if self.load.active() {
-                vec![Isolation::ReadCommitted]
-            } else {
-                Isolation::ALL.to_vec()
-            };
-        }
+        self.isolation = self.levels();
         self
+    }
+
+    /// The isolation levels, defaults filled (see [`Self::resolve`]).
+    pub fn levels(&self) -> Vec<Isolation> {
+        match (self.isolation.is_empty(), self.load.active()) {
+            (false, _) => self.isolation.clone(),
+            (true, true) => vec![Isolation::ReadCommitted],
+            (true, false) => Isolation::ALL.to_vec(),
+        }
     }
 }
 

@@ -116,6 +116,18 @@ async fn run(args: RunArgs, given: &[String]) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(130));
     }
+    let failed = outcome
+        .results
+        .runs
+        .iter()
+        .filter(|r| r.load.is_some() && !r.complete)
+        .count();
+    if failed > 0 {
+        eprintln!(
+            "isobench: {failed} run(s) failed and were kept out of the statistics (on_error = continue); see Problems in {}",
+            outcome.dir.join("report.md").display()
+        );
+    }
     let violated: Vec<u32> = outcome
         .results
         .runs

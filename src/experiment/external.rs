@@ -812,7 +812,7 @@ mod tests {
         c.load.before_run = Some("./app --pool {pool_size}".into());
         let e = External::new(&c, &cells).err().unwrap().to_string();
         assert!(
-            e.starts_with("before_run: placeholder {pool_size} (offset 12) has no value: pool_size is not a factor"),
+            e.starts_with("before_run: placeholder {pool_size} (offset 13) has no value: pool_size is not a factor"),
             "{e}"
         );
         c.load.before_run = None;

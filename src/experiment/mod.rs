@@ -136,6 +136,7 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
     } else {
         cfg.rate.iter().map(|&r| Some(Rate(r))).collect()
     };
+    let levels = cfg.levels();
     let mut out = Vec::new();
     for pg_bin in &pg_bins {
         for setting in &settings {
@@ -146,7 +147,7 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
                             for param in &params {
                                 for &max_tries in &some(&cfg.max_tries) {
                                     for strategy in &strategies {
-                                        for &isolation in &cfg.isolation {
+                                        for &isolation in &levels {
                                             out.push(Cell {
                                                 workload: workload.clone(),
                                                 isolation,
@@ -1316,6 +1317,7 @@ mod tests {
     fn cfg() -> ExperimentConfig {
         ExperimentConfig {
             workload: "tpcb".into(),
+            load: Default::default(),
             scale: vec![1],
             isolation: vec![Isolation::ReadCommitted, Isolation::Serializable],
             strategies: Vec::new(),

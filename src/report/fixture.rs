@@ -204,6 +204,7 @@ fn run(
         late: 0,
         server_version: "16.4".into(),
         server_settings: BTreeMap::from([("fsync".into(), "off".into())]),
+        load: None,
     }
 }
 
@@ -237,6 +238,7 @@ pub fn results() -> Results {
         complete: false,
         config: StoredConfig {
             workload: "tpcb".into(),
+            load: Default::default(),
             scale: vec![1],
             isolation: vec![rc, ser],
             strategies: vec!["optimistic".into()],

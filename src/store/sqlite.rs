@@ -1910,6 +1910,37 @@ mod tests {
         run.errors = vec!["client 3 lost: connection reset".into(), String::new()];
         run.client_cpu_us_per_tx = f64::INFINITY;
         run.reset_ms = f64::NEG_INFINITY;
+        run.load = Some(LoadRecord {
+            command: "autocannon -j -c 25 http://localhost:3000/ '{dsn}'".into(),
+            format: crate::external::parse::LoadFormat::Autocannon,
+            exit_code: Some(0),
+            wall_s: 10.0 / 3.0,
+            ready_s: Some(0.25),
+            output_dir: "load/run-1".into(),
+            figures: Some(LoadFigures {
+                unit: "req/s".into(),
+                throughput: 2088.5,
+                count: u64::try_from(i64::MAX).unwrap(),
+                duration_s: Some(2.01),
+                latency_mean_ms: Some(0.1 + 0.2),
+                latency_p99_ms: Some(964.0),
+                responses_2xx: Some(4176),
+                non_2xx: Some(0),
+                errors: Some(3),
+                timeouts: Some(1),
+                ..LoadFigures::default()
+            }),
+        });
+        // Run 2: a failed external command, no figures.
+        r.runs[1].load = Some(LoadRecord {
+            command: "./load.sh".into(),
+            format: crate::external::parse::LoadFormat::Command,
+            exit_code: None,
+            wall_s: 0.5,
+            ready_s: None,
+            output_dir: "load/run-2".into(),
+            figures: None,
+        });
         // Run 2 keeps no wait events but its sample count.
         r.runs[1].server.wait_events.counts.clear();
         r.runs[1].server.plans.clear();
@@ -2078,6 +2109,37 @@ mod tests {
             assert!(e.contains("store version 7"), "{e}");
             assert!(e.contains(&format!("store version {STORE_VERSION}")), "{e}");
         }
+    }
+
+    #[test]
+    fn a_version_1_store_is_upgraded_on_open_and_read_without_external_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        let fixture = fixture::results();
+        drop(saved(dir.path(), &fixture).0);
+        // Make it what version 1 wrote: no external_loads table.
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "DROP TABLE external_loads; PRAGMA user_version = 1;
+             UPDATE meta SET value = '1' WHERE key = 'store_version';",
+        )
+        .unwrap();
+        drop(conn);
+        assert_eq!(Store::load(&path).unwrap(), fixture);
+        let conn = Connection::open(&path).unwrap();
+        let v: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, STORE_VERSION);
+        assert_eq!(count(&conn, "external_loads"), 0);
+        let meta: String = conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'store_version'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(meta, STORE_VERSION.to_string());
     }
 
     #[test]
