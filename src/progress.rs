@@ -148,13 +148,16 @@ impl Progress {
                 None => "no figures".into(),
             };
             self.note(&format!(
-                "[{done}/{total}, ETA {}] run {} {} rep {}: {figures}, load {} in {:.1} s{}",
+                "[{done}/{total}, ETA {}] run {} {} rep {}: {figures}, load {} ({:.1} s){}",
                 fmt_eta(eta),
                 r.index,
                 r.cell.label(),
                 r.repetition,
-                l.exit_code
-                    .map_or_else(|| "killed".into(), |c| format!("exit {c}")),
+                match l.exit_code {
+                    Some(c) => format!("exit {c}"),
+                    None if l.wall_s == 0.0 => "not run".into(),
+                    None => "killed".into(),
+                },
                 l.wall_s,
                 match (r.complete, r.errors.is_empty()) {
                     (true, _) => "",

@@ -542,6 +542,7 @@ impl Driver for External {
         // under observation, after_run; the first failure ends the steps.
         let mut failure_msg: Option<String> = None;
         let mut app: Option<ext::Group> = None;
+        let mut watch_app = false;
         if let Some(t) = &self.before_run {
             progress.status("before_run");
             let cmd = t.render(&vars).map_err(|e| anyhow!(e))?;
@@ -556,10 +557,13 @@ impl Driver for External {
             )
             .await
             .map_err(|e| anyhow!(e))?;
-            app = Some(group);
             if !f.ok() && f.stopped.is_none() {
                 failure_msg = Some(failure(t, &vars, &f, &err));
             }
+            // Something left running (the application): readiness is
+            // pointless once it has exited.
+            watch_app = group.alive();
+            app = Some(group);
         }
         let mut ready_s = None;
         if let (Some(t), None) = (&self.ready, &failure_msg)
@@ -573,6 +577,7 @@ impl Driver for External {
                 &out.join("ready.out"),
                 &out.join("ready.err"),
                 cfg.load.ready_timeout,
+                app.as_ref().filter(|_| watch_app),
                 cancel,
             )
             .await

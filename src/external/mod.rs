@@ -67,6 +67,11 @@ impl Finished {
 pub struct Group(Option<i32>);
 
 impl Group {
+    /// Whether a process of the group still runs.
+    pub fn alive(&self) -> bool {
+        self.0.is_some_and(group_alive)
+    }
+
     /// Stops what is left of the group: SIGTERM, then SIGKILL when a
     /// member is still running after 5 s.
     pub async fn stop(mut self) {
@@ -217,21 +222,27 @@ pub fn tail(path: &Path, n: usize) -> String {
 
 /// Polls `ready` every 250 ms until it succeeds: a `http://` URL must
 /// answer with a 2xx or 3xx status, a command must exit 0 (its output
-/// goes to `out`/`err`). Returns how long it took.
+/// goes to `out`/`err`). Returns how long it took. `app`: the group of
+/// the processes that should become ready; when none of them runs any
+/// more, waiting is pointless.
 ///
-/// Errors: not ready within `limit` (with the last failure), or
-/// interrupted.
+/// Errors: not ready within `limit` (with the last failure), `app`'s
+/// processes all exited, or interrupted.
 pub async fn wait_ready(
     ready: &str,
     env: &[(String, String)],
     out: &Path,
     err: &Path,
     limit: Duration,
+    app: Option<&Group>,
     cancel: &CancellationToken,
 ) -> Result<Duration, String> {
     let started = Instant::now();
     let mut last;
     loop {
+        if app.is_some_and(|g| !g.alive()) {
+            return Err("what before_run started in the background has exited".into());
+        }
         last = if ready.starts_with("http://") || ready.starts_with("https://") {
             let url = ready.to_string();
             match tokio::task::spawn_blocking(move || http_status(&url)).await {
@@ -384,6 +395,7 @@ mod tests {
             &o,
             &e,
             Duration::from_millis(600),
+            None,
             &CancellationToken::new(),
         )
         .await

@@ -28,8 +28,11 @@ enum Pool {
 
 type Figure = fn(&LoadFigures) -> Option<f64>;
 
-/// The tool figures, in column order: header, getter, pooling, format.
-const FIGURES: [(&str, Figure, Pool, fn(f64) -> String); 16] = [
+/// A column of tool figures: header, getter, pooling, format.
+type Column = (&'static str, Figure, Pool, fn(f64) -> String);
+
+/// The tool figures, in column order.
+const FIGURES: [Column; 16] = [
     (
         "latency mean (ms)",
         |f| f.latency_mean_ms,
