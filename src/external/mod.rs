@@ -352,6 +352,30 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn readiness_gives_up_when_the_application_has_exited() {
+        let dir = tempfile::tempdir().unwrap();
+        let (o, e) = (dir.path().join("o"), dir.path().join("e"));
+        let (_, app) = run("sleep 0.3 &", &[], &o, &e, None, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert!(app.alive());
+        let started = Instant::now();
+        let err = wait_ready(
+            "false",
+            &[],
+            &o,
+            &e,
+            Duration::from_secs(30),
+            Some(&app),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.contains("has exited"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[tokio::test]
     async fn a_background_process_lives_until_its_group_is_stopped() {
         let dir = tempfile::tempdir().unwrap();
         let (o, e) = (dir.path().join("o"), dir.path().join("e"));
@@ -384,6 +408,7 @@ mod tests {
             &o,
             &e,
             Duration::from_secs(10),
+            None,
             &CancellationToken::new(),
         )
         .await

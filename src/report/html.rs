@@ -378,11 +378,7 @@ fn header(out: &mut String, r: &Results, title: &str) {
         ("Host", format!("{} ({}, {} CPUs)", e.host, e.os, e.cpus)),
         (
             "Runs",
-            format!(
-                "{} s measured after {} s warm-up; {} repetitions per cell; server counters \
-                 sampled every {} s",
-                c.duration_s, c.warmup_s, c.repeat, c.sample_interval_s
-            ),
+            format!("{}; {} repetitions per cell", super::fmt_runs(c), c.repeat),
         ),
         (
             "Order",

@@ -118,13 +118,7 @@ fn header(out: &mut String, r: &Results) {
             list(c.clients.iter().map(u32::to_string).collect()),
         ),
         ("Repetitions", format!("{} per cell", c.repeat)),
-        (
-            "Runs",
-            format!(
-                "{} s measured after {} s warm-up; server counters sampled every {} s",
-                c.duration_s, c.warmup_s, c.sample_interval_s
-            ),
-        ),
+        ("Runs", super::fmt_runs(c)),
         ("Retry policy", retry),
         ("Seed", c.seed.to_string()),
     ];

@@ -156,6 +156,21 @@ pub fn fmt_retry(retry: &crate::config::RetryPolicy) -> String {
     )
 }
 
+/// What a run is: `10 s measured after 2 s warm-up; ...`, or the load
+/// command of an external load.
+pub fn fmt_runs(c: &crate::store::StoredConfig) -> String {
+    match &c.load.cmd {
+        Some(cmd) => format!(
+            "one load command per run: {cmd} ({{duration_s}} = {}); server observed while it runs, counters every {} s",
+            c.duration_s, c.sample_interval_s
+        ),
+        None => format!(
+            "{} s measured after {} s warm-up; server counters sampled every {} s",
+            c.duration_s, c.warmup_s, c.sample_interval_s
+        ),
+    }
+}
+
 /// Load times: `1.23 s (100011 rows)`, per data variant when several.
 pub fn fmt_load(load: &[crate::workload::LoadReport]) -> String {
     if load.is_empty() {
@@ -168,7 +183,12 @@ pub fn fmt_load(load: &[crate::workload::LoadReport]) -> String {
             } else {
                 format!("{}: ", l.data)
             };
-            format!("{what}{:.2} s ({} rows)", l.elapsed.as_secs_f64(), l.rows)
+            if l.rows == 0 {
+                // An external load's setup command: no rows counted.
+                format!("{what}{:.2} s", l.elapsed.as_secs_f64())
+            } else {
+                format!("{what}{:.2} s ({} rows)", l.elapsed.as_secs_f64(), l.rows)
+            }
         })
         .collect::<Vec<_>>()
         .join(", ")
