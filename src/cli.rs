@@ -475,7 +475,7 @@ impl RunArgs {
                     // A workload on the command line replaces the file's
                     // external load.
                     cfg.workload = cli.workload.clone();
-                    cfg.load.cmd = None;
+                    cfg.load = ExternalLoad::default();
                 }
                 "load_cmd" => cfg.load.cmd = cli.load.cmd.clone(),
                 "setup_cmd" => cfg.load.setup = cli.load.setup.clone(),

@@ -287,6 +287,23 @@ fn validate(cfg: &ExperimentConfig) -> Result<Retrier> {
     if cfg.max_tries.contains(&0) {
         bail!("max_tries: every value must be at least 1");
     }
+    let l = &cfg.load;
+    if !l.active() {
+        for (given, option) in [
+            (l.setup.is_some(), "setup_cmd"),
+            (l.before_run.is_some(), "before_run"),
+            (l.after_run.is_some(), "after_run"),
+            (l.ready.is_some(), "ready"),
+            (l.timeout_ms.is_some(), "load_timeout"),
+        ] {
+            if given {
+                bail!(
+                    "{option} (--{}) belongs to an external load: give load_cmd (--load-cmd) too",
+                    option.replace('_', "-")
+                );
+            }
+        }
+    }
     let external = cfg.target.dsn.is_some() || cfg.target.external_from_env;
     if external && !cfg.setting_factors.is_empty() {
         bail!(
@@ -1451,6 +1468,13 @@ mod tests {
         let mut c = cfg();
         c.duration = Duration::ZERO;
         assert!(validate(&c).unwrap_err().to_string().contains("--duration"));
+        let mut c = cfg();
+        c.load.before_run = Some("./app &".into());
+        let e = validate(&c).unwrap_err().to_string();
+        assert!(
+            e.starts_with("before_run (--before-run) belongs to an external load"),
+            "{e}"
+        );
         let mut c = cfg();
         c.retry.max_tries = 0;
         assert!(
