@@ -19,6 +19,7 @@ pub mod external;
 pub mod metrics;
 pub mod monitor;
 pub mod observe;
+pub mod pgbench;
 pub mod probe;
 pub mod progress;
 pub mod report;
