@@ -12,7 +12,7 @@ use crate::config::{Backoff, RetryPolicy};
 use crate::metrics::{CONNECTION_FAILURE, SqlState};
 
 /// What the engine does with a failed attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     /// The policy retries this SQLSTATE: roll back and re-run (if tries remain).
     Retry(SqlState),
@@ -22,29 +22,57 @@ pub enum Verdict {
     Unknown,
     /// The connection broke outside COMMIT: the transaction did not commit.
     ConnectionLost,
+    /// The client's own program failed (a pgbench script's run-time error,
+    /// e.g. an undefined variable): the client stops, as pgbench's does.
+    Abort(String),
 }
 
 /// An error of one attempt, with where it happened.
 #[derive(Debug)]
 pub struct AttemptError {
-    pub error: tokio_postgres::Error,
+    pub error: Cause,
     /// True when the error came from COMMIT (or an autocommit statement
     /// that is the transaction).
     pub at_commit: bool,
 }
 
+/// What failed: the server (or the connection), or the client's program.
+#[derive(Debug)]
+pub enum Cause {
+    Db(tokio_postgres::Error),
+    /// A run-time error of a pgbench script, with its location.
+    Script(String),
+}
+
 impl AttemptError {
     pub fn body(error: tokio_postgres::Error) -> Self {
         AttemptError {
-            error,
+            error: Cause::Db(error),
             at_commit: false,
         }
     }
 
     pub fn commit(error: tokio_postgres::Error) -> Self {
         AttemptError {
-            error,
+            error: Cause::Db(error),
             at_commit: true,
+        }
+    }
+
+    /// A script's run-time error (message with file and line).
+    pub fn script(message: String) -> Self {
+        AttemptError {
+            error: Cause::Script(message),
+            at_commit: false,
+        }
+    }
+
+    /// The error's text (the server's message and SQLSTATE, or the
+    /// script's).
+    pub fn text(&self) -> String {
+        match &self.error {
+            Cause::Db(e) => crate::target::error_text(e),
+            Cause::Script(m) => m.clone(),
         }
     }
 }
@@ -91,16 +119,19 @@ impl Retrier {
 
     /// Classifies one failed attempt.
     pub fn classify(&self, e: &AttemptError) -> Verdict {
-        let code = e.error.code().and_then(|c| sqlstate(c.code()));
+        let error = match &e.error {
+            Cause::Db(error) => error,
+            Cause::Script(m) => return Verdict::Abort(m.clone()),
+        };
+        let code = error.code().and_then(|c| sqlstate(c.code()));
         // The server ends the session after FATAL errors (57P01
         // admin_shutdown, 57P02 crash_shutdown, ...): such an error comes
         // with a SQLSTATE, yet the connection is gone all the same.
-        let fatal = e
-            .error
+        let fatal = error
             .as_db_error()
             .is_some_and(|db| matches!(db.severity(), "FATAL" | "PANIC"));
-        let broken = e.error.is_closed()
-            || is_io(&e.error)
+        let broken = error.is_closed()
+            || is_io(error)
             || fatal
             || code.is_some_and(|c| c.starts_with(b"57P"));
         self.classify_parts(code, broken, e.at_commit)
@@ -170,6 +201,7 @@ pub fn sqlstate_name(code: &str) -> &'static str {
         "08003" => "connection_does_not_exist",
         "08006" => "connection_failure",
         "P0001" => "raise_exception",
+        "IB001" => "script_error (isobench: the client stopped)",
         _ => "other",
     }
 }

@@ -27,7 +27,7 @@ use tokio_postgres::{Client, Config};
 use super::EngineError;
 use super::retry::{Retrier, Verdict};
 use crate::config::Isolation;
-use crate::metrics::{CONNECTION_FAILURE, Recorder};
+use crate::metrics::{CONNECTION_FAILURE, Recorder, SCRIPT_ERROR};
 use crate::target;
 use crate::workload::{Ledger, Outcome, TxControl, WorkloadClient};
 
@@ -532,17 +532,15 @@ async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(
                 Verdict::Fail(c) => (c, false),
                 Verdict::Unknown => {
                     rec.unknown(ty, tries, wasted_us);
-                    return Err(format!(
-                        "connection lost during COMMIT: {}",
-                        target::error_text(&err.error)
-                    ));
+                    return Err(format!("connection lost during COMMIT: {}", err.text()));
                 }
                 Verdict::ConnectionLost => {
                     rec.fail(ty, CONNECTION_FAILURE, tries, wasted_us);
-                    return Err(format!(
-                        "connection lost: {}",
-                        target::error_text(&err.error)
-                    ));
+                    return Err(format!("connection lost: {}", err.text()));
+                }
+                Verdict::Abort(message) => {
+                    rec.fail(ty, SCRIPT_ERROR, tries, wasted_us);
+                    return Err(format!("client aborted: {message}"));
                 }
             };
             if let Some(e) = a.rollback_failed {

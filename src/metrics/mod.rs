@@ -19,6 +19,11 @@ pub type SqlState = [u8; 5];
 /// (class 08, connection_failure).
 pub const CONNECTION_FAILURE: SqlState = *b"08006";
 
+/// SQLSTATE of a client stopped by its own program's error (a pgbench
+/// script's run-time error); class `IB` is implementation-defined (SQL
+/// standard: classes beginning with I-Z are), used by no server.
+pub const SCRIPT_ERROR: SqlState = *b"IB001";
+
 /// Failure counts by SQLSTATE; a short vector, since a run sees few codes.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FailureCounts(Vec<(SqlState, u64)>);
