@@ -99,6 +99,10 @@ fn param(s: &str) -> Result<(String, Vec<String>), String> {
     }
 }
 
+fn weighted(s: &str) -> Result<(String, u32), String> {
+    crate::pgbench::script::split_weight(s).map(|(n, w)| (n.to_string(), w))
+}
+
 fn rate(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
@@ -185,8 +189,8 @@ pub struct RunArgs {
     /// pg_stat_database sampling interval.
     #[arg(long, default_value = "5s", value_parser = sample_interval, allow_hyphen_values = true)]
     pub sample_interval: Duration,
-    /// Seed of the input generators (default: random, recorded in results).
-    #[arg(long)]
+    /// Seed of the input generators (default: random, recorded in results); pgbench's --random-seed.
+    #[arg(long, alias = "random-seed")]
     pub seed: Option<u64>,
     #[command(flatten)]
     pub target: TargetArgs,
@@ -228,6 +232,21 @@ pub struct RunArgs {
     /// When a command fails or its output does not parse: stop the study, or continue with the next run.
     #[arg(long, default_value = "stop", help_heading = "External load")]
     pub on_error: OnError,
+    /// A pgbench script file, optionally weighted (like pgbench -f); repeatable.
+    #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]", value_parser = weighted, help_heading = "pgbench scripts")]
+    pub script_files: Vec<(String, u32)>,
+    /// A pgbench built-in script: tpcb-like, simple-update, select-only, optionally weighted (like pgbench -b); repeatable.
+    #[arg(short = 'b', long = "builtin", value_name = "NAME[@WEIGHT]", value_parser = weighted, help_heading = "pgbench scripts")]
+    pub builtins: Vec<(String, u32)>,
+    /// A script variable every client starts with (like pgbench -D); repeatable.
+    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", value_parser = setting, help_heading = "pgbench scripts")]
+    pub defines: Vec<(String, String)>,
+    /// How scripts send SQL: simple, extended or prepared (like pgbench -M).
+    #[arg(short = 'M', long = "protocol", default_value = "prepared", help_heading = "pgbench scripts")]
+    pub protocol: crate::pgbench::run::QueryMode,
+    /// SQL run once into the template database for the scripts, instead of pgbench's tables.
+    #[arg(long, value_name = "FILE", help_heading = "pgbench scripts")]
+    pub init_sql: Option<PathBuf>,
     /// Stop the load command after this long (default: no limit).
     #[arg(long, value_parser = positive_duration, allow_hyphen_values = true, help_heading = "External load")]
     pub load_timeout: Option<Duration>,
@@ -388,6 +407,17 @@ impl RunArgs {
                 on_error: self.on_error,
                 timeout_ms: self.load_timeout.map(|d| d.as_secs_f64() * 1000.0),
             },
+            scripts: crate::config::ScriptsConfig {
+                files: self
+                    .script_files
+                    .into_iter()
+                    .map(|(f, w)| (PathBuf::from(f), w))
+                    .collect(),
+                builtins: self.builtins,
+                defines: self.defines,
+                mode: self.protocol,
+                init_sql: self.init_sql,
+            },
             scale: dedup(self.scale),
             isolation: dedup(self.isolation),
             strategies: dedup(
@@ -486,6 +516,11 @@ impl RunArgs {
                 "load_format" => cfg.load.format = cli.load.format,
                 "on_error" => cfg.load.on_error = cli.load.on_error,
                 "load_timeout" => cfg.load.timeout_ms = cli.load.timeout_ms,
+                "script_files" => cfg.scripts.files = cli.scripts.files.clone(),
+                "builtins" => cfg.scripts.builtins = cli.scripts.builtins.clone(),
+                "defines" => cfg.scripts.defines = cli.scripts.defines.clone(),
+                "protocol" => cfg.scripts.mode = cli.scripts.mode,
+                "init_sql" => cfg.scripts.init_sql = cli.scripts.init_sql.clone(),
                 "scale" => cfg.scale = cli.scale.clone(),
                 "isolation" => cfg.isolation = cli.isolation.clone(),
                 "strategy" => cfg.strategies = cli.strategies.clone(),

@@ -272,6 +272,30 @@ impl ExternalLoad {
     }
 }
 
+/// pgbench scripts that replace a built-in workload's transactions
+/// (`-f`, `-b`, `-D`, `-M`, `--init-sql`), see [`crate::pgbench`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScriptsConfig {
+    /// `-f FILE[@WEIGHT]`.
+    pub files: Vec<(PathBuf, u32)>,
+    /// `-b NAME[@WEIGHT]`: pgbench's built-in scripts.
+    pub builtins: Vec<(String, u32)>,
+    /// `-D NAME=VALUE`: variables every client starts with.
+    pub defines: Vec<(String, String)>,
+    /// `-M`: how SQL commands are sent.
+    pub mode: crate::pgbench::run::QueryMode,
+    /// `--init-sql FILE`: run once into the template database instead of
+    /// loading pgbench's tables.
+    pub init_sql: Option<PathBuf>,
+}
+
+impl ScriptsConfig {
+    /// Whether scripts drive the runs.
+    pub fn active(&self) -> bool {
+        !self.files.is_empty() || !self.builtins.is_empty()
+    }
+}
+
 /// Where the results go and which server to use.
 #[derive(Debug, Clone, Default)]
 pub struct TargetConfig {
@@ -295,6 +319,8 @@ pub struct ExperimentConfig {
     pub workload: String,
     /// An external load instead of the built-in workload.
     pub load: ExternalLoad,
+    /// pgbench scripts instead of the built-in workload's transactions.
+    pub scripts: ScriptsConfig,
     /// Scale factors; empty: the workload's default (workloads without a
     /// scale refuse one).
     pub scale: Vec<u32>,

@@ -562,6 +562,7 @@ pub fn resume(
             Vec::new()
         },
         load: c.load,
+        scripts: c.scripts,
         isolation: c.isolation,
         strategies: c.strategies,
         params: c.params,

@@ -77,7 +77,22 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
     // An external load: every factor is a placeholder value, unchecked
     // (the workload is `external`, with no strategy unless given).
     let (workload, scales, strategies): (String, Vec<Option<u32>>, Vec<String>) =
-        if cfg.load.active() {
+        if cfg.scripts.active() {
+            // pgbench scripts: `:scale` is pgbench's tables' scale.
+            let spec = workload::spec("tpcb").expect("built in");
+            (
+                SCRIPTS.to_string(),
+                if cfg.scale.is_empty() {
+                    vec![spec.resolve_scale(None)?]
+                } else {
+                    cfg.scale
+                        .iter()
+                        .map(|&s| spec.resolve_scale(Some(s)))
+                        .collect::<Result<_, _>>()?
+                },
+                vec![String::new()],
+            )
+        } else if cfg.load.active() {
             (
                 EXTERNAL.to_string(),
                 if cfg.scale.is_empty() {
@@ -244,8 +259,14 @@ pub fn setup(cell: &Cell) -> Result<Setup> {
 pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<ExperimentOutcome> {
     use crate::workload::*;
     let cfg = cfg.resolve();
+    if cfg.load.active() && cfg.scripts.active() {
+        bail!("--load-cmd and -f/-b both given: a study is driven by an external load or by pgbench scripts, not both");
+    }
     if cfg.load.active() {
         return run_external(cfg, cancel).await;
+    }
+    if cfg.scripts.active() {
+        return run_scripts(cfg, cancel).await;
     }
     let name = workload_spec(&cfg)?.name;
     match name {
@@ -620,6 +641,70 @@ async fn run_external(
     run_study(cfg, cancel, cells, header, driver).await
 }
 
+/// The workload name of cells and results driven by pgbench scripts.
+pub const SCRIPTS: &str = "pgbench-script";
+
+/// A study of pgbench scripts: every script parsed (and every expression)
+/// before anything starts.
+async fn run_scripts(
+    cfg: ExperimentConfig,
+    cancel: CancellationToken,
+) -> Result<ExperimentOutcome> {
+    use crate::pgbench::{run, script};
+    validate(&cfg)?;
+    if !cfg.params.is_empty() || !cfg.strategies.is_empty() {
+        bail!(
+            "--param and --strategy belong to built-in workloads; pgbench scripts take variables with -D NAME=VALUE"
+        );
+    }
+    let sc = &cfg.scripts;
+    let mut scripts = Vec::new();
+    for (path, weight) in &sc.files {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow!("-f {}: cannot read the script: {e}", path.display()))?;
+        scripts.push(
+            script::parse(&path.display().to_string(), &text, *weight)
+                .map_err(|e| anyhow!("{e}"))?,
+        );
+    }
+    for (name, weight) in &sc.builtins {
+        scripts.push(script::builtin(name, *weight).map_err(anyhow::Error::msg)?);
+    }
+    let init = match &sc.init_sql {
+        Some(p) => Some((
+            p.clone(),
+            std::fs::read_to_string(p)
+                .map_err(|e| anyhow!("--init-sql {}: cannot read it: {e}", p.display()))?,
+        )),
+        None => None,
+    };
+    let cells = cells(&cfg)?;
+    let workloads: Vec<run::ScriptWorkload> = cells
+        .iter()
+        .map(|c| {
+            let data = match &init {
+                Some((p, text)) => run::Data::InitSql(p.clone(), text.clone()),
+                None => run::Data::Tpcb(c.scale.unwrap_or(1)),
+            };
+            run::ScriptWorkload::new(
+                scripts.clone(),
+                sc.mode,
+                sc.defines.clone(),
+                data,
+                cfg.seed,
+            )
+            .map_err(anyhow::Error::msg)
+        })
+        .collect::<Result<_>>()?;
+    let header = StudyHeader {
+        workload: SCRIPTS.into(),
+        strategies: Vec::new(),
+        param_defaults: BTreeMap::new(),
+    };
+    let spec = workload::spec("tpcb").expect("built in");
+    run_study(cfg, cancel, cells, header, Builtin { spec, workloads }).await
+}
+
 /// What the stored configuration says about the driver.
 struct StudyHeader {
     workload: String,
@@ -655,6 +740,7 @@ async fn run_study<D: Driver>(
     let mut stored = StoredConfig {
         workload: header.workload,
         load: cfg.load.clone(),
+        scripts: cfg.scripts.clone(),
         scale: distinct(cells.iter().filter_map(|c| c.scale)),
         isolation: cfg.isolation.clone(),
         strategies: header.strategies,
@@ -1335,6 +1421,7 @@ mod tests {
         ExperimentConfig {
             workload: "tpcb".into(),
             load: Default::default(),
+            scripts: Default::default(),
             scale: vec![1],
             isolation: vec![Isolation::ReadCommitted, Isolation::Serializable],
             strategies: Vec::new(),

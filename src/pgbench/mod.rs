@@ -1,4 +1,7 @@
 //! pgbench scripts: the script language and its expressions, run by isobench
 //! unchanged.
 
+pub mod expr;
+pub mod prng;
+pub mod run;
 pub mod script;

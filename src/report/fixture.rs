@@ -239,6 +239,7 @@ pub fn results() -> Results {
         config: StoredConfig {
             workload: "tpcb".into(),
             load: Default::default(),
+            scripts: Default::default(),
             scale: vec![1],
             isolation: vec![rc, ser],
             strategies: vec!["optimistic".into()],

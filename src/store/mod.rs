@@ -53,6 +53,10 @@ pub struct StoredConfig {
     /// for a built-in workload.
     #[serde(default)]
     pub load: crate::config::ExternalLoad,
+    /// The pgbench scripts (files, built-ins, defines, query mode); none
+    /// for a built-in workload.
+    #[serde(default)]
+    pub scripts: crate::config::ScriptsConfig,
     /// Scale factors (one value unless scale is a factor); empty for
     /// workloads sized by a parameter.
     pub scale: Vec<u32>,
