@@ -242,7 +242,12 @@ pub struct RunArgs {
     #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", value_parser = setting, help_heading = "pgbench scripts")]
     pub defines: Vec<(String, String)>,
     /// How scripts send SQL: simple, extended or prepared (like pgbench -M).
-    #[arg(short = 'M', long = "protocol", default_value = "prepared", help_heading = "pgbench scripts")]
+    #[arg(
+        short = 'M',
+        long = "protocol",
+        default_value = "prepared",
+        help_heading = "pgbench scripts"
+    )]
     pub protocol: crate::pgbench::run::QueryMode,
     /// SQL run once into the template database for the scripts, instead of pgbench's tables.
     #[arg(long, value_name = "FILE", help_heading = "pgbench scripts")]

@@ -260,7 +260,9 @@ pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<Exp
     use crate::workload::*;
     let cfg = cfg.resolve();
     if cfg.load.active() && cfg.scripts.active() {
-        bail!("--load-cmd and -f/-b both given: a study is driven by an external load or by pgbench scripts, not both");
+        bail!(
+            "--load-cmd and -f/-b both given: a study is driven by an external load or by pgbench scripts, not both"
+        );
     }
     if cfg.load.active() {
         return run_external(cfg, cancel).await;
@@ -691,7 +693,7 @@ async fn run_scripts(
                 sc.mode,
                 sc.defines.clone(),
                 data,
-                cfg.seed,
+                c.clients,
             )
             .map_err(anyhow::Error::msg)
         })

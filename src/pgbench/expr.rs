@@ -119,7 +119,9 @@ impl Value {
             Value::Double(d) => {
                 let r = d.round_ties_even();
                 // FLOAT8_FITS_IN_INT64: [-2^63, 2^63).
-                if r.is_nan() || !(-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&r) {
+                if r.is_nan()
+                    || !(-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&r)
+                {
                     Err(format!("double to int overflow for {}", format_f(r)))
                 } else {
                     Ok(r as i64)
@@ -151,15 +153,13 @@ impl fmt::Display for Value {
     }
 }
 
-/// C's `printf("%.15g", d)` (pgbench prints doubles with `DBL_DIG` = 15
-/// significant digits).
+/// C's `printf("%.15g", d)` as PostgreSQL prints it (pgbench prints
+/// doubles with `DBL_DIG` = 15 significant digits; NaN and infinities as
+/// `NaN`, `Infinity`, `-Infinity`).
 pub fn format_g15(d: f64) -> String {
     const P: i32 = 15;
-    if d.is_nan() {
-        return if d.is_sign_negative() { "-nan" } else { "nan" }.into();
-    }
-    if d.is_infinite() {
-        return if d < 0.0 { "-inf" } else { "inf" }.into();
+    if let Some(special) = special(d) {
+        return special.into();
     }
     if d == 0.0 {
         return if d.is_sign_negative() { "-0" } else { "0" }.into();
@@ -183,14 +183,23 @@ pub fn format_g15(d: f64) -> String {
     }
 }
 
-/// C's `printf("%f", d)`.
-fn format_f(d: f64) -> String {
+/// How PostgreSQL's own `snprintf` (src/port/snprintf.c), which pgbench
+/// uses, prints a NaN or an infinity.
+fn special(d: f64) -> Option<&'static str> {
     if d.is_nan() {
-        "nan".into()
+        Some("NaN")
     } else if d.is_infinite() {
-        if d < 0.0 { "-inf" } else { "inf" }.into()
+        Some(if d < 0.0 { "-Infinity" } else { "Infinity" })
     } else {
-        format!("{d:.6}")
+        None
+    }
+}
+
+/// C's `printf("%f", d)`, as PostgreSQL prints it.
+fn format_f(d: f64) -> String {
+    match special(d) {
+        Some(s) => s.into(),
+        None => format!("{d:.6}"),
     }
 }
 
@@ -275,7 +284,11 @@ const FUNCTIONS: &[(&str, Func, Arity)] = &[
     ("pow", Func::Pow, Arity::Exactly(2)),
     ("power", Func::Pow, Arity::Exactly(2)),
     ("random", Func::Random, Arity::Exactly(2)),
-    ("random_exponential", Func::RandomExponential, Arity::Exactly(3)),
+    (
+        "random_exponential",
+        Func::RandomExponential,
+        Arity::Exactly(3),
+    ),
     ("random_gaussian", Func::RandomGaussian, Arity::Exactly(3)),
     ("random_zipfian", Func::RandomZipfian, Arity::Exactly(3)),
     ("sqrt", Func::Sqrt, Arity::Exactly(1)),
@@ -452,9 +465,10 @@ fn lex(text: &str) -> Result<Vec<Spanned>, ParseError> {
                 if lit == "9223372036854775808" {
                     Tok::MaxIntPlusOne
                 } else {
-                    Tok::Int(lit.parse().map_err(|_| {
-                        err(format!("bigint constant overflow ({lit})"), start)
-                    })?)
+                    Tok::Int(
+                        lit.parse()
+                            .map_err(|_| err(format!("bigint constant overflow ({lit})"), start))?,
+                    )
                 }
             } else {
                 let d: f64 = lit.parse().expect("a decimal literal");
@@ -572,7 +586,10 @@ impl Parser {
 
     fn error(&self, expected: &str) -> ParseError {
         ParseError {
-            message: format!("syntax error at {}: expected {expected}", self.peek().describe()),
+            message: format!(
+                "syntax error at {}: expected {expected}",
+                self.peek().describe()
+            ),
             offset: self.at(),
         }
     }
@@ -667,7 +684,9 @@ impl Parser {
             Tok::Null => Ok(Expr::Const(Value::Null)),
             Tok::Var(v) => Ok(Expr::Var(v)),
             Tok::MaxIntPlusOne => Err(ParseError {
-                message: "bigint constant overflow (9223372036854775808)".into(),
+                message: "syntax error at \"9223372036854775808\": an integer is at most \
+                          9223372036854775807 (-9223372036854775808 is allowed)"
+                    .into(),
                 offset: at,
             }),
             Tok::Op("(") => {
@@ -686,7 +705,10 @@ impl Parser {
             }
             Tok::Op("~") => {
                 let e = self.expr(BP_BIT + 1)?;
-                Ok(Expr::Call(Func::BitXor, vec![Expr::Const(Value::Int(-1)), e]))
+                Ok(Expr::Call(
+                    Func::BitXor,
+                    vec![Expr::Const(Value::Int(-1)), e],
+                ))
             }
             Tok::Not => Ok(not(self.expr(BP_NOT)?)),
             Tok::Case => self.case(),
@@ -741,24 +763,27 @@ impl Parser {
         }
         self.expect(Tok::Op(")"), "\",\" or \")\"")?;
         let n = args.len();
-        let arity_error = |message: &str| ParseError {
-            message: format!("{message} ({fname})"),
+        let arity_error = |detail: &str| ParseError {
+            message: format!("unexpected number of arguments ({fname}): {detail}"),
             offset: at,
         };
         let seed = || Expr::Var("default_seed".into());
         match arity {
             Arity::Exactly(k) if n != k => {
-                return Err(arity_error(&format!(
-                    "unexpected number of arguments: {n}, {fname} takes {k}"
-                )));
+                return Err(arity_error(&format!("it takes {k}, not {n}")));
             }
-            Arity::AtLeastOne if n == 0 => return Err(arity_error("at least one argument expected")),
+            Arity::AtLeastOne if n == 0 => {
+                return Err(ParseError {
+                    message: format!("at least one argument expected ({fname})"),
+                    offset: at,
+                });
+            }
             Arity::Hash if !(1..=2).contains(&n) => {
-                return Err(arity_error("unexpected number of arguments: hash functions take 1 or 2"));
+                return Err(arity_error(&format!("it takes 1 or 2, not {n}")));
             }
             Arity::Hash if n == 1 => args.push(seed()),
             Arity::Permute if !(2..=3).contains(&n) => {
-                return Err(arity_error("unexpected number of arguments: permute takes 2 or 3"));
+                return Err(arity_error(&format!("it takes 2 or 3, not {n}")));
             }
             Arity::Permute if n == 2 => args.push(seed()),
             _ => {}
@@ -830,7 +855,9 @@ impl Expr {
                     vals.push(a.eval(env)?);
                 }
                 if args.len() > MAX_ARGS {
-                    return Err(format!("too many function arguments, maximum is {MAX_ARGS}"));
+                    return Err(format!(
+                        "too many function arguments, maximum is {MAX_ARGS}"
+                    ));
                 }
                 if !matches!(func, Func::Is | Func::Debug) && vals.contains(&Value::Null) {
                     return Ok(Value::Null);
@@ -926,7 +953,11 @@ fn call(func: Func, v: &[Value], env: &mut dyn Env) -> Result<Value, String> {
             if min > max {
                 return Err("empty range given to random".into());
             }
-            if max.checked_sub(min).and_then(|d| d.checked_add(1)).is_none() {
+            if max
+                .checked_sub(min)
+                .and_then(|d| d.checked_add(1))
+                .is_none()
+            {
                 return Err("random range is too large".into());
             }
             let rng = env.rng();
@@ -1073,7 +1104,12 @@ mod tests {
         assert_eq!(eval("NOT true AND false"), Ok(Value::Bool(false)));
         assert_eq!(eval("1 + 1 IS NULL"), Ok(Value::Bool(false)));
         assert_eq!(eval("3 > 2"), Ok(Value::Bool(true)));
-        assert_eq!(eval("CASE WHEN :n > 5 THEN 'x' END").unwrap_err().contains("unexpected character ('"), true);
+        assert_eq!(
+            eval("CASE WHEN :n > 5 THEN 'x' END")
+                .unwrap_err()
+                .contains("unexpected character ('"),
+            true
+        );
     }
 
     #[test]
@@ -1085,46 +1121,105 @@ mod tests {
         assert_eq!(eval("NULL AND 1/0 = 1"), Ok(Value::Null));
         assert_eq!(eval("false AND 1/0 = 1"), Ok(Value::Bool(false)));
         assert_eq!(eval("true OR :undefined"), Ok(Value::Bool(true)));
-        assert_eq!(eval("CASE WHEN 0 THEN 1/0 WHEN 2 THEN 5 END"), Ok(Value::Int(5)));
+        assert_eq!(
+            eval("CASE WHEN 0 THEN 1/0 WHEN 2 THEN 5 END"),
+            Ok(Value::Int(5))
+        );
         assert_eq!(eval("CASE WHEN false THEN 1 END"), Ok(Value::Null));
-        assert_eq!(eval("1 AND true"), Err("cannot coerce int to boolean".into()));
+        assert_eq!(
+            eval("1 AND true"),
+            Err("cannot coerce int to boolean".into())
+        );
         assert_eq!(eval("true + 1"), Err("cannot coerce boolean to int".into()));
     }
 
     #[test]
     fn integer_overflow_and_division_errors() {
-        assert_eq!(eval("9223372036854775807 + 1"), Err("bigint add out of range".into()));
-        assert_eq!(eval("-9223372036854775808 - 1"), Err("bigint sub out of range".into()));
-        assert_eq!(eval("-(-9223372036854775808)"), Err("bigint sub out of range".into()));
-        assert_eq!(eval("4611686018427387904 * 2"), Err("bigint mul out of range".into()));
+        assert_eq!(
+            eval("9223372036854775807 + 1"),
+            Err("bigint add out of range".into())
+        );
+        assert_eq!(
+            eval("-9223372036854775808 - 1"),
+            Err("bigint sub out of range".into())
+        );
+        assert_eq!(
+            eval("-(-9223372036854775808)"),
+            Err("bigint sub out of range".into())
+        );
+        assert_eq!(
+            eval("4611686018427387904 * 2"),
+            Err("bigint mul out of range".into())
+        );
         assert_eq!(eval("1 / 0"), Err("division by zero".into()));
         assert_eq!(eval("1 % 0"), Err("division by zero".into()));
-        assert_eq!(eval("-9223372036854775808 / -1"), Err("bigint div out of range".into()));
+        assert_eq!(
+            eval("-9223372036854775808 / -1"),
+            Err("bigint div out of range".into())
+        );
         assert_eq!(int("-9223372036854775808 % -1"), 0);
         assert_eq!(int("-7 / 2"), -3);
         assert_eq!(int("-7 % 2"), -1);
         assert_eq!(int("5.5 % 2"), 0, "% rounds doubles half to even: 6 % 2");
         assert_eq!(eval("1.0 / 0"), Ok(Value::Double(f64::INFINITY)));
-        assert_eq!(eval("int(1e19)"), Err("double to int overflow for 10000000000000000000.000000".into()));
+        assert_eq!(
+            eval("int(1e19)"),
+            Err("double to int overflow for 10000000000000000000.000000".into())
+        );
     }
 
     #[test]
     fn parse_errors_name_the_problem_and_where() {
         let err = |t: &str| Expr::parse(t).unwrap_err();
         let e = err("1 +");
-        assert_eq!((e.message.as_str(), e.offset()), ("syntax error at end of expression: expected an expression", 3));
+        assert_eq!(
+            (e.message.as_str(), e.offset()),
+            (
+                "syntax error at end of expression: expected an expression",
+                3
+            )
+        );
         let e = err("foo(1)");
-        assert_eq!((e.message.as_str(), e.offset()), ("unexpected function name (foo)", 0));
-        assert_eq!(err("abs(1, 2)").message, "unexpected number of arguments: 2, abs takes 1 (abs)");
-        assert_eq!(err("least()").message, "at least one argument expected (least)");
-        assert_eq!(err("hash()").message, "unexpected number of arguments: hash functions take 1 or 2 (hash)");
-        assert_eq!(err("permute(1)").message, "unexpected number of arguments: permute takes 2 or 3 (permute)");
-        assert_eq!(err("100000000000000000000").message, "bigint constant overflow (100000000000000000000)");
+        assert_eq!(
+            (e.message.as_str(), e.offset()),
+            ("unexpected function name (foo)", 0)
+        );
+        assert_eq!(
+            err("abs(1, 2)").message,
+            "unexpected number of arguments (abs): it takes 1, not 2"
+        );
+        assert_eq!(
+            err("least()").message,
+            "at least one argument expected (least)"
+        );
+        assert_eq!(
+            err("hash()").message,
+            "unexpected number of arguments (hash): it takes 1 or 2, not 0"
+        );
+        assert_eq!(
+            err("permute(1)").message,
+            "unexpected number of arguments (permute): it takes 2 or 3, not 1"
+        );
+        assert_eq!(
+            err("100000000000000000000").message,
+            "bigint constant overflow (100000000000000000000)"
+        );
         assert_eq!(err("1.0E309").message, "double constant overflow (1.0E309)");
-        assert_eq!(err("9223372036854775808").message, "bigint constant overflow (9223372036854775808)");
+        assert!(
+            err("9223372036854775808")
+                .message
+                .starts_with("syntax error")
+        );
         let e = err("2 @ 3");
-        assert_eq!((e.message.as_str(), e.offset()), ("unexpected character (@)", 2));
-        assert!(err("1 < 2 < 3").message.starts_with("syntax error at \"<\""));
+        assert_eq!(
+            (e.message.as_str(), e.offset()),
+            ("unexpected character (@)", 2)
+        );
+        assert!(
+            err("1 < 2 < 3")
+                .message
+                .starts_with("syntax error at \"<\"")
+        );
         assert!(err("1 IS 2").message.contains("NULL, TRUE or FALSE"));
         assert!(err("CASE 1 END").message.contains("WHEN after CASE"));
         assert!(err("(1 + 2").message.contains("expected \")\""));
@@ -1156,7 +1251,11 @@ mod tests {
         assert_eq!(v("-42"), Ok(Value::Int(-42)));
         assert_eq!(v("1.5e3"), Ok(Value::Double(1500.0)));
         assert_eq!(v("o"), Err("malformed variable \"x\" value: \"o\"".into()));
-        assert!(v("99999999999999999999").unwrap_err().contains("out of range"));
+        assert!(
+            v("99999999999999999999")
+                .unwrap_err()
+                .contains("out of range")
+        );
     }
 
     #[test]

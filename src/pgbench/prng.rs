@@ -141,7 +141,8 @@ impl Prng {
     /// `MIN_ZIPFIAN_PARAM <= s <= MAX_ZIPFIAN_PARAM`.
     pub fn zipfian(&mut self, min: i64, max: i64, s: f64) -> i64 {
         let n = max.wrapping_sub(min).wrapping_add(1);
-        min.wrapping_sub(1).wrapping_add(self.iterative_zipfian(n, s))
+        min.wrapping_sub(1)
+            .wrapping_add(self.iterative_zipfian(n, s))
     }
 
     fn iterative_zipfian(&mut self, n: i64, s: f64) -> i64 {

@@ -193,7 +193,7 @@ pub struct ScriptWorkload {
     data: Data,
     tpcb: Option<Tpcb>,
     scale: i64,
-    random_seed: u64,
+    clients: u32,
 }
 
 impl ScriptWorkload {
@@ -206,7 +206,7 @@ impl ScriptWorkload {
         mode: QueryMode,
         defines: Vec<(String, String)>,
         data: Data,
-        random_seed: u64,
+        clients: u32,
     ) -> Result<Self, String> {
         if scripts.iter().all(|s| s.weight == 0) {
             return Err("-f/-b: every script has weight 0; give one a weight above 0".into());
@@ -229,8 +229,10 @@ impl ScriptWorkload {
             .collect::<Result<Vec<_>, _>>()?;
         let (tpcb, scale) = match &data {
             Data::Tpcb(s) => (
-                Some(Tpcb::with_variant(*s, crate::workload::tpcb::Variant::TpcbLike)
-                    .map_err(|e| e.to_string())?),
+                Some(
+                    Tpcb::with_variant(*s, crate::workload::tpcb::Variant::TpcbLike)
+                        .map_err(|e| e.to_string())?,
+                ),
                 i64::from(*s),
             ),
             Data::InitSql(..) => (None, 1),
@@ -244,7 +246,7 @@ impl ScriptWorkload {
             data,
             tpcb,
             scale,
-            random_seed,
+            clients,
         })
     }
 }
@@ -286,19 +288,22 @@ impl Workload for ScriptWorkload {
         Vec::new()
     }
 
+    /// Client `client_id`'s variables and random state, seeded as pgbench
+    /// seeds them: the engine gives client k the run's seed + k; from the
+    /// run's seed S a base generator draws one seed per client in order,
+    /// then `:default_seed`. The first run of a study with `--seed S` thus
+    /// draws what `pgbench --random-seed S -c N` draws.
     fn client(&self, client_id: u32, seed: u64) -> ScriptClient {
+        let run_seed = seed.wrapping_sub(u64::from(client_id));
+        let (client_seed, default_seed) = client_seeds(run_seed, self.clients, client_id);
         let mut vars: Vars = HashMap::new();
         let mut put = |k: &str, v: Value| {
             vars.insert(k.into(), Var::Value(v));
         };
         put("scale", Value::Int(self.scale));
         put("client_id", Value::Int(i64::from(client_id)));
-        put("random_seed", Value::Int(self.random_seed as i64));
-        // pgbench: one default seed per run, shared by all clients.
-        put(
-            "default_seed",
-            Value::Int(Prng::seed(self.random_seed).next_u64() as i64),
-        );
+        put("random_seed", Value::Int(run_seed as i64));
+        put("default_seed", Value::Int(default_seed as i64));
         for (k, v) in &self.defines {
             vars.insert(k.clone(), Var::Text(v.clone()));
         }
@@ -307,8 +312,8 @@ impl Workload for ScriptWorkload {
             weights: self.weights.clone(),
             mode: self.mode,
             vars,
-            prng: Prng::seed(seed),
-            chooser: Prng::seed(seed ^ 0x7363_7269_7074),
+            prng: Prng::seed(client_seed),
+            chooser: Prng::seed(client_seed ^ 0x7363_7269_7074),
             prepared: Vec::new(),
         }
     }
@@ -350,6 +355,23 @@ impl Workload for ScriptWorkload {
             ),
         ])
     }
+}
+
+/// pgbench's seeds for client `client_id` of `clients` under
+/// `--random-seed run_seed`: the seed of the client's generator (which
+/// `random*()` draw from) and `:default_seed`. A base generator seeded with
+/// `run_seed` draws one seed per client in order, then the default seed
+/// (pgbench.c, `main`; checked against pgbench 15 and 18).
+pub fn client_seeds(run_seed: u64, clients: u32, client_id: u32) -> (u64, u64) {
+    let mut base = Prng::seed(run_seed);
+    let mut client_seed = 0;
+    for k in 0..clients.max(client_id + 1) {
+        let s = base.next_u64();
+        if k == client_id {
+            client_seed = s;
+        }
+    }
+    (client_seed, base.next_u64())
 }
 
 /// One client's scripts, variables and random state.
@@ -416,7 +438,11 @@ impl WorkloadClient for ScriptClient {
     type Input = ScriptInput;
     type Ledger = ();
 
-    async fn prepare(&mut self, conn: &Client, tx: &TxControl) -> Result<(), tokio_postgres::Error> {
+    async fn prepare(
+        &mut self,
+        conn: &Client,
+        tx: &TxControl,
+    ) -> Result<(), tokio_postgres::Error> {
         conn.batch_execute(&format!(
             "SET default_transaction_isolation = '{}'",
             tx.isolation().sql().to_ascii_lowercase()
@@ -427,11 +453,15 @@ impl WorkloadClient for ScriptClient {
             let mut stmts = Vec::with_capacity(c.script.commands.len());
             for (i, cmd) in c.script.commands.iter().enumerate() {
                 let stmt = match (&cmd.kind, self.mode) {
-                    (CommandKind::Sql { sql, store: None, .. }, QueryMode::Prepared)
-                        if !sql.contains(';') =>
-                    {
-                        Some(conn.prepare(c.param_sql[i].as_deref().expect("SQL")).await?)
-                    }
+                    (
+                        CommandKind::Sql {
+                            sql, store: None, ..
+                        },
+                        QueryMode::Prepared,
+                    ) if !sql.contains(';') => Some(
+                        conn.prepare(c.param_sql[i].as_deref().expect("SQL"))
+                            .await?,
+                    ),
                     _ => None,
                 };
                 stmts.push(stmt);
@@ -556,12 +586,14 @@ impl WorkloadClient for ScriptClient {
                             AttemptError::body(e)
                         }
                     };
-                    let simple = self.mode == QueryMode::Simple || store.is_some() || sql.contains(';');
+                    let simple =
+                        self.mode == QueryMode::Simple || store.is_some() || sql.contains(';');
                     if simple {
                         let text = substitute(sql, &vars);
                         let messages = conn.simple_query(&text).await.map_err(fail)?;
                         if let Some(store) = store {
-                            store_rows(store, &messages, &mut vars).map_err(|e| script_error(c, i, e))?;
+                            store_rows(store, &messages, &mut vars)
+                                .map_err(|e| script_error(c, i, e))?;
                         }
                     } else {
                         let mut params: Vec<Param> = Vec::with_capacity(variables.len());
@@ -570,19 +602,24 @@ impl WorkloadClient for ScriptClient {
                                 Some(Var::Value(Value::Null)) => params.push(Param(None)),
                                 Some(x) => params.push(Param(Some(x.text()))),
                                 None => {
-                                    return Err(script_error(c, i, format!("undefined variable :{v}")));
+                                    return Err(script_error(
+                                        c,
+                                        i,
+                                        format!("undefined variable :{v}"),
+                                    ));
                                 }
                             }
                         }
                         let refs: Vec<&(dyn ToSql + Sync)> =
                             params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-                        let result = match &self.prepared.get(input.script).and_then(|s| s[i].as_ref()) {
-                            Some(stmt) => conn.execute(*stmt, &refs).await,
-                            None => {
-                                conn.execute(c.param_sql[i].as_deref().expect("SQL"), &refs)
-                                    .await
-                            }
-                        };
+                        let result =
+                            match &self.prepared.get(input.script).and_then(|s| s[i].as_ref()) {
+                                Some(stmt) => conn.execute(*stmt, &refs).await,
+                                None => {
+                                    conn.execute(c.param_sql[i].as_deref().expect("SQL"), &refs)
+                                        .await
+                                }
+                            };
                         result.map_err(fail)?;
                     }
                 }
@@ -619,7 +656,11 @@ fn substitute(sql: &str, vars: &Vars) -> String {
 /// `\gset` (exactly one row of the last statement) or `\aset` (every
 /// row of every statement, the last value winning) into variables named
 /// prefix + column. A NULL column becomes a NULL value.
-fn store_rows(store: &Store, messages: &[SimpleQueryMessage], vars: &mut Vars) -> Result<(), String> {
+fn store_rows(
+    store: &Store,
+    messages: &[SimpleQueryMessage],
+    vars: &mut Vars,
+) -> Result<(), String> {
     // Rows per statement: a CommandComplete ends each statement.
     let mut statements: Vec<Vec<&tokio_postgres::SimpleQueryRow>> = vec![Vec::new()];
     for m in messages {
@@ -728,7 +769,12 @@ fn encode_numeric(t: &str, out: &mut BytesMut) -> Result<(), ()> {
     let mut groups: Vec<i16> = all
         .as_bytes()
         .chunks(4)
-        .map(|c| std::str::from_utf8(c).expect("ascii").parse().expect("digits"))
+        .map(|c| {
+            std::str::from_utf8(c)
+                .expect("ascii")
+                .parse()
+                .expect("digits")
+        })
         .collect();
     let mut weight = ((pad_left + int.len()) / 4) as i16 - 1;
     // Strip leading and trailing zero groups.
@@ -793,13 +839,19 @@ mod tests {
         let mut v = Vars::new();
         v.insert("a".into(), Var::Value(Value::Int(-5)));
         v.insert("t".into(), Var::Text("x y".into()));
-        assert_eq!(substitute("SELECT :a, ':t', :zz::int", &v), "SELECT -5, 'x y', :zz::int");
+        assert_eq!(
+            substitute("SELECT :a, ':t', :zz::int", &v),
+            "SELECT -5, 'x y', :zz::int"
+        );
     }
 
     #[test]
     fn bad_expressions_are_located_in_the_file() {
-        let s = script::parse("t.sql", "SELECT 1;\n\\set x 1 +\n", 1).unwrap();
-        let e = compile(s).unwrap_err();
-        assert!(e.starts_with("t.sql:2:"), "{e}");
+        let e = script::parse("t.sql", "SELECT 1;\n\\set x 1 +\n", 1).unwrap_err();
+        assert_eq!((e.loc.line, e.loc.column), (2, 11), "{e}");
+        assert!(e.message.contains("expected an expression"), "{e}");
+        let e = script::parse("t.sql", "\\set x 1 + \\\n  2 + foo(3)\n", 1).unwrap_err();
+        assert_eq!((e.loc.line, e.loc.column), (2, 7), "{e}");
+        assert_eq!(e.message, "\\set: unexpected function name (foo)");
     }
 }

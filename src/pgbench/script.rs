@@ -540,7 +540,10 @@ impl<'a> Parser<'a> {
     /// continuations); returns the word, the whitespace-separated
     /// arguments (text, location, character offset in the rest), and the
     /// rest of the line after the word.
-    fn meta_line(&mut self) -> (String, Vec<Arg>, String) {
+    /// A meta-command's word, its arguments, the rest of its line (a
+    /// continuation read as a space) and where each character of that rest
+    /// is in the file.
+    fn meta_line(&mut self) -> (String, Vec<Arg>, String, Vec<Loc>) {
         self.bump(); // the backslash
         let mut word = String::new();
         while self
@@ -550,10 +553,12 @@ impl<'a> Parser<'a> {
             word.push(self.bump().expect("peeked"));
         }
         let mut rest = String::new();
+        let mut locs = Vec::new();
         let mut args: Vec<Arg> = Vec::new();
         let mut current: Option<Arg> = None;
         while let Some(c) = self.peek(0) {
             if c == '\\' && self.peek(1) == Some('\n') {
+                locs.push(self.loc());
                 self.bump();
                 self.bump();
                 rest.push(' ');
@@ -569,6 +574,7 @@ impl<'a> Parser<'a> {
             let offset = rest.chars().count();
             self.bump();
             rest.push(c);
+            locs.push(loc);
             if c.is_whitespace() {
                 if let Some(a) = current.take() {
                     args.push(a);
@@ -587,11 +593,11 @@ impl<'a> Parser<'a> {
         if let Some(a) = current.take() {
             args.push(a);
         }
-        (word, args, rest)
+        (word, args, rest, locs)
     }
 
     fn meta(&mut self, at: Loc) -> Result<CommandKind, ScriptError> {
-        let (word, args, rest) = self.meta_line();
+        let (word, args, rest, locs) = self.meta_line();
         let none = |p: &Self, kind: CommandKind| -> Result<CommandKind, ScriptError> {
             match args.first() {
                 Some(a) => Err(p.err(
@@ -608,7 +614,23 @@ impl<'a> Parser<'a> {
                 return Err(p.err(at, format!("\\{word}: missing expression")));
             };
             let text: String = rest.chars().skip(a.offset).collect();
-            Ok((text.trim_end().to_string(), a.loc))
+            let text = text.trim_end().to_string();
+            if let Err(e) = super::expr::Expr::parse(&text) {
+                // Located over continuation lines too; at the end of the
+                // expression, just after its last character.
+                let loc = match locs.get(a.offset + e.offset()) {
+                    Some(l) if e.offset() < text.chars().count() => *l,
+                    _ => {
+                        let last = locs[a.offset + text.chars().count() - 1];
+                        Loc {
+                            column: last.column + 1,
+                            ..last
+                        }
+                    }
+                };
+                return Err(p.err(loc, format!("\\{word}: {e}")));
+            }
+            Ok((text, a.loc))
         };
         match word.as_str() {
             "set" => {
