@@ -349,7 +349,11 @@ impl<C: WorkloadClient> Source<C> {
         after: impl Fn(&crate::engine::retry::AttemptError) -> AfterError,
     ) -> Attempted {
         match self {
-            Source::Own(s) => run_attempt(s, input, &after).await,
+            Source::Own(s) => {
+                let a = run_attempt(s, input, &after).await;
+                record_steps(&mut s.client, input, rec);
+                a
+            }
             Source::Pooled { pool, .. } => {
                 let asked = Instant::now();
                 let permit = pool
@@ -372,6 +376,7 @@ impl<C: WorkloadClient> Source<C> {
                 };
                 let s = lease.session.as_mut().expect("held until drop");
                 let mut a = run_attempt(s, input, &after).await;
+                record_steps(&mut s.client, input, rec);
                 a.pool_wait = waited;
                 a
             }
@@ -385,6 +390,16 @@ impl<C: WorkloadClient> Source<C> {
             Source::Own(s) => s.client,
             Source::Pooled { inputs, .. } => inputs,
         }
+    }
+}
+
+/// Records the per-command latencies `client` kept of its last attempt
+/// (none for most workloads: no allocation then).
+fn record_steps<C: WorkloadClient>(client: &mut C, input: &C::Input, rec: &Recorder) {
+    let mut times = Vec::new();
+    client.step_times(&mut times);
+    if !times.is_empty() {
+        rec.steps(client.tx_type(input), &times);
     }
 }
 

@@ -1178,6 +1178,31 @@ async fn fresh_copy(srv: &Server, tmpl: &str, run_db: &str) -> Result<(Client, f
 }
 
 #[allow(clippy::too_many_arguments)]
+/// Per-command records from the measured window's step counts, named by
+/// the workload (empty when it times no commands).
+fn command_records(
+    names: &[String],
+    steps: &[crate::metrics::StepStats],
+) -> Vec<store::CommandRecord> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(k, name)| {
+            let s = steps.get(k).copied().unwrap_or_default();
+            store::CommandRecord {
+                command: name.clone(),
+                executions: s.executions,
+                mean_ms: if s.executions > 0 {
+                    s.total_us as f64 / s.executions as f64 / 1000.0
+                } else {
+                    0.0
+                },
+                failures: s.failures,
+            }
+        })
+        .collect()
+}
+
 async fn one_run<W: Workload>(
     workload: &W,
     cfg: &ExperimentConfig,
@@ -1246,7 +1271,8 @@ async fn one_run<W: Workload>(
         .types
         .iter()
         .zip(&type_names)
-        .map(|(t, name)| TxTypeRecord {
+        .enumerate()
+        .map(|(i, (t, name))| TxTypeRecord {
             name: name.to_string(),
             committed: t.committed,
             user_aborts: t.user_aborts,
@@ -1256,6 +1282,7 @@ async fn one_run<W: Workload>(
             wasted_ms: t.wasted_us as f64 / 1000.0,
             latency_ms: t.latency_summary(),
             latency_histogram: encode_histogram(&t.latency_us),
+            commands: command_records(&workload.step_names(i), &t.steps),
         })
         .collect();
     let failed_by_type = per_type

@@ -88,6 +88,18 @@ pub struct TxStats {
     pub unknown_outcome: u64,
     /// Time spent in attempts that did not commit, µs (wasted work).
     pub wasted_us: u64,
+    /// Per command of the type, when the workload reports them (pgbench
+    /// `-r`); indexed by [`crate::workload::StepTime::step`].
+    pub steps: Vec<StepStats>,
+}
+
+/// One command's executions (every attempt's), their total time, and how
+/// many raised the error that ended their attempt.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StepStats {
+    pub executions: u64,
+    pub total_us: u64,
+    pub failures: u64,
 }
 
 impl Default for TxStats {
@@ -100,6 +112,7 @@ impl Default for TxStats {
             failed: FailureCounts::default(),
             unknown_outcome: 0,
             wasted_us: 0,
+            steps: Vec::new(),
         }
     }
 }
@@ -116,6 +129,14 @@ impl TxStats {
         self.failed.merge(&other.failed);
         self.unknown_outcome += other.unknown_outcome;
         self.wasted_us += other.wasted_us;
+        if self.steps.len() < other.steps.len() {
+            self.steps.resize(other.steps.len(), StepStats::default());
+        }
+        for (a, b) in self.steps.iter_mut().zip(&other.steps) {
+            a.executions += b.executions;
+            a.total_us += b.total_us;
+            a.failures += b.failures;
+        }
     }
 
     /// Zeroes every counter without freeing memory.
@@ -127,6 +148,7 @@ impl TxStats {
         self.failed.clear();
         self.unknown_outcome = 0;
         self.wasted_us = 0;
+        self.steps.fill(StepStats::default());
     }
 
     /// Transactions that ended: committed, user-aborted, failed, unknown.
@@ -307,6 +329,21 @@ impl Recorder {
             s.attempts += u64::from(attempts);
             s.wasted_us += wasted_us;
             l.unknown_outcome += 1;
+        })
+    }
+
+    /// The per-command latencies of one attempt of a type-`ty` transaction.
+    pub fn steps(&self, ty: usize, times: &[crate::workload::StepTime]) {
+        self.with(ty, |s, _| {
+            for t in times {
+                if s.steps.len() <= t.step {
+                    s.steps.resize(t.step + 1, StepStats::default());
+                }
+                let st = &mut s.steps[t.step];
+                st.executions += 1;
+                st.total_us += t.us;
+                st.failures += u64::from(t.failed);
+            }
         })
     }
 

@@ -23,7 +23,7 @@ use std::error::Error as StdError;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{BufMut, BytesMut};
 use serde::{Deserialize, Serialize};
@@ -37,8 +37,8 @@ use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
 use crate::workload::tpcb::Tpcb;
 use crate::workload::{
-    ExplainStatement, InvariantResult, Outcome, Setup, TxControl, Workload, WorkloadClient,
-    WorkloadError,
+    ExplainStatement, InvariantResult, Outcome, Setup, StepTime, TxControl, Workload,
+    WorkloadClient, WorkloadError,
 };
 
 /// pgbench's `-M`.
@@ -288,6 +288,17 @@ impl Workload for ScriptWorkload {
         Vec::new()
     }
 
+    /// Script `ty`'s commands by their first line, as `pgbench -r` lists
+    /// them.
+    fn step_names(&self, ty: usize) -> Vec<String> {
+        self.scripts[ty]
+            .script
+            .commands
+            .iter()
+            .map(|c| c.first_line.trim().to_string())
+            .collect()
+    }
+
     /// Client `client_id`'s variables and random state, seeded as pgbench
     /// seeds them: the engine gives client k the run's seed + k; from the
     /// run's seed S a base generator draws one seed per client in order,
@@ -315,6 +326,7 @@ impl Workload for ScriptWorkload {
             prng: Prng::seed(client_seed),
             chooser: Prng::seed(client_seed ^ 0x7363_7269_7074),
             prepared: Vec::new(),
+            steps: Vec::new(),
         }
     }
 
@@ -385,6 +397,8 @@ pub struct ScriptClient {
     chooser: Prng,
     /// `-M prepared`: per script, per command.
     prepared: Vec<Vec<Option<Statement>>>,
+    /// The last attempt's command latencies, until the engine takes them.
+    steps: Vec<StepTime>,
 }
 
 /// A script run's start: which script, and the variables and random
@@ -503,6 +517,47 @@ impl WorkloadClient for ScriptClient {
         _tx: &TxControl,
         input: &ScriptInput,
     ) -> Result<Outcome, AttemptError> {
+        let mut steps = std::mem::take(&mut self.steps);
+        let mut current = None;
+        let result = self
+            .run_commands(conn, input, &mut steps, &mut current)
+            .await;
+        if let (Err(_), Some((step, t0))) = (&result, current) {
+            steps.push(StepTime {
+                step,
+                us: t0.elapsed().as_micros() as u64,
+                failed: true,
+            });
+        }
+        self.steps = steps;
+        result
+    }
+
+    fn step_times(&mut self, out: &mut Vec<StepTime>) {
+        out.append(&mut self.steps);
+    }
+
+    fn into_ledger(self) {}
+}
+
+impl ScriptClient {
+    /// Runs `input`'s script from its first command. `current` is the
+    /// command running and since when; every command that completes is
+    /// appended to `steps`.
+    async fn run_commands(
+        &mut self,
+        conn: &Client,
+        input: &ScriptInput,
+        steps: &mut Vec<StepTime>,
+        current: &mut Option<(usize, Instant)>,
+    ) -> Result<Outcome, AttemptError> {
+        let done = |steps: &mut Vec<StepTime>, (step, t0): (usize, Instant)| {
+            steps.push(StepTime {
+                step,
+                us: t0.elapsed().as_micros() as u64,
+                failed: false,
+            })
+        };
         let c = &self.scripts[input.script];
         let mut vars = input.vars.clone();
         let mut prng = input.prng.clone();
@@ -511,6 +566,9 @@ impl WorkloadClient for ScriptClient {
         // Whether the previous step jumped here from a false condition.
         let mut jump_pending = false;
         while i < commands.len() {
+            if let Some(prev) = current.replace((i, Instant::now())) {
+                done(steps, prev);
+            }
             let jumped = std::mem::take(&mut jump_pending);
             let env = |vars: &Vars, prng: &mut Prng| -> Result<Value, AttemptError> {
                 let e = c.exprs[i].as_ref().expect("compiled");
@@ -626,12 +684,13 @@ impl WorkloadClient for ScriptClient {
             }
             i += 1;
         }
+        if let Some(last) = current.take() {
+            done(steps, last);
+        }
         self.vars = vars;
         self.prng = prng;
         Ok(Outcome::Committed)
     }
-
-    fn into_ledger(self) {}
 }
 
 /// `sql` with every defined variable replaced by its text (undefined ones

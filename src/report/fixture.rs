@@ -158,6 +158,7 @@ fn run(
             wasted_ms: retries as f64 * 1.5,
             latency_ms: latency,
             latency_histogram: histogram(p99),
+            commands: Vec::new(),
         }],
         failed,
         unknown_outcome: 0,

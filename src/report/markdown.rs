@@ -24,6 +24,7 @@ pub fn render(results: &Results) -> String {
     external_load(&mut out, results, &cells);
     latency(&mut out, results, &cells);
     transactions(&mut out, results, &cells);
+    commands(&mut out, results, &cells);
     failures(&mut out, &cells);
     counters(&mut out, &cells);
     wait_events(&mut out, &cells);
@@ -518,6 +519,77 @@ fn transactions(out: &mut String, r: &Results, cells: &[CellSummary]) {
             "failed (%)",
             "p50 (ms)",
             "p99 (ms)",
+        ]
+        .map(String::from),
+    );
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    table(out, &header, &rows);
+}
+
+/// Per-command latency of pgbench scripts (like `pgbench -r`), pooled
+/// over each cell's complete runs; only when a workload timed commands.
+fn commands(out: &mut String, r: &Results, cells: &[CellSummary]) {
+    let mut rows = Vec::new();
+    for c in cells {
+        // Per transaction type: per command (executions, Σ ms, failures).
+        let mut pooled: Vec<(String, Vec<(String, u64, f64, u64)>)> = Vec::new();
+        for run in c.runs.iter().filter(|run| run.complete) {
+            for t in run.transactions.iter().filter(|t| !t.commands.is_empty()) {
+                let k = match pooled.iter().position(|(n, _)| *n == t.name) {
+                    Some(k) => k,
+                    None => {
+                        pooled.push((t.name.clone(), Vec::new()));
+                        pooled.len() - 1
+                    }
+                };
+                let steps = &mut pooled[k].1;
+                for (i, cmd) in t.commands.iter().enumerate() {
+                    if steps.len() <= i {
+                        steps.push((cmd.command.clone(), 0, 0.0, 0));
+                    }
+                    let s = &mut steps[i];
+                    s.1 += cmd.executions;
+                    s.2 += cmd.mean_ms * cmd.executions as f64;
+                    s.3 += cmd.failures;
+                }
+            }
+        }
+        for (name, steps) in pooled {
+            for (i, (command, n, total_ms, failures)) in steps.into_iter().enumerate() {
+                let mut row = super::factor_values(r, c.cell);
+                row.extend([
+                    name.clone(),
+                    (i + 1).to_string(),
+                    format!("`{command}`"),
+                    n.to_string(),
+                    if n > 0 {
+                        format!("{:.3}", total_ms / n as f64)
+                    } else {
+                        NA.into()
+                    },
+                    failures.to_string(),
+                ]);
+                rows.push(row);
+            }
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str(
+        "## Latency by command\n\nLike `pgbench -r`: every execution of each script command in the measured \
+         window of a cell's complete runs, retried attempts included; mean time per execution. Failures: \
+         executions that raised the error ending their attempt.\n\n",
+    );
+    let mut header = super::factor_headers(r);
+    header.extend(
+        [
+            "script",
+            "#",
+            "command",
+            "executions",
+            "mean (ms)",
+            "failures",
         ]
         .map(String::from),
     );

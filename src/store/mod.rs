@@ -289,6 +289,23 @@ pub struct TxTypeRecord {
     pub latency_ms: LatencySummary,
     /// The same as an HdrHistogram (µs; V2 + DEFLATE, base64).
     pub latency_histogram: String,
+    /// Per command, for a workload that times its commands (pgbench
+    /// scripts, like `pgbench -r`); measured window only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandRecord>,
+}
+
+/// One command of a transaction type over a run's measured window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommandRecord {
+    /// The command as written (its first line).
+    pub command: String,
+    /// Executions, every attempt's.
+    pub executions: u64,
+    /// Mean time per execution, ms.
+    pub mean_ms: f64,
+    /// Executions that raised the error ending their attempt.
+    pub failures: u64,
 }
 
 /// One measurement of one cell.

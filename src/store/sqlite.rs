@@ -125,8 +125,8 @@ use crate::external::parse::LoadFigures;
 use crate::metrics::{LatencySummary, Lifetime};
 use crate::observe::{CountStat, Plan, ServerObservations, SireadLocks, StatInterval, WaitEvents};
 use crate::store::{
-    Cell, Environment, LoadRecord, Rate, Results, RunRecord, SCHEMA_VERSION, StoredConfig,
-    TxTypeRecord, WaitSummary,
+    Cell, CommandRecord, Environment, LoadRecord, Rate, Results, RunRecord, SCHEMA_VERSION,
+    StoredConfig, TxTypeRecord, WaitSummary,
 };
 use crate::workload::{InvariantResult, LoadReport};
 
@@ -433,6 +433,22 @@ CREATE TABLE IF NOT EXISTS external_loads (
 ) STRICT;
 "#;
 
+/// Per-command latencies of transaction types (pgbench scripts); added
+/// after store version 2 was released, so created on open when missing and
+/// read as empty when absent.
+const TX_TYPE_COMMANDS: &str = r#"
+CREATE TABLE IF NOT EXISTS tx_type_commands (
+    run        INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal    INTEGER NOT NULL,
+    step       INTEGER NOT NULL,
+    command    TEXT NOT NULL,
+    executions INTEGER NOT NULL,
+    mean_ms    REAL NOT NULL,
+    failures   INTEGER NOT NULL,
+    PRIMARY KEY (run, ordinal, step)
+) STRICT;
+"#;
+
 /// An open results store (see the module docs). Writes go through
 /// [`Store::save_header`], [`Store::save_run`] and [`Store::delete_run`],
 /// each one transaction; [`Store::load`] reads everything back.
@@ -511,6 +527,8 @@ impl Store {
             tx.execute_batch(SCHEMA).context("creating the tables")?;
             tx.execute_batch(EXTERNAL_LOADS)
                 .context("creating the tables")?;
+            tx.execute_batch(TX_TYPE_COMMANDS)
+                .context("creating the tables")?;
             tx.pragma_update(None, "user_version", STORE_VERSION)?;
             {
                 let mut meta = tx.prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")?;
@@ -550,7 +568,14 @@ impl Store {
                 .context("not a readable SQLite database")?;
             // Version 1 lacks only `external_loads`: added when the file is
             // writable, else read as having no external loads.
-            if version == 1 && !store.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) {
+            let writable = !store.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(true);
+            if writable && (version == 1 || version == STORE_VERSION) {
+                store
+                    .conn
+                    .execute_batch(TX_TYPE_COMMANDS)
+                    .context("adding the tx_type_commands table")?;
+            }
+            if version == 1 && writable {
                 let migrate = format!(
                     "BEGIN IMMEDIATE; {EXTERNAL_LOADS}
                      UPDATE meta SET value = '{STORE_VERSION}' WHERE key = 'store_version';
@@ -897,6 +922,10 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> R<()> {
         let mut fail = tx.prepare_cached(
             "INSERT INTO tx_type_failures (run, ordinal, sqlstate, count) VALUES (?1, ?2, ?3, ?4)",
         )?;
+        let mut cmd = tx.prepare_cached(
+            "INSERT INTO tx_type_commands (run, ordinal, step, command, executions, mean_ms, failures)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
         for (i, t) in r.transactions.iter().enumerate() {
             let l = &t.latency_ms;
             st.execute(params![
@@ -920,6 +949,18 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> R<()> {
             for (code, n) in &t.failed {
                 fail.execute(params![run, i, code, n])
                     .context("tx_type_failures")?;
+            }
+            for (k, c) in t.commands.iter().enumerate() {
+                cmd.execute(params![
+                    run,
+                    i,
+                    k,
+                    c.command,
+                    c.executions,
+                    c.mean_ms,
+                    c.failures
+                ])
+                .context("tx_type_commands")?;
             }
         }
     }
@@ -1084,15 +1125,20 @@ fn write_external_load(tx: &Transaction, run: u32, l: &LoadRecord) -> R<()> {
     Ok(())
 }
 
+/// Whether the store has table `name` (stores written by older versions
+/// lack the later ones).
+fn has_table(conn: &Connection, name: &str) -> R<bool> {
+    Ok(conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE name = ?1)",
+        [name],
+        |r| r.get(0),
+    )?)
+}
+
 /// Run `run`'s external load, if it had one (none in a version 1 store,
 /// which has no `external_loads` table).
 fn read_external_load(conn: &Connection, run: u32) -> R<Option<LoadRecord>> {
-    let has_table: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE name = 'external_loads')",
-        [],
-        |r| r.get(0),
-    )?;
-    if !has_table {
+    if !has_table(conn, "external_loads")? {
         return Ok(None);
     }
     let mut st = conn.prepare_cached("SELECT * FROM external_loads WHERE run = ?1")?;
@@ -1454,6 +1500,29 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
     )? {
         tx_failures.entry(i).or_default().insert(code, n);
     }
+    let mut tx_commands: BTreeMap<usize, Vec<CommandRecord>> = BTreeMap::new();
+    if has_table(conn, "tx_type_commands")? {
+        for (i, c) in children(
+            conn,
+            "tx_type_commands",
+            "SELECT ordinal, command, executions, mean_ms, failures FROM tx_type_commands
+             WHERE run = ?1 ORDER BY ordinal, step",
+            run,
+            |r| {
+                Ok((
+                    r.get::<_, usize>(0)?,
+                    CommandRecord {
+                        command: r.get(1)?,
+                        executions: r.get(2)?,
+                        mean_ms: r.get(3)?,
+                        failures: r.get(4)?,
+                    },
+                ))
+            },
+        )? {
+            tx_commands.entry(i).or_default().push(c);
+        }
+    }
     let transactions = children(
         conn,
         "tx_types",
@@ -1472,6 +1541,7 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
                     wasted_ms: real(r, "wasted_ms")?,
                     latency_ms: latency(r)?,
                     latency_histogram: String::new(),
+                    commands: Vec::new(),
                 },
             ))
         },
@@ -1479,6 +1549,7 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
     .into_iter()
     .map(|(i, mut t)| {
         t.failed = tx_failures.remove(&i).unwrap_or_default();
+        t.commands = tx_commands.remove(&i).unwrap_or_default();
         t.latency_histogram = histograms
             .remove(&Some(i))
             .ok_or_else(|| Error(format!("histograms: none for transaction type {i}")))?;
@@ -1756,6 +1827,20 @@ mod tests {
                 max: p99 * 11.3,
             },
             latency_histogram: crate::metrics::encode_histogram(&h),
+            commands: vec![
+                CommandRecord {
+                    command: format!("\\set x random(1, {committed})"),
+                    executions: committed * 2,
+                    mean_ms: 0.001,
+                    failures: 0,
+                },
+                CommandRecord {
+                    command: "UPDATE t SET v = v + 1 WHERE k = :x;".into(),
+                    executions: committed * 2,
+                    mean_ms: p99 / 4.0,
+                    failures: committed / 3,
+                },
+            ],
         }
     }
 

@@ -410,6 +410,16 @@ pub enum Outcome {
     UserAbort,
 }
 
+/// How long one command of an attempt took (pgbench `-r`): the command's
+/// index in its transaction type's [`Workload::step_names`], µs, and
+/// whether it raised the error that ended the attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepTime {
+    pub step: usize,
+    pub us: u64,
+    pub failed: bool,
+}
+
 /// What clients count for the invariant checks (money moved, anomalies
 /// seen): accumulated per client without synchronisation, merged once
 /// after the run.
@@ -446,6 +456,13 @@ pub trait Workload: Sized + Send + Sync + 'static {
 
     /// Statements to EXPLAIN once per run.
     fn explain_statements(&self) -> Vec<ExplainStatement>;
+
+    /// The commands of transaction type `ty` whose latencies clients
+    /// report through [`WorkloadClient::step_times`] (pgbench `-r`);
+    /// empty for a workload that reports none.
+    fn step_names(&self, _ty: usize) -> Vec<String> {
+        Vec::new()
+    }
 
     /// A client with its own input generator seeded from `seed`.
     fn client(&self, client_id: u32, seed: u64) -> Self::Client;
@@ -492,6 +509,11 @@ pub trait WorkloadClient: Send + 'static {
     /// The connection broke during the COMMIT of `input`'s last attempt:
     /// it may or may not have committed.
     fn unknown_outcome(&mut self, _input: &Self::Input) {}
+
+    /// Appends to `out` the per-command latencies of the attempt that just
+    /// ended, then forgets them; the engine calls it after every attempt
+    /// and counts them in the measured window only.
+    fn step_times(&mut self, _out: &mut Vec<StepTime>) {}
 
     /// This client's ledger, once it has stopped.
     fn into_ledger(self) -> Self::Ledger;
