@@ -154,7 +154,7 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub pool_size: Vec<u32>,
     /// Open loop: target total rates in tx/s with Poisson arrivals, e.g. 200,400 (default: closed loop).
-    #[arg(long, value_delimiter = ',', value_parser = rate)]
+    #[arg(long, short = 'R', value_delimiter = ',', value_parser = rate)]
     pub rate: Vec<f64>,
     /// Open loop: skip transactions already later than this, count slower commits as late (like pgbench -L).
     #[arg(long, value_parser = positive_duration, allow_hyphen_values = true)]
