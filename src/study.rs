@@ -28,6 +28,11 @@
 //! `--load-cmd` ... flags (see [`crate::external`]). Its `[params]` are
 //! free placeholders, e.g. `app_workers = [2, 4]` for `{app_workers}`.
 //!
+//! pgbench scripts: `file = ["tpcb-one.sql@1", "other.sql@3"]` (paths
+//! relative to the experiment file), `builtin = "tpcb-like"`, a `[define]`
+//! table of variables, `protocol` and `init_sql`, as `-f`, `-b`, `-D`, `-M`
+//! and `--init-sql`.
+//!
 //! A `[settings]` entry with one value is a fixed server setting (like
 //! `--set`); with a list it is a factor. `[params]` holds workload
 //! parameters the same way. Unknown keys and invalid values are errors
@@ -89,6 +94,11 @@ struct Raw {
     load_format: Entry,
     on_error: Entry,
     load_timeout: Entry,
+    file: Entry,
+    builtin: Entry,
+    define: Table,
+    protocol: Entry,
+    init_sql: Entry,
     repeat: Entry,
     duration: Entry,
     warmup: Entry,
@@ -350,6 +360,33 @@ pub fn parse(
     if let Some(v) = raw.load_timeout {
         let d = src.one("load_timeout", &v, duration)?;
         cfg.load.timeout_ms = Some(d.as_secs_f64() * 1000.0);
+    }
+    // pgbench scripts; files relative to the experiment file's directory.
+    let here = Path::new(path).parent().unwrap_or(Path::new(""));
+    let weighted = |v: &Value| -> Result<(String, u32), String> {
+        crate::pgbench::script::split_weight(&string(v)?).map(|(n, w)| (n.to_string(), w))
+    };
+    if let Some(v) = raw.file {
+        cfg.scripts.files = src
+            .list("file", &v, weighted)?
+            .into_iter()
+            .map(|(f, w)| (here.join(f), w))
+            .collect();
+    }
+    if let Some(v) = raw.builtin {
+        cfg.scripts.builtins = src.list("builtin", &v, weighted)?;
+    }
+    if let Some(table) = raw.define {
+        cfg.scripts.defines = table
+            .into_iter()
+            .map(|(k, v)| Ok((k.into_inner(), src.one("define", &v, scalar)?)))
+            .collect::<Result<_, StudyError>>()?;
+    }
+    if let Some(v) = raw.protocol {
+        cfg.scripts.mode = src.one("protocol", &v, parsed)?;
+    }
+    if let Some(v) = raw.init_sql {
+        cfg.scripts.init_sql = Some(here.join(src.one("init_sql", &v, string)?));
     }
     // With an external load, strategies, scale and parameters are only
     // placeholder values: no workload checks them.
@@ -635,6 +672,36 @@ mod tests {
 
     fn parse_err(text: &str) -> StudyError {
         parse("study.toml", text, base()).unwrap_err()
+    }
+
+    #[test]
+    fn pgbench_script_keys() {
+        let cfg = parse(
+            "studies/s.toml",
+            "file = [\"one.sql@2\", \"/abs/two.sql\"]\nbuiltin = \"select-only@3\"\nprotocol = \"simple\"\ninit_sql = \"init.sql\"\n[define]\nhot = 10\nname = \"x\"\n",
+            base(),
+        )
+        .unwrap();
+        let s = &cfg.scripts;
+        assert_eq!(
+            s.files,
+            vec![
+                (PathBuf::from("studies/one.sql"), 2),
+                (PathBuf::from("/abs/two.sql"), 1)
+            ]
+        );
+        assert_eq!(s.builtins, vec![("select-only".to_string(), 3)]);
+        assert_eq!(s.mode, crate::pgbench::run::QueryMode::Simple);
+        assert_eq!(s.init_sql, Some(PathBuf::from("studies/init.sql")));
+        assert_eq!(
+            s.defines,
+            vec![("hot".into(), "10".into()), ("name".into(), "x".into())]
+        );
+        let e = parse("s.toml", "protocol = \"fast\"\n", base()).unwrap_err();
+        assert_eq!((e.line, e.column), (1, 12));
+        assert!(e.message.contains("unknown query mode 'fast'"), "{e}");
+        let e = parse("s.toml", "file = \"a.sql@x\"\n", base()).unwrap_err();
+        assert!(e.message.starts_with("file: "), "{e}");
     }
 
     #[test]
