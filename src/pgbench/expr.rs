@@ -565,7 +565,13 @@ const BP_UNARY: u8 = 9;
 struct Parser {
     toks: Vec<Spanned>,
     pos: usize,
+    /// Nesting of `expr` calls, bounded so that no input overflows the stack.
+    depth: usize,
 }
+
+/// Deepest nesting of sub-expressions accepted (pgbench's bison parser
+/// stops at 10000 stack entries).
+const MAX_DEPTH: usize = 200;
 
 impl Parser {
     fn peek(&self) -> &Tok {
@@ -605,6 +611,19 @@ impl Parser {
 
     /// An expression whose binary operators all bind at least `min`.
     fn expr(&mut self, min: u8) -> Result<Expr, ParseError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(ParseError {
+                message: format!("expression nested more than {MAX_DEPTH} deep"),
+                offset: self.at(),
+            });
+        }
+        let e = self.expr_inner(min);
+        self.depth -= 1;
+        e
+    }
+
+    fn expr_inner(&mut self, min: u8) -> Result<Expr, ParseError> {
         let mut lhs = self.prefix()?;
         loop {
             let (bp, op) = match self.peek() {
@@ -810,6 +829,7 @@ impl Expr {
         let mut p = Parser {
             toks: lex(text)?,
             pos: 0,
+            depth: 0,
         };
         let e = p.expr(0)?;
         if *p.peek() != Tok::Eof {
@@ -1223,6 +1243,10 @@ mod tests {
         assert!(err("1 IS 2").message.contains("NULL, TRUE or FALSE"));
         assert!(err("CASE 1 END").message.contains("WHEN after CASE"));
         assert!(err("(1 + 2").message.contains("expected \")\""));
+        let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+        assert!(err(&deep).message.contains("nested more than"));
+        let unary = format!("{}1", "- ".repeat(100_000));
+        assert!(err(&unary).message.contains("nested more than"));
     }
 
     #[test]
@@ -1268,6 +1292,21 @@ mod tests {
         assert_eq!(format_g15(-2.5), "-2.5");
         assert_eq!(format_g15(1e300), "1e+300");
         assert_eq!(format_g15(0.1 + 0.2), "0.3");
+    }
+
+    proptest::proptest! {
+        /// The lexer, parser and evaluator never panic: any text parses or
+        /// is refused with an offset inside it, and whatever parses
+        /// evaluates to a value or an error.
+        #[test]
+        fn never_panics(text in "( |\\d{1,20}|\\.|e|:n|:x|\\(|\\)|,|[-+*/%<>=!~|&#]|<<|>>|<>|and|or|not|is|null|true|case|when|then|else|end|abs|hash|permute|random|int|pi|greatest|9223372036854775808|\\PC){0,30}") {
+            match Expr::parse(&text) {
+                Ok(e) => {
+                    let _ = e.eval(&mut env());
+                }
+                Err(e) => proptest::prop_assert!(e.offset() <= text.chars().count()),
+            }
+        }
     }
 
     #[test]
