@@ -7,7 +7,9 @@
 //! `BENCH_ISOLATION` (rc, rr or ser; both tools retry 40001/40P01 up to
 //! `BENCH_MAX_TRIES`, default isobench's 10), `BENCH_SET` (server settings, e.g. "synchronous_commit=off"), `BENCH_THREADS` (pgbench's -j and isobench's --threads; default
 //! isobench's default for the client count), `PGBENCH` (pgbench from the server's bin directory,
-//! else PATH). Not a test: record results in BENCHMARKS.md.
+//! else PATH), `BENCH_WORKLOAD` (`tpcb`: isobench's TPC-B workload, the
+//! default; `script`: pgbench's built-in script run by isobench's script
+//! interpreter, `-M prepared`). Not a test: record results in BENCHMARKS.md.
 //!
 //! Both sides use prepared statements over the server's Unix socket, one
 //! statement per round trip, READ COMMITTED unless BENCH_ISOLATION says otherwise; pgbench gets
@@ -18,9 +20,13 @@ use std::process::Command;
 use std::time::Duration;
 
 use isobench::config::{Isolation, RetryPolicy};
+use isobench::engine::EngineOutcome;
 use isobench::engine::retry::Retrier;
 use isobench::engine::{self, EngineParams, Phase};
+use isobench::pgbench::run::{Data, QueryMode, ScriptWorkload};
+use isobench::pgbench::script;
 use isobench::target::{self, ManagedOptions, ManagedServer, SUPERUSER};
+use isobench::workload::Workload;
 use isobench::workload::tpcb::{Tpcb, Variant};
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +43,29 @@ fn children_cpu_s() -> f64 {
     let u = getrusage(UsageWho::RUSAGE_CHILDREN).expect("getrusage");
     let tv = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
     tv(u.user_time()) + tv(u.system_time())
+}
+
+/// One engine run of `workload` (ledger discarded).
+fn engine_run<W: Workload>(
+    rt: &tokio::runtime::Runtime,
+    workload: &W,
+    config: &tokio_postgres::Config,
+    params: &EngineParams,
+) -> EngineOutcome {
+    rt.block_on(async {
+        let (phase, _rx) = tokio::sync::watch::channel(Phase::Connecting);
+        engine::run(
+            workload,
+            config,
+            params,
+            &CancellationToken::new(),
+            &phase,
+            &mut |_| {},
+        )
+        .await
+    })
+    .expect("isobench engine run")
+    .0
 }
 
 fn main() {
@@ -159,6 +188,16 @@ fn main() {
             continue;
         }
         let workload = Tpcb::with_variant(scale, variant).unwrap();
+        let scripted = (std::env::var("BENCH_WORKLOAD").as_deref() == Ok("script")).then(|| {
+            ScriptWorkload::new(
+                vec![script::builtin(name, 1).unwrap()],
+                QueryMode::Prepared,
+                Vec::new(),
+                Data::Tpcb(scale),
+                clients,
+            )
+            .unwrap()
+        });
         let mut ratios = Vec::new();
         for round in 1..=rounds {
             let pgbench_run = || {
@@ -192,20 +231,10 @@ fn main() {
                     rate: None,
                     latency_limit: None,
                 };
-                let (outcome, ()) = rt
-                    .block_on(async {
-                        let (phase, _rx) = tokio::sync::watch::channel(Phase::Connecting);
-                        engine::run(
-                            &workload,
-                            &config,
-                            &params,
-                            &CancellationToken::new(),
-                            &phase,
-                            &mut |_| {},
-                        )
-                        .await
-                    })
-                    .expect("isobench engine run");
+                let outcome = match &scripted {
+                    Some(w) => engine_run(&rt, w, &config, &params),
+                    None => engine_run(&rt, &workload, &config, &params),
+                };
                 let committed = outcome.measured.total().committed;
                 let tps = committed as f64 / outcome.measured_s;
                 (tps, outcome.cpu_s * 1e6 / committed.max(1) as f64)

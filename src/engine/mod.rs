@@ -223,15 +223,24 @@ pub async fn run<W: Workload>(
     go_tx.send_replace(true);
 
     let started = Instant::now();
-    phase.send_replace(Phase::Warmup);
     let warm_end = started + params.warmup;
     let mut next = (started + Duration::from_secs(1)).min(warm_end);
     let mut window: Option<(Instant, Instant)> = None; // (start, end)
+    let mut cpu_start = 0.0;
+    if params.warmup.is_zero() {
+        // No warm-up: the window opens with the clients, so nothing they
+        // record before the first tick is lost.
+        window = Some((started, started + params.duration));
+        next = (started + Duration::from_secs(1)).min(started + params.duration);
+        cpu_start = cpu_time_s();
+        phase.send_replace(Phase::Measuring);
+    } else {
+        phase.send_replace(Phase::Warmup);
+    }
     let mut last = started;
     let mut tick = Interval::new(types);
     let mut measured = Interval::new(types);
     let mut per_second = Vec::new();
-    let mut cpu_start = 0.0;
     let mut cpu_s = 0.0;
     let mut interrupted = false;
     loop {

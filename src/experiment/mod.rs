@@ -585,7 +585,15 @@ impl<W: Workload> Driver for Builtin<W> {
             progress,
         )
         .await?;
-        Ok((record, None))
+        // A script's own error (an expression error, an undefined
+        // variable) stops its client, as in pgbench; every run would hit it
+        // again, so the study stops, with the error, after saving the run.
+        let stop = record
+            .errors
+            .iter()
+            .find_map(|e| e.split_once("client aborted: ").map(|(_, m)| m.to_string()))
+            .map(|m| anyhow!("a script error stopped the clients: {m}"));
+        Ok((record, stop))
     }
 }
 

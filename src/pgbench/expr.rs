@@ -119,9 +119,7 @@ impl Value {
             Value::Double(d) => {
                 let r = d.round_ties_even();
                 // FLOAT8_FITS_IN_INT64: [-2^63, 2^63).
-                if r.is_nan()
-                    || !(-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&r)
-                {
+                if r.is_nan() || !(i64::MIN as f64..-(i64::MIN as f64)).contains(&r) {
                     Err(format!("double to int overflow for {}", format_f(r)))
                 } else {
                     Ok(r as i64)
@@ -175,7 +173,7 @@ pub fn format_g15(d: f64) -> String {
             s.to_string()
         }
     };
-    if exp < -4 || exp >= P {
+    if !(-4..P).contains(&exp) {
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
     } else {
@@ -1124,11 +1122,10 @@ mod tests {
         assert_eq!(eval("NOT true AND false"), Ok(Value::Bool(false)));
         assert_eq!(eval("1 + 1 IS NULL"), Ok(Value::Bool(false)));
         assert_eq!(eval("3 > 2"), Ok(Value::Bool(true)));
-        assert_eq!(
+        assert!(
             eval("CASE WHEN :n > 5 THEN 'x' END")
                 .unwrap_err()
-                .contains("unexpected character ('"),
-            true
+                .contains("unexpected character (')")
         );
     }
 

@@ -1,7 +1,10 @@
 //! pgbench scripts as a workload: each client picks a script by weight,
 //! runs its commands in order with its own variables, and the engine
-//! retries the whole script on a retryable error with the variables (and
-//! random state) it had at its start, as pgbench 15+ does.
+//! retries the whole script on a retryable error with the random state it
+//! had at its start, as pgbench 15+ does, and with its variables too
+//! (pgbench keeps what a failed try set). After a transaction that finally
+//! failed, the client keeps its variables from before it and draws new
+//! random values.
 //!
 //! The isolation level applies through `SET default_transaction_isolation`
 //! on every connection, so a script's own `BEGIN` (and every statement
@@ -22,7 +25,7 @@ use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, BytesMut};
@@ -322,8 +325,10 @@ impl Workload for ScriptWorkload {
             scripts: self.scripts.clone(),
             weights: self.weights.clone(),
             mode: self.mode,
-            vars,
-            prng: Prng::seed(client_seed),
+            state: Arc::new(Mutex::new(ClientState {
+                vars,
+                prng: Prng::seed(client_seed),
+            })),
             chooser: Prng::seed(client_seed ^ 0x7363_7269_7074),
             prepared: Vec::new(),
             steps: Vec::new(),
@@ -386,13 +391,22 @@ pub fn client_seeds(run_seed: u64, clients: u32, client_id: u32) -> (u64, u64) {
     (client_seed, base.next_u64())
 }
 
+/// A client's variables and random state between transactions.
+#[derive(Debug)]
+struct ClientState {
+    vars: Vars,
+    prng: Prng,
+}
+
 /// One client's scripts, variables and random state.
 pub struct ScriptClient {
     scripts: Arc<Vec<Compiled>>,
     weights: Vec<u64>,
     mode: QueryMode,
-    vars: Vars,
-    prng: Prng,
+    /// Shared with this client's inputs: with a connection pool
+    /// (`--pool-size`) another session's client runs the attempt and
+    /// writes the outcome back here.
+    state: Arc<Mutex<ClientState>>,
     /// Picks the script (pgbench: the thread's `ts_choose_rs`).
     chooser: Prng,
     /// `-M prepared`: per script, per command.
@@ -402,11 +416,12 @@ pub struct ScriptClient {
 }
 
 /// A script run's start: which script, and the variables and random
-/// state a retry starts from again.
+/// state a retry starts from again; `owner` is the client they belong to.
 pub struct ScriptInput {
     script: usize,
     vars: Vars,
     prng: Prng,
+    owner: Arc<Mutex<ClientState>>,
 }
 
 /// What `\set` expressions see.
@@ -500,10 +515,12 @@ impl WorkloadClient for ScriptClient {
                 }
             })
             .expect("total > 0");
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         ScriptInput {
             script,
-            vars: self.vars.clone(),
-            prng: self.prng.clone(),
+            vars: state.vars.clone(),
+            prng: state.prng.clone(),
+            owner: Arc::clone(&self.state),
         }
     }
 
@@ -519,9 +536,21 @@ impl WorkloadClient for ScriptClient {
     ) -> Result<Outcome, AttemptError> {
         let mut steps = std::mem::take(&mut self.steps);
         let mut current = None;
+        // Every attempt starts from the transaction's variables and random
+        // state. The client keeps the variables of a committed attempt
+        // only, but the random state of every attempt: the transaction
+        // after a failed one draws new values, as in pgbench.
+        let mut vars = input.vars.clone();
+        let mut prng = input.prng.clone();
         let result = self
-            .run_commands(conn, input, &mut steps, &mut current)
+            .run_commands(conn, input, &mut vars, &mut prng, &mut steps, &mut current)
             .await;
+        let mut owner = input.owner.lock().unwrap_or_else(|e| e.into_inner());
+        if result.is_ok() {
+            owner.vars = vars;
+        }
+        owner.prng = prng;
+        drop(owner);
         if let (Err(_), Some((step, t0))) = (&result, current) {
             steps.push(StepTime {
                 step,
@@ -541,13 +570,16 @@ impl WorkloadClient for ScriptClient {
 }
 
 impl ScriptClient {
-    /// Runs `input`'s script from its first command. `current` is the
+    /// Runs `input`'s script from its first command on `vars` and `prng`
+    /// (the attempt's copies). `current` is the
     /// command running and since when; every command that completes is
     /// appended to `steps`.
     async fn run_commands(
         &mut self,
         conn: &Client,
         input: &ScriptInput,
+        vars: &mut Vars,
+        prng: &mut Prng,
         steps: &mut Vec<StepTime>,
         current: &mut Option<(usize, Instant)>,
     ) -> Result<Outcome, AttemptError> {
@@ -559,8 +591,6 @@ impl ScriptClient {
             })
         };
         let c = &self.scripts[input.script];
-        let mut vars = input.vars.clone();
-        let mut prng = input.prng.clone();
         let commands = &c.script.commands;
         let mut i = 0;
         // Whether the previous step jumped here from a false condition.
@@ -582,7 +612,7 @@ impl ScriptClient {
             };
             match &commands[i].kind {
                 CommandKind::Set { name, .. } => {
-                    let v = env(&vars, &mut prng)?;
+                    let v = env(vars, prng)?;
                     vars.insert(name.clone(), Var::Value(v));
                 }
                 CommandKind::If { .. } | CommandKind::Elif { .. } | CommandKind::Else
@@ -593,7 +623,7 @@ impl ScriptClient {
                     i = c.end[i];
                 }
                 CommandKind::If { .. } | CommandKind::Elif { .. } => {
-                    let v = env(&vars, &mut prng)?;
+                    let v = env(vars, prng)?;
                     if !v.truth() {
                         // To the next branch marker: an \elif is evaluated,
                         // an \else entered, an \endif passed.
@@ -647,10 +677,10 @@ impl ScriptClient {
                     let simple =
                         self.mode == QueryMode::Simple || store.is_some() || sql.contains(';');
                     if simple {
-                        let text = substitute(sql, &vars);
+                        let text = substitute(sql, vars);
                         let messages = conn.simple_query(&text).await.map_err(fail)?;
                         if let Some(store) = store {
-                            store_rows(store, &messages, &mut vars)
+                            store_rows(store, &messages, vars)
                                 .map_err(|e| script_error(c, i, e))?;
                         }
                     } else {
@@ -687,8 +717,6 @@ impl ScriptClient {
         if let Some(last) = current.take() {
             done(steps, last);
         }
-        self.vars = vars;
-        self.prng = prng;
         Ok(Outcome::Committed)
     }
 }

@@ -532,7 +532,9 @@ fn commands(out: &mut String, r: &Results, cells: &[CellSummary]) {
     let mut rows = Vec::new();
     for c in cells {
         // Per transaction type: per command (executions, Σ ms, failures).
-        let mut pooled: Vec<(String, Vec<(String, u64, f64, u64)>)> = Vec::new();
+        // (script, [(command, executions, Σ ms, failures)])
+        type Pooled = (String, Vec<(String, u64, f64, u64)>);
+        let mut pooled: Vec<Pooled> = Vec::new();
         for run in c.runs.iter().filter(|run| run.complete) {
             for t in run.transactions.iter().filter(|t| !t.commands.is_empty()) {
                 let k = match pooled.iter().position(|(n, _)| *n == t.name) {
