@@ -22,9 +22,8 @@ fn fixture(name: &str) -> String {
 }
 
 /// `isobench run ARGS` with short runs (1 s, no warm-up, 1 repetition,
-/// --quiet) into `dir`; panics with stderr unless it succeeds. Returns the
-/// results and stderr.
-fn run_ok(args: &[&str], dir: &std::path::Path) -> (Value, String) {
+/// --quiet) into `dir`: its exit status and stderr.
+fn run_short(args: &[&str], dir: &std::path::Path) -> (std::process::Output, String) {
     let mut all = vec!["run"];
     all.extend_from_slice(args);
     all.extend_from_slice(&[
@@ -39,7 +38,13 @@ fn run_ok(args: &[&str], dir: &std::path::Path) -> (Value, String) {
         dir.to_str().unwrap(),
     ]);
     let (out, _stdout, stderr) = run(&all);
-    assert!(out.status.success(), "isobench {all:?} failed: {stderr}");
+    (out, stderr)
+}
+
+/// [`run_short`] that must succeed: the results and stderr.
+fn run_ok(args: &[&str], dir: &std::path::Path) -> (Value, String) {
+    let (out, stderr) = run_short(args, dir);
+    assert!(out.status.success(), "isobench {args:?} failed: {stderr}");
     (read_json(dir), stderr)
 }
 
@@ -199,6 +204,43 @@ fn builtin_scripts_with_weights_under_rc_and_ser() {
             attempts,
             committed + gave_up + u64_of(&run["retries"]),
             "{iso}: attempts = transactions + retries"
+        );
+        // Per-command latency (pgbench -r): select-only's two commands,
+        // each run once per attempt; its SELECT takes time, its \set
+        // almost none.
+        let select = run["transactions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "builtin: select-only")
+            .expect("select-only");
+        let cmds = select["commands"].as_array().expect("commands");
+        assert_eq!(cmds.len(), 2, "{iso}: {cmds:?}");
+        assert!(
+            cmds[0]["command"]
+                .as_str()
+                .unwrap()
+                .starts_with("\\set aid")
+        );
+        assert!(
+            cmds[1]["command"]
+                .as_str()
+                .unwrap()
+                .starts_with("SELECT abalance")
+        );
+        // An attempt's command times are recorded just before its outcome:
+        // at the window's end, up to one per client (4) can fall apart.
+        let attempts = u64_of(&select["attempts"]);
+        for c in cmds {
+            let n = u64_of(&c["executions"]);
+            assert!(
+                n.abs_diff(attempts) <= 4,
+                "{iso}: {n} executions, {attempts} attempts"
+            );
+        }
+        assert!(
+            cmds[1]["mean_ms"].as_f64().unwrap() > cmds[0]["mean_ms"].as_f64().unwrap(),
+            "{iso}: {cmds:?}"
         );
     }
 
@@ -490,26 +532,19 @@ fn script_errors_stop_before_anything_starts() {
 fn a_runtime_error_stops_the_client_and_is_recorded() {
     let (_keep, dir) = out_dir("div0");
     let script = fixture("div_by_zero.sql");
-    let (out, _stdout, stderr) = run(&[
-        "run",
-        "-f",
-        &script,
-        "--isolation",
-        "rc,ser",
-        "--scale",
-        "1",
-        "--clients",
-        "2",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--repeat",
-        "1",
-        "--quiet",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let (out, stderr) = run_short(
+        &[
+            "-f",
+            &script,
+            "--isolation",
+            "rc,ser",
+            "--scale",
+            "1",
+            "--clients",
+            "2",
+        ],
+        &dir,
+    );
     // The study stops after the first run, with the script's error.
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(

@@ -394,12 +394,14 @@ impl<C: WorkloadClient> Source<C> {
 }
 
 /// Records the per-command latencies `client` kept of its last attempt
-/// (none for most workloads: no allocation then).
+/// (none for most workloads) and clears them.
 fn record_steps<C: WorkloadClient>(client: &mut C, input: &C::Input, rec: &Recorder) {
-    let mut times = Vec::new();
-    client.step_times(&mut times);
-    if !times.is_empty() {
-        rec.steps(client.tx_type(input), &times);
+    let ty = client.tx_type(input);
+    if let Some(times) = client.step_times()
+        && !times.is_empty()
+    {
+        rec.steps(ty, times);
+        times.clear();
     }
 }
 

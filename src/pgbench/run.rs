@@ -411,7 +411,8 @@ pub struct ScriptClient {
     chooser: Prng,
     /// `-M prepared`: per script, per command.
     prepared: Vec<Vec<Option<Statement>>>,
-    /// The last attempt's command latencies, until the engine takes them.
+    /// The last attempt's command latencies, until the engine reads and
+    /// clears them (the memory is reused).
     steps: Vec<StepTime>,
 }
 
@@ -562,8 +563,8 @@ impl WorkloadClient for ScriptClient {
         result
     }
 
-    fn step_times(&mut self, out: &mut Vec<StepTime>) {
-        out.append(&mut self.steps);
+    fn step_times(&mut self) -> Option<&mut Vec<StepTime>> {
+        Some(&mut self.steps)
     }
 
     fn into_ledger(self) {}

@@ -510,10 +510,13 @@ pub trait WorkloadClient: Send + 'static {
     /// it may or may not have committed.
     fn unknown_outcome(&mut self, _input: &Self::Input) {}
 
-    /// Appends to `out` the per-command latencies of the attempt that just
-    /// ended, then forgets them; the engine calls it after every attempt
-    /// and counts them in the measured window only.
-    fn step_times(&mut self, _out: &mut Vec<StepTime>) {}
+    /// The per-command latencies of the attempt that just ended, `None`
+    /// for a workload that times no commands. The engine reads them after
+    /// every attempt (counting them in the measured window only) and then
+    /// clears the vector, so its memory is reused.
+    fn step_times(&mut self) -> Option<&mut Vec<StepTime>> {
+        None
+    }
 
     /// This client's ledger, once it has stopped.
     fn into_ledger(self) -> Self::Ledger;
