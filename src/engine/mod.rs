@@ -8,6 +8,8 @@
 //! during warm-up, and otherwise appends a [`SecondPoint`] and merges it into
 //! the run's totals. Nothing is sent per transaction.
 
+mod inline;
+mod pace;
 pub mod retry;
 mod shard;
 

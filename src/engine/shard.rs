@@ -26,6 +26,7 @@ use tokio_postgres::{Client, Config};
 
 use super::EngineError;
 use super::retry::{Retrier, Verdict};
+use super::{inline, pace};
 use crate::config::Isolation;
 use crate::metrics::{CONNECTION_FAILURE, Recorder, SCRIPT_ERROR};
 use crate::target;
@@ -168,7 +169,14 @@ async fn run_shard<C: WorkloadClient>(
             sessions: Mutex::new(
                 std::mem::take(&mut sessions)
                     .into_iter()
-                    .map(|(s, _)| s)
+                    .map(|(mut s, _)| {
+                        // A pooled session moves between client tasks, so
+                        // its I/O gets a task of its own.
+                        if let Some(io) = s.io.take() {
+                            tokio::spawn(io);
+                        }
+                        s
+                    })
                     .collect(),
             ),
         })
@@ -239,6 +247,10 @@ struct Session<C> {
     id: u32,
     client: C,
     conn: Client,
+    /// The connection's I/O half, polled by the task that owns the session
+    /// ([`inline::run`]); `None` once handed to a task of its own (a pool's
+    /// sessions move between clients) or once the connection ended.
+    io: Option<target::Io>,
     tx: TxControl,
 }
 
@@ -295,28 +307,32 @@ async fn setup<C: WorkloadClient>(
     db: &Config,
     isolation: Isolation,
 ) -> Result<(Session<C>, u64), EngineError> {
-    let conn = target::connect(db).await?;
+    let (conn, io) = target::connect_io(db).await?;
+    let mut io = Some(io);
     let prepare_err = |e: tokio_postgres::Error| EngineError::Prepare {
         client: m.id,
         reason: target::error_text(&e),
     };
-    // The session default covers autocommit statements; transactions also
-    // say their level in BEGIN.
-    conn.batch_execute(&format!(
-        "SET default_transaction_isolation = '{}'",
-        isolation.sql().to_ascii_lowercase()
-    ))
+    let tx = inline::run(&mut io, async {
+        // The session default covers autocommit statements; transactions
+        // also say their level in BEGIN.
+        conn.batch_execute(&format!(
+            "SET default_transaction_isolation = '{}'",
+            isolation.sql().to_ascii_lowercase()
+        ))
+        .await?;
+        let tx = TxControl::prepare(&conn, isolation).await?;
+        m.client.prepare(&conn, &tx).await?;
+        Ok(tx)
+    })
     .await
     .map_err(prepare_err)?;
-    let tx = TxControl::prepare(&conn, isolation)
-        .await
-        .map_err(prepare_err)?;
-    m.client.prepare(&conn, &tx).await.map_err(prepare_err)?;
     Ok((
         Session {
             id: m.id,
             client: m.client,
             conn,
+            io,
             tx,
         },
         m.backoff_seed,
@@ -465,17 +481,34 @@ async fn client_loop<C: WorkloadClient>(
     mut source: Source<C>,
     ctx: Ctx,
 ) -> (C, Result<(), String>) {
-    let result = drive(&mut source, &ctx).await;
+    let mut io = match &mut source {
+        Source::Own(s) => s.io.take(),
+        Source::Pooled { .. } => None,
+    };
+    let result = inline::run(&mut io, drive(&mut source, &ctx)).await;
     (source.into_client(), result)
 }
 
 async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(), String> {
-    use rand::{RngExt, SeedableRng};
+    use rand::SeedableRng;
     let (rec, retrier, stop) = (&*ctx.rec, &*ctx.retrier, &*ctx.stop);
     let mut backoff_rng = rand::rngs::SmallRng::seed_from_u64(ctx.seed);
-    let mut arrival_rng = rand::rngs::SmallRng::seed_from_u64(ctx.seed ^ 0xa076_1d64_78bd_642f);
     let max_tries = retrier.max_tries();
-    let mut scheduled = Instant::now();
+    // Open loop: this client's arrivals, and a timer precise enough to
+    // start each transaction on time (see `pace`).
+    let (mut schedule, timer) = match ctx.pacing {
+        Pacing::Closed => (None, None),
+        Pacing::Open {
+            rate_per_client, ..
+        } => (
+            Some(pace::Schedule::new(
+                Instant::now(),
+                rate_per_client,
+                ctx.seed ^ 0xa076_1d64_78bd_642f,
+            )),
+            pace::HrTimer::new().ok(),
+        ),
+    };
     let after = |e: &crate::engine::retry::AttemptError| match retrier.classify(e) {
         Verdict::Unknown => AfterError::Unknown,
         _ if e.at_commit => AfterError::Nothing,
@@ -483,24 +516,23 @@ async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(
         _ => AfterError::Rollback,
     };
     while !stop.load(Ordering::Relaxed) {
-        // Open loop: wait for the next arrival of this client's Poisson
-        // process; the inter-arrival time is exponential with mean
-        // 1/rate, drawn by inversion: -ln(U)/rate, U in (0, 1].
         let mut limit = None;
-        let start = match ctx.pacing {
-            Pacing::Closed => Instant::now(),
-            Pacing::Open {
-                rate_per_client,
-                latency_limit,
-            } => {
-                let u: f64 = 1.0 - arrival_rng.random::<f64>();
-                scheduled += Duration::from_secs_f64(-u.ln() / rate_per_client);
-                while Instant::now() < scheduled {
-                    if stop.load(Ordering::Relaxed) {
-                        return Ok(());
-                    }
-                    let left = scheduled - Instant::now();
-                    tokio::time::sleep(left.min(Duration::from_millis(50))).await;
+        let start = match (ctx.pacing, schedule.as_mut()) {
+            (
+                Pacing::Open {
+                    rate_per_client: _,
+                    latency_limit,
+                },
+                Some(schedule),
+            ) => {
+                let scheduled = schedule.next_arrival();
+                let on_time =
+                    pace::wait_until(timer.as_ref(), scheduled, Duration::from_millis(50), || {
+                        stop.load(Ordering::Relaxed)
+                    })
+                    .await;
+                if !on_time {
+                    return Ok(());
                 }
                 let lag = scheduled.elapsed();
                 let skip = latency_limit.is_some_and(|l| lag > l);
@@ -511,6 +543,7 @@ async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(
                 limit = latency_limit;
                 scheduled
             }
+            _ => Instant::now(),
         };
         let input = source.next_input();
         let ty = source.tx_type(&input);

@@ -188,6 +188,23 @@ pub fn describe_config(c: &Config) -> String {
 /// Errors: [`TargetError::Connect`] naming the target (never the password)
 /// and the server's reason (refused, authentication failed, no database).
 pub async fn connect(config: &Config) -> Result<Client, TargetError> {
+    let (client, connection) = connect_io(config).await?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(client)
+}
+
+/// A connection's I/O half: the future that reads and writes its socket.
+/// Whoever holds it must poll it for its [`Client`] to make progress.
+pub type Io = tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>;
+
+/// Opens a connection like [`connect`] but hands back its I/O half instead
+/// of spawning it, so the caller can poll it in its own task (the engine
+/// does: see `engine::inline`).
+///
+/// Errors: as [`connect`].
+pub async fn connect_io(config: &Config) -> Result<(Client, Io), TargetError> {
     let mut config = config.clone();
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(10));
@@ -200,10 +217,7 @@ pub async fn connect(config: &Config) -> Result<Client, TargetError> {
         .await
         .map_err(|_| fail("no answer within 15 s".into()))?
         .map_err(|e| fail(error_text(&e)))?;
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    Ok(client)
+    Ok((client, connection))
 }
 
 /// The most useful text of a tokio-postgres error: the server's message for
