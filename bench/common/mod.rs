@@ -69,6 +69,7 @@ pub struct PgbenchRun {
     /// pgbench's CPU (user + sys), s.
     pub cpu_s: f64,
     pub stdout: String,
+    pub stderr: String,
 }
 
 impl PgbenchRun {
@@ -92,6 +93,7 @@ impl PgbenchRun {
                 .unwrap_or(0.0),
             cpu_s: 0.0,
             stdout: text.to_string(),
+            stderr: String::new(),
         }
     }
 
@@ -225,6 +227,7 @@ impl Harness {
         );
         PgbenchRun {
             cpu_s,
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             ..PgbenchRun::parse(&text)
         }
     }

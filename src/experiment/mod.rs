@@ -1121,7 +1121,8 @@ async fn load_template<W: Workload>(
         k => format!("{} ({k})", spec.name),
     };
     progress.note(&format!("loading {what} ..."));
-    let db = target::connect(&srv.target.config(tmpl)).await?;
+    let config = srv.target.config(tmpl);
+    let db = workload::Loader::new(target::connect(&config).await?, config);
     let started = Instant::now();
     let rows = tokio::select! {
         r = w.load(&db) => r.with_context(|| format!("loading {what}"))?,

@@ -40,7 +40,7 @@ use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
 use crate::workload::tpcb::Tpcb;
 use crate::workload::{
-    ExplainStatement, InvariantResult, Outcome, Setup, StepTime, TxControl, Workload,
+    ExplainStatement, InvariantResult, Loader, Outcome, Setup, StepTime, TxControl, Workload,
     WorkloadClient, WorkloadError,
 };
 
@@ -274,7 +274,7 @@ impl Workload for ScriptWorkload {
         self.names.clone()
     }
 
-    async fn load(&self, db: &Client) -> Result<u64, WorkloadError> {
+    async fn load(&self, db: &Loader) -> Result<u64, WorkloadError> {
         match (&self.data, &self.tpcb) {
             (Data::Tpcb(_), Some(t)) => t.load(db).await,
             (Data::InitSql(path, text), _) => {

@@ -40,7 +40,7 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, Outcome, ParamSpec, Setup, StrategySpec, TxControl,
+    ExplainStatement, InvariantResult, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl,
     Workload, WorkloadClient, WorkloadError, WorkloadSpec,
 };
 use crate::engine::retry::AttemptError;
@@ -270,7 +270,7 @@ impl Workload for Docstore {
         TYPES.to_vec()
     }
 
-    async fn load(&self, db: &Client) -> Result<u64, WorkloadError> {
+    async fn load(&self, db: &Loader) -> Result<u64, WorkloadError> {
         db.batch_execute(
             "CREATE TABLE documents (id bigserial PRIMARY KEY, meadowlark_id varchar(56) NOT NULL UNIQUE,
                  document_uuid uuid NOT NULL UNIQUE, document_identity jsonb NOT NULL, resource_name varchar NOT NULL,

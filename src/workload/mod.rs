@@ -452,7 +452,7 @@ pub trait Workload: Sized + Send + Sync + 'static {
     /// Creates the schema and loads the data into the connected, empty
     /// database; returns the rows written. Deterministic: the same
     /// parameters give the same rows.
-    fn load(&self, db: &Client) -> impl Future<Output = Result<u64, WorkloadError>> + Send;
+    fn load(&self, db: &Loader) -> impl Future<Output = Result<u64, WorkloadError>> + Send;
 
     /// Statements to EXPLAIN once per run.
     fn explain_statements(&self) -> Vec<ExplainStatement>;
@@ -522,6 +522,35 @@ pub trait WorkloadClient: Send + 'static {
     fn into_ledger(self) -> Self::Ledger;
 }
 
+/// Where a workload loads its data: a connection to the new, empty
+/// template database (the `Deref` target), and the settings to open more
+/// connections to it for loading in parallel.
+pub struct Loader {
+    db: Client,
+    config: tokio_postgres::Config,
+}
+
+impl Loader {
+    /// `db` is connected to the database `config` names.
+    pub fn new(db: Client, config: tokio_postgres::Config) -> Self {
+        Loader { db, config }
+    }
+
+    /// Another connection to the same database. Errors: it cannot connect.
+    pub async fn connect(&self) -> Result<Client, WorkloadError> {
+        crate::target::connect(&self.config)
+            .await
+            .map_err(|e| WorkloadError::Invalid(format!("loader connection: {e}")))
+    }
+}
+
+impl std::ops::Deref for Loader {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.db
+    }
+}
+
 /// Streams `rows` lines into `COPY ... FROM STDIN` (`sql`): `line(buf, i)`
 /// appends row `i` (1-based) in text format, newline included. Returns the
 /// rows the server copied. Errors: the COPY failed (naming `sql`).
@@ -547,6 +576,39 @@ pub async fn copy_rows(
             .await
             .map_err(WorkloadError::db(sql))?;
     }
+    sink.finish().await.map_err(WorkloadError::db(sql))
+}
+
+/// Streams rows `ids` into a binary `COPY ... FROM STDIN (FORMAT binary)`
+/// (`sql`): `row(buf, id)` appends one tuple in PostgreSQL's binary copy
+/// format (field count, then each field's length and bytes; see the COPY
+/// documentation, "Binary Format"). Returns the rows the server copied.
+/// Errors: the COPY failed (naming `sql`).
+pub async fn copy_binary(
+    db: &Client,
+    sql: &str,
+    ids: std::ops::RangeInclusive<i64>,
+    mut row: impl FnMut(&mut BytesMut, i64),
+) -> Result<u64, WorkloadError> {
+    let sink = db.copy_in(sql).await.map_err(WorkloadError::db(sql))?;
+    futures_util::pin_mut!(sink);
+    let mut buf = BytesMut::with_capacity(1 << 17);
+    // Signature, flags (no OIDs), header extension length.
+    buf.put_slice(b"PGCOPY\n\xff\r\n\0");
+    buf.put_i32(0);
+    buf.put_i32(0);
+    for id in ids {
+        row(&mut buf, id);
+        if buf.len() >= 1 << 16 {
+            sink.send(buf.split().freeze())
+                .await
+                .map_err(WorkloadError::db(sql))?;
+        }
+    }
+    buf.put_i16(-1); // trailer
+    sink.send(buf.split().freeze())
+        .await
+        .map_err(WorkloadError::db(sql))?;
     sink.finish().await.map_err(WorkloadError::db(sql))
 }
 

@@ -19,8 +19,8 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, Ledger, Outcome, ParamSpec, Setup, StrategySpec, TxControl,
-    Workload, WorkloadClient, WorkloadError, WorkloadSpec,
+    ExplainStatement, InvariantResult, Ledger, Loader, Outcome, ParamSpec, Setup, StrategySpec,
+    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec,
 };
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
@@ -103,7 +103,7 @@ impl Workload for Sibench {
         vec!["query", "update"]
     }
 
-    async fn load(&self, db: &Client) -> Result<u64, WorkloadError> {
+    async fn load(&self, db: &Loader) -> Result<u64, WorkloadError> {
         db.batch_execute("CREATE TABLE sibench (k int PRIMARY KEY, v int NOT NULL)")
             .await
             .map_err(WorkloadError::db("create sibench"))?;

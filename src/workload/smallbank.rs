@@ -31,8 +31,8 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, Ledger, Outcome, ParamSpec, Setup, StrategySpec, TxControl,
-    Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_rows, put_int,
+    ExplainStatement, InvariantResult, Ledger, Loader, Outcome, ParamSpec, Setup, StrategySpec,
+    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_rows, put_int,
 };
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
@@ -181,7 +181,7 @@ impl Workload for Smallbank {
         TYPES[..n].to_vec()
     }
 
-    async fn load(&self, db: &Client) -> Result<u64, WorkloadError> {
+    async fn load(&self, db: &Loader) -> Result<u64, WorkloadError> {
         use bytes::BufMut;
         db.batch_execute(
             "CREATE TABLE accounts (custid bigint PRIMARY KEY, name varchar(64) NOT NULL);

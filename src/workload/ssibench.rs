@@ -26,7 +26,7 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, Outcome, ParamSpec, Setup, StrategySpec, TxControl,
+    ExplainStatement, InvariantResult, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl,
     Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_rows, put_int,
 };
 use crate::engine::retry::AttemptError;
@@ -147,7 +147,7 @@ impl Workload for Ssibench {
         }
     }
 
-    async fn load(&self, db: &Client) -> Result<u64, WorkloadError> {
+    async fn load(&self, db: &Loader) -> Result<u64, WorkloadError> {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(DATA_SEED);
         let mut rows = 0;
         for t in 1..=self.tables {

@@ -20,8 +20,8 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, Ledger, Outcome, ParamSpec, Setup, StrategySpec, TxControl,
-    Workload, WorkloadClient, WorkloadError, WorkloadSpec,
+    ExplainStatement, InvariantResult, Ledger, Loader, Outcome, ParamSpec, Setup, StrategySpec,
+    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec,
 };
 use crate::engine::retry::AttemptError;
 use crate::metrics::Lifetime;
@@ -120,7 +120,7 @@ impl Workload for WriteSkew {
         vec!["go-off-call", "go-on-call"]
     }
 
-    async fn load(&self, db: &Client) -> Result<u64, WorkloadError> {
+    async fn load(&self, db: &Loader) -> Result<u64, WorkloadError> {
         db.batch_execute(
             "CREATE TABLE oncall (shift int, doctor int, on_call bool NOT NULL, PRIMARY KEY (shift, doctor))",
         )
