@@ -7,8 +7,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::{
-    AnomaliesConfig, Backoff, ExperimentConfig, ExternalLoad, Isolation, OnError, Order,
-    RetryPolicy, TargetConfig, parse_duration,
+    AnomaliesConfig, Backoff, ExperimentConfig, ExternalLoad, Isolation, ObserveLevel, OnError,
+    Order, RetryPolicy, TargetConfig, parse_duration,
 };
 use crate::external::parse::LoadFormat;
 
@@ -189,6 +189,9 @@ pub struct RunArgs {
     /// pg_stat_database sampling interval.
     #[arg(long, default_value = "5s", value_parser = sample_interval, allow_hyphen_values = true)]
     pub sample_interval: Duration,
+    /// Server observations during each run: none, light (plans, pg_stat_database) or full (also wait events and SIRead locks every second).
+    #[arg(long, default_value = "full")]
+    pub observe: ObserveLevel,
     /// Seed of the input generators (default: random, recorded in results); pgbench's --random-seed.
     #[arg(long, alias = "random-seed")]
     pub seed: Option<u64>,
@@ -457,6 +460,7 @@ impl RunArgs {
             },
             threads: self.threads.map(|t| t as usize),
             sample_interval: self.sample_interval,
+            observe: self.observe,
             seed: self.seed.unwrap_or_else(rand::random),
             target: self.target.into_config(),
             out: self.out,
@@ -480,6 +484,7 @@ impl RunArgs {
                 "resume",
                 "quiet",
                 "fail_on_violation",
+                "observe",
                 "dsn",
                 "external",
                 "server_user",
@@ -544,6 +549,7 @@ impl RunArgs {
                 "backoff" => cfg.retry.backoff = cli.retry.backoff,
                 "threads" => cfg.threads = cli.threads,
                 "sample_interval" => cfg.sample_interval = cli.sample_interval,
+                "observe" => cfg.observe = cli.observe,
                 "seed" => cfg.seed = cli.seed,
                 "order" => cfg.order = cli.order,
                 "baseline" => cfg.baseline = cli.baseline.clone(),

@@ -171,6 +171,36 @@ impl FromStr for Order {
     }
 }
 
+/// How much isobench observes the server while a run measures (see
+/// `observe`): every observation is a query on its own connection, so the
+/// cheapest level that answers the question keeps the measurement clean.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ObserveLevel {
+    /// No observer connection at all during the measured window.
+    None,
+    /// Plans at the start, `pg_stat_database` every sample interval.
+    Light,
+    /// Also wait events once a second and, under SERIALIZABLE, SIRead
+    /// locks every sample interval.
+    #[default]
+    Full,
+}
+
+impl FromStr for ObserveLevel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "none" | "off" => Ok(ObserveLevel::None),
+            "light" => Ok(ObserveLevel::Light),
+            "full" => Ok(ObserveLevel::Full),
+            other => Err(format!(
+                "unknown observe level '{other}' (use none, light or full)"
+            )),
+        }
+    }
+}
+
 /// Parses durations like `10s`, `500ms`, `1m30s`, or a bare number of
 /// seconds. Negative or malformed values are errors.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -359,6 +389,8 @@ pub struct ExperimentConfig {
     pub threads: Option<usize>,
     /// pg_stat_database sampling interval.
     pub sample_interval: Duration,
+    /// What the observers sample during each run.
+    pub observe: ObserveLevel,
     /// Seed of the per-client input generators; recorded in the results.
     pub seed: u64,
     pub target: TargetConfig,

@@ -171,13 +171,17 @@ pub async fn run(
     }
     let started_at = chrono::Local::now().to_rfc3339();
     let (phase_tx, phase_rx) = watch::channel(Phase::Measuring);
-    let observer = tokio::spawn(observe::observe_backends(
+    let observer = tokio::spawn(observe::observe(
         config,
         database.clone(),
         Vec::new(),
-        cfg.sample_interval,
+        observe::ObserveOptions {
+            level: crate::config::ObserveLevel::Full,
+            sample_interval: cfg.sample_interval,
+            backends: Backends::All,
+            siread_locks: true,
+        },
         phase_rx,
-        Backends::All,
     ));
     let start = Instant::now();
     let complete = match cfg.duration {

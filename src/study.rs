@@ -48,7 +48,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::{Spanned, Value};
 
-use crate::config::{Backoff, ExperimentConfig, Isolation, OnError, Order, parse_duration};
+use crate::config::{
+    Backoff, ExperimentConfig, Isolation, ObserveLevel, OnError, Order, parse_duration,
+};
 use crate::external::parse::LoadFormat;
 
 /// An error in an experiment file, located at `line:column` (1-based).
@@ -107,6 +109,7 @@ struct Raw {
     backoff: Entry,
     threads: Entry,
     sample_interval: Entry,
+    observe: Entry,
     seed: Entry,
     order: Entry,
     baseline: Entry,
@@ -531,6 +534,9 @@ pub fn parse(
     if let Some(v) = raw.order {
         cfg.order = src.one("order", &v, parsed::<Order>)?;
     }
+    if let Some(v) = raw.observe {
+        cfg.observe = src.one("observe", &v, parsed::<ObserveLevel>)?;
+    }
     if let Some(v) = raw.baseline {
         cfg.baseline = Some(src.one("baseline", &v, baseline)?);
     }
@@ -620,6 +626,8 @@ pub fn resume(
         retry: c.retry,
         threads: c.threads,
         sample_interval: Duration::from_secs_f64(c.sample_interval_s),
+        // Not stored: a resumed study observes as its command line says.
+        observe: cli.observe,
         seed: c.seed,
         target,
         file: c.file.map(PathBuf::from),

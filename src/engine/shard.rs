@@ -189,7 +189,9 @@ async fn run_shard<C: WorkloadClient>(
                 let ctx = ctx(seed);
                 (
                     id,
-                    tokio::spawn(async move { client_loop(Source::Own(session), ctx).await }),
+                    tokio::spawn(
+                        async move { client_loop(Source::Own(Box::new(session)), ctx).await },
+                    ),
                 )
             })
             .collect(),
@@ -285,7 +287,7 @@ impl<C> Drop for Lease<'_, C> {
 /// Where a client's inputs and connections come from.
 enum Source<C> {
     /// Its own session, which also draws the inputs.
-    Own(Session<C>),
+    Own(Box<Session<C>>),
     /// Its own input generator, and sessions from a pool.
     Pooled { inputs: C, pool: Arc<Pool<C>> },
 }

@@ -597,13 +597,18 @@ impl Driver for External {
         if failure_msg.is_none() && !cancel.is_cancelled() {
             progress.status("load running");
             let (phase_tx, phase_rx) = watch::channel(Phase::Measuring);
-            let observer = tokio::spawn(observe::observe_backends(
+            let observer = tokio::spawn(observe::observe(
                 srv.target.config(&database),
                 database.clone(),
                 Vec::new(),
-                cfg.sample_interval,
+                observe::ObserveOptions {
+                    level: cfg.observe,
+                    sample_interval: cfg.sample_interval,
+                    backends: Backends::All,
+                    // An external load's isolation level is its own.
+                    siread_locks: true,
+                },
                 phase_rx,
-                Backends::All,
             ));
             let cmd = self.cmd.render(&vars).map_err(|e| anyhow!(e))?;
             let (o, e) = (out.join("load.out"), out.join("load.err"));

@@ -15,7 +15,7 @@ use tokio::sync::watch;
 use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{ExperimentConfig, Order, RetryPolicy};
+use crate::config::{ExperimentConfig, Isolation, Order, RetryPolicy};
 use crate::engine::retry::Retrier;
 use crate::engine::{self, EngineParams, Phase};
 use crate::metrics::encode_histogram;
@@ -1249,7 +1249,12 @@ async fn one_run<W: Workload>(
         db_config.clone(),
         run_db.to_string(),
         workload.explain_statements(),
-        cfg.sample_interval,
+        observe::ObserveOptions {
+            level: cfg.observe,
+            sample_interval: cfg.sample_interval,
+            backends: observe::Backends::Isobench,
+            siread_locks: run.cell.isolation == Isolation::Serializable,
+        },
         phase_rx,
     ));
     let mut on_tick = |t: &engine::Tick| progress.tick(t);
@@ -1453,7 +1458,7 @@ fn distinct<T: PartialEq>(it: impl Iterator<Item = T>) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Isolation, RetryPolicy, TargetConfig};
+    use crate::config::{RetryPolicy, TargetConfig};
 
     fn cfg() -> ExperimentConfig {
         ExperimentConfig {
@@ -1481,6 +1486,7 @@ mod tests {
             retry: RetryPolicy::default(),
             threads: None,
             sample_interval: Duration::from_secs(5),
+            observe: crate::config::ObserveLevel::Full,
             seed: 1,
             target: TargetConfig::default(),
             out: None,

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_postgres::{Client, Config};
 
+use crate::config::ObserveLevel;
 use crate::engine::Phase;
 use crate::target;
 use crate::workload::ExplainStatement;
@@ -108,36 +109,48 @@ pub enum Backends {
     All,
 }
 
+/// What an observer samples, and how often.
+#[derive(Debug, Clone)]
+pub struct ObserveOptions {
+    /// `ObserveLevel::None`: no observer connection at all.
+    pub level: ObserveLevel,
+    /// How often `pg_stat_database` (and SIRead locks) are sampled.
+    pub sample_interval: Duration,
+    /// Whose wait events are counted.
+    pub backends: Backends,
+    /// Sample SIRead locks (`pg_locks`) at [`ObserveLevel::Full`]. Only
+    /// SERIALIZABLE transactions take them, and reading `pg_locks` holds
+    /// every lock-manager partition, which on a saturated server costs
+    /// about 1.7 % of throughput per sample per second (BENCHMARKS.md),
+    /// so they are sampled every `sample_interval`, not every second.
+    pub siread_locks: bool,
+}
+
 /// Observes database `dbname` through `config` while `phase` says
-/// Measuring; returns when it says Draining (or the sender is gone).
+/// Measuring, returning when it says Draining (or the sender is gone):
+/// the plans of `statements` at the start, `pg_stat_database` every
+/// sample interval, and at [`ObserveLevel::Full`] wait events once a
+/// second and SIRead locks every sample interval. At
+/// [`ObserveLevel::None`] it returns at once and opens no connection.
+/// Failed queries are recorded in `errors`; they do not stop the run.
 pub async fn observe(
     config: Config,
     dbname: String,
     statements: Vec<ExplainStatement>,
-    sample_interval: Duration,
-    phase: watch::Receiver<Phase>,
-) -> ServerObservations {
-    observe_backends(
-        config,
-        dbname,
-        statements,
-        sample_interval,
-        phase,
-        Backends::Isobench,
-    )
-    .await
-}
-
-/// [`observe`], counting the wait events of `backends`.
-pub async fn observe_backends(
-    config: Config,
-    dbname: String,
-    statements: Vec<ExplainStatement>,
-    sample_interval: Duration,
+    opts: ObserveOptions,
     mut phase: watch::Receiver<Phase>,
-    backends: Backends,
 ) -> ServerObservations {
+    let ObserveOptions {
+        level,
+        sample_interval,
+        backends,
+        siread_locks,
+    } = opts;
     let mut obs = ServerObservations::default();
+    if level == ObserveLevel::None {
+        return obs;
+    }
+    let full = level == ObserveLevel::Full;
     let mut config = config;
     config.application_name("isobench-observer");
     let db = match target::connect(&config).await {
@@ -183,25 +196,45 @@ pub async fn observe_backends(
             None
         }
     };
-    let mut fast = tokio::time::interval(Duration::from_secs(1));
-    let mut slow =
+    enum Due {
+        Stat,
+        Waits,
+        Siread,
+    }
+    let (waits_on, siread_on) = (full, full && siread_locks);
+    let mut waits = tokio::time::interval(Duration::from_secs(1));
+    let mut siread = tokio::time::interval(sample_interval);
+    let mut stat =
         tokio::time::interval_at((Instant::now() + sample_interval).into(), sample_interval);
     loop {
-        let stat_due = tokio::select! {
-            _ = fast.tick() => false,
-            _ = slow.tick() => true,
+        let due = tokio::select! {
+            _ = stat.tick() => Due::Stat,
+            _ = waits.tick(), if waits_on => Due::Waits,
+            _ = siread.tick(), if siread_on => Due::Siread,
             r = phase.changed() => {
                 if r.is_err() || *phase.borrow() != Phase::Measuring { break }
                 continue;
             }
         };
-        if stat_due {
-            take_interval(&db, &dbname, start, &mut last, &mut obs).await;
-        } else if let Err(e) = sampler.sample(&db, &dbname, &mut obs).await {
-            obs.errors.push(format!(
-                "wait events/SIRead locks: {}",
-                target::error_text(&e)
-            ));
+        let failed = match due {
+            Due::Stat => {
+                take_interval(&db, &dbname, start, &mut last, &mut obs).await;
+                None
+            }
+            Due::Waits => sampler
+                .sample_waits(&db, &dbname, &mut obs)
+                .await
+                .err()
+                .map(|e| ("wait events", e)),
+            Due::Siread => sampler
+                .sample_siread(&db, &dbname)
+                .await
+                .err()
+                .map(|e| ("SIRead locks", e)),
+        };
+        if let Some((what, e)) = failed {
+            obs.errors
+                .push(format!("{what}: {}", target::error_text(&e)));
         }
     }
     // The last, usually partial, interval (skip slivers under 0.5 s).
@@ -287,7 +320,7 @@ pub fn stat_interval(t_s: f64, duration_s: f64, prev: &[i64], now: &[i64]) -> St
     }
 }
 
-/// Accumulates the once-a-second samples.
+/// Accumulates the wait-event and SIRead-lock samples.
 #[derive(Default)]
 struct Sampler {
     /// Count every client backend's wait events, not only isobench's.
@@ -298,7 +331,8 @@ struct Sampler {
 }
 
 impl Sampler {
-    async fn sample(
+    /// One `pg_stat_activity` sample of the wait events.
+    async fn sample_waits(
         &mut self,
         db: &Client,
         dbname: &str,
@@ -321,6 +355,16 @@ impl Sampler {
         for r in waits {
             *obs.wait_events.counts.entry(r.get(0)).or_default() += r.get::<_, i64>(1) as u64;
         }
+        Ok(())
+    }
+
+    /// One `pg_locks` sample of the SIRead locks, by granularity and
+    /// relation.
+    async fn sample_siread(
+        &mut self,
+        db: &Client,
+        dbname: &str,
+    ) -> Result<(), tokio_postgres::Error> {
         let locks = db
             .query(
                 "SELECT locktype, coalesce(relation::regclass::text, '?'), count(*)
