@@ -2,7 +2,8 @@
 //! user runs it, with its observers) against `pgbench -M prepared` on the
 //! same managed server, pgbench's tpcb-like script on both sides, closed
 //! loop, alternating. Each round runs pgbench once and `isobench run` once
-//! per `--observe` level, in rotating order; prints committed-tps ratios
+//! per `--observe` level, in rotating order (pgbench's script `BENCH_SCRIPT`,
+//! default tpcb-like, on both sides); prints committed-tps ratios
 //! (isobench / pgbench; target >= 1.0 at READ COMMITTED) and the cost of
 //! each observer level against `--observe none` (target < 1 %).
 //!
@@ -55,6 +56,7 @@ fn read_results(dir: &std::path::Path) -> (f64, f64) {
 
 fn main() {
     let scale: u32 = env_or("BENCH_SCALE", 10);
+    let script: String = env_or("BENCH_SCRIPT", "tpcb-like".to_string());
     let clients: u32 = env_or("BENCH_CLIENTS", 16);
     let seconds: u32 = env_or("BENCH_SECONDS", 8);
     let rounds: u32 = env_or("BENCH_ROUNDS", 4);
@@ -83,7 +85,7 @@ fn main() {
     let out_root = tempfile::tempdir().expect("temp dir");
     let level_arg = isolation.sql().to_lowercase().replace(' ', "-");
     println!(
-        "program | tpcb-like script, {} | {clients} clients | scale {scale} | {seconds} s | {rounds} rounds | {}",
+        "program | {script} script, {} | {clients} clients | scale {scale} | {seconds} s | {rounds} rounds | {}",
         isolation.sql(),
         if tcp() { "TCP" } else { "Unix socket" }
     );
@@ -109,6 +111,8 @@ fn main() {
                 "bench_pg",
                 Some(isolation),
                 &[
+                    "-b",
+                    &script,
                     "-M",
                     "prepared",
                     "-c",
@@ -128,7 +132,7 @@ fn main() {
             runs += 1;
             let out = out_root.path().join(format!("run{runs}"));
             let mut cmd = Command::new(&bin);
-            cmd.args(["run", "-b", "tpcb-like", "-M", "prepared", "--repeat", "1"])
+            cmd.args(["run", "-b", &script, "-M", "prepared", "--repeat", "1"])
                 .args(["-s", &scale.to_string(), "-c", &clients.to_string()])
                 .args(["--isolation", &level_arg, "-T", &format!("{seconds}s")])
                 .args(["--warmup", "1s", "--observe", level, "-q", "--dsn", &dsn])
