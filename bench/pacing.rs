@@ -14,9 +14,10 @@ mod common;
 use std::time::Duration;
 
 use common::{Harness, env_list, env_or};
-use isobench::config::{Isolation, RetryPolicy};
 use isobench::engine::retry::Retrier;
-use isobench::engine::{self, EngineParams, Phase};
+use isobench::engine::{self, EngineParams};
+use isobench::model::Phase;
+use isobench::model::{Isolation, RetryPolicy};
 use isobench::workload::tpcb::{Tpcb, Variant};
 use tokio_util::sync::CancellationToken;
 

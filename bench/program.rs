@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use common::{Harness, env_list, env_or, summary, tcp};
-use isobench::config::Isolation;
+use isobench::model::Isolation;
 use isobench::target::SUPERUSER;
 
 /// The release binary next to this bench executable (target/release/).

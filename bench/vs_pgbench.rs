@@ -27,10 +27,12 @@ mod common;
 use std::time::Duration;
 
 use common::{Activity, Harness, Sampler, env_list, env_or, summary};
-use isobench::config::{Isolation, RetryPolicy};
 use isobench::engine::retry::Retrier;
-use isobench::engine::{self, EngineOutcome, EngineParams, Phase};
-use isobench::pgbench::run::{Data, QueryMode, ScriptWorkload};
+use isobench::engine::{self, EngineOutcome, EngineParams};
+use isobench::model::Phase;
+use isobench::model::QueryMode;
+use isobench::model::{Isolation, RetryPolicy};
+use isobench::pgbench::run::{Data, ScriptWorkload};
 use isobench::pgbench::script;
 use isobench::workload::Workload;
 use isobench::workload::tpcb::{Tpcb, Variant};

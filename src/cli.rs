@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::{
+use crate::model::LoadFormat;
+use crate::model::{
     AnomaliesConfig, Backoff, ExperimentConfig, ExternalLoad, Isolation, ObserveLevel, OnError,
     Order, RetryPolicy, TargetConfig, parse_duration,
 };
-use crate::external::parse::LoadFormat;
 
 /// isobench: what transaction isolation costs and buys on PostgreSQL.
 #[derive(Debug, Parser)]
@@ -114,7 +114,7 @@ fn rate(s: &str) -> Result<f64, String> {
 
 fn sqlstate(s: &str) -> Result<String, String> {
     let s = s.trim().to_ascii_uppercase();
-    if crate::engine::retry::sqlstate(&s).is_some() {
+    if crate::model::sqlstate(&s).is_some() {
         Ok(s)
     } else {
         Err(format!("'{s}' is not a five-character SQLSTATE like 40001"))
@@ -251,7 +251,7 @@ pub struct RunArgs {
         default_value = "prepared",
         help_heading = "pgbench scripts"
     )]
-    pub protocol: crate::pgbench::run::QueryMode,
+    pub protocol: crate::model::QueryMode,
     /// SQL run once into the template database for the scripts, instead of pgbench's tables.
     #[arg(long, value_name = "FILE", help_heading = "pgbench scripts")]
     pub init_sql: Option<PathBuf>,
@@ -415,7 +415,7 @@ impl RunArgs {
                 on_error: self.on_error,
                 timeout_ms: self.load_timeout.map(|d| d.as_secs_f64() * 1000.0),
             },
-            scripts: crate::config::ScriptsConfig {
+            scripts: crate::model::ScriptsConfig {
                 files: self
                     .script_files
                     .into_iter()

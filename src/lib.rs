@@ -2,7 +2,7 @@
 //! PostgreSQL, measured reproducibly.
 //!
 //! Data flow of `isobench run`: [`cli`] turns flags, over an experiment
-//! file read by [`study`], into an [`config::ExperimentConfig`];
+//! file read by [`study`], into an [`model::ExperimentConfig`];
 //! [`experiment`] starts the [`target`]
 //! (a managed server by default), loads the [`workload`] into a template
 //! database, and executes the runs in interleaved order. Each run resets
@@ -10,13 +10,14 @@
 //! records into per-client [`metrics`] recorders), samples the server with
 //! [`observe`], checks the workload's invariants, and appends a record to
 //! the results [`store`], which [`report`] renders (using [`stats`]).
+//! The types they share live in [`model`], which depends on none of them.
 
 pub mod cli;
-pub mod config;
 pub mod engine;
 pub mod experiment;
 pub mod external;
 pub mod metrics;
+pub mod model;
 pub mod monitor;
 pub mod observe;
 pub mod pgbench;

@@ -15,9 +15,10 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::TargetConfig;
-use crate::engine::Phase;
-use crate::observe::{self, Backends, STAT_COUNTERS, ServerObservations};
+use crate::model::Phase;
+use crate::model::TargetConfig;
+use crate::model::{STAT_COUNTERS, ServerObservations};
+use crate::observe::{self, Backends};
 use crate::store;
 use crate::target::{self, Target};
 
@@ -176,7 +177,7 @@ pub async fn run(
         database.clone(),
         Vec::new(),
         observe::ObserveOptions {
-            level: crate::config::ObserveLevel::Full,
+            level: crate::model::ObserveLevel::Full,
             sample_interval: cfg.sample_interval,
             backends: Backends::All,
             siread_locks: true,

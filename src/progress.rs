@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::engine::{Phase, Tick};
+use crate::engine::Tick;
+use crate::model::Phase;
 use crate::store::{Cell, RunRecord};
 
 /// Progress reporting for one experiment.

@@ -48,10 +48,10 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::{Spanned, Value};
 
-use crate::config::{
+use crate::model::LoadFormat;
+use crate::model::{
     Backoff, ExperimentConfig, Isolation, ObserveLevel, OnError, Order, parse_duration,
 };
-use crate::external::parse::LoadFormat;
 
 /// An error in an experiment file, located at `line:column` (1-based).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -517,7 +517,7 @@ pub fn parse(
     if let Some(v) = raw.retry_on {
         cfg.retry.retry_on = dedup(src.list("retry_on", &v, |x| {
             let s = string(x)?.trim().to_ascii_uppercase();
-            crate::engine::retry::sqlstate(&s)
+            crate::model::sqlstate(&s)
                 .map(|_| s.clone())
                 .ok_or_else(|| format!("'{s}' is not a five-character SQLSTATE like 40001"))
         })?);
@@ -699,7 +699,7 @@ mod tests {
             ]
         );
         assert_eq!(s.builtins, vec![("select-only".to_string(), 3)]);
-        assert_eq!(s.mode, crate::pgbench::run::QueryMode::Simple);
+        assert_eq!(s.mode, crate::model::QueryMode::Simple);
         assert_eq!(s.init_sql, Some(PathBuf::from("studies/init.sql")));
         assert_eq!(
             s.defines,

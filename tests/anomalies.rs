@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use isobench::config::Isolation;
+use isobench::model::Isolation;
 use isobench::probe::exec::{self, Env, WaitCheck};
 use isobench::probe::spec::{self, Outcome};
 use isobench::probe::{self, judge};

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use isobench::config::Isolation;
+use isobench::model::Isolation;
 use isobench::target::{self, ManagedOptions, ManagedServer, SUPERUSER};
 
 /// `name` from the environment, parsed, else `default`.

@@ -17,14 +17,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio::time::sleep_until;
 use tokio_postgres::Config;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Isolation;
-use crate::metrics::{Interval, Lifetime, Recorder};
+use crate::metrics::{Interval, Recorder};
+use crate::model::Isolation;
+use crate::model::Lifetime;
+use crate::model::{Phase, SecondPoint};
 use crate::target::TargetError;
 use crate::workload::{Ledger, Workload, WorkloadClient};
 use retry::Retrier;
@@ -51,30 +52,6 @@ pub struct EngineParams {
     /// Open loop: skip transactions later than this; count slower commits
     /// as late (pgbench `--latency-limit`).
     pub latency_limit: Option<Duration>,
-}
-
-/// Where a run is; observers follow it through a `watch` channel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    Connecting,
-    Warmup,
-    Measuring,
-    /// The measured window ended; clients finish their transactions.
-    Draining,
-}
-
-/// One second of the measured window.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SecondPoint {
-    /// End of the interval, seconds since the measured window began.
-    pub t_s: f64,
-    pub committed: u64,
-    /// Committed transactions per second of this interval.
-    pub tps: f64,
-    /// 99th percentile latency of this interval's commits, ms.
-    pub p99_ms: f64,
-    /// Transactions that gave up in this interval.
-    pub failed: u64,
 }
 
 /// What the ticker reports once a second (for live progress).

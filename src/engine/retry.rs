@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use rand::RngExt;
 
-use crate::config::{Backoff, RetryPolicy};
-use crate::metrics::{CONNECTION_FAILURE, SqlState};
+use crate::model::sqlstate;
+use crate::model::{Backoff, RetryPolicy};
+use crate::model::{CONNECTION_FAILURE, SqlState};
+use crate::workload::{AttemptError, Cause};
 
 /// What the engine does with a failed attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,69 +29,12 @@ pub enum Verdict {
     Abort(String),
 }
 
-/// An error of one attempt, with where it happened.
-#[derive(Debug)]
-pub struct AttemptError {
-    pub error: Cause,
-    /// True when the error came from COMMIT (or an autocommit statement
-    /// that is the transaction).
-    pub at_commit: bool,
-}
-
-/// What failed: the server (or the connection), or the client's program.
-#[derive(Debug)]
-pub enum Cause {
-    Db(tokio_postgres::Error),
-    /// A run-time error of a pgbench script, with its location.
-    Script(String),
-}
-
-impl AttemptError {
-    pub fn body(error: tokio_postgres::Error) -> Self {
-        AttemptError {
-            error: Cause::Db(error),
-            at_commit: false,
-        }
-    }
-
-    pub fn commit(error: tokio_postgres::Error) -> Self {
-        AttemptError {
-            error: Cause::Db(error),
-            at_commit: true,
-        }
-    }
-
-    /// A script's run-time error (message with file and line).
-    pub fn script(message: String) -> Self {
-        AttemptError {
-            error: Cause::Script(message),
-            at_commit: false,
-        }
-    }
-
-    /// The error's text (the server's message and SQLSTATE, or the
-    /// script's).
-    pub fn text(&self) -> String {
-        match &self.error {
-            Cause::Db(e) => crate::target::error_text(e),
-            Cause::Script(m) => m.clone(),
-        }
-    }
-}
-
 /// The retry policy compiled for the hot path.
 #[derive(Debug, Clone)]
 pub struct Retrier {
     max_tries: u32,
     retry_on: Vec<SqlState>,
     backoff: Backoff,
-}
-
-/// Parses a SQLSTATE string; `None` unless it is five ASCII alphanumerics.
-pub fn sqlstate(code: &str) -> Option<SqlState> {
-    let b = code.as_bytes();
-    (b.len() == 5 && b.iter().all(u8::is_ascii_alphanumeric))
-        .then(|| [b[0], b[1], b[2], b[3], b[4]])
 }
 
 impl Retrier {
@@ -179,31 +124,6 @@ fn is_io(e: &tokio_postgres::Error) -> bool {
         source = s.source();
     }
     false
-}
-
-/// The condition name of a SQLSTATE (PostgreSQL docs, Appendix A), for
-/// reports; the code itself when it is not one isobench names.
-pub fn sqlstate_name(code: &str) -> &'static str {
-    match code {
-        "40001" => "serialization_failure",
-        "40P01" => "deadlock_detected",
-        "40002" => "transaction_integrity_constraint_violation",
-        "40003" => "statement_completion_unknown",
-        "55P03" => "lock_not_available",
-        "57014" => "query_canceled",
-        "57P01" => "admin_shutdown",
-        "23505" => "unique_violation",
-        "23503" => "foreign_key_violation",
-        "25P02" => "in_failed_sql_transaction",
-        "25006" => "read_only_sql_transaction",
-        "53300" => "too_many_connections",
-        "08000" => "connection_exception",
-        "08003" => "connection_does_not_exist",
-        "08006" => "connection_failure",
-        "P0001" => "raise_exception",
-        "IB001" => "script_error (isobench: the client stopped)",
-        _ => "other",
-    }
 }
 
 #[cfg(test)]

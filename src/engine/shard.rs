@@ -27,8 +27,9 @@ use tokio_postgres::{Client, Config};
 use super::EngineError;
 use super::retry::{Retrier, Verdict};
 use super::{inline, pace};
-use crate::config::Isolation;
-use crate::metrics::{CONNECTION_FAILURE, Recorder, SCRIPT_ERROR};
+use crate::metrics::Recorder;
+use crate::model::Isolation;
+use crate::model::{CONNECTION_FAILURE, SCRIPT_ERROR};
 use crate::target;
 use crate::workload::{Ledger, Outcome, TxControl, WorkloadClient};
 
@@ -364,7 +365,7 @@ impl<C: WorkloadClient> Source<C> {
         &mut self,
         input: &C::Input,
         rec: &Recorder,
-        after: impl Fn(&crate::engine::retry::AttemptError) -> AfterError,
+        after: impl Fn(&crate::workload::AttemptError) -> AfterError,
     ) -> Attempted {
         match self {
             Source::Own(s) => {
@@ -437,7 +438,7 @@ enum AfterError {
 
 /// The result of one attempt.
 struct Attempted {
-    result: Result<Outcome, crate::engine::retry::AttemptError>,
+    result: Result<Outcome, crate::workload::AttemptError>,
     /// Time from BEGIN to the end of the attempt (its ROLLBACK included).
     took: Duration,
     pool_wait: Duration,
@@ -450,7 +451,7 @@ struct Attempted {
 async fn run_attempt<C: WorkloadClient>(
     s: &mut Session<C>,
     input: &C::Input,
-    after: &impl Fn(&crate::engine::retry::AttemptError) -> AfterError,
+    after: &impl Fn(&crate::workload::AttemptError) -> AfterError,
 ) -> Attempted {
     let start = Instant::now();
     let result = s.client.attempt(&s.conn, &s.tx, input).await;
@@ -511,7 +512,7 @@ async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(
             pace::HrTimer::new().ok(),
         ),
     };
-    let after = |e: &crate::engine::retry::AttemptError| match retrier.classify(e) {
+    let after = |e: &crate::workload::AttemptError| match retrier.classify(e) {
         Verdict::Unknown => AfterError::Unknown,
         _ if e.at_commit => AfterError::Nothing,
         Verdict::ConnectionLost => AfterError::Nothing,

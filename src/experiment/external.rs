@@ -18,17 +18,18 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::{Driver, PlannedRun, Server, drop_database, fresh_copy, quote_ident, shown_settings};
-use crate::config::{ExperimentConfig, OnError};
-use crate::engine::Phase;
-use crate::external::parse::{self, LoadFigures};
+use crate::external::parse::{self};
 use crate::external::template::{Template, Value, Vars};
 use crate::external::{self as ext, Finished};
-use crate::metrics::LatencySummary;
+use crate::model::LatencySummary;
+use crate::model::LoadFigures;
+use crate::model::LoadReport;
+use crate::model::Phase;
+use crate::model::{ExperimentConfig, OnError};
 use crate::observe::{self, Backends};
 use crate::progress::Progress;
 use crate::store::{Cell, LoadRecord, RunRecord};
 use crate::target::{self, Target};
-use crate::workload::LoadReport;
 
 /// Placeholders of the server, filled when a run starts.
 const SERVER_VARS: [&str; 6] = ["host", "port", "user", "password", "database", "dsn"];
@@ -713,7 +714,7 @@ fn record(
     wall_s: f64,
     f: Option<&LoadFigures>,
     reset_ms: f64,
-    server: crate::observe::ServerObservations,
+    server: crate::model::ServerObservations,
     errors: Vec<String>,
     server_version: String,
     server_settings: BTreeMap<String, String>,
@@ -798,7 +799,7 @@ fn record(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Isolation, TargetConfig};
+    use crate::model::{Isolation, TargetConfig};
 
     fn cfg() -> ExperimentConfig {
         let mut c = crate::cli::RunArgs::default().into_config();

@@ -15,10 +15,12 @@ use tokio::sync::watch;
 use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{ExperimentConfig, Isolation, Order, RetryPolicy};
 use crate::engine::retry::Retrier;
-use crate::engine::{self, EngineParams, Phase};
+use crate::engine::{self, EngineParams};
 use crate::metrics::encode_histogram;
+use crate::model::LoadReport;
+use crate::model::Phase;
+use crate::model::{ExperimentConfig, Isolation, Order, RetryPolicy};
 use crate::observe;
 use crate::progress::Progress;
 use crate::report;
@@ -27,7 +29,7 @@ use crate::store::{
     self, Cell, Environment, Rate, Results, RunRecord, StoredConfig, StoredTarget, TxTypeRecord,
 };
 use crate::target::{self, Target};
-use crate::workload::{self, LoadReport, Setup, Workload, WorkloadSpec};
+use crate::workload::{self, Setup, Workload, WorkloadSpec};
 
 mod external;
 
@@ -1434,7 +1436,7 @@ async fn shown_settings(
 
 /// A wait histogram (µs) as a summary in ms.
 fn wait_summary(h: &hdrhistogram::Histogram<u64>) -> store::WaitSummary {
-    let l = crate::metrics::LatencySummary::of(h);
+    let l = crate::model::LatencySummary::of(h);
     store::WaitSummary {
         count: h.len(),
         mean: l.mean,
@@ -1458,7 +1460,7 @@ fn distinct<T: PartialEq>(it: impl Iterator<Item = T>) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{RetryPolicy, TargetConfig};
+    use crate::model::{RetryPolicy, TargetConfig};
 
     fn cfg() -> ExperimentConfig {
         ExperimentConfig {
@@ -1486,7 +1488,7 @@ mod tests {
             retry: RetryPolicy::default(),
             threads: None,
             sample_interval: Duration::from_secs(5),
-            observe: crate::config::ObserveLevel::Full,
+            observe: crate::model::ObserveLevel::Full,
             seed: 1,
             target: TargetConfig::default(),
             out: None,

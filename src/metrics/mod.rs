@@ -7,22 +7,10 @@
 //! significant digits), so memory stays flat however long a run lasts and
 //! histograms merge exactly across clients, ticks, and machines.
 
+use crate::model::{LatencySummary, Lifetime, SqlState};
 use std::sync::Mutex;
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
-
-/// A SQLSTATE as its five ASCII characters, e.g. `*b"40001"`.
-pub type SqlState = [u8; 5];
-
-/// SQLSTATE used for failures without a server error: the connection broke
-/// (class 08, connection_failure).
-pub const CONNECTION_FAILURE: SqlState = *b"08006";
-
-/// SQLSTATE of a client stopped by its own program's error (a pgbench
-/// script's run-time error); class `IB` is implementation-defined (SQL
-/// standard: classes beginning with I-Z are), used by no server.
-pub const SCRIPT_ERROR: SqlState = *b"IB001";
 
 /// Failure counts by SQLSTATE; a short vector, since a run sees few codes.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -89,7 +77,7 @@ pub struct TxStats {
     /// Time spent in attempts that did not commit, µs (wasted work).
     pub wasted_us: u64,
     /// Per command of the type, when the workload reports them (pgbench
-    /// `-r`); indexed by [`crate::workload::StepTime::step`].
+    /// `-r`); indexed by [`crate::model::StepTime::step`].
     pub steps: Vec<StepStats>,
 }
 
@@ -258,14 +246,6 @@ impl Interval {
     }
 }
 
-/// Counts over a client's whole life (warm-up and drain included): what the
-/// database must hold afterwards.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Lifetime {
-    pub committed: u64,
-    pub unknown_outcome: u64,
-}
-
 #[derive(Debug)]
 struct RecorderInner {
     interval: Interval,
@@ -333,7 +313,7 @@ impl Recorder {
     }
 
     /// The per-command latencies of one attempt of a type-`ty` transaction.
-    pub fn steps(&self, ty: usize, times: &[crate::workload::StepTime]) {
+    pub fn steps(&self, ty: usize, times: &[crate::model::StepTime]) {
         self.with(ty, |s, _| {
             for t in times {
                 if s.steps.len() <= t.step {
@@ -377,37 +357,6 @@ impl Recorder {
 
     pub fn lifetime(&self) -> Lifetime {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).lifetime
-    }
-}
-
-/// Latency percentiles of committed transactions, in ms.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize)]
-pub struct LatencySummary {
-    pub mean: f64,
-    pub p50: f64,
-    pub p90: f64,
-    pub p95: f64,
-    pub p99: f64,
-    pub p999: f64,
-    pub max: f64,
-}
-
-impl LatencySummary {
-    /// Summarises a histogram of µs values; all zero when it is empty.
-    pub fn of(h: &Histogram<u64>) -> Self {
-        if h.is_empty() {
-            return Self::default();
-        }
-        let ms = |us: u64| us as f64 / 1000.0;
-        LatencySummary {
-            mean: h.mean() / 1000.0,
-            p50: ms(h.value_at_quantile(0.50)),
-            p90: ms(h.value_at_quantile(0.90)),
-            p95: ms(h.value_at_quantile(0.95)),
-            p99: ms(h.value_at_quantile(0.99)),
-            p999: ms(h.value_at_quantile(0.999)),
-            max: ms(h.max()),
-        }
     }
 }
 

@@ -21,6 +21,7 @@
 //! their commands one after the other: same results, without pgbench's
 //! pipelining speed-up.
 
+use crate::model::QueryMode;
 use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::fmt::Write as _;
@@ -29,44 +30,19 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, BytesMut};
-use serde::{Deserialize, Serialize};
 use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
 use super::expr::{self, Expr, Value};
 use super::prng::Prng;
 use super::script::{self, CommandKind, Part, Script, SleepAmount, Store};
-use crate::engine::retry::AttemptError;
-use crate::metrics::Lifetime;
+use crate::model::Lifetime;
+use crate::model::{InvariantResult, StepTime};
+use crate::workload::AttemptError;
 use crate::workload::tpcb::Tpcb;
 use crate::workload::{
-    ExplainStatement, InvariantResult, Loader, Outcome, Setup, StepTime, TxControl, Workload,
-    WorkloadClient, WorkloadError,
+    ExplainStatement, Loader, Outcome, Setup, TxControl, Workload, WorkloadClient, WorkloadError,
 };
-
-/// pgbench's `-M`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum QueryMode {
-    Simple,
-    Extended,
-    #[default]
-    Prepared,
-}
-
-impl std::str::FromStr for QueryMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim() {
-            "simple" => Ok(QueryMode::Simple),
-            "extended" => Ok(QueryMode::Extended),
-            "prepared" => Ok(QueryMode::Prepared),
-            other => Err(format!(
-                "unknown query mode '{other}' (use simple, extended or prepared)"
-            )),
-        }
-    }
-}
 
 /// Where a script study's data comes from.
 #[derive(Debug, Clone)]

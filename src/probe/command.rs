@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::exec::{Env, WaitCheck};
 use super::{Matrix, run_matrix, select};
-use crate::config::AnomaliesConfig;
+use crate::model::AnomaliesConfig;
 use crate::{report, store, target};
 
 pub const ANOMALIES_JSON: &str = "anomalies.json";

@@ -27,7 +27,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::spec::{Block, Directive, Parser, Probe, SpecError, StepRef};
-use crate::config::Isolation;
+use crate::model::Isolation;
 
 /// What a probe's run can show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -390,7 +390,7 @@ fn parse_expectation(d: &Directive, p: &Parser<'_>) -> Result<Expectation, SpecE
             "snapshot" => Mechanism::Snapshot,
             // Every SQLSTATE has a digit (class 40, HV, P0, ...), so a
             // mistyped word such as `block` is not taken for one.
-            code if crate::engine::retry::sqlstate(&code.to_ascii_uppercase()).is_some()
+            code if crate::model::sqlstate(&code.to_ascii_uppercase()).is_some()
                 && code.bytes().any(|b| b.is_ascii_digit()) =>
             {
                 Mechanism::Error(code.to_ascii_uppercase())

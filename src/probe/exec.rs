@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::spec::{Probe, StepRef, show_rows};
 use super::txn;
-use crate::config::Isolation;
+use crate::model::Isolation;
 use crate::target;
 
 /// How to tell that a backend waits on another session's lock.

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use serde::Serialize;
 
-use crate::config::Isolation;
+use crate::model::Isolation;
 use exec::{Env, Execution};
 use spec::{Condition, Mechanism, Outcome, Probe, StepRef, Subject, show_rows};
 

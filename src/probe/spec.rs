@@ -38,7 +38,7 @@ use super::directive;
 pub use super::directive::{
     Condition, Expectation, Mechanism, Op, Outcome, Subject, Term, parse_rows, show_rows,
 };
-use crate::config::Isolation;
+use crate::model::Isolation;
 
 /// A parse error with its place: `file:line:column: message`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

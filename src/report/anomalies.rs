@@ -169,7 +169,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::config::Isolation;
+    use crate::model::Isolation;
     use crate::probe::spec::Outcome;
     use crate::probe::{SerialOutcome, ServerInfo, StepError};
 

@@ -23,8 +23,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::Isolation;
-use crate::metrics::{LatencySummary, decode_histogram};
+use crate::metrics::decode_histogram;
+use crate::model::Isolation;
+use crate::model::LatencySummary;
 use crate::stats::{self, Better, Comparison, PctCi, Summary, Verdict, Welch};
 use crate::store::{Cell, Results, RunRecord, WaitSummary};
 

@@ -24,7 +24,7 @@ use std::fmt::Write as _;
 
 use super::cells::{self, CellSummary};
 use super::{NA, fmt_ms, fmt_p, fmt_pct_change, fmt_pct_ci, fmt_tps};
-use crate::config::{Backoff, RetryPolicy};
+use crate::model::{Backoff, RetryPolicy};
 use crate::stats::{self, Better, Comparison, Summary};
 use crate::store::{Cell, Results};
 
@@ -519,7 +519,7 @@ fn aligned_table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Isolation;
+    use crate::model::Isolation;
     use crate::report::fixture;
     use crate::store::RunRecord;
 

@@ -4,7 +4,7 @@
 //! cell over its complete runs and per run. Shared by the Markdown and
 //! HTML reports as plain text cells.
 
-use crate::external::parse::LoadFigures;
+use crate::model::LoadFigures;
 use crate::store::{Results, RunRecord};
 
 use super::cells::CellSummary;

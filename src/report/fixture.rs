@@ -6,13 +6,14 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::config::{Isolation, RetryPolicy};
-use crate::metrics::{LatencySummary, Lifetime};
-use crate::observe::{CountStat, Plan, ServerObservations, SireadLocks, WaitEvents, stat_interval};
+use crate::model::{CountStat, Plan, ServerObservations, SireadLocks, WaitEvents};
+use crate::model::{InvariantResult, LoadReport};
+use crate::model::{Isolation, RetryPolicy};
+use crate::model::{LatencySummary, Lifetime};
+use crate::observe::stat_interval;
 use crate::store::{
     Cell, Environment, Results, RunRecord, SCHEMA_VERSION, StoredConfig, TxTypeRecord,
 };
-use crate::workload::{InvariantResult, LoadReport};
 
 fn cell(isolation: Isolation) -> Cell {
     Cell {
@@ -42,7 +43,7 @@ pub fn histogram(p99_ms: f64) -> String {
 }
 
 /// pg_stat_database intervals: 5 s at `commits`/s, then 1 s at `tail`/s.
-fn stat(commits: i64, tail: i64) -> Vec<crate::observe::StatInterval> {
+fn stat(commits: i64, tail: i64) -> Vec<crate::model::StatInterval> {
     let zero = [0i64; 12];
     let mut a = zero;
     a[0] = commits * 5; // xact_commit
@@ -257,7 +258,7 @@ pub fn results() -> Results {
             setting_factors: Vec::new(),
             pg_bin: Vec::new(),
             repeat: 3,
-            order: crate::config::Order::Interleaved,
+            order: crate::model::Order::Interleaved,
             baseline: None,
             duration_s: 60.0,
             warmup_s: 10.0,

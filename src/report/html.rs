@@ -25,8 +25,8 @@ use super::{
     NA, factor_headers, factor_values, fmt_fixed, fmt_mean, fmt_ms, fmt_opt, fmt_pct_change,
     fmt_tps, fmt_tps_ci, server,
 };
-use crate::config::Isolation;
-use crate::engine::retry::sqlstate_name;
+use crate::model::Isolation;
+use crate::model::sqlstate_name;
 use crate::store::{Results, RunRecord, WaitSummary};
 
 /// Wait events charted per cell before the rest is pooled as "other".
@@ -383,8 +383,8 @@ fn header(out: &mut String, r: &Results, title: &str) {
         (
             "Order",
             match c.order {
-                crate::config::Order::Interleaved => "interleaved".to_string(),
-                crate::config::Order::Random => "random (seeded)".to_string(),
+                crate::model::Order::Interleaved => "interleaved".to_string(),
+                crate::model::Order::Random => "random (seeded)".to_string(),
             },
         ),
         ("Seed", c.seed.to_string()),
@@ -1061,7 +1061,7 @@ fn time_series(cells: &[CellSummary], f: &Factors) -> Option<Section> {
                 )
             })
             .collect();
-        let series = |get: fn(&crate::engine::SecondPoint) -> f64| -> Vec<Line> {
+        let series = |get: fn(&crate::model::SecondPoint) -> f64| -> Vec<Line> {
             runs.iter()
                 .zip(&styles)
                 .map(|(r, s)| Line {
@@ -1380,7 +1380,7 @@ fn siread_locks(cells: &[CellSummary], f: &Factors) -> Option<Section> {
     if ser.is_empty() {
         return None;
     }
-    let by: Vec<BTreeMap<String, crate::observe::CountStat>> = ser
+    let by: Vec<BTreeMap<String, crate::model::CountStat>> = ser
         .iter()
         .map(|i| server::siread_by_granularity(&cells[*i]))
         .collect();
@@ -1958,7 +1958,7 @@ document.querySelectorAll('table.sortable th').forEach(function (th) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::SecondPoint;
+    use crate::model::SecondPoint;
     use crate::report::fixture;
 
     /// The fixture with its two cells at 1, 4 and 8 clients (throughput
@@ -2022,14 +2022,14 @@ mod tests {
                 run.server.siread_locks.by_relation = BTreeMap::from([
                     (
                         "pgbench_accounts (tuple)".into(),
-                        crate::observe::CountStat {
+                        crate::model::CountStat {
                             mean: 12.0,
                             max: 28,
                         },
                     ),
                     (
                         "pgbench_accounts_pkey (page)".into(),
-                        crate::observe::CountStat { mean: 3.5, max: 8 },
+                        crate::model::CountStat { mean: 3.5, max: 8 },
                     ),
                 ]);
             }

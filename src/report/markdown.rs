@@ -9,7 +9,7 @@ use super::{
     NA, fmt_fixed, fmt_mean, fmt_ms, fmt_opt, fmt_p, fmt_pct_change, fmt_pct_ci, fmt_tps,
     fmt_tps_ci, fmt_verdict, fmt_vs_baseline_pct, server,
 };
-use crate::engine::retry::sqlstate_name;
+use crate::model::sqlstate_name;
 use crate::store::{Results, RunRecord, WaitSummary};
 
 /// Wait events listed per cell.
@@ -431,7 +431,7 @@ fn latency(out: &mut String, r: &Results, cells: &[CellSummary]) {
         .map(|c| {
             let mut row = super::factor_values(r, c.cell);
             let l = c.merged_latency;
-            let ms = |f: fn(&crate::metrics::LatencySummary) -> f64| {
+            let ms = |f: fn(&crate::model::LatencySummary) -> f64| {
                 l.as_ref().map_or_else(|| NA.into(), |l| fmt_ms(f(l)))
             };
             row.extend([ms(|l| l.p50), ms(|l| l.p95), ms(|l| l.p99)]);

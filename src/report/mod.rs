@@ -134,12 +134,12 @@ pub fn fmt_anomalies(count: u64, example: Option<&str>, max_example: usize) -> S
 
 /// The retry policy in words: `up to 10 tries per transaction, retrying
 /// 40001 (serialization_failure), ...; no backoff`.
-pub fn fmt_retry(retry: &crate::config::RetryPolicy) -> String {
-    use crate::config::Backoff;
+pub fn fmt_retry(retry: &crate::model::RetryPolicy) -> String {
+    use crate::model::Backoff;
     let codes: Vec<String> = retry
         .retry_on
         .iter()
-        .map(|s| format!("{s} ({})", crate::engine::retry::sqlstate_name(s)))
+        .map(|s| format!("{s} ({})", crate::model::sqlstate_name(s)))
         .collect();
     let backoff = match retry.backoff {
         Backoff::None => "no backoff".to_string(),
@@ -172,7 +172,7 @@ pub fn fmt_runs(c: &crate::store::StoredConfig) -> String {
 }
 
 /// Load times: `1.23 s (100011 rows)`, per data variant when several.
-pub fn fmt_load(load: &[crate::workload::LoadReport]) -> String {
+pub fn fmt_load(load: &[crate::model::LoadReport]) -> String {
     if load.is_empty() {
         return NA.to_string();
     }
@@ -215,7 +215,7 @@ pub fn fmt_failures(failed: &std::collections::BTreeMap<String, u64>) -> String 
     }
     failed
         .iter()
-        .map(|(code, n)| format!("{n} {} ({code})", crate::engine::retry::sqlstate_name(code)))
+        .map(|(code, n)| format!("{n} {} ({code})", crate::model::sqlstate_name(code)))
         .collect::<Vec<_>>()
         .join(", ")
 }

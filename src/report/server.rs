@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::cells::CellSummary;
-use crate::observe::{CountStat, STAT_COUNTERS, StatInterval};
+use crate::model::{CountStat, STAT_COUNTERS, StatInterval};
 use crate::store::{Cell, RunRecord};
 
 /// Time-weighted mean rate of each `pg_stat_database` counter over one

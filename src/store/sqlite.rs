@@ -119,16 +119,16 @@ use rusqlite::{
     params,
 };
 
-use crate::config::{Isolation, Order};
-use crate::engine::SecondPoint;
-use crate::external::parse::LoadFigures;
-use crate::metrics::{LatencySummary, Lifetime};
-use crate::observe::{CountStat, Plan, ServerObservations, SireadLocks, StatInterval, WaitEvents};
+use crate::model::LoadFigures;
+use crate::model::SecondPoint;
+use crate::model::{CountStat, Plan, ServerObservations, SireadLocks, StatInterval, WaitEvents};
+use crate::model::{InvariantResult, LoadReport};
+use crate::model::{Isolation, Order};
+use crate::model::{LatencySummary, Lifetime};
 use crate::store::{
     Cell, CommandRecord, Environment, LoadRecord, Rate, Results, RunRecord, SCHEMA_VERSION,
     StoredConfig, TxTypeRecord, WaitSummary,
 };
-use crate::workload::{InvariantResult, LoadReport};
 
 /// File name of the store inside a results directory.
 pub const DB_FILE: &str = "results.sqlite";
@@ -1757,7 +1757,7 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Backoff, RetryPolicy};
+    use crate::model::{Backoff, RetryPolicy};
 
     use crate::report::fixture;
 
@@ -1997,7 +1997,7 @@ mod tests {
         run.reset_ms = f64::NEG_INFINITY;
         run.load = Some(LoadRecord {
             command: "autocannon -j -c 25 http://localhost:3000/ '{dsn}'".into(),
-            format: crate::external::parse::LoadFormat::Autocannon,
+            format: crate::model::LoadFormat::Autocannon,
             exit_code: Some(0),
             wall_s: 10.0 / 3.0,
             ready_s: Some(0.25),
@@ -2019,7 +2019,7 @@ mod tests {
         // Run 2: a failed external command, no figures.
         r.runs[1].load = Some(LoadRecord {
             command: "./load.sh".into(),
-            format: crate::external::parse::LoadFormat::Command,
+            format: crate::model::LoadFormat::Command,
             exit_code: None,
             wall_s: 0.5,
             ready_s: None,

@@ -138,7 +138,7 @@ impl Target {
 /// Errors: [`TargetError`] for a bad DSN, missing binaries or OS user, or a
 /// server that does not start (with the end of its log).
 pub async fn start(
-    cfg: &crate::config::TargetConfig,
+    cfg: &crate::model::TargetConfig,
     log_path: &Path,
     connections: u32,
 ) -> Result<Target, TargetError> {

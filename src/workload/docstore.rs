@@ -40,11 +40,12 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl,
-    Workload, WorkloadClient, WorkloadError, WorkloadSpec,
+    ExplainStatement, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl, Workload,
+    WorkloadClient, WorkloadError, WorkloadSpec,
 };
-use crate::engine::retry::AttemptError;
-use crate::metrics::Lifetime;
+use crate::model::InvariantResult;
+use crate::model::Lifetime;
+use crate::workload::AttemptError;
 
 /// The optional secondary indexes: parameter name, table, column.
 const INDEXES: [(&str, &str, &str); 5] = [

@@ -20,18 +20,16 @@ pub mod ssibench;
 pub mod tpcb;
 pub mod write_skew;
 
+use crate::model::{InvariantResult, StepTime};
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
 use futures_util::SinkExt;
-use serde::{Deserialize, Serialize};
 use tokio_postgres::{Client, Statement};
 
-use crate::config::Isolation;
-use crate::engine::retry::AttemptError;
-use crate::metrics::Lifetime;
+use crate::model::Isolation;
+use crate::model::Lifetime;
 
 /// Errors of building, loading or checking a workload.
 #[derive(Debug, thiserror::Error)]
@@ -283,60 +281,62 @@ impl Setup {
     }
 }
 
-/// The result of one invariant check after a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InvariantResult {
-    pub name: String,
-    pub ok: bool,
-    /// How many violations (anomalies) the check found: 0 when `ok`; for a
-    /// check that counts (shifts with nobody on call, dangling references)
-    /// the count, else 1.
-    #[serde(default)]
-    pub violations: u64,
-    /// The values compared, or an example of a violation, e.g.
-    /// `sum(abalance)=-1234 sum(tbalance)=-1234`.
-    pub detail: String,
-}
-
-impl InvariantResult {
-    /// A pass/fail check: one violation when it fails.
-    pub fn check(name: &str, ok: bool, detail: String) -> Self {
-        InvariantResult {
-            name: name.into(),
-            ok,
-            violations: u64::from(!ok),
-            detail,
-        }
-    }
-
-    /// A counting check: ok when `violations` is 0.
-    pub fn count(name: &str, violations: u64, detail: String) -> Self {
-        InvariantResult {
-            name: name.into(),
-            ok: violations == 0,
-            violations,
-            detail,
-        }
-    }
-}
-
-/// How long loading one template took and what it wrote.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LoadReport {
-    /// The data variant loaded ([`Workload::data_key`]).
-    #[serde(default)]
-    pub data: String,
-    #[serde(with = "crate::config::duration_ms", rename = "load_ms")]
-    pub elapsed: Duration,
-    pub rows: u64,
-}
-
 /// A statement whose plan the report shows (EXPLAIN with representative
 /// literal inputs, never ANALYZE).
 #[derive(Debug, Clone)]
 pub struct ExplainStatement {
     pub label: &'static str,
     pub sql: String,
+}
+
+/// An error of one attempt, with where it happened.
+#[derive(Debug)]
+pub struct AttemptError {
+    pub error: Cause,
+    /// True when the error came from COMMIT (or an autocommit statement
+    /// that is the transaction).
+    pub at_commit: bool,
+}
+
+/// What failed: the server (or the connection), or the client's program.
+#[derive(Debug)]
+pub enum Cause {
+    Db(tokio_postgres::Error),
+    /// A run-time error of a pgbench script, with its location.
+    Script(String),
+}
+
+impl AttemptError {
+    pub fn body(error: tokio_postgres::Error) -> Self {
+        AttemptError {
+            error: Cause::Db(error),
+            at_commit: false,
+        }
+    }
+
+    pub fn commit(error: tokio_postgres::Error) -> Self {
+        AttemptError {
+            error: Cause::Db(error),
+            at_commit: true,
+        }
+    }
+
+    /// A script's run-time error (message with file and line).
+    pub fn script(message: String) -> Self {
+        AttemptError {
+            error: Cause::Script(message),
+            at_commit: false,
+        }
+    }
+
+    /// The error's text (the server's message and SQLSTATE, or the
+    /// script's).
+    pub fn text(&self) -> String {
+        match &self.error {
+            Cause::Db(e) => crate::target::error_text(e),
+            Cause::Script(m) => m.clone(),
+        }
+    }
 }
 
 /// The prepared transaction-control statements of one connection.
@@ -408,16 +408,6 @@ pub enum Outcome {
     /// The application rolled back by design; counted apart from
     /// failures, never retried.
     UserAbort,
-}
-
-/// How long one command of an attempt took (pgbench `-r`): the command's
-/// index in its transaction type's [`Workload::step_names`], µs, and
-/// whether it raised the error that ended the attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StepTime {
-    pub step: usize,
-    pub us: u64,
-    pub failed: bool,
 }
 
 /// What clients count for the invariant checks (money moved, anomalies

@@ -19,11 +19,12 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, Ledger, Loader, Outcome, ParamSpec, Setup, StrategySpec,
-    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec,
+    ExplainStatement, Ledger, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl, Workload,
+    WorkloadClient, WorkloadError, WorkloadSpec,
 };
-use crate::engine::retry::AttemptError;
-use crate::metrics::Lifetime;
+use crate::model::InvariantResult;
+use crate::model::Lifetime;
+use crate::workload::AttemptError;
 
 /// `isobench workloads sibench`.
 pub static SPEC: WorkloadSpec = WorkloadSpec {

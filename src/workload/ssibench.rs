@@ -26,11 +26,12 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl,
-    Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_rows, put_int,
+    ExplainStatement, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl, Workload,
+    WorkloadClient, WorkloadError, WorkloadSpec, copy_rows, put_int,
 };
-use crate::engine::retry::AttemptError;
-use crate::metrics::Lifetime;
+use crate::model::InvariantResult;
+use crate::model::Lifetime;
+use crate::workload::AttemptError;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {

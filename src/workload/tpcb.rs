@@ -19,12 +19,12 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::{Client, Statement};
 
 use super::{
-    ExplainStatement, InvariantResult, Loader, Outcome, ParamSpec, ScaleSpec, Setup, StrategySpec,
-    TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_binary, copy_rows,
-    put_int,
+    ExplainStatement, Loader, Outcome, ParamSpec, ScaleSpec, Setup, StrategySpec, TxControl,
+    Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_binary, copy_rows, put_int,
 };
-use crate::engine::retry::AttemptError;
-use crate::metrics::Lifetime;
+use crate::model::InvariantResult;
+use crate::model::Lifetime;
+use crate::workload::AttemptError;
 
 const ACCOUNTS_PER_BRANCH: i64 = 100_000;
 const TELLERS_PER_BRANCH: i64 = 10;

@@ -267,7 +267,7 @@ pub struct ExternalLoad {
     #[serde(with = "duration_ms")]
     pub ready_timeout: Duration,
     /// How the load's output is read.
-    pub format: crate::external::parse::LoadFormat,
+    pub format: LoadFormat,
     pub on_error: OnError,
     /// The load command is stopped after this long, ms (`None`: never).
     pub timeout_ms: Option<f64>,
@@ -313,7 +313,7 @@ pub struct ScriptsConfig {
     /// `-D NAME=VALUE`: variables every client starts with.
     pub defines: Vec<(String, String)>,
     /// `-M`: how SQL commands are sent.
-    pub mode: crate::pgbench::run::QueryMode,
+    pub mode: QueryMode,
     /// `--init-sql FILE`: run once into the template database instead of
     /// loading pgbench's tables.
     pub init_sql: Option<PathBuf>,
@@ -385,7 +385,7 @@ pub struct ExperimentConfig {
     pub warmup: Duration,
     pub retry: RetryPolicy,
     /// OS threads driving the clients (like pgbench -j); `None`: per run,
-    /// [`crate::engine::default_threads`] of its client count.
+    /// `engine::default_threads` of its client count.
     pub threads: Option<usize>,
     /// pg_stat_database sampling interval.
     pub sample_interval: Duration,
@@ -453,6 +453,135 @@ pub mod duration_ms {
         let ms = f64::deserialize(d)?;
         Ok(Duration::from_secs_f64(ms / 1000.0))
     }
+}
+
+/// pgbench's `-M`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueryMode {
+    Simple,
+    Extended,
+    #[default]
+    Prepared,
+}
+
+impl std::str::FromStr for QueryMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "simple" => Ok(QueryMode::Simple),
+            "extended" => Ok(QueryMode::Extended),
+            "prepared" => Ok(QueryMode::Prepared),
+            other => Err(format!(
+                "unknown query mode '{other}' (use simple, extended or prepared)"
+            )),
+        }
+    }
+}
+
+/// How a load command's output is read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadFormat {
+    /// By the command's program name: `autocannon`, `pgbench`, else
+    /// [`LoadFormat::Command`].
+    #[default]
+    Auto,
+    /// autocannon's JSON result (`autocannon -j ...`) on stdout.
+    Autocannon,
+    /// pgbench's summary on stdout.
+    Pgbench,
+    /// Nothing parsed: exit code, wall time and the output file only.
+    Command,
+}
+
+impl FromStr for LoadFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "auto" => Ok(LoadFormat::Auto),
+            "autocannon" => Ok(LoadFormat::Autocannon),
+            "pgbench" => Ok(LoadFormat::Pgbench),
+            "command" | "none" => Ok(LoadFormat::Command),
+            other => Err(format!(
+                "unknown load format '{other}' (use auto, autocannon, pgbench or command)"
+            )),
+        }
+    }
+}
+
+impl LoadFormat {
+    /// The name as written in files, e.g. `autocannon`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadFormat::Auto => "auto",
+            LoadFormat::Autocannon => "autocannon",
+            LoadFormat::Pgbench => "pgbench",
+            LoadFormat::Command => "command",
+        }
+    }
+
+    /// [`LoadFormat::Auto`] resolved for `cmd`: the program is the first
+    /// word after `VAR=value` assignments and the wrappers `env`, `exec`,
+    /// `npx`, `nice`, `time`; its file name decides. Other formats are
+    /// returned as they are.
+    pub fn resolve(self, cmd: &str) -> LoadFormat {
+        if self != LoadFormat::Auto {
+            return self;
+        }
+        let program = cmd
+            .split_whitespace()
+            .find(|w| !w.contains('=') && !["env", "exec", "npx", "nice", "time"].contains(w))
+            .unwrap_or("");
+        match program.rsplit('/').next().unwrap_or("") {
+            "autocannon" => LoadFormat::Autocannon,
+            "pgbench" => LoadFormat::Pgbench,
+            _ => LoadFormat::Command,
+        }
+    }
+}
+
+/// A load tool's own figures for one run. Fields the tool does not report
+/// are `None`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadFigures {
+    /// What `throughput` counts: `req/s` (autocannon) or `tx/s` (pgbench).
+    pub unit: String,
+    /// Mean throughput as the tool reports it: autocannon's
+    /// `requests.average` (mean of its per-second samples), pgbench's
+    /// `tps` (without initial connection time).
+    pub throughput: f64,
+    /// Requests completed (autocannon `requests.total`, any status), or
+    /// transactions processed (pgbench).
+    pub count: u64,
+    /// The tool's measured duration, s.
+    pub duration_s: Option<f64>,
+    pub latency_mean_ms: Option<f64>,
+    pub latency_stddev_ms: Option<f64>,
+    pub latency_p50_ms: Option<f64>,
+    pub latency_p90_ms: Option<f64>,
+    pub latency_p99_ms: Option<f64>,
+    pub latency_max_ms: Option<f64>,
+    /// Response bytes per second (autocannon `throughput.average`).
+    pub bytes_per_s: Option<f64>,
+    /// Responses with a 2xx status.
+    pub responses_2xx: Option<u64>,
+    /// Responses with another status.
+    pub non_2xx: Option<u64>,
+    /// Connection errors, timeouts included (autocannon `errors`).
+    pub errors: Option<u64>,
+    /// Requests that timed out.
+    pub timeouts: Option<u64>,
+    /// pgbench: transactions that failed after their last try.
+    pub failed: Option<u64>,
+    /// pgbench: failures by kind (`--failures-detailed`).
+    pub serialization_failures: Option<u64>,
+    pub deadlock_failures: Option<u64>,
+    /// pgbench: transactions retried at least once, and retries in all.
+    pub retried: Option<u64>,
+    pub retries: Option<u64>,
+    /// pgbench `--latency-limit`: transactions skipped.
+    pub skipped: Option<u64>,
 }
 
 #[cfg(test)]

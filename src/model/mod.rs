@@ -1,0 +1,18 @@
+//! The data types every layer shares: settings (isolation level, retry
+//! policy, query mode, ...), SQLSTATEs, what a run produces, what the
+//! observer saw, and the stored results. This module imports nothing else
+//! from the crate, so the layers above it (engine, workloads, observers,
+//! store, reports, the command line) depend on it and not on each other;
+//! `tests/module_graph.rs` checks that the module graph has no cycle.
+
+mod config;
+mod observations;
+mod results;
+mod run;
+mod sqlstate;
+
+pub use config::*;
+pub use observations::*;
+pub use results::*;
+pub use run::*;
+pub use sqlstate::*;

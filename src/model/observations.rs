@@ -1,0 +1,78 @@
+//! What the observer saw of the server during a run's measured window.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The `pg_stat_database` counters isobench samples.
+pub const STAT_COUNTERS: [&str; 12] = [
+    "xact_commit",
+    "xact_rollback",
+    "blks_read",
+    "blks_hit",
+    "tup_returned",
+    "tup_fetched",
+    "tup_inserted",
+    "tup_updated",
+    "tup_deleted",
+    "conflicts",
+    "deadlocks",
+    "temp_bytes",
+];
+
+/// One `pg_stat_database` sample interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatInterval {
+    /// End of the interval, s since the measured window began.
+    pub t_s: f64,
+    /// Length of the interval, s.
+    pub duration_s: f64,
+    /// Counter increase over the interval, by counter name.
+    pub delta: BTreeMap<String, i64>,
+    /// `delta / duration_s`, per second.
+    pub rate: BTreeMap<String, f64>,
+}
+
+/// Mean and maximum of a count over samples.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CountStat {
+    pub mean: f64,
+    pub max: u64,
+}
+
+/// SIRead predicate locks seen over the samples.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SireadLocks {
+    pub samples: u64,
+    /// By granularity: `relation`, `page`, `tuple`.
+    pub by_granularity: BTreeMap<String, CountStat>,
+    /// By `relation (granularity)`, e.g. `pgbench_branches (relation)`.
+    pub by_relation: BTreeMap<String, CountStat>,
+}
+
+/// Wait events over the samples.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WaitEvents {
+    pub samples: u64,
+    /// Backend observations, by `type:event` (or `CPU`).
+    pub counts: BTreeMap<String, u64>,
+}
+
+/// The plan of one workload statement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub label: String,
+    pub sql: String,
+    pub plan: String,
+}
+
+/// Everything observed on the server during one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerObservations {
+    pub stat_database: Vec<StatInterval>,
+    pub wait_events: WaitEvents,
+    pub siread_locks: SireadLocks,
+    pub plans: Vec<Plan>,
+    /// Sampling problems (a failed query does not stop the run).
+    pub errors: Vec<String>,
+}

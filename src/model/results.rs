@@ -1,0 +1,440 @@
+//! The results of an experiment as stored (`results.json`, the SQLite
+//! store) and rendered: configuration, environment, cells and run records.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    ExternalLoad, InvariantResult, Isolation, LatencySummary, Lifetime, LoadFigures, LoadFormat,
+    LoadReport, Order, RetryPolicy, ScriptsConfig, SecondPoint, ServerObservations, TargetConfig,
+};
+
+/// Everything one experiment measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    pub schema_version: u32,
+    pub isobench_version: String,
+    /// RFC 3339.
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// False while running, and when interrupted or stopped by an error.
+    pub complete: bool,
+    pub config: StoredConfig,
+    pub environment: Environment,
+    /// One entry per template database loaded (one per data variant).
+    pub load: Vec<LoadReport>,
+    pub runs: Vec<RunRecord>,
+}
+
+/// The resolved experiment configuration (never a password): everything
+/// `isobench run --resume` needs to plan the same runs again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredConfig {
+    /// The built-in workload, or `external` with an external load.
+    pub workload: String,
+    /// The external load's commands (templates as written); no command
+    /// for a built-in workload.
+    #[serde(default)]
+    pub load: ExternalLoad,
+    /// The pgbench scripts (files, built-ins, defines, query mode); none
+    /// for a built-in workload.
+    #[serde(default)]
+    pub scripts: ScriptsConfig,
+    /// Scale factors (one value unless scale is a factor); empty for
+    /// workloads sized by a parameter.
+    pub scale: Vec<u32>,
+    pub isolation: Vec<Isolation>,
+    /// Concurrency-control strategies compared (`--strategy`).
+    pub strategies: Vec<String>,
+    /// Workload parameters given as factors (`--param NAME=V1,V2`), in the
+    /// order given.
+    pub params: Vec<(String, Vec<String>)>,
+    /// Every workload parameter's default (those not in `params` ran at it).
+    pub param_defaults: BTreeMap<String, String>,
+    pub clients: Vec<u32>,
+    /// Pool sizes (empty: no pool, a connection per client).
+    pub pool_size: Vec<u32>,
+    /// Open-loop target rates, tx/s (empty: closed loop).
+    pub rate: Vec<f64>,
+    /// pgbench's `--latency-limit`, ms.
+    pub latency_limit_ms: Option<f64>,
+    /// `max_tries` values when the retry policy is a factor.
+    pub max_tries: Vec<u32>,
+    /// Server settings given as factors, in the order given.
+    pub setting_factors: Vec<(String, Vec<String>)>,
+    /// Server binaries directories when builds are a factor.
+    pub pg_bin: Vec<String>,
+    pub repeat: u32,
+    /// `interleaved` or `random` (seeded by `seed`).
+    pub order: Order,
+    /// The baseline cell, e.g. `isolation=rc,clients=16`; `None`: the
+    /// first isolation level and strategy, other factors equal.
+    pub baseline: Option<String>,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub sample_interval_s: f64,
+    /// Client threads (`--threads`); null: one per 16 clients, at most the
+    /// CPU count, per run.
+    pub threads: Option<usize>,
+    pub retry: RetryPolicy,
+    pub seed: u64,
+    /// e.g. `managed PostgreSQL from /usr/lib/postgresql/15/bin (...)`.
+    pub target: String,
+    /// `--set` server settings of the managed server.
+    pub settings: BTreeMap<String, String>,
+    /// The experiment file the study came from, if any.
+    pub file: Option<String>,
+    /// How the server was chosen, for `--resume`.
+    pub target_options: StoredTarget,
+}
+
+/// The target options `--resume` needs again (never a DSN: it may hold a
+/// password; an external target must be given again).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StoredTarget {
+    /// `--dsn` or `--external` was used.
+    pub external: bool,
+    /// `--pg-bin`.
+    pub pg_bin: Option<String>,
+    /// `--server-user`.
+    pub server_user: String,
+}
+
+impl StoredTarget {
+    pub fn of(t: &TargetConfig) -> Self {
+        StoredTarget {
+            external: t.dsn.is_some() || t.external_from_env,
+            pg_bin: t.pg_bin.as_ref().map(|p| p.display().to_string()),
+            server_user: t.server_user.clone(),
+        }
+    }
+}
+
+impl StoredConfig {
+    /// Cells x repetitions: the runs the experiment planned.
+    pub fn planned_runs(&self) -> usize {
+        let n = |len: usize| len.max(1);
+        n(self.isolation.len())
+            * n(self.strategies.len())
+            * self.params.iter().map(|(_, v)| v.len()).product::<usize>()
+            * n(self.clients.len())
+            * n(self.scale.len())
+            * n(self.pool_size.len())
+            * n(self.rate.len())
+            * n(self.max_tries.len())
+            * self
+                .setting_factors
+                .iter()
+                .map(|(_, v)| v.len())
+                .product::<usize>()
+            * n(self.pg_bin.len())
+            * self.repeat as usize
+    }
+}
+
+/// Where the experiment ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    pub host: String,
+    pub os: String,
+    pub cpus: usize,
+    /// `SHOW server_version`.
+    pub server_version: String,
+    pub server_version_num: i32,
+    /// Settings that shape the results (max_connections, shared_buffers,
+    /// synchronous_commit, max_pred_locks_per_transaction, ...).
+    pub server_settings: BTreeMap<String, String>,
+}
+
+/// One combination of factor values.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Cell {
+    pub workload: String,
+    pub isolation: Isolation,
+    pub strategy: String,
+    /// The workload parameters given as factors, with this cell's values
+    /// (parameters not given ran at `config.param_defaults`).
+    pub params: BTreeMap<String, String>,
+    pub clients: u32,
+    pub scale: Option<u32>,
+    /// Connections the clients share (a client waits for a free one);
+    /// `None`: every client has its own connection.
+    pub pool_size: Option<u32>,
+    /// Target total arrival rate of an open-loop run, tx/s (Poisson
+    /// arrivals); `None`: closed loop.
+    pub rate: Option<Rate>,
+    /// Tries per transaction when the retry policy is a factor; `None`:
+    /// `config.retry.max_tries`.
+    pub max_tries: Option<u32>,
+    /// Server settings given as factors, with this cell's values.
+    pub settings: BTreeMap<String, String>,
+    /// Server binaries directory when server builds are a factor.
+    pub pg_bin: Option<String>,
+}
+
+impl Cell {
+    /// `isolation=rc strategy=locking rows=100 clients=16`, then the
+    /// factors that are set: `pool_size=8 rate=500 max_tries=1
+    /// shared_buffers=1GB pg_bin=/usr/lib/postgresql/15/bin`.
+    pub fn label(&self) -> String {
+        let mut s = format!("isolation={}", self.isolation.short());
+        if !self.strategy.is_empty() {
+            s.push_str(&format!(" strategy={}", self.strategy));
+        }
+        for (k, v) in &self.params {
+            s.push_str(&format!(" {k}={v}"));
+        }
+        s.push_str(&format!(" clients={}", self.clients));
+        if let Some(p) = self.pool_size {
+            s.push_str(&format!(" pool_size={p}"));
+        }
+        if let Some(r) = self.rate {
+            s.push_str(&format!(" rate={r}"));
+        }
+        if let Some(t) = self.max_tries {
+            s.push_str(&format!(" max_tries={t}"));
+        }
+        for (k, v) in &self.settings {
+            s.push_str(&format!(" {k}={v}"));
+        }
+        if let Some(b) = &self.pg_bin {
+            s.push_str(&format!(" pg_bin={b}"));
+        }
+        s
+    }
+
+    /// The server this cell needs: binaries and settings.
+    pub fn server_key(&self) -> (Option<&str>, &BTreeMap<String, String>) {
+        (self.pg_bin.as_deref(), &self.settings)
+    }
+}
+
+/// A target arrival rate in tx/s (finite, > 0). Ordered and hashed by
+/// value so that cells can be compared and grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Rate(pub f64);
+
+impl Eq for Rate {}
+
+impl PartialOrd for Rate {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Rate {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl std::hash::Hash for Rate {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_bits().hash(state);
+    }
+}
+
+impl std::fmt::Display for Rate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Summary of a wait (pool wait, schedule lag) over a run's measured
+/// window, ms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct WaitSummary {
+    /// Waits recorded (one per pool checkout, or per scheduled
+    /// transaction).
+    pub count: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// What the transactions of one type did in a run's measured window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TxTypeRecord {
+    /// e.g. `WriteCheck`.
+    pub name: String,
+    pub committed: u64,
+    /// Rolled back by the application on purpose (not failures).
+    pub user_aborts: u64,
+    pub attempts: u64,
+    /// By SQLSTATE of the last error.
+    pub failed: BTreeMap<String, u64>,
+    pub unknown_outcome: u64,
+    /// Time in attempts that did not commit, ms.
+    pub wasted_ms: f64,
+    /// Committed transactions' latency, ms.
+    pub latency_ms: LatencySummary,
+    /// The same as an HdrHistogram (µs; V2 + DEFLATE, base64).
+    pub latency_histogram: String,
+    /// Per command, for a workload that times its commands (pgbench
+    /// scripts, like `pgbench -r`); measured window only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandRecord>,
+}
+
+/// One command of a transaction type over a run's measured window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommandRecord {
+    /// The command as written (its first line).
+    pub command: String,
+    /// Executions, every attempt's.
+    pub executions: u64,
+    /// Mean time per execution, ms.
+    pub mean_ms: f64,
+    /// Executions that raised the error ending their attempt.
+    pub failures: u64,
+}
+
+/// One measurement of one cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Position in execution order, from 1.
+    pub index: u32,
+    pub cell: Cell,
+    /// From 1.
+    pub repetition: u32,
+    pub seed: u64,
+    pub started_at: String,
+    /// False when the run was interrupted; such runs are kept but left out
+    /// of the statistics.
+    pub complete: bool,
+    /// Measured window, s (warm-up excluded).
+    pub duration_s: f64,
+    /// Transactions committed in the measured window.
+    pub committed: u64,
+    /// committed / duration_s, tx/s.
+    pub tps: f64,
+    /// Tries of all transactions finished in the window.
+    pub attempts: u64,
+    /// attempts - transactions (committed + failed + unknown).
+    pub retries: u64,
+    /// Transactions that gave up, by SQLSTATE of their last error.
+    pub failed: BTreeMap<String, u64>,
+    /// Failed transactions by transaction type, then by SQLSTATE.
+    pub failed_by_type: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Transactions whose COMMIT outcome is unknown (connection lost).
+    pub unknown_outcome: u64,
+    /// Transactions the application rolled back on purpose.
+    pub user_aborts: u64,
+    /// failed / (committed + user aborts + failed + unknown), %.
+    pub failure_pct: f64,
+    /// retries / committed.
+    pub retries_per_commit: f64,
+    /// Time spent in attempts that did not commit, ms (wasted work).
+    pub wasted_ms: f64,
+    /// Attempts that did not commit: attempts - committed - user aborts.
+    pub wasted_attempts: u64,
+    /// wasted_attempts / attempts (ssibench's "abort ratio").
+    pub abort_ratio: f64,
+    /// wasted_ms / (clients x measured window), %: the share of client time
+    /// spent on work that was thrown away.
+    pub wasted_time_pct: f64,
+    /// Per transaction type, in the workload's order.
+    pub transactions: Vec<TxTypeRecord>,
+    /// Latency of committed transactions, first attempt start to commit, ms.
+    pub latency_ms: LatencySummary,
+    /// The same latencies as an HdrHistogram (µs; V2 + DEFLATE, base64).
+    pub latency_histogram: String,
+    pub per_second: Vec<SecondPoint>,
+    /// isobench's CPU time (user + system) in the window, s.
+    pub client_cpu_s: f64,
+    /// client_cpu_s per committed transaction, µs.
+    pub client_cpu_us_per_tx: f64,
+    /// What all clients counted over their life (warm-up and drain
+    /// included): the database must hold exactly this.
+    pub lifetime: Lifetime,
+    /// Time to copy the template and VACUUM ANALYZE + CHECKPOINT, ms.
+    pub reset_ms: f64,
+    pub server: ServerObservations,
+    pub invariants: Vec<InvariantResult>,
+    /// Σ violations over `invariants`: the anomalies this run produced.
+    pub anomalies: u64,
+    /// Clients lost during the run and similar problems.
+    pub errors: Vec<String>,
+    /// Time clients waited for a pooled connection, per checkout (one per
+    /// attempt), ms; `None` without a pool. Not part of `latency_ms` in a
+    /// closed-loop run.
+    pub pool_wait_ms: Option<WaitSummary>,
+    /// Open loop: how late transactions started after their scheduled
+    /// time, ms (pgbench's "schedule lag"); `None` in a closed loop.
+    pub schedule_lag_ms: Option<WaitSummary>,
+    /// Open loop with `latency_limit`: transactions not started because
+    /// they were already later than the limit (pgbench's "skipped").
+    pub skipped: u64,
+    /// Committed transactions whose latency exceeded `latency_limit`.
+    pub late: u64,
+    /// `SHOW server_version` of the server this run used.
+    pub server_version: String,
+    /// `SHOW` of the cell's server settings (and of the managed server's
+    /// `--set` ones) in the run's database, as the run saw them.
+    pub server_settings: BTreeMap<String, String>,
+    /// The external load command of this run and what it reported; `None`
+    /// for a built-in workload. Its figures fill `tps`, `committed`,
+    /// `latency_ms` (0 where the tool reports nothing, see
+    /// [`RunRecord::reported_latency`]) and, for pgbench, the failures and
+    /// retries.
+    #[serde(default)]
+    pub load: Option<LoadRecord>,
+}
+
+/// One run of an external load command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadRecord {
+    /// The command as run, placeholders substituted except secrets
+    /// (`{dsn}`, `{password}`).
+    pub command: String,
+    /// How its output was read (`auto` resolved).
+    pub format: LoadFormat,
+    /// Exit status; `None` when a signal ended it.
+    pub exit_code: Option<i32>,
+    /// Start to exit of the load command, s.
+    pub wall_s: f64,
+    /// The readiness check's wait, s; `None` without one.
+    pub ready_s: Option<f64>,
+    /// The run's command outputs, relative to the results directory
+    /// (`load.out`, `load.err`, `before_run.out`, ...).
+    pub output_dir: String,
+    /// What the tool reported; `None` for a plain command or a failed run.
+    pub figures: Option<LoadFigures>,
+}
+
+/// A run's latency figures, ms; `None` where an external load tool did
+/// not report one.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ReportedLatency {
+    pub mean: Option<f64>,
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+}
+
+impl RunRecord {
+    /// The latency figures that were measured: all of `latency_ms` for a
+    /// built-in workload, those the tool reported for an external load.
+    pub fn reported_latency(&self) -> ReportedLatency {
+        match &self.load {
+            None => ReportedLatency {
+                mean: Some(self.latency_ms.mean),
+                p50: Some(self.latency_ms.p50),
+                p95: Some(self.latency_ms.p95),
+                p99: Some(self.latency_ms.p99),
+            },
+            Some(l) => {
+                let f = l.figures.as_ref();
+                ReportedLatency {
+                    mean: f.and_then(|f| f.latency_mean_ms),
+                    p50: f.and_then(|f| f.latency_p50_ms),
+                    p95: None,
+                    p99: f.and_then(|f| f.latency_p99_ms),
+                }
+            }
+        }
+    }
+}

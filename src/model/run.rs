@@ -1,0 +1,128 @@
+//! What a run produces as it goes: its phase, per-second points, latency
+//! summaries, invariant checks and load reports.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Where a run is; observers follow it through a `watch` channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Connecting,
+    Warmup,
+    Measuring,
+    /// The measured window ended; clients finish their transactions.
+    Draining,
+}
+
+/// One second of the measured window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SecondPoint {
+    /// End of the interval, seconds since the measured window began.
+    pub t_s: f64,
+    pub committed: u64,
+    /// Committed transactions per second of this interval.
+    pub tps: f64,
+    /// 99th percentile latency of this interval's commits, ms.
+    pub p99_ms: f64,
+    /// Transactions that gave up in this interval.
+    pub failed: u64,
+}
+
+/// Counts over a client's whole life (warm-up and drain included): what the
+/// database must hold afterwards.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Lifetime {
+    pub committed: u64,
+    pub unknown_outcome: u64,
+}
+
+/// Latency percentiles of committed transactions, in ms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct LatencySummary {
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+impl LatencySummary {
+    /// Summarises a histogram of µs values; all zero when it is empty.
+    pub fn of(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Self::default();
+        }
+        let ms = |us: u64| us as f64 / 1000.0;
+        LatencySummary {
+            mean: h.mean() / 1000.0,
+            p50: ms(h.value_at_quantile(0.50)),
+            p90: ms(h.value_at_quantile(0.90)),
+            p95: ms(h.value_at_quantile(0.95)),
+            p99: ms(h.value_at_quantile(0.99)),
+            p999: ms(h.value_at_quantile(0.999)),
+            max: ms(h.max()),
+        }
+    }
+}
+
+/// How long one command of an attempt took (pgbench `-r`): the command's
+/// index in its transaction type's `Workload::step_names`, µs, and
+/// whether it raised the error that ended the attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepTime {
+    pub step: usize,
+    pub us: u64,
+    pub failed: bool,
+}
+
+/// The result of one invariant check after a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InvariantResult {
+    pub name: String,
+    pub ok: bool,
+    /// How many violations (anomalies) the check found: 0 when `ok`; for a
+    /// check that counts (shifts with nobody on call, dangling references)
+    /// the count, else 1.
+    #[serde(default)]
+    pub violations: u64,
+    /// The values compared, or an example of a violation, e.g.
+    /// `sum(abalance)=-1234 sum(tbalance)=-1234`.
+    pub detail: String,
+}
+
+impl InvariantResult {
+    /// A pass/fail check: one violation when it fails.
+    pub fn check(name: &str, ok: bool, detail: String) -> Self {
+        InvariantResult {
+            name: name.into(),
+            ok,
+            violations: u64::from(!ok),
+            detail,
+        }
+    }
+
+    /// A counting check: ok when `violations` is 0.
+    pub fn count(name: &str, violations: u64, detail: String) -> Self {
+        InvariantResult {
+            name: name.into(),
+            ok: violations == 0,
+            violations,
+            detail,
+        }
+    }
+}
+
+/// How long loading one template took and what it wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadReport {
+    /// The data variant loaded (`Workload::data_key`).
+    #[serde(default)]
+    pub data: String,
+    #[serde(with = "super::duration_ms", rename = "load_ms")]
+    pub elapsed: Duration,
+    pub rows: u64,
+}

@@ -1,0 +1,46 @@
+//! SQLSTATEs: the codes every layer classifies errors by, and their
+//! condition names (PostgreSQL docs, Appendix A "PostgreSQL Error Codes").
+
+/// A SQLSTATE as its five ASCII characters, e.g. `*b"40001"`.
+pub type SqlState = [u8; 5];
+
+/// SQLSTATE used for failures without a server error: the connection broke
+/// (class 08, connection_failure).
+pub const CONNECTION_FAILURE: SqlState = *b"08006";
+
+/// SQLSTATE of a client stopped by its own program's error (a pgbench
+/// script's run-time error); class `IB` is implementation-defined (SQL
+/// standard: classes beginning with I-Z are), used by no server.
+pub const SCRIPT_ERROR: SqlState = *b"IB001";
+
+/// Parses a SQLSTATE string; `None` unless it is five ASCII alphanumerics.
+pub fn sqlstate(code: &str) -> Option<SqlState> {
+    let b = code.as_bytes();
+    (b.len() == 5 && b.iter().all(u8::is_ascii_alphanumeric))
+        .then(|| [b[0], b[1], b[2], b[3], b[4]])
+}
+
+/// The condition name of a SQLSTATE (PostgreSQL docs, Appendix A), for
+/// reports; the code itself when it is not one isobench names.
+pub fn sqlstate_name(code: &str) -> &'static str {
+    match code {
+        "40001" => "serialization_failure",
+        "40P01" => "deadlock_detected",
+        "40002" => "transaction_integrity_constraint_violation",
+        "40003" => "statement_completion_unknown",
+        "55P03" => "lock_not_available",
+        "57014" => "query_canceled",
+        "57P01" => "admin_shutdown",
+        "23505" => "unique_violation",
+        "23503" => "foreign_key_violation",
+        "25P02" => "in_failed_sql_transaction",
+        "25006" => "read_only_sql_transaction",
+        "53300" => "too_many_connections",
+        "08000" => "connection_exception",
+        "08003" => "connection_does_not_exist",
+        "08006" => "connection_failure",
+        "P0001" => "raise_exception",
+        "IB001" => "script_error (isobench: the client stopped)",
+        _ => "other",
+    }
+}
