@@ -1,6 +1,5 @@
 //! The `isobench` binary: parse flags, call the library, map the outcome to
-//! an exit code (0 done, 1 error, 2 bad flags, 3 invariants violated with
-//! `--fail-on-violation`, 130 interrupted).
+//! an exit status ([`Exit`]).
 
 use std::process::ExitCode;
 
@@ -9,8 +8,46 @@ use clap::{CommandFactory, FromArgMatches};
 use tokio_util::sync::CancellationToken;
 
 use isobench::cli::{AnomaliesArgs, Cli, Command, MonitorArgs, RunArgs};
+use isobench::model::BadInput;
 use isobench::target::reaper;
 use isobench::{experiment, probe, report, store, workload};
+
+/// The exit statuses (README, "Exit status").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Exit {
+    Done = 0,
+    /// A failure at run time: the server, the network, a load.
+    Error = 1,
+    /// Input to fix: a flag, an experiment/script/probe file, a results
+    /// directory (clap's own flag errors exit 2 too).
+    BadInput = 2,
+    /// Invariants violated with `--fail-on-violation`, or anomaly probes
+    /// that differ from their `@expect` lines.
+    Violations = 3,
+    /// Ctrl-C or SIGTERM: what was measured is saved.
+    Interrupted = 130,
+}
+
+impl Exit {
+    /// The status of an error: [`Exit::BadInput`] when its chain holds a
+    /// [`BadInput`] or an invalid workload setting, else [`Exit::Error`].
+    fn of(e: &anyhow::Error) -> Exit {
+        let bad = e.chain().any(|c| {
+            c.is::<BadInput>()
+                || matches!(
+                    c.downcast_ref::<workload::WorkloadError>(),
+                    Some(workload::WorkloadError::Invalid(_))
+                )
+        });
+        if bad { Exit::BadInput } else { Exit::Error }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> ExitCode {
+        ExitCode::from(e as u8)
+    }
+}
 
 fn main() -> ExitCode {
     reaper::install_panic_hook();
@@ -31,29 +68,29 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("isobench: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
+            return Exit::Error.into();
         }
     };
     let code = runtime.block_on(dispatch(cli, given));
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     match code {
-        Ok(code) => code,
+        Ok(exit) => exit.into(),
         Err(e) => {
             eprintln!("isobench: {e:#}");
-            ExitCode::FAILURE
+            Exit::of(&e).into()
         }
     }
 }
 
-async fn dispatch(cli: Cli, given: Vec<String>) -> Result<ExitCode> {
+async fn dispatch(cli: Cli, given: Vec<String>) -> Result<Exit> {
     match cli.command.unwrap_or_else(|| Command::Run(Box::default())) {
         Command::Run(args) => run(*args, &given).await,
         Command::Report(args) => {
-            let mut results = store::load_dir(&args.dir).map_err(anyhow::Error::msg)?;
+            let mut results = store::load_dir(&args.dir).map_err(BadInput)?;
             if args.baseline.is_some() {
                 results.config.baseline = args.baseline;
                 report::cells::check_baseline(&results)
-                    .map_err(|e| anyhow::anyhow!("--baseline: {e}"))?;
+                    .map_err(|e| BadInput(format!("--baseline: {e}")))?;
             }
             let written = report::files::write(&args.dir, &results, &args.format)
                 .map_err(anyhow::Error::msg)?;
@@ -63,31 +100,31 @@ async fn dispatch(cli: Cli, given: Vec<String>) -> Result<ExitCode> {
                 report::terminal::summary(&results),
                 files.join(", ")
             ));
-            Ok(ExitCode::SUCCESS)
+            Ok(Exit::Done)
         }
         Command::Compare { a, b } => {
-            let ra = store::load_dir(&a).map_err(anyhow::Error::msg)?;
-            let rb = store::load_dir(&b).map_err(anyhow::Error::msg)?;
-            report::compare::check(&ra, &rb).map_err(anyhow::Error::msg)?;
+            let ra = store::load_dir(&a).map_err(BadInput)?;
+            let rb = store::load_dir(&b).map_err(BadInput)?;
+            report::compare::check(&ra, &rb).map_err(BadInput)?;
             out(&report::compare::render(
                 &ra,
                 &rb,
                 &a.display().to_string(),
                 &b.display().to_string(),
             ));
-            Ok(ExitCode::SUCCESS)
+            Ok(Exit::Done)
         }
         Command::Monitor(args) => monitor(args).await,
         Command::Anomalies(args) => anomalies(*args).await,
         Command::Workloads { name } => {
             out(&workload::describe(name.as_deref())?);
-            Ok(ExitCode::SUCCESS)
+            Ok(Exit::Done)
         }
     }
 }
 
-async fn run(args: RunArgs, given: &[String]) -> Result<ExitCode> {
-    let cfg = args.into_study(given).map_err(anyhow::Error::msg)?;
+async fn run(args: RunArgs, given: &[String]) -> Result<Exit> {
+    let cfg = args.into_study(given).map_err(BadInput)?;
     let quiet = cfg.quiet;
     let fail_on_violation = cfg.fail_on_violation;
     let cancel = CancellationToken::new();
@@ -97,7 +134,7 @@ async fn run(args: RunArgs, given: &[String]) -> Result<ExitCode> {
         // An error after Ctrl-C is most likely its consequence: still 130.
         Err(e) if cancel.is_cancelled() => {
             eprintln!("isobench: interrupted: {e:#}");
-            return Ok(ExitCode::from(130));
+            return Ok(Exit::Interrupted);
         }
         Err(e) => return Err(e),
     };
@@ -114,7 +151,7 @@ async fn run(args: RunArgs, given: &[String]) -> Result<ExitCode> {
             outcome.results.runs.iter().filter(|r| r.complete).count(),
             outcome.dir.display()
         );
-        return Ok(ExitCode::from(130));
+        return Ok(Exit::Interrupted);
     }
     let failed = outcome
         .results
@@ -145,12 +182,12 @@ async fn run(args: RunArgs, given: &[String]) -> Result<ExitCode> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        return Ok(ExitCode::from(3));
+        return Ok(Exit::Violations);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }
 
-async fn monitor(args: MonitorArgs) -> Result<ExitCode> {
+async fn monitor(args: MonitorArgs) -> Result<Exit> {
     let cfg = args.into_config();
     let cancel = CancellationToken::new();
     tokio::spawn(watch_signals(cancel.clone()));
@@ -165,13 +202,13 @@ async fn monitor(args: MonitorArgs) -> Result<ExitCode> {
         ));
     }
     Ok(if results.complete {
-        ExitCode::SUCCESS
+        Exit::Done
     } else {
-        ExitCode::from(130)
+        Exit::Interrupted
     })
 }
 
-async fn anomalies(args: AnomaliesArgs) -> Result<ExitCode> {
+async fn anomalies(args: AnomaliesArgs) -> Result<Exit> {
     if args.list {
         let probes = probe::builtin()?;
         let mut text = String::new();
@@ -179,7 +216,7 @@ async fn anomalies(args: AnomaliesArgs) -> Result<ExitCode> {
             text.push_str(&format!("{:<26} {}\n", p.name, p.title));
         }
         out(&text);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Done);
     }
     let cfg = args.into_config();
     let cancel = CancellationToken::new();
@@ -188,7 +225,7 @@ async fn anomalies(args: AnomaliesArgs) -> Result<ExitCode> {
         Ok(o) => o,
         Err(e) if cancel.is_cancelled() => {
             eprintln!("isobench: interrupted: {e:#}");
-            return Ok(ExitCode::from(130));
+            return Ok(Exit::Interrupted);
         }
         Err(e) => return Err(e),
     };
@@ -206,7 +243,7 @@ async fn anomalies(args: AnomaliesArgs) -> Result<ExitCode> {
             outcome.matrix.probes.len(),
             outcome.dir.display()
         );
-        return Ok(ExitCode::from(130));
+        return Ok(Exit::Interrupted);
     }
     let mismatches = outcome.matrix.mismatches();
     if !mismatches.is_empty() {
@@ -217,9 +254,9 @@ async fn anomalies(args: AnomaliesArgs) -> Result<ExitCode> {
             "isobench: {} result(s) differ from the probes' @expect lines",
             mismatches.len()
         );
-        return Ok(ExitCode::from(3));
+        return Ok(Exit::Violations);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }
 
 /// The width to wrap tables to: `COLUMNS`, else the terminal's width when

@@ -137,9 +137,10 @@ pub async fn run(
     cancel: CancellationToken,
 ) -> Result<(PathBuf, MonitorResults)> {
     if cfg.target.dsn.is_none() && !cfg.target.external_from_env {
-        bail!(
+        bail!(crate::model::BadInput(
             "monitor observes a server under someone else's load: name it with --dsn URL or --external (PG* variables)"
-        );
+                .into()
+        ));
     }
     let target = Target::external(cfg.target.dsn.as_deref())?;
     let database = match &cfg.database {

@@ -162,14 +162,14 @@ fn a_bad_probe_file_fails_before_anything_starts() {
         "-o",
         out_dir.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("bad.spec:3:15: permutation names unknown step 'b'"),
         "{stderr}"
     );
     assert!(!out_dir.exists(), "the results directory was created");
     let (out, _, stderr) = common::run(&["anomalies", "--probe", "G9"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr.contains("--probe G9: no built-in probe of that name"),
         "{stderr}"

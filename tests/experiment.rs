@@ -118,7 +118,7 @@ pool_size = [2, 8]
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(md.contains("pool_size=8"), "the baseline rule is named");
     let (out, _, stderr) = run(&["report", dir.to_str().unwrap(), "--baseline", "pool_size=3"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr.contains("pool_size") && stderr.contains("2, 8"),
         "{stderr}"
@@ -239,7 +239,7 @@ fn resume_continues_an_interrupted_study() {
 
     // Flags that would change the study are refused.
     let (out, _, stderr) = run(&["run", "--resume", dir.to_str().unwrap(), "--clients", "4"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(stderr.contains("--clients cannot change it"), "{stderr}");
 
     let (out, _, stderr) = run(&["run", "--resume", dir.to_str().unwrap(), "--quiet"]);
@@ -256,7 +256,7 @@ fn resume_continues_an_interrupted_study() {
     }
     // Nothing left to resume.
     let (out, _, stderr) = run(&["run", "--resume", dir.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(stderr.contains("nothing to resume"), "{stderr}");
 }
 
@@ -278,7 +278,7 @@ fn bad_study_files_name_the_key_and_line() {
     ] {
         let p = write_study(base.path(), "bad.toml", text);
         let (out, _, stderr) = run(&["run", p.to_str().unwrap()]);
-        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(
             stderr.contains(&format!("bad.toml{want}")),
             "{text:?}: {stderr}"

@@ -289,6 +289,6 @@ fn monitor_observes_a_concurrent_pgbench_load() {
 
     // No server named: a clear error, nothing written.
     let (out, _, stderr) = run(&["monitor", "-T", "1s"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(stderr.contains("--dsn"), "{stderr}");
 }

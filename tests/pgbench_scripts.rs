@@ -510,7 +510,7 @@ fn script_errors_stop_before_anything_starts() {
         let started = Instant::now();
         let (out, _, stderr) = run(&all);
         let took = started.elapsed();
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(
             stderr.contains(&message),
             "{args:?}: wanted {message:?} in:\n{stderr}"

@@ -421,7 +421,7 @@ fn workloads_command_lists_and_details() {
         stdout.contains("FOR NO KEY UPDATE NOWAIT") && stdout.contains("no-dangling-reference")
     );
     let (out, _, stderr) = run(&["workloads", "nope"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(stderr.contains("unknown workload 'nope'"), "{stderr}");
 }
 

@@ -80,7 +80,7 @@ pub struct EngineOutcome {
     /// The run was cancelled (Ctrl-C) before its measured window ended.
     pub interrupted: bool,
     /// Clients that stopped early, with why (connection lost).
-    pub client_errors: Vec<String>,
+    pub client_errors: Vec<ClientStop>,
     /// False when a client thread or task died or hung: its clients'
     /// ledgers are missing from the merged one.
     pub ledger_complete: bool,
@@ -102,6 +102,62 @@ impl EngineOutcome {
 }
 
 /// Errors that stop a run before it measures anything.
+/// Why a client stopped before the end of its run. The messages are what
+/// the run record's `errors` show.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StopReason {
+    /// The connection broke while COMMIT was in flight: the last
+    /// transaction's outcome is unknown.
+    #[error("connection lost during COMMIT: {0}")]
+    CommitUnknown(String),
+    #[error("connection lost: {0}")]
+    ConnectionLost(String),
+    /// The client's own program failed (a pgbench script's run-time
+    /// error); every run would hit it again.
+    #[error("client aborted: {0}")]
+    Script(String),
+    #[error("ROLLBACK failed: {0}")]
+    RollbackFailed(String),
+    #[error("connection closed by the server")]
+    ClosedByServer,
+    /// The client's task panicked.
+    #[error("{0}")]
+    TaskDied(String),
+    /// A client thread (with this many clients) panicked.
+    #[error("a thread of {0} client(s) ended abnormally")]
+    ThreadDied(usize),
+    /// A client thread (with this many clients) was still busy 30 s after
+    /// the run ended and was abandoned.
+    #[error("{0} client(s) still busy 30 s after the run ended; abandoned")]
+    Abandoned(usize),
+}
+
+/// A client (or, with `client: None`, a whole client thread) that stopped
+/// early.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientStop {
+    pub client: Option<u32>,
+    pub reason: StopReason,
+}
+
+impl ClientStop {
+    fn shard(reason: StopReason) -> Self {
+        ClientStop {
+            client: None,
+            reason,
+        }
+    }
+}
+
+impl std::fmt::Display for ClientStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.client {
+            Some(id) => write!(f, "client {id}: {}", self.reason),
+            None => write!(f, "{}", self.reason),
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error(transparent)]
@@ -295,10 +351,7 @@ pub async fn run<W: Workload>(
                 // mid-COMMIT.
                 lifetime.unknown_outcome += shard.clients as u64;
                 ledger_complete = false;
-                client_errors.push(format!(
-                    "a thread of {} client(s) ended abnormally",
-                    shard.clients
-                ));
+                client_errors.push(ClientStop::shard(StopReason::ThreadDied(shard.clients)));
             }
             Err(_) => {
                 // Still blocked 30 s after the end: abandon the thread (its
@@ -307,10 +360,7 @@ pub async fn run<W: Workload>(
                 // outcomes.
                 lifetime.unknown_outcome += shard.clients as u64;
                 ledger_complete = false;
-                client_errors.push(format!(
-                    "{} client(s) still busy 30 s after the run ended; abandoned",
-                    shard.clients
-                ));
+                client_errors.push(ClientStop::shard(StopReason::Abandoned(shard.clients)));
             }
         }
     }

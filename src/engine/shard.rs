@@ -26,6 +26,7 @@ use tokio_postgres::{Client, Config};
 
 use super::EngineError;
 use super::retry::{Retrier, Verdict};
+use super::{ClientStop, StopReason};
 use super::{inline, pace};
 use crate::metrics::Recorder;
 use crate::model::Isolation;
@@ -73,8 +74,8 @@ pub(super) struct Common {
 
 /// What a shard hands back when its clients have stopped.
 pub(super) struct Done<L> {
-    /// Errors of clients that stopped early ("client 3: connection lost").
-    pub errors: Vec<String>,
+    /// Clients that stopped early, and why.
+    pub errors: Vec<ClientStop>,
     /// The shard's clients' ledgers, merged.
     pub ledger: L,
     /// False when a client task died and took its ledger with it.
@@ -218,13 +219,19 @@ async fn run_shard<C: WorkloadClient>(
         match task.await {
             Ok((client, result)) => {
                 ledger.merge(client.into_ledger());
-                if let Err(e) = result {
-                    errors.push(format!("client {id}: {e}"));
+                if let Err(reason) = result {
+                    errors.push(ClientStop {
+                        client: Some(id),
+                        reason,
+                    });
                 }
             }
             Err(e) => {
                 ledger_complete = false;
-                errors.push(format!("client {id}: {e}"));
+                errors.push(ClientStop {
+                    client: Some(id),
+                    reason: StopReason::TaskDied(e.to_string()),
+                });
             }
         }
     }
@@ -483,7 +490,7 @@ async fn run_attempt<C: WorkloadClient>(
 async fn client_loop<C: WorkloadClient>(
     mut source: Source<C>,
     ctx: Ctx,
-) -> (C, Result<(), String>) {
+) -> (C, Result<(), StopReason>) {
     let mut io = match &mut source {
         Source::Own(s) => s.io.take(),
         Source::Pooled { .. } => None,
@@ -492,7 +499,7 @@ async fn client_loop<C: WorkloadClient>(
     (source.into_client(), result)
 }
 
-async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(), String> {
+async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(), StopReason> {
     use rand::SeedableRng;
     let (rec, retrier, stop) = (&*ctx.rec, &*ctx.retrier, &*ctx.stop);
     let mut backoff_rng = rand::rngs::SmallRng::seed_from_u64(ctx.seed);
@@ -585,25 +592,25 @@ async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(
                 Verdict::Fail(c) => (c, false),
                 Verdict::Unknown => {
                     rec.unknown(ty, tries, wasted_us);
-                    return Err(format!("connection lost during COMMIT: {}", err.text()));
+                    return Err(StopReason::CommitUnknown(err.text()));
                 }
                 Verdict::ConnectionLost => {
                     rec.fail(ty, CONNECTION_FAILURE, tries, wasted_us);
-                    return Err(format!("connection lost: {}", err.text()));
+                    return Err(StopReason::ConnectionLost(err.text()));
                 }
                 Verdict::Abort(message) => {
                     rec.fail(ty, SCRIPT_ERROR, tries, wasted_us);
-                    return Err(format!("client aborted: {message}"));
+                    return Err(StopReason::Script(message));
                 }
             };
             if let Some(e) = a.rollback_failed {
                 rec.fail(ty, code, tries, wasted_us);
-                return Err(format!("ROLLBACK failed: {}", target::error_text(&e)));
+                return Err(StopReason::RollbackFailed(target::error_text(&e)));
             }
             if !retryable || tries >= max_tries || stop.load(Ordering::Relaxed) {
                 rec.fail(ty, code, tries, wasted_us);
                 if a.closed {
-                    return Err("connection closed by the server".into());
+                    return Err(StopReason::ClosedByServer);
                 }
                 break;
             }

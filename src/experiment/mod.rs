@@ -20,7 +20,7 @@ use crate::engine::{self, EngineParams};
 use crate::metrics::encode_histogram;
 use crate::model::LoadReport;
 use crate::model::Phase;
-use crate::model::{ExperimentConfig, Isolation, Order, RetryPolicy};
+use crate::model::{BadInput, ExperimentConfig, Isolation, Order, RetryPolicy};
 use crate::observe;
 use crate::progress::Progress;
 use crate::report;
@@ -54,7 +54,7 @@ pub struct PlannedRun {
 /// The workload spec of `cfg`. Errors: unknown workload.
 fn workload_spec(cfg: &ExperimentConfig) -> Result<&'static WorkloadSpec> {
     workload::spec(&cfg.workload).ok_or_else(|| {
-        anyhow!(
+        anyhow!(BadInput(format!(
             "--workload: unknown workload '{}' (built-in: {}; see `isobench workloads`)",
             cfg.workload,
             workload::REGISTRY
@@ -62,7 +62,7 @@ fn workload_spec(cfg: &ExperimentConfig) -> Result<&'static WorkloadSpec> {
                 .map(|s| s.name)
                 .collect::<Vec<_>>()
                 .join(", ")
-        )
+        )))
     })
 }
 
@@ -262,9 +262,10 @@ pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<Exp
     use crate::workload::*;
     let cfg = cfg.resolve();
     if cfg.load.active() && cfg.scripts.active() {
-        bail!(
+        bail!(BadInput(
             "--load-cmd and -f/-b both given: a study is driven by an external load or by pgbench scripts, not both"
-        );
+                .into()
+        ));
     }
     if cfg.load.active() {
         return run_external(cfg, cancel).await;
@@ -574,7 +575,7 @@ impl<W: Workload> Driver for Builtin<W> {
         progress: &Progress,
     ) -> Result<(RunRecord, Option<anyhow::Error>)> {
         let retrier = retrier_for(cfg, &run.cell)?;
-        let record = one_run(
+        let (record, script_error) = one_run(
             &self.workloads[run.cell_index],
             cfg,
             &retrier,
@@ -590,11 +591,7 @@ impl<W: Workload> Driver for Builtin<W> {
         // A script's own error (an expression error, an undefined
         // variable) stops its client, as in pgbench; every run would hit it
         // again, so the study stops, with the error, after saving the run.
-        let stop = record
-            .errors
-            .iter()
-            .find_map(|e| e.split_once("client aborted: ").map(|(_, m)| m.to_string()))
-            .map(|m| anyhow!("a script error stopped the clients: {m}"));
+        let stop = script_error.map(|m| anyhow!("a script error stopped the clients: {m}"));
         Ok((record, stop))
     }
 }
@@ -603,7 +600,7 @@ async fn run_with<W: Workload>(
     cfg: ExperimentConfig,
     cancel: CancellationToken,
 ) -> Result<ExperimentOutcome> {
-    validate(&cfg)?;
+    validate(&cfg).map_err(BadInput::from_error)?;
     let spec = workload_spec(&cfg)?;
     let cells = cells(&cfg)?;
     // Build every cell's workload before starting anything, so a bad
@@ -632,7 +629,7 @@ async fn run_external(
     cfg: ExperimentConfig,
     cancel: CancellationToken,
 ) -> Result<ExperimentOutcome> {
-    validate(&cfg)?;
+    validate(&cfg).map_err(BadInput::from_error)?;
     if cfg.latency_limit.is_some() {
         bail!(
             "--latency-limit applies to isobench's own open-loop clients, not to an external load; give the load tool its own limit"
@@ -663,30 +660,36 @@ async fn run_scripts(
     cancel: CancellationToken,
 ) -> Result<ExperimentOutcome> {
     use crate::pgbench::{run, script};
-    validate(&cfg)?;
+    validate(&cfg).map_err(BadInput::from_error)?;
     if !cfg.params.is_empty() || !cfg.strategies.is_empty() {
-        bail!(
+        bail!(BadInput(
             "--param and --strategy belong to built-in workloads; pgbench scripts take variables with -D NAME=VALUE"
-        );
+                .into()
+        ));
     }
     let sc = &cfg.scripts;
     let mut scripts = Vec::new();
     for (path, weight) in &sc.files {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow!("-f {}: cannot read the script: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            BadInput(format!(
+                "-f {}: cannot read the script: {e}",
+                path.display()
+            ))
+        })?;
         scripts.push(
             script::parse(&path.display().to_string(), &text, *weight)
-                .map_err(|e| anyhow!("{e}"))?,
+                .map_err(BadInput::from_error)?,
         );
     }
     for (name, weight) in &sc.builtins {
-        scripts.push(script::builtin(name, *weight).map_err(anyhow::Error::msg)?);
+        scripts.push(script::builtin(name, *weight).map_err(BadInput)?);
     }
     let init = match &sc.init_sql {
         Some(p) => Some((
             p.clone(),
-            std::fs::read_to_string(p)
-                .map_err(|e| anyhow!("--init-sql {}: cannot read it: {e}", p.display()))?,
+            std::fs::read_to_string(p).map_err(|e| {
+                BadInput(format!("--init-sql {}: cannot read it: {e}", p.display()))
+            })?,
         )),
         None => None,
     };
@@ -705,7 +708,7 @@ async fn run_scripts(
                 data,
                 c.clients,
             )
-            .map_err(anyhow::Error::msg)
+            .map_err(|e| BadInput(e).into())
         })
         .collect::<Result<_>>()?;
     let header = StudyHeader {
@@ -1225,7 +1228,7 @@ async fn one_run<W: Workload>(
     index: u32,
     cancel: &CancellationToken,
     progress: &Progress,
-) -> Result<RunRecord> {
+) -> Result<(RunRecord, Option<String>)> {
     let started_at = chrono::Local::now().to_rfc3339();
     let (check_db, reset_ms, errors) = fresh_copy(srv, tmpl, run_db).await?;
     let db_config = srv.target.config(run_db);
@@ -1321,81 +1324,88 @@ async fn one_run<W: Workload>(
         0
     };
     let lost_clients = !outcome.client_errors.is_empty();
-    errors_all.extend(outcome.client_errors);
+    let script_error = outcome.client_errors.iter().find_map(|e| match &e.reason {
+        engine::StopReason::Script(m) => Some(m.clone()),
+        _ => None,
+    });
+    errors_all.extend(outcome.client_errors.iter().map(ToString::to_string));
     errors_all.extend(server.errors.iter().cloned());
-    Ok(RunRecord {
-        index,
-        cell: run.cell.clone(),
-        repetition: run.repetition,
-        seed,
-        started_at,
-        // A run that lost clients did not measure the cell as planned.
-        complete: !outcome.interrupted && !lost_clients,
-        duration_s: outcome.measured_s,
-        committed: m.committed,
-        tps: if outcome.measured_s > 0.0 {
-            m.committed as f64 / outcome.measured_s
-        } else {
-            0.0
+    Ok((
+        RunRecord {
+            index,
+            cell: run.cell.clone(),
+            repetition: run.repetition,
+            seed,
+            started_at,
+            // A run that lost clients did not measure the cell as planned.
+            complete: !outcome.interrupted && !lost_clients,
+            duration_s: outcome.measured_s,
+            committed: m.committed,
+            tps: if outcome.measured_s > 0.0 {
+                m.committed as f64 / outcome.measured_s
+            } else {
+                0.0
+            },
+            attempts: m.attempts,
+            retries: m.attempts.saturating_sub(transactions),
+            failed: m.failed.iter().collect(),
+            failed_by_type,
+            unknown_outcome: m.unknown_outcome,
+            user_aborts: m.user_aborts,
+            failure_pct: if transactions > 0 {
+                100.0 * failed_total as f64 / transactions as f64
+            } else {
+                0.0
+            },
+            retries_per_commit: if m.committed > 0 {
+                m.attempts.saturating_sub(transactions) as f64 / m.committed as f64
+            } else {
+                0.0
+            },
+            wasted_ms,
+            wasted_attempts: m.wasted_attempts(),
+            abort_ratio: if m.attempts > 0 {
+                m.wasted_attempts() as f64 / m.attempts as f64
+            } else {
+                0.0
+            },
+            wasted_time_pct: if client_time_ms > 0.0 {
+                100.0 * wasted_ms / client_time_ms
+            } else {
+                0.0
+            },
+            transactions: per_type,
+            latency_ms: m.latency_summary(),
+            latency_histogram: encode_histogram(&m.latency_us),
+            per_second: outcome.per_second,
+            client_cpu_s: outcome.cpu_s,
+            client_cpu_us_per_tx: if m.committed > 0 {
+                outcome.cpu_s * 1e6 / m.committed as f64
+            } else {
+                0.0
+            },
+            lifetime: outcome.lifetime,
+            reset_ms,
+            server,
+            invariants,
+            anomalies,
+            errors: errors_all,
+            pool_wait_ms: run
+                .cell
+                .pool_size
+                .map(|_| wait_summary(&outcome.measured.waits.pool_us)),
+            schedule_lag_ms: run
+                .cell
+                .rate
+                .map(|_| wait_summary(&outcome.measured.waits.lag_us)),
+            skipped: outcome.measured.waits.skipped,
+            late: outcome.measured.waits.late,
+            server_version,
+            server_settings,
+            load: None,
         },
-        attempts: m.attempts,
-        retries: m.attempts.saturating_sub(transactions),
-        failed: m.failed.iter().collect(),
-        failed_by_type,
-        unknown_outcome: m.unknown_outcome,
-        user_aborts: m.user_aborts,
-        failure_pct: if transactions > 0 {
-            100.0 * failed_total as f64 / transactions as f64
-        } else {
-            0.0
-        },
-        retries_per_commit: if m.committed > 0 {
-            m.attempts.saturating_sub(transactions) as f64 / m.committed as f64
-        } else {
-            0.0
-        },
-        wasted_ms,
-        wasted_attempts: m.wasted_attempts(),
-        abort_ratio: if m.attempts > 0 {
-            m.wasted_attempts() as f64 / m.attempts as f64
-        } else {
-            0.0
-        },
-        wasted_time_pct: if client_time_ms > 0.0 {
-            100.0 * wasted_ms / client_time_ms
-        } else {
-            0.0
-        },
-        transactions: per_type,
-        latency_ms: m.latency_summary(),
-        latency_histogram: encode_histogram(&m.latency_us),
-        per_second: outcome.per_second,
-        client_cpu_s: outcome.cpu_s,
-        client_cpu_us_per_tx: if m.committed > 0 {
-            outcome.cpu_s * 1e6 / m.committed as f64
-        } else {
-            0.0
-        },
-        lifetime: outcome.lifetime,
-        reset_ms,
-        server,
-        invariants,
-        anomalies,
-        errors: errors_all,
-        pool_wait_ms: run
-            .cell
-            .pool_size
-            .map(|_| wait_summary(&outcome.measured.waits.pool_us)),
-        schedule_lag_ms: run
-            .cell
-            .rate
-            .map(|_| wait_summary(&outcome.measured.waits.lag_us)),
-        skipped: outcome.measured.waits.skipped,
-        late: outcome.measured.waits.late,
-        server_version,
-        server_settings,
-        load: None,
-    })
+        script_error,
+    ))
 }
 
 /// `SHOW server_version`, and the values in effect of the cell's

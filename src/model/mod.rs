@@ -6,12 +6,14 @@
 //! `tests/module_graph.rs` checks that the module graph has no cycle.
 
 mod config;
+mod error;
 mod observations;
 mod results;
 mod run;
 mod sqlstate;
 
 pub use config::*;
+pub use error::*;
 pub use observations::*;
 pub use results::*;
 pub use run::*;

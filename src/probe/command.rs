@@ -30,7 +30,7 @@ pub struct Outcome {
 /// directory, a target that does not start, or a probe whose setup fails
 /// or whose anomaly condition holds serially.
 pub async fn run(cfg: &AnomaliesConfig, cancel: CancellationToken) -> Result<Outcome> {
-    let probes = select(&cfg.probes)?;
+    let probes = select(&cfg.probes).map_err(crate::model::BadInput::from_error)?;
     if cfg.levels.is_empty() {
         bail!("--isolation: name at least one level");
     }
