@@ -573,7 +573,7 @@ pub fn resume(
     cli: &ExperimentConfig,
     given: &[String],
 ) -> Result<ExperimentConfig, String> {
-    let r = crate::store::load_dir(dir).map_err(|e| format!("--resume: {e}"))?;
+    let r = crate::store::load_dir_to_resume(dir).map_err(|e| format!("--resume: {e}"))?;
     if r.complete {
         return Err(format!(
             "--resume: the experiment in {} is complete; nothing to resume",

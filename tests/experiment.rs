@@ -6,6 +6,7 @@ mod common;
 use common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
+use std::os::unix::fs::PermissionsExt;
 
 fn write_study(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(dir).unwrap();
@@ -98,6 +99,10 @@ pool_size = [2, 8]
     for f in files {
         std::fs::remove_file(dir.join(f)).unwrap();
     }
+    // Readers open the store read-only: a write-protected one works and
+    // stays as it was (root may write it anyway: its bytes are compared).
+    let store = dir.join("results.sqlite");
+    let unchanged = store_snapshot(&store);
     let (out, stdout, stderr) = run(&["report", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains("report.html"), "{stdout}");
@@ -136,6 +141,42 @@ pool_size = [2, 8]
         rows.iter().all(|l| l.contains("no significant difference")),
         "{stdout}"
     );
+    assert_eq!(
+        store_snapshot(&store),
+        unchanged,
+        "report and compare wrote the store"
+    );
+
+    // A store of an older version (2, before tx_type_commands had its own
+    // version) reads the same and is not upgraded by readers.
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o644)).unwrap();
+    rusqlite::Connection::open(&store)
+        .unwrap()
+        .execute_batch(
+            "PRAGMA user_version = 2; UPDATE meta SET value = '2' WHERE key = 'store_version';",
+        )
+        .unwrap();
+    let old = store_snapshot(&store);
+    let (out, _, stderr) = run(&["report", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{stderr}");
+    for (f, was) in files.iter().zip(&before) {
+        assert_eq!(&std::fs::read_to_string(dir.join(f)).unwrap(), was, "{f}");
+    }
+    let (out, _, stderr) = run(&["compare", dir.to_str().unwrap(), dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(store_snapshot(&store), old, "a reader upgraded the store");
+}
+
+/// Makes the store at `path` read-only and returns its bytes and mtime.
+fn store_snapshot(path: &std::path::Path) -> (Vec<u8>, std::time::SystemTime) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    assert!(
+        !std::path::Path::new(&format!("{}-journal", path.display())).exists(),
+        "a journal next to {}",
+        path.display()
+    );
+    let meta = std::fs::metadata(path).unwrap();
+    (std::fs::read(path).unwrap(), meta.modified().unwrap())
 }
 
 /// An open-loop run below capacity achieves its rate; a server setting

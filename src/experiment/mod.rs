@@ -807,7 +807,7 @@ async fn run_study<D: Driver>(
     // Resume: the runs already measured stay; interrupted ones run again.
     let (dir, prior) = match &cfg.resume {
         Some(dir) => {
-            let prior = store::load_dir(dir).map_err(anyhow::Error::msg)?;
+            let prior = store::load_dir_to_resume(dir).map_err(anyhow::Error::msg)?;
             check_resumable(&prior, &planned)?;
             (dir.to_path_buf(), Some(prior))
         }
@@ -879,7 +879,7 @@ async fn run_study<D: Driver>(
     let db_path = dir.join(store::sqlite::DB_FILE);
     let mut db = if cfg.resume.is_some() && db_path.exists() {
         let mut db = Store::open(&db_path).map_err(anyhow::Error::msg)?;
-        let stored = Store::load(&db_path).map_err(anyhow::Error::msg)?;
+        let stored = db.read().map_err(anyhow::Error::msg)?;
         for r in stored.runs.iter().filter(|r| !r.complete) {
             db.delete_run(r.index).map_err(anyhow::Error::msg)?;
         }

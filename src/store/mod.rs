@@ -51,14 +51,32 @@ impl Results {
     }
 }
 
-/// The results in `dir`: from its SQLite store when it has one, else from
-/// `results.json` (directories written before the store existed).
+/// The results in `dir` for a reader (`isobench report`, `compare`): from
+/// its SQLite store when it has one, opened read-only and left unchanged
+/// ([`sqlite::Store::load`]), else from `results.json` (directories
+/// written before the store existed).
 ///
-/// Errors: neither file is readable, or either holds another version.
+/// Errors: neither file is readable, or either holds a version this
+/// isobench cannot read.
 pub fn load_dir(dir: &Path) -> Result<Results, String> {
     let db = dir.join(sqlite::DB_FILE);
     if db.exists() {
         sqlite::Store::load(&db)
+    } else {
+        Results::read(dir)
+    }
+}
+
+/// The results in `dir` for `--resume`, which goes on to write the store:
+/// as [`load_dir`], but the store is opened as a writer
+/// ([`sqlite::Store::open`]), so a write that a crash interrupted is rolled
+/// back and an older store is upgraded first.
+///
+/// Errors: as [`load_dir`]; also a store that cannot be written.
+pub fn load_dir_to_resume(dir: &Path) -> Result<Results, String> {
+    let db = dir.join(sqlite::DB_FILE);
+    if db.exists() {
+        sqlite::Store::open(&db)?.read()
     } else {
         Results::read(dir)
     }

@@ -3,10 +3,26 @@
 //! normalized tables that can be queried with SQL. `results.json` is an
 //! export of the same data written next to it.
 //!
-//! The layout is versioned: `PRAGMA user_version` is [`STORE_VERSION`], and
-//! the `meta` table repeats it (`store_version`) next to the `results.json`
-//! schema version of the data (`results_schema_version`). [`Store::open`]
-//! refuses any other store version.
+//! The layout is versioned by migrations ([`MIGRATIONS`], run by the
+//! `rusqlite_migration` crate), one per store version, in order:
+//!
+//! 1. the first store: every table below but the two next;
+//! 2. `external_loads`;
+//! 3. `tx_type_commands` (first added to version 2 stores without a version
+//!    bump, so some version 2 stores have it already).
+//!
+//! `PRAGMA user_version` is the number of migrations applied, the store
+//! version ([`STORE_VERSION`] when current), and the `meta` table repeats
+//! it (`store_version`, set by each migration) next to the `results.json`
+//! schema version of the data (`results_schema_version`).
+//!
+//! Writers upgrade the file: [`Store::create`] applies every migration,
+//! [`Store::open`] (`isobench run --resume`) the ones an older store
+//! lacks. Readers ([`Store::load`]: `isobench report`, `compare`) open the
+//! file read-only and never change it, so a write-protected store reads;
+//! an older store is copied into memory and the copy upgraded (the file
+//! keeps its version until a writer opens it). Both refuse a file without
+//! a store version (not a store) or with a newer one (a newer isobench).
 //!
 //! # Tables
 //!
@@ -68,6 +84,17 @@
 //!   name, ok, violations, detail)`, `run_errors (run, ordinal, message)`,
 //!   `server_errors (run, ordinal, message)` (the observer's sampling
 //!   problems), `run_server_settings (run, name, value)`.
+//! - `external_loads`: one row per run driven by an external load (`run`
+//!   is the key): `command`, `format`, `exit_code`, `wall_s`, `ready_s`,
+//!   `output_dir`, `parsed`, and the tool's figures (NULL when not
+//!   parsed or not reported): `unit`, `throughput`, `count`,
+//!   `duration_s`, `latency_{mean,stddev,p50,p90,p99,max}_ms`,
+//!   `bytes_per_s`, `responses_2xx`, `non_2xx`, `errors`, `timeouts`,
+//!   `failed`, `serialization_failures`, `deadlock_failures`, `retried`,
+//!   `retries`, `skipped`.
+//! - `tx_type_commands (run, ordinal, step, command, executions, mean_ms,
+//!   failures)`: per-command latency of a transaction type (`ordinal`, as
+//!   in `tx_types`) of a pgbench script, commands in script order (`step`).
 //!
 //! Vectors keep their order in an `ordinal` column (from 0); maps come back
 //! sorted by key, as [`BTreeMap`] keeps them.
@@ -106,7 +133,10 @@
 //! The tables are STRICT (a value of the wrong type is an error), which
 //! needs SQLite 3.37 or later to read. Writes are short transactions in
 //! the default rollback-journal mode, so the file can be queried while an
-//! experiment runs (a writer waits up to 10 s for readers).
+//! experiment runs (a writer waits up to 10 s for readers). A write that a
+//! crash interrupted leaves its journal (`results.sqlite-journal`); a
+//! reader, being read-only, cannot roll it back and says so, a writer
+//! (`isobench run --resume`) does.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Display;
@@ -114,10 +144,12 @@ use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use rusqlite::backup::{Backup, StepResult};
 use rusqlite::{
-    Connection, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior, named_params,
-    params,
+    Connection, MAIN_DB, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior,
+    named_params, params,
 };
+use rusqlite_migration::{M, Migrations};
 
 use crate::model::LoadFigures;
 use crate::model::SecondPoint;
@@ -133,16 +165,34 @@ use crate::store::{
 /// File name of the store inside a results directory.
 pub const DB_FILE: &str = "results.sqlite";
 
-/// Version of the store's table layout (`PRAGMA user_version`); bumped on
-/// any incompatible change.
-pub const STORE_VERSION: i64 = 2;
+/// Version of the store's table layout that this isobench writes: the
+/// number of [`MIGRATIONS`] (`PRAGMA user_version` counts those applied).
+pub const STORE_VERSION: i64 = MIGRATION_LIST.len() as i64;
+
+/// The store's schema, one migration per store version, in order:
+/// migration `n` takes a store from version `n - 1` to `n`
+/// (rusqlite_migration keeps the version in `PRAGMA user_version`, as the
+/// store always has). A schema change is a new migration appended here,
+/// never an edit of an old one: stores written by older isobench versions
+/// are upgraded by running the ones they lack.
+const MIGRATION_LIST: &[M<'static>] = &[
+    M::up(V1_TABLES),
+    M::up(V2_EXTERNAL_LOADS),
+    M::up(V3_TX_TYPE_COMMANDS),
+];
+
+/// [`MIGRATION_LIST`] as rusqlite_migration runs it (each call applies the
+/// pending ones in one transaction).
+pub const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
 
 /// Encoding of `histograms.data`: HdrHistogram V2 + DEFLATE, base64.
 const HISTOGRAM_ENCODING: &str = "hdr-v2-deflate-base64";
 
-/// The tables (see the module docs). Every table is STRICT, so a value of
-/// the wrong type is an error rather than silently stored.
-const SCHEMA: &str = r#"
+/// Store version 1, the first store: the tables of the module docs but
+/// `external_loads` and `tx_type_commands`. Every table is STRICT, so a
+/// value of the wrong type is an error rather than silently stored. (Each
+/// migration also sets `store_version` in `meta` to its version.)
+const V1_TABLES: &str = r#"
 CREATE TABLE meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -395,12 +445,13 @@ CREATE TABLE run_server_settings (
     value TEXT NOT NULL,
     PRIMARY KEY (run, name)
 ) STRICT;
+
+INSERT INTO meta (key, value) VALUES ('store_version', '1');
 "#;
 
-/// The table added in store version 2 (also created when a version 1
-/// store is opened for writing).
-const EXTERNAL_LOADS: &str = r#"
-CREATE TABLE IF NOT EXISTS external_loads (
+/// Store version 2: the figures of runs driven by an external load.
+const V2_EXTERNAL_LOADS: &str = r#"
+CREATE TABLE external_loads (
     run                    INTEGER PRIMARY KEY REFERENCES runs (run) ON DELETE CASCADE,
     command                TEXT NOT NULL,
     format                 TEXT NOT NULL,
@@ -431,12 +482,15 @@ CREATE TABLE IF NOT EXISTS external_loads (
     retries                INTEGER,
     skipped                INTEGER
 ) STRICT;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '2');
 "#;
 
-/// Per-command latencies of transaction types (pgbench scripts); added
-/// after store version 2 was released, so created on open when missing and
-/// read as empty when absent.
-const TX_TYPE_COMMANDS: &str = r#"
+/// Store version 3: per-command latencies of transaction types (pgbench
+/// scripts). The table was first added to version 2 stores without a
+/// version bump (created whenever a store was opened for writing), so a
+/// version 2 store may have it already: IF NOT EXISTS.
+const V3_TX_TYPE_COMMANDS: &str = r#"
 CREATE TABLE IF NOT EXISTS tx_type_commands (
     run        INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
     ordinal    INTEGER NOT NULL,
@@ -447,11 +501,14 @@ CREATE TABLE IF NOT EXISTS tx_type_commands (
     failures   INTEGER NOT NULL,
     PRIMARY KEY (run, ordinal, step)
 ) STRICT;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '3');
 "#;
 
 /// An open results store (see the module docs). Writes go through
 /// [`Store::save_header`], [`Store::save_run`] and [`Store::delete_run`],
-/// each one transaction; [`Store::load`] reads everything back.
+/// each one transaction; [`Store::load`] (a reader, read-only) and
+/// [`Store::read`] (through a writer's connection) read everything back.
 pub struct Store {
     conn: Connection,
     path: PathBuf,
@@ -469,6 +526,12 @@ struct Error(String);
 
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
+        Error(e.to_string())
+    }
+}
+
+impl From<rusqlite_migration::Error> for Error {
+    fn from(e: rusqlite_migration::Error) -> Self {
         Error(e.to_string())
     }
 }
@@ -499,8 +562,8 @@ impl<T, E: Into<Error>> Context<T> for Result<T, E> {
 }
 
 impl Store {
-    /// Creates a new database at `path` with the schema (version
-    /// [`STORE_VERSION`]).
+    /// Creates a new database at `path` with the current schema (every
+    /// migration of [`MIGRATIONS`]: store version [`STORE_VERSION`]).
     ///
     /// Errors (naming `path`): the file already exists, or it cannot be
     /// created or written.
@@ -523,16 +586,12 @@ impl Store {
             })?;
         let init = || -> R<Store> {
             let mut store = Store::connect(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+            MIGRATIONS
+                .to_latest(&mut store.conn)
+                .context("creating the tables")?;
             let tx = store.conn.transaction()?;
-            tx.execute_batch(SCHEMA).context("creating the tables")?;
-            tx.execute_batch(EXTERNAL_LOADS)
-                .context("creating the tables")?;
-            tx.execute_batch(TX_TYPE_COMMANDS)
-                .context("creating the tables")?;
-            tx.pragma_update(None, "user_version", STORE_VERSION)?;
             {
                 let mut meta = tx.prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")?;
-                meta.execute(params!["store_version", STORE_VERSION.to_string()])?;
                 meta.execute(params![
                     "results_schema_version",
                     SCHEMA_VERSION.to_string()
@@ -549,51 +608,31 @@ impl Store {
         })
     }
 
-    /// Opens an existing database (for writing, or only for reading when
-    /// the file is write-protected).
+    /// Opens an existing database to write it (`isobench run --resume`):
+    /// a write that a crash left unfinished is rolled back (SQLite does so
+    /// on the first read), and a store of an older version is upgraded to
+    /// [`STORE_VERSION`] by the [`MIGRATIONS`] it lacks, in one
+    /// transaction. Readers use [`Store::load`], which changes nothing.
     ///
-    /// Errors (naming `path`): the file is missing or not a SQLite
-    /// database, or its store version is not [`STORE_VERSION`].
+    /// Errors (naming `path`): the file is missing, not a SQLite database
+    /// or read-only; it has no store version (not a store) or a newer one
+    /// than [`STORE_VERSION`]; the upgrade fails (and is rolled back).
     pub fn open(path: &Path) -> Result<Store, String> {
         let open = || -> R<Store> {
             if !path.exists() {
                 return Err(Error("no such file".into()));
             }
-            // READ_WRITE without CREATE: never creates a file, and falls
-            // back to read-only for a write-protected one.
-            let store = Store::connect(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
-            let version: i64 = store
-                .conn
-                .pragma_query_value(None, "user_version", |r| r.get(0))
-                .context("not a readable SQLite database")?;
-            // Version 1 lacks only `external_loads`: added when the file is
-            // writable, else read as having no external loads.
-            let writable = !store.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(true);
-            if writable && (version == 1 || version == STORE_VERSION) {
-                store
-                    .conn
-                    .execute_batch(TX_TYPE_COMMANDS)
-                    .context("adding the tx_type_commands table")?;
+            // READ_WRITE without CREATE: never creates a file (and opens a
+            // write-protected one read-only, refused here).
+            let mut store = Store::connect(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+            if store.conn.is_readonly(MAIN_DB)? {
+                return Err(Error("read-only, but opened to be written".into()));
             }
-            if version == 1 && writable {
-                let migrate = format!(
-                    "BEGIN IMMEDIATE; {EXTERNAL_LOADS}
-                     UPDATE meta SET value = '{STORE_VERSION}' WHERE key = 'store_version';
-                     PRAGMA user_version = {STORE_VERSION}; COMMIT;"
-                );
-                store
-                    .conn
-                    .execute_batch(&migrate)
-                    .context("upgrading store version 1 to 2")?;
-            } else if version != STORE_VERSION && version != 1 {
-                return Err(Error(format!(
-                    "store version {version}, but this isobench reads store version {STORE_VERSION}{}",
-                    if version == 0 {
-                        " (not an isobench results store?)"
-                    } else {
-                        ""
-                    }
-                )));
+            let version = store_version(&store.conn)?;
+            if version < STORE_VERSION {
+                MIGRATIONS.to_latest(&mut store.conn).context(format_args!(
+                    "upgrading store version {version} to {STORE_VERSION}"
+                ))?;
             }
             Ok(store)
         };
@@ -637,24 +676,51 @@ impl Store {
         .map_err(|Error(e)| format!("{}: deleting run {index}: {e}", self.path.display()))
     }
 
-    /// Reads the whole experiment back from the database at `path`, runs in
-    /// index order. (Opened as by [`Store::open`], so that a journal left
-    /// by an interrupted write is rolled back first.)
+    /// Reads the whole experiment back from the database at `path` (for
+    /// `isobench report` and `compare`), runs in index order, leaving the
+    /// file as it is: opened read-only, so never created, upgraded or
+    /// written, and a write-protected file reads. A store of an older
+    /// version is copied into memory and the copy upgraded (the file keeps
+    /// its version until [`Store::open`] upgrades it).
     ///
-    /// Errors (naming `path`): see [`Store::open`]; also a store without an
-    /// experiment row (no [`Store::save_header`] yet) or with malformed
-    /// values.
+    /// Errors (naming `path`): the file is missing or not a SQLite
+    /// database; it has no store version or a newer one than
+    /// [`STORE_VERSION`]; a crash interrupted a write and left its journal,
+    /// which only a writer can roll back (`isobench run --resume` does);
+    /// see also [`Store::read`].
     pub fn load(path: &Path) -> Result<Results, String> {
-        let store = Store::open(path)?;
+        let reader = || -> R<Store> {
+            if !path.exists() {
+                return Err(Error("no such file".into()));
+            }
+            let store = Store::connect(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+            if store_version(&store.conn)? < STORE_VERSION {
+                store.migrated_copy()
+            } else {
+                Ok(store)
+            }
+        };
+        reader()
+            .map_err(|Error(e)| format!("{}: {e}", path.display()))?
+            .read()
+    }
+
+    /// Reads the whole experiment back through this store's connection
+    /// (a writer's, e.g. to resume; readers use [`Store::load`]), runs in
+    /// index order.
+    ///
+    /// Errors (naming the file): a store without an experiment row (no
+    /// [`Store::save_header`] yet) or with malformed values.
+    pub fn read(&self) -> Result<Results, String> {
         let read = || -> R<Results> {
             // One read transaction: a consistent snapshot even while
             // another process writes.
-            let tx = store.conn.unchecked_transaction()?;
+            let tx = self.conn.unchecked_transaction()?;
             let results = read_results(&tx)?;
             tx.finish()?;
             Ok(results)
         };
-        read().map_err(|Error(e)| format!("{}: {e}", path.display()))
+        read().map_err(|Error(e)| format!("{}: {e}", self.path.display()))
     }
 
     /// The database file.
@@ -685,6 +751,69 @@ impl Store {
             path: path.to_path_buf(),
         })
     }
+
+    /// This store copied into memory and the copy upgraded to
+    /// [`STORE_VERSION`]: how a reader reads an older store without
+    /// changing the file. The copy is as large as the file.
+    fn migrated_copy(self) -> R<Store> {
+        let mut copy = Connection::open_in_memory()?;
+        copy.set_prepared_statement_cache_capacity(64);
+        {
+            // Every page in one step, under one read lock: a consistent
+            // snapshot even while another process writes.
+            let backup = Backup::new(&self.conn, &mut copy)?;
+            match backup.step(-1).context("copying the store into memory")? {
+                StepResult::Done => {}
+                other => {
+                    return Err(Error(format!("copying the store into memory: {other:?}")));
+                }
+            }
+        }
+        let version = store_version(&copy)?;
+        MIGRATIONS.to_latest(&mut copy).context(format_args!(
+            "upgrading an in-memory copy of store version {version} to {STORE_VERSION}"
+        ))?;
+        Ok(Store {
+            conn: copy,
+            path: self.path,
+        })
+    }
+}
+
+/// The store version of `conn` (`PRAGMA user_version`).
+///
+/// Errors: not a readable SQLite database; a hot journal that a read-only
+/// connection cannot roll back; no version (0: not a store) or a newer one
+/// than [`STORE_VERSION`].
+fn store_version(conn: &Connection) -> R<i64> {
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(|e| {
+            let rollback = rusqlite::ffi::SQLITE_READONLY_ROLLBACK;
+            if e.sqlite_error()
+                .is_some_and(|f| f.extended_code == rollback)
+            {
+                Error(
+                    "a crash interrupted a write and left its journal (the `-journal` file), \
+                     which this reader cannot roll back (it opens the store read-only); \
+                     `isobench run --resume` on the results directory does"
+                        .into(),
+                )
+            } else {
+                Error(format!("not a readable SQLite database: {e}"))
+            }
+        })?;
+    if (1..=STORE_VERSION).contains(&version) {
+        return Ok(version);
+    }
+    Err(Error(format!(
+        "store version {version}, but this isobench reads store versions 1 to {STORE_VERSION}{}",
+        if version == 0 {
+            " (not an isobench results store?)"
+        } else {
+            " (written by a newer isobench?)"
+        }
+    )))
 }
 
 // ---------------------------------------------------------------------------
@@ -1125,22 +1254,8 @@ fn write_external_load(tx: &Transaction, run: u32, l: &LoadRecord) -> R<()> {
     Ok(())
 }
 
-/// Whether the store has table `name` (stores written by older versions
-/// lack the later ones).
-fn has_table(conn: &Connection, name: &str) -> R<bool> {
-    Ok(conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE name = ?1)",
-        [name],
-        |r| r.get(0),
-    )?)
-}
-
-/// Run `run`'s external load, if it had one (none in a version 1 store,
-/// which has no `external_loads` table).
+/// Run `run`'s external load, if it had one.
 fn read_external_load(conn: &Connection, run: u32) -> R<Option<LoadRecord>> {
-    if !has_table(conn, "external_loads")? {
-        return Ok(None);
-    }
     let mut st = conn.prepare_cached("SELECT * FROM external_loads WHERE run = ?1")?;
     let row = st
         .query_row([run], |r| {
@@ -1501,27 +1616,25 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
         tx_failures.entry(i).or_default().insert(code, n);
     }
     let mut tx_commands: BTreeMap<usize, Vec<CommandRecord>> = BTreeMap::new();
-    if has_table(conn, "tx_type_commands")? {
-        for (i, c) in children(
-            conn,
-            "tx_type_commands",
-            "SELECT ordinal, command, executions, mean_ms, failures FROM tx_type_commands
-             WHERE run = ?1 ORDER BY ordinal, step",
-            run,
-            |r| {
-                Ok((
-                    r.get::<_, usize>(0)?,
-                    CommandRecord {
-                        command: r.get(1)?,
-                        executions: r.get(2)?,
-                        mean_ms: r.get(3)?,
-                        failures: r.get(4)?,
-                    },
-                ))
-            },
-        )? {
-            tx_commands.entry(i).or_default().push(c);
-        }
+    for (i, c) in children(
+        conn,
+        "tx_type_commands",
+        "SELECT ordinal, command, executions, mean_ms, failures FROM tx_type_commands
+         WHERE run = ?1 ORDER BY ordinal, step",
+        run,
+        |r| {
+            Ok((
+                r.get::<_, usize>(0)?,
+                CommandRecord {
+                    command: r.get(1)?,
+                    executions: r.get(2)?,
+                    mean_ms: r.get(3)?,
+                    failures: r.get(4)?,
+                },
+            ))
+        },
+    )? {
+        tx_commands.entry(i).or_default().push(c);
     }
     let transactions = children(
         conn,
@@ -2192,39 +2305,204 @@ mod tests {
         ] {
             assert!(e.starts_with(&path.display().to_string()), "{e}");
             assert!(e.contains("store version 7"), "{e}");
-            assert!(e.contains(&format!("store version {STORE_VERSION}")), "{e}");
+            assert!(
+                e.contains(&format!("store versions 1 to {STORE_VERSION}")),
+                "{e}"
+            );
+            assert!(e.contains("newer isobench"), "{e}");
         }
     }
 
-    #[test]
-    fn a_version_1_store_is_upgraded_on_open_and_read_without_external_loads() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(DB_FILE);
-        let fixture = fixture::results();
-        drop(saved(dir.path(), &fixture).0);
-        // Make it what version 1 wrote: no external_loads table.
-        let conn = Connection::open(&path).unwrap();
-        conn.execute_batch(
-            "DROP TABLE external_loads; PRAGMA user_version = 1;
-             UPDATE meta SET value = '1' WHERE key = 'store_version';",
-        )
-        .unwrap();
-        drop(conn);
-        assert_eq!(Store::load(&path).unwrap(), fixture);
-        let conn = Connection::open(&path).unwrap();
-        let v: i64 = conn
+    /// `PRAGMA user_version` and `meta.store_version` of `conn`.
+    fn versions(conn: &Connection) -> (i64, String) {
+        let user_version = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();
-        assert_eq!(v, STORE_VERSION);
-        assert_eq!(count(&conn, "external_loads"), 0);
-        let meta: String = conn
+        let meta = conn
             .query_row(
                 "SELECT value FROM meta WHERE key = 'store_version'",
                 [],
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(meta, STORE_VERSION.to_string());
+        (user_version, meta)
+    }
+
+    /// A store at `dir/results.sqlite` as an isobench of store version
+    /// `version` wrote it: the schema of the first `version` migrations,
+    /// holding the rows of `full` (a current store whose data fits that
+    /// schema).
+    fn old_store(dir: &Path, version: usize, full: &Path) -> PathBuf {
+        let path = dir.join(DB_FILE);
+        let mut conn = Connection::open(&path).unwrap();
+        MIGRATIONS.to_version(&mut conn, version).unwrap();
+        conn.execute("ATTACH DATABASE ?1 AS full", [full.to_str().unwrap()])
+            .unwrap();
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM main.sqlite_schema WHERE type = 'table'")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        for table in tables {
+            // The migrations set store_version.
+            let only = if table == "meta" {
+                "WHERE key != 'store_version'"
+            } else {
+                ""
+            };
+            conn.execute_batch(&format!(
+                "INSERT INTO main.{table} SELECT * FROM full.{table} {only}"
+            ))
+            .unwrap();
+        }
+        conn.execute_batch("DETACH DATABASE full").unwrap();
+        path
+    }
+
+    #[test]
+    fn migrations_validate_and_each_sets_store_version() {
+        MIGRATIONS.validate().unwrap();
+        assert_eq!(STORE_VERSION, 3);
+        let mut conn = Connection::open_in_memory().unwrap();
+        for v in 1..=STORE_VERSION {
+            MIGRATIONS.to_version(&mut conn, v as usize).unwrap();
+            assert_eq!(versions(&conn), (v, v.to_string()));
+        }
+    }
+
+    #[test]
+    fn stores_of_older_versions_are_read_unchanged_and_upgraded_by_writers() {
+        let fixture = fixture::results();
+        let v = variant();
+        let full_dir = tempfile::tempdir().unwrap();
+        let full = saved(full_dir.path(), &fixture).1;
+        for version in 1..STORE_VERSION as usize {
+            let dir = tempfile::tempdir().unwrap();
+            let path = old_store(dir.path(), version, &full);
+            let has = |p: &Path, table: &str| -> bool {
+                Connection::open(p)
+                    .unwrap()
+                    .query_row(
+                        "SELECT count(*) FROM sqlite_schema WHERE name = ?1",
+                        [table],
+                        |r| r.get::<_, i64>(0),
+                    )
+                    .unwrap()
+                    == 1
+            };
+            assert_eq!(has(&path, "external_loads"), version >= 2);
+            assert!(!has(&path, "tx_type_commands"));
+            let bytes = std::fs::read(&path).unwrap();
+
+            // A reader reads an upgraded in-memory copy; the file is as it was.
+            assert_eq!(Store::load(&path).unwrap(), fixture, "version {version}");
+            assert_eq!(std::fs::read(&path).unwrap(), bytes, "version {version}");
+
+            // A writer upgrades the file, data intact.
+            let mut store = Store::open(&path).unwrap();
+            assert_eq!(
+                versions(&store.conn),
+                (STORE_VERSION, STORE_VERSION.to_string())
+            );
+            assert_eq!(store.read().unwrap(), fixture);
+            assert_eq!(Store::load(&path).unwrap(), fixture);
+            let meta: i64 = store
+                .conn
+                .query_row("SELECT count(*) FROM meta", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(meta, 3, "store_version, results_schema_version, created_by");
+            // ... and takes what the later tables hold (external loads,
+            // per-command latencies).
+            store.save_header(&v).unwrap();
+            for run in &v.runs {
+                store.save_run(run).unwrap();
+            }
+            assert_eq!(Store::load(&path).unwrap(), v, "version {version}");
+        }
+    }
+
+    #[test]
+    fn a_version_2_store_with_tx_type_commands_is_upgraded() {
+        // tx_type_commands was first added to version 2 stores without a
+        // version bump: such a store has the table and its rows.
+        let dir = tempfile::tempdir().unwrap();
+        let v = variant();
+        assert!(v.runs[0].transactions[0].commands.len() > 1);
+        let path = saved(dir.path(), &v).1;
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(
+                "PRAGMA user_version = 2;
+                 UPDATE meta SET value = '2' WHERE key = 'store_version';",
+            )
+            .unwrap();
+        assert_eq!(Store::load(&path).unwrap(), v);
+        assert_eq!(versions(&Connection::open(&path).unwrap()).0, 2);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(versions(&store.conn), (3, "3".into()));
+        assert_eq!(store.read().unwrap(), v);
+    }
+
+    #[test]
+    fn load_changes_nothing_even_on_a_write_protected_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let fixture = fixture::results();
+        let full_dir = tempfile::tempdir().unwrap();
+        let full = saved(full_dir.path(), &fixture).1;
+        let old_dir = tempfile::tempdir().unwrap();
+        for path in [
+            full,
+            old_store(old_dir.path(), 1, &full_dir.path().join(DB_FILE)),
+        ] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+            assert_eq!(Store::load(&path).unwrap(), fixture);
+            assert_eq!(std::fs::read(&path).unwrap(), bytes);
+            assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
+            let journal = PathBuf::from(format!("{}-journal", path.display()));
+            assert!(!journal.exists());
+            // A writer refuses the file (unless run as root, which may
+            // write it anyway).
+            if !nix::unistd::geteuid().is_root() {
+                let e = Store::open(&path).unwrap_err();
+                assert!(e.contains("read-only"), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_crash_journal_stops_readers_and_is_rolled_back_by_writers() {
+        let fixture = fixture::results();
+        let dir = tempfile::tempdir().unwrap();
+        let path = saved(dir.path(), &fixture).1;
+        let journal = |p: &Path| PathBuf::from(format!("{}-journal", p.display()));
+        // A write in progress, large enough to spill into the file; copied
+        // as it is, the copy is what a crash in the middle leaves.
+        let mut conn = Connection::open(&path).unwrap();
+        conn.execute_batch("PRAGMA cache_size = 1").unwrap();
+        let tx = conn.transaction().unwrap();
+        tx.execute_batch(
+            "CREATE TABLE junk (x BLOB) STRICT;
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+             INSERT INTO junk SELECT randomblob(1000) FROM n;",
+        )
+        .unwrap();
+        let crashed = tempfile::tempdir().unwrap();
+        let copy = crashed.path().join(DB_FILE);
+        std::fs::copy(&path, &copy).unwrap();
+        std::fs::copy(journal(&path), journal(&copy)).unwrap();
+        tx.rollback().unwrap();
+
+        let e = Store::load(&copy).unwrap_err();
+        assert!(e.starts_with(&copy.display().to_string()), "{e}");
+        assert!(e.contains("isobench run --resume"), "{e}");
+        assert!(journal(&copy).exists());
+        // A writer (as --resume opens it) rolls the write back.
+        assert_eq!(Store::open(&copy).unwrap().read().unwrap(), fixture);
+        assert_eq!(Store::load(&copy).unwrap(), fixture);
     }
 
     #[test]
@@ -2251,8 +2529,15 @@ mod tests {
             .unwrap()
             .execute_batch("CREATE TABLE t (x)")
             .unwrap();
-        let e = Store::open(&other).unwrap_err();
-        assert!(e.contains("store version 0"), "{e}");
+        let bytes = std::fs::read(&other).unwrap();
+        for e in [
+            Store::open(&other).unwrap_err(),
+            Store::load(&other).unwrap_err(),
+        ] {
+            assert!(e.contains("store version 0"), "{e}");
+        }
+        // Neither created tables in it.
+        assert_eq!(std::fs::read(&other).unwrap(), bytes);
     }
 
     #[test]
