@@ -1958,121 +1958,7 @@ document.querySelectorAll('table.sortable th').forEach(function (th) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::SecondPoint;
     use crate::report::fixture;
-
-    /// The fixture with its two cells at 1, 4 and 8 clients (throughput
-    /// growing with clients), renumbered in execution order.
-    fn with_clients(mut r: Results) -> Results {
-        let base = r.runs.clone();
-        r.runs.clear();
-        for clients in [1u32, 4, 8] {
-            for run in &base {
-                let mut run = run.clone();
-                let gain = match (clients, run.cell.isolation) {
-                    (1, _) => 0.3,
-                    (4, _) => 1.0,
-                    (_, Isolation::Serializable) => 1.3,
-                    _ => 1.7,
-                };
-                run.cell.clients = clients;
-                run.tps *= gain;
-                run.latency_ms.p99 *= f64::from(clients).sqrt() / 2.0;
-                r.runs.push(run);
-            }
-        }
-        for (i, run) in r.runs.iter_mut().enumerate() {
-            run.index = i as u32 + 1;
-        }
-        r.config.clients = vec![1, 4, 8];
-        r
-    }
-
-    /// [`with_clients`] plus what the fixture lacks: per-second series,
-    /// a pool (and its waits), relation-level SIRead locks.
-    fn rich() -> Results {
-        let mut r = with_clients(fixture::results());
-        r.config.pool_size = vec![4];
-        for run in &mut r.runs {
-            run.cell.pool_size = Some(4);
-            let n = run.duration_s as usize;
-            let (tps, p99, seed) = (run.tps, run.latency_ms.p99, run.index as f64);
-            run.per_second = (1..=n)
-                .map(|s| {
-                    let t = s as f64;
-                    let wave = (t / 7.0 + seed).sin() * 0.08 + (t * 1.3 + seed).cos() * 0.04;
-                    SecondPoint {
-                        t_s: t,
-                        committed: (tps * (1.0 + wave)) as u64,
-                        tps: tps * (1.0 + wave),
-                        p99_ms: p99 * (1.0 - wave * 2.0),
-                        failed: 0,
-                    }
-                })
-                .collect();
-            let c = f64::from(run.cell.clients);
-            run.pool_wait_ms = Some(WaitSummary {
-                count: run.attempts,
-                mean: 0.05 * c,
-                p50: 0.02 * c,
-                p99: 0.9 * c,
-                max: 3.0 * c,
-            });
-            if run.cell.isolation == Isolation::Serializable {
-                run.server.siread_locks.by_relation = BTreeMap::from([
-                    (
-                        "pgbench_accounts (tuple)".into(),
-                        crate::observe::CountStat {
-                            mean: 12.0,
-                            max: 28,
-                        },
-                    ),
-                    (
-                        "pgbench_accounts_pkey (page)".into(),
-                        crate::observe::CountStat { mean: 3.5, max: 8 },
-                    ),
-                ]);
-            }
-        }
-        r
-    }
-
-    /// 3 isolation levels × 2 strategies × 7 client counts, 3 runs each:
-    /// many cells and a log-scaled clients axis.
-    fn big() -> Results {
-        let base = fixture::results();
-        let mut r = base.clone();
-        r.runs.clear();
-        r.complete = true;
-        r.config.isolation = Isolation::ALL.to_vec();
-        r.config.strategies = vec!["optimistic".into(), "locking".into()];
-        r.config.clients = vec![1, 2, 4, 8, 16, 32, 64];
-        for rep in 1..=3u32 {
-            for &clients in &r.config.clients.clone() {
-                for (k, iso) in Isolation::ALL.into_iter().enumerate() {
-                    for (s, strategy) in ["optimistic", "locking"].into_iter().enumerate() {
-                        let mut run = base.runs[if k == 2 { 1 } else { 0 }].clone();
-                        let c = f64::from(clients);
-                        let peak = 900.0 - 150.0 * k as f64 - 100.0 * s as f64;
-                        let noise = 1.0 + 0.03 * ((rep * 7 + clients) as f64).sin();
-                        run.cell.isolation = iso;
-                        run.cell.strategy = strategy.into();
-                        run.cell.clients = clients;
-                        run.repetition = rep;
-                        run.tps = peak * c / (c + 6.0) * noise;
-                        run.latency_ms.p50 = 1000.0 * c / run.tps * 0.8;
-                        run.latency_ms.p95 = run.latency_ms.p50 * 2.5;
-                        run.latency_ms.p99 = run.latency_ms.p50 * (4.0 + k as f64);
-                        r.runs.push(run);
-                    }
-                }
-            }
-        }
-        for (i, run) in r.runs.iter_mut().enumerate() {
-            run.index = i as u32 + 1;
-        }
-        r
-    }
 
     /// The `<tbody>` rows of the table with `id`.
     fn table_rows(html: &str, id: &str) -> usize {
@@ -2156,7 +2042,7 @@ mod tests {
 
     #[test]
     fn throughput_against_clients_when_clients_vary() {
-        let r = with_clients(fixture::results());
+        let r = fixture::with_clients(fixture::results());
         let html = render(&r);
         assert_self_contained(&html);
         assert!(html.contains("aria-label=\"Throughput against clients\""));
@@ -2177,7 +2063,7 @@ mod tests {
 
     #[test]
     fn optional_sections_render_with_data() {
-        let html = render(&rich());
+        let html = render(&fixture::rich());
         assert_self_contained(&html);
         for id in ["timeseries", "pool", "siread"] {
             assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
@@ -2208,8 +2094,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         for (name, r) in [
             ("fixture", fixture::results()),
-            ("rich", rich()),
-            ("big", big()),
+            ("rich", fixture::rich()),
+            ("big", fixture::big()),
         ] {
             let page = dir.join(format!("{name}.html"));
             std::fs::write(&page, render(&r)).unwrap();
