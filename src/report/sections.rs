@@ -472,7 +472,7 @@ pub fn commands(m: &ReportModel) -> Table {
 }
 
 /// Σ over a cell's complete runs: (transactions, measured s).
-fn failure_totals(c: &CellSummary) -> (u64, f64) {
+pub fn failure_totals(c: &CellSummary) -> (u64, f64) {
     let mut tx = 0;
     let mut secs = 0.0;
     for r in c.complete_runs() {
