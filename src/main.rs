@@ -92,12 +92,13 @@ async fn dispatch(cli: Cli, given: Vec<String>) -> Result<Exit> {
                 report::cells::check_baseline(&results)
                     .map_err(|e| BadInput(format!("--baseline: {e}")))?;
             }
-            let written = report::files::write(&args.dir, &results, &args.format)
+            let model = report::model::ReportModel::new(&results);
+            let written = report::files::write_model(&args.dir, &model, &args.format)
                 .map_err(anyhow::Error::msg)?;
             let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
             out(&format!(
                 "{}written: {}\n",
-                report::terminal::summary(&results),
+                report::terminal::summary_of(&model),
                 files.join(", ")
             ));
             Ok(Exit::Done)

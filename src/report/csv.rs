@@ -8,7 +8,7 @@
 //! that nothing is lost; a figure that does not exist (no pool, one run,
 //! no baseline) is an empty field. Units are in the column names.
 
-use super::cells::{self, CellSummary, VsBaseline};
+use super::cells::{CellSummary, VsBaseline};
 use crate::store::{Results, WaitSummary};
 
 /// One row per run, in execution order. Columns: `run` (index),
@@ -22,8 +22,12 @@ use crate::store::{Results, WaitSummary};
 /// `skipped`, `late` (transactions), `anomalies` (invariant violations),
 /// `server_version`.
 pub fn runs(results: &Results) -> String {
-    let cells = cells::aggregate(results);
-    let outliers: Vec<u32> = cells.iter().flat_map(|c| c.outliers.clone()).collect();
+    runs_of(&super::model::ReportModel::new(results))
+}
+
+/// [`runs`] from an aggregated model.
+pub fn runs_of(m: &super::model::ReportModel) -> String {
+    let (results, outliers) = (m.results, &m.outlier_runs);
     let mut header: Vec<String> = vec!["run".into(), "repetition".into()];
     header.extend(super::factor_headers(results));
     header.extend(
@@ -94,7 +98,12 @@ pub fn runs(results: &Results) -> String {
 /// histograms of the complete runs), `retries_per_commit` (ratio),
 /// `failure_pct` (%), `anomalies` (violations over all runs).
 pub fn cells(results: &Results) -> String {
-    let cells = cells::aggregate(results);
+    cells_of(&super::model::ReportModel::new(results))
+}
+
+/// [`cells()`] from an aggregated model.
+pub fn cells_of(m: &super::model::ReportModel) -> String {
+    let (results, cells) = (m.results, &m.cells);
     let mut header = super::factor_headers(results);
     header.extend(
         [

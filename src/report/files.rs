@@ -49,6 +49,17 @@ impl FromStr for Format {
 /// Writes the files of `formats` for `results` into `dir`; returns their
 /// paths. Errors: a file cannot be written (naming it).
 pub fn write(dir: &Path, results: &Results, formats: &[Format]) -> Result<Vec<PathBuf>, String> {
+    write_model(dir, &super::model::ReportModel::new(results), formats)
+}
+
+/// [`write`] from an aggregated model (the cells are aggregated once for
+/// every format).
+pub fn write_model(
+    dir: &Path,
+    m: &super::model::ReportModel,
+    formats: &[Format],
+) -> Result<Vec<PathBuf>, String> {
+    let results = m.results;
     let mut written = Vec::new();
     let mut put = |name: &str, text: String| -> Result<(), String> {
         let path = dir.join(name);
@@ -59,18 +70,18 @@ pub fn write(dir: &Path, results: &Results, formats: &[Format]) -> Result<Vec<Pa
     };
     for f in formats {
         match f {
-            Format::Markdown => put(store::REPORT_MD, super::markdown::render(results))?,
-            Format::Html => put(REPORT_HTML, super::html::render(results))?,
+            Format::Markdown => put(store::REPORT_MD, super::markdown::render_model(m))?,
+            Format::Html => put(REPORT_HTML, super::html::render_model(m))?,
             Format::Json => {
                 put(
                     store::RESULTS_JSON,
                     serde_json::to_string_pretty(results).map_err(|e| e.to_string())?,
                 )?;
-                put(CELLS_JSON, super::json::cells(results))?;
+                put(CELLS_JSON, super::json::cells_of(m))?;
             }
             Format::Csv => {
-                put(RUNS_CSV, super::csv::runs(results))?;
-                put(CELLS_CSV, super::csv::cells(results))?;
+                put(RUNS_CSV, super::csv::runs_of(m))?;
+                put(CELLS_CSV, super::csv::cells_of(m))?;
             }
         }
     }

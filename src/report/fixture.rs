@@ -6,13 +6,14 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::model::SecondPoint;
 use crate::model::{CountStat, Plan, ServerObservations, SireadLocks, WaitEvents};
 use crate::model::{InvariantResult, LoadReport};
 use crate::model::{Isolation, RetryPolicy};
 use crate::model::{LatencySummary, Lifetime};
 use crate::observe::stat_interval;
 use crate::store::{
-    Cell, Environment, Results, RunRecord, SCHEMA_VERSION, StoredConfig, TxTypeRecord,
+    Cell, Environment, Results, RunRecord, SCHEMA_VERSION, StoredConfig, TxTypeRecord, WaitSummary,
 };
 
 fn cell(isolation: Isolation) -> Cell {
@@ -288,5 +289,203 @@ pub fn results() -> Results {
             rows: 100_011,
         }],
         runs,
+    }
+}
+
+/// The fixture with its two cells at 1, 4 and 8 clients (throughput
+/// growing with clients), renumbered in execution order.
+pub fn with_clients(mut r: Results) -> Results {
+    let base = r.runs.clone();
+    r.runs.clear();
+    for clients in [1u32, 4, 8] {
+        for run in &base {
+            let mut run = run.clone();
+            let gain = match (clients, run.cell.isolation) {
+                (1, _) => 0.3,
+                (4, _) => 1.0,
+                (_, Isolation::Serializable) => 1.3,
+                _ => 1.7,
+            };
+            run.cell.clients = clients;
+            run.tps *= gain;
+            run.latency_ms.p99 *= f64::from(clients).sqrt() / 2.0;
+            r.runs.push(run);
+        }
+    }
+    for (i, run) in r.runs.iter_mut().enumerate() {
+        run.index = i as u32 + 1;
+    }
+    r.config.clients = vec![1, 4, 8];
+    r
+}
+
+/// [`with_clients`] plus what the fixture lacks: per-second series,
+/// a pool (and its waits), relation-level SIRead locks.
+pub fn rich() -> Results {
+    let mut r = with_clients(results());
+    r.config.pool_size = vec![4];
+    for run in &mut r.runs {
+        run.cell.pool_size = Some(4);
+        let n = run.duration_s as usize;
+        let (tps, p99, seed) = (run.tps, run.latency_ms.p99, run.index as f64);
+        run.per_second = (1..=n)
+            .map(|s| {
+                let t = s as f64;
+                let wave = (t / 7.0 + seed).sin() * 0.08 + (t * 1.3 + seed).cos() * 0.04;
+                SecondPoint {
+                    t_s: t,
+                    committed: (tps * (1.0 + wave)) as u64,
+                    tps: tps * (1.0 + wave),
+                    p99_ms: p99 * (1.0 - wave * 2.0),
+                    failed: 0,
+                }
+            })
+            .collect();
+        let c = f64::from(run.cell.clients);
+        run.pool_wait_ms = Some(WaitSummary {
+            count: run.attempts,
+            mean: 0.05 * c,
+            p50: 0.02 * c,
+            p99: 0.9 * c,
+            max: 3.0 * c,
+        });
+        if run.cell.isolation == Isolation::Serializable {
+            run.server.siread_locks.by_relation = BTreeMap::from([
+                (
+                    "pgbench_accounts (tuple)".into(),
+                    crate::model::CountStat {
+                        mean: 12.0,
+                        max: 28,
+                    },
+                ),
+                (
+                    "pgbench_accounts_pkey (page)".into(),
+                    crate::model::CountStat { mean: 3.5, max: 8 },
+                ),
+            ]);
+        }
+    }
+    r
+}
+
+/// 3 isolation levels × 2 strategies × 7 client counts, 3 runs each:
+/// many cells and a log-scaled clients axis.
+pub fn big() -> Results {
+    let base = results();
+    let mut r = base.clone();
+    r.runs.clear();
+    r.complete = true;
+    r.config.isolation = Isolation::ALL.to_vec();
+    r.config.strategies = vec!["optimistic".into(), "locking".into()];
+    r.config.clients = vec![1, 2, 4, 8, 16, 32, 64];
+    for rep in 1..=3u32 {
+        for &clients in &r.config.clients.clone() {
+            for (k, iso) in Isolation::ALL.into_iter().enumerate() {
+                for (s, strategy) in ["optimistic", "locking"].into_iter().enumerate() {
+                    let mut run = base.runs[if k == 2 { 1 } else { 0 }].clone();
+                    let c = f64::from(clients);
+                    let peak = 900.0 - 150.0 * k as f64 - 100.0 * s as f64;
+                    let noise = 1.0 + 0.03 * ((rep * 7 + clients) as f64).sin();
+                    run.cell.isolation = iso;
+                    run.cell.strategy = strategy.into();
+                    run.cell.clients = clients;
+                    run.repetition = rep;
+                    run.tps = peak * c / (c + 6.0) * noise;
+                    run.latency_ms.p50 = 1000.0 * c / run.tps * 0.8;
+                    run.latency_ms.p95 = run.latency_ms.p50 * 2.5;
+                    run.latency_ms.p99 = run.latency_ms.p50 * (4.0 + k as f64);
+                    r.runs.push(run);
+                }
+            }
+        }
+    }
+    for (i, run) in r.runs.iter_mut().enumerate() {
+        run.index = i as u32 + 1;
+    }
+    r
+}
+
+/// Every renderer's output for a few variants of the fixture, written to
+/// `$ISOBENCH_DUMP_OUT` (one file per variant and format): compare two
+/// directories to see what a change to the renderers changed.
+#[test]
+#[ignore = "writes renderer outputs for a before/after comparison"]
+fn dump_outputs() {
+    let dir = std::path::PathBuf::from(
+        std::env::var("ISOBENCH_DUMP_OUT").unwrap_or_else(|_| "/tmp/isobench-dump".into()),
+    );
+    std::fs::create_dir_all(&dir).unwrap();
+    let empty = {
+        let mut r = results();
+        r.runs.clear();
+        r.load.clear();
+        r
+    };
+    let waits = {
+        let mut r = results();
+        r.config.pool_size = vec![2];
+        r.config.rate = vec![120.0];
+        r.config.latency_limit_ms = Some(50.0);
+        for run in &mut r.runs {
+            run.cell.pool_size = Some(2);
+            run.cell.rate = Some(crate::store::Rate(120.0));
+            let w = |mean: f64, p99: f64| WaitSummary {
+                count: 100,
+                mean,
+                p50: mean / 2.0,
+                p99,
+                max: p99 * 2.0,
+            };
+            run.pool_wait_ms = Some(w(1.5, 7.25));
+            run.schedule_lag_ms = Some(w(0.25, 3.5));
+            run.skipped = 2;
+            run.late = 1;
+        }
+        r
+    };
+    let outliers = {
+        let mut r = results();
+        for (i, tps) in [100.0, 99.0, 150.0].into_iter().enumerate() {
+            let mut run = r.runs[0].clone();
+            run.index = 6 + i as u32;
+            run.repetition = 3 + i as u32;
+            run.tps = tps;
+            run.server_version = "17.2".into();
+            r.runs.push(run);
+        }
+        r
+    };
+    let evil = {
+        let mut r = results();
+        let evil = "<script>alert(\"x\")</script> | `a`";
+        for run in &mut r.runs {
+            run.cell.strategy = evil.into();
+            run.server.plans[0].sql = format!("SELECT '{evil}'");
+            run.errors.push(evil.into());
+        }
+        r.config.strategies = vec![evil.into()];
+        r.config.target = evil.into();
+        r
+    };
+    let variants = [
+        ("fixture", results()),
+        ("clients", with_clients(results())),
+        ("rich", rich()),
+        ("big", big()),
+        ("empty", empty),
+        ("waits", waits),
+        ("outliers", outliers),
+        ("evil", evil),
+    ];
+    for (name, r) in variants {
+        let put = |ext: &str, text: String| {
+            std::fs::write(dir.join(format!("{name}.{ext}")), text).unwrap()
+        };
+        put("md", super::markdown::render(&r));
+        put("html", super::html::render(&r));
+        put("txt", super::terminal::summary(&r));
+        put("runs.csv", super::csv::runs(&r));
+        put("cells.csv", super::csv::cells(&r));
+        put("json", super::json::cells(&r));
     }
 }

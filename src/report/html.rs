@@ -20,11 +20,10 @@ use std::fmt::Write as _;
 use charts::{Axis, Bar, BarSeries, HBars, LegendItem, Line, Marker, Panel, Point, Style};
 use charts::{GREY, ValueLabels};
 
-use super::cells::{self, CellSummary, VsBaseline};
-use super::{
-    NA, factor_headers, factor_values, fmt_fixed, fmt_mean, fmt_ms, fmt_opt, fmt_pct_change,
-    fmt_tps, fmt_tps_ci, server,
-};
+use super::cells::CellSummary;
+use super::model::ReportModel;
+use super::table::{Align, Column, Mark, Table, Value};
+use super::{NA, fmt_fixed, fmt_ms, fmt_opt, fmt_tps, sections};
 use crate::model::Isolation;
 use crate::model::sqlstate_name;
 use crate::store::{Results, RunRecord, WaitSummary};
@@ -41,24 +40,29 @@ const HALF: u32 = 560;
 
 /// Renders `report.html` for `results`.
 pub fn render(results: &Results) -> String {
-    let cells = cells::aggregate(results);
-    let f = Factors::new(results, &cells);
+    render_model(&ReportModel::new(results))
+}
+
+/// Renders `report.html` from an aggregated model.
+pub fn render_model(m: &ReportModel) -> String {
+    let results = m.results;
     let sections: Vec<Section> = [
-        summary(results, &cells, &f),
-        external_load(results, &cells),
-        throughput(&cells, &f),
-        latency(&cells, &f),
-        failures(&cells, &f),
-        transactions(results, &cells),
-        time_series(&cells, &f),
-        counters(&cells, &f),
-        wait_events(&cells, &f),
-        siread_locks(&cells, &f),
-        pool_and_lag(&cells, &f),
-        invariants(results, &cells, &f),
-        plans(&cells, &f),
-        runs(results, &f),
-        problems(results),
+        summary(m),
+        external_load(m),
+        throughput(m),
+        latency(m),
+        failures(m),
+        transactions(m),
+        commands(m),
+        time_series(m),
+        counters(m),
+        wait_events(m),
+        siread_locks(m),
+        pool_and_lag(m),
+        invariants(m),
+        plans(m),
+        runs(m),
+        problems(m),
     ]
     .into_iter()
     .flatten()
@@ -137,72 +141,81 @@ fn section(id: &'static str, title: &str, html: String) -> Option<Section> {
     })
 }
 
-/// How a table column is laid out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Col {
-    /// Short text, kept on one line.
-    Text,
-    /// A number: right-aligned, one line.
-    Num,
-    /// Long text (details, lists) that may wrap.
-    Long,
+/// A value as HTML: its short form when it has one (the full text on
+/// hover), literal text in `<code>`, its mark as a class or sign, a
+/// minibar under a figure.
+fn value_html(v: &Value) -> String {
+    let mut s = esc(v.short.as_deref().unwrap_or(&v.text));
+    if v.code {
+        s = format!("<code>{s}</code>");
+    }
+    let title = v
+        .title
+        .as_deref()
+        .or(v.short.as_ref().map(|_| v.text.as_str()))
+        .map_or_else(String::new, |t| format!(" title=\"{}\"", esc(t)));
+    s = match v.mark {
+        Mark::Good => format!("<span class=\"good\"{title}>{s}</span>"),
+        Mark::Bad | Mark::Violation => format!("<span class=\"bad\"{title}>{s}</span>"),
+        Mark::Baseline => format!("<strong>{s}</strong>"),
+        Mark::Up => format!("<span class=\"up\"{title}>{s} ▲</span>"),
+        Mark::Down => format!("<span class=\"down\"{title}>{s} ▼</span>"),
+        Mark::NotSignificant => {
+            format!("<span{title}>{s} <span class=\"ns\">n.s.</span></span>")
+        }
+        Mark::NoTest => format!("<span{title}>{s} <span class=\"ns\">(no test)</span></span>"),
+        Mark::None if !title.is_empty() => format!("<span{title}>{s}</span>"),
+        Mark::None => s,
+    };
+    if let Some(f) = v.bar {
+        let _ = write!(
+            s,
+            "<span class=\"minibar\" aria-hidden=\"true\"><span style=\"width:{:.1}%\"></span></span>",
+            100.0 * f
+        );
+    }
+    s
 }
 
-impl Col {
-    fn class(self) -> &'static str {
-        match self {
-            Col::Text => "",
-            Col::Num => " class=\"num\"",
-            Col::Long => " class=\"long\"",
-        }
+/// The class attribute of a column's cells.
+fn align_class(a: Align) -> &'static str {
+    match a {
+        Align::Text => "",
+        Align::Num => " class=\"num\"",
+        Align::Long => " class=\"long\"",
     }
 }
 
-/// An HTML table; cells are HTML (callers escape).
-struct Table {
-    cols: Vec<(String, Col)>,
-    rows: Vec<(&'static str, Vec<String>)>,
-    id: Option<&'static str>,
-}
-
-impl Table {
-    fn new(cols: &[(&str, Col)]) -> Table {
-        Table {
-            cols: cols.iter().map(|(c, n)| (c.to_string(), *n)).collect(),
-            rows: Vec::new(),
-            id: None,
-        }
+/// A [`Table`] as a sortable HTML table, every column shown.
+fn table_html(t: &Table) -> String {
+    let mut out = String::from("<div class=\"scroll\"><table class=\"sortable\"");
+    if let Some(id) = t.id {
+        let _ = write!(out, " id=\"{id}\"");
     }
-
-    fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(("", cells));
+    out.push_str("><thead><tr>");
+    for c in &t.columns {
+        let _ = write!(
+            out,
+            "<th scope=\"col\"{}>{}</th>",
+            align_class(c.align),
+            esc(&c.header)
+        );
     }
-
-    fn html(&self) -> String {
-        let mut out = String::from("<div class=\"scroll\"><table class=\"sortable\"");
-        if let Some(id) = self.id {
-            let _ = write!(out, " id=\"{id}\"");
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for row in &t.rows {
+        if row.class.is_empty() {
+            out.push_str("<tr>");
+        } else {
+            let _ = write!(out, "<tr class=\"{}\">", row.class);
         }
-        out.push_str("><thead><tr>");
-        for (c, col) in &self.cols {
-            let _ = write!(out, "<th scope=\"col\"{}>{}</th>", col.class(), esc(c));
+        for (i, v) in row.values.iter().enumerate() {
+            let a = t.columns.get(i).map_or(Align::Text, |c| c.align);
+            let _ = write!(out, "<td{}>{}</td>", align_class(a), value_html(v));
         }
-        out.push_str("</tr></thead>\n<tbody>\n");
-        for (class, cells) in &self.rows {
-            if class.is_empty() {
-                out.push_str("<tr>");
-            } else {
-                let _ = write!(out, "<tr class=\"{class}\">");
-            }
-            for (i, c) in cells.iter().enumerate() {
-                let col = self.cols.get(i).map_or(Col::Text, |(_, col)| *col);
-                let _ = write!(out, "<td{}>{c}</td>", col.class());
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</tbody></table></div>\n");
-        out
+        out.push_str("</tr>\n");
     }
+    out.push_str("</tbody></table></div>\n");
+    out
 }
 
 /// A chart in a `<figure>` with its caption (HTML), or the drawing error.
@@ -210,93 +223,6 @@ fn figure(svg: Result<String, String>, caption: &str) -> String {
     match svg {
         Ok(svg) => format!("<figure>\n{svg}<figcaption>{caption}</figcaption>\n</figure>\n"),
         Err(e) => format!("<p class=\"warn\">{}</p>\n", esc(&e)),
-    }
-}
-
-/// The factor columns of the cells, which of them vary, and short labels
-/// built from the varying ones (`ser · clients=8`).
-struct Factors {
-    /// The cells, in the order of [`cells::aggregate`].
-    cells: Vec<crate::store::Cell>,
-    headers: Vec<String>,
-    values: Vec<Vec<String>>,
-    varying: Vec<bool>,
-}
-
-impl Factors {
-    fn new(results: &Results, cells: &[CellSummary]) -> Factors {
-        let headers = factor_headers(results);
-        let values: Vec<Vec<String>> = cells
-            .iter()
-            .map(|c| factor_values(results, c.cell))
-            .collect();
-        let varying = (0..headers.len())
-            .map(|j| values.iter().map(|v| &v[j]).collect::<BTreeSet<_>>().len() > 1)
-            .collect();
-        Factors {
-            cells: cells.iter().map(|c| c.cell.clone()).collect(),
-            headers,
-            values,
-            varying,
-        }
-    }
-
-    /// A run's cell as its short label with the full label as tooltip.
-    fn cell_html(&self, cell: &crate::store::Cell) -> String {
-        match self.cells.iter().position(|c| c == cell) {
-            Some(i) => format!(
-                "<span title=\"{}\">{}</span>",
-                esc(&cell.label()),
-                esc(&self.label(i))
-            ),
-            None => esc(&cell.label()),
-        }
-    }
-
-    /// Cell `i`'s varying factors except column `skip`: isolation and
-    /// strategy by value, the others as `name=value`; isolation and
-    /// strategy when nothing else varies.
-    fn label_without(&self, i: usize, skip: Option<usize>) -> String {
-        let parts: Vec<String> = (0..self.headers.len())
-            .filter(|j| self.varying[*j] && Some(*j) != skip)
-            .map(|j| {
-                if j < 2 {
-                    self.values[i][j].clone()
-                } else {
-                    format!("{}={}", self.headers[j], self.values[i][j])
-                }
-            })
-            .collect();
-        if parts.is_empty() {
-            format!("{} · {}", self.values[i][0], self.values[i][1])
-        } else {
-            parts.join(" · ")
-        }
-    }
-
-    /// Cell `i`'s short label.
-    fn label(&self, i: usize) -> String {
-        self.label_without(i, None)
-    }
-
-    fn labels(&self) -> Vec<String> {
-        (0..self.values.len()).map(|i| self.label(i)).collect()
-    }
-
-    /// Columns other than isolation and strategy whose values all parse
-    /// as numbers and take more than one value, `clients` first.
-    fn numeric_varying(&self) -> Vec<usize> {
-        let mut cols: Vec<usize> = (2..self.headers.len())
-            .filter(|j| {
-                self.varying[*j]
-                    && self
-                        .values
-                        .iter()
-                        .all(|v| v[*j].parse::<f64>().is_ok_and(f64::is_finite))
-            })
-            .collect();
-        cols.sort_by_key(|j| self.headers[*j] != "clients");
-        cols
     }
 }
 
@@ -449,152 +375,28 @@ fn header(out: &mut String, r: &Results, title: &str) {
     out.push_str("</dl>\n</header>\n");
 }
 
-/// The "% vs baseline" cell: the change with ▲/▼ when Welch's test is
-/// significant at 5 %, "n.s." otherwise, and the test in a tooltip.
-fn vs_baseline_html(v: &VsBaseline) -> String {
-    match v {
-        VsBaseline::Baseline => "<strong>baseline</strong>".into(),
-        VsBaseline::Missing | VsBaseline::Change { pct: None, .. } => NA.into(),
-        VsBaseline::Change {
-            pct: Some(p),
-            welch: Some(w),
-            pct_ci,
-            ..
-        } => {
-            let title = format!(
-                "95 % CI of the change {}; Welch's t-test: t = {:.3}, df = {:.1}, p = {:.4}",
-                super::fmt_pct_ci(pct_ci.as_ref()),
-                w.t,
-                w.df,
-                w.p
-            );
-            if w.significant() {
-                let (class, mark) = if *p >= 0.0 {
-                    ("up", "▲")
-                } else {
-                    ("down", "▼")
-                };
-                format!(
-                    "<span class=\"{class}\" title=\"{} (significant at 5 %)\">{} {mark}</span>",
-                    esc(&title),
-                    fmt_pct_change(*p)
-                )
-            } else {
-                format!(
-                    "<span title=\"{} (not significant at 5 %)\">{} <span class=\"ns\">n.s.</span></span>",
-                    esc(&title),
-                    fmt_pct_change(*p)
-                )
-            }
-        }
-        VsBaseline::Change {
-            pct: Some(p),
-            welch: None,
-            ..
-        } => format!(
-            "<span title=\"no test: a cell has fewer than 2 complete runs, or neither varies\">{} \
-             <span class=\"ns\">(no test)</span></span>",
-            fmt_pct_change(*p)
-        ),
-    }
-}
-
-fn summary(r: &Results, cells: &[CellSummary], f: &Factors) -> Option<Section> {
-    if cells.is_empty() {
+fn summary(m: &ReportModel) -> Option<Section> {
+    if m.cells.is_empty() {
         return None;
     }
-    let ssibench = matches!(r.config.workload.as_str(), "ssibench" | "simple-ssibench");
-    let (tp_name, tp_unit) = super::throughput_label(r);
-    let tp_header = format!("{tp_name} mean ± 95% CI ({tp_unit})");
-    let mut cols: Vec<(&str, Col)> = f.headers.iter().map(|h| (h.as_str(), Col::Text)).collect();
-    cols.extend([
-        ("runs (n)", Col::Num),
-        (tp_header.as_str(), Col::Num),
-        ("% vs baseline (TPS)", Col::Num),
-    ]);
-    if ssibench {
-        cols.push(("KTPS (1000 tx/s)", Col::Num));
-    }
-    cols.extend([
-        ("latency mean (ms)", Col::Num),
-        ("p50 (ms)", Col::Num),
-        ("p95 (ms)", Col::Num),
-        ("p99 (ms)", Col::Num),
-        ("retries per commit", Col::Num),
-        ("failed (% of tx)", Col::Num),
-        ("abort ratio (attempts)", Col::Num),
-        ("wasted time (% of client time)", Col::Num),
-        ("unknown outcomes (tx)", Col::Num),
-        ("anomalies (violations)", Col::Num),
-        ("invariants", Col::Text),
-    ]);
-    let mut t = Table::new(&cols);
-    t.id = Some("cells");
-    let max_tps = cells
-        .iter()
-        .filter_map(|c| c.tps.map(|s| s.mean))
-        .fold(0.0, f64::max);
-    for (i, c) in cells.iter().enumerate() {
-        let mut row: Vec<String> = f.values[i].iter().map(|v| esc(v)).collect();
-        let bar = match c.tps {
-            Some(s) if max_tps > 0.0 && s.mean.is_finite() => format!(
-                "<span class=\"minibar\" aria-hidden=\"true\"><span style=\"width:{:.1}%\"></span></span>",
-                100.0 * s.mean / max_tps
-            ),
-            _ => String::new(),
-        };
-        row.extend([
-            esc(&c.runs_label()),
-            format!("{}{bar}", esc(&fmt_tps_ci(c.tps.as_ref()))),
-            vs_baseline_html(&c.vs_baseline),
-        ]);
-        if ssibench {
-            row.push(fmt_mean(c.tps.as_ref(), |v| fmt_fixed(v / 1000.0, 3)));
-        }
-        let anomalies = super::fmt_cell_anomalies(c, 200);
-        row.extend([
-            fmt_mean(c.latency.mean.as_ref(), fmt_ms),
-            fmt_mean(c.latency.p50.as_ref(), fmt_ms),
-            fmt_mean(c.latency.p95.as_ref(), fmt_ms),
-            fmt_mean(c.latency.p99.as_ref(), fmt_ms),
-            fmt_opt(c.retries_per_commit, 3),
-            fmt_opt(c.failure_pct, 2),
-            fmt_opt(c.abort_ratio, 3),
-            fmt_mean(c.wasted_time_pct.as_ref(), |v| fmt_fixed(v, 1)),
-            c.unknown_outcome.to_string(),
-            if c.anomalies > 0 {
-                format!("<span class=\"bad\">{}</span>", esc(&anomalies))
-            } else {
-                esc(&anomalies)
-            },
-            match (c.invariants.checked, c.invariants.violated) {
-                (_, v) if v > 0 => {
-                    format!("<span class=\"bad\">{}</span>", esc(&c.invariants.label()))
-                }
-                (0, _) => esc(&c.invariants.label()),
-                _ => format!("<span class=\"good\">{}</span>", esc(&c.invariants.label())),
-            },
-        ]);
-        let class = if c.vs_baseline == VsBaseline::Baseline {
-            "baseline"
-        } else {
-            ""
-        };
-        t.rows.push((class, row));
+    let mut notes = String::new();
+    for n in sections::summary_notes(m) {
+        notes.push(' ');
+        notes.push_str(&esc(n));
     }
     let html = format!(
         "<p class=\"note\">One row per cell (combination of factor values). Statistics over complete \
          runs only (interrupted runs are listed but not counted). ± is the half-width of the 95 % \
          confidence interval of the mean (Student t, n − 1 degrees of freedom; n/a with one run). \
-         <em>% vs baseline</em> compares mean TPS (committed transactions per second) with the cell \
-         of the first isolation level and first strategy at the same other factor values \
-         (<span class=\"baseline-swatch\">highlighted</span>); <span class=\"up\">▲</span>/<span \
+         <em>% vs baseline</em> compares mean TPS (committed transactions per second) with the \
+         baseline: {} (<span class=\"baseline-swatch\">highlighted</span>); <span class=\"up\">▲</span>/<span \
          class=\"down\">▼</span>: significantly higher/lower by Welch's t-test at p &lt; 0.05 (hover \
          for t, df and p), <span class=\"ns\">n.s.</span>: not significant. Latencies are means over \
          runs of each run's figure. Abort ratio: retried and failed attempts / attempts. Wasted time: \
          share of client time spent in attempts that did not commit. Anomalies: invariant violations \
-         over all runs, with the first example.</p>\n{}",
-        t.html()
+         over all runs, with the first example.{notes}</p>\n{}",
+        esc(&m.baseline),
+        table_html(&sections::summary(m))
     );
     section("summary", "Cells", html)
 }
@@ -606,7 +408,8 @@ fn ci_of(s: &crate::stats::Summary) -> Option<(f64, f64)> {
         .then_some((s.mean - s.ci95, s.mean + s.ci95))
 }
 
-fn throughput(cells: &[CellSummary], f: &Factors) -> Option<Section> {
+fn throughput(m: &ReportModel) -> Option<Section> {
+    let (cells, f) = (&m.cells[..], &m.factors);
     if cells.iter().all(|c| c.tps.is_none()) {
         return None;
     }
@@ -676,7 +479,7 @@ fn throughput(cells: &[CellSummary], f: &Factors) -> Option<Section> {
     }
     if numeric.is_empty() {
         // No numeric factor varies: a bar per cell, coloured by isolation.
-        let labels = f.labels();
+        let labels = f.short_labels.clone();
         let levels: Vec<Isolation> = Isolation::ALL
             .into_iter()
             .filter(|l| cells.iter().any(|c| c.cell.isolation == *l))
@@ -762,11 +565,12 @@ fn legend(names: &[String], styles: &[Style], line: bool) -> Vec<LegendItem> {
         .collect()
 }
 
-fn latency(cells: &[CellSummary], f: &Factors) -> Option<Section> {
+fn latency(m: &ReportModel) -> Option<Section> {
+    let (cells, f) = (&m.cells[..], &m.factors);
     if cells.iter().all(|c| c.latency.p50.is_none()) {
         return None;
     }
-    let labels = f.labels();
+    let labels = f.short_labels.clone();
     let pick = [
         ("p50", charts::color(5)),
         ("p95", charts::color(0)),
@@ -823,18 +627,8 @@ fn latency(cells: &[CellSummary], f: &Factors) -> Option<Section> {
     section("latency", "Latency", html)
 }
 
-/// Σ over complete runs: (transactions, measured s).
-fn failure_totals(c: &CellSummary) -> (u64, f64) {
-    let mut tx = 0;
-    let mut secs = 0.0;
-    for r in c.complete_runs() {
-        tx += r.committed + r.user_aborts + r.unknown_outcome + r.failed.values().sum::<u64>();
-        secs += r.duration_s;
-    }
-    (tx, secs)
-}
-
-fn failures(cells: &[CellSummary], f: &Factors) -> Option<Section> {
+fn failures(m: &ReportModel) -> Option<Section> {
+    let (cells, f) = (&m.cells[..], &m.factors);
     let any_failed = cells.iter().any(|c| !c.failures.is_empty());
     let any_retry = cells
         .iter()
@@ -842,14 +636,14 @@ fn failures(cells: &[CellSummary], f: &Factors) -> Option<Section> {
     if !any_failed && !any_retry {
         return None;
     }
-    let labels = f.labels();
+    let labels = f.short_labels.clone();
     let mut html = String::from("<div class=\"grid2\">\n");
     if any_failed {
         let codes: BTreeSet<&str> = cells
             .iter()
             .flat_map(|c| c.failures.keys().map(String::as_str))
             .collect();
-        let totals: Vec<(u64, f64)> = cells.iter().map(failure_totals).collect();
+        let totals: Vec<(u64, f64)> = cells.iter().map(sections::failure_totals).collect();
         let series: Vec<BarSeries> = codes
             .iter()
             .enumerate()
@@ -924,86 +718,45 @@ fn failures(cells: &[CellSummary], f: &Factors) -> Option<Section> {
     }
     html.push_str("</div>\n");
     if any_failed {
-        let mut t = Table::new(&[
-            ("cell", Col::Text),
-            ("SQLSTATE", Col::Text),
-            ("name", Col::Text),
-            ("failed (transactions)", Col::Num),
-            ("failed (tx/s)", Col::Num),
-            ("failed (% of transactions)", Col::Num),
-        ]);
-        for (i, c) in cells.iter().enumerate() {
-            let (tx, secs) = failure_totals(c);
-            for (code, n) in &c.failures {
-                t.row(vec![
-                    esc(&labels[i]),
-                    esc(code),
-                    esc(sqlstate_name(code)),
-                    n.to_string(),
-                    if secs > 0.0 {
-                        fmt_fixed(*n as f64 / secs, 2)
-                    } else {
-                        NA.into()
-                    },
-                    if tx > 0 {
-                        fmt_fixed(100.0 * *n as f64 / tx as f64, 2)
-                    } else {
-                        NA.into()
-                    },
-                ]);
-            }
-        }
-        html.push_str(&t.html());
+        html.push_str(&table_html(&sections::failures(m)));
     } else {
         html.push_str("<p class=\"note\">No transaction failed.</p>\n");
     }
     section("failures", "Failures and retries", html)
 }
 
-fn transactions(r: &Results, cells: &[CellSummary]) -> Option<Section> {
-    let headers = factor_headers(r);
-    let mut cols: Vec<(&str, Col)> = headers.iter().map(|h| (h.as_str(), Col::Text)).collect();
-    cols.extend([
-        ("transaction", Col::Text),
-        ("committed (tx)", Col::Num),
-        ("TPS (tx/s)", Col::Num),
-        ("user aborts (tx)", Col::Num),
-        ("failed (by SQLSTATE)", Col::Long),
-        ("failed (%)", Col::Num),
-        ("p50 (ms)", Col::Num),
-        ("p99 (ms)", Col::Num),
-    ]);
-    let mut t = Table::new(&cols);
-    for c in cells {
-        for ty in &c.types {
-            let failed = super::fmt_failures(&ty.failed);
-            let mut row: Vec<String> = factor_values(r, c.cell).iter().map(|v| esc(v)).collect();
-            row.extend([
-                esc(&ty.name),
-                ty.committed.to_string(),
-                fmt_tps(ty.tps),
-                ty.user_aborts.to_string(),
-                esc(&failed),
-                fmt_opt(ty.failure_pct(), 2),
-                ty.latency.map_or_else(|| NA.into(), |l| fmt_ms(l.p50)),
-                ty.latency.map_or_else(|| NA.into(), |l| fmt_ms(l.p99)),
-            ]);
-            t.row(row);
-        }
-    }
-    if t.rows.is_empty() {
+fn transactions(m: &ReportModel) -> Option<Section> {
+    let t = sections::transactions(m);
+    if t.is_empty() {
         return None;
     }
     let html = format!(
         "<p class=\"note\">Pooled over each cell's complete runs: counts summed, latency from the runs' \
          merged histograms. User aborts are rollbacks the workload makes on purpose (e.g. an overdraft \
          refused), not failures.</p>\n{}",
-        t.html()
+        table_html(&t)
     );
     section("types", "Transactions by type", html)
 }
 
-fn time_series(cells: &[CellSummary], f: &Factors) -> Option<Section> {
+/// Per-command latency of pgbench scripts; only when a workload timed
+/// commands.
+fn commands(m: &ReportModel) -> Option<Section> {
+    let t = sections::commands(m);
+    if t.is_empty() {
+        return None;
+    }
+    let html = format!(
+        "<p class=\"note\">Like <code>pgbench -r</code>: every execution of each script command in the \
+         measured window of a cell's complete runs, retried attempts included; mean time per execution. \
+         Failures: executions that raised the error ending their attempt.</p>\n{}",
+        table_html(&t)
+    );
+    section("commands", "Latency by command", html)
+}
+
+fn time_series(m: &ReportModel) -> Option<Section> {
+    let (cells, f) = (&m.cells[..], &m.factors);
     // Complete runs with a series; a cell without any shows its runs.
     let shown: Vec<(usize, Vec<&RunRecord>)> = cells
         .iter()
@@ -1117,13 +870,13 @@ fn time_series(cells: &[CellSummary], f: &Factors) -> Option<Section> {
     section("timeseries", "Per-second time series", html)
 }
 
-fn counters(cells: &[CellSummary], f: &Factors) -> Option<Section> {
-    let rates: Vec<_> = cells.iter().map(server::counter_rates).collect();
-    let names = server::counter_names(&rates);
+fn counters(m: &ReportModel) -> Option<Section> {
+    let (cells, f) = (&m.cells[..], &m.factors);
+    let (rates, names) = (&m.counter_rates, &m.counter_names);
     if names.is_empty() {
         return None;
     }
-    let labels = f.labels();
+    let labels = f.short_labels.clone();
     let mut html = String::from(
         "<p class=\"note\">pg_stat_database of the run's database, sampled every sample interval: \
          rate per second of each interval. Counters can lag by up to ~1 s (PostgreSQL 15+ flushes \
@@ -1220,23 +973,17 @@ fn counters(cells: &[CellSummary], f: &Factors) -> Option<Section> {
     }
     // Few cells: a row per counter (as in report.md); many: a row per cell.
     let t = if cells.len() <= 6 {
-        let mut cols: Vec<(&str, Col)> = vec![("counter (per s)", Col::Text)];
-        cols.extend(labels.iter().map(|l| (l.as_str(), Col::Num)));
-        let mut t = Table::new(&cols);
-        for n in &names {
-            let mut row = vec![esc(n)];
-            row.extend(rates.iter().map(|r| fmt_opt(r.get(n).copied(), 1)));
-            t.row(row);
-        }
-        t
+        sections::counters(m, &labels)
     } else {
-        let mut cols: Vec<(&str, Col)> = vec![("cell", Col::Text)];
-        let heads: Vec<String> = names.iter().map(|n| format!("{n} (/s)")).collect();
-        cols.extend(heads.iter().map(|h| (h.as_str(), Col::Num)));
-        let mut t = Table::new(&cols);
+        let mut cols = vec![Column::text("cell")];
+        cols.extend(names.iter().map(|n| Column::num(format!("{n} (/s)"))));
+        let mut t = Table::new(cols);
         for (i, r) in rates.iter().enumerate() {
-            let mut row = vec![esc(&labels[i])];
-            row.extend(names.iter().map(|n| fmt_opt(r.get(n).copied(), 1)));
+            let mut row = vec![sections::cell_value(m, i)];
+            row.extend(names.iter().map(|n| {
+                let v = r.get(n).copied();
+                Value::opt(v, fmt_opt(v, 1))
+            }));
             t.row(row);
         }
         t
@@ -1245,22 +992,20 @@ fn counters(cells: &[CellSummary], f: &Factors) -> Option<Section> {
         html,
         "<p class=\"note\">Mean rate per second: time-weighted over each run's sample intervals, then \
          averaged over complete runs.</p>\n{}",
-        t.html()
+        table_html(&t)
     );
     section("counters", "Server counters (pg_stat_database)", html)
 }
 
-fn wait_events(cells: &[CellSummary], f: &Factors) -> Option<Section> {
-    let per_cell: Vec<(u64, Vec<server::WaitShare>)> = cells
-        .iter()
-        .map(|c| server::top_wait_events(c, usize::MAX))
-        .collect();
+fn wait_events(m: &ReportModel) -> Option<Section> {
+    let f = &m.factors;
+    let per_cell = &m.wait_events;
     if per_cell.iter().all(|(total, _)| *total == 0) {
         return None;
     }
     // The most frequent events overall get a colour; the rest is "other".
     let mut overall: BTreeMap<&str, f64> = BTreeMap::new();
-    for (_, shares) in &per_cell {
+    for (_, shares) in per_cell {
         for w in shares {
             *overall.entry(w.event.as_str()).or_default() += w.pct;
         }
@@ -1307,7 +1052,7 @@ fn wait_events(cells: &[CellSummary], f: &Factors) -> Option<Section> {
                 .collect(),
         });
     }
-    let labels = f.labels();
+    let labels = f.short_labels.clone();
     let mut x = Axis::linear("share of backend samples (%)", 0.0, 100.0);
     x.hi = 100.0;
     let svg = charts::hbars(
@@ -1329,26 +1074,11 @@ fn wait_events(cells: &[CellSummary], f: &Factors) -> Option<Section> {
          runs; <code>CPU</code>: active and not waiting. The most frequent events overall are named, the \
          rest is pooled as \"other\".",
     );
-    let mut t = Table::new(&[
-        ("cell", Col::Text),
-        ("wait event", Col::Text),
-        ("observations (backend samples)", Col::Num),
-        ("share (%)", Col::Num),
-    ]);
-    for (i, (total, shares)) in per_cell.iter().enumerate() {
-        for w in shares.iter().take(TOP_WAIT_EVENTS) {
-            t.row(vec![
-                esc(&labels[i]),
-                esc(&w.event),
-                format!("{} of {total}", w.count),
-                fmt_fixed(w.pct, 1),
-            ]);
-        }
-    }
+    let t = sections::wait_events(m, TOP_WAIT_EVENTS);
     let _ = write!(
         html,
         "<details><summary>Top {TOP_WAIT_EVENTS} wait events per cell (table)</summary>\n{}</details>\n",
-        t.html()
+        table_html(&t)
     );
     section("waits", "Wait events", html)
 }
@@ -1373,20 +1103,19 @@ fn siread_by_relation(c: &CellSummary) -> Vec<(String, f64, u64)> {
     v
 }
 
-fn siread_locks(cells: &[CellSummary], f: &Factors) -> Option<Section> {
+fn siread_locks(m: &ReportModel) -> Option<Section> {
+    let (cells, f) = (&m.cells[..], &m.factors);
     let ser: Vec<usize> = (0..cells.len())
         .filter(|i| cells[*i].cell.isolation == Isolation::Serializable)
         .collect();
     if ser.is_empty() {
         return None;
     }
-    let by: Vec<BTreeMap<String, crate::model::CountStat>> = ser
-        .iter()
-        .map(|i| server::siread_by_granularity(&cells[*i]))
-        .collect();
+    let by: Vec<&BTreeMap<String, crate::model::CountStat>> =
+        ser.iter().map(|i| &m.siread[*i]).collect();
     let mut grans: Vec<String> = ["relation", "page", "tuple"].map(String::from).to_vec();
-    for m in &by {
-        for g in m.keys() {
+    for by_gran in &by {
+        for g in by_gran.keys() {
             if !grans.contains(g) {
                 grans.push(g.clone());
             }
@@ -1445,44 +1174,21 @@ fn siread_locks(cells: &[CellSummary], f: &Factors) -> Option<Section> {
             ),
         ));
     }
-    let mut t = Table::new(&[
-        ("cell", Col::Text),
-        ("granularity", Col::Text),
-        ("mean (locks)", Col::Num),
-        ("max (locks)", Col::Num),
+    let t = sections::siread_locks(m, &ser);
+    html.push_str(&table_html(&t));
+    let mut rel = Table::new(vec![
+        Column::text("cell"),
+        Column::text("relation (granularity)"),
+        Column::num("mean (locks)"),
+        Column::num("max (locks)"),
     ]);
-    for (k, m) in by.iter().enumerate() {
-        if m.is_empty() {
-            t.row(vec![
-                esc(&labels[k]),
-                "none".into(),
-                "0.0".into(),
-                "0".into(),
-            ]);
-        }
-        for (g, s) in m {
-            t.row(vec![
-                esc(&labels[k]),
-                esc(g),
-                fmt_fixed(s.mean, 1),
-                s.max.to_string(),
-            ]);
-        }
-    }
-    html.push_str(&t.html());
-    let mut rel = Table::new(&[
-        ("cell", Col::Text),
-        ("relation (granularity)", Col::Text),
-        ("mean (locks)", Col::Num),
-        ("max (locks)", Col::Num),
-    ]);
-    for (k, i) in ser.iter().enumerate() {
-        for (name, mean, max) in siread_by_relation(&cells[*i]).into_iter().take(10) {
+    for &i in &ser {
+        for (name, mean, max) in siread_by_relation(&cells[i]).into_iter().take(10) {
             rel.row(vec![
-                esc(&labels[k]),
-                esc(&name),
-                fmt_fixed(mean, 1),
-                max.to_string(),
+                sections::cell_value(m, i),
+                Value::text(name),
+                Value::num(mean, fmt_fixed(mean, 1)),
+                Value::count(max),
             ]);
         }
     }
@@ -1490,7 +1196,7 @@ fn siread_locks(cells: &[CellSummary], f: &Factors) -> Option<Section> {
         let _ = write!(
             html,
             "<details><summary>By relation (top 10 per cell)</summary>\n{}</details>\n",
-            rel.html()
+            table_html(&rel)
         );
     }
     section("siread", "SIRead locks", html)
@@ -1515,7 +1221,8 @@ fn wait_stats(
     ))
 }
 
-fn pool_and_lag(cells: &[CellSummary], f: &Factors) -> Option<Section> {
+fn pool_and_lag(m: &ReportModel) -> Option<Section> {
+    let (cells, f) = (&m.cells[..], &m.factors);
     let pool: Vec<Option<(f64, f64, f64, u64)>> = cells
         .iter()
         .map(|c| wait_stats(c, |r| r.pool_wait_ms))
@@ -1529,7 +1236,7 @@ fn pool_and_lag(cells: &[CellSummary], f: &Factors) -> Option<Section> {
     if !has_pool && !has_lag {
         return None;
     }
-    let labels = f.labels();
+    let labels = f.short_labels.clone();
     let mut series = Vec::new();
     let mut all = Vec::new();
     let mut add = |name: &str, color, data: &[Option<(f64, f64, f64, u64)>], p99: bool| {
@@ -1582,66 +1289,63 @@ fn pool_and_lag(cells: &[CellSummary], f: &Factors) -> Option<Section> {
              their scheduled arrival. Mean over complete runs of each run's mean and p99.{log}"
         ),
     );
-    let mut cols: Vec<(&str, Col)> = vec![("cell", Col::Text)];
+    let mut cols = vec![Column::text("cell")];
     if has_pool {
-        cols.extend([
-            ("pool wait mean (ms)", Col::Num),
-            ("pool wait p99 (ms)", Col::Num),
-            ("pool wait max (ms)", Col::Num),
-            ("checkouts", Col::Num),
-        ]);
+        cols.extend(
+            [
+                "pool wait mean (ms)",
+                "pool wait p99 (ms)",
+                "pool wait max (ms)",
+                "checkouts",
+            ]
+            .map(Column::num),
+        );
     }
     if has_lag {
-        cols.extend([
-            ("schedule lag mean (ms)", Col::Num),
-            ("schedule lag p99 (ms)", Col::Num),
-            ("schedule lag max (ms)", Col::Num),
-            ("skipped (tx)", Col::Num),
-            ("late (tx)", Col::Num),
-        ]);
+        cols.extend(
+            [
+                "schedule lag mean (ms)",
+                "schedule lag p99 (ms)",
+                "schedule lag max (ms)",
+                "skipped (transactions)",
+                "late (transactions)",
+            ]
+            .map(Column::num),
+        );
     }
-    let mut t = Table::new(&cols);
+    let mut t = Table::new(cols);
+    let ms = |v: f64| Value::num(v, fmt_ms(v));
+    let waits = |d: Option<(f64, f64, f64, u64)>| match d {
+        Some((mean, p99, max, n)) => vec![ms(mean), ms(p99), ms(max), Value::count(n)],
+        None => vec![Value::text(NA); 4],
+    };
     for (i, c) in cells.iter().enumerate() {
-        let mut row = vec![esc(&labels[i])];
-        let cells4 = |d: Option<(f64, f64, f64, u64)>| match d {
-            Some((m, p, x, n)) => vec![fmt_ms(m), fmt_ms(p), fmt_ms(x), n.to_string()],
-            None => vec![NA.to_string(); 4],
-        };
+        let mut row = vec![sections::cell_value(m, i)];
         if has_pool {
-            row.extend(cells4(pool[i]));
+            row.extend(waits(pool[i]));
         }
         if has_lag {
-            let mut l = cells4(lag[i]);
-            l.pop();
-            row.extend(l);
-            row.push(
-                c.complete_runs()
-                    .map(|r| r.skipped)
-                    .sum::<u64>()
-                    .to_string(),
-            );
-            row.push(c.complete_runs().map(|r| r.late).sum::<u64>().to_string());
+            row.extend(waits(lag[i]).into_iter().take(3));
+            row.extend([Value::count(c.skipped), Value::count(c.late)]);
         }
         t.row(row);
     }
-    html.push_str(&t.html());
+    html.push_str(&table_html(&t));
     section("pool", "Pool wait and schedule lag", html)
 }
 
-fn invariants(r: &Results, cells: &[CellSummary], f: &Factors) -> Option<Section> {
-    if r.runs.iter().all(|run| run.invariants.is_empty()) {
-        return None;
-    }
-    let labels = f.labels();
-    let mut t = Table::new(&[
-        ("cell", Col::Text),
-        ("invariant", Col::Text),
-        ("result", Col::Text),
-        ("runs checked", Col::Num),
-        ("violations", Col::Num),
-        ("example (first violation, else last check)", Col::Long),
+/// Per cell and invariant: how many runs checked it, how many violated
+/// it, and an example.
+fn invariant_summary(m: &ReportModel) -> Table {
+    let mut t = Table::new(vec![
+        Column::text("cell"),
+        Column::text("invariant"),
+        Column::text("result"),
+        Column::num("runs checked"),
+        Column::num("violations"),
+        Column::long("example (first violation, else last check)"),
     ]);
-    for (i, c) in cells.iter().enumerate() {
+    for (i, c) in m.cells.iter().enumerate() {
         let mut names: Vec<&str> = Vec::new();
         for run in &c.runs {
             for inv in &run.invariants {
@@ -1659,69 +1363,50 @@ fn invariants(r: &Results, cells: &[CellSummary], f: &Factors) -> Option<Section
             let bad: Vec<_> = checks.iter().filter(|x| !x.ok).collect();
             let violations: u64 = bad.iter().map(|x| x.violations).sum();
             let result = if bad.is_empty() {
-                "<span class=\"good\">ok</span>".to_string()
+                Value::text("ok").mark(Mark::Good)
             } else {
-                format!(
-                    "<span class=\"bad\">VIOLATED in {} of {} runs</span>",
-                    bad.len(),
-                    checks.len()
-                )
+                let text = format!("VIOLATED in {} of {} runs", bad.len(), checks.len());
+                Value::text(text).mark(Mark::Bad)
             };
             let example = bad
                 .first()
                 .map(|x| &x.detail)
                 .or(checks.last().map(|x| &x.detail))
-                .map_or_else(String::new, |d| format!("<code>{}</code>", esc(d)));
+                .map_or_else(Value::default, |d| Value::code(d.clone()));
             t.row(vec![
-                esc(&labels[i]),
-                esc(name),
+                sections::cell_value(m, i),
+                Value::text(name),
                 result,
-                checks.len().to_string(),
-                violations.to_string(),
+                Value::count(checks.len() as u64),
+                Value::count(violations),
                 example,
             ]);
         }
     }
-    let mut all = Table::new(&[
-        ("run", Col::Num),
-        ("cell", Col::Text),
-        ("repetition", Col::Num),
-        ("invariant", Col::Text),
-        ("result", Col::Text),
-        ("detail", Col::Long),
-    ]);
-    for run in &r.runs {
-        for inv in &run.invariants {
-            all.row(vec![
-                run.index.to_string(),
-                f.cell_html(&run.cell),
-                run.repetition.to_string(),
-                esc(&inv.name),
-                if inv.ok {
-                    "ok".into()
-                } else {
-                    format!("<span class=\"bad\">VIOLATED ({})</span>", inv.violations)
-                },
-                format!("<code>{}</code>", esc(&inv.detail)),
-            ]);
-        }
+    t
+}
+
+fn invariants(m: &ReportModel) -> Option<Section> {
+    if m.results.runs.iter().all(|run| run.invariants.is_empty()) {
+        return None;
     }
     let html = format!(
         "<p class=\"note\">Checked after every run, interrupted ones included. A violation is an \
          anomaly the isolation level or strategy let through.</p>\n{}<details><summary>Every check \
          of every run</summary>\n{}</details>\n",
-        t.html(),
-        all.html()
+        table_html(&invariant_summary(m)),
+        table_html(&sections::invariant_checks(m))
     );
     section("invariants", "Invariants and anomalies", html)
 }
 
-fn plans(cells: &[CellSummary], f: &Factors) -> Option<Section> {
-    let groups = server::distinct_plans(cells);
+fn plans(m: &ReportModel) -> Option<Section> {
+    let (cells, f) = (&m.cells[..], &m.factors);
+    let groups = &m.plans;
     if groups.is_empty() {
         return None;
     }
-    let labels = f.labels();
+    let labels = f.short_labels.clone();
     let mut html = String::from(
         "<p class=\"note\">EXPLAIN of each workload statement at the start of the first complete run \
          of each cell; each distinct plan once.</p>\n",
@@ -1750,87 +1435,30 @@ fn plans(cells: &[CellSummary], f: &Factors) -> Option<Section> {
     section("plans", "Plans", html)
 }
 
-fn runs(r: &Results, f: &Factors) -> Option<Section> {
-    if r.runs.is_empty() {
+fn runs(m: &ReportModel) -> Option<Section> {
+    if m.results.runs.is_empty() {
         return None;
     }
-    let versions: BTreeSet<&str> = r.runs.iter().map(|x| x.server_version.as_str()).collect();
-    let show_version = versions.len() > 1;
-    let mut cols = vec![
-        ("run", Col::Num),
-        ("cell", Col::Text),
-        ("repetition", Col::Num),
-        ("started", Col::Text),
-        ("measured (s)", Col::Num),
-        ("TPS (tx/s)", Col::Num),
-        ("p99 (ms)", Col::Num),
-        ("retries (attempts)", Col::Num),
-        ("failed (tx)", Col::Num),
-        ("client CPU (µs/tx)", Col::Num),
-        ("complete", Col::Text),
-    ];
-    if show_version {
-        cols.push(("server", Col::Text));
-    }
-    let mut t = Table::new(&cols);
-    for run in &r.runs {
-        let mut row = vec![
-            run.index.to_string(),
-            f.cell_html(&run.cell),
-            run.repetition.to_string(),
-            esc(&run.started_at),
-            fmt_fixed(run.duration_s, 1),
-            fmt_tps(run.tps),
-            run.reported_latency().p99.map_or_else(|| NA.into(), fmt_ms),
-            run.retries.to_string(),
-            run.failed.values().sum::<u64>().to_string(),
-            fmt_fixed(run.client_cpu_us_per_tx, 1),
-            if run.complete {
-                "yes".into()
-            } else if run.load.is_some() && !run.errors.is_empty() {
-                "<span class=\"bad\">no (failed, see Problems)</span>".into()
-            } else {
-                "<span class=\"bad\">no (interrupted)</span>".into()
-            },
-        ];
-        if show_version {
-            row.push(esc(&run.server_version));
-        }
-        t.rows
-            .push((if run.complete { "" } else { "interrupted" }, row));
-    }
+    let outliers = if m.outlier_runs.is_empty() {
+        ""
+    } else {
+        " (outlier): the run's TPS has a modified z-score |M| &gt; 3.5 among its cell's complete runs \
+         (Iglewicz &amp; Hoaglin); it still counts in the statistics."
+    };
     section(
         "runs",
         "Runs",
-        format!("<p class=\"note\">In execution order.</p>\n{}", t.html()),
+        format!(
+            "<p class=\"note\">In execution order.{outliers}</p>\n{}",
+            table_html(&sections::runs(m))
+        ),
     )
 }
 
 /// The load tool's own figures per cell and the commands per run
 /// (external loads only).
-fn external_load(r: &Results, cells: &[CellSummary]) -> Option<Section> {
-    let by_cell = super::external::cell_table(r, cells)?;
-    let by_run = super::external::run_table(r)?;
-    let html_table = |t: &super::external::PlainTable, long: usize| {
-        let cols: Vec<(&str, Col)> = t
-            .header
-            .iter()
-            .enumerate()
-            .map(|(i, (h, num))| {
-                let col = match (num, i == long) {
-                    (_, true) => Col::Long,
-                    (true, _) => Col::Num,
-                    _ => Col::Text,
-                };
-                (h.as_str(), col)
-            })
-            .collect();
-        let mut table = Table::new(&cols);
-        for row in &t.rows {
-            table.row(row.iter().map(|c| esc(c)).collect());
-        }
-        table.html()
-    };
+fn external_load(m: &ReportModel) -> Option<Section> {
+    let (by_cell, by_run) = sections::external_load(m)?;
     section(
         "external-load",
         "External load",
@@ -1839,34 +1467,20 @@ fn external_load(r: &Results, cells: &[CellSummary]) -> Option<Section> {
              (latency and bytes/s: mean of the runs' values; counts: summed). The server was observed \
              from the command's start to its end.</p>\n{}\n<h3>Commands</h3>\n<p class=\"note\">Per run, \
              as run (secrets shown as placeholders); output files are relative to the results directory.</p>\n{}",
-            html_table(&by_cell, usize::MAX),
-            html_table(&by_run, 2)
+            table_html(&by_cell),
+            table_html(&by_run)
         ),
     )
 }
 
-fn problems(r: &Results) -> Option<Section> {
-    let mut items = String::new();
-    for run in &r.runs {
-        let errors = run.errors.iter().map(|e| e.to_string()).chain(
-            run.server
-                .errors
-                .iter()
-                .map(|e| format!("server observer: {e}")),
-        );
-        for e in errors {
-            let _ = writeln!(
-                items,
-                "<li>run {} ({}, repetition {}): {}</li>",
-                run.index,
-                esc(&run.cell.label()),
-                run.repetition,
-                esc(&e)
-            );
-        }
-    }
-    if items.is_empty() {
+fn problems(m: &ReportModel) -> Option<Section> {
+    let lines = sections::problems(m);
+    if lines.is_empty() {
         return None;
+    }
+    let mut items = String::new();
+    for l in lines {
+        let _ = writeln!(items, "<li>{}</li>", esc(&l));
     }
     section(
         "problems",
@@ -1958,121 +1572,7 @@ document.querySelectorAll('table.sortable th').forEach(function (th) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::SecondPoint;
     use crate::report::fixture;
-
-    /// The fixture with its two cells at 1, 4 and 8 clients (throughput
-    /// growing with clients), renumbered in execution order.
-    fn with_clients(mut r: Results) -> Results {
-        let base = r.runs.clone();
-        r.runs.clear();
-        for clients in [1u32, 4, 8] {
-            for run in &base {
-                let mut run = run.clone();
-                let gain = match (clients, run.cell.isolation) {
-                    (1, _) => 0.3,
-                    (4, _) => 1.0,
-                    (_, Isolation::Serializable) => 1.3,
-                    _ => 1.7,
-                };
-                run.cell.clients = clients;
-                run.tps *= gain;
-                run.latency_ms.p99 *= f64::from(clients).sqrt() / 2.0;
-                r.runs.push(run);
-            }
-        }
-        for (i, run) in r.runs.iter_mut().enumerate() {
-            run.index = i as u32 + 1;
-        }
-        r.config.clients = vec![1, 4, 8];
-        r
-    }
-
-    /// [`with_clients`] plus what the fixture lacks: per-second series,
-    /// a pool (and its waits), relation-level SIRead locks.
-    fn rich() -> Results {
-        let mut r = with_clients(fixture::results());
-        r.config.pool_size = vec![4];
-        for run in &mut r.runs {
-            run.cell.pool_size = Some(4);
-            let n = run.duration_s as usize;
-            let (tps, p99, seed) = (run.tps, run.latency_ms.p99, run.index as f64);
-            run.per_second = (1..=n)
-                .map(|s| {
-                    let t = s as f64;
-                    let wave = (t / 7.0 + seed).sin() * 0.08 + (t * 1.3 + seed).cos() * 0.04;
-                    SecondPoint {
-                        t_s: t,
-                        committed: (tps * (1.0 + wave)) as u64,
-                        tps: tps * (1.0 + wave),
-                        p99_ms: p99 * (1.0 - wave * 2.0),
-                        failed: 0,
-                    }
-                })
-                .collect();
-            let c = f64::from(run.cell.clients);
-            run.pool_wait_ms = Some(WaitSummary {
-                count: run.attempts,
-                mean: 0.05 * c,
-                p50: 0.02 * c,
-                p99: 0.9 * c,
-                max: 3.0 * c,
-            });
-            if run.cell.isolation == Isolation::Serializable {
-                run.server.siread_locks.by_relation = BTreeMap::from([
-                    (
-                        "pgbench_accounts (tuple)".into(),
-                        crate::model::CountStat {
-                            mean: 12.0,
-                            max: 28,
-                        },
-                    ),
-                    (
-                        "pgbench_accounts_pkey (page)".into(),
-                        crate::model::CountStat { mean: 3.5, max: 8 },
-                    ),
-                ]);
-            }
-        }
-        r
-    }
-
-    /// 3 isolation levels × 2 strategies × 7 client counts, 3 runs each:
-    /// many cells and a log-scaled clients axis.
-    fn big() -> Results {
-        let base = fixture::results();
-        let mut r = base.clone();
-        r.runs.clear();
-        r.complete = true;
-        r.config.isolation = Isolation::ALL.to_vec();
-        r.config.strategies = vec!["optimistic".into(), "locking".into()];
-        r.config.clients = vec![1, 2, 4, 8, 16, 32, 64];
-        for rep in 1..=3u32 {
-            for &clients in &r.config.clients.clone() {
-                for (k, iso) in Isolation::ALL.into_iter().enumerate() {
-                    for (s, strategy) in ["optimistic", "locking"].into_iter().enumerate() {
-                        let mut run = base.runs[if k == 2 { 1 } else { 0 }].clone();
-                        let c = f64::from(clients);
-                        let peak = 900.0 - 150.0 * k as f64 - 100.0 * s as f64;
-                        let noise = 1.0 + 0.03 * ((rep * 7 + clients) as f64).sin();
-                        run.cell.isolation = iso;
-                        run.cell.strategy = strategy.into();
-                        run.cell.clients = clients;
-                        run.repetition = rep;
-                        run.tps = peak * c / (c + 6.0) * noise;
-                        run.latency_ms.p50 = 1000.0 * c / run.tps * 0.8;
-                        run.latency_ms.p95 = run.latency_ms.p50 * 2.5;
-                        run.latency_ms.p99 = run.latency_ms.p50 * (4.0 + k as f64);
-                        r.runs.push(run);
-                    }
-                }
-            }
-        }
-        for (i, run) in r.runs.iter_mut().enumerate() {
-            run.index = i as u32 + 1;
-        }
-        r
-    }
 
     /// The `<tbody>` rows of the table with `id`.
     fn table_rows(html: &str, id: &str) -> usize {
@@ -2113,7 +1613,9 @@ mod tests {
         assert!(html.contains("<tr class=\"baseline\">"));
         assert!(html.contains("+50.0% ▲"), "significance mark");
         // Same formatters as the Markdown report.
-        assert!(html.contains(&fmt_tps_ci(cells::aggregate(&r)[1].tps.as_ref())));
+        assert!(html.contains(&crate::report::fmt_tps_ci(
+            crate::report::cells::aggregate(&r)[1].tps.as_ref()
+        )));
         // No numeric factor varies: throughput as bars, not against clients.
         assert!(html.contains("Throughput per cell"));
         assert!(!html.contains("Throughput against"));
@@ -2156,7 +1658,7 @@ mod tests {
 
     #[test]
     fn throughput_against_clients_when_clients_vary() {
-        let r = with_clients(fixture::results());
+        let r = fixture::with_clients(fixture::results());
         let html = render(&r);
         assert_self_contained(&html);
         assert!(html.contains("aria-label=\"Throughput against clients\""));
@@ -2177,7 +1679,7 @@ mod tests {
 
     #[test]
     fn optional_sections_render_with_data() {
-        let html = render(&rich());
+        let html = render(&fixture::rich());
         assert_self_contained(&html);
         for id in ["timeseries", "pool", "siread"] {
             assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
@@ -2208,8 +1710,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         for (name, r) in [
             ("fixture", fixture::results()),
-            ("rich", rich()),
-            ("big", big()),
+            ("rich", fixture::rich()),
+            ("big", fixture::big()),
         ] {
             let page = dir.join(format!("{name}.html"));
             std::fs::write(&page, render(&r)).unwrap();

@@ -8,7 +8,7 @@
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
-use super::cells::{self, CellSummary, VsBaseline, WaitStats};
+use super::cells::{CellSummary, VsBaseline, WaitStats};
 use crate::stats::{self, Summary};
 use crate::store::Results;
 
@@ -40,14 +40,19 @@ use crate::store::Results;
 /// Statistics are over complete runs (see [`super::cells`]); p-values are from
 /// Welch's two-sided t-test, verdicts at p < 0.05 ([`stats::Verdict`]).
 pub fn cells(results: &Results) -> String {
-    let cells = cells::aggregate(results);
+    cells_of(&super::model::ReportModel::new(results))
+}
+
+/// [`cells`] from an aggregated model.
+pub fn cells_of(m: &super::model::ReportModel) -> String {
+    let (results, cells) = (m.results, &m.cells);
     let doc = Doc {
         workload: &results.config.workload,
         complete: results.complete,
         confidence: stats::CONFIDENCE,
         alpha: stats::ALPHA,
-        baseline: cells::baseline_description(results),
-        cells: cells.iter().map(|c| cell(results, &cells, c)).collect(),
+        baseline: m.baseline.clone(),
+        cells: cells.iter().map(|c| cell(results, cells, c)).collect(),
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("JSON of plain data");
     s.push('\n');

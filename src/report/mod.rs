@@ -17,7 +17,10 @@ pub mod files;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod model;
+pub mod sections;
 pub mod server;
+pub mod table;
 pub mod terminal;
 
 #[cfg(test)]

@@ -7,7 +7,6 @@ use std::fmt::Write as _;
 
 use comfy_table::{CellAlignment, Table, presets};
 
-use super::cells;
 use super::{
     factor_headers, factor_values, fmt_mean, fmt_ms, fmt_opt, fmt_tps_ci, fmt_vs_baseline,
 };
@@ -16,7 +15,12 @@ use crate::store::Results;
 /// The end-of-experiment summary table for the terminal; ends with a
 /// newline.
 pub fn summary(results: &Results) -> String {
-    let cells = cells::aggregate(results);
+    summary_of(&super::model::ReportModel::new(results))
+}
+
+/// [`summary`] from an aggregated model.
+pub fn summary_of(m: &super::model::ReportModel) -> String {
+    let (results, cells) = (m.results, &m.cells);
     let factors = factor_headers(results);
     let mut header = factors.clone();
     let (name, unit) = super::throughput_label(results);
@@ -36,7 +40,7 @@ pub fn summary(results: &Results) -> String {
     t.load_style(presets::UTF8_FULL_CONDENSED)
         .force_no_tty()
         .set_header(header);
-    for c in &cells {
+    for c in cells {
         let mut row = factor_values(results, c.cell);
         row.extend([
             c.runs_label(),
@@ -72,7 +76,7 @@ pub fn summary(results: &Results) -> String {
          faster/slower when Welch's t-test gives p < 0.05, else no significant difference (not enough data: < 2 runs);\n\
          anomalies: invariant violations over all runs (see report.md).\n",
     );
-    let _ = writeln!(out, "baseline: {}.", cells::baseline_description(results));
+    let _ = writeln!(out, "baseline: {}.", m.baseline);
     if !results.complete {
         out.push_str("INCOMPLETE (interrupted): statistics cover the runs recorded so far.\n");
     }

@@ -1,0 +1,168 @@
+//! The report model: everything the renderers show, aggregated once from a
+//! [`Results`]. [`ReportModel::new`] groups the runs into cells with their
+//! statistics and baseline comparison ([`cells::aggregate`]), names the
+//! factor columns and each cell's values, and aggregates the server
+//! observations per cell ([`server`]); [`super::sections`] builds the
+//! report's tables from it, and the renderers (Markdown, HTML, terminal,
+//! CSV, JSON) only write them out.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::cells::{self, CellSummary};
+use super::server::{self, PlanGroup, WaitShare};
+use crate::model::CountStat;
+use crate::store::{Cell, Results};
+
+/// Everything a report shows, computed once per report.
+pub struct ReportModel<'a> {
+    pub results: &'a Results,
+    /// The cells with their statistics, in the order of their first run.
+    pub cells: Vec<CellSummary<'a>>,
+    /// The factor columns and each cell's values.
+    pub factors: Factors,
+    /// The baseline rule in words ([`cells::baseline_description`]).
+    pub baseline: String,
+    /// What the throughput column counts: (`TPS`, `tx/s`) or
+    /// (`requests/s`, `req/s`) ([`super::throughput_label`]).
+    pub throughput: (&'static str, &'static str),
+    /// Run indexes of every outlier run (see [`CellSummary::outliers`]).
+    pub outlier_runs: Vec<u32>,
+    /// The distinct server versions of the runs, in order of first run.
+    pub server_versions: Vec<String>,
+    /// Per cell: mean `pg_stat_database` rates ([`server::counter_rates`]).
+    pub counter_rates: Vec<BTreeMap<String, f64>>,
+    /// The counters to show ([`server::counter_names`]).
+    pub counter_names: Vec<String>,
+    /// Per cell: the total of backend observations and every wait event's
+    /// share, most frequent first ([`server::top_wait_events`]).
+    pub wait_events: Vec<(u64, Vec<WaitShare>)>,
+    /// Per cell: SIRead locks by granularity
+    /// ([`server::siread_by_granularity`]).
+    pub siread: Vec<BTreeMap<String, CountStat>>,
+    /// Each distinct plan with its cells ([`server::distinct_plans`]).
+    pub plans: Vec<PlanGroup<'a>>,
+}
+
+impl<'a> ReportModel<'a> {
+    /// Aggregates `results` (see the module docs).
+    pub fn new(results: &'a Results) -> Self {
+        let cells = cells::aggregate(results);
+        let factors = Factors::new(results, &cells);
+        let counter_rates: Vec<_> = cells.iter().map(server::counter_rates).collect();
+        let counter_names = server::counter_names(&counter_rates);
+        let mut server_versions: Vec<String> = Vec::new();
+        for run in &results.runs {
+            if !server_versions.contains(&run.server_version) {
+                server_versions.push(run.server_version.clone());
+            }
+        }
+        ReportModel {
+            results,
+            factors,
+            baseline: cells::baseline_description(results),
+            throughput: super::throughput_label(results),
+            outlier_runs: cells.iter().flat_map(|c| c.outliers.clone()).collect(),
+            server_versions,
+            counter_rates,
+            counter_names,
+            wait_events: cells
+                .iter()
+                .map(|c| server::top_wait_events(c, usize::MAX))
+                .collect(),
+            siread: cells.iter().map(server::siread_by_granularity).collect(),
+            plans: server::distinct_plans(&cells),
+            cells,
+        }
+    }
+
+    /// The index of `cell` among [`Self::cells`].
+    pub fn cell_index(&self, cell: &Cell) -> Option<usize> {
+        self.cells.iter().position(|c| c.cell == cell)
+    }
+
+    /// Whether the workload is ssibench (its summary adds KTPS).
+    pub fn ssibench(&self) -> bool {
+        matches!(
+            self.results.config.workload.as_str(),
+            "ssibench" | "simple-ssibench"
+        )
+    }
+}
+
+/// The factor columns of the cells ([`super::factor_headers`]), each
+/// cell's values ([`super::factor_values`]), which columns vary, and short
+/// labels built from the varying ones (`ser · clients=8`).
+pub struct Factors {
+    pub headers: Vec<String>,
+    /// Per cell, in the order of [`ReportModel::cells`].
+    pub values: Vec<Vec<String>>,
+    pub varying: Vec<bool>,
+    /// Per cell: [`Cell::label`].
+    pub labels: Vec<String>,
+    /// Per cell: [`Factors::label`].
+    pub short_labels: Vec<String>,
+}
+
+impl Factors {
+    fn new(results: &Results, cells: &[CellSummary]) -> Factors {
+        let headers = super::factor_headers(results);
+        let values: Vec<Vec<String>> = cells
+            .iter()
+            .map(|c| super::factor_values(results, c.cell))
+            .collect();
+        let varying = (0..headers.len())
+            .map(|j| values.iter().map(|v| &v[j]).collect::<BTreeSet<_>>().len() > 1)
+            .collect();
+        let mut f = Factors {
+            headers,
+            values,
+            varying,
+            labels: cells.iter().map(|c| c.cell.label()).collect(),
+            short_labels: Vec::new(),
+        };
+        f.short_labels = (0..f.values.len()).map(|i| f.label(i)).collect();
+        f
+    }
+
+    /// Cell `i`'s varying factors except column `skip`: isolation and
+    /// strategy by value, the others as `name=value`; isolation and
+    /// strategy when nothing else varies.
+    pub fn label_without(&self, i: usize, skip: Option<usize>) -> String {
+        let parts: Vec<String> = (0..self.headers.len())
+            .filter(|j| self.varying[*j] && Some(*j) != skip)
+            .map(|j| {
+                if j < 2 {
+                    self.values[i][j].clone()
+                } else {
+                    format!("{}={}", self.headers[j], self.values[i][j])
+                }
+            })
+            .collect();
+        if parts.is_empty() {
+            format!("{} · {}", self.values[i][0], self.values[i][1])
+        } else {
+            parts.join(" · ")
+        }
+    }
+
+    /// Cell `i`'s short label.
+    pub fn label(&self, i: usize) -> String {
+        self.label_without(i, None)
+    }
+
+    /// Columns other than isolation and strategy whose values all parse
+    /// as numbers and take more than one value, `clients` first.
+    pub fn numeric_varying(&self) -> Vec<usize> {
+        let mut cols: Vec<usize> = (2..self.headers.len())
+            .filter(|j| {
+                self.varying[*j]
+                    && self
+                        .values
+                        .iter()
+                        .all(|v| v[*j].parse::<f64>().is_ok_and(f64::is_finite))
+            })
+            .collect();
+        cols.sort_by_key(|j| self.headers[*j] != "clients");
+        cols
+    }
+}

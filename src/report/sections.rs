@@ -1,0 +1,739 @@
+//! The report's tables, built once from the [`ReportModel`] and written
+//! out by `report.md` and `report.html` alike: the per-cell summary,
+//! merged latency, transactions by type, commands, failures, server
+//! counters, wait events, SIRead locks, invariant checks, runs, and the
+//! external load's figures. A table's text is the same in every renderer;
+//! the renderers add only presentation (see [`super::table`]).
+
+use super::cells::{CellSummary, VsBaseline, WaitStats};
+use super::model::ReportModel;
+use super::table::{Column, Mark, Row, Table, Value, factor_columns, factor_values};
+use super::{
+    NA, fmt_fixed, fmt_mean, fmt_ms, fmt_opt, fmt_p, fmt_pct_change, fmt_pct_ci, fmt_tps,
+    fmt_tps_ci, fmt_verdict, fmt_vs_baseline_pct,
+};
+use crate::model::LatencySummary;
+use crate::model::sqlstate_name;
+use crate::stats::Summary;
+use crate::store::{Cell, RunRecord, WaitSummary};
+
+/// Cell `i` of the model: its full label, and its varying factors as the
+/// short form.
+pub fn cell_value(m: &ReportModel, i: usize) -> Value {
+    Value {
+        short: Some(m.factors.short_labels[i].clone()),
+        ..Value::text(m.factors.labels[i].clone())
+    }
+}
+
+/// A run's cell: [`cell_value`] when the cell is in the model.
+fn run_cell_value(m: &ReportModel, cell: &Cell) -> Value {
+    m.cell_index(cell)
+        .map_or_else(|| Value::text(cell.label()), |i| cell_value(m, i))
+}
+
+/// A mean of a summary, formatted by `f`.
+fn mean_value(s: Option<&Summary>, f: fn(f64) -> String) -> Value {
+    Value::opt(s.map(|s| s.mean), fmt_mean(s, f))
+}
+
+/// An optional figure with `decimals` decimals.
+fn opt_value(v: Option<f64>, decimals: usize) -> Value {
+    Value::opt(v, fmt_opt(v, decimals))
+}
+
+/// Which optional wait columns the experiment needs: pool wait (a pool
+/// size factor), schedule lag (a rate factor), skipped/late (a latency
+/// limit).
+struct WaitColumns {
+    pool: bool,
+    lag: bool,
+    limit: bool,
+}
+
+impl WaitColumns {
+    fn of(m: &ReportModel) -> Self {
+        let c = &m.results.config;
+        WaitColumns {
+            pool: !c.pool_size.is_empty(),
+            lag: !c.rate.is_empty(),
+            limit: !c.rate.is_empty() && c.latency_limit_ms.is_some(),
+        }
+    }
+
+    /// Columns for the summary (`per_run` false) or the runs table.
+    fn columns(&self, per_run: bool) -> Vec<Column> {
+        let (mean, p99) = if per_run {
+            ("ms", "ms")
+        } else {
+            ("ms, mean of runs", "ms, worst run")
+        };
+        let mut h = Vec::new();
+        if self.pool {
+            h.push(Column::num(format!("pool wait mean ({mean})")));
+            h.push(Column::num(format!("pool wait p99 ({p99})")));
+        }
+        if self.lag {
+            h.push(Column::num(format!("schedule lag mean ({mean})")));
+            h.push(Column::num(format!("schedule lag p99 ({p99})")));
+        }
+        if self.limit {
+            h.push(Column::num("skipped (transactions)"));
+            h.push(Column::num("late (transactions)"));
+        }
+        h
+    }
+
+    fn cell(&self, c: &CellSummary) -> Vec<Value> {
+        let w = |s: &Option<WaitStats>| match s {
+            Some(s) => [
+                Value::num(s.mean_ms.mean, fmt_ms(s.mean_ms.mean)),
+                Value::num(s.p99_max_ms, fmt_ms(s.p99_max_ms)),
+            ],
+            None => [NA.into(), NA.into()],
+        };
+        self.values(w(&c.pool_wait), w(&c.schedule_lag), c.skipped, c.late)
+    }
+
+    fn run(&self, run: &RunRecord) -> Vec<Value> {
+        let w = |s: &Option<WaitSummary>| match s {
+            Some(s) => [
+                Value::num(s.mean, fmt_ms(s.mean)),
+                Value::num(s.p99, fmt_ms(s.p99)),
+            ],
+            None => [NA.into(), NA.into()],
+        };
+        self.values(
+            w(&run.pool_wait_ms),
+            w(&run.schedule_lag_ms),
+            run.skipped,
+            run.late,
+        )
+    }
+
+    fn values(&self, pool: [Value; 2], lag: [Value; 2], skipped: u64, late: u64) -> Vec<Value> {
+        let mut v = Vec::new();
+        if self.pool {
+            v.extend(pool);
+        }
+        if self.lag {
+            v.extend(lag);
+        }
+        if self.limit {
+            v.extend([Value::count(skipped), Value::count(late)]);
+        }
+        v
+    }
+}
+
+/// The notes of the summary table about its optional columns: pool wait,
+/// schedule lag, skipped/late, outlier runs (in that order, each when
+/// its columns are shown).
+pub fn summary_notes(m: &ReportModel) -> Vec<&'static str> {
+    let waits = WaitColumns::of(m);
+    let mut notes = Vec::new();
+    if waits.pool {
+        notes.push(
+            "Pool wait: time a client waited for a pooled connection per checkout, mean over runs of each \
+             run's mean, and the largest p99 of any run.",
+        );
+    }
+    if waits.lag {
+        notes.push(
+            "Schedule lag (open loop): how late a transaction started after its scheduled time, mean over \
+             runs of each run's mean, and the largest p99 of any run.",
+        );
+    }
+    if waits.limit {
+        notes.push(
+            "Skipped: transactions not started because they were already later than the latency limit; \
+             late: committed transactions slower than it (summed over complete runs).",
+        );
+    }
+    if !m.outlier_runs.is_empty() {
+        notes.push(
+            "Outlier runs: runs whose TPS has a modified z-score |M| > 3.5 within their cell (Iglewicz & \
+             Hoaglin); they are counted all the same: look at them (see Runs).",
+        );
+    }
+    notes
+}
+
+/// The "% vs baseline" value: the change (`baseline`, `+50.0%`, n/a),
+/// marked by Welch's test, the test in its title.
+fn vs_baseline_value(v: &VsBaseline) -> Value {
+    let text = fmt_vs_baseline_pct(v);
+    match v {
+        VsBaseline::Baseline => Value::text(text).mark(Mark::Baseline),
+        VsBaseline::Missing | VsBaseline::Change { pct: None, .. } => Value::text(text),
+        VsBaseline::Change {
+            pct: Some(p),
+            welch: Some(w),
+            pct_ci,
+            ..
+        } => {
+            let title = format!(
+                "95 % CI of the change {}; Welch's t-test: t = {:.3}, df = {:.1}, p = {:.4}",
+                fmt_pct_ci(pct_ci.as_ref()),
+                w.t,
+                w.df,
+                w.p
+            );
+            let (mark, sig) = match (w.significant(), *p >= 0.0) {
+                (true, true) => (Mark::Up, "significant"),
+                (true, false) => (Mark::Down, "significant"),
+                (false, _) => (Mark::NotSignificant, "not significant"),
+            };
+            Value::num(*p, text)
+                .mark(mark)
+                .title(format!("{title} ({sig} at 5 %)"))
+        }
+        VsBaseline::Change {
+            pct: Some(p),
+            welch: None,
+            ..
+        } => Value::num(*p, text)
+            .mark(Mark::NoTest)
+            .title("no test: a cell has fewer than 2 complete runs, or neither varies"),
+    }
+}
+
+fn summary_columns(m: &ReportModel) -> Vec<Column> {
+    let (tp_name, tp_unit) = m.throughput;
+    let mut cols = factor_columns(&m.factors.headers);
+    cols.extend([
+        Column::num("runs (n)"),
+        Column::num(format!("{tp_name} mean ± 95% CI ({tp_unit})")),
+        Column::num("% vs baseline (TPS)"),
+        Column::num("95% CI of % (TPS)"),
+        Column::num("p (Welch)"),
+        Column::text("verdict (TPS)"),
+    ]);
+    if !m.outlier_runs.is_empty() {
+        cols.push(Column::text("outlier runs (TPS)"));
+    }
+    if m.ssibench() {
+        cols.push(Column::num("KTPS (1000 tx/s)"));
+    }
+    cols.extend(["latency mean (ms)", "p50 (ms)", "p95 (ms)", "p99 (ms)"].map(Column::num));
+    cols.extend(WaitColumns::of(m).columns(false));
+    cols.extend(
+        [
+            "retries per commit (ratio)",
+            "failed (% of transactions)",
+            "abort ratio (attempts)",
+            "wasted time (% of client time)",
+            "unknown outcomes (transactions)",
+            "anomalies (violations)",
+        ]
+        .map(Column::num),
+    );
+    cols.push(Column::text("invariants").detail());
+    cols
+}
+
+/// One row per cell: runs, throughput with its interval, the comparison
+/// with the baseline, latency means over runs, waits, retries, failures,
+/// anomalies.
+pub fn summary(m: &ReportModel) -> Table {
+    let mut t = Table::new(summary_columns(m));
+    t.id = Some("cells");
+    let waits = WaitColumns::of(m);
+    let max_tps = m
+        .cells
+        .iter()
+        .filter_map(|c| c.tps.map(|s| s.mean))
+        .fold(0.0, f64::max);
+    for (i, c) in m.cells.iter().enumerate() {
+        let mut row = factor_values(&m.factors.values[i]);
+        let (ci, p) = match &c.vs_baseline {
+            VsBaseline::Change { pct_ci, welch, .. } => {
+                (fmt_pct_ci(pct_ci.as_ref()), fmt_p(welch.as_ref()))
+            }
+            VsBaseline::Baseline => ("baseline".into(), "baseline".into()),
+            VsBaseline::Missing => (NA.into(), NA.into()),
+        };
+        let mut tps = mean_value(c.tps.as_ref(), fmt_tps);
+        tps.text = fmt_tps_ci(c.tps.as_ref());
+        tps.bar = c
+            .tps
+            .filter(|s| max_tps > 0.0 && s.mean.is_finite())
+            .map(|s| s.mean / max_tps);
+        row.extend([
+            Value::num(c.n as f64, c.runs_label()),
+            tps,
+            vs_baseline_value(&c.vs_baseline),
+            ci.into(),
+            p.into(),
+            fmt_verdict(&c.vs_baseline).into(),
+        ]);
+        if !m.outlier_runs.is_empty() {
+            row.push(if c.outliers.is_empty() {
+                "none".into()
+            } else {
+                let runs: Vec<String> = c.outliers.iter().map(u32::to_string).collect();
+                runs.join(", ").into()
+            });
+        }
+        if m.ssibench() {
+            row.push(mean_value(c.tps.as_ref(), |v| fmt_fixed(v / 1000.0, 3)));
+        }
+        row.extend([
+            mean_value(c.latency.mean.as_ref(), fmt_ms),
+            mean_value(c.latency.p50.as_ref(), fmt_ms),
+            mean_value(c.latency.p95.as_ref(), fmt_ms),
+            mean_value(c.latency.p99.as_ref(), fmt_ms),
+        ]);
+        row.extend(waits.cell(c));
+        let anomalies = Value::count(c.anomalies);
+        row.extend([
+            opt_value(c.retries_per_commit, 3),
+            opt_value(c.failure_pct, 2),
+            opt_value(c.abort_ratio, 3),
+            mean_value(c.wasted_time_pct.as_ref(), |v| fmt_fixed(v, 1)),
+            Value::count(c.unknown_outcome),
+            Value {
+                text: super::fmt_cell_anomalies(c, 200),
+                mark: if c.anomalies > 0 {
+                    Mark::Bad
+                } else {
+                    Mark::None
+                },
+                ..anomalies
+            },
+            Value::text(c.invariants.label()).mark(match c.invariants {
+                i if i.violated > 0 => Mark::Bad,
+                i if i.checked == 0 => Mark::None,
+                _ => Mark::Good,
+            }),
+        ]);
+        let class = if c.vs_baseline == VsBaseline::Baseline {
+            "baseline"
+        } else {
+            ""
+        };
+        t.rows.push(Row { values: row, class });
+    }
+    t
+}
+
+/// Merged-histogram latency per cell and its change against the
+/// baseline's; p and verdict from the runs' own p99.
+pub fn latency(m: &ReportModel) -> Table {
+    let mut cols = factor_columns(&m.factors.headers);
+    cols.extend(
+        [
+            "p50 (ms)",
+            "p95 (ms)",
+            "p99 (ms)",
+            "p50 % vs baseline",
+            "p95 % vs baseline",
+            "p99 % vs baseline",
+            "p (Welch, runs' p99)",
+        ]
+        .map(Column::num),
+    );
+    cols.push(Column::text("verdict (p99)"));
+    let mut t = Table::new(cols);
+    for (i, c) in m.cells.iter().enumerate() {
+        let mut row = factor_values(&m.factors.values[i]);
+        let l = c.merged_latency;
+        let ms = |f: fn(&LatencySummary) -> f64| {
+            let v = l.as_ref().map(f);
+            Value::opt(v, v.map_or_else(|| NA.into(), fmt_ms))
+        };
+        row.extend([ms(|l| l.p50), ms(|l| l.p95), ms(|l| l.p99)]);
+        match (&c.vs_baseline, &c.latency_vs_baseline) {
+            (VsBaseline::Baseline, _) => {
+                row.extend(std::iter::repeat_n(Value::text("baseline"), 5));
+            }
+            (_, Some(ch)) => {
+                let pct =
+                    |p: Option<f64>| Value::opt(p, p.map_or_else(|| NA.into(), fmt_pct_change));
+                let runs = ch.p99_runs.as_ref();
+                row.extend([
+                    pct(ch.p50_pct),
+                    pct(ch.p95_pct),
+                    pct(ch.p99_pct),
+                    Value::opt(
+                        runs.and_then(|c| c.welch.map(|w| w.p)),
+                        runs.map_or_else(|| NA.into(), |c| fmt_p(c.welch.as_ref())),
+                    ),
+                    runs.map_or_else(|| NA.into(), |c| c.verdict.label().into()),
+                ]);
+            }
+            (_, None) => row.extend(std::iter::repeat_n(Value::text(NA), 5)),
+        }
+        t.row(row);
+    }
+    t
+}
+
+/// Per cell and transaction type, pooled over complete runs.
+pub fn transactions(m: &ReportModel) -> Table {
+    let mut cols = factor_columns(&m.factors.headers);
+    cols.extend([
+        Column::text("transaction"),
+        Column::num("committed (transactions)"),
+        Column::num("TPS (tx/s)"),
+        Column::num("user aborts (transactions)"),
+        Column::long("failed (by SQLSTATE)"),
+        Column::num("failed (%)"),
+        Column::num("p50 (ms)"),
+        Column::num("p99 (ms)"),
+    ]);
+    let mut t = Table::new(cols);
+    for (i, c) in m.cells.iter().enumerate() {
+        for ty in &c.types {
+            let lat = |f: fn(&LatencySummary) -> f64| {
+                let v = ty.latency.as_ref().map(f);
+                Value::opt(v, v.map_or_else(|| NA.into(), fmt_ms))
+            };
+            let mut row = factor_values(&m.factors.values[i]);
+            row.extend([
+                Value::text(ty.name.clone()),
+                Value::count(ty.committed),
+                Value::num(ty.tps, fmt_tps(ty.tps)),
+                Value::count(ty.user_aborts),
+                Value::text(super::fmt_failures(&ty.failed)),
+                opt_value(ty.failure_pct(), 2),
+                lat(|l| l.p50),
+                lat(|l| l.p99),
+            ]);
+            t.row(row);
+        }
+    }
+    t
+}
+
+/// One script command pooled over a cell's complete runs: its text,
+/// executions, Σ ms, failures.
+type PooledCommand = (String, u64, f64, u64);
+
+/// Per transaction type (script) of a cell: its commands pooled over the
+/// complete runs, in script order.
+fn pooled_commands(c: &CellSummary) -> Vec<(String, Vec<PooledCommand>)> {
+    let mut pooled: Vec<(String, Vec<PooledCommand>)> = Vec::new();
+    for run in c.complete_runs() {
+        for t in run.transactions.iter().filter(|t| !t.commands.is_empty()) {
+            let k = match pooled.iter().position(|(n, _)| *n == t.name) {
+                Some(k) => k,
+                None => {
+                    pooled.push((t.name.clone(), Vec::new()));
+                    pooled.len() - 1
+                }
+            };
+            let steps = &mut pooled[k].1;
+            for (i, cmd) in t.commands.iter().enumerate() {
+                if steps.len() <= i {
+                    steps.push((cmd.command.clone(), 0, 0.0, 0));
+                }
+                let s = &mut steps[i];
+                s.1 += cmd.executions;
+                s.2 += cmd.mean_ms * cmd.executions as f64;
+                s.3 += cmd.failures;
+            }
+        }
+    }
+    pooled
+}
+
+/// Per-command latency of pgbench scripts (like `pgbench -r`), pooled
+/// over each cell's complete runs; empty when no workload timed commands.
+pub fn commands(m: &ReportModel) -> Table {
+    let mut cols = factor_columns(&m.factors.headers);
+    cols.extend([
+        Column::text("script"),
+        Column::num("#"),
+        Column::long("command"),
+        Column::num("executions"),
+        Column::num("mean (ms)"),
+        Column::num("failures"),
+    ]);
+    let mut t = Table::new(cols);
+    for (i, c) in m.cells.iter().enumerate() {
+        for (name, steps) in pooled_commands(c) {
+            for (k, (command, n, total_ms, failures)) in steps.into_iter().enumerate() {
+                let mean = (n > 0).then(|| total_ms / n as f64);
+                let mut row = factor_values(&m.factors.values[i]);
+                row.extend([
+                    Value::text(name.clone()),
+                    Value::count(k as u64 + 1),
+                    Value::code(command),
+                    Value::count(n),
+                    Value::opt(mean, mean.map_or_else(|| NA.into(), |v| format!("{v:.3}"))),
+                    Value::count(failures),
+                ]);
+                t.row(row);
+            }
+        }
+    }
+    t
+}
+
+/// Σ over a cell's complete runs: (transactions, measured s).
+pub fn failure_totals(c: &CellSummary) -> (u64, f64) {
+    let mut tx = 0;
+    let mut secs = 0.0;
+    for r in c.complete_runs() {
+        tx += r.committed + r.user_aborts + r.unknown_outcome + r.failed.values().sum::<u64>();
+        secs += r.duration_s;
+    }
+    (tx, secs)
+}
+
+/// Failed transactions by SQLSTATE per cell, summed over complete runs;
+/// as rates in detail columns.
+pub fn failures(m: &ReportModel) -> Table {
+    let mut t = Table::new(vec![
+        Column::text("cell"),
+        Column::text("SQLSTATE"),
+        Column::text("name"),
+        Column::num("failed (transactions)"),
+        Column::num("failed (tx/s)").detail(),
+        Column::num("failed (% of transactions)").detail(),
+    ]);
+    for (i, c) in m.cells.iter().enumerate() {
+        let (tx, secs) = failure_totals(c);
+        for (code, n) in &c.failures {
+            let per_s = (secs > 0.0).then(|| *n as f64 / secs);
+            let pct = (tx > 0).then(|| 100.0 * *n as f64 / tx as f64);
+            t.row(vec![
+                cell_value(m, i),
+                Value::text(code.clone()),
+                Value::text(sqlstate_name(code)),
+                Value::count(*n),
+                opt_value(per_s, 2),
+                opt_value(pct, 2),
+            ]);
+        }
+    }
+    t
+}
+
+/// `pg_stat_database` rates: a row per counter, a column per cell headed
+/// by `labels` (one per cell).
+pub fn counters(m: &ReportModel, labels: &[String]) -> Table {
+    let mut cols = vec![Column::text("counter (per s)")];
+    cols.extend(labels.iter().map(Column::num));
+    let mut t = Table::new(cols);
+    for n in &m.counter_names {
+        let mut row = vec![Value::text(n.clone())];
+        row.extend(
+            m.counter_rates
+                .iter()
+                .map(|r| opt_value(r.get(n).copied(), 1)),
+        );
+        t.row(row);
+    }
+    t
+}
+
+/// The `top` most frequent wait events of each cell.
+pub fn wait_events(m: &ReportModel, top: usize) -> Table {
+    let mut t = Table::new(vec![
+        Column::text("cell"),
+        Column::text("wait event"),
+        Column::num("observations (backend samples)"),
+        Column::num("share (%)"),
+    ]);
+    for (i, (total, shares)) in m.wait_events.iter().enumerate() {
+        for w in shares.iter().take(top) {
+            t.row(vec![
+                cell_value(m, i),
+                Value::text(w.event.clone()),
+                Value::num(w.count as f64, format!("{} of {total}", w.count)),
+                Value::num(w.pct, fmt_fixed(w.pct, 1)),
+            ]);
+        }
+    }
+    t
+}
+
+/// SIRead locks by granularity of the cells `which` (indexes into the
+/// model's cells); a cell without any has a `none` row.
+pub fn siread_locks(m: &ReportModel, which: &[usize]) -> Table {
+    let mut t = Table::new(vec![
+        Column::text("cell"),
+        Column::text("granularity"),
+        Column::num("mean (locks)"),
+        Column::num("max (locks)"),
+    ]);
+    for &i in which {
+        let by = &m.siread[i];
+        if by.is_empty() {
+            t.row(vec![
+                cell_value(m, i),
+                "none".into(),
+                Value::num(0.0, "0.0"),
+                Value::count(0),
+            ]);
+        }
+        for (gran, s) in by {
+            t.row(vec![
+                cell_value(m, i),
+                Value::text(gran.clone()),
+                Value::num(s.mean, fmt_fixed(s.mean, 1)),
+                Value::count(s.max),
+            ]);
+        }
+    }
+    t
+}
+
+/// Every invariant check of every run, interrupted ones included.
+pub fn invariant_checks(m: &ReportModel) -> Table {
+    let mut t = Table::new(vec![
+        Column::num("run"),
+        Column::text("cell"),
+        Column::num("repetition"),
+        Column::text("invariant"),
+        Column::text("result"),
+        Column::long("detail"),
+    ]);
+    for run in &m.results.runs {
+        for i in &run.invariants {
+            t.row(vec![
+                Value::count(run.index.into()),
+                run_cell_value(m, &run.cell),
+                Value::count(run.repetition.into()),
+                Value::text(i.name.clone()),
+                if i.ok {
+                    "ok".into()
+                } else {
+                    Value::text(format!("VIOLATED ({})", i.violations)).mark(Mark::Violation)
+                },
+                Value::code(i.detail.clone()),
+            ]);
+        }
+    }
+    t
+}
+
+/// Every run in execution order.
+pub fn runs(m: &ReportModel) -> Table {
+    let waits = WaitColumns::of(m);
+    let show_version = m.server_versions.len() > 1;
+    let mut cols = vec![
+        Column::num("run"),
+        Column::text("cell"),
+        Column::num("repetition"),
+        Column::text("started").detail(),
+    ];
+    if show_version {
+        cols.push(Column::text("server version"));
+    }
+    cols.extend(["measured (s)", "TPS (tx/s)", "p99 (ms)"].map(Column::num));
+    cols.extend(waits.columns(true));
+    cols.extend(
+        [
+            "retries (attempts)",
+            "failed (transactions)",
+            "client CPU (µs/tx)",
+        ]
+        .map(Column::num),
+    );
+    cols.push(Column::text("complete"));
+    let mut t = Table::new(cols);
+    for run in &m.results.runs {
+        let mut tps = Value::num(run.tps, fmt_tps(run.tps));
+        if m.outlier_runs.contains(&run.index) {
+            tps.text.push_str(" (outlier)");
+        }
+        let p99 = run.reported_latency().p99;
+        let mut row = vec![
+            Value::count(run.index.into()),
+            run_cell_value(m, &run.cell),
+            Value::count(run.repetition.into()),
+            Value::text(run.started_at.clone()),
+        ];
+        if show_version {
+            row.push(Value::text(run.server_version.clone()));
+        }
+        row.extend([
+            Value::num(run.duration_s, fmt_fixed(run.duration_s, 1)),
+            tps,
+            Value::opt(p99, p99.map_or_else(|| NA.into(), fmt_ms)),
+        ]);
+        row.extend(waits.run(run));
+        row.extend([
+            Value::count(run.retries),
+            Value::count(run.failed.values().sum::<u64>()),
+            Value::num(
+                run.client_cpu_us_per_tx,
+                fmt_fixed(run.client_cpu_us_per_tx, 1),
+            ),
+            if run.complete {
+                "yes".into()
+            } else if run.load.is_some() && !run.errors.is_empty() {
+                Value::text("no (failed, see Problems)").mark(Mark::Bad)
+            } else {
+                Value::text("no (interrupted)").mark(Mark::Bad)
+            },
+        ]);
+        let class = if run.complete { "" } else { "interrupted" };
+        t.rows.push(Row { values: row, class });
+    }
+    t
+}
+
+/// An external load's table ([`super::external`]) as a [`Table`]; column
+/// `code` (if any) holds literal text.
+fn from_plain(p: super::external::PlainTable, code: Option<usize>) -> Table {
+    let cols = p
+        .header
+        .into_iter()
+        .enumerate()
+        .map(|(i, (h, num))| match (num, Some(i) == code) {
+            (_, true) => Column::long(h),
+            (true, _) => Column::num(h),
+            _ => Column::text(h),
+        })
+        .collect();
+    let mut t = Table::new(cols);
+    for row in p.rows {
+        t.row(
+            row.into_iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    if Some(i) == code {
+                        Value::code(v)
+                    } else {
+                        Value::text(v)
+                    }
+                })
+                .collect(),
+        );
+    }
+    t
+}
+
+/// The load tool's figures per cell and the commands per run (external
+/// loads only).
+pub fn external_load(m: &ReportModel) -> Option<(Table, Table)> {
+    let by_cell = super::external::cell_table(m.results, &m.cells)?;
+    let by_run = super::external::run_table(m.results)?;
+    Some((from_plain(by_cell, None), from_plain(by_run, Some(2))))
+}
+
+/// One line per error of a run (its own, then the server observer's).
+pub fn problems(m: &ReportModel) -> Vec<String> {
+    let mut lines = Vec::new();
+    for run in &m.results.runs {
+        let errors = run.errors.iter().map(|e| e.to_string()).chain(
+            run.server
+                .errors
+                .iter()
+                .map(|e| format!("server observer: {e}")),
+        );
+        for e in errors {
+            lines.push(format!(
+                "run {} ({}, repetition {}): {e}",
+                run.index,
+                run.cell.label(),
+                run.repetition
+            ));
+        }
+    }
+    lines
+}
