@@ -87,6 +87,13 @@ fn setting(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// `-D NAME=VALUE`: NAME must be a pgbench variable name.
+fn define(s: &str) -> Result<(String, String), String> {
+    let (k, v) = setting(s)?;
+    crate::pgbench::script::check_variable_name(&k)?;
+    Ok((k, v))
+}
+
 fn param(s: &str) -> Result<(String, Vec<String>), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => Ok((
@@ -211,20 +218,21 @@ pub struct RunArgs {
         long,
         value_name = "CMD",
         conflicts_with = "workload",
+        value_parser = template,
         help_heading = "External load"
     )]
     pub load_cmd: Option<String>,
     /// Run once per server into the database the runs copy, e.g. 'pgbench -i -s {scale}'.
-    #[arg(long, value_name = "CMD", help_heading = "External load")]
+    #[arg(long, value_name = "CMD", value_parser = template, help_heading = "External load")]
     pub setup_cmd: Option<String>,
     /// Run before each run's load (e.g. start the application); what it leaves running is stopped after the run.
-    #[arg(long, value_name = "CMD", help_heading = "External load")]
+    #[arg(long, value_name = "CMD", value_parser = template, help_heading = "External load")]
     pub before_run: Option<String>,
     /// Run after each run's load, also after a failed or interrupted one.
-    #[arg(long, value_name = "CMD", help_heading = "External load")]
+    #[arg(long, value_name = "CMD", value_parser = template, help_heading = "External load")]
     pub after_run: Option<String>,
     /// Before the load: poll this http:// URL until it answers 2xx/3xx, or this command until it exits 0.
-    #[arg(long, value_name = "URL|CMD", help_heading = "External load")]
+    #[arg(long, value_name = "URL|CMD", value_parser = template, help_heading = "External load")]
     pub ready: Option<String>,
     /// How long the readiness check may take.
     #[arg(long, default_value = "60s", value_parser = positive_duration, allow_hyphen_values = true, help_heading = "External load")]
@@ -242,7 +250,7 @@ pub struct RunArgs {
     #[arg(short = 'b', long = "builtin", value_name = "NAME[@WEIGHT]", value_parser = weighted, help_heading = "pgbench scripts")]
     pub builtins: Vec<(String, u32)>,
     /// A script variable every client starts with (like pgbench -D); repeatable.
-    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", value_parser = setting, help_heading = "pgbench scripts")]
+    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", value_parser = define, help_heading = "pgbench scripts")]
     pub defines: Vec<(String, String)>,
     /// How scripts send SQL: simple, extended or prepared (like pgbench -M).
     #[arg(
@@ -367,7 +375,7 @@ pub struct TargetArgs {
     #[arg(long, conflicts_with = "dsn")]
     pub external: bool,
     /// Directory with the managed server's binaries (initdb, postgres).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = pg_bin_dir)]
     pub pg_bin: Option<PathBuf>,
     /// Managed server setting, repeatable: --set shared_buffers=256MB.
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = setting)]
@@ -576,7 +584,15 @@ impl RunArgs {
                         cfg.params.push((k.clone(), v.clone()));
                     }
                 }
-                _ => {}
+                // The experiment file itself.
+                "file" => {}
+                other => {
+                    // Every flag has a rule above (a test walks them all).
+                    return Err(format!(
+                        "--{}: not applied over an experiment file (a bug: please report it)",
+                        other.replace('_', "-")
+                    ));
+                }
             }
         }
         Ok(cfg.resolve())
@@ -588,6 +604,9 @@ impl RunArgs {
 pub fn given_ids(m: &clap::ArgMatches) -> Vec<String> {
     use clap::parser::ValueSource;
     m.ids()
+        // Groups (clap names them after the flattened structs, e.g.
+        // `TargetArgs`) are not flags.
+        .filter(|id| !id.as_str().starts_with(|c: char| c.is_ascii_uppercase()))
         .filter(|id| {
             matches!(
                 m.value_source(id.as_str()),
@@ -596,6 +615,20 @@ pub fn given_ids(m: &clap::ArgMatches) -> Vec<String> {
         })
         .map(|id| id.as_str().to_string())
         .collect()
+}
+
+/// A command template (`--load-cmd` ...): its placeholders must be known,
+/// as in an experiment file.
+fn template(s: &str) -> Result<String, String> {
+    crate::external::template::Template::parse("the command", s)?;
+    Ok(s.to_string())
+}
+
+/// `--pg-bin`: a directory with a `postgres` binary.
+fn pg_bin_dir(s: &str) -> Result<PathBuf, String> {
+    let dir = PathBuf::from(s);
+    crate::target::check_bin_dir(&dir)?;
+    Ok(dir)
 }
 
 fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {
@@ -717,6 +750,342 @@ mod tests {
         ] {
             let err = parse(args).unwrap_err();
             assert!(err.contains(option), "{args:?}: {err}");
+        }
+    }
+
+    /// Every `isobench run` flag, with a valid value on the command line and
+    /// the same value as the experiment file's key of the same name (`--set`
+    /// and `--param` take `[settings]` and `[params]` tables, `-D` a
+    /// `[define]` table), and an invalid value for both when the flag takes
+    /// one.
+    const FLAG_KEYS: &[(&str, &[&str], &str, Option<(&str, &str)>)] = &[
+        (
+            "workload",
+            &["-w", "smallbank"],
+            "workload = \"smallbank\"",
+            Some(("nope", "\"nope\"")),
+        ),
+        (
+            "scale",
+            &["-s", "2,3"],
+            "scale = [2, 3]",
+            Some(("0", "[0]")),
+        ),
+        (
+            "isolation",
+            &["--isolation", "ser,rc"],
+            "isolation = [\"ser\", \"rc\"]",
+            Some(("bogus", "[\"bogus\"]")),
+        ),
+        (
+            "strategy",
+            &["--strategy", "optimistic"],
+            "strategy = [\"optimistic\"]",
+            Some(("locking", "[\"locking\"]")),
+        ),
+        (
+            "param",
+            &["--param", "variant=simple-update"],
+            "[params]\nvariant = [\"simple-update\"]",
+            Some(("rows=3", "rows = [3]")),
+        ),
+        (
+            "clients",
+            &["-c", "4,8"],
+            "clients = [4, 8]",
+            Some(("0", "[0]")),
+        ),
+        (
+            "pool-size",
+            &["--pool-size", "2"],
+            "pool_size = [2]",
+            Some(("0", "[0]")),
+        ),
+        ("rate", &["-R", "500"], "rate = [500]", Some(("-5", "[-5]"))),
+        (
+            "latency-limit",
+            &["--latency-limit", "5ms"],
+            "latency_limit = \"5ms\"",
+            Some(("5 parsecs", "\"5 parsecs\"")),
+        ),
+        (
+            "order",
+            &["--order", "random"],
+            "order = \"random\"",
+            Some(("sideways", "\"sideways\"")),
+        ),
+        (
+            "baseline",
+            &["--baseline", "isolation=ser"],
+            "baseline = \"isolation=ser\"",
+            None,
+        ),
+        ("repeat", &["--repeat", "5"], "repeat = 5", Some(("0", "0"))),
+        (
+            "duration",
+            &["-T", "3s"],
+            "duration = \"3s\"",
+            Some(("0s", "\"0s\"")),
+        ),
+        (
+            "warmup",
+            &["--warmup", "1s"],
+            "warmup = \"1s\"",
+            Some(("soon", "\"soon\"")),
+        ),
+        (
+            "max-tries",
+            &["--max-tries", "3"],
+            "max_tries = 3",
+            Some(("0", "0")),
+        ),
+        (
+            "retry-on",
+            &["--retry-on", "40001"],
+            "retry_on = [\"40001\"]",
+            Some(("4001", "[\"4001\"]")),
+        ),
+        (
+            "backoff",
+            &["--backoff", "exp"],
+            "backoff = \"exp\"",
+            Some(("linear", "\"linear\"")),
+        ),
+        ("threads", &["-j", "2"], "threads = 2", Some(("0", "0"))),
+        (
+            "sample-interval",
+            &["--sample-interval", "1s"],
+            "sample_interval = \"1s\"",
+            Some(("often", "\"often\"")),
+        ),
+        (
+            "observe",
+            &["--observe", "light"],
+            "observe = \"light\"",
+            Some(("lots", "\"lots\"")),
+        ),
+        ("seed", &["--seed", "7"], "seed = 7", Some(("x", "\"x\""))),
+        (
+            "dsn",
+            &["--dsn", "postgres://a@b/c"],
+            "dsn = \"postgres://a@b/c\"",
+            None,
+        ),
+        ("external", &["--external"], "external = true", None),
+        (
+            "pg-bin",
+            &["--pg-bin", "PGBIN"],
+            "pg_bin = \"PGBIN\"",
+            Some(("/x/bin", "\"/x/bin\"")),
+        ),
+        (
+            "set",
+            &["--set", "work_mem=8MB"],
+            "[settings]\nwork_mem = \"8MB\"",
+            None,
+        ),
+        (
+            "server-user",
+            &["--server-user", "bob"],
+            "server_user = \"bob\"",
+            None,
+        ),
+        ("out", &["-o", "/x/out"], "out = \"/x/out\"", None),
+        ("quiet", &["-q"], "quiet = true", None),
+        (
+            "fail-on-violation",
+            &["--fail-on-violation"],
+            "fail_on_violation = true",
+            None,
+        ),
+        (
+            "load-cmd",
+            &["--load-cmd", "pgbench {dsn}"],
+            "load_cmd = \"pgbench {dsn}\"",
+            Some(("pgbench {", "\"pgbench {\"")),
+        ),
+        (
+            "setup-cmd",
+            &["--setup-cmd", "true"],
+            "setup_cmd = \"true\"",
+            None,
+        ),
+        (
+            "before-run",
+            &["--before-run", "true"],
+            "before_run = \"true\"",
+            None,
+        ),
+        (
+            "after-run",
+            &["--after-run", "true"],
+            "after_run = \"true\"",
+            None,
+        ),
+        ("ready", &["--ready", "true"], "ready = \"true\"", None),
+        (
+            "ready-timeout",
+            &["--ready-timeout", "5s"],
+            "ready_timeout = \"5s\"",
+            Some(("later", "\"later\"")),
+        ),
+        (
+            "load-format",
+            &["--load-format", "pgbench"],
+            "load_format = \"pgbench\"",
+            Some(("wrk", "\"wrk\"")),
+        ),
+        (
+            "on-error",
+            &["--on-error", "continue"],
+            "on_error = \"continue\"",
+            Some(("shrug", "\"shrug\"")),
+        ),
+        (
+            "load-timeout",
+            &["--load-timeout", "30s"],
+            "load_timeout = \"30s\"",
+            Some(("never", "\"never\"")),
+        ),
+        ("file", &["-f", "/x/a.sql"], "file = [\"/x/a.sql\"]", None),
+        (
+            "builtin",
+            &["-b", "select-only"],
+            "builtin = [\"select-only\"]",
+            None,
+        ),
+        (
+            "define",
+            &["-D", "x=1"],
+            "[define]\nx = \"1\"",
+            Some(("1-x=3", "\"1-x\" = \"3\"")),
+        ),
+        (
+            "protocol",
+            &["-M", "simple"],
+            "protocol = \"simple\"",
+            Some(("carrier-pigeon", "\"carrier-pigeon\"")),
+        ),
+        (
+            "init-sql",
+            &["--init-sql", "/x/init.sql"],
+            "init_sql = \"/x/init.sql\"",
+            None,
+        ),
+    ];
+
+    /// `isobench run ARGS` as the binary reads it: the study with the
+    /// flags the user gave, checked as the experiment checks it before
+    /// anything starts (workload strategies and parameters are checked
+    /// when the cells are planned).
+    fn study_of(args: &[&str]) -> Result<ExperimentConfig, String> {
+        use clap::{CommandFactory, FromArgMatches};
+        let mut full = vec!["isobench", "run"];
+        full.extend_from_slice(args);
+        let m = Cli::command()
+            .try_get_matches_from(full)
+            .map_err(|e| e.to_string())?;
+        let given = given_ids(m.subcommand_matches("run").unwrap());
+        let Some(Command::Run(a)) = Cli::from_arg_matches(&m).unwrap().command else {
+            unreachable!()
+        };
+        let cfg = a.into_study(&given)?;
+        crate::experiment::cells(&cfg).map_err(|e| e.to_string())?;
+        Ok(cfg)
+    }
+
+    /// `cfg` without what differs by construction between the compared
+    /// studies (the file it came from; the seed, random unless given).
+    fn norm(mut cfg: ExperimentConfig, keep_seed: bool) -> String {
+        cfg.file = None;
+        if !keep_seed {
+            cfg.seed = 0;
+        }
+        format!("{cfg:?}")
+    }
+
+    /// The key's line under its table header, when it has one.
+    fn file_text(key_line: &str) -> String {
+        match key_line.split_once('\n') {
+            Some((header, line)) => format!("{header}\n{line}\n"),
+            None => format!("{key_line}\n"),
+        }
+    }
+
+    #[test]
+    fn every_flag_has_a_file_key_of_the_same_name_and_validation() {
+        use clap::CommandFactory;
+        let dir = tempfile::tempdir().unwrap();
+        let run = Cli::command();
+        let run = run.find_subcommand("run").unwrap();
+        let flags: Vec<String> = run
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(str::to_string))
+            .filter(|l| !["help", "version", "resume"].contains(&l.as_str()))
+            .collect();
+        let listed: Vec<&str> = FLAG_KEYS.iter().map(|f| f.0).collect();
+        for f in &flags {
+            assert!(listed.contains(&f.as_str()), "--{f} has no row here");
+        }
+        // A real server build for `--pg-bin`/`pg_bin`.
+        let pg_bin = crate::target::find_bin_dir(None).unwrap();
+        let pg_bin = pg_bin.to_str().unwrap();
+        for (i, (flag, args, key, bad)) in FLAG_KEYS.iter().enumerate() {
+            let args: Vec<String> = args.iter().map(|a| a.replace("PGBIN", pg_bin)).collect();
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let args = &args[..];
+            let key = &key.replace("PGBIN", pg_bin);
+            assert!(flags.iter().any(|f| f == flag), "--{flag} is not a flag");
+            let name = match *flag {
+                "set" => "[settings]".to_string(),
+                "param" => "[params]".to_string(),
+                "define" => "[define]".to_string(),
+                f => f.replace('-', "_"),
+            };
+            assert!(
+                key.starts_with(&name),
+                "--{flag}: key `{key}` is not `{name}`"
+            );
+            let path = dir.path().join(format!("s{i}.toml"));
+            std::fs::write(&path, file_text(key)).unwrap();
+            let p = path.to_str().unwrap();
+            let from_flag = study_of(args).unwrap_or_else(|e| panic!("--{flag}: {e}"));
+            let from_file = study_of(&[p]).unwrap_or_else(|e| panic!("{key}: {e}"));
+            let seed = *flag == "seed";
+            assert_eq!(
+                norm(from_flag.clone(), seed),
+                norm(from_file, seed),
+                "--{flag} and `{key}` give different studies"
+            );
+            // The flag over a file that sets nothing else: the same again,
+            // so the merge of flags over files knows the flag.
+            let other = dir.path().join(format!("o{i}.toml"));
+            std::fs::write(&other, "seed = 99\n").unwrap();
+            let mut over = vec![other.to_str().unwrap()];
+            over.extend_from_slice(args);
+            let merged = study_of(&over).unwrap_or_else(|e| panic!("--{flag} over a file: {e}"));
+            if !seed {
+                assert_eq!(merged.seed, 99, "--{flag} over a file lost the file's seed");
+            }
+            assert_eq!(
+                norm(merged, seed),
+                norm(from_flag, seed),
+                "--{flag} given over an experiment file is not applied"
+            );
+            if let Some((bad_flag, bad_key)) = bad {
+                let mut bad_args: Vec<&str> = args.to_vec();
+                *bad_args.last_mut().unwrap() = bad_flag;
+                assert!(
+                    study_of(&bad_args).is_err(),
+                    "--{flag} {bad_flag} is accepted"
+                );
+                let text = match key.split_once('\n') {
+                    Some((header, _)) => format!("{header}\n{bad_key}\n"),
+                    None => format!("{} = {bad_key}\n", key.split_once(" = ").unwrap().0),
+                };
+                std::fs::write(&path, &text).unwrap();
+                assert!(study_of(&[p]).is_err(), "`{text}` is accepted");
+            }
         }
     }
 }

@@ -382,7 +382,11 @@ pub fn parse(
     if let Some(table) = raw.define {
         cfg.scripts.defines = table
             .into_iter()
-            .map(|(k, v)| Ok((k.into_inner(), src.one("define", &v, scalar)?)))
+            .map(|(k, v)| {
+                crate::pgbench::script::check_variable_name(k.get_ref())
+                    .map_err(|e| src.err(k.span().start, format!("define: {e}")))?;
+                Ok((k.into_inner(), src.one("define", &v, scalar)?))
+            })
             .collect::<Result<_, StudyError>>()?;
     }
     if let Some(v) = raw.protocol {
@@ -443,14 +447,8 @@ pub fn parse(
             .map(PathBuf::from)
             .collect();
         for b in &bins {
-            if !b.join("postgres").is_file() {
-                return Err(src.err(
-                    v.span().start,
-                    format!(
-                        "pg_bin: {} has no `postgres` binary; give a PostgreSQL bin directory",
-                        b.display()
-                    ),
-                ));
+            if let Err(m) = crate::target::check_bin_dir(b) {
+                return Err(src.err(v.span().start, format!("pg_bin: {m}")));
             }
         }
         match bins.as_slice() {

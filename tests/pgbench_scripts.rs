@@ -496,7 +496,7 @@ fn script_errors_stop_before_anything_starts() {
         (&["-b", "tpcb-like@0"], "every script has weight 0".into()),
         (
             &["-b", "select-only", "-D", "1-x=3"],
-            "-D 1-x: not a variable name".into(),
+            "1-x is not a variable name".into(),
         ),
         (
             &["-f", "/nonexistent/script.sql"],

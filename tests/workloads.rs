@@ -448,7 +448,7 @@ fn unknown_strategy_or_param_is_refused() {
         ),
     ] {
         let (out, _, stderr) = run(args);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
         assert!(!stderr.contains("results:"), "{stderr}");
     }

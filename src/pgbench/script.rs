@@ -753,6 +753,19 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// [`is_variable_name`] as a check of `-D NAME` or a `[define]` key.
+///
+/// Errors: "NAME is not a variable name ...".
+pub fn check_variable_name(name: &str) -> Result<(), String> {
+    if is_variable_name(name) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name} is not a variable name (letters, digits and _)"
+        ))
+    }
+}
+
 /// pgbench variable names: letters (any alphabet), digits and `_`.
 pub fn is_variable_name(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_')

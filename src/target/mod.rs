@@ -167,6 +167,22 @@ pub async fn start(
 }
 
 /// `user@host:port/db`, never the password.
+
+/// Checks that `dir` holds a PostgreSQL server binary (`postgres`): the
+/// one check behind `--pg-bin` and an experiment file's `pg_bin`.
+///
+/// Errors: the message names the directory and what to give instead.
+pub fn check_bin_dir(dir: &std::path::Path) -> Result<(), String> {
+    if dir.join("postgres").is_file() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} has no `postgres` binary; give a PostgreSQL bin directory",
+            dir.display()
+        ))
+    }
+}
+
 pub fn describe_config(c: &Config) -> String {
     let host = match c.get_hosts().first() {
         Some(Host::Tcp(h)) => h.clone(),
