@@ -1489,85 +1489,11 @@ fn problems(m: &ReportModel) -> Option<Section> {
     )
 }
 
-const CSS: &str = r#"
-:root{--fg:#1b1b1b;--muted:#5b5b5b;--line:#d9d9d9;--bg2:#f5f6f8;--blue:#0072B2;--verm:#D55E00;--green:#009E73}
-*{box-sizing:border-box}
-body{margin:0;color:var(--fg);background:#fff;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-header,main,footer,nav{max-width:1400px;margin:0 auto;padding:0 24px}
-h1{font-size:1.7em;margin:24px 0 8px}
-h2{font-size:1.3em;margin:36px 0 10px;padding-bottom:4px;border-bottom:2px solid var(--line)}
-.banner{padding:8px 12px;border-radius:6px;margin:8px 0 14px;font-weight:500}
-.banner.ok{background:#e6f4ee;border-left:6px solid var(--green)}
-.banner.bad{background:#fdece3;border-left:6px solid var(--verm)}
-dl.meta{display:grid;grid-template-columns:repeat(auto-fill,minmax(460px,1fr));gap:2px 24px;margin:0 0 12px}
-dl.meta div{display:flex;gap:10px;padding:3px 0;border-bottom:1px solid #eee}
-dl.meta dt{flex:0 0 150px;color:var(--muted)}
-dl.meta dd{margin:0;overflow-wrap:anywhere}
-nav.toc ul{list-style:none;display:flex;flex-wrap:wrap;gap:4px 8px;padding:8px 0;margin:0;border-top:1px solid var(--line);border-bottom:1px solid var(--line)}
-nav.toc a{color:var(--blue);text-decoration:none;padding:2px 6px;border-radius:4px}
-nav.toc a:hover{background:var(--bg2)}
-.note{color:var(--muted);max-width:980px}
-.scroll{overflow-x:auto;margin:8px 0 16px}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:13px}
-th,td{padding:4px 7px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-th{background:var(--bg2);font-weight:600;position:sticky;top:0}
-table.sortable th{cursor:pointer}
-th[aria-sort=ascending]::after{content:" ↑"}
-th[aria-sort=descending]::after{content:" ↓"}
-td{white-space:nowrap}
-td.long{white-space:normal;min-width:18em}
-td.num,th.num{text-align:right}
-tbody tr:nth-child(even){background:#fafafa}
-tr.baseline,tr.baseline:nth-child(even){background:#e8f1f8;box-shadow:inset 4px 0 0 var(--blue)}
-.baseline-swatch{background:#e8f1f8;padding:0 4px;border-left:4px solid var(--blue)}
-tr.interrupted{color:var(--muted)}
-.minibar{display:block;height:4px;background:#eceef1;margin-top:3px;border-radius:2px}
-.minibar span{display:block;height:100%;background:var(--blue);border-radius:2px}
-.up{color:var(--blue);font-weight:600}
-.down{color:var(--verm);font-weight:600}
-.ns{color:var(--muted)}
-.bad{color:var(--verm);font-weight:600}
-.good{color:var(--green);font-weight:600}
-.warn{color:var(--verm)}
-figure{margin:12px 0 22px}
-svg.chart{display:block;max-width:100%;height:auto;border:1px solid #eee;border-radius:6px}
-figcaption{color:var(--muted);font-size:13.5px;margin-top:6px;max-width:1000px}
-figcaption strong{color:var(--fg)}
-figcaption.title{margin:0 0 4px}
-.grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:0 24px}
-details{margin:8px 0}
-summary{cursor:pointer;color:var(--blue)}
-details.plan{border:1px solid var(--line);border-radius:6px;padding:6px 10px}
-.who{color:var(--muted);font-weight:normal}
-pre{background:var(--bg2);padding:8px 10px;border-radius:4px;overflow-x:auto;font-size:12.5px}
-pre.sql{border-left:3px solid var(--blue)}
-code{font-size:12.5px;overflow-wrap:anywhere}
-footer{color:var(--muted);font-size:12.5px;margin:40px auto 24px;padding-top:8px;border-top:1px solid var(--line)}
-"#;
+/// The report's stylesheet (its own file, so it reads and lints as CSS).
+const CSS: &str = include_str!("html/style.css");
 
 /// Sorts a table by the clicked column (numbers by value, else text).
-const JS: &str = r#"
-document.querySelectorAll('table.sortable th').forEach(function (th) {
-  th.addEventListener('click', function () {
-    var table = th.closest('table'), body = table.tBodies[0];
-    var col = Array.prototype.indexOf.call(th.parentNode.children, th);
-    var asc = th.getAttribute('aria-sort') !== 'ascending';
-    table.querySelectorAll('th').forEach(function (h) { h.removeAttribute('aria-sort'); });
-    th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
-    function key(row) {
-      var t = row.cells[col] ? row.cells[col].textContent.trim() : '';
-      var n = parseFloat(t.replace(/^\+/, ''));
-      return isNaN(n) ? t : n;
-    }
-    Array.prototype.slice.call(body.rows).sort(function (a, b) {
-      var x = key(a), y = key(b), c;
-      if (typeof x === typeof y) { c = x < y ? -1 : x > y ? 1 : 0; }
-      else { c = typeof x === 'number' ? -1 : 1; }
-      return asc ? c : -c;
-    }).forEach(function (row) { body.appendChild(row); });
-  });
-});
-"#;
+const JS: &str = include_str!("html/sort.js");
 
 #[cfg(test)]
 mod tests {
