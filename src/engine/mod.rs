@@ -12,6 +12,8 @@ mod inline;
 mod pace;
 pub mod retry;
 mod shard;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -201,7 +203,7 @@ pub async fn run<W: Workload>(
         members[id as usize % threads].push(shard::Member {
             id,
             client: workload.client(id, params.seed.wrapping_add(u64::from(id))),
-            backoff_seed: params.seed ^ 0x9e37_79b9_7f4a_7c15 ^ u64::from(id),
+            backoff_seed: backoff_seed(params.seed, id),
         });
     }
     // The pool's sessions: workload client instances numbered after the
@@ -212,7 +214,7 @@ pub async fn run<W: Workload>(
         pooled[j as usize % threads].push(shard::Member {
             id,
             client: workload.client(id, params.seed.wrapping_add(u64::from(id))),
-            backoff_seed: params.seed ^ 0x9e37_79b9_7f4a_7c15 ^ u64::from(id),
+            backoff_seed: backoff_seed(params.seed, id),
         });
     }
     let pacing = match params.rate {
@@ -382,6 +384,12 @@ pub async fn run<W: Workload>(
         },
         ledger,
     ))
+}
+
+/// The seed of client (or pool session) `id`'s backoff and arrival
+/// generators, from the run's `seed`.
+fn backoff_seed(seed: u64, id: u32) -> u64 {
+    seed ^ 0x9e37_79b9_7f4a_7c15 ^ u64::from(id)
 }
 
 /// Client threads when `--threads` is not given (the CLI's default): one per 16 clients, at

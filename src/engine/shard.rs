@@ -499,6 +499,11 @@ async fn client_loop<C: WorkloadClient>(
     (source.into_client(), result)
 }
 
+/// The seed of a client's arrival schedule, from its backoff seed.
+pub(super) fn arrival_seed(backoff_seed: u64) -> u64 {
+    backoff_seed ^ 0xa076_1d64_78bd_642f
+}
+
 async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(), StopReason> {
     use rand::SeedableRng;
     let (rec, retrier, stop) = (&*ctx.rec, &*ctx.retrier, &*ctx.stop);
@@ -514,7 +519,7 @@ async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(
             Some(pace::Schedule::new(
                 Instant::now(),
                 rate_per_client,
-                ctx.seed ^ 0xa076_1d64_78bd_642f,
+                arrival_seed(ctx.seed),
             )),
             pace::HrTimer::new().ok(),
         ),

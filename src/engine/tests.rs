@@ -1,0 +1,834 @@
+//! Tests of the engine loop without PostgreSQL.
+//!
+//! The engine is tested through the same code the benchmarks run: the
+//! real [`run`](super::run), its client threads, retry loop, pool and
+//! pacing, and the real tokio-postgres client with [`TxControl`]. Only the
+//! server is fake: [`Server`] speaks just enough of the PostgreSQL wire
+//! protocol (startup, simple query, Parse/Describe/Bind/Execute/Sync) on a
+//! Unix socket, and a [`Fake`] workload tells it, through the SQL text of
+//! the statements it runs, what each attempt does: commit, fail with a
+//! SQLSTATE, fail at COMMIT, or lose the connection while COMMIT is in
+//! flight. So the engine needs no seam of its own (its hot path is
+//! untouched), and the errors it classifies are the ones tokio-postgres
+//! really returns.
+//!
+//! Runs are short (a few hundred ms of real time: the engine's clocks are
+//! `std::time::Instant` and a timerfd, which tokio's paused time does not
+//! drive). The tests assert counts and relations that hold whatever the
+//! machine's speed; the only timing bounds are lower bounds that sleeps
+//! guarantee (a sleep never ends early).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use rand::SeedableRng;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::watch;
+use tokio_postgres::{Client, Config, Statement};
+use tokio_util::sync::CancellationToken;
+
+use super::retry::Retrier;
+use super::{EngineOutcome, EngineParams, StopReason, backoff_seed, pace, shard};
+use crate::metrics::TxStats;
+use crate::model::InvariantResult;
+use crate::model::{Backoff, Isolation, Lifetime, Phase, RetryPolicy};
+use crate::workload::{
+    AttemptError, ExplainStatement, Ledger, Loader, Outcome, Setup, TxControl, Workload,
+    WorkloadClient, WorkloadError,
+};
+
+// ---------------------------------------------------------------------------
+// The fake server.
+
+const PORT: u16 = 5432;
+
+/// What the fake server saw.
+#[derive(Default)]
+struct ServerStats {
+    connections: AtomicU64,
+    begins: AtomicU64,
+    commits: AtomicU64,
+    rollbacks: AtomicU64,
+}
+
+/// A fake PostgreSQL server on a Unix socket in a directory of its own.
+struct Server {
+    dir: tempfile::TempDir,
+    stats: Arc<ServerStats>,
+}
+
+impl Server {
+    /// Starts serving on the current runtime; every successful COMMIT is
+    /// answered `commit_delay` after it arrives (the transaction's service
+    /// time).
+    fn start(commit_delay: Duration) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let listener = UnixListener::bind(dir.path().join(format!(".s.PGSQL.{PORT}"))).unwrap();
+        let stats = Arc::new(ServerStats::default());
+        let st = stats.clone();
+        tokio::spawn(async move {
+            while let Ok((sock, _)) = listener.accept().await {
+                st.connections.fetch_add(1, Relaxed);
+                let st = st.clone();
+                tokio::spawn(async move {
+                    let _ = serve(sock, commit_delay, &st).await;
+                });
+            }
+        });
+        Server { dir, stats }
+    }
+
+    fn config(&self) -> Config {
+        let mut c = Config::new();
+        c.host_path(self.dir.path())
+            .port(PORT)
+            .user("fake")
+            .dbname("fake");
+        c
+    }
+}
+
+/// Appends one backend message.
+fn msg(out: &mut Vec<u8>, ty: u8, body: &[u8]) {
+    out.push(ty);
+    out.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
+    out.extend_from_slice(body);
+}
+
+fn complete(out: &mut Vec<u8>, tag: &str) {
+    msg(out, b'C', format!("{tag}\0").as_bytes());
+}
+
+fn error(out: &mut Vec<u8>, code: &str) {
+    let body = format!("SERROR\0VERROR\0C{code}\0Mfake failure {code}\0\0");
+    msg(out, b'E', body.as_bytes());
+}
+
+/// What the next COMMIT of a session does instead of committing.
+enum Armed {
+    Fail(String),
+    Break,
+}
+
+/// One session. Statements' SQL says what they do: `BEGIN ...`, `COMMIT`
+/// and `ROLLBACK` as usual; `FAIL <code>` fails with that SQLSTATE;
+/// `FAIL AT COMMIT <code>` makes the next COMMIT fail with it; `BREAK AT
+/// COMMIT` makes the server close the connection when the next COMMIT
+/// arrives. Anything else succeeds.
+async fn serve(sock: UnixStream, commit_delay: Duration, st: &ServerStats) -> std::io::Result<()> {
+    let (r, mut w) = sock.into_split();
+    let mut r = tokio::io::BufReader::new(r);
+    let len = r.read_i32().await?;
+    let mut startup = vec![0; len as usize - 4];
+    r.read_exact(&mut startup).await?;
+    let mut out = Vec::new();
+    msg(&mut out, b'R', &0i32.to_be_bytes()); // AuthenticationOk
+    msg(&mut out, b'Z', b"I");
+    w.write_all(&out).await?;
+    out.clear();
+    let mut stmts: HashMap<String, String> = HashMap::new();
+    let mut current = String::new();
+    // After an error the server skips messages until Sync.
+    let mut failed = false;
+    let mut armed = None;
+    loop {
+        let ty = r.read_u8().await?;
+        let len = r.read_i32().await?;
+        let mut body = vec![0; len as usize - 4];
+        r.read_exact(&mut body).await?;
+        let mut fields = body
+            .split(|&b| b == 0)
+            .map(|f| String::from_utf8_lossy(f).into_owned());
+        match ty {
+            b'Q' => {
+                complete(&mut out, "SET");
+                msg(&mut out, b'Z', b"I");
+                w.write_all(&out).await?;
+                out.clear();
+            }
+            b'S' => {
+                failed = false;
+                msg(&mut out, b'Z', b"I");
+                w.write_all(&out).await?;
+                out.clear();
+            }
+            b'X' => return Ok(()),
+            _ if failed => {}
+            b'P' => {
+                let name = fields.next().unwrap_or_default();
+                let query = fields.next().unwrap_or_default();
+                stmts.insert(name, query);
+                msg(&mut out, b'1', b"");
+            }
+            b'D' => {
+                if body.first() == Some(&b'S') {
+                    msg(&mut out, b't', &0i16.to_be_bytes());
+                }
+                msg(&mut out, b'n', b"");
+            }
+            b'B' => {
+                let _portal = fields.next();
+                let name = fields.next().unwrap_or_default();
+                current = stmts.get(&name).cloned().unwrap_or_default();
+                msg(&mut out, b'2', b"");
+            }
+            b'C' => msg(&mut out, b'3', b""),
+            b'E' => {
+                let q = current.as_str();
+                if q.starts_with("BEGIN") {
+                    st.begins.fetch_add(1, Relaxed);
+                    complete(&mut out, "BEGIN");
+                } else if q == "COMMIT" {
+                    match armed.take() {
+                        // Mid-COMMIT: the client cannot know whether it
+                        // committed.
+                        Some(Armed::Break) => return Ok(()),
+                        Some(Armed::Fail(code)) => {
+                            error(&mut out, &code);
+                            failed = true;
+                        }
+                        None => {
+                            tokio::time::sleep(commit_delay).await;
+                            st.commits.fetch_add(1, Relaxed);
+                            complete(&mut out, "COMMIT");
+                        }
+                    }
+                } else if q == "ROLLBACK" {
+                    armed = None;
+                    st.rollbacks.fetch_add(1, Relaxed);
+                    complete(&mut out, "ROLLBACK");
+                } else if q == "BREAK AT COMMIT" {
+                    armed = Some(Armed::Break);
+                    complete(&mut out, "SELECT 0");
+                } else if let Some(code) = q.strip_prefix("FAIL AT COMMIT ") {
+                    armed = Some(Armed::Fail(code.to_string()));
+                    complete(&mut out, "SELECT 0");
+                } else if let Some(code) = q.strip_prefix("FAIL ") {
+                    error(&mut out, code);
+                    failed = true;
+                } else {
+                    complete(&mut out, "SELECT 0");
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The fake workload.
+
+/// What one attempt does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Act {
+    Commit,
+    /// Fails before COMMIT with this SQLSTATE.
+    Fail(&'static str),
+    /// COMMIT fails with this SQLSTATE.
+    FailAtCommit(&'static str),
+    /// The connection breaks while COMMIT is in flight.
+    BreakAtCommit,
+}
+
+/// What attempt `try_no` (from 1) of client `client`'s input `n` (its
+/// n-th, from 0) does.
+type Plan = fn(client: u32, n: u64, try_no: u32) -> Act;
+
+/// SQLSTATEs a plan may use.
+const CODES: [&str; 3] = ["40001", "40P01", "23505"];
+
+struct Fake {
+    plan: Plan,
+}
+
+/// One attempt as the client saw it.
+#[derive(Debug, Clone, Copy)]
+struct Tried {
+    client: u32,
+    n: u64,
+    try_no: u32,
+    /// When the attempt started (before BEGIN).
+    at: Instant,
+}
+
+#[derive(Debug, Default)]
+struct FakeLedger {
+    tried: Vec<Tried>,
+    committed: u64,
+    unknown: u64,
+}
+
+impl Ledger for FakeLedger {
+    fn merge(&mut self, other: Self) {
+        self.tried.extend(other.tried);
+        self.committed += other.committed;
+        self.unknown += other.unknown;
+    }
+}
+
+impl FakeLedger {
+    /// Attempts per input, in the order each client tried them.
+    fn tries_of(&self, client: u32) -> Vec<(u64, u32)> {
+        let mut out: Vec<(u64, u32)> = Vec::new();
+        for t in self.tried.iter().filter(|t| t.client == client) {
+            match out.last_mut() {
+                Some((n, tries)) if *n == t.n => *tries = (*tries).max(t.try_no),
+                _ => out.push((t.n, t.try_no)),
+            }
+        }
+        out
+    }
+}
+
+struct FakeClient {
+    id: u32,
+    plan: Plan,
+    next: u64,
+    stmts: HashMap<String, Statement>,
+    last: Option<(u32, u64)>,
+    tries: u32,
+    ledger: FakeLedger,
+}
+
+impl Workload for Fake {
+    type Client = FakeClient;
+
+    fn new(_setup: &Setup) -> Result<Self, WorkloadError> {
+        Err(WorkloadError::Invalid("test workload".into()))
+    }
+
+    fn data_key(&self) -> String {
+        String::new()
+    }
+
+    fn tx_types(&self) -> Vec<&'static str> {
+        vec!["fake"]
+    }
+
+    async fn load(&self, _db: &Loader) -> Result<u64, WorkloadError> {
+        Ok(0)
+    }
+
+    fn explain_statements(&self) -> Vec<ExplainStatement> {
+        Vec::new()
+    }
+
+    fn client(&self, client_id: u32, _seed: u64) -> FakeClient {
+        FakeClient {
+            id: client_id,
+            plan: self.plan,
+            next: 0,
+            stmts: HashMap::new(),
+            last: None,
+            tries: 0,
+            ledger: FakeLedger::default(),
+        }
+    }
+
+    async fn check(
+        &self,
+        _db: &Client,
+        _lifetime: Lifetime,
+        _ledger: FakeLedger,
+    ) -> Result<Vec<InvariantResult>, WorkloadError> {
+        Ok(Vec::new())
+    }
+}
+
+impl WorkloadClient for FakeClient {
+    /// (client, n): the client's n-th input.
+    type Input = (u32, u64);
+    type Ledger = FakeLedger;
+
+    async fn prepare(
+        &mut self,
+        conn: &Client,
+        _tx: &TxControl,
+    ) -> Result<(), tokio_postgres::Error> {
+        let mut sqls = vec!["BREAK AT COMMIT".to_string()];
+        for c in CODES {
+            sqls.push(format!("FAIL {c}"));
+            sqls.push(format!("FAIL AT COMMIT {c}"));
+        }
+        for sql in sqls {
+            let s = conn.prepare(&sql).await?;
+            self.stmts.insert(sql, s);
+        }
+        Ok(())
+    }
+
+    fn next_input(&mut self) -> (u32, u64) {
+        self.next += 1;
+        (self.id, self.next - 1)
+    }
+
+    fn tx_type(&self, _input: &(u32, u64)) -> usize {
+        0
+    }
+
+    async fn attempt(
+        &mut self,
+        conn: &Client,
+        tx: &TxControl,
+        input: &(u32, u64),
+    ) -> Result<Outcome, AttemptError> {
+        self.tries = if self.last == Some(*input) {
+            self.tries + 1
+        } else {
+            1
+        };
+        self.last = Some(*input);
+        self.ledger.tried.push(Tried {
+            client: input.0,
+            n: input.1,
+            try_no: self.tries,
+            at: Instant::now(),
+        });
+        tx.begin(conn).await?;
+        let sql = match (self.plan)(input.0, input.1, self.tries) {
+            Act::Commit => None,
+            Act::Fail(c) => Some(format!("FAIL {c}")),
+            Act::FailAtCommit(c) => Some(format!("FAIL AT COMMIT {c}")),
+            Act::BreakAtCommit => Some("BREAK AT COMMIT".to_string()),
+        };
+        if let Some(sql) = sql {
+            conn.execute(&self.stmts[&sql], &[])
+                .await
+                .map_err(AttemptError::body)?;
+        }
+        let out = tx.commit(conn).await?;
+        self.ledger.committed += 1;
+        Ok(out)
+    }
+
+    fn unknown_outcome(&mut self, _input: &(u32, u64)) {
+        self.ledger.unknown += 1;
+    }
+
+    fn into_ledger(self) -> FakeLedger {
+        self.ledger
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Running the engine.
+
+fn retrier(max_tries: u32, backoff: Backoff) -> Retrier {
+    Retrier::new(&RetryPolicy {
+        max_tries,
+        retry_on: vec!["40001".into()],
+        backoff,
+    })
+    .unwrap()
+}
+
+/// A closed-loop run of `clients` without warm-up, measured for 300 ms.
+fn params(clients: u32) -> EngineParams {
+    EngineParams {
+        clients,
+        isolation: Isolation::Serializable,
+        retrier: retrier(3, Backoff::None),
+        warmup: Duration::ZERO,
+        duration: Duration::from_millis(300),
+        seed: 42,
+        threads: 1,
+        pool_size: None,
+        rate: None,
+        latency_limit: None,
+    }
+}
+
+struct Ran {
+    outcome: EngineOutcome,
+    ledger: FakeLedger,
+    server: Arc<ServerStats>,
+    /// Before the engine started.
+    t0: Instant,
+    /// The phase when the run returned.
+    phase: Phase,
+}
+
+impl Ran {
+    fn total(&self) -> TxStats {
+        self.outcome.measured.total()
+    }
+
+    fn failed(&self, code: &str) -> u64 {
+        self.total()
+            .failed
+            .iter()
+            .find(|(c, _)| c == code)
+            .map_or(0, |(_, n)| n)
+    }
+}
+
+async fn run(plan: Plan, commit_delay: Duration, params: &EngineParams) -> Ran {
+    let server = Server::start(commit_delay);
+    let (phase_tx, phase_rx) = watch::channel(Phase::Connecting);
+    let cancel = CancellationToken::new();
+    let t0 = Instant::now();
+    let (outcome, ledger) = super::run(
+        &Fake { plan },
+        &server.config(),
+        params,
+        &cancel,
+        &phase_tx,
+        &mut |_| {},
+    )
+    .await
+    .expect("the engine runs against the fake server");
+    let phase = *phase_rx.borrow();
+    Ran {
+        outcome,
+        ledger,
+        server: server.stats.clone(),
+        t0,
+        phase,
+    }
+}
+
+fn commit_all(_: u32, _: u64, _: u32) -> Act {
+    Act::Commit
+}
+
+// ---------------------------------------------------------------------------
+// Tests.
+
+#[tokio::test]
+async fn warmup_transactions_are_not_measured() {
+    // One client, each commit ≥ 10 ms: the measured window can hold at
+    // most measured_s / 10 ms commits (+1 in flight as it opened). Had the
+    // 1.3 s of warm-up (a tick during it, one as it ends) been kept, there
+    // would be about five times as many.
+    let p = EngineParams {
+        clients: 1,
+        warmup: Duration::from_millis(1300),
+        ..params(1)
+    };
+    let r = run(commit_all, Duration::from_millis(10), &p).await;
+    let measured = r.total().committed;
+    let bound = (r.outcome.measured_s / 0.010).floor() as u64 + 1;
+    assert!(measured > 0 && measured <= bound, "{measured} > {bound}");
+    assert!(
+        r.outcome.lifetime.committed > measured,
+        "the warm-up's commits count for the invariants: {:?}",
+        r.outcome.lifetime
+    );
+    let per_second: u64 = r.outcome.per_second.iter().map(|s| s.committed).sum();
+    assert_eq!(per_second, measured);
+    assert!(r.outcome.measured_s >= 0.3 && r.outcome.measured_s < 10.0);
+}
+
+#[tokio::test]
+async fn drain_stops_every_client_and_loses_no_count() {
+    let p = EngineParams {
+        threads: 2,
+        ..params(3)
+    };
+    let r = run(commit_all, Duration::from_millis(2), &p).await;
+    assert_eq!(r.phase, Phase::Draining);
+    assert!(
+        r.outcome.client_errors.is_empty(),
+        "{:?}",
+        r.outcome.client_errors
+    );
+    assert!(r.outcome.ledger_complete && !r.outcome.interrupted);
+    // What the server committed, the clients saw and the ledger holds.
+    let server_commits = r.server.commits.load(Relaxed);
+    assert_eq!(r.outcome.lifetime.committed, server_commits);
+    assert_eq!(r.ledger.committed, server_commits);
+    assert!(r.total().committed <= server_commits);
+    for c in 0..3 {
+        assert!(r.ledger.tried.iter().any(|t| t.client == c), "client {c}");
+    }
+    // Stopped: no transaction begins after the run returned.
+    let begins = r.server.begins.load(Relaxed);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(r.server.begins.load(Relaxed), begins);
+    assert_eq!(begins, r.ledger.tried.len() as u64);
+}
+
+/// Odd inputs always fail with 40001; inputs 0, 4, 8... fail twice before
+/// COMMIT, then commit; inputs 2, 6, 10... fail once at COMMIT, then commit.
+fn serialization_failures(_: u32, n: u64, try_no: u32) -> Act {
+    match n % 4 {
+        1 | 3 => Act::Fail("40001"),
+        0 if try_no < 3 => Act::Fail("40001"),
+        2 if try_no < 2 => Act::FailAtCommit("40001"),
+        _ => Act::Commit,
+    }
+}
+
+#[tokio::test]
+async fn serialization_failures_are_retried_up_to_max_tries() {
+    let r = run(serialization_failures, Duration::ZERO, &params(2)).await;
+    assert!(
+        r.outcome.client_errors.is_empty(),
+        "{:?}",
+        r.outcome.client_errors
+    );
+    for c in 0..2 {
+        let inputs = r.ledger.tries_of(c);
+        assert!(inputs.len() > 4, "client {c}: {inputs:?}");
+        // The last input may have been cut short by the end of the run.
+        for &(n, tries) in &inputs[..inputs.len() - 1] {
+            let want = match n % 4 {
+                2 => 2,
+                _ => 3,
+            };
+            assert_eq!(tries, want, "client {c} input {n}");
+        }
+    }
+    let t = r.total();
+    assert!(t.committed > 0 && r.failed("40001") > 0, "{t:?}");
+    assert_eq!(t.failed.total(), r.failed("40001"));
+    assert!(t.attempts > t.committed + t.failed.total());
+    assert!(t.attempts <= 3 * (t.committed + t.failed.total()));
+    // Rolled back after every error before COMMIT, never after a failed
+    // COMMIT (which ended the transaction).
+    let body_errors = r
+        .ledger
+        .tried
+        .iter()
+        .filter(|a| {
+            matches!(
+                serialization_failures(a.client, a.n, a.try_no),
+                Act::Fail(_)
+            )
+        })
+        .count() as u64;
+    assert_eq!(r.server.rollbacks.load(Relaxed), body_errors);
+}
+
+#[tokio::test]
+async fn other_sqlstates_fail_at_once() {
+    fn plan(_: u32, n: u64, _: u32) -> Act {
+        if n.is_multiple_of(2) {
+            Act::Fail("23505")
+        } else {
+            Act::Fail("40P01") // retryable by default, not by this policy
+        }
+    }
+    let p = EngineParams {
+        retrier: retrier(5, Backoff::None),
+        ..params(1)
+    };
+    let r = run(plan, Duration::ZERO, &p).await;
+    assert!(
+        r.outcome.client_errors.is_empty(),
+        "failures do not stop a client"
+    );
+    assert!(r.ledger.tried.len() > 2);
+    assert!(r.ledger.tried.iter().all(|t| t.try_no == 1));
+    let t = r.total();
+    assert_eq!(t.committed, 0);
+    assert!(r.failed("23505") > 0 && r.failed("40P01") > 0, "{t:?}");
+    assert_eq!(t.attempts, t.failed.total());
+    assert_eq!(
+        r.server.rollbacks.load(Relaxed),
+        r.ledger.tried.len() as u64
+    );
+}
+
+#[tokio::test]
+async fn retries_wait_the_policys_backoff() {
+    fn plan(_: u32, _: u64, _: u32) -> Act {
+        Act::Fail("40001")
+    }
+    let backoff = Backoff::Exponential {
+        base: Duration::from_millis(4),
+        max: Duration::from_millis(16),
+    };
+    let p = EngineParams {
+        retrier: retrier(4, backoff),
+        ..params(1)
+    };
+    let r = run(plan, Duration::ZERO, &p).await;
+    // The engine draws each retry's delay from the client's backoff
+    // generator; replay the draws: every retry started at least its delay
+    // after the try before it.
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(backoff_seed(p.seed, 0));
+    let mut retries = 0;
+    let mut waited = Duration::ZERO;
+    for w in r.ledger.tried.windows(2) {
+        let (prev, next) = (w[0], w[1]);
+        if next.try_no < 2 {
+            continue;
+        }
+        assert_eq!((next.n, next.try_no), (prev.n, prev.try_no + 1));
+        let delay = p.retrier.delay(next.try_no, &mut rng);
+        assert!(
+            next.at - prev.at >= delay,
+            "retry {} of input {} after {:?}, before its backoff {delay:?}",
+            next.try_no,
+            next.n,
+            next.at - prev.at
+        );
+        retries += 1;
+        waited += delay;
+    }
+    assert!(retries > 3, "{retries} retries");
+    assert!(waited > Duration::from_millis(10), "{waited:?}");
+    assert!(r.ledger.tried.iter().all(|t| t.try_no <= 4));
+}
+
+#[tokio::test]
+async fn a_connection_lost_at_commit_is_an_unknown_outcome() {
+    fn plan(client: u32, n: u64, _: u32) -> Act {
+        if client == 0 && n == 3 {
+            Act::BreakAtCommit
+        } else {
+            Act::Commit
+        }
+    }
+    let r = run(plan, Duration::from_millis(1), &params(2)).await;
+    let errors = &r.outcome.client_errors;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].client, Some(0));
+    assert!(
+        matches!(errors[0].reason, StopReason::CommitUnknown(_)),
+        "{errors:?}"
+    );
+    assert_eq!(r.outcome.lifetime.unknown_outcome, 1);
+    assert_eq!(r.total().unknown_outcome, 1);
+    assert_eq!(r.ledger.unknown, 1, "the workload client was told");
+    // Client 0 stopped at the lost COMMIT, without retrying it; client 1
+    // went on.
+    assert_eq!(r.ledger.tries_of(0), vec![(0, 1), (1, 1), (2, 1), (3, 1)]);
+    assert!(r.ledger.tries_of(1).len() > 10);
+    assert_eq!(r.outcome.lifetime.committed, r.server.commits.load(Relaxed));
+}
+
+#[tokio::test]
+async fn clients_wait_for_a_pool_smaller_than_they_are() {
+    let p = EngineParams {
+        pool_size: Some(1),
+        threads: 2, // clamped to the pool's size
+        ..params(4)
+    };
+    let r = run(commit_all, Duration::from_millis(5), &p).await;
+    assert!(
+        r.outcome.client_errors.is_empty(),
+        "{:?}",
+        r.outcome.client_errors
+    );
+    assert_eq!(r.server.connections.load(Relaxed), 1);
+    for c in 0..4 {
+        assert!(r.ledger.tried.iter().any(|t| t.client == c), "client {c}");
+    }
+    // The attempts ran on the pool's session: its ledger was merged.
+    assert_eq!(r.ledger.committed, r.server.commits.load(Relaxed));
+    assert_eq!(r.outcome.lifetime.committed, r.ledger.committed);
+    let t = r.total();
+    let waits = &r.outcome.measured.waits.pool_us;
+    // One wait per attempt (give or take the attempts in flight as the
+    // window closed).
+    assert!(
+        waits.len().abs_diff(t.attempts) <= 4,
+        "{} vs {}",
+        waits.len(),
+        t.attempts
+    );
+    // Four clients on one connection with 5 ms commits: someone waited
+    // for at least one whole commit of another client.
+    assert!(waits.max() >= 5_000, "max wait {} µs", waits.max());
+    // Closed loop: the latency leaves the pool wait out.
+    assert!(
+        t.latency_us.value_at_quantile(0.5) < waits.value_at_quantile(0.5),
+        "latency p50 {} µs, pool wait p50 {} µs",
+        t.latency_us.value_at_quantile(0.5),
+        waits.value_at_quantile(0.5)
+    );
+}
+
+#[tokio::test]
+async fn open_loop_starts_no_transaction_before_its_schedule() {
+    let p = EngineParams {
+        rate: Some(100.0), // 50 tx/s per client
+        duration: Duration::from_millis(400),
+        ..params(2)
+    };
+    let r = run(commit_all, Duration::ZERO, &p).await;
+    assert!(
+        r.outcome.client_errors.is_empty(),
+        "{:?}",
+        r.outcome.client_errors
+    );
+    for c in 0..2 {
+        // Client c's schedule starts when it does, after t0; its k-th
+        // transaction is due at the start plus the first k gaps, which the
+        // seed fixes.
+        let seed = shard::arrival_seed(backoff_seed(p.seed, c));
+        let mut earliest = pace::Schedule::new(r.t0, 50.0, seed);
+        let starts: Vec<Instant> = r
+            .ledger
+            .tried
+            .iter()
+            .filter(|t| t.client == c)
+            .map(|t| t.at)
+            .collect();
+        assert!(
+            starts.len() > 3,
+            "client {c}: {} transactions",
+            starts.len()
+        );
+        for (k, at) in starts.iter().enumerate() {
+            let due = earliest.next_arrival();
+            assert!(*at >= due, "client {c}'s transaction {k} started early");
+        }
+    }
+    // A lag per transaction started.
+    let t = r.total();
+    let lags = r.outcome.measured.waits.lag_us.len();
+    assert!(
+        lags.abs_diff(t.committed) <= 2,
+        "{lags} lags, {} commits",
+        t.committed
+    );
+    assert_eq!(r.outcome.measured.waits.skipped, 0);
+}
+
+#[tokio::test]
+async fn open_loop_latency_counts_from_the_schedule() {
+    // 200 tx/s offered, at most 50 tx/s served (20 ms commits): the client
+    // falls ever further behind its schedule, and that lag is latency.
+    let p = EngineParams {
+        rate: Some(200.0),
+        duration: Duration::from_millis(400),
+        ..params(1)
+    };
+    let r = run(commit_all, Duration::from_millis(20), &p).await;
+    let t = r.total();
+    let lag = &r.outcome.measured.waits.lag_us;
+    assert!(t.committed > 3);
+    assert!(lag.max() >= 100_000, "max lag {} µs", lag.max());
+    assert!(
+        t.latency_us.max() >= 100_000,
+        "max latency {} µs: the lag is left out",
+        t.latency_us.max()
+    );
+    assert!(t.latency_us.value_at_quantile(0.5) >= 40_000);
+}
+
+#[tokio::test]
+async fn open_loop_skips_transactions_beyond_the_latency_limit() {
+    let p = EngineParams {
+        rate: Some(200.0),
+        latency_limit: Some(Duration::from_millis(30)),
+        duration: Duration::from_millis(400),
+        ..params(1)
+    };
+    let r = run(commit_all, Duration::from_millis(20), &p).await;
+    let w = &r.outcome.measured.waits;
+    let t = r.total();
+    assert!(t.committed > 0);
+    assert!(w.skipped > 0, "{w:?}");
+    // A lag per arrival; skipped ones never start, so they are not among
+    // the commits too.
+    assert!(w.lag_us.len() >= w.skipped + t.committed);
+    assert_eq!(r.ledger.tried.len() as u64, r.outcome.lifetime.committed);
+    assert!(w.late <= t.committed);
+}
