@@ -17,17 +17,20 @@ use anyhow::{Result, anyhow, bail};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::{Driver, PlannedRun, Server, drop_database, fresh_copy, quote_ident, shown_settings};
+use super::{Driver, RunCtx, StudyHeader, TemplateCtx};
+use crate::experiment::EXTERNAL;
+use crate::experiment::copies::{drop_database, fresh_copy, quote_ident};
+use crate::experiment::plan::{PlannedRun, cells, validate};
+use crate::experiment::server::{Server, shown_settings};
 use crate::external::parse::{self};
 use crate::external::template::{Template, Value, Vars};
 use crate::external::{self as ext, Finished};
-use crate::model::LatencySummary;
 use crate::model::LoadFigures;
 use crate::model::LoadReport;
 use crate::model::Phase;
+use crate::model::{BadInput, LatencySummary, LoadFormat, ServerObservations};
 use crate::model::{ExperimentConfig, OnError};
 use crate::observe::{self, Backends};
-use crate::progress::Progress;
 use crate::store::{Cell, LoadRecord, RunRecord};
 use crate::target::{self, Target};
 
@@ -36,7 +39,7 @@ const SERVER_VARS: [&str; 6] = ["host", "port", "user", "password", "database", 
 
 /// The external load of a study: its parsed templates, checked against
 /// every placeholder the study can fill.
-pub(super) struct External {
+pub(in crate::experiment) struct External {
     cmd: Template,
     setup: Option<Template>,
     before_run: Option<Template>,
@@ -50,6 +53,33 @@ pub(super) struct External {
     dsn: Option<String>,
 }
 
+/// The cells, stored header and driver of a study of an external load:
+/// templates checked before anything starts. Notes for the user are
+/// printed unless quiet.
+pub(in crate::experiment) fn prepare(
+    cfg: &ExperimentConfig,
+) -> Result<(Vec<Cell>, StudyHeader, External)> {
+    validate(cfg).map_err(BadInput::from_error)?;
+    if cfg.latency_limit.is_some() {
+        bail!(
+            "--latency-limit applies to isobench's own open-loop clients, not to an external load; give the load tool its own limit"
+        );
+    }
+    let cells = cells(cfg)?;
+    let (driver, notes) = External::new(cfg, &cells)?;
+    if !cfg.quiet {
+        for n in notes {
+            eprintln!("{n}");
+        }
+    }
+    let header = StudyHeader {
+        workload: EXTERNAL.into(),
+        strategies: cfg.strategies.clone(),
+        param_defaults: BTreeMap::new(),
+    };
+    Ok((cells, header, driver))
+}
+
 impl External {
     /// Parses and checks `cfg.load`'s templates for `cells`. Returns the
     /// driver and notes for the user (a factor that varies but that no
@@ -58,7 +88,7 @@ impl External {
     /// Errors (naming the option): a malformed template, an unknown
     /// placeholder, or one without a value in this study (e.g.
     /// `{pool_size}` without a pool_size factor).
-    pub(super) fn new(cfg: &ExperimentConfig, cells: &[Cell]) -> Result<(External, Vec<String>)> {
+    fn new(cfg: &ExperimentConfig, cells: &[Cell]) -> Result<(External, Vec<String>)> {
         let l = &cfg.load;
         let parse = |option: &str, t: &Option<String>| -> Result<Option<Template>> {
             t.as_deref()
@@ -447,13 +477,16 @@ impl Driver for External {
     async fn load_template(
         &self,
         cell: usize,
-        srv: &Server,
-        tmpl: &str,
-        run_db: &str,
-        dir: &Path,
-        progress: &Progress,
-        cancel: &CancellationToken,
+        ctx: &TemplateCtx<'_>,
     ) -> Result<Option<LoadReport>> {
+        let TemplateCtx {
+            srv,
+            tmpl,
+            run_db,
+            dir,
+            progress,
+            cancel,
+        } = *ctx;
         let started = Instant::now();
         let database = match srv.target {
             Target::Managed(_) => {
@@ -493,18 +526,18 @@ impl Driver for External {
         }))
     }
 
-    async fn one_run(
-        &self,
-        cfg: &ExperimentConfig,
-        srv: &Server,
-        tmpl: &str,
-        run_db: &str,
-        dir: &Path,
-        run: &PlannedRun,
-        index: u32,
-        cancel: &CancellationToken,
-        progress: &Progress,
-    ) -> Result<(RunRecord, Option<anyhow::Error>)> {
+    async fn one_run(&self, ctx: &RunCtx<'_>) -> Result<(RunRecord, Option<anyhow::Error>)> {
+        let RunCtx {
+            cfg,
+            srv,
+            tmpl,
+            run_db,
+            dir,
+            run,
+            index,
+            progress,
+            ..
+        } = *ctx;
         let started_at = chrono::Local::now().to_rfc3339();
         let database = load_database(srv, run_db);
         let (check_db, reset_ms, mut errors) = match srv.target {
@@ -541,123 +574,24 @@ impl Driver for External {
 
         // before_run and its background processes, readiness, the load
         // under observation, after_run; the first failure ends the steps.
-        let mut failure_msg: Option<String> = None;
-        let mut app: Option<ext::Group> = None;
-        let mut watch_app = false;
-        if let Some(t) = &self.before_run {
-            progress.status("before_run");
-            let cmd = t.render(&vars).map_err(|e| anyhow!(e))?;
-            let err = out.join("before_run.err");
-            let (f, group) = ext::run(
-                &cmd,
-                &env_of(&vars),
-                &out.join("before_run.out"),
-                &err,
-                None,
-                cancel,
-            )
-            .await
-            .map_err(|e| anyhow!(e))?;
-            if !f.ok() && f.stopped.is_none() {
-                failure_msg = Some(failure(t, &vars, &f, &err));
-            }
-            // Something left running (the application): readiness is
-            // pointless once it has exited.
-            watch_app = group.alive();
-            app = Some(group);
-        }
-        let mut ready_s = None;
-        if let (Some(t), None) = (&self.ready, &failure_msg)
-            && !cancel.is_cancelled()
-        {
-            progress.status("waiting for readiness");
-            let target = t.render(&vars).map_err(|e| anyhow!(e))?;
-            match ext::wait_ready(
-                &target,
-                &env_of(&vars),
-                &out.join("ready.out"),
-                &out.join("ready.err"),
-                cfg.load.ready_timeout,
-                app.as_ref().filter(|_| watch_app),
-                cancel,
-            )
-            .await
-            {
-                Ok(d) => ready_s = Some(d.as_secs_f64()),
-                Err(e) if !cancel.is_cancelled() => {
-                    failure_msg = Some(format!(
-                        "ready `{}`: {e}",
-                        t.render_shown(&vars).unwrap_or_default()
-                    ))
-                }
-                Err(_) => {}
-            }
-        }
-        let mut load: Option<(Finished, Result<Option<LoadFigures>, String>)> = None;
-        let mut server = Default::default();
-        if failure_msg.is_none() && !cancel.is_cancelled() {
-            progress.status("load running");
-            let (phase_tx, phase_rx) = watch::channel(Phase::Measuring);
-            let observer = tokio::spawn(observe::observe(
-                srv.target.config(&database),
-                database.clone(),
-                Vec::new(),
-                observe::ObserveOptions {
-                    level: cfg.observe,
-                    sample_interval: cfg.sample_interval,
-                    backends: Backends::All,
-                    // An external load's isolation level is its own.
-                    siread_locks: true,
-                },
-                phase_rx,
-            ));
-            let cmd = self.cmd.render(&vars).map_err(|e| anyhow!(e))?;
-            let (o, e) = (out.join("load.out"), out.join("load.err"));
-            let finished =
-                ext::run_to_end(&cmd, &env_of(&vars), &o, &e, cfg.load.timeout(), cancel).await;
-            phase_tx.send_replace(Phase::Draining);
-            server = observer.await.unwrap_or_default();
-            let f = finished.map_err(|e| anyhow!(e))?;
-            if f.stopped != Some(ext::Stopped::Interrupted) {
-                if !f.ok() {
-                    failure_msg = Some(failure(&self.cmd, &vars, &f, &e));
-                }
-                let text = std::fs::read_to_string(&o).unwrap_or_default();
-                let parsed = parse::parse(format, &text);
-                if let (Err(p), None) = (&parsed, &failure_msg) {
-                    failure_msg = Some(format!(
-                        "load_cmd output ({}) is not {}'s: {p}",
-                        o.display(),
-                        format.name()
-                    ));
-                }
-                load = Some((f, parsed));
-            } else {
-                load = Some((f, Ok(None)));
-            }
-        }
-        if let Some(t) = &self.after_run {
-            progress.status("after_run");
-            // Clean-up runs even after Ctrl-C, bounded.
-            let fresh = CancellationToken::new();
-            if let Err(e) = step(
-                t,
-                &vars,
-                &out,
-                "after_run",
-                Some(Duration::from_secs(60)),
-                &fresh,
-            )
-            .await
-            {
-                errors.push(e);
-            }
-        }
-        if let Some(g) = app {
+        let mut st = Steps::default();
+        self.before_run(ctx, &vars, &out, &mut st).await?;
+        self.wait_ready(ctx, &vars, &out, &mut st).await?;
+        self.load(ctx, &vars, &out, &database, format, &mut st)
+            .await?;
+        self.after_run(ctx, &vars, &out, &mut errors).await;
+        if let Some(g) = st.app.take() {
             g.stop().await;
         }
 
-        let interrupted = cancel.is_cancelled();
+        let Steps {
+            failure_msg,
+            ready_s,
+            load,
+            server,
+            ..
+        } = st;
+        let interrupted = ctx.cancel.is_cancelled();
         let (finished, figures) = match load {
             Some((f, parsed)) => (Some(f), parsed.ok().flatten()),
             None => (None, None),
@@ -668,19 +602,22 @@ impl Driver for External {
         }
         errors.extend(server.errors.iter().cloned());
         let wall_s = finished.as_ref().map_or(0.0, |f| f.wall.as_secs_f64());
-        let record = record(
-            run,
-            index,
+        let seen = Seen {
             seed,
             started_at,
-            !interrupted && failure_msg.is_none(),
+            complete: !interrupted && failure_msg.is_none(),
             wall_s,
-            figures.as_ref(),
             reset_ms,
             server,
             errors,
             server_version,
             server_settings,
+        };
+        let record = record(
+            run,
+            index,
+            figures.as_ref(),
+            seen,
             LoadRecord {
                 command: shown,
                 format,
@@ -701,25 +638,210 @@ impl Driver for External {
     }
 }
 
-/// A run record from an external load's figures: throughput, count and
-/// latency as the tool reported them (0 where it reports nothing), and
-/// pgbench's failures by SQLSTATE (`--failures-detailed`) and retries.
-#[allow(clippy::too_many_arguments)]
-fn record(
-    run: &PlannedRun,
-    index: u32,
+/// The steps of a run so far: the first failure, the application
+/// `before_run` left running (and whether readiness should watch it), the
+/// time to readiness (s), the load's end and parsed figures, and the
+/// server's observations during the load.
+#[derive(Default)]
+struct Steps {
+    failure_msg: Option<String>,
+    app: Option<ext::Group>,
+    watch_app: bool,
+    ready_s: Option<f64>,
+    load: Option<(Finished, Result<Option<LoadFigures>, String>)>,
+    server: ServerObservations,
+}
+
+impl External {
+    /// `before_run`, if any, output in `out`; what it leaves running is
+    /// the application.
+    async fn before_run(
+        &self,
+        ctx: &RunCtx<'_>,
+        vars: &Vars,
+        out: &Path,
+        st: &mut Steps,
+    ) -> Result<()> {
+        let Some(t) = &self.before_run else {
+            return Ok(());
+        };
+        ctx.progress.status("before_run");
+        let cmd = t.render(vars).map_err(|e| anyhow!(e))?;
+        let err = out.join("before_run.err");
+        let (f, group) = ext::run(
+            &cmd,
+            &env_of(vars),
+            &out.join("before_run.out"),
+            &err,
+            None,
+            ctx.cancel,
+        )
+        .await
+        .map_err(|e| anyhow!(e))?;
+        if !f.ok() && f.stopped.is_none() {
+            st.failure_msg = Some(failure(t, vars, &f, &err));
+        }
+        // Something left running (the application): readiness is
+        // pointless once it has exited.
+        st.watch_app = group.alive();
+        st.app = Some(group);
+        Ok(())
+    }
+
+    /// Waits for `ready`, if any and nothing failed yet.
+    async fn wait_ready(
+        &self,
+        ctx: &RunCtx<'_>,
+        vars: &Vars,
+        out: &Path,
+        st: &mut Steps,
+    ) -> Result<()> {
+        let cancel = ctx.cancel;
+        if let (Some(t), None) = (&self.ready, &st.failure_msg)
+            && !cancel.is_cancelled()
+        {
+            ctx.progress.status("waiting for readiness");
+            let target = t.render(vars).map_err(|e| anyhow!(e))?;
+            match ext::wait_ready(
+                &target,
+                &env_of(vars),
+                &out.join("ready.out"),
+                &out.join("ready.err"),
+                ctx.cfg.load.ready_timeout,
+                st.app.as_ref().filter(|_| st.watch_app),
+                cancel,
+            )
+            .await
+            {
+                Ok(d) => st.ready_s = Some(d.as_secs_f64()),
+                Err(e) if !cancel.is_cancelled() => {
+                    st.failure_msg = Some(format!(
+                        "ready `{}`: {e}",
+                        t.render_shown(vars).unwrap_or_default()
+                    ))
+                }
+                Err(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The load itself, if nothing failed yet, under observation of
+    /// `database`; its output in `out`, parsed as `format`.
+    async fn load(
+        &self,
+        ctx: &RunCtx<'_>,
+        vars: &Vars,
+        out: &Path,
+        database: &str,
+        format: LoadFormat,
+        st: &mut Steps,
+    ) -> Result<()> {
+        let (cfg, cancel) = (ctx.cfg, ctx.cancel);
+        if st.failure_msg.is_some() || cancel.is_cancelled() {
+            return Ok(());
+        }
+        ctx.progress.status("load running");
+        let (phase_tx, phase_rx) = watch::channel(Phase::Measuring);
+        let observer = tokio::spawn(observe::observe(
+            ctx.srv.target.config(database),
+            database.to_string(),
+            Vec::new(),
+            observe::ObserveOptions {
+                level: cfg.observe,
+                sample_interval: cfg.sample_interval,
+                backends: Backends::All,
+                // An external load's isolation level is its own.
+                siread_locks: true,
+            },
+            phase_rx,
+        ));
+        let cmd = self.cmd.render(vars).map_err(|e| anyhow!(e))?;
+        let (o, e) = (out.join("load.out"), out.join("load.err"));
+        let finished =
+            ext::run_to_end(&cmd, &env_of(vars), &o, &e, cfg.load.timeout(), cancel).await;
+        phase_tx.send_replace(Phase::Draining);
+        st.server = observer.await.unwrap_or_default();
+        let f = finished.map_err(|e| anyhow!(e))?;
+        if f.stopped != Some(ext::Stopped::Interrupted) {
+            if !f.ok() {
+                st.failure_msg = Some(failure(&self.cmd, vars, &f, &e));
+            }
+            let text = std::fs::read_to_string(&o).unwrap_or_default();
+            let parsed = parse::parse(format, &text);
+            if let (Err(p), None) = (&parsed, &st.failure_msg) {
+                st.failure_msg = Some(format!(
+                    "load_cmd output ({}) is not {}'s: {p}",
+                    o.display(),
+                    format.name()
+                ));
+            }
+            st.load = Some((f, parsed));
+        } else {
+            st.load = Some((f, Ok(None)));
+        }
+        Ok(())
+    }
+
+    /// `after_run`, if any: clean-up runs even after Ctrl-C, bounded; its
+    /// failure goes to `errors`.
+    async fn after_run(&self, ctx: &RunCtx<'_>, vars: &Vars, out: &Path, errors: &mut Vec<String>) {
+        if let Some(t) = &self.after_run {
+            ctx.progress.status("after_run");
+            let fresh = CancellationToken::new();
+            if let Err(e) = step(
+                t,
+                vars,
+                out,
+                "after_run",
+                Some(Duration::from_secs(60)),
+                &fresh,
+            )
+            .await
+            {
+                errors.push(e);
+            }
+        }
+    }
+}
+
+/// What a run of an external load saw besides its figures: its seed, when
+/// it started, whether it completed, its wall time (s), the fresh copy's
+/// time (ms), the observations, problems, and the server's version and
+/// settings.
+struct Seen {
     seed: u64,
     started_at: String,
     complete: bool,
     wall_s: f64,
-    f: Option<&LoadFigures>,
     reset_ms: f64,
-    server: crate::model::ServerObservations,
+    server: ServerObservations,
     errors: Vec<String>,
     server_version: String,
     server_settings: BTreeMap<String, String>,
+}
+
+/// A run record from an external load's figures: throughput, count and
+/// latency as the tool reported them (0 where it reports nothing), and
+/// pgbench's failures by SQLSTATE (`--failures-detailed`) and retries.
+fn record(
+    run: &PlannedRun,
+    index: u32,
+    f: Option<&LoadFigures>,
+    seen: Seen,
     load: LoadRecord,
 ) -> RunRecord {
+    let Seen {
+        seed,
+        started_at,
+        complete,
+        wall_s,
+        reset_ms,
+        server,
+        errors,
+        server_version,
+        server_settings,
+    } = seen;
     let g = |x: fn(&LoadFigures) -> Option<f64>| f.and_then(x).unwrap_or(0.0);
     let committed = f.map_or(0, |f| f.count);
     let duration_s = f.and_then(|f| f.duration_s).unwrap_or(wall_s);
@@ -812,7 +934,7 @@ mod tests {
     #[test]
     fn templates_are_checked_before_anything_runs() {
         let mut c = cfg();
-        let cells = super::super::cells(&c).unwrap();
+        let cells = crate::experiment::cells(&c).unwrap();
         assert_eq!(cells.len(), 2);
         assert_eq!(c.isolation, vec![Isolation::ReadCommitted]);
         let (ext, notes) = External::new(&c, &cells).unwrap();
@@ -845,7 +967,7 @@ mod tests {
         c.pool_size = vec![10, 25];
         c.params = vec![("workers".into(), vec!["2".into(), "4".into()])];
         c.load.setup = Some("pgbench -i -s {workers} {dsn}".into());
-        let cells = super::super::cells(&c).unwrap();
+        let cells = crate::experiment::cells(&c).unwrap();
         assert_eq!(cells.len(), 2 * 2 * 2);
         let (ext, notes) = External::new(&c, &cells).unwrap();
         assert_eq!(notes.len(), 1, "{notes:?}");
