@@ -72,8 +72,8 @@ pub(super) async fn start_server(
     })
 }
 
-/// What drives a study's runs: a built-in workload ([`Builtin`]) or an
-
+/// What `admin`'s server reports about itself (version, the settings
+/// that matter to isolation benchmarks), and the machine isobench runs on.
 async fn environment(admin: &Client) -> Result<Environment> {
     let version: String = admin.query_one("SHOW server_version", &[]).await?.get(0);
     let num: String = admin
