@@ -275,7 +275,7 @@ fn record<W: Workload>(
     workload: &W,
     ctx: &RunCtx<'_>,
     outcome: EngineOutcome,
-    around: Around,
+    mut around: Around,
 ) -> (RunRecord, Option<String>) {
     let (run, index) = (ctx.run, ctx.index);
     let m = outcome.measured.total();
@@ -290,25 +290,9 @@ fn record<W: Workload>(
         .collect();
     let client_time_ms = f64::from(run.cell.clients) * outcome.measured_s * 1000.0;
     let wasted_ms = m.wasted_us as f64 / 1000.0;
-    let mut errors_all = around.errors;
-    // Without every client's ledger, checks that use it can report
-    // violations that did not happen: shown, but not counted.
-    let anomalies = if outcome.ledger_complete {
-        around.invariants.iter().map(|i| i.violations).sum()
-    } else {
-        errors_all.push(
-            "clients were lost with their ledgers: invariant results are shown but not counted as anomalies"
-                .into(),
-        );
-        0
-    };
+    let mut errors_all = std::mem::take(&mut around.errors);
+    let (anomalies, script_error) = problems(&outcome, &around, &mut errors_all);
     let lost_clients = !outcome.client_errors.is_empty();
-    let script_error = outcome.client_errors.iter().find_map(|e| match &e.reason {
-        engine::StopReason::Script(m) => Some(m.clone()),
-        _ => None,
-    });
-    errors_all.extend(outcome.client_errors.iter().map(ToString::to_string));
-    errors_all.extend(around.server.errors.iter().cloned());
     let record = RunRecord {
         index,
         cell: run.cell.clone(),
@@ -383,6 +367,34 @@ fn record<W: Workload>(
         load: None,
     };
     (record, script_error)
+}
+
+/// The anomalies of a run (none counted without every client's ledger)
+/// and a script's own error, if one stopped a client; the clients' and
+/// the server's problems are added to `errors`.
+fn problems(
+    outcome: &EngineOutcome,
+    around: &Around,
+    errors: &mut Vec<String>,
+) -> (u64, Option<String>) {
+    // Without every client's ledger, checks that use it can report
+    // violations that did not happen: shown, but not counted.
+    let anomalies = if outcome.ledger_complete {
+        around.invariants.iter().map(|i| i.violations).sum()
+    } else {
+        errors.push(
+            "clients were lost with their ledgers: invariant results are shown but not counted as anomalies"
+                .into(),
+        );
+        0
+    };
+    let script_error = outcome.client_errors.iter().find_map(|e| match &e.reason {
+        engine::StopReason::Script(m) => Some(m.clone()),
+        _ => None,
+    });
+    errors.extend(outcome.client_errors.iter().map(ToString::to_string));
+    errors.extend(around.server.errors.iter().cloned());
+    (anomalies, script_error)
 }
 
 /// A wait histogram (µs) as a summary in ms.

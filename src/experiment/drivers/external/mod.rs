@@ -321,17 +321,7 @@ impl Driver for External {
         std::fs::create_dir_all(&out)
             .map_err(|e| anyhow!("cannot create {}: {e}", out.display()))?;
         let seed = cfg.seed.wrapping_add(u64::from(index) << 32);
-        let vars = self.vars(
-            run.cell_index,
-            srv,
-            &database,
-            &[
-                ("run", index.to_string()),
-                ("repetition", run.repetition.to_string()),
-                ("seed", seed.to_string()),
-                ("out", dir.display().to_string()),
-            ],
-        );
+        let vars = self.run_vars(ctx, &database, seed);
         let format = cfg
             .load
             .format
@@ -394,13 +384,18 @@ impl Driver for External {
                 figures: figures.clone(),
             },
         );
-        let stop = match (&failure_msg, cfg.load.on_error) {
-            (Some(m), OnError::Stop) => Some(anyhow!(
-                "{m}\n(on_error = \"stop\"; set on_error = \"continue\" or --on-error continue to go on after a failed run)"
-            )),
-            _ => None,
-        };
-        Ok((record, stop))
+        Ok((record, stop_of(failure_msg.as_deref(), cfg.load.on_error)))
+    }
+}
+
+/// The error that stops the study after a run that failed with
+/// `failure_msg`, when `on_error` says to stop.
+fn stop_of(failure_msg: Option<&str>, on_error: OnError) -> Option<anyhow::Error> {
+    match (failure_msg, on_error) {
+        (Some(m), OnError::Stop) => Some(anyhow!(
+            "{m}\n(on_error = \"stop\"; set on_error = \"continue\" or --on-error continue to go on after a failed run)"
+        )),
+        _ => None,
     }
 }
 
@@ -419,6 +414,23 @@ struct Steps {
 }
 
 impl External {
+    /// The placeholder values of run `ctx.run` (seed `seed`) in
+    /// `database`.
+    fn run_vars(&self, ctx: &RunCtx<'_>, database: &str, seed: u64) -> Vars {
+        let (run, index) = (ctx.run, ctx.index);
+        self.vars(
+            run.cell_index,
+            ctx.srv,
+            database,
+            &[
+                ("run", index.to_string()),
+                ("repetition", run.repetition.to_string()),
+                ("seed", seed.to_string()),
+                ("out", ctx.dir.display().to_string()),
+            ],
+        )
+    }
+
     /// `before_run`, if any, output in `out`; what it leaves running is
     /// the application.
     async fn before_run(
