@@ -558,4 +558,55 @@ mod tests {
                 .contains("--max-tries")
         );
     }
+
+    #[test]
+    fn random_order_shuffles_each_repetition_by_the_seed() {
+        let mut c = cfg();
+        c.clients = vec![1, 2, 4, 8, 16];
+        let cells = cells(&c).unwrap();
+        let p = plan(&cells, 3, Order::Random, 7);
+        assert_eq!(p.len(), 3 * cells.len());
+        // Every repetition runs every cell once, repetitions in order.
+        for (k, rep) in p.chunks(cells.len()).enumerate() {
+            let mut idx: Vec<usize> = rep.iter().map(|r| r.cell_index).collect();
+            assert!(rep.iter().all(|r| r.repetition == k as u32 + 1));
+            assert!(rep.iter().all(|r| r.cell == cells[r.cell_index]));
+            idx.sort();
+            assert_eq!(idx, (0..cells.len()).collect::<Vec<_>>());
+        }
+        // The same seed plans the same order (a resumed study); with 10
+        // cells, another seed or the interleaved order differs.
+        let order = |p: &[PlannedRun]| p.iter().map(|r| r.cell_index).collect::<Vec<_>>();
+        assert_eq!(order(&p), order(&plan(&cells, 3, Order::Random, 7)));
+        assert_ne!(order(&p), order(&plan(&cells, 3, Order::Random, 8)));
+        assert_ne!(order(&p), order(&plan(&cells, 3, Order::Interleaved, 7)));
+    }
+
+    #[test]
+    fn a_resumed_study_runs_what_is_left_under_its_planned_numbers() {
+        let c = cfg();
+        let planned = plan(&cells(&c).unwrap(), c.repeat, Order::Interleaved, 1);
+        let mut done = crate::report::fixture::results().runs[0].clone();
+        done.cell = planned[1].cell.clone();
+        done.repetition = planned[1].repetition;
+        let prior = Results {
+            runs: vec![done.clone()],
+            ..crate::report::fixture::results()
+        };
+        check_resumable(&prior, &planned).unwrap();
+        let left = remaining(&planned, &prior.runs);
+        assert_eq!(left.len(), planned.len() - 1);
+        assert_eq!(
+            left.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+            vec![1, 3, 4, 5, 6, 7, 8]
+        );
+        // A run of another study is refused.
+        done.cell.clients = 3;
+        let prior = Results {
+            runs: vec![done],
+            ..prior
+        };
+        let e = check_resumable(&prior, &planned).unwrap_err().to_string();
+        assert!(e.starts_with("--resume: run"), "{e}");
+    }
 }
