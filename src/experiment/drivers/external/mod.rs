@@ -17,26 +17,29 @@ use anyhow::{Result, anyhow, bail};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::{Driver, PlannedRun, Server, drop_database, fresh_copy, quote_ident, shown_settings};
+mod vars;
+
+use crate::experiment::EXTERNAL;
+use crate::experiment::copies::{drop_database, fresh_copy, quote_ident};
+use crate::experiment::drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};
+use crate::experiment::plan::{PlannedRun, cells, validate};
+use crate::experiment::server::{Server, shown_settings};
 use crate::external::parse::{self};
-use crate::external::template::{Template, Value, Vars};
+use crate::external::template::{Template, Vars};
 use crate::external::{self as ext, Finished};
-use crate::model::LatencySummary;
 use crate::model::LoadFigures;
 use crate::model::LoadReport;
 use crate::model::Phase;
+use crate::model::{BadInput, LatencySummary, LoadFormat, ServerObservations};
 use crate::model::{ExperimentConfig, OnError};
 use crate::observe::{self, Backends};
-use crate::progress::Progress;
 use crate::store::{Cell, LoadRecord, RunRecord};
 use crate::target::{self, Target};
-
-/// Placeholders of the server, filled when a run starts.
-const SERVER_VARS: [&str; 6] = ["host", "port", "user", "password", "database", "dsn"];
+use vars::{SERVER_VARS, cell_vars, env_of, known_placeholders, plain, server_vars, unused_note};
 
 /// The external load of a study: its parsed templates, checked against
 /// every placeholder the study can fill.
-pub(super) struct External {
+pub(in crate::experiment) struct External {
     cmd: Template,
     setup: Option<Template>,
     before_run: Option<Template>,
@@ -50,6 +53,33 @@ pub(super) struct External {
     dsn: Option<String>,
 }
 
+/// The cells, stored header and driver of a study of an external load:
+/// templates checked before anything starts. Notes for the user are
+/// printed unless quiet.
+pub(in crate::experiment) fn prepare(
+    cfg: &ExperimentConfig,
+) -> Result<(Vec<Cell>, StudyHeader, External)> {
+    validate(cfg).map_err(BadInput::from_error)?;
+    if cfg.latency_limit.is_some() {
+        bail!(
+            "--latency-limit applies to isobench's own open-loop clients, not to an external load; give the load tool its own limit"
+        );
+    }
+    let cells = cells(cfg)?;
+    let (driver, notes) = External::new(cfg, &cells)?;
+    if !cfg.quiet {
+        for n in notes {
+            eprintln!("{n}");
+        }
+    }
+    let header = StudyHeader {
+        workload: EXTERNAL.into(),
+        strategies: cfg.strategies.clone(),
+        param_defaults: BTreeMap::new(),
+    };
+    Ok((cells, header, driver))
+}
+
 impl External {
     /// Parses and checks `cfg.load`'s templates for `cells`. Returns the
     /// driver and notes for the user (a factor that varies but that no
@@ -58,7 +88,7 @@ impl External {
     /// Errors (naming the option): a malformed template, an unknown
     /// placeholder, or one without a value in this study (e.g.
     /// `{pool_size}` without a pool_size factor).
-    pub(super) fn new(cfg: &ExperimentConfig, cells: &[Cell]) -> Result<(External, Vec<String>)> {
+    fn new(cfg: &ExperimentConfig, cells: &[Cell]) -> Result<(External, Vec<String>)> {
         let l = &cfg.load;
         let parse = |option: &str, t: &Option<String>| -> Result<Option<Template>> {
             t.as_deref()
@@ -152,240 +182,6 @@ impl External {
     }
 }
 
-fn unused_note(name: &str) -> String {
-    format!(
-        "note: {name} varies, but no command uses {{{name}}}: its cells differ only if a script reads ${}",
-        env_name(name)
-    )
-}
-
-fn plain(text: &str) -> Value {
-    Value {
-        text: text.to_string(),
-        secret: false,
-    }
-}
-
-/// `ISOBENCH_POOL_SIZE` for `pool_size`.
-fn env_name(name: &str) -> String {
-    format!(
-        "ISOBENCH_{}",
-        name.to_ascii_uppercase().replace(['.', '-'], "_")
-    )
-}
-
-/// Every placeholder name of study `cfg`: `Ok` when it has a value in
-/// every cell, else why not.
-fn known_placeholders(cfg: &ExperimentConfig) -> BTreeMap<String, Result<(), String>> {
-    let mut k: BTreeMap<String, Result<(), String>> = BTreeMap::new();
-    let always = [
-        "clients",
-        "isolation",
-        "isolation_short",
-        "isolation_sql",
-        "max_tries",
-        "duration_s",
-        "duration_ms",
-        "warmup_s",
-        "repeat",
-        "run",
-        "repetition",
-        "seed",
-        "out",
-    ];
-    for name in always.into_iter().chain(SERVER_VARS) {
-        k.insert(name.into(), Ok(()));
-    }
-    let factor = |given: bool, name: &str, how: &str| -> Result<(), String> {
-        if given {
-            Ok(())
-        } else {
-            Err(format!("{name} is not a factor of this study ({how})"))
-        }
-    };
-    k.insert(
-        "pool_size".into(),
-        factor(
-            !cfg.pool_size.is_empty(),
-            "pool_size",
-            "give pool_size or --pool-size",
-        ),
-    );
-    k.insert(
-        "rate".into(),
-        factor(!cfg.rate.is_empty(), "rate", "give rate or --rate"),
-    );
-    k.insert(
-        "scale".into(),
-        factor(!cfg.scale.is_empty(), "scale", "give scale or --scale"),
-    );
-    k.insert(
-        "strategy".into(),
-        factor(
-            !cfg.strategies.is_empty(),
-            "strategy",
-            "give strategy or --strategy",
-        ),
-    );
-    k.insert(
-        "pg_bin".into(),
-        factor(
-            !cfg.pg_bin.is_empty() || cfg.target.pg_bin.is_some(),
-            "pg_bin",
-            "give pg_bin or --pg-bin",
-        ),
-    );
-    for (name, _) in &cfg.params {
-        k.insert(name.clone(), Ok(()));
-    }
-    for (name, _) in cfg.setting_factors.iter() {
-        k.insert(name.clone(), Ok(()));
-    }
-    for (name, _) in &cfg.target.settings {
-        k.insert(name.clone(), Ok(()));
-    }
-    k
-}
-
-/// Seconds as a placeholder value: `10` for whole seconds, else `2.5`.
-fn secs(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s.fract() == 0.0 {
-        format!("{s:.0}")
-    } else {
-        format!("{s}")
-    }
-}
-
-/// The placeholder values of `cell` that do not depend on the run or
-/// server.
-fn cell_vars(cfg: &ExperimentConfig, cell: &Cell) -> Vars {
-    let mut v = Vars::new();
-    let mut put = |k: &str, val: String| {
-        v.insert(k.to_string(), plain(&val));
-    };
-    put("clients", cell.clients.to_string());
-    put("isolation", cell.isolation.name().to_string());
-    put("isolation_short", cell.isolation.short().to_string());
-    put("isolation_sql", cell.isolation.sql().to_string());
-    put(
-        "max_tries",
-        cell.max_tries.unwrap_or(cfg.retry.max_tries).to_string(),
-    );
-    put("duration_s", secs(cfg.duration));
-    put("duration_ms", cfg.duration.as_millis().to_string());
-    put("warmup_s", secs(cfg.warmup));
-    put("repeat", cfg.repeat.to_string());
-    if let Some(p) = cell.pool_size {
-        put("pool_size", p.to_string());
-    }
-    if let Some(r) = cell.rate {
-        put("rate", r.to_string());
-    }
-    if let Some(s) = cell.scale {
-        put("scale", s.to_string());
-    }
-    if !cell.strategy.is_empty() {
-        put("strategy", cell.strategy.clone());
-    }
-    if let Some(b) = cell
-        .pg_bin
-        .clone()
-        .or_else(|| cfg.target.pg_bin.as_ref().map(|p| p.display().to_string()))
-    {
-        put("pg_bin", b);
-    }
-    for (k, val) in &cfg.target.settings {
-        put(k, val.clone());
-    }
-    for (k, val) in cell.params.iter().chain(&cell.settings) {
-        put(k, val.clone());
-    }
-    v
-}
-
-/// `{host}` ... `{dsn}` for `database` on `target`. On the managed
-/// server: the socket directory, trust authentication (the password is
-/// for TCP on 127.0.0.1). On an external one: the DSN as given (a secret,
-/// like the password), or one built from the libpq variables.
-fn server_vars(target: &Target, database: &str, dsn: Option<&str>) -> Vars {
-    let mut v = Vars::new();
-    let mut put = |k: &str, text: String, secret: bool| {
-        v.insert(k.to_string(), Value { text, secret });
-    };
-    match target {
-        Target::Managed(m) => {
-            let host = m.socket_dir().display().to_string();
-            // The socket directory percent-encoded as the URI's host: no
-            // character a shell would interpret.
-            put(
-                "dsn",
-                format!(
-                    "postgresql://{}@{}:{}/{database}",
-                    target::SUPERUSER,
-                    host.replace('%', "%25").replace('/', "%2F"),
-                    m.port()
-                ),
-                false,
-            );
-            put("host", host, false);
-            put("port", m.port().to_string(), false);
-            put("user", target::SUPERUSER.into(), false);
-            put("password", m.password().into(), true);
-        }
-        Target::External(c) => {
-            use tokio_postgres::config::Host;
-            let host = match c.get_hosts().first() {
-                Some(Host::Tcp(h)) => h.clone(),
-                Some(Host::Unix(p)) => p.display().to_string(),
-                None => "localhost".into(),
-            };
-            let port = c.get_ports().first().copied().unwrap_or(5432);
-            let user = c.get_user().unwrap_or("postgres").to_string();
-            let password = c
-                .get_password()
-                .map(|p| String::from_utf8_lossy(p).into_owned())
-                .unwrap_or_default();
-            let dsn = match dsn {
-                Some(d) => d.to_string(),
-                None if host.starts_with('/') => format!(
-                    "postgresql://{user}@{}:{port}/{database}",
-                    host.replace('%', "%25").replace('/', "%2F")
-                ),
-                None => format!("postgresql://{user}@{host}:{port}/{database}"),
-            };
-            put("dsn", dsn, true);
-            put("host", host, false);
-            put("port", port.to_string(), false);
-            put("user", user, false);
-            put("password", password, true);
-        }
-    }
-    put("database", database.into(), false);
-    v
-}
-
-/// The environment of a command: the libpq variables and
-/// `ISOBENCH_<NAME>` for every placeholder.
-fn env_of(vars: &Vars) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> = vars
-        .iter()
-        .map(|(k, v)| (env_name(k), v.text.clone()))
-        .collect();
-    for (pg, name) in [
-        ("PGHOST", "host"),
-        ("PGPORT", "port"),
-        ("PGUSER", "user"),
-        ("PGDATABASE", "database"),
-        ("PGPASSWORD", "password"),
-    ] {
-        if let Some(v) = vars.get(name).filter(|v| !v.text.is_empty()) {
-            env.push((pg.into(), v.text.clone()));
-        }
-    }
-    env
-}
-
 /// The database the load runs in on `srv`: a copy per run on the managed
 /// server, the DSN's on an external one.
 fn load_database(srv: &Server, run_db: &str) -> String {
@@ -447,13 +243,16 @@ impl Driver for External {
     async fn load_template(
         &self,
         cell: usize,
-        srv: &Server,
-        tmpl: &str,
-        run_db: &str,
-        dir: &Path,
-        progress: &Progress,
-        cancel: &CancellationToken,
+        ctx: &TemplateCtx<'_>,
     ) -> Result<Option<LoadReport>> {
+        let TemplateCtx {
+            srv,
+            tmpl,
+            run_db,
+            dir,
+            progress,
+            cancel,
+        } = *ctx;
         let started = Instant::now();
         let database = match srv.target {
             Target::Managed(_) => {
@@ -493,18 +292,18 @@ impl Driver for External {
         }))
     }
 
-    async fn one_run(
-        &self,
-        cfg: &ExperimentConfig,
-        srv: &Server,
-        tmpl: &str,
-        run_db: &str,
-        dir: &Path,
-        run: &PlannedRun,
-        index: u32,
-        cancel: &CancellationToken,
-        progress: &Progress,
-    ) -> Result<(RunRecord, Option<anyhow::Error>)> {
+    async fn one_run(&self, ctx: &RunCtx<'_>) -> Result<(RunRecord, Option<anyhow::Error>)> {
+        let RunCtx {
+            cfg,
+            srv,
+            tmpl,
+            run_db,
+            dir,
+            run,
+            index,
+            progress,
+            ..
+        } = *ctx;
         let started_at = chrono::Local::now().to_rfc3339();
         let database = load_database(srv, run_db);
         let (check_db, reset_ms, mut errors) = match srv.target {
@@ -522,17 +321,7 @@ impl Driver for External {
         std::fs::create_dir_all(&out)
             .map_err(|e| anyhow!("cannot create {}: {e}", out.display()))?;
         let seed = cfg.seed.wrapping_add(u64::from(index) << 32);
-        let vars = self.vars(
-            run.cell_index,
-            srv,
-            &database,
-            &[
-                ("run", index.to_string()),
-                ("repetition", run.repetition.to_string()),
-                ("seed", seed.to_string()),
-                ("out", dir.display().to_string()),
-            ],
-        );
+        let vars = self.run_vars(ctx, &database, seed);
         let format = cfg
             .load
             .format
@@ -541,123 +330,24 @@ impl Driver for External {
 
         // before_run and its background processes, readiness, the load
         // under observation, after_run; the first failure ends the steps.
-        let mut failure_msg: Option<String> = None;
-        let mut app: Option<ext::Group> = None;
-        let mut watch_app = false;
-        if let Some(t) = &self.before_run {
-            progress.status("before_run");
-            let cmd = t.render(&vars).map_err(|e| anyhow!(e))?;
-            let err = out.join("before_run.err");
-            let (f, group) = ext::run(
-                &cmd,
-                &env_of(&vars),
-                &out.join("before_run.out"),
-                &err,
-                None,
-                cancel,
-            )
-            .await
-            .map_err(|e| anyhow!(e))?;
-            if !f.ok() && f.stopped.is_none() {
-                failure_msg = Some(failure(t, &vars, &f, &err));
-            }
-            // Something left running (the application): readiness is
-            // pointless once it has exited.
-            watch_app = group.alive();
-            app = Some(group);
-        }
-        let mut ready_s = None;
-        if let (Some(t), None) = (&self.ready, &failure_msg)
-            && !cancel.is_cancelled()
-        {
-            progress.status("waiting for readiness");
-            let target = t.render(&vars).map_err(|e| anyhow!(e))?;
-            match ext::wait_ready(
-                &target,
-                &env_of(&vars),
-                &out.join("ready.out"),
-                &out.join("ready.err"),
-                cfg.load.ready_timeout,
-                app.as_ref().filter(|_| watch_app),
-                cancel,
-            )
-            .await
-            {
-                Ok(d) => ready_s = Some(d.as_secs_f64()),
-                Err(e) if !cancel.is_cancelled() => {
-                    failure_msg = Some(format!(
-                        "ready `{}`: {e}",
-                        t.render_shown(&vars).unwrap_or_default()
-                    ))
-                }
-                Err(_) => {}
-            }
-        }
-        let mut load: Option<(Finished, Result<Option<LoadFigures>, String>)> = None;
-        let mut server = Default::default();
-        if failure_msg.is_none() && !cancel.is_cancelled() {
-            progress.status("load running");
-            let (phase_tx, phase_rx) = watch::channel(Phase::Measuring);
-            let observer = tokio::spawn(observe::observe(
-                srv.target.config(&database),
-                database.clone(),
-                Vec::new(),
-                observe::ObserveOptions {
-                    level: cfg.observe,
-                    sample_interval: cfg.sample_interval,
-                    backends: Backends::All,
-                    // An external load's isolation level is its own.
-                    siread_locks: true,
-                },
-                phase_rx,
-            ));
-            let cmd = self.cmd.render(&vars).map_err(|e| anyhow!(e))?;
-            let (o, e) = (out.join("load.out"), out.join("load.err"));
-            let finished =
-                ext::run_to_end(&cmd, &env_of(&vars), &o, &e, cfg.load.timeout(), cancel).await;
-            phase_tx.send_replace(Phase::Draining);
-            server = observer.await.unwrap_or_default();
-            let f = finished.map_err(|e| anyhow!(e))?;
-            if f.stopped != Some(ext::Stopped::Interrupted) {
-                if !f.ok() {
-                    failure_msg = Some(failure(&self.cmd, &vars, &f, &e));
-                }
-                let text = std::fs::read_to_string(&o).unwrap_or_default();
-                let parsed = parse::parse(format, &text);
-                if let (Err(p), None) = (&parsed, &failure_msg) {
-                    failure_msg = Some(format!(
-                        "load_cmd output ({}) is not {}'s: {p}",
-                        o.display(),
-                        format.name()
-                    ));
-                }
-                load = Some((f, parsed));
-            } else {
-                load = Some((f, Ok(None)));
-            }
-        }
-        if let Some(t) = &self.after_run {
-            progress.status("after_run");
-            // Clean-up runs even after Ctrl-C, bounded.
-            let fresh = CancellationToken::new();
-            if let Err(e) = step(
-                t,
-                &vars,
-                &out,
-                "after_run",
-                Some(Duration::from_secs(60)),
-                &fresh,
-            )
-            .await
-            {
-                errors.push(e);
-            }
-        }
-        if let Some(g) = app {
+        let mut st = Steps::default();
+        self.before_run(ctx, &vars, &out, &mut st).await?;
+        self.wait_ready(ctx, &vars, &out, &mut st).await?;
+        self.load(ctx, &vars, &out, &database, format, &mut st)
+            .await?;
+        self.after_run(ctx, &vars, &out, &mut errors).await;
+        if let Some(g) = st.app.take() {
             g.stop().await;
         }
 
-        let interrupted = cancel.is_cancelled();
+        let Steps {
+            failure_msg,
+            ready_s,
+            load,
+            server,
+            ..
+        } = st;
+        let interrupted = ctx.cancel.is_cancelled();
         let (finished, figures) = match load {
             Some((f, parsed)) => (Some(f), parsed.ok().flatten()),
             None => (None, None),
@@ -668,19 +358,22 @@ impl Driver for External {
         }
         errors.extend(server.errors.iter().cloned());
         let wall_s = finished.as_ref().map_or(0.0, |f| f.wall.as_secs_f64());
-        let record = record(
-            run,
-            index,
+        let seen = Seen {
             seed,
             started_at,
-            !interrupted && failure_msg.is_none(),
+            complete: !interrupted && failure_msg.is_none(),
             wall_s,
-            figures.as_ref(),
             reset_ms,
             server,
             errors,
             server_version,
             server_settings,
+        };
+        let record = record(
+            run,
+            index,
+            figures.as_ref(),
+            seen,
             LoadRecord {
                 command: shown,
                 format,
@@ -691,35 +384,242 @@ impl Driver for External {
                 figures: figures.clone(),
             },
         );
-        let stop = match (&failure_msg, cfg.load.on_error) {
-            (Some(m), OnError::Stop) => Some(anyhow!(
-                "{m}\n(on_error = \"stop\"; set on_error = \"continue\" or --on-error continue to go on after a failed run)"
-            )),
-            _ => None,
-        };
-        Ok((record, stop))
+        Ok((record, stop_of(failure_msg.as_deref(), cfg.load.on_error)))
     }
+}
+
+/// The error that stops the study after a run that failed with
+/// `failure_msg`, when `on_error` says to stop.
+fn stop_of(failure_msg: Option<&str>, on_error: OnError) -> Option<anyhow::Error> {
+    match (failure_msg, on_error) {
+        (Some(m), OnError::Stop) => Some(anyhow!(
+            "{m}\n(on_error = \"stop\"; set on_error = \"continue\" or --on-error continue to go on after a failed run)"
+        )),
+        _ => None,
+    }
+}
+
+/// The steps of a run so far: the first failure, the application
+/// `before_run` left running (and whether readiness should watch it), the
+/// time to readiness (s), the load's end and parsed figures, and the
+/// server's observations during the load.
+#[derive(Default)]
+struct Steps {
+    failure_msg: Option<String>,
+    app: Option<ext::Group>,
+    watch_app: bool,
+    ready_s: Option<f64>,
+    load: Option<(Finished, Result<Option<LoadFigures>, String>)>,
+    server: ServerObservations,
+}
+
+impl External {
+    /// The placeholder values of run `ctx.run` (seed `seed`) in
+    /// `database`.
+    fn run_vars(&self, ctx: &RunCtx<'_>, database: &str, seed: u64) -> Vars {
+        let (run, index) = (ctx.run, ctx.index);
+        self.vars(
+            run.cell_index,
+            ctx.srv,
+            database,
+            &[
+                ("run", index.to_string()),
+                ("repetition", run.repetition.to_string()),
+                ("seed", seed.to_string()),
+                ("out", ctx.dir.display().to_string()),
+            ],
+        )
+    }
+
+    /// `before_run`, if any, output in `out`; what it leaves running is
+    /// the application.
+    async fn before_run(
+        &self,
+        ctx: &RunCtx<'_>,
+        vars: &Vars,
+        out: &Path,
+        st: &mut Steps,
+    ) -> Result<()> {
+        let Some(t) = &self.before_run else {
+            return Ok(());
+        };
+        ctx.progress.status("before_run");
+        let cmd = t.render(vars).map_err(|e| anyhow!(e))?;
+        let err = out.join("before_run.err");
+        let (f, group) = ext::run(
+            &cmd,
+            &env_of(vars),
+            &out.join("before_run.out"),
+            &err,
+            None,
+            ctx.cancel,
+        )
+        .await
+        .map_err(|e| anyhow!(e))?;
+        if !f.ok() && f.stopped.is_none() {
+            st.failure_msg = Some(failure(t, vars, &f, &err));
+        }
+        // Something left running (the application): readiness is
+        // pointless once it has exited.
+        st.watch_app = group.alive();
+        st.app = Some(group);
+        Ok(())
+    }
+
+    /// Waits for `ready`, if any and nothing failed yet.
+    async fn wait_ready(
+        &self,
+        ctx: &RunCtx<'_>,
+        vars: &Vars,
+        out: &Path,
+        st: &mut Steps,
+    ) -> Result<()> {
+        let cancel = ctx.cancel;
+        if let (Some(t), None) = (&self.ready, &st.failure_msg)
+            && !cancel.is_cancelled()
+        {
+            ctx.progress.status("waiting for readiness");
+            let target = t.render(vars).map_err(|e| anyhow!(e))?;
+            match ext::wait_ready(
+                &target,
+                &env_of(vars),
+                &out.join("ready.out"),
+                &out.join("ready.err"),
+                ctx.cfg.load.ready_timeout,
+                st.app.as_ref().filter(|_| st.watch_app),
+                cancel,
+            )
+            .await
+            {
+                Ok(d) => st.ready_s = Some(d.as_secs_f64()),
+                Err(e) if !cancel.is_cancelled() => {
+                    st.failure_msg = Some(format!(
+                        "ready `{}`: {e}",
+                        t.render_shown(vars).unwrap_or_default()
+                    ))
+                }
+                Err(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The load itself, if nothing failed yet, under observation of
+    /// `database`; its output in `out`, parsed as `format`.
+    async fn load(
+        &self,
+        ctx: &RunCtx<'_>,
+        vars: &Vars,
+        out: &Path,
+        database: &str,
+        format: LoadFormat,
+        st: &mut Steps,
+    ) -> Result<()> {
+        let (cfg, cancel) = (ctx.cfg, ctx.cancel);
+        if st.failure_msg.is_some() || cancel.is_cancelled() {
+            return Ok(());
+        }
+        ctx.progress.status("load running");
+        let (phase_tx, phase_rx) = watch::channel(Phase::Measuring);
+        let observer = tokio::spawn(observe::observe(
+            ctx.srv.target.config(database),
+            database.to_string(),
+            Vec::new(),
+            observe::ObserveOptions {
+                level: cfg.observe,
+                sample_interval: cfg.sample_interval,
+                backends: Backends::All,
+                // An external load's isolation level is its own.
+                siread_locks: true,
+            },
+            phase_rx,
+        ));
+        let cmd = self.cmd.render(vars).map_err(|e| anyhow!(e))?;
+        let (o, e) = (out.join("load.out"), out.join("load.err"));
+        let finished =
+            ext::run_to_end(&cmd, &env_of(vars), &o, &e, cfg.load.timeout(), cancel).await;
+        phase_tx.send_replace(Phase::Draining);
+        st.server = observer.await.unwrap_or_default();
+        let f = finished.map_err(|e| anyhow!(e))?;
+        if f.stopped != Some(ext::Stopped::Interrupted) {
+            if !f.ok() {
+                st.failure_msg = Some(failure(&self.cmd, vars, &f, &e));
+            }
+            let text = std::fs::read_to_string(&o).unwrap_or_default();
+            let parsed = parse::parse(format, &text);
+            if let (Err(p), None) = (&parsed, &st.failure_msg) {
+                st.failure_msg = Some(format!(
+                    "load_cmd output ({}) is not {}'s: {p}",
+                    o.display(),
+                    format.name()
+                ));
+            }
+            st.load = Some((f, parsed));
+        } else {
+            st.load = Some((f, Ok(None)));
+        }
+        Ok(())
+    }
+
+    /// `after_run`, if any: clean-up runs even after Ctrl-C, bounded; its
+    /// failure goes to `errors`.
+    async fn after_run(&self, ctx: &RunCtx<'_>, vars: &Vars, out: &Path, errors: &mut Vec<String>) {
+        if let Some(t) = &self.after_run {
+            ctx.progress.status("after_run");
+            let fresh = CancellationToken::new();
+            if let Err(e) = step(
+                t,
+                vars,
+                out,
+                "after_run",
+                Some(Duration::from_secs(60)),
+                &fresh,
+            )
+            .await
+            {
+                errors.push(e);
+            }
+        }
+    }
+}
+
+/// What a run of an external load saw besides its figures: its seed, when
+/// it started, whether it completed, its wall time (s), the fresh copy's
+/// time (ms), the observations, problems, and the server's version and
+/// settings.
+struct Seen {
+    seed: u64,
+    started_at: String,
+    complete: bool,
+    wall_s: f64,
+    reset_ms: f64,
+    server: ServerObservations,
+    errors: Vec<String>,
+    server_version: String,
+    server_settings: BTreeMap<String, String>,
 }
 
 /// A run record from an external load's figures: throughput, count and
 /// latency as the tool reported them (0 where it reports nothing), and
 /// pgbench's failures by SQLSTATE (`--failures-detailed`) and retries.
-#[allow(clippy::too_many_arguments)]
 fn record(
     run: &PlannedRun,
     index: u32,
-    seed: u64,
-    started_at: String,
-    complete: bool,
-    wall_s: f64,
     f: Option<&LoadFigures>,
-    reset_ms: f64,
-    server: crate::model::ServerObservations,
-    errors: Vec<String>,
-    server_version: String,
-    server_settings: BTreeMap<String, String>,
+    seen: Seen,
     load: LoadRecord,
 ) -> RunRecord {
+    let Seen {
+        seed,
+        started_at,
+        complete,
+        wall_s,
+        reset_ms,
+        server,
+        errors,
+        server_version,
+        server_settings,
+    } = seen;
     let g = |x: fn(&LoadFigures) -> Option<f64>| f.and_then(x).unwrap_or(0.0);
     let committed = f.map_or(0, |f| f.count);
     let duration_s = f.and_then(|f| f.duration_s).unwrap_or(wall_s);
@@ -812,7 +712,7 @@ mod tests {
     #[test]
     fn templates_are_checked_before_anything_runs() {
         let mut c = cfg();
-        let cells = super::super::cells(&c).unwrap();
+        let cells = crate::experiment::cells(&c).unwrap();
         assert_eq!(cells.len(), 2);
         assert_eq!(c.isolation, vec![Isolation::ReadCommitted]);
         let (ext, notes) = External::new(&c, &cells).unwrap();
@@ -845,7 +745,7 @@ mod tests {
         c.pool_size = vec![10, 25];
         c.params = vec![("workers".into(), vec!["2".into(), "4".into()])];
         c.load.setup = Some("pgbench -i -s {workers} {dsn}".into());
-        let cells = super::super::cells(&c).unwrap();
+        let cells = crate::experiment::cells(&c).unwrap();
         assert_eq!(cells.len(), 2 * 2 * 2);
         let (ext, notes) = External::new(&c, &cells).unwrap();
         assert_eq!(notes.len(), 1, "{notes:?}");
@@ -856,20 +756,5 @@ mod tests {
         let keys: std::collections::BTreeSet<String> =
             (0..cells.len()).map(|i| ext.data_key(i)).collect();
         assert_eq!(keys.len(), 2);
-    }
-
-    #[test]
-    fn environment_has_libpq_variables_and_every_placeholder() {
-        let mut v = Vars::new();
-        v.insert("host".into(), plain("/tmp/s"));
-        v.insert("database".into(), plain("db"));
-        v.insert("pool_size".into(), plain("10"));
-        v.insert("password".into(), plain(""));
-        let env = env_of(&v);
-        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-        assert_eq!(get("PGHOST"), Some("/tmp/s"));
-        assert_eq!(get("PGDATABASE"), Some("db"));
-        assert_eq!(get("ISOBENCH_POOL_SIZE"), Some("10"));
-        assert_eq!(get("PGPASSWORD"), None);
     }
 }

@@ -1,0 +1,410 @@
+//! The driver of built-in workloads and pgbench scripts: isobench's own
+//! clients (the engine) run the workload, one instance per cell, in a
+//! fresh copy of the template database, under observation; the
+//! workload's invariants are checked against the data afterwards.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use anyhow::{Context, Result, anyhow};
+use tokio::sync::watch;
+
+use super::{Driver, RunCtx, StudyHeader, TemplateCtx};
+use crate::engine::retry::Retrier;
+use crate::engine::{self, EngineOutcome, EngineParams};
+use crate::experiment::copies::{create_template, fresh_copy};
+use crate::experiment::plan::{cells, retrier_for, setup, validate, workload_spec};
+use crate::experiment::server::shown_settings;
+use crate::metrics::{Interval, encode_histogram};
+use crate::model::{
+    BadInput, ExperimentConfig, InvariantResult, Isolation, LoadReport, Phase, ServerObservations,
+};
+use crate::observe;
+use crate::store::{self, Cell, RunRecord, TxTypeRecord};
+use crate::target;
+use crate::workload::{self, Workload, WorkloadSpec};
+
+/// A built-in workload, one instance per cell.
+pub(in crate::experiment) struct Builtin<W> {
+    pub(super) spec: &'static WorkloadSpec,
+    pub(super) workloads: Vec<W>,
+}
+
+impl<W: Workload> Driver for Builtin<W> {
+    fn data_key(&self, cell: usize) -> String {
+        self.workloads[cell].data_key()
+    }
+
+    async fn load_template(
+        &self,
+        cell: usize,
+        ctx: &TemplateCtx<'_>,
+    ) -> Result<Option<LoadReport>> {
+        load_template(&self.workloads[cell], self.spec, ctx).await
+    }
+
+    async fn one_run(&self, ctx: &RunCtx<'_>) -> Result<(RunRecord, Option<anyhow::Error>)> {
+        let retrier = retrier_for(ctx.cfg, &ctx.run.cell)?;
+        let (record, script_error) =
+            one_run(&self.workloads[ctx.run.cell_index], &retrier, ctx).await?;
+        // A script's own error (an expression error, an undefined
+        // variable) stops its client, as in pgbench; every run would hit it
+        // again, so the study stops, with the error, after saving the run.
+        let stop = script_error.map(|m| anyhow!("a script error stopped the clients: {m}"));
+        Ok((record, stop))
+    }
+}
+
+/// The cells, stored header and driver of a study of built-in workload
+/// `W`. Errors: invalid configuration, a bad factor or parameter value
+/// (every cell's workload is built before anything starts).
+pub(in crate::experiment) fn prepare<W: Workload>(
+    cfg: &ExperimentConfig,
+) -> Result<(Vec<Cell>, StudyHeader, Builtin<W>)> {
+    validate(cfg).map_err(BadInput::from_error)?;
+    let spec = workload_spec(cfg)?;
+    let cells = cells(cfg)?;
+    // Build every cell's workload before starting anything, so a bad
+    // parameter value is reported at once.
+    let workloads: Vec<W> = cells
+        .iter()
+        .map(|c| Ok(W::new(&setup(c)?)?))
+        .collect::<Result<_>>()?;
+    let header = StudyHeader {
+        workload: cfg.workload.clone(),
+        strategies: if cfg.strategies.is_empty() {
+            vec![spec.default_strategy().to_string()]
+        } else {
+            cfg.strategies.clone()
+        },
+        param_defaults: spec.defaults(),
+    };
+    Ok((cells, header, Builtin { spec, workloads }))
+}
+
+/// Loads `w`'s data into template database `ctx.tmpl` on `ctx.srv`
+/// (dropping any stale run database first). Returns `None` when
+/// cancelled.
+async fn load_template<W: Workload>(
+    w: &W,
+    spec: &WorkloadSpec,
+    ctx: &TemplateCtx<'_>,
+) -> Result<Option<LoadReport>> {
+    let TemplateCtx {
+        srv,
+        tmpl,
+        run_db,
+        progress,
+        cancel,
+        ..
+    } = *ctx;
+    create_template(srv, tmpl, run_db).await?;
+    let what = match w.data_key() {
+        k if k.is_empty() => spec.name.to_string(),
+        k => format!("{} ({k})", spec.name),
+    };
+    progress.note(&format!("loading {what} ..."));
+    let config = srv.target.config(tmpl);
+    let db = workload::Loader::new(target::connect(&config).await?, config);
+    let started = Instant::now();
+    let rows = tokio::select! {
+        r = w.load(&db) => r.with_context(|| format!("loading {what}"))?,
+        _ = cancel.cancelled() => return Ok(None),
+    };
+    let load = LoadReport {
+        data: w.data_key(),
+        elapsed: started.elapsed(),
+        rows,
+    };
+    progress.note(&format!(
+        "loaded {} rows in {:.2} s",
+        load.rows,
+        load.elapsed.as_secs_f64()
+    ));
+    Ok(Some(load))
+}
+
+/// Per-command records from the measured window's step counts, named by
+/// the workload (empty when it times no commands).
+fn command_records(
+    names: &[String],
+    steps: &[crate::metrics::StepStats],
+) -> Vec<store::CommandRecord> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(k, name)| {
+            let s = steps.get(k).copied().unwrap_or_default();
+            store::CommandRecord {
+                command: name.clone(),
+                executions: s.executions,
+                mean_ms: if s.executions > 0 {
+                    s.total_us as f64 / s.executions as f64 / 1000.0
+                } else {
+                    0.0
+                },
+                failures: s.failures,
+            }
+        })
+        .collect()
+}
+
+/// What a run saw besides the engine's outcome: when it started, its seed,
+/// the fresh copy's time (ms) and problems, the server's version and
+/// settings, the observations and the invariant checks.
+struct Around {
+    started_at: String,
+    seed: u64,
+    reset_ms: f64,
+    errors: Vec<String>,
+    server_version: String,
+    server_settings: BTreeMap<String, String>,
+    server: ServerObservations,
+    invariants: Vec<InvariantResult>,
+}
+
+/// Runs `ctx.run` with `workload`: a fresh copy, the engine under
+/// observation, the invariant checks. Returns the record and a script's
+/// own error, if one stopped a client.
+async fn one_run<W: Workload>(
+    workload: &W,
+    retrier: &Retrier,
+    ctx: &RunCtx<'_>,
+) -> Result<(RunRecord, Option<String>)> {
+    let RunCtx {
+        cfg,
+        srv,
+        tmpl,
+        run_db,
+        run,
+        index,
+        cancel,
+        progress,
+        ..
+    } = *ctx;
+    let started_at = chrono::Local::now().to_rfc3339();
+    let (check_db, reset_ms, errors) = fresh_copy(srv, tmpl, run_db).await?;
+    let db_config = srv.target.config(run_db);
+    let (server_version, server_settings) = shown_settings(&check_db, cfg, &run.cell).await?;
+
+    let seed = cfg.seed.wrapping_add(u64::from(index) << 32);
+    let params = EngineParams {
+        clients: run.cell.clients,
+        isolation: run.cell.isolation,
+        retrier: retrier.clone(),
+        warmup: cfg.warmup,
+        duration: cfg.duration,
+        seed,
+        threads: cfg
+            .threads
+            .unwrap_or_else(|| engine::default_threads(run.cell.clients)),
+        pool_size: run.cell.pool_size,
+        rate: run.cell.rate.map(|r| r.0),
+        latency_limit: cfg.latency_limit,
+    };
+    let (phase_tx, phase_rx) = watch::channel(Phase::Connecting);
+    let observer = tokio::spawn(observe::observe(
+        db_config.clone(),
+        run_db.to_string(),
+        workload.explain_statements(),
+        observe::ObserveOptions {
+            level: cfg.observe,
+            sample_interval: cfg.sample_interval,
+            backends: observe::Backends::Isobench,
+            siread_locks: run.cell.isolation == Isolation::Serializable,
+        },
+        phase_rx,
+    ));
+    let mut on_tick = |t: &engine::Tick| progress.tick(t);
+    let outcome = engine::run(
+        workload,
+        &db_config,
+        &params,
+        cancel,
+        &phase_tx,
+        &mut on_tick,
+    )
+    .await;
+    phase_tx.send_replace(Phase::Draining);
+    let server = observer.await.unwrap_or_default();
+    let (outcome, ledger) = outcome?;
+    let invariants = workload
+        .check(&check_db, outcome.lifetime, ledger)
+        .await
+        .context("checking invariants")?;
+    let around = Around {
+        started_at,
+        seed,
+        reset_ms,
+        errors,
+        server_version,
+        server_settings,
+        server,
+        invariants,
+    };
+    Ok(record(workload, ctx, outcome, around))
+}
+
+/// Per-transaction-type records of the measured window `measured`, named
+/// by the workload.
+fn tx_type_records<W: Workload>(workload: &W, measured: &Interval) -> Vec<TxTypeRecord> {
+    let type_names = workload.tx_types();
+    measured
+        .types
+        .iter()
+        .zip(&type_names)
+        .enumerate()
+        .map(|(i, (t, name))| TxTypeRecord {
+            name: name.to_string(),
+            committed: t.committed,
+            user_aborts: t.user_aborts,
+            attempts: t.attempts,
+            failed: t.failed.iter().collect(),
+            unknown_outcome: t.unknown_outcome,
+            wasted_ms: t.wasted_us as f64 / 1000.0,
+            latency_ms: t.latency_summary(),
+            latency_histogram: encode_histogram(&t.latency_us),
+            commands: command_records(&workload.step_names(i), &t.steps),
+        })
+        .collect()
+}
+
+/// The record of run `ctx.run` from the engine's `outcome` and what was
+/// `around` it, and a script's own error, if one stopped a client.
+fn record<W: Workload>(
+    workload: &W,
+    ctx: &RunCtx<'_>,
+    outcome: EngineOutcome,
+    mut around: Around,
+) -> (RunRecord, Option<String>) {
+    let (run, index) = (ctx.run, ctx.index);
+    let m = outcome.measured.total();
+    let m = &m;
+    let failed_total = m.failed.total();
+    let transactions = m.transactions();
+    let per_type = tx_type_records(workload, &outcome.measured);
+    let failed_by_type = per_type
+        .iter()
+        .filter(|t| !t.failed.is_empty())
+        .map(|t| (t.name.clone(), t.failed.clone()))
+        .collect();
+    let client_time_ms = f64::from(run.cell.clients) * outcome.measured_s * 1000.0;
+    let wasted_ms = m.wasted_us as f64 / 1000.0;
+    let mut errors_all = std::mem::take(&mut around.errors);
+    let (anomalies, script_error) = problems(&outcome, &around, &mut errors_all);
+    let lost_clients = !outcome.client_errors.is_empty();
+    let record = RunRecord {
+        index,
+        cell: run.cell.clone(),
+        repetition: run.repetition,
+        seed: around.seed,
+        started_at: around.started_at,
+        // A run that lost clients did not measure the cell as planned.
+        complete: !outcome.interrupted && !lost_clients,
+        duration_s: outcome.measured_s,
+        committed: m.committed,
+        tps: if outcome.measured_s > 0.0 {
+            m.committed as f64 / outcome.measured_s
+        } else {
+            0.0
+        },
+        attempts: m.attempts,
+        retries: m.attempts.saturating_sub(transactions),
+        failed: m.failed.iter().collect(),
+        failed_by_type,
+        unknown_outcome: m.unknown_outcome,
+        user_aborts: m.user_aborts,
+        failure_pct: if transactions > 0 {
+            100.0 * failed_total as f64 / transactions as f64
+        } else {
+            0.0
+        },
+        retries_per_commit: if m.committed > 0 {
+            m.attempts.saturating_sub(transactions) as f64 / m.committed as f64
+        } else {
+            0.0
+        },
+        wasted_ms,
+        wasted_attempts: m.wasted_attempts(),
+        abort_ratio: if m.attempts > 0 {
+            m.wasted_attempts() as f64 / m.attempts as f64
+        } else {
+            0.0
+        },
+        wasted_time_pct: if client_time_ms > 0.0 {
+            100.0 * wasted_ms / client_time_ms
+        } else {
+            0.0
+        },
+        transactions: per_type,
+        latency_ms: m.latency_summary(),
+        latency_histogram: encode_histogram(&m.latency_us),
+        per_second: outcome.per_second,
+        client_cpu_s: outcome.cpu_s,
+        client_cpu_us_per_tx: if m.committed > 0 {
+            outcome.cpu_s * 1e6 / m.committed as f64
+        } else {
+            0.0
+        },
+        lifetime: outcome.lifetime,
+        reset_ms: around.reset_ms,
+        server: around.server,
+        invariants: around.invariants,
+        anomalies,
+        errors: errors_all,
+        pool_wait_ms: run
+            .cell
+            .pool_size
+            .map(|_| wait_summary(&outcome.measured.waits.pool_us)),
+        schedule_lag_ms: run
+            .cell
+            .rate
+            .map(|_| wait_summary(&outcome.measured.waits.lag_us)),
+        skipped: outcome.measured.waits.skipped,
+        late: outcome.measured.waits.late,
+        server_version: around.server_version,
+        server_settings: around.server_settings,
+        load: None,
+    };
+    (record, script_error)
+}
+
+/// The anomalies of a run (none counted without every client's ledger)
+/// and a script's own error, if one stopped a client; the clients' and
+/// the server's problems are added to `errors`.
+fn problems(
+    outcome: &EngineOutcome,
+    around: &Around,
+    errors: &mut Vec<String>,
+) -> (u64, Option<String>) {
+    // Without every client's ledger, checks that use it can report
+    // violations that did not happen: shown, but not counted.
+    let anomalies = if outcome.ledger_complete {
+        around.invariants.iter().map(|i| i.violations).sum()
+    } else {
+        errors.push(
+            "clients were lost with their ledgers: invariant results are shown but not counted as anomalies"
+                .into(),
+        );
+        0
+    };
+    let script_error = outcome.client_errors.iter().find_map(|e| match &e.reason {
+        engine::StopReason::Script(m) => Some(m.clone()),
+        _ => None,
+    });
+    errors.extend(outcome.client_errors.iter().map(ToString::to_string));
+    errors.extend(around.server.errors.iter().cloned());
+    (anomalies, script_error)
+}
+
+/// A wait histogram (µs) as a summary in ms.
+fn wait_summary(h: &hdrhistogram::Histogram<u64>) -> store::WaitSummary {
+    let l = crate::model::LatencySummary::of(h);
+    store::WaitSummary {
+        count: h.len(),
+        mean: l.mean,
+        p50: l.p50,
+        p99: l.p99,
+        max: l.max,
+    }
+}

@@ -1,0 +1,85 @@
+//! The driver of pgbench scripts (`-f`, `-b`): the scripts run as a
+//! workload of isobench's own clients ([`Builtin`] over
+//! [`ScriptWorkload`]s), on pgbench's tables or on the data of
+//! `--init-sql`. Every script (and every expression) is parsed before
+//! anything starts.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Result, bail};
+
+use super::StudyHeader;
+use super::builtin::Builtin;
+use crate::experiment::SCRIPTS;
+use crate::experiment::plan::{cells, validate};
+use crate::model::{BadInput, ExperimentConfig};
+use crate::pgbench::run::ScriptWorkload;
+use crate::store::Cell;
+use crate::workload;
+
+/// The cells, stored header and driver of a study of pgbench scripts.
+/// Errors: invalid configuration, a script that cannot be read or
+/// parsed, `--param` or `--strategy` given.
+pub(in crate::experiment) fn prepare(
+    cfg: &ExperimentConfig,
+) -> Result<(Vec<Cell>, StudyHeader, Builtin<ScriptWorkload>)> {
+    use crate::pgbench::{run, script};
+    validate(cfg).map_err(BadInput::from_error)?;
+    if !cfg.params.is_empty() || !cfg.strategies.is_empty() {
+        bail!(BadInput(
+            "--param and --strategy belong to built-in workloads; pgbench scripts take variables with -D NAME=VALUE"
+                .into()
+        ));
+    }
+    let sc = &cfg.scripts;
+    let mut scripts = Vec::new();
+    for (path, weight) in &sc.files {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            BadInput(format!(
+                "-f {}: cannot read the script: {e}",
+                path.display()
+            ))
+        })?;
+        scripts.push(
+            script::parse(&path.display().to_string(), &text, *weight)
+                .map_err(BadInput::from_error)?,
+        );
+    }
+    for (name, weight) in &sc.builtins {
+        scripts.push(script::builtin(name, *weight).map_err(BadInput)?);
+    }
+    let init = match &sc.init_sql {
+        Some(p) => Some((
+            p.clone(),
+            std::fs::read_to_string(p).map_err(|e| {
+                BadInput(format!("--init-sql {}: cannot read it: {e}", p.display()))
+            })?,
+        )),
+        None => None,
+    };
+    let cells = cells(cfg)?;
+    let workloads: Vec<run::ScriptWorkload> = cells
+        .iter()
+        .map(|c| {
+            let data = match &init {
+                Some((p, text)) => run::Data::InitSql(p.clone(), text.clone()),
+                None => run::Data::Tpcb(c.scale.unwrap_or(1)),
+            };
+            run::ScriptWorkload::new(
+                scripts.clone(),
+                sc.mode,
+                sc.defines.clone(),
+                data,
+                c.clients,
+            )
+            .map_err(|e| BadInput(e).into())
+        })
+        .collect::<Result<_>>()?;
+    let header = StudyHeader {
+        workload: SCRIPTS.into(),
+        strategies: Vec::new(),
+        param_defaults: BTreeMap::new(),
+    };
+    let spec = workload::spec("tpcb").expect("built in");
+    Ok((cells, header, Builtin { spec, workloads }))
+}
