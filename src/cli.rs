@@ -758,7 +758,15 @@ mod tests {
     /// and `--param` take `[settings]` and `[params]` tables, `-D` a
     /// `[define]` table), and an invalid value for both when the flag takes
     /// one.
-    const FLAG_KEYS: &[(&str, &[&str], &str, Option<(&str, &str)>)] = &[
+    /// (flag, its arguments, the file's key line, a bad value for each).
+    type FlagKey = (
+        &'static str,
+        &'static [&'static str],
+        &'static str,
+        Option<(&'static str, &'static str)>,
+    );
+
+    const FLAG_KEYS: &[FlagKey] = &[
         (
             "workload",
             &["-w", "smallbank"],

@@ -166,8 +166,6 @@ pub async fn start(
     Ok(Target::Managed(server))
 }
 
-/// `user@host:port/db`, never the password.
-
 /// Checks that `dir` holds a PostgreSQL server binary (`postgres`): the
 /// one check behind `--pg-bin` and an experiment file's `pg_bin`.
 ///
@@ -183,6 +181,7 @@ pub fn check_bin_dir(dir: &std::path::Path) -> Result<(), String> {
     }
 }
 
+/// `user@host:port/db`, never the password.
 pub fn describe_config(c: &Config) -> String {
     let host = match c.get_hosts().first() {
         Some(Host::Tcp(h)) => h.clone(),
