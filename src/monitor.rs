@@ -23,8 +23,8 @@ use crate::store;
 use crate::target::{self, Target};
 
 /// File names in a monitor's results directory.
-pub const MONITOR_JSON: &str = "monitor.json";
-pub const MONITOR_MD: &str = "monitor.md";
+pub(crate) const MONITOR_JSON: &str = "monitor.json";
+pub(crate) const MONITOR_MD: &str = "monitor.md";
 
 /// What to monitor, how often, for how long.
 #[derive(Debug, Clone)]
@@ -69,7 +69,7 @@ pub struct MonitorResults {
 }
 
 /// Statements shown in `monitor.md` and kept in `monitor.json`.
-pub const TOP_STATEMENTS: usize = 10;
+pub(crate) const TOP_STATEMENTS: usize = 10;
 
 /// One statement's `pg_stat_statements` counters over the observed time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

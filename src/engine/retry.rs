@@ -85,7 +85,12 @@ impl Retrier {
     /// The decision itself: `code` is the server's SQLSTATE if it sent one,
     /// `broken` whether the connection is gone, `at_commit` whether COMMIT
     /// was in flight (then a broken connection leaves the outcome unknown).
-    pub fn classify_parts(&self, code: Option<SqlState>, broken: bool, at_commit: bool) -> Verdict {
+    pub(crate) fn classify_parts(
+        &self,
+        code: Option<SqlState>,
+        broken: bool,
+        at_commit: bool,
+    ) -> Verdict {
         let lost = || {
             if at_commit {
                 Verdict::Unknown

@@ -38,7 +38,7 @@ pub enum Value {
 
 impl Value {
     /// pgbench's name of the value's type, as in its error messages.
-    pub fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match self {
             Value::Null => "null",
             Value::Bool(_) => "boolean",
@@ -154,7 +154,7 @@ impl fmt::Display for Value {
 /// C's `printf("%.15g", d)` as PostgreSQL prints it (pgbench prints
 /// doubles with `DBL_DIG` = 15 significant digits; NaN and infinities as
 /// `NaN`, `Infinity`, `-Infinity`).
-pub fn format_g15(d: f64) -> String {
+pub(crate) fn format_g15(d: f64) -> String {
     const P: i32 = 15;
     if let Some(special) = special(d) {
         return special.into();

@@ -73,7 +73,7 @@ impl Prng {
     /// Uniform in `[min, max]` (pg_prng_uint64_range); `min` when the
     /// range is empty. Draws the top bits of the next outputs until one
     /// falls in range (fewer than two draws on average).
-    pub fn u64_range(&mut self, min: u64, max: u64) -> u64 {
+    pub(crate) fn u64_range(&mut self, min: u64, max: u64) -> u64 {
         if max <= min {
             return min;
         }
@@ -94,7 +94,7 @@ impl Prng {
 
     /// Standard normal (mean 0, standard deviation 1) by the Box-Muller
     /// transform over two draws in `(0, 1]` (pg_prng_double_normal).
-    pub fn double_normal(&mut self) -> f64 {
+    pub(crate) fn double_normal(&mut self) -> f64 {
         let u1 = 1.0 - self.double();
         let u2 = 1.0 - self.double();
         (-2.0 * u1.ln()).sqrt() * (2.0 * PI * u2).sin()

@@ -124,7 +124,7 @@ pub struct Script {
 }
 
 /// pgbench's built-in scripts: name and text.
-pub const BUILTINS: [(&str, &str); 3] = [
+pub(crate) const BUILTINS: [(&str, &str); 3] = [
     (
         "tpcb-like",
         "\\set aid random(1, 100000 * :scale)

@@ -12,8 +12,8 @@ use super::{Matrix, run_matrix, select};
 use crate::model::AnomaliesConfig;
 use crate::{report, store, target};
 
-pub const ANOMALIES_JSON: &str = "anomalies.json";
-pub const ANOMALIES_MD: &str = "anomalies.md";
+pub(crate) const ANOMALIES_JSON: &str = "anomalies.json";
+pub(crate) const ANOMALIES_MD: &str = "anomalies.md";
 
 /// What the command produced.
 pub struct Outcome {

@@ -25,7 +25,7 @@ pub mod txn;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Result, bail};
 use serde::Serialize;
@@ -618,10 +618,6 @@ pub async fn run_matrix(
         probes: results,
     })
 }
-
-/// Default step timeout: long enough for PostgreSQL's deadlock detector
-/// (`deadlock_timeout` = 1 s) to act first.
-pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[cfg(test)]
 mod tests {

@@ -19,7 +19,7 @@ use super::spec::StepRef;
 
 /// What a statement does to the transaction state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Control {
+pub(crate) enum Control {
     Begin,
     Commit,
     Rollback,
@@ -28,7 +28,7 @@ pub enum Control {
 
 /// The transaction-control meaning of each statement of `sql`, in order
 /// (empty statements and `--` comments skipped).
-pub fn controls(sql: &str) -> Vec<Control> {
+pub(crate) fn controls(sql: &str) -> Vec<Control> {
     sql.split(';')
         .filter_map(|stmt| {
             let text: String = stmt

@@ -7,10 +7,10 @@ use std::str::FromStr;
 
 use crate::store::{self, Results};
 
-pub const REPORT_HTML: &str = "report.html";
-pub const CELLS_JSON: &str = "cells.json";
-pub const RUNS_CSV: &str = "runs.csv";
-pub const CELLS_CSV: &str = "cells.csv";
+pub(crate) const REPORT_HTML: &str = "report.html";
+pub(crate) const CELLS_JSON: &str = "cells.json";
+pub(crate) const RUNS_CSV: &str = "runs.csv";
+pub(crate) const CELLS_CSV: &str = "cells.csv";
 
 /// A report format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

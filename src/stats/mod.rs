@@ -82,7 +82,7 @@ impl Summary {
     }
 
     /// Sample variance `s²`; NaN when n < 2.
-    pub fn variance(&self) -> f64 {
+    pub(crate) fn variance(&self) -> f64 {
         self.sd * self.sd
     }
 }
@@ -143,7 +143,7 @@ pub fn welch(a: &Summary, b: &Summary) -> Option<Welch> {
 /// Confidence interval of the difference of two means, `x̄₁ - x̄₂`, from
 /// two independent samples with possibly unequal variances.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DiffCi {
+pub(crate) struct DiffCi {
     /// `x̄₁ - x̄₂`, in the unit of the values.
     pub diff: f64,
     /// Half-width of the 95 % interval: `t(0.975, ν) · sqrt(s₁²/n₁ + s₂²/n₂)`
@@ -172,7 +172,7 @@ impl DiffCi {
 /// inversion of [`welch`]: it excludes 0 exactly when Welch's two-sided
 /// p-value is below [`ALPHA`]. `None` where [`welch`] is undefined (fewer
 /// than 2 values in a sample, or zero variance in both).
-pub fn diff_ci95(a: &Summary, b: &Summary) -> Option<DiffCi> {
+pub(crate) fn diff_ci95(a: &Summary, b: &Summary) -> Option<DiffCi> {
     let w = welch(a, b)?;
     let se = (a.variance() / a.n as f64 + b.variance() / b.n as f64).sqrt();
     Some(DiffCi {
@@ -324,7 +324,7 @@ pub fn median(values: &[f64]) -> Option<f64> {
 }
 
 /// |M| above which [`outliers`] flags a value (Iglewicz & Hoaglin 1993).
-pub const OUTLIER_Z: f64 = 3.5;
+pub(crate) const OUTLIER_Z: f64 = 3.5;
 
 /// Modified z-scores of Iglewicz & Hoaglin (1993; NIST e-Handbook
 /// §1.3.5.17): `Mᵢ = 0.6745 · (xᵢ - x̃) / MAD`, where `x̃` is the median
@@ -333,7 +333,7 @@ pub const OUTLIER_Z: f64 = 3.5;
 /// estimates σ for normal data). `None` when `values` is empty or MAD is 0
 /// (more than half the values equal: every other value would score
 /// infinity).
-pub fn modified_z_scores(values: &[f64]) -> Option<Vec<f64>> {
+pub(crate) fn modified_z_scores(values: &[f64]) -> Option<Vec<f64>> {
     let m = median(values)?;
     let dev: Vec<f64> = values.iter().map(|x| (x - m).abs()).collect();
     let mad = median(&dev)?;
@@ -375,7 +375,7 @@ pub fn outliers(values: &[f64]) -> Vec<usize> {
 
 /// The least relative distance from the median of an outlier (see
 /// [`outliers`]), as a fraction of the median.
-pub const OUTLIER_MIN_REL: f64 = 0.10;
+pub(crate) const OUTLIER_MIN_REL: f64 = 0.10;
 
 #[cfg(test)]
 mod tests {

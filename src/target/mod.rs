@@ -182,7 +182,7 @@ pub fn check_bin_dir(dir: &std::path::Path) -> Result<(), String> {
 }
 
 /// `user@host:port/db`, never the password.
-pub fn describe_config(c: &Config) -> String {
+pub(crate) fn describe_config(c: &Config) -> String {
     let host = match c.get_hosts().first() {
         Some(Host::Tcp(h)) => h.clone(),
         Some(Host::Unix(p)) => p.display().to_string(),

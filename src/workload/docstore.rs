@@ -157,33 +157,34 @@ fn uuid(n: i64) -> String {
 }
 
 mod sql {
-    pub const LOOKUP: &str = "SELECT document_uuid FROM aliases WHERE alias_meadowlark_id = $1";
-    pub const LOOKUP_LOCK: &str =
+    pub(crate) const LOOKUP: &str =
+        "SELECT document_uuid FROM aliases WHERE alias_meadowlark_id = $1";
+    pub(crate) const LOOKUP_LOCK: &str =
         "SELECT document_uuid FROM aliases WHERE alias_meadowlark_id = $1 FOR SHARE NOWAIT";
     /// A delete locks the alias it will delete: FOR SHARE then DELETE
     /// stalled here (two deletes of one document each waiting for the
     /// other's share lock, not resolved by the deadlock detector in 10 s on
     /// PostgreSQL 15).
-    pub const LOOKUP_DELETE_LOCK: &str =
+    pub(crate) const LOOKUP_DELETE_LOCK: &str =
         "SELECT document_uuid FROM aliases WHERE alias_meadowlark_id = $1 FOR UPDATE NOWAIT";
-    pub const VALIDATE: &str =
+    pub(crate) const VALIDATE: &str =
         "SELECT alias_meadowlark_id FROM aliases WHERE alias_meadowlark_id = ANY($1)";
-    pub const VALIDATE_LOCK: &str = "SELECT alias_meadowlark_id FROM aliases WHERE alias_meadowlark_id = ANY($1) FOR NO KEY UPDATE NOWAIT";
-    pub const INSERT_DOC: &str = "INSERT INTO documents (meadowlark_id, document_uuid, document_identity, resource_name, last_modified_at, edfi_doc) \
+    pub(crate) const VALIDATE_LOCK: &str = "SELECT alias_meadowlark_id FROM aliases WHERE alias_meadowlark_id = ANY($1) FOR NO KEY UPDATE NOWAIT";
+    pub(crate) const INSERT_DOC: &str = "INSERT INTO documents (meadowlark_id, document_uuid, document_identity, resource_name, last_modified_at, edfi_doc) \
          VALUES ($1::varchar, $2::text::uuid, jsonb_build_object('id', $1::varchar), $3, $4, jsonb_build_object('version', $4::bigint))";
-    pub const INSERT_ALIAS: &str = "INSERT INTO aliases (meadowlark_id, document_uuid, alias_meadowlark_id) VALUES ($1, $2::text::uuid, $1)";
-    pub const UPDATE_DOC: &str = "UPDATE documents SET last_modified_at = $2, edfi_doc = jsonb_build_object('version', $2::bigint) WHERE meadowlark_id = $1";
+    pub(crate) const INSERT_ALIAS: &str = "INSERT INTO aliases (meadowlark_id, document_uuid, alias_meadowlark_id) VALUES ($1, $2::text::uuid, $1)";
+    pub(crate) const UPDATE_DOC: &str = "UPDATE documents SET last_modified_at = $2, edfi_doc = jsonb_build_object('version', $2::bigint) WHERE meadowlark_id = $1";
     /// Deletes a document's references and counts those that were
     /// dangling (their referenced alias is gone): an upsert replaces its
     /// references, which would otherwise heal the anomaly unseen.
-    pub const DELETE_REFS: &str = "WITH d AS (DELETE FROM \"references\" WHERE parent_meadowlark_id = $1 RETURNING referenced_meadowlark_id) \
+    pub(crate) const DELETE_REFS: &str = "WITH d AS (DELETE FROM \"references\" WHERE parent_meadowlark_id = $1 RETURNING referenced_meadowlark_id) \
          SELECT count(*), min(referenced_meadowlark_id::text) FROM d \
           WHERE NOT EXISTS (SELECT 1 FROM aliases a WHERE a.alias_meadowlark_id = d.referenced_meadowlark_id)";
-    pub const INSERT_REFS: &str = "INSERT INTO \"references\" (parent_meadowlark_id, referenced_meadowlark_id) SELECT $1, unnest($2::varchar[])";
-    pub const REFERENCED: &str =
+    pub(crate) const INSERT_REFS: &str = "INSERT INTO \"references\" (parent_meadowlark_id, referenced_meadowlark_id) SELECT $1, unnest($2::varchar[])";
+    pub(crate) const REFERENCED: &str =
         "SELECT 1 FROM \"references\" WHERE referenced_meadowlark_id = $1 LIMIT 1";
-    pub const DELETE_ALIASES: &str = "DELETE FROM aliases WHERE meadowlark_id = $1";
-    pub const DELETE_DOC: &str = "DELETE FROM documents WHERE meadowlark_id = $1";
+    pub(crate) const DELETE_ALIASES: &str = "DELETE FROM aliases WHERE meadowlark_id = $1";
+    pub(crate) const DELETE_DOC: &str = "DELETE FROM documents WHERE meadowlark_id = $1";
 }
 
 impl Docstore {

@@ -286,16 +286,17 @@ impl Workload for Smallbank {
 }
 
 mod sql {
-    pub const READ_SAVINGS: &str = "SELECT bal FROM savings WHERE custid = $1";
-    pub const READ_SAVINGS_LOCK: &str = "SELECT bal FROM savings WHERE custid = $1 FOR UPDATE";
-    pub const READ_CHECKING: &str = "SELECT bal FROM checking WHERE custid = $1";
-    pub const ADD_CHECKING: &str = "UPDATE checking SET bal = bal + $2 WHERE custid = $1";
-    pub const ADD_SAVINGS: &str = "UPDATE savings SET bal = bal + $2 WHERE custid = $1";
-    pub const ZERO_CHECKING: &str = "UPDATE checking SET bal = 0 WHERE custid = $1";
-    pub const ZERO_SAVINGS: &str = "UPDATE savings SET bal = 0 WHERE custid = $1";
+    pub(crate) const READ_SAVINGS: &str = "SELECT bal FROM savings WHERE custid = $1";
+    pub(crate) const READ_SAVINGS_LOCK: &str =
+        "SELECT bal FROM savings WHERE custid = $1 FOR UPDATE";
+    pub(crate) const READ_CHECKING: &str = "SELECT bal FROM checking WHERE custid = $1";
+    pub(crate) const ADD_CHECKING: &str = "UPDATE checking SET bal = bal + $2 WHERE custid = $1";
+    pub(crate) const ADD_SAVINGS: &str = "UPDATE savings SET bal = bal + $2 WHERE custid = $1";
+    pub(crate) const ZERO_CHECKING: &str = "UPDATE checking SET bal = 0 WHERE custid = $1";
+    pub(crate) const ZERO_SAVINGS: &str = "UPDATE savings SET bal = 0 WHERE custid = $1";
     /// WriteCheck's debit; returns the balances as the write left them
     /// (savings as of this statement's snapshot).
-    pub const DEBIT_CHECKING: &str = "WITH c AS (UPDATE checking SET bal = bal - $2 WHERE custid = $1 RETURNING bal) \
+    pub(crate) const DEBIT_CHECKING: &str = "WITH c AS (UPDATE checking SET bal = bal - $2 WHERE custid = $1 RETURNING bal) \
          SELECT c.bal + s.bal FROM c, savings s WHERE s.custid = $1";
 }
 
