@@ -22,6 +22,7 @@ pub fn render(results: &Results) -> String {
 pub fn render_model(m: &ReportModel) -> String {
     let mut out = String::new();
     header(&mut out, m);
+    findings(&mut out, m);
     summary(&mut out, m);
     external_load(&mut out, m);
     latency(&mut out, m);
@@ -38,6 +39,23 @@ pub fn render_model(m: &ReportModel) -> String {
     out.truncate(out.trim_end().len());
     out.push('\n');
     out
+}
+
+/// The findings, first: one bullet each, with what to try.
+fn findings(out: &mut String, m: &ReportModel) {
+    let found = super::findings::findings(m);
+    if found.is_empty() {
+        return;
+    }
+    out.push_str("## Findings\n\n");
+    for f in &found {
+        out.push_str(&format!("- {}", f.text));
+        if let Some(a) = &f.advice {
+            out.push_str(&format!(" Try: {a}."));
+        }
+        out.push('\n');
+    }
+    out.push('\n');
 }
 
 /// A value as Markdown text: literal text in a code span (backticks in it

@@ -14,6 +14,7 @@ pub mod compare;
 pub mod csv;
 pub mod external;
 pub mod files;
+pub mod findings;
 pub mod html;
 pub mod json;
 pub mod markdown;

@@ -85,6 +85,20 @@ impl Summary {
     pub(crate) fn variance(&self) -> f64 {
         self.sd * self.sd
     }
+
+    /// How many values, with this mean and standard deviation, would make
+    /// the 95 % confidence interval's half-width at most `rel` of the mean
+    /// (`t(0.975, n - 1) · s / sqrt(n) <= rel · x̄`); `None` when the mean
+    /// is not positive or more than 1,000 would be needed.
+    pub fn repetitions_for(&self, rel: f64) -> Option<usize> {
+        if self.mean.is_nan() || self.mean <= 0.0 || !self.sd.is_finite() {
+            return None;
+        }
+        (2..=1000).find(|&n| {
+            let n = n as f64;
+            t_quantile(0.975, n - 1.0) * self.sd / n.sqrt() <= rel * self.mean
+        })
+    }
 }
 
 /// Quantile `p` of Student's t distribution with `df` degrees of freedom.
