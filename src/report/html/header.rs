@@ -26,9 +26,10 @@ pub(super) fn scale_text(r: &Results) -> String {
     }
 }
 
+/// Writes the page's `<header>`: title, completeness banner and the
+/// configuration/environment list.
 pub(super) fn header(out: &mut String, r: &Results, title: &str) {
     let c = &r.config;
-    let e = &r.environment;
     let planned = c.planned_runs();
     let _ = write!(out, "<header>\n<h1>{}</h1>\n", esc(title));
     if r.complete {
@@ -46,6 +47,18 @@ pub(super) fn header(out: &mut String, r: &Results, title: &str) {
             r.runs.len()
         );
     }
+    let items = header_items(r);
+    out.push_str("<dl class=\"meta\">\n");
+    for (k, v) in items {
+        let _ = writeln!(out, "<div><dt>{}</dt><dd>{}</dd></div>", esc(k), esc(&v));
+    }
+    out.push_str("</dl>\n</header>\n");
+}
+
+/// The header's definition list: the configuration and the environment.
+fn header_items(r: &Results) -> Vec<(&'static str, String)> {
+    let c = &r.config;
+    let e = &r.environment;
     let list = |v: Vec<String>| v.join(", ");
     let kv = |m: &BTreeMap<String, String>| {
         if m.is_empty() {
@@ -57,29 +70,8 @@ pub(super) fn header(out: &mut String, r: &Results, title: &str) {
     let retry = crate::report::fmt_retry(&c.retry);
     let load = crate::report::fmt_load(&r.load);
     let params = crate::report::fmt_param_factors(&c.params);
-    // Server versions the runs saw (several when builds are a factor).
-    let mut versions: Vec<String> = Vec::new();
-    for run in &r.runs {
-        let v = match &run.cell.pg_bin {
-            Some(b) if !c.pg_bin.is_empty() => format!("{} ({b})", run.server_version),
-            _ => run.server_version.clone(),
-        };
-        if !run.server_version.is_empty() && !versions.contains(&v) {
-            versions.push(v);
-        }
-    }
-    if versions.is_empty() {
-        versions.push(e.server_version.clone());
-    }
-    let isolation = |i: Option<&Isolation>| i.map_or(NA, |i| i.short());
-    let baseline = match &c.baseline {
-        Some(b) => b.clone(),
-        None => format!(
-            "isolation={} strategy={}, other factors equal",
-            isolation(c.isolation.first()),
-            c.strategies.first().map_or(NA, String::as_str)
-        ),
-    };
+    let versions = server_versions(r);
+    let baseline = baseline_text(c);
     let mut items: Vec<(&str, String)> = vec![
         (
             "Workload",
@@ -158,11 +150,41 @@ pub(super) fn header(out: &mut String, r: &Results, title: &str) {
     if let Some(file) = &c.file {
         items.push(("Experiment file", file.clone()));
     }
-    out.push_str("<dl class=\"meta\">\n");
-    for (k, v) in items {
-        let _ = writeln!(out, "<div><dt>{}</dt><dd>{}</dd></div>", esc(k), esc(&v));
+    items
+}
+
+/// Server versions the runs saw (several when builds are a factor), the
+/// environment's when no run recorded one.
+fn server_versions(r: &Results) -> Vec<String> {
+    let c = &r.config;
+    let e = &r.environment;
+    let mut versions: Vec<String> = Vec::new();
+    for run in &r.runs {
+        let v = match &run.cell.pg_bin {
+            Some(b) if !c.pg_bin.is_empty() => format!("{} ({b})", run.server_version),
+            _ => run.server_version.clone(),
+        };
+        if !run.server_version.is_empty() && !versions.contains(&v) {
+            versions.push(v);
+        }
     }
-    out.push_str("</dl>\n</header>\n");
+    if versions.is_empty() {
+        versions.push(e.server_version.clone());
+    }
+    versions
+}
+
+/// The baseline cell as configured, or the default one described.
+fn baseline_text(c: &crate::store::StoredConfig) -> String {
+    let isolation = |i: Option<&Isolation>| i.map_or(NA, |i| i.short());
+    match &c.baseline {
+        Some(b) => b.clone(),
+        None => format!(
+            "isolation={} strategy={}, other factors equal",
+            isolation(c.isolation.first()),
+            c.strategies.first().map_or(NA, String::as_str)
+        ),
+    }
 }
 
 pub(super) fn summary(m: &ReportModel) -> Option<Section> {
