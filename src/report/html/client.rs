@@ -27,118 +27,128 @@ fn ci_of(s: &crate::stats::Summary) -> Option<(f64, f64)> {
 }
 
 pub(super) fn throughput(m: &ReportModel) -> Option<Section> {
-    let (cells, f) = (&m.cells[..], &m.factors);
-    if cells.iter().all(|c| c.tps.is_none()) {
+    if m.cells.iter().all(|c| c.tps.is_none()) {
         return None;
     }
-    let mut html = String::new();
-    let numeric = f.numeric_varying();
-    for &j in &numeric {
-        let name = &f.headers[j];
-        // One line per combination of the other varying factors.
-        let mut keys: Vec<String> = Vec::new();
-        let mut points: Vec<Vec<Point>> = Vec::new();
-        let mut xs: Vec<f64> = Vec::new();
-        let mut y_max: f64 = 0.0;
-        for (i, c) in cells.iter().enumerate() {
-            let Some(s) = c.tps else { continue };
-            let x: f64 = f.values[i][j].parse().unwrap_or(f64::NAN);
-            let key = f.label_without(i, Some(j));
-            let k = match keys.iter().position(|k| *k == key) {
-                Some(k) => k,
-                None => {
-                    keys.push(key);
-                    points.push(Vec::new());
-                    keys.len() - 1
-                }
-            };
-            let ci = ci_of(&s);
-            y_max = y_max.max(ci.map_or(s.mean, |c| c.1));
-            points[k].push(Point { x, y: s.mean, ci });
-            xs.push(x);
-        }
-        let styles: Vec<Style> = (0..keys.len()).map(series_style).collect();
-        let lines: Vec<Line> = points
-            .into_iter()
-            .zip(&styles)
-            .map(|(mut pts, style)| {
-                pts.sort_by(|a, b| a.x.total_cmp(&b.x));
-                Line {
-                    style: *style,
-                    points: pts,
-                }
-            })
-            .collect();
-        let legend = legend(&keys, &styles, true);
-        let x = Axis::at_values(&factor_desc(name), &xs);
-        let panel = Panel {
-            title: None,
-            y: Axis::from_zero("throughput (tx/s)", y_max),
-            lines,
-        };
-        let svg = charts::lines(
-            &x,
-            &[panel],
-            &legend,
-            1,
-            WIDE,
-            420,
-            &format!("Throughput against {name}"),
-        );
-        html.push_str(&figure(
-            svg,
-            &format!(
-                "<strong>Throughput against {}.</strong> Mean committed transactions per second over \
-                 each cell's complete runs; error bars: 95 % confidence interval of the mean (none \
-                 with a single run). One line per combination of the other factors.",
-                esc(name)
-            ),
-        ));
-    }
+    let numeric = m.factors.numeric_varying();
+    let mut html: String = numeric.iter().map(|&j| throughput_against(m, j)).collect();
     if numeric.is_empty() {
-        // No numeric factor varies: a bar per cell, coloured by isolation.
-        let labels = f.short_labels.clone();
-        let levels: Vec<Isolation> = Isolation::ALL
-            .into_iter()
-            .filter(|l| cells.iter().any(|c| c.cell.isolation == *l))
-            .collect();
-        let mut max: f64 = 0.0;
-        let series: Vec<BarSeries> = levels
-            .iter()
-            .map(|l| BarSeries {
-                name: l.sql().to_string(),
-                color: isolation_color(*l),
-                values: cells
-                    .iter()
-                    .map(|c| {
-                        let s = c.tps.filter(|_| c.cell.isolation == *l)?;
-                        let ci = ci_of(&s);
-                        max = max.max(ci.map_or(s.mean, |c| c.1));
-                        Some(Bar { value: s.mean, ci })
-                    })
-                    .collect(),
-            })
-            .collect();
-        let svg = charts::hbars(
-            &HBars {
-                categories: &labels,
-                series,
-                stacked: true,
-                x: Axis::from_zero("throughput (tx/s)", max),
-                labels: ValueLabels::AfterBar(fmt_tps),
-                legend: true,
-                width: WIDE,
-            },
-            "Throughput per cell",
-        );
-        html.push_str(&figure(
-            svg,
-            "<strong>Throughput per cell.</strong> Mean committed transactions per second over each \
-             cell's complete runs, coloured by isolation level; whiskers: 95 % confidence interval of \
-             the mean (none with a single run).",
-        ));
+        html = throughput_bars(m);
     }
     section("throughput", "Throughput", html)
+}
+
+/// The chart of throughput against numeric factor `j`: one line per
+/// combination of the other varying factors.
+fn throughput_against(m: &ReportModel, j: usize) -> String {
+    let (cells, f) = (&m.cells[..], &m.factors);
+    let name = &f.headers[j];
+    // One line per combination of the other varying factors.
+    let mut keys: Vec<String> = Vec::new();
+    let mut points: Vec<Vec<Point>> = Vec::new();
+    let mut xs: Vec<f64> = Vec::new();
+    let mut y_max: f64 = 0.0;
+    for (i, c) in cells.iter().enumerate() {
+        let Some(s) = c.tps else { continue };
+        let x: f64 = f.values[i][j].parse().unwrap_or(f64::NAN);
+        let key = f.label_without(i, Some(j));
+        let k = match keys.iter().position(|k| *k == key) {
+            Some(k) => k,
+            None => {
+                keys.push(key);
+                points.push(Vec::new());
+                keys.len() - 1
+            }
+        };
+        let ci = ci_of(&s);
+        y_max = y_max.max(ci.map_or(s.mean, |c| c.1));
+        points[k].push(Point { x, y: s.mean, ci });
+        xs.push(x);
+    }
+    let styles: Vec<Style> = (0..keys.len()).map(series_style).collect();
+    let lines: Vec<Line> = points
+        .into_iter()
+        .zip(&styles)
+        .map(|(mut pts, style)| {
+            pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+            Line {
+                style: *style,
+                points: pts,
+            }
+        })
+        .collect();
+    let legend = legend(&keys, &styles, true);
+    let x = Axis::at_values(&factor_desc(name), &xs);
+    let panel = Panel {
+        title: None,
+        y: Axis::from_zero("throughput (tx/s)", y_max),
+        lines,
+    };
+    let svg = charts::lines(
+        &x,
+        &[panel],
+        &legend,
+        1,
+        WIDE,
+        420,
+        &format!("Throughput against {name}"),
+    );
+    figure(
+        svg,
+        &format!(
+            "<strong>Throughput against {}.</strong> Mean committed transactions per second over \
+             each cell's complete runs; error bars: 95 % confidence interval of the mean (none \
+             with a single run). One line per combination of the other factors.",
+            esc(name)
+        ),
+    )
+}
+
+/// Throughput as one bar per cell, coloured by isolation level (when no
+/// numeric factor varies).
+fn throughput_bars(m: &ReportModel) -> String {
+    let (cells, f) = (&m.cells[..], &m.factors);
+    // No numeric factor varies: a bar per cell, coloured by isolation.
+    let labels = f.short_labels.clone();
+    let levels: Vec<Isolation> = Isolation::ALL
+        .into_iter()
+        .filter(|l| cells.iter().any(|c| c.cell.isolation == *l))
+        .collect();
+    let mut max: f64 = 0.0;
+    let series: Vec<BarSeries> = levels
+        .iter()
+        .map(|l| BarSeries {
+            name: l.sql().to_string(),
+            color: isolation_color(*l),
+            values: cells
+                .iter()
+                .map(|c| {
+                    let s = c.tps.filter(|_| c.cell.isolation == *l)?;
+                    let ci = ci_of(&s);
+                    max = max.max(ci.map_or(s.mean, |c| c.1));
+                    Some(Bar { value: s.mean, ci })
+                })
+                .collect(),
+        })
+        .collect();
+    let svg = charts::hbars(
+        &HBars {
+            categories: &labels,
+            series,
+            stacked: true,
+            x: Axis::from_zero("throughput (tx/s)", max),
+            labels: ValueLabels::AfterBar(fmt_tps),
+            legend: true,
+            width: WIDE,
+        },
+        "Throughput per cell",
+    );
+    figure(
+        svg,
+        "<strong>Throughput per cell.</strong> Mean committed transactions per second over each \
+         cell's complete runs, coloured by isolation level; whiskers: 95 % confidence interval of \
+         the mean (none with a single run).",
+    )
 }
 
 /// `clients` → `clients (connections)`, and so on.
