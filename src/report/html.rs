@@ -11,6 +11,12 @@
 //! come from the private `charts` module (plotters' SVG backend). Sections
 //! without data (no pool, no per-second series, no serializable cell, ...)
 //! are left out.
+//!
+//! This file holds the page skeleton ([`render_model`]) and the helpers
+//! the sections share (escaping, tables, figures, series styles); the
+//! sections live in `header` (header, summary), `client` (what the clients
+//! measured), `server` (what the observer sampled) and `details` (checks,
+//! plans, runs, problems).
 
 mod charts;
 mod client;
