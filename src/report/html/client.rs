@@ -1,0 +1,610 @@
+//! Sections of what the clients measured: throughput against the factors,
+//! latency percentiles, failures and retries, transaction types, script
+//! commands, per-second time series, pool wait and schedule lag, with the
+//! chart helpers (colours, legends) they share.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use super::charts;
+use super::charts::ValueLabels;
+use super::charts::{Axis, Bar, BarSeries, HBars, Line, Marker, Panel, Point, Style};
+use super::{HALF, Section, WIDE};
+use super::{esc, figure, legend, section, series_style, table_html};
+use crate::model::Isolation;
+use crate::model::sqlstate_name;
+use crate::report::cells::CellSummary;
+use crate::report::model::ReportModel;
+use crate::report::table::{Column, Table, Value};
+use crate::report::{NA, fmt_fixed, fmt_ms, fmt_tps, sections};
+use crate::store::{RunRecord, WaitSummary};
+
+/// `(mean - ci95, mean + ci95)` when the interval exists.
+fn ci_of(s: &crate::stats::Summary) -> Option<(f64, f64)> {
+    s.ci95
+        .is_finite()
+        .then_some((s.mean - s.ci95, s.mean + s.ci95))
+}
+
+pub(super) fn throughput(m: &ReportModel) -> Option<Section> {
+    if m.cells.iter().all(|c| c.tps.is_none()) {
+        return None;
+    }
+    let numeric = m.factors.numeric_varying();
+    let mut html: String = numeric.iter().map(|&j| throughput_against(m, j)).collect();
+    if numeric.is_empty() {
+        html = throughput_bars(m);
+    }
+    section("throughput", "Throughput", html)
+}
+
+/// The chart of throughput against numeric factor `j`: one line per
+/// combination of the other varying factors.
+fn throughput_against(m: &ReportModel, j: usize) -> String {
+    let (cells, f) = (&m.cells[..], &m.factors);
+    let name = &f.headers[j];
+    // One line per combination of the other varying factors.
+    let mut keys: Vec<String> = Vec::new();
+    let mut points: Vec<Vec<Point>> = Vec::new();
+    let mut xs: Vec<f64> = Vec::new();
+    let mut y_max: f64 = 0.0;
+    for (i, c) in cells.iter().enumerate() {
+        let Some(s) = c.tps else { continue };
+        let x: f64 = f.values[i][j].parse().unwrap_or(f64::NAN);
+        let key = f.label_without(i, Some(j));
+        let k = match keys.iter().position(|k| *k == key) {
+            Some(k) => k,
+            None => {
+                keys.push(key);
+                points.push(Vec::new());
+                keys.len() - 1
+            }
+        };
+        let ci = ci_of(&s);
+        y_max = y_max.max(ci.map_or(s.mean, |c| c.1));
+        points[k].push(Point { x, y: s.mean, ci });
+        xs.push(x);
+    }
+    let styles: Vec<Style> = (0..keys.len()).map(series_style).collect();
+    let lines: Vec<Line> = points
+        .into_iter()
+        .zip(&styles)
+        .map(|(mut pts, style)| {
+            pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+            Line {
+                style: *style,
+                points: pts,
+            }
+        })
+        .collect();
+    let legend = legend(&keys, &styles, true);
+    let x = Axis::at_values(&factor_desc(name), &xs);
+    let panel = Panel {
+        title: None,
+        y: Axis::from_zero("throughput (tx/s)", y_max),
+        lines,
+    };
+    let svg = charts::lines(
+        &x,
+        &[panel],
+        &legend,
+        1,
+        WIDE,
+        420,
+        &format!("Throughput against {name}"),
+    );
+    figure(
+        svg,
+        &format!(
+            "<strong>Throughput against {}.</strong> Mean committed transactions per second over \
+             each cell's complete runs; error bars: 95 % confidence interval of the mean (none \
+             with a single run). One line per combination of the other factors.",
+            esc(name)
+        ),
+    )
+}
+
+/// Throughput as one bar per cell, coloured by isolation level (when no
+/// numeric factor varies).
+fn throughput_bars(m: &ReportModel) -> String {
+    let (cells, f) = (&m.cells[..], &m.factors);
+    // No numeric factor varies: a bar per cell, coloured by isolation.
+    let labels = f.short_labels.clone();
+    let levels: Vec<Isolation> = Isolation::ALL
+        .into_iter()
+        .filter(|l| cells.iter().any(|c| c.cell.isolation == *l))
+        .collect();
+    let mut max: f64 = 0.0;
+    let series: Vec<BarSeries> = levels
+        .iter()
+        .map(|l| BarSeries {
+            name: l.sql().to_string(),
+            color: isolation_color(*l),
+            values: cells
+                .iter()
+                .map(|c| {
+                    let s = c.tps.filter(|_| c.cell.isolation == *l)?;
+                    let ci = ci_of(&s);
+                    max = max.max(ci.map_or(s.mean, |c| c.1));
+                    Some(Bar { value: s.mean, ci })
+                })
+                .collect(),
+        })
+        .collect();
+    let svg = charts::hbars(
+        &HBars {
+            categories: &labels,
+            series,
+            stacked: true,
+            x: Axis::from_zero("throughput (tx/s)", max),
+            labels: ValueLabels::AfterBar(fmt_tps),
+            legend: true,
+            width: WIDE,
+        },
+        "Throughput per cell",
+    );
+    figure(
+        svg,
+        "<strong>Throughput per cell.</strong> Mean committed transactions per second over each \
+         cell's complete runs, coloured by isolation level; whiskers: 95 % confidence interval of \
+         the mean (none with a single run).",
+    )
+}
+
+/// `clients` → `clients (connections)`, and so on.
+fn factor_desc(name: &str) -> String {
+    match name {
+        "clients" => "clients (concurrent sessions)".into(),
+        "pool_size" => "pool size (connections)".into(),
+        "rate" => "target rate (tx/s)".into(),
+        "scale" => "scale factor".into(),
+        "max_tries" => "max tries per transaction".into(),
+        other => other.into(),
+    }
+}
+
+/// Colour per isolation level, the same in every chart.
+fn isolation_color(l: Isolation) -> plotters::style::RGBColor {
+    match l {
+        Isolation::ReadCommitted => charts::color(0),
+        Isolation::RepeatableRead => charts::color(2),
+        Isolation::Serializable => charts::color(1),
+    }
+}
+
+pub(super) fn latency(m: &ReportModel) -> Option<Section> {
+    let (cells, f) = (&m.cells[..], &m.factors);
+    if cells.iter().all(|c| c.latency.p50.is_none()) {
+        return None;
+    }
+    let labels = f.short_labels.clone();
+    let pick = [
+        ("p50", charts::color(5)),
+        ("p95", charts::color(0)),
+        ("p99", charts::color(1)),
+    ];
+    let mut all = Vec::new();
+    let series: Vec<BarSeries> = pick
+        .iter()
+        .map(|(name, color)| BarSeries {
+            name: name.to_string(),
+            color: *color,
+            values: cells
+                .iter()
+                .map(|c| {
+                    let s = match *name {
+                        "p50" => c.latency.p50,
+                        "p95" => c.latency.p95,
+                        _ => c.latency.p99,
+                    }?;
+                    let ci = ci_of(&s);
+                    all.push(s.mean);
+                    all.push(ci.map_or(s.mean, |c| c.1));
+                    Some(Bar { value: s.mean, ci })
+                })
+                .collect(),
+        })
+        .collect();
+    let x = Axis::auto("latency of committed transactions (ms)", &all, 30.0);
+    let log_note = if x.log {
+        " The axis is logarithmic because the values span more than 30×."
+    } else {
+        ""
+    };
+    let svg = charts::hbars(
+        &HBars {
+            categories: &labels,
+            series,
+            stacked: false,
+            x,
+            labels: ValueLabels::AfterBar(fmt_ms),
+            legend: true,
+            width: WIDE,
+        },
+        "Latency percentiles per cell",
+    );
+    let html = figure(
+        svg,
+        &format!(
+            "<strong>Latency percentiles per cell.</strong> p50, p95 and p99 of committed transactions \
+             (first attempt start to commit, retries included), mean over complete runs of each run's \
+             percentile; whiskers: 95 % confidence interval of that mean.{log_note}"
+        ),
+    );
+    section("latency", "Latency", html)
+}
+
+pub(super) fn failures(m: &ReportModel) -> Option<Section> {
+    let (cells, f) = (&m.cells[..], &m.factors);
+    let any_failed = cells.iter().any(|c| !c.failures.is_empty());
+    let any_retry = cells
+        .iter()
+        .any(|c| c.retries_per_commit.unwrap_or(0.0) > 0.0);
+    if !any_failed && !any_retry {
+        return None;
+    }
+    let labels = f.short_labels.clone();
+    let mut html = String::from("<div class=\"grid2\">\n");
+    if any_failed {
+        let codes: BTreeSet<&str> = cells
+            .iter()
+            .flat_map(|c| c.failures.keys().map(String::as_str))
+            .collect();
+        let totals: Vec<(u64, f64)> = cells.iter().map(sections::failure_totals).collect();
+        let series: Vec<BarSeries> = codes
+            .iter()
+            .enumerate()
+            .map(|(k, code)| BarSeries {
+                name: format!("{code} {}", sqlstate_name(code)),
+                color: charts::color(k + 1),
+                values: cells
+                    .iter()
+                    .zip(&totals)
+                    .map(|(c, (tx, _))| {
+                        let n = *c.failures.get(*code)?;
+                        (*tx > 0).then(|| Bar {
+                            value: 100.0 * n as f64 / *tx as f64,
+                            ci: None,
+                        })
+                    })
+                    .collect(),
+            })
+            .collect();
+        let max = cells
+            .iter()
+            .filter_map(|c| c.failure_pct)
+            .fold(0.0, f64::max);
+        let svg = charts::hbars(
+            &HBars {
+                categories: &labels,
+                series,
+                stacked: true,
+                x: Axis::from_zero("failed transactions (% of transactions)", max),
+                labels: ValueLabels::Inside(|v| fmt_fixed(v, 2)),
+                legend: true,
+                width: HALF,
+            },
+            "Failed transactions by SQLSTATE per cell",
+        );
+        html.push_str(&figure(
+            svg,
+            "<strong>Failures by SQLSTATE.</strong> Transactions that gave up (retries exhausted or \
+             error not retried), by the SQLSTATE of their last error, as % of all transactions of the \
+             cell's complete runs; the stack is the cell's failure rate.",
+        ));
+    }
+    if any_retry {
+        let max = cells
+            .iter()
+            .filter_map(|c| c.retries_per_commit)
+            .fold(0.0, f64::max);
+        let svg = charts::hbars(
+            &HBars {
+                categories: &labels,
+                series: vec![BarSeries {
+                    name: "retries per commit".into(),
+                    color: charts::color(3),
+                    values: cells
+                        .iter()
+                        .map(|c| c.retries_per_commit.map(|v| Bar { value: v, ci: None }))
+                        .collect(),
+                }],
+                stacked: false,
+                x: Axis::from_zero("retries per committed transaction (ratio)", max),
+                labels: ValueLabels::AfterBar(|v| fmt_fixed(v, 3)),
+                legend: false,
+                width: HALF,
+            },
+            "Retries per commit per cell",
+        );
+        html.push_str(&figure(
+            svg,
+            "<strong>Retries per commit.</strong> Σ retried attempts / Σ committed transactions over \
+             the cell's complete runs: extra work per unit of goodput.",
+        ));
+    }
+    html.push_str("</div>\n");
+    if any_failed {
+        html.push_str(&table_html(&sections::failures(m)));
+    } else {
+        html.push_str("<p class=\"note\">No transaction failed.</p>\n");
+    }
+    section("failures", "Failures and retries", html)
+}
+
+pub(super) fn transactions(m: &ReportModel) -> Option<Section> {
+    let t = sections::transactions(m);
+    if t.is_empty() {
+        return None;
+    }
+    let html = format!(
+        "<p class=\"note\">Pooled over each cell's complete runs: counts summed, latency from the runs' \
+         merged histograms. User aborts are rollbacks the workload makes on purpose (e.g. an overdraft \
+         refused), not failures.</p>\n{}",
+        table_html(&t)
+    );
+    section("types", "Transactions by type", html)
+}
+
+/// Per-command latency of pgbench scripts; only when a workload timed
+/// commands.
+pub(super) fn commands(m: &ReportModel) -> Option<Section> {
+    let t = sections::commands(m);
+    if t.is_empty() {
+        return None;
+    }
+    let html = format!(
+        "<p class=\"note\">Like <code>pgbench -r</code>: every execution of each script command in the \
+         measured window of a cell's complete runs, retried attempts included; mean time per execution. \
+         Failures: executions that raised the error ending their attempt.</p>\n{}",
+        table_html(&t)
+    );
+    section("commands", "Latency by command", html)
+}
+
+pub(super) fn time_series(m: &ReportModel) -> Option<Section> {
+    let (cells, f) = (&m.cells[..], &m.factors);
+    // Complete runs with a series; a cell without any shows its runs.
+    let shown: Vec<(usize, Vec<&RunRecord>)> = cells
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let mut runs: Vec<&RunRecord> = c
+                .complete_runs()
+                .filter(|r| !r.per_second.is_empty())
+                .collect();
+            if runs.is_empty() {
+                runs = c
+                    .runs
+                    .iter()
+                    .copied()
+                    .filter(|r| !r.per_second.is_empty())
+                    .collect();
+            }
+            (!runs.is_empty()).then_some((i, runs))
+        })
+        .collect();
+    if shown.is_empty() {
+        return None;
+    }
+    let all = shown
+        .iter()
+        .flat_map(|(_, runs)| runs.iter().flat_map(|r| &r.per_second));
+    let (mut t_max, mut tps_max, mut p99_max) = (0.0f64, 0.0f64, 0.0f64);
+    for p in all {
+        t_max = t_max.max(p.t_s);
+        tps_max = tps_max.max(p.tps);
+        p99_max = p99_max.max(p.p99_ms);
+    }
+    let x = Axis::linear("time in the measured window (s)", 0.0, t_max.max(1.0));
+    let mut html = String::from(
+        "<p class=\"note\">Committed transactions per second and the p99 latency of each second's \
+         commits, for every complete run of the cell overlaid (a cell without a complete run shows \
+         its interrupted ones). All cells share the y axes, so heights compare across charts.</p>\n\
+         <div class=\"grid2\">\n",
+    );
+    for (i, runs) in &shown {
+        let styles: Vec<Style> = (0..runs.len())
+            .map(|k| Style {
+                color: charts::color(k),
+                marker: Marker::None,
+            })
+            .collect();
+        let names: Vec<String> = runs
+            .iter()
+            .map(|r| {
+                format!(
+                    "run {} (repetition {}){}",
+                    r.index,
+                    r.repetition,
+                    if r.complete { "" } else { ", interrupted" }
+                )
+            })
+            .collect();
+        let series = |get: fn(&crate::model::SecondPoint) -> f64| -> Vec<Line> {
+            runs.iter()
+                .zip(&styles)
+                .map(|(r, s)| Line {
+                    style: *s,
+                    points: r
+                        .per_second
+                        .iter()
+                        .map(|p| Point {
+                            x: p.t_s,
+                            y: get(p),
+                            ci: None,
+                        })
+                        .collect(),
+                })
+                .collect()
+        };
+        let panels = [
+            Panel {
+                title: Some("throughput".into()),
+                y: Axis::from_zero("tx/s", tps_max),
+                lines: series(|p| p.tps),
+            },
+            Panel {
+                title: Some("p99 latency".into()),
+                y: Axis::from_zero("ms", p99_max),
+                lines: series(|p| p.p99_ms),
+            },
+        ];
+        let label = f.label(*i);
+        let svg = charts::lines(
+            &x,
+            &panels,
+            &legend(&names, &styles, true),
+            1,
+            HALF,
+            230,
+            &format!("Per-second throughput and p99 latency of {label}"),
+        );
+        match svg {
+            Ok(svg) => {
+                let _ = write!(
+                    html,
+                    "<figure>\n<figcaption class=\"title\"><strong>{}</strong></figcaption>\n{svg}</figure>\n",
+                    esc(&label)
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(html, "<p class=\"warn\">{}</p>", esc(&e));
+            }
+        }
+    }
+    html.push_str("</div>\n");
+    section("timeseries", "Per-second time series", html)
+}
+
+/// Mean over complete runs of a wait summary's `mean`, `p99`, `max` (max
+/// of maxima) and summed count; None when no run has one.
+fn wait_stats(
+    c: &CellSummary,
+    get: fn(&RunRecord) -> Option<WaitSummary>,
+) -> Option<(f64, f64, f64, u64)> {
+    let v: Vec<WaitSummary> = c.complete_runs().filter_map(get).collect();
+    if v.is_empty() {
+        return None;
+    }
+    let n = v.len() as f64;
+    Some((
+        v.iter().map(|w| w.mean).sum::<f64>() / n,
+        v.iter().map(|w| w.p99).sum::<f64>() / n,
+        v.iter().map(|w| w.max).fold(0.0, f64::max),
+        v.iter().map(|w| w.count).sum(),
+    ))
+}
+
+pub(super) fn pool_and_lag(m: &ReportModel) -> Option<Section> {
+    let (cells, f) = (&m.cells[..], &m.factors);
+    let pool: Vec<Option<(f64, f64, f64, u64)>> = cells
+        .iter()
+        .map(|c| wait_stats(c, |r| r.pool_wait_ms))
+        .collect();
+    let lag: Vec<Option<(f64, f64, f64, u64)>> = cells
+        .iter()
+        .map(|c| wait_stats(c, |r| r.schedule_lag_ms))
+        .collect();
+    let has_pool = pool.iter().any(Option::is_some);
+    let has_lag = lag.iter().any(Option::is_some);
+    if !has_pool && !has_lag {
+        return None;
+    }
+    let labels = f.short_labels.clone();
+    let mut series = Vec::new();
+    let mut all = Vec::new();
+    let mut add = |name: &str, color, data: &[Option<(f64, f64, f64, u64)>], p99: bool| {
+        series.push(BarSeries {
+            name: name.into(),
+            color,
+            values: data
+                .iter()
+                .map(|d| {
+                    d.map(|(mean, p, _, _)| {
+                        let value = if p99 { p } else { mean };
+                        all.push(value);
+                        Bar { value, ci: None }
+                    })
+                })
+                .collect(),
+        });
+    };
+    if has_pool {
+        add("pool wait mean", charts::color(5), &pool, false);
+        add("pool wait p99", charts::color(0), &pool, true);
+    }
+    if has_lag {
+        add("schedule lag mean", charts::color(3), &lag, false);
+        add("schedule lag p99", charts::color(1), &lag, true);
+    }
+    let x = Axis::auto("wait (ms)", &all, 30.0);
+    let log = if x.log {
+        " Logarithmic axis: the values span more than 30×."
+    } else {
+        ""
+    };
+    let svg = charts::hbars(
+        &HBars {
+            categories: &labels,
+            series,
+            stacked: false,
+            x,
+            labels: ValueLabels::AfterBar(fmt_ms),
+            legend: true,
+            width: WIDE,
+        },
+        "Pool wait and schedule lag per cell",
+    );
+    let mut html = figure(
+        svg,
+        &format!(
+            "<strong>Pool wait and schedule lag.</strong> Pool wait: time a client waited for a pooled \
+             connection, per checkout. Schedule lag (open loop): how late transactions started after \
+             their scheduled arrival. Mean over complete runs of each run's mean and p99.{log}"
+        ),
+    );
+    let mut cols = vec![Column::text("cell")];
+    if has_pool {
+        cols.extend(
+            [
+                "pool wait mean (ms)",
+                "pool wait p99 (ms)",
+                "pool wait max (ms)",
+                "checkouts",
+            ]
+            .map(Column::num),
+        );
+    }
+    if has_lag {
+        cols.extend(
+            [
+                "schedule lag mean (ms)",
+                "schedule lag p99 (ms)",
+                "schedule lag max (ms)",
+                "skipped (transactions)",
+                "late (transactions)",
+            ]
+            .map(Column::num),
+        );
+    }
+    let mut t = Table::new(cols);
+    let ms = |v: f64| Value::num(v, fmt_ms(v));
+    let waits = |d: Option<(f64, f64, f64, u64)>| match d {
+        Some((mean, p99, max, n)) => vec![ms(mean), ms(p99), ms(max), Value::count(n)],
+        None => vec![Value::text(NA); 4],
+    };
+    for (i, c) in cells.iter().enumerate() {
+        let mut row = vec![sections::cell_value(m, i)];
+        if has_pool {
+            row.extend(waits(pool[i]));
+        }
+        if has_lag {
+            row.extend(waits(lag[i]).into_iter().take(3));
+            row.extend([Value::count(c.skipped), Value::count(c.late)]);
+        }
+        t.row(row);
+    }
+    html.push_str(&table_html(&t));
+    section("pool", "Pool wait and schedule lag", html)
+}

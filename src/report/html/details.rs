@@ -1,0 +1,165 @@
+//! The closing sections, mostly tables: invariant checks, query plans,
+//! every run, the external load's figures and the problems recorded.
+
+use std::fmt::Write as _;
+
+use super::Section;
+use super::{esc, section, table_html};
+use crate::report::model::ReportModel;
+use crate::report::sections;
+use crate::report::table::{Column, Mark, Table, Value};
+
+/// Per cell and invariant: how many runs checked it, how many violated
+/// it, and an example.
+fn invariant_summary(m: &ReportModel) -> Table {
+    let mut t = Table::new(vec![
+        Column::text("cell"),
+        Column::text("invariant"),
+        Column::text("result"),
+        Column::num("runs checked"),
+        Column::num("violations"),
+        Column::long("example (first violation, else last check)"),
+    ]);
+    for (i, c) in m.cells.iter().enumerate() {
+        let mut names: Vec<&str> = Vec::new();
+        for run in &c.runs {
+            for inv in &run.invariants {
+                if !names.contains(&inv.name.as_str()) {
+                    names.push(&inv.name);
+                }
+            }
+        }
+        for name in names {
+            let checks: Vec<_> = c
+                .runs
+                .iter()
+                .flat_map(|run| run.invariants.iter().filter(|x| x.name == name))
+                .collect();
+            let bad: Vec<_> = checks.iter().filter(|x| !x.ok).collect();
+            let violations: u64 = bad.iter().map(|x| x.violations).sum();
+            let result = if bad.is_empty() {
+                Value::text("ok").mark(Mark::Good)
+            } else {
+                let text = format!("VIOLATED in {} of {} runs", bad.len(), checks.len());
+                Value::text(text).mark(Mark::Bad)
+            };
+            let example = bad
+                .first()
+                .map(|x| &x.detail)
+                .or(checks.last().map(|x| &x.detail))
+                .map_or_else(Value::default, |d| Value::code(d.clone()));
+            t.row(vec![
+                sections::cell_value(m, i),
+                Value::text(name),
+                result,
+                Value::count(checks.len() as u64),
+                Value::count(violations),
+                example,
+            ]);
+        }
+    }
+    t
+}
+
+pub(super) fn invariants(m: &ReportModel) -> Option<Section> {
+    if m.results.runs.iter().all(|run| run.invariants.is_empty()) {
+        return None;
+    }
+    let html = format!(
+        "<p class=\"note\">Checked after every run, interrupted ones included. A violation is an \
+         anomaly the isolation level or strategy let through.</p>\n{}<details><summary>Every check \
+         of every run</summary>\n{}</details>\n",
+        table_html(&invariant_summary(m)),
+        table_html(&sections::invariant_checks(m))
+    );
+    section("invariants", "Invariants and anomalies", html)
+}
+
+pub(super) fn plans(m: &ReportModel) -> Option<Section> {
+    let (cells, f) = (&m.cells[..], &m.factors);
+    let groups = &m.plans;
+    if groups.is_empty() {
+        return None;
+    }
+    let labels = f.short_labels.clone();
+    let mut html = String::from(
+        "<p class=\"note\">EXPLAIN of each workload statement at the start of the first complete run \
+         of each cell; each distinct plan once.</p>\n",
+    );
+    for g in groups {
+        let who = if g.cells.len() == cells.len() {
+            "all cells".to_string()
+        } else {
+            g.cells
+                .iter()
+                .filter_map(|gc| cells.iter().position(|c| c.cell == *gc))
+                .map(|i| labels[i].clone())
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let _ = write!(
+            html,
+            "<details class=\"plan\"><summary><strong>{}</strong> <span class=\"who\">({})</span></summary>\n\
+             <pre class=\"sql\">{}</pre>\n<pre>{}</pre>\n</details>\n",
+            esc(g.label),
+            esc(&who),
+            esc(g.sql),
+            esc(g.plan)
+        );
+    }
+    section("plans", "Plans", html)
+}
+
+pub(super) fn runs(m: &ReportModel) -> Option<Section> {
+    if m.results.runs.is_empty() {
+        return None;
+    }
+    let outliers = if m.outlier_runs.is_empty() {
+        ""
+    } else {
+        " (outlier): the run's TPS has a modified z-score |M| &gt; 3.5 among its cell's complete runs \
+         (Iglewicz &amp; Hoaglin); it still counts in the statistics."
+    };
+    section(
+        "runs",
+        "Runs",
+        format!(
+            "<p class=\"note\">In execution order.{outliers}</p>\n{}",
+            table_html(&sections::runs(m))
+        ),
+    )
+}
+
+/// The load tool's own figures per cell and the commands per run
+/// (external loads only).
+pub(super) fn external_load(m: &ReportModel) -> Option<Section> {
+    let (by_cell, by_run) = sections::external_load(m)?;
+    section(
+        "external-load",
+        "External load",
+        format!(
+            "<p class=\"note\">What the load command reported, per cell over its complete runs \
+             (latency and bytes/s: mean of the runs' values; counts: summed). The server was observed \
+             from the command's start to its end.</p>\n{}\n<h3>Commands</h3>\n<p class=\"note\">Per run, \
+             as run (secrets shown as placeholders); output files are relative to the results directory.</p>\n{}",
+            table_html(&by_cell),
+            table_html(&by_run)
+        ),
+    )
+}
+
+pub(super) fn problems(m: &ReportModel) -> Option<Section> {
+    let lines = sections::problems(m);
+    if lines.is_empty() {
+        return None;
+    }
+    let mut items = String::new();
+    for l in lines {
+        let _ = writeln!(items, "<li>{}</li>", esc(&l));
+    }
+    section(
+        "problems",
+        "Problems",
+        format!("<ul class=\"problems\">\n{items}</ul>\n"),
+    )
+}

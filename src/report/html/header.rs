@@ -1,0 +1,214 @@
+//! The page's header (title, completeness banner, the experiment's
+//! configuration and environment as a definition list) and the summary
+//! section: what a reader sees first, apart from the sections below.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::Section;
+use super::{esc, section, table_html};
+use crate::model::Isolation;
+use crate::report::model::ReportModel;
+use crate::report::{NA, sections};
+use crate::store::Results;
+
+pub(super) fn scale_text(r: &Results) -> String {
+    match r.config.scale.as_slice() {
+        [] => String::new(),
+        [s] => format!(", scale {s}"),
+        many => format!(
+            ", scale {}",
+            many.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("/")
+        ),
+    }
+}
+
+/// Writes the page's `<header>`: title, completeness banner and the
+/// configuration/environment list.
+pub(super) fn header(out: &mut String, r: &Results, title: &str) {
+    let c = &r.config;
+    let planned = c.planned_runs();
+    let _ = write!(out, "<header>\n<h1>{}</h1>\n", esc(title));
+    if r.complete {
+        let _ = writeln!(
+            out,
+            "<p class=\"banner ok\">Complete: {} runs recorded.</p>",
+            r.runs.len()
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "<p class=\"banner bad\"><strong>INCOMPLETE</strong> (interrupted): {} of {planned} \
+             planned runs recorded. Cells with fewer complete runs than planned have wider \
+             intervals or none.</p>",
+            r.runs.len()
+        );
+    }
+    let items = header_items(r);
+    out.push_str("<dl class=\"meta\">\n");
+    for (k, v) in items {
+        let _ = writeln!(out, "<div><dt>{}</dt><dd>{}</dd></div>", esc(k), esc(&v));
+    }
+    out.push_str("</dl>\n</header>\n");
+}
+
+/// The header's definition list: the configuration and the environment.
+fn header_items(r: &Results) -> Vec<(&'static str, String)> {
+    let c = &r.config;
+    let e = &r.environment;
+    let list = |v: Vec<String>| v.join(", ");
+    let kv = |m: &BTreeMap<String, String>| {
+        if m.is_empty() {
+            "none".to_string()
+        } else {
+            list(m.iter().map(|(k, v)| format!("{k}={v}")).collect())
+        }
+    };
+    let retry = crate::report::fmt_retry(&c.retry);
+    let load = crate::report::fmt_load(&r.load);
+    let params = crate::report::fmt_param_factors(&c.params);
+    let versions = server_versions(r);
+    let baseline = baseline_text(c);
+    let mut items: Vec<(&str, String)> = vec![
+        (
+            "Workload",
+            format!("{}{}; load {load}", c.workload, scale_text(r)),
+        ),
+        ("Server", format!("PostgreSQL {}", list(versions))),
+        ("Target", c.target.clone()),
+        ("Host", format!("{} ({}, {} CPUs)", e.host, e.os, e.cpus)),
+        (
+            "Runs",
+            format!(
+                "{}; {} repetitions per cell",
+                crate::report::fmt_runs(c),
+                c.repeat
+            ),
+        ),
+        (
+            "Order",
+            match c.order {
+                crate::model::Order::Interleaved => "interleaved".to_string(),
+                crate::model::Order::Random => "random (seeded)".to_string(),
+            },
+        ),
+        ("Seed", c.seed.to_string()),
+        (
+            "Isolation levels",
+            list(c.isolation.iter().map(|i| i.short().to_string()).collect()),
+        ),
+        ("Strategies", list(c.strategies.clone())),
+        (
+            "Clients",
+            list(c.clients.iter().map(u32::to_string).collect()),
+        ),
+        ("Parameters (factors)", params),
+        ("Parameter defaults", kv(&c.param_defaults)),
+    ];
+    if !c.pool_size.is_empty() {
+        items.push((
+            "Pool sizes",
+            list(c.pool_size.iter().map(u32::to_string).collect()),
+        ));
+    }
+    if !c.rate.is_empty() {
+        items.push((
+            "Target rates (tx/s, open loop)",
+            list(c.rate.iter().map(f64::to_string).collect()),
+        ));
+    }
+    if let Some(l) = c.latency_limit_ms {
+        items.push(("Latency limit", format!("{l} ms")));
+    }
+    if !c.max_tries.is_empty() {
+        items.push((
+            "max_tries (factor)",
+            list(c.max_tries.iter().map(u32::to_string).collect()),
+        ));
+    }
+    for (k, v) in &c.setting_factors {
+        items.push(("Server setting (factor)", format!("{k}={}", v.join(","))));
+    }
+    if !c.pg_bin.is_empty() {
+        items.push(("Server builds (factor)", list(c.pg_bin.clone())));
+    }
+    items.extend([
+        ("Retry policy", retry),
+        ("Baseline", baseline),
+        ("Server settings", kv(&e.server_settings)),
+        ("--set", kv(&c.settings)),
+        ("isobench", r.isobench_version.clone()),
+        ("Started", r.started_at.clone()),
+        (
+            "Finished",
+            r.finished_at.clone().unwrap_or_else(|| NA.into()),
+        ),
+    ]);
+    if let Some(file) = &c.file {
+        items.push(("Experiment file", file.clone()));
+    }
+    items
+}
+
+/// Server versions the runs saw (several when builds are a factor), the
+/// environment's when no run recorded one.
+fn server_versions(r: &Results) -> Vec<String> {
+    let c = &r.config;
+    let e = &r.environment;
+    let mut versions: Vec<String> = Vec::new();
+    for run in &r.runs {
+        let v = match &run.cell.pg_bin {
+            Some(b) if !c.pg_bin.is_empty() => format!("{} ({b})", run.server_version),
+            _ => run.server_version.clone(),
+        };
+        if !run.server_version.is_empty() && !versions.contains(&v) {
+            versions.push(v);
+        }
+    }
+    if versions.is_empty() {
+        versions.push(e.server_version.clone());
+    }
+    versions
+}
+
+/// The baseline cell as configured, or the default one described.
+fn baseline_text(c: &crate::store::StoredConfig) -> String {
+    let isolation = |i: Option<&Isolation>| i.map_or(NA, |i| i.short());
+    match &c.baseline {
+        Some(b) => b.clone(),
+        None => format!(
+            "isolation={} strategy={}, other factors equal",
+            isolation(c.isolation.first()),
+            c.strategies.first().map_or(NA, String::as_str)
+        ),
+    }
+}
+
+pub(super) fn summary(m: &ReportModel) -> Option<Section> {
+    if m.cells.is_empty() {
+        return None;
+    }
+    let mut notes = String::new();
+    for n in sections::summary_notes(m) {
+        notes.push(' ');
+        notes.push_str(&esc(n));
+    }
+    let html = format!(
+        "<p class=\"note\">One row per cell (combination of factor values). Statistics over complete \
+         runs only (interrupted runs are listed but not counted). ± is the half-width of the 95 % \
+         confidence interval of the mean (Student t, n − 1 degrees of freedom; n/a with one run). \
+         <em>% vs baseline</em> compares mean TPS (committed transactions per second) with the \
+         baseline: {} (<span class=\"baseline-swatch\">highlighted</span>); <span class=\"up\">▲</span>/<span \
+         class=\"down\">▼</span>: significantly higher/lower by Welch's t-test at p &lt; 0.05 (hover \
+         for t, df and p), <span class=\"ns\">n.s.</span>: not significant. Latencies are means over \
+         runs of each run's figure. Abort ratio: retried and failed attempts / attempts. Wasted time: \
+         share of client time spent in attempts that did not commit. Anomalies: invariant violations \
+         over all runs, with the first example.{notes}</p>\n{}",
+        esc(&m.baseline),
+        table_html(&sections::summary(m))
+    );
+    section("summary", "Cells", html)
+}

@@ -1,0 +1,349 @@
+//! Sections of what the server observer sampled: `pg_stat_database`
+//! counters over time, wait events and SIRead locks.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::charts;
+use super::charts::{Axis, Bar, BarSeries, HBars, Line, Panel, Point, Style};
+use super::charts::{GREY, ValueLabels};
+use super::{MAX_LINES, Section, TOP_WAIT_EVENTS, WAIT_BUCKETS, WIDE};
+use super::{figure, legend, section, series_style, table_html};
+use crate::model::Isolation;
+use crate::report::cells::CellSummary;
+use crate::report::model::ReportModel;
+use crate::report::table::{Column, Table, Value};
+use crate::report::{fmt_fixed, fmt_opt, sections};
+use crate::store::RunRecord;
+
+pub(super) fn counters(m: &ReportModel) -> Option<Section> {
+    let (cells, f) = (&m.cells[..], &m.factors);
+    let (rates, names) = (&m.counter_rates, &m.counter_names);
+    if names.is_empty() {
+        return None;
+    }
+    let labels = f.short_labels.clone();
+    let mut html = String::from(
+        "<p class=\"note\">pg_stat_database of the run's database, sampled every sample interval: \
+         rate per second of each interval. Counters can lag by up to ~1 s (PostgreSQL 15+ flushes \
+         backend statistics about once a second).</p>\n",
+    );
+    // Over time: one panel per counter that moved, one line per cell
+    // (its first complete run).
+    let firsts: Vec<(usize, &RunRecord)> = cells
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            c.complete_runs()
+                .find(|r| !r.server.stat_database.is_empty())
+                .map(|r| (i, r))
+        })
+        .take(MAX_LINES)
+        .collect();
+    let moved: Vec<&String> = names
+        .iter()
+        .filter(|n| {
+            firsts.iter().any(|(_, r)| {
+                r.server
+                    .stat_database
+                    .iter()
+                    .any(|s| s.rate.get(*n).is_some_and(|v| *v != 0.0))
+            })
+        })
+        .collect();
+    if !firsts.is_empty() && !moved.is_empty() {
+        let styles: Vec<Style> = (0..firsts.len()).map(series_style).collect();
+        let t_max = firsts
+            .iter()
+            .flat_map(|(_, r)| r.server.stat_database.iter().map(|s| s.t_s))
+            .fold(1.0, f64::max);
+        let x = Axis::linear("time (s)", 0.0, t_max);
+        let panels: Vec<Panel> = moved
+            .iter()
+            .map(|name| {
+                let lines: Vec<Line> = firsts
+                    .iter()
+                    .zip(&styles)
+                    .map(|((_, r), s)| Line {
+                        style: *s,
+                        points: r
+                            .server
+                            .stat_database
+                            .iter()
+                            .map(|iv| Point {
+                                x: iv.t_s,
+                                y: iv.rate.get(*name).copied().unwrap_or(f64::NAN),
+                                ci: None,
+                            })
+                            .collect(),
+                    })
+                    .collect();
+                let max = lines
+                    .iter()
+                    .flat_map(|l| l.points.iter().map(|p| p.y))
+                    .filter(|v| v.is_finite())
+                    .fold(0.0, f64::max);
+                Panel {
+                    title: Some(format!("{name} (/s)")),
+                    y: Axis::from_zero("per s", max.max(1.0)),
+                    lines,
+                }
+            })
+            .collect();
+        let names: Vec<String> = firsts.iter().map(|(i, _)| labels[*i].clone()).collect();
+        let svg = charts::lines(
+            &x,
+            &panels,
+            &legend(&names, &styles, true),
+            3,
+            WIDE,
+            210,
+            "pg_stat_database rates over time",
+        );
+        let more = if cells.len() > firsts.len() {
+            format!(
+                " Lines for the first {} cells with samples; the table covers all.",
+                firsts.len()
+            )
+        } else {
+            String::new()
+        };
+        html.push_str(&figure(
+            svg,
+            &format!(
+                "<strong>Server counters over time.</strong> Rate per second of each pg_stat_database \
+                 counter that moved, per sample interval (x: end of the interval), in the first \
+                 complete run of each cell.{more}"
+            ),
+        ));
+    }
+    // Few cells: a row per counter (as in report.md); many: a row per cell.
+    let t = if cells.len() <= 6 {
+        sections::counters(m, &labels)
+    } else {
+        let mut cols = vec![Column::text("cell")];
+        cols.extend(names.iter().map(|n| Column::num(format!("{n} (/s)"))));
+        let mut t = Table::new(cols);
+        for (i, r) in rates.iter().enumerate() {
+            let mut row = vec![sections::cell_value(m, i)];
+            row.extend(names.iter().map(|n| {
+                let v = r.get(n).copied();
+                Value::opt(v, fmt_opt(v, 1))
+            }));
+            t.row(row);
+        }
+        t
+    };
+    let _ = write!(
+        html,
+        "<p class=\"note\">Mean rate per second: time-weighted over each run's sample intervals, then \
+         averaged over complete runs.</p>\n{}",
+        table_html(&t)
+    );
+    section("counters", "Server counters (pg_stat_database)", html)
+}
+
+pub(super) fn wait_events(m: &ReportModel) -> Option<Section> {
+    let f = &m.factors;
+    let per_cell = &m.wait_events;
+    if per_cell.iter().all(|(total, _)| *total == 0) {
+        return None;
+    }
+    // The most frequent events overall get a colour; the rest is "other".
+    let mut overall: BTreeMap<&str, f64> = BTreeMap::new();
+    for (_, shares) in per_cell {
+        for w in shares {
+            *overall.entry(w.event.as_str()).or_default() += w.pct;
+        }
+    }
+    let mut ranked: Vec<(&str, f64)> = overall.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    let keep = if ranked.len() > WAIT_BUCKETS + 1 {
+        WAIT_BUCKETS
+    } else {
+        ranked.len()
+    };
+    let named: Vec<&str> = ranked.iter().take(keep).map(|(e, _)| *e).collect();
+    let mut series: Vec<BarSeries> = named
+        .iter()
+        .enumerate()
+        .map(|(k, event)| BarSeries {
+            name: event.to_string(),
+            color: charts::color(k),
+            values: per_cell
+                .iter()
+                .map(|(_, shares)| {
+                    shares.iter().find(|w| w.event == *event).map(|w| Bar {
+                        value: w.pct,
+                        ci: None,
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    if ranked.len() > keep {
+        series.push(BarSeries {
+            name: "other".into(),
+            color: GREY,
+            values: per_cell
+                .iter()
+                .map(|(_, shares)| {
+                    let v: f64 = shares
+                        .iter()
+                        .filter(|w| !named.contains(&w.event.as_str()))
+                        .map(|w| w.pct)
+                        .sum();
+                    (v > 0.0).then_some(Bar { value: v, ci: None })
+                })
+                .collect(),
+        });
+    }
+    let labels = f.short_labels.clone();
+    let mut x = Axis::linear("share of backend samples (%)", 0.0, 100.0);
+    x.hi = 100.0;
+    let svg = charts::hbars(
+        &HBars {
+            categories: &labels,
+            series,
+            stacked: true,
+            x,
+            labels: ValueLabels::Inside(|v| format!("{v:.0}%")),
+            legend: true,
+            width: WIDE,
+        },
+        "Wait events per cell",
+    );
+    let mut html = figure(
+        svg,
+        "<strong>Wait events.</strong> Share of the workload's backend observations (pg_stat_activity \
+         sampled once a second) by <code>wait_event_type:wait_event</code>, over each cell's complete \
+         runs; <code>CPU</code>: active and not waiting. The most frequent events overall are named, the \
+         rest is pooled as \"other\".",
+    );
+    let t = sections::wait_events(m, TOP_WAIT_EVENTS);
+    let _ = write!(
+        html,
+        "<details><summary>Top {TOP_WAIT_EVENTS} wait events per cell (table)</summary>\n{}</details>\n",
+        table_html(&t)
+    );
+    section("waits", "Wait events", html)
+}
+
+/// Mean over the cell's sampled complete runs of each relation's mean
+/// SIRead lock count, and the largest count seen.
+fn siread_by_relation(c: &CellSummary) -> Vec<(String, f64, u64)> {
+    let sampled: Vec<&RunRecord> = c
+        .complete_runs()
+        .filter(|r| r.server.siread_locks.samples > 0)
+        .collect();
+    let mut out: BTreeMap<String, (f64, u64)> = BTreeMap::new();
+    for run in &sampled {
+        for (rel, s) in &run.server.siread_locks.by_relation {
+            let e = out.entry(rel.clone()).or_default();
+            e.0 += s.mean / sampled.len() as f64;
+            e.1 = e.1.max(s.max);
+        }
+    }
+    let mut v: Vec<(String, f64, u64)> = out.into_iter().map(|(k, (m, x))| (k, m, x)).collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    v
+}
+
+pub(super) fn siread_locks(m: &ReportModel) -> Option<Section> {
+    let (cells, f) = (&m.cells[..], &m.factors);
+    let ser: Vec<usize> = (0..cells.len())
+        .filter(|i| cells[*i].cell.isolation == Isolation::Serializable)
+        .collect();
+    if ser.is_empty() {
+        return None;
+    }
+    let by: Vec<&BTreeMap<String, crate::model::CountStat>> =
+        ser.iter().map(|i| &m.siread[*i]).collect();
+    let mut grans: Vec<String> = ["relation", "page", "tuple"].map(String::from).to_vec();
+    for by_gran in &by {
+        for g in by_gran.keys() {
+            if !grans.contains(g) {
+                grans.push(g.clone());
+            }
+        }
+    }
+    grans.retain(|g| by.iter().any(|m| m.contains_key(g)));
+    let labels: Vec<String> = ser.iter().map(|i| f.label(*i)).collect();
+    let mut html = String::new();
+    if !grans.is_empty() {
+        let mut all = Vec::new();
+        let series: Vec<BarSeries> = grans
+            .iter()
+            .enumerate()
+            .map(|(k, g)| BarSeries {
+                name: g.clone(),
+                color: charts::color([0, 3, 1, 4][k % 4]),
+                values: by
+                    .iter()
+                    .map(|m| {
+                        m.get(g).map(|s| {
+                            all.push(s.mean);
+                            Bar {
+                                value: s.mean,
+                                ci: None,
+                            }
+                        })
+                    })
+                    .collect(),
+            })
+            .collect();
+        let x = Axis::auto("SIRead locks held, mean count (locks)", &all, 30.0);
+        let log = if x.log {
+            " Logarithmic axis: the counts span more than 30×."
+        } else {
+            ""
+        };
+        let svg = charts::hbars(
+            &HBars {
+                categories: &labels,
+                series,
+                stacked: false,
+                x,
+                labels: ValueLabels::AfterBar(|v| fmt_fixed(v, 1)),
+                legend: true,
+                width: WIDE,
+            },
+            "SIRead locks by granularity per serializable cell",
+        );
+        html.push_str(&figure(
+            svg,
+            &format!(
+                "<strong>SIRead (predicate) locks by granularity</strong>, serializable cells: \
+                 pg_locks rows with mode SIReadLock sampled once a second, mean count over each run's \
+                 samples averaged over complete runs. Many tuple locks promote to page and relation \
+                 locks (max_pred_locks_per_*), which widens the conflicts SSI detects.{log}"
+            ),
+        ));
+    }
+    let t = sections::siread_locks(m, &ser);
+    html.push_str(&table_html(&t));
+    let mut rel = Table::new(vec![
+        Column::text("cell"),
+        Column::text("relation (granularity)"),
+        Column::num("mean (locks)"),
+        Column::num("max (locks)"),
+    ]);
+    for &i in &ser {
+        for (name, mean, max) in siread_by_relation(&cells[i]).into_iter().take(10) {
+            rel.row(vec![
+                sections::cell_value(m, i),
+                Value::text(name),
+                Value::num(mean, fmt_fixed(mean, 1)),
+                Value::count(max),
+            ]);
+        }
+    }
+    if !rel.rows.is_empty() {
+        let _ = write!(
+            html,
+            "<details><summary>By relation (top 10 per cell)</summary>\n{}</details>\n",
+            table_html(&rel)
+        );
+    }
+    section("siread", "SIRead locks", html)
+}

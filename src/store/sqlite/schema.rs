@@ -1,0 +1,346 @@
+//! The store's layout: the DDL of each store version and the migration
+//! list that applies them (see the parent module's docs for the tables).
+//! Kept apart from the code that reads and writes rows because it only
+//! ever grows by appending a migration.
+
+use rusqlite_migration::{M, Migrations};
+
+/// Version of the store's table layout that this isobench writes: the
+/// number of [`MIGRATIONS`] (`PRAGMA user_version` counts those applied).
+pub const STORE_VERSION: i64 = MIGRATION_LIST.len() as i64;
+
+/// The store's schema, one migration per store version, in order:
+/// migration `n` takes a store from version `n - 1` to `n`
+/// (rusqlite_migration keeps the version in `PRAGMA user_version`, as the
+/// store always has). A schema change is a new migration appended here,
+/// never an edit of an old one: stores written by older isobench versions
+/// are upgraded by running the ones they lack.
+const MIGRATION_LIST: &[M<'static>] = &[
+    M::up(V1_TABLES),
+    M::up(V2_EXTERNAL_LOADS),
+    M::up(V3_TX_TYPE_COMMANDS),
+];
+
+/// [`MIGRATION_LIST`] as rusqlite_migration runs it (each call applies the
+/// pending ones in one transaction).
+pub const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
+
+/// Encoding of `histograms.data`: HdrHistogram V2 + DEFLATE, base64.
+pub(super) const HISTOGRAM_ENCODING: &str = "hdr-v2-deflate-base64";
+
+/// Store version 1, the first store: the tables of the module docs but
+/// `external_loads` and `tx_type_commands`. Every table is STRICT, so a
+/// value of the wrong type is an error rather than silently stored. (Each
+/// migration also sets `store_version` in `meta` to its version.)
+const V1_TABLES: &str = r#"
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE experiment (
+    id                INTEGER PRIMARY KEY CHECK (id = 1),
+    schema_version    INTEGER NOT NULL,
+    isobench_version  TEXT NOT NULL,
+    started_at        TEXT NOT NULL,
+    finished_at       TEXT,
+    complete          INTEGER NOT NULL CHECK (complete IN (0, 1)),
+    workload          TEXT NOT NULL,
+    repeat            INTEGER NOT NULL,
+    duration_s        REAL,
+    warmup_s          REAL,
+    sample_interval_s REAL,
+    latency_limit_ms  REAL,
+    threads           INTEGER,
+    retry_max_tries   INTEGER NOT NULL,
+    seed              TEXT NOT NULL,
+    target            TEXT NOT NULL,
+    run_order         TEXT NOT NULL,
+    baseline          TEXT,
+    file              TEXT,
+    config_json       TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE config_rates (
+    ordinal INTEGER PRIMARY KEY,
+    rate    REAL
+) STRICT;
+
+CREATE TABLE environment (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE server_settings (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE load (
+    ordinal INTEGER PRIMARY KEY,
+    data    TEXT NOT NULL,
+    load_ms REAL NOT NULL,
+    load_ns INTEGER NOT NULL,
+    rows    INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE cells (
+    id            INTEGER PRIMARY KEY,
+    key           TEXT NOT NULL UNIQUE,
+    label         TEXT NOT NULL,
+    workload      TEXT NOT NULL,
+    isolation     TEXT NOT NULL,
+    strategy      TEXT NOT NULL,
+    clients       INTEGER NOT NULL,
+    scale         INTEGER,
+    pool_size     INTEGER,
+    rate          REAL,
+    max_tries     INTEGER,
+    pg_bin        TEXT,
+    params_json   TEXT NOT NULL,
+    settings_json TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE runs (
+    run                   INTEGER PRIMARY KEY,
+    cell_id               INTEGER NOT NULL REFERENCES cells (id),
+    repetition            INTEGER NOT NULL,
+    seed                  TEXT NOT NULL,
+    started_at            TEXT NOT NULL,
+    complete              INTEGER NOT NULL CHECK (complete IN (0, 1)),
+    duration_s            REAL,
+    committed             INTEGER NOT NULL,
+    tps                   REAL,
+    attempts              INTEGER NOT NULL,
+    retries               INTEGER NOT NULL,
+    failed                INTEGER NOT NULL,
+    unknown_outcome       INTEGER NOT NULL,
+    user_aborts           INTEGER NOT NULL,
+    failure_pct           REAL,
+    retries_per_commit    REAL,
+    wasted_ms             REAL,
+    wasted_attempts       INTEGER NOT NULL,
+    abort_ratio           REAL,
+    wasted_time_pct       REAL,
+    client_cpu_s          REAL,
+    client_cpu_us_per_tx  REAL,
+    lifetime_committed    INTEGER NOT NULL,
+    lifetime_unknown      INTEGER NOT NULL,
+    reset_ms              REAL,
+    anomalies             INTEGER NOT NULL,
+    skipped               INTEGER NOT NULL,
+    late                  INTEGER NOT NULL,
+    server_version        TEXT NOT NULL,
+    latency_mean_ms       REAL,
+    latency_p50_ms        REAL,
+    latency_p90_ms        REAL,
+    latency_p95_ms        REAL,
+    latency_p99_ms        REAL,
+    latency_p999_ms       REAL,
+    latency_max_ms        REAL,
+    pool_wait_count       INTEGER,
+    pool_wait_mean_ms     REAL,
+    pool_wait_p50_ms      REAL,
+    pool_wait_p99_ms      REAL,
+    pool_wait_max_ms      REAL,
+    schedule_lag_count    INTEGER,
+    schedule_lag_mean_ms  REAL,
+    schedule_lag_p50_ms   REAL,
+    schedule_lag_p99_ms   REAL,
+    schedule_lag_max_ms   REAL,
+    wait_samples          INTEGER NOT NULL,
+    siread_samples        INTEGER NOT NULL
+) STRICT;
+CREATE INDEX runs_cell ON runs (cell_id);
+
+CREATE TABLE run_failures (
+    run      INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    tx_type  TEXT,
+    sqlstate TEXT NOT NULL,
+    count    INTEGER NOT NULL
+) STRICT;
+CREATE UNIQUE INDEX run_failures_key ON run_failures (run, ifnull(tx_type, ''), tx_type IS NULL, sqlstate);
+
+CREATE TABLE tx_types (
+    run             INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal         INTEGER NOT NULL,
+    name            TEXT NOT NULL,
+    committed       INTEGER NOT NULL,
+    user_aborts     INTEGER NOT NULL,
+    attempts        INTEGER NOT NULL,
+    unknown_outcome INTEGER NOT NULL,
+    wasted_ms       REAL,
+    latency_mean_ms REAL,
+    latency_p50_ms  REAL,
+    latency_p90_ms  REAL,
+    latency_p95_ms  REAL,
+    latency_p99_ms  REAL,
+    latency_p999_ms REAL,
+    latency_max_ms  REAL,
+    PRIMARY KEY (run, ordinal)
+) STRICT;
+
+CREATE TABLE tx_type_failures (
+    run      INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal  INTEGER NOT NULL,
+    sqlstate TEXT NOT NULL,
+    count    INTEGER NOT NULL,
+    PRIMARY KEY (run, ordinal, sqlstate)
+) STRICT;
+
+CREATE TABLE histograms (
+    run      INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    tx_type  INTEGER,
+    kind     TEXT NOT NULL,
+    unit     TEXT NOT NULL,
+    encoding TEXT NOT NULL,
+    data     TEXT NOT NULL
+) STRICT;
+CREATE UNIQUE INDEX histograms_key ON histograms (run, ifnull(tx_type, -1), kind);
+
+CREATE TABLE per_second (
+    run       INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal   INTEGER NOT NULL,
+    t_s       REAL,
+    committed INTEGER NOT NULL,
+    tps       REAL,
+    p99_ms    REAL,
+    failed    INTEGER NOT NULL,
+    PRIMARY KEY (run, ordinal)
+) STRICT;
+
+CREATE TABLE stat_intervals (
+    run        INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal    INTEGER NOT NULL,
+    t_s        REAL,
+    duration_s REAL,
+    PRIMARY KEY (run, ordinal)
+) STRICT;
+
+CREATE TABLE stat_counters (
+    run     INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    counter TEXT NOT NULL,
+    delta   INTEGER,
+    rate    REAL,
+    PRIMARY KEY (run, ordinal, counter)
+) STRICT;
+
+CREATE VIEW stat_samples AS
+    SELECT i.run, i.ordinal, i.t_s, i.duration_s, c.counter, c.delta, c.rate
+      FROM stat_intervals i JOIN stat_counters c USING (run, ordinal);
+
+CREATE TABLE wait_events (
+    run   INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    event TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (run, event)
+) STRICT;
+
+CREATE TABLE siread_locks (
+    run  INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    kind TEXT NOT NULL CHECK (kind IN ('granularity', 'relation')),
+    name TEXT NOT NULL,
+    mean REAL,
+    max  INTEGER NOT NULL,
+    PRIMARY KEY (run, kind, name)
+) STRICT;
+
+CREATE TABLE plans (
+    run     INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    label   TEXT NOT NULL,
+    sql     TEXT NOT NULL,
+    plan    TEXT NOT NULL,
+    PRIMARY KEY (run, ordinal)
+) STRICT;
+
+CREATE TABLE invariants (
+    run        INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal    INTEGER NOT NULL,
+    name       TEXT NOT NULL,
+    ok         INTEGER NOT NULL CHECK (ok IN (0, 1)),
+    violations INTEGER NOT NULL,
+    detail     TEXT NOT NULL,
+    PRIMARY KEY (run, ordinal)
+) STRICT;
+
+CREATE TABLE run_errors (
+    run     INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    PRIMARY KEY (run, ordinal)
+) STRICT;
+
+CREATE TABLE server_errors (
+    run     INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    PRIMARY KEY (run, ordinal)
+) STRICT;
+
+CREATE TABLE run_server_settings (
+    run   INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    name  TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (run, name)
+) STRICT;
+
+INSERT INTO meta (key, value) VALUES ('store_version', '1');
+"#;
+
+/// Store version 2: the figures of runs driven by an external load.
+const V2_EXTERNAL_LOADS: &str = r#"
+CREATE TABLE external_loads (
+    run                    INTEGER PRIMARY KEY REFERENCES runs (run) ON DELETE CASCADE,
+    command                TEXT NOT NULL,
+    format                 TEXT NOT NULL,
+    exit_code              INTEGER,
+    wall_s                 REAL NOT NULL,
+    ready_s                REAL,
+    output_dir             TEXT NOT NULL,
+    parsed                 INTEGER NOT NULL,
+    unit                   TEXT,
+    throughput             REAL,
+    count                  INTEGER,
+    duration_s             REAL,
+    latency_mean_ms        REAL,
+    latency_stddev_ms      REAL,
+    latency_p50_ms         REAL,
+    latency_p90_ms         REAL,
+    latency_p99_ms         REAL,
+    latency_max_ms         REAL,
+    bytes_per_s            REAL,
+    responses_2xx          INTEGER,
+    non_2xx                INTEGER,
+    errors                 INTEGER,
+    timeouts               INTEGER,
+    failed                 INTEGER,
+    serialization_failures INTEGER,
+    deadlock_failures      INTEGER,
+    retried                INTEGER,
+    retries                INTEGER,
+    skipped                INTEGER
+) STRICT;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '2');
+"#;
+
+/// Store version 3: per-command latencies of transaction types (pgbench
+/// scripts). The table was first added to version 2 stores without a
+/// version bump (created whenever a store was opened for writing), so a
+/// version 2 store may have it already: IF NOT EXISTS.
+const V3_TX_TYPE_COMMANDS: &str = r#"
+CREATE TABLE IF NOT EXISTS tx_type_commands (
+    run        INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal    INTEGER NOT NULL,
+    step       INTEGER NOT NULL,
+    command    TEXT NOT NULL,
+    executions INTEGER NOT NULL,
+    mean_ms    REAL NOT NULL,
+    failures   INTEGER NOT NULL,
+    PRIMARY KEY (run, ordinal, step)
+) STRICT;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '3');
+"#;
