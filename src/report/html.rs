@@ -56,6 +56,7 @@ pub fn render(results: &Results) -> String {
 pub fn render_model(m: &ReportModel) -> String {
     let results = m.results;
     let sections: Vec<Section> = [
+        findings(m),
         summary(m),
         external_load(m),
         throughput(m),
@@ -136,6 +137,27 @@ fn esc(s: &str) -> String {
 }
 
 /// One `<section>` of the page.
+/// The findings ([`super::findings`]), first.
+fn findings(m: &ReportModel) -> Option<Section> {
+    let found = super::findings::findings(m);
+    if found.is_empty() {
+        return None;
+    }
+    let mut items = String::new();
+    for f in &found {
+        let _ = write!(items, "<li>{}", esc(&f.text));
+        if let Some(a) = &f.advice {
+            let _ = write!(items, " <em>Try: {}.</em>", esc(a));
+        }
+        items.push_str("</li>\n");
+    }
+    section(
+        "findings",
+        "Findings",
+        format!("<ul class=\"findings\">\n{items}</ul>\n"),
+    )
+}
+
 struct Section {
     id: &'static str,
     title: String,
