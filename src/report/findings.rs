@@ -62,10 +62,10 @@ fn failures(m: &ReportModel) -> Vec<Finding> {
     out
 }
 
-/// A statement ran with different plans in different cells: the
-/// comparison mixes a plan effect with the factor's effect (under
-/// SERIALIZABLE a sequential scan takes a relation-level SIRead lock that
-/// every writer conflicts with).
+/// A statement ran with plans of different shapes in different cells
+/// (estimates aside): the comparison mixes a plan effect with the factor's
+/// effect (under SERIALIZABLE a sequential scan takes a relation-level
+/// SIRead lock that every writer conflicts with).
 fn plans_differ(m: &ReportModel) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut labels: Vec<&str> = Vec::new();
@@ -75,26 +75,38 @@ fn plans_differ(m: &ReportModel) -> Vec<Finding> {
         }
     }
     for label in labels {
-        let groups: Vec<_> = m.plans.iter().filter(|p| p.label == label).collect();
-        if groups.len() < 2 {
+        // Shapes, each with the cells whose plan has it.
+        let mut shapes: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+        for g in m.plans.iter().filter(|p| p.label == label) {
+            let shape = shape(g.plan);
+            let cells = g
+                .cells
+                .iter()
+                .filter_map(|c| m.cell_index(c).map(|i| m.factors.labels[i].clone()));
+            match shapes.iter_mut().find(|(s, _)| *s == shape) {
+                Some((_, c)) => c.extend(cells),
+                None => shapes.push((shape, cells.collect())),
+            }
+        }
+        if shapes.len() < 2 {
             continue;
         }
-        let described: Vec<String> = groups
+        // The first plan line where the shapes part.
+        let at = (0..)
+            .find(|&k| shapes.iter().any(|(s, _)| s.get(k) != shapes[0].0.get(k)))
+            .unwrap_or(0);
+        let described: Vec<String> = shapes
             .iter()
-            .map(|g| {
-                let cells: Vec<String> = g
-                    .cells
-                    .iter()
-                    .filter_map(|c| m.cell_index(c).map(|i| m.factors.labels[i].clone()))
-                    .collect();
-                format!("{} in {}", top_node(g.plan), cells.join("; "))
+            .map(|(s, cells)| {
+                let line = s.get(at).map_or("(no such step)", String::as_str);
+                format!("{line} in {}", cells.join("; "))
             })
             .collect();
         out.push(Finding {
             rule: "plans",
             text: format!(
                 "`{label}` ran with {} different plans: {}.",
-                groups.len(),
+                shapes.len(),
                 described.join(" but ")
             ),
             advice: Some(
@@ -105,15 +117,16 @@ fn plans_differ(m: &ReportModel) -> Vec<Finding> {
     out
 }
 
-/// The first plan line's node, e.g. `Seq Scan on pgbench_branches`.
-fn top_node(plan: &str) -> String {
-    let scan = plan
-        .lines()
-        .map(|l| l.trim().trim_start_matches("->").trim())
-        .find(|l| l.contains("Scan"))
-        .or_else(|| plan.lines().next().map(str::trim))
-        .unwrap_or("");
-    scan.split("  (").next().unwrap_or(scan).to_string()
+/// A plan's lines without the planner's estimates (`  (cost=...)`) and
+/// arrows: what the executor does, not what it expected.
+fn shape(plan: &str) -> Vec<String> {
+    plan.lines()
+        .map(|l| {
+            let l = l.trim().trim_start_matches("->").trim();
+            l.split("  (cost=").next().unwrap_or(l).to_string()
+        })
+        .filter(|l| !l.is_empty())
+        .collect()
 }
 
 /// Noise: a cell whose 95 % confidence interval of TPS is wider than
