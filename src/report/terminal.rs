@@ -18,6 +18,9 @@ pub fn summary(results: &Results) -> String {
     summary_of(&super::model::ReportModel::new(results))
 }
 
+/// Findings shown under the table; the rest are in report.md.
+const FINDINGS_SHOWN: usize = 5;
+
 /// [`summary`] from an aggregated model.
 pub fn summary_of(m: &super::model::ReportModel) -> String {
     let (results, cells) = (m.results, &m.cells);
@@ -77,6 +80,19 @@ pub fn summary_of(m: &super::model::ReportModel) -> String {
          anomalies: invariant violations over all runs (see report.md).\n",
     );
     let _ = writeln!(out, "baseline: {}.", m.baseline);
+    // The findings' headlines (the reasons and what to try are in
+    // report.md).
+    let found = super::findings::findings(m);
+    for f in found.iter().take(FINDINGS_SHOWN) {
+        let _ = writeln!(out, "finding: {}", f.text);
+    }
+    if found.len() > FINDINGS_SHOWN {
+        let _ = writeln!(
+            out,
+            "({} more findings in report.md)",
+            found.len() - FINDINGS_SHOWN
+        );
+    }
     if !results.complete {
         out.push_str("INCOMPLETE (interrupted): statistics cover the runs recorded so far.\n");
     }
