@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, anyhow, bail};
 use tokio_util::sync::CancellationToken;
 
-use crate::model::{BadInput, ExperimentConfig};
+use crate::model::{BadInput, ExperimentConfig, RunRecord, sqlstate_name};
 use crate::progress::Progress;
 use crate::report;
 use crate::store::sqlite::Store;
@@ -360,6 +360,7 @@ impl<D: Driver> Study<'_, D> {
             progress: &self.progress,
         };
         let (record, stop) = self.driver.one_run(&ctx).await.with_context(context)?;
+        let stop = stop.or_else(|| all_failed_alike(&record, &self.cfg.retry.retry_on));
         self.progress.end_run(&record);
         results.runs.push(record);
         results.runs.sort_by_key(|r| r.index);
@@ -410,5 +411,49 @@ impl<D: Driver> Study<'_, D> {
             results,
             interrupted,
         })
+    }
+}
+
+/// A run that committed nothing and whose transactions all failed with one
+/// SQLSTATE the retry policy does not retry (a script on a missing table:
+/// 42P01) measured nothing, and every further run would fail the same
+/// way: the study stops with this error (exit 1) after saving the run.
+fn all_failed_alike(record: &RunRecord, retry_on: &[String]) -> Option<anyhow::Error> {
+    if record.committed > 0 || record.failed.len() != 1 {
+        return None;
+    }
+    let (code, n) = record.failed.iter().next()?;
+    if *n == 0 || retry_on.contains(code) {
+        return None;
+    }
+    Some(anyhow!(
+        "all {n} transactions failed with SQLSTATE {code} ({}), which is not retried, and none committed: \
+         the workload cannot run as given (see Problems and the server log in the results directory)",
+        sqlstate_name(code)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_only_failed_with_one_unretried_sqlstate_stops_the_study() {
+        let retry_on = vec!["40001".to_string(), "40P01".to_string()];
+        let mut run = crate::report::fixture::results().runs[0].clone();
+        assert!(all_failed_alike(&run, &retry_on).is_none(), "it committed");
+        run.committed = 0;
+        run.failed = [("42P01".to_string(), 95_876)].into();
+        let e = all_failed_alike(&run, &retry_on).unwrap().to_string();
+        assert!(
+            e.contains("all 95876 transactions failed with SQLSTATE 42P01"),
+            "{e}"
+        );
+        // Retried failures (SERIALIZABLE at its worst) or a mix of codes
+        // are results, not a broken workload.
+        run.failed = [("40001".to_string(), 10)].into();
+        assert!(all_failed_alike(&run, &retry_on).is_none());
+        run.failed = [("42P01".to_string(), 5), ("23505".to_string(), 1)].into();
+        assert!(all_failed_alike(&run, &retry_on).is_none());
     }
 }

@@ -40,6 +40,12 @@ pub fn sqlstate_name(code: &str) -> &'static str {
         "08003" => "connection_does_not_exist",
         "08006" => "connection_failure",
         "P0001" => "raise_exception",
+        "42P01" => "undefined_table",
+        "42703" => "undefined_column",
+        "42883" => "undefined_function",
+        "42601" => "syntax_error",
+        "42501" => "insufficient_privilege",
+        "22012" => "division_by_zero",
         "IB001" => "script_error (isobench: the client stopped)",
         _ => "other",
     }
