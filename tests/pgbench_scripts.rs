@@ -635,3 +635,35 @@ fn retries_start_from_the_transactions_variables_and_random_state() {
         "{differ} same-:n attempts with new draws, {gave_up} transactions gave up: {lines:?}"
     );
 }
+
+/// A script whose every transaction fails with one error the policy does
+/// not retry measures nothing: the study stops after the first run, with
+/// exit 1 and the SQLSTATE, instead of running every cell to the end.
+#[test]
+fn a_workload_that_only_fails_stops_the_study() {
+    let (_keep, dir) = out_dir("missing");
+    let script = fixture("missing_table.sql");
+    let (out, stderr) = run_short(
+        &[
+            "-f",
+            &script,
+            "-M",
+            "simple",
+            "--isolation",
+            "rc,ser",
+            "--scale",
+            "1",
+            "--clients",
+            "2",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("failed with SQLSTATE 42P01 (undefined_table), which is not retried"),
+        "{stderr}"
+    );
+    let r = read_json(&dir);
+    assert_eq!(r["runs"].as_array().unwrap().len(), 1, "the study stopped");
+    assert_managed_server_gone(&r);
+}
