@@ -443,30 +443,8 @@ fn dump_outputs() {
         }
         r
     };
-    let outliers = {
-        let mut r = results();
-        for (i, tps) in [100.0, 99.0, 150.0].into_iter().enumerate() {
-            let mut run = r.runs[0].clone();
-            run.index = 6 + i as u32;
-            run.repetition = 3 + i as u32;
-            run.tps = tps;
-            run.server_version = "17.2".into();
-            r.runs.push(run);
-        }
-        r
-    };
-    let evil = {
-        let mut r = results();
-        let evil = "<script>alert(\"x\")</script> | `a`";
-        for run in &mut r.runs {
-            run.cell.strategy = evil.into();
-            run.server.plans[0].sql = format!("SELECT '{evil}'");
-            run.errors.push(evil.into());
-        }
-        r.config.strategies = vec![evil.into()];
-        r.config.target = evil.into();
-        r
-    };
+    let outliers = with_outliers();
+    let evil = evil();
     let variants = [
         ("fixture", results()),
         ("clients", with_clients(results())),
@@ -488,4 +466,35 @@ fn dump_outputs() {
         put("cells.csv", super::csv::cells(&r));
         put("json", super::json::cells(&r));
     }
+}
+
+/// [`results`] plus three runs of the rc cell (100, 99 and 150 tx/s, the
+/// last an outlier) on another server version.
+pub(crate) fn with_outliers() -> Results {
+    let mut r = results();
+    for (i, tps) in [100.0, 99.0, 150.0].into_iter().enumerate() {
+        let mut run = r.runs[0].clone();
+        run.index = 6 + i as u32;
+        run.repetition = 3 + i as u32;
+        run.tps = tps;
+        run.server_version = "17.2".into();
+        r.runs.push(run);
+    }
+    r
+}
+
+/// A string that breaks HTML and Markdown unless escaped.
+pub(crate) const EVIL: &str = "<script>alert(\"x\")</script> | `a`";
+
+/// [`results`] with [`EVIL`] in every string a report copies from them.
+pub(crate) fn evil() -> Results {
+    let mut r = results();
+    for run in &mut r.runs {
+        run.cell.strategy = EVIL.into();
+        run.server.plans[0].sql = format!("SELECT '{EVIL}'");
+        run.errors.push(EVIL.into());
+    }
+    r.config.strategies = vec![EVIL.into()];
+    r.config.target = EVIL.into();
+    r
 }

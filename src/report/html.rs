@@ -24,9 +24,10 @@ mod details;
 mod header;
 mod server;
 
+use super::scale_text;
 use client::{commands, failures, latency, pool_and_lag, throughput, time_series, transactions};
 use details::{external_load, invariants, plans, problems, runs};
-use header::{header, scale_text, summary};
+use header::{header, summary};
 use server::{counters, siread_locks, wait_events};
 
 use std::fmt::Write as _;
@@ -351,16 +352,7 @@ mod tests {
 
     #[test]
     fn strings_from_results_are_escaped() {
-        let mut r = fixture::results();
-        let evil = "<script>alert(\"x\")</script>";
-        for run in &mut r.runs {
-            run.cell.strategy = evil.into();
-            run.server.plans[0].sql = format!("SELECT '{evil}'");
-            run.errors.push(evil.into());
-        }
-        r.config.strategies = vec![evil.into()];
-        r.config.target = evil.into();
-        let html = render(&r);
+        let html = render(&fixture::evil());
         assert!(!html.contains("<script>alert"), "unescaped payload");
         assert!(html.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"));
         assert_eq!(

@@ -105,17 +105,7 @@ fn header(out: &mut String, m: &ReportModel) {
     let r = m.results;
     let c = &r.config;
     let e = &r.environment;
-    let scale = match c.scale.as_slice() {
-        [] => String::new(),
-        [s] => format!(", scale {s}"),
-        many => format!(
-            ", scale {}",
-            many.iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join("/")
-        ),
-    };
+    let scale = super::scale_text(r);
     let _ = writeln!(out, "# isobench report: {}{scale}\n", c.workload);
     let planned = c.planned_runs();
     let status = if r.complete {
@@ -525,17 +515,9 @@ mod tests {
 
     #[test]
     fn outliers_and_server_versions_in_runs() {
-        let mut r = fixture::results();
-        assert!(!render(&r).contains("server version"));
+        assert!(!render(&fixture::results()).contains("server version"));
         // rc: 98, 102, 100, 99, 150 tx/s: 150 is an outlier (M = 16.86).
-        for (i, tps) in [100.0, 99.0, 150.0].into_iter().enumerate() {
-            let mut run = r.runs[0].clone();
-            run.index = 6 + i as u32;
-            run.repetition = 3 + i as u32;
-            run.tps = tps;
-            run.server_version = "17.2".into();
-            r.runs.push(run);
-        }
+        let r = fixture::with_outliers();
         let md = render(&r);
         let runs = section_rows(&md, "Runs");
         assert!(runs[0].starts_with("| run | cell | repetition | server version |"));

@@ -234,6 +234,22 @@ pub fn fmt_tps(v: f64) -> String {
 
 /// A time in ms with 3 significant digits or more: `0.842`, `12.35`,
 /// `123.5`, `1234.5`.
+/// `, scale N` (or `N/M/...` for several), empty without a scale: the
+/// report title's suffix.
+pub fn scale_text(r: &Results) -> String {
+    match r.config.scale.as_slice() {
+        [] => String::new(),
+        [s] => format!(", scale {s}"),
+        many => format!(
+            ", scale {}",
+            many.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("/")
+        ),
+    }
+}
+
 pub fn fmt_ms(v: f64) -> String {
     let decimals = match v.abs() {
         x if x >= 100.0 => 1,

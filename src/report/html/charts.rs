@@ -857,6 +857,17 @@ pub fn hbars(spec: &HBars, aria: &str) -> Result<String, String> {
     })
 }
 
+/// The sentence a chart's note gets when its axis `x` is logarithmic
+/// ([`Axis::auto`] switches when the `what` span more than 30×), else
+/// nothing.
+pub fn log_note(x: &Axis, what: &str) -> String {
+    if x.log {
+        format!(" Logarithmic axis: the {what} span more than 30×.")
+    } else {
+        String::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -206,11 +206,7 @@ pub(super) fn latency(m: &ReportModel) -> Option<Section> {
         })
         .collect();
     let x = Axis::auto("latency of committed transactions (ms)", &all, 30.0);
-    let log_note = if x.log {
-        " The axis is logarithmic because the values span more than 30×."
-    } else {
-        ""
-    };
+    let log_note = charts::log_note(&x, "values");
     let svg = charts::hbars(
         &HBars {
             categories: &labels,
@@ -539,11 +535,7 @@ pub(super) fn pool_and_lag(m: &ReportModel) -> Option<Section> {
         add("schedule lag p99", charts::color(1), &lag, true);
     }
     let x = Axis::auto("wait (ms)", &all, 30.0);
-    let log = if x.log {
-        " Logarithmic axis: the values span more than 30×."
-    } else {
-        ""
-    };
+    let log = charts::log_note(&x, "values");
     let svg = charts::hbars(
         &HBars {
             categories: &labels,

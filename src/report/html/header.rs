@@ -12,20 +12,6 @@ use crate::report::model::ReportModel;
 use crate::report::{NA, sections};
 use crate::store::Results;
 
-pub(super) fn scale_text(r: &Results) -> String {
-    match r.config.scale.as_slice() {
-        [] => String::new(),
-        [s] => format!(", scale {s}"),
-        many => format!(
-            ", scale {}",
-            many.iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join("/")
-        ),
-    }
-}
-
 /// Writes the page's `<header>`: title, completeness banner and the
 /// configuration/environment list.
 pub(super) fn header(out: &mut String, r: &Results, title: &str) {
@@ -75,7 +61,7 @@ fn header_items(r: &Results) -> Vec<(&'static str, String)> {
     let mut items: Vec<(&str, String)> = vec![
         (
             "Workload",
-            format!("{}{}; load {load}", c.workload, scale_text(r)),
+            format!("{}{}; load {load}", c.workload, super::super::scale_text(r)),
         ),
         ("Server", format!("PostgreSQL {}", list(versions))),
         ("Target", c.target.clone()),

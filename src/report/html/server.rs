@@ -293,11 +293,7 @@ pub(super) fn siread_locks(m: &ReportModel) -> Option<Section> {
             })
             .collect();
         let x = Axis::auto("SIRead locks held, mean count (locks)", &all, 30.0);
-        let log = if x.log {
-            " Logarithmic axis: the counts span more than 30×."
-        } else {
-            ""
-        };
+        let log = charts::log_note(&x, "counts");
         let svg = charts::hbars(
             &HBars {
                 categories: &labels,
