@@ -24,9 +24,10 @@ use tokio::time::sleep_until;
 use tokio_postgres::Config;
 use tokio_util::sync::CancellationToken;
 
+use crate::metrics::host::CpuTicks;
 use crate::metrics::{Interval, Recorder};
 use crate::model::Isolation;
-use crate::model::Lifetime;
+use crate::model::{HostCpu, Lifetime};
 use crate::model::{Phase, SecondPoint};
 use crate::target::TargetError;
 use crate::workload::{Ledger, Workload, WorkloadClient};
@@ -79,6 +80,8 @@ pub struct EngineOutcome {
     pub lifetime: Lifetime,
     /// isobench's own CPU time (user + system) during the measured window, s.
     pub cpu_s: f64,
+    /// The host's CPU use during the measured window (`/proc/stat`).
+    pub host_cpu: Option<HostCpu>,
     /// The run was cancelled (Ctrl-C) before its measured window ended.
     pub interrupted: bool,
     /// Clients that stopped early, with why (connection lost).
@@ -96,6 +99,7 @@ impl EngineOutcome {
             per_second: Vec::new(),
             lifetime: Lifetime::default(),
             cpu_s: 0.0,
+            host_cpu: None,
             interrupted: true,
             client_errors: Vec::new(),
             ledger_complete: true,
@@ -264,12 +268,15 @@ pub async fn run<W: Workload>(
     let mut next = (started + Duration::from_secs(1)).min(warm_end);
     let mut window: Option<(Instant, Instant)> = None; // (start, end)
     let mut cpu_start = 0.0;
+    let mut host_start = None;
+    let mut host_cpu = None;
     if params.warmup.is_zero() {
         // No warm-up: the window opens with the clients, so nothing they
         // record before the first tick is lost.
         window = Some((started, started + params.duration));
         next = (started + Duration::from_secs(1)).min(started + params.duration);
         cpu_start = cpu_time_s();
+        host_start = CpuTicks::now();
         phase.send_replace(Phase::Measuring);
     } else {
         phase.send_replace(Phase::Warmup);
@@ -305,6 +312,7 @@ pub async fn run<W: Workload>(
                     window = Some((now, now + params.duration));
                     next = (now + Duration::from_secs(1)).min(now + params.duration);
                     cpu_start = cpu_time_s();
+                    host_start = CpuTicks::now();
                     phase.send_replace(Phase::Measuring);
                 } else {
                     next = (next + Duration::from_secs(1)).min(warm_end);
@@ -319,10 +327,15 @@ pub async fn run<W: Workload>(
                     tps: report.tps,
                     p99_ms: report.p99_ms,
                     failed: report.failed,
+                    lag_ms: (!tick.waits.lag_us.is_empty())
+                        .then(|| tick.waits.lag_us.mean() / 1000.0),
                 });
                 next = (next + Duration::from_secs(1)).min(end);
                 if now >= end || interrupted {
                     cpu_s = cpu_time_s() - cpu_start;
+                    host_cpu = host_start
+                        .zip(CpuTicks::now())
+                        .and_then(|(a, b)| a.until(&b));
                 }
             }
         }
@@ -378,6 +391,7 @@ pub async fn run<W: Workload>(
             per_second,
             lifetime,
             cpu_s,
+            host_cpu,
             interrupted,
             client_errors,
             ledger_complete,

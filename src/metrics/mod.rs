@@ -7,6 +7,8 @@
 //! significant digits), so memory stays flat however long a run lasts and
 //! histograms merge exactly across clients, ticks, and machines.
 
+pub mod host;
+
 use crate::model::{LatencySummary, Lifetime, SqlState};
 use std::sync::Mutex;
 

@@ -66,13 +66,42 @@ pub struct Plan {
     pub plan: String,
 }
 
+/// A workload statement whose plan changed between the start and the end
+/// of a run's measured window (compared by [`plan_shape`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanChange {
+    pub label: String,
+    pub sql: String,
+    /// EXPLAIN when the window started.
+    pub start: String,
+    /// EXPLAIN when it ended.
+    pub end: String,
+}
+
+/// A plan's lines without the planner's estimates (`  (cost=...)`) and
+/// arrows: what the executor does, not what it expected. Two plans with
+/// equal shapes differ only in estimates.
+pub fn plan_shape(plan: &str) -> Vec<String> {
+    plan.lines()
+        .map(|l| {
+            let l = l.trim().trim_start_matches("->").trim();
+            l.split("  (cost=").next().unwrap_or(l).to_string()
+        })
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
 /// Everything observed on the server during one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerObservations {
     pub stat_database: Vec<StatInterval>,
     pub wait_events: WaitEvents,
     pub siread_locks: SireadLocks,
+    /// EXPLAIN of each workload statement when the window started.
     pub plans: Vec<Plan>,
+    /// Statements whose plan was different when the window ended.
+    #[serde(default)]
+    pub plan_changes: Vec<PlanChange>,
     /// Sampling problems (a failed query does not stop the run).
     pub errors: Vec<String>,
 }

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ExternalLoad, InvariantResult, Isolation, LatencySummary, Lifetime, LoadFigures, LoadFormat,
-    LoadReport, Order, RetryPolicy, ScriptsConfig, SecondPoint, ServerObservations, TargetConfig,
+    ExternalLoad, HostCpu, InvariantResult, Isolation, LatencySummary, Lifetime, LoadFigures,
+    LoadFormat, LoadReport, Order, RetryPolicy, ScriptsConfig, SecondPoint, ServerObservations,
+    TargetConfig,
 };
 
 /// Everything one experiment measured.
@@ -347,6 +348,10 @@ pub struct RunRecord {
     pub client_cpu_s: f64,
     /// client_cpu_s per committed transaction, µs.
     pub client_cpu_us_per_tx: f64,
+    /// The host's CPU use in the window (`None` where `/proc/stat` is
+    /// not readable, or for an external load).
+    #[serde(default)]
+    pub host_cpu: Option<HostCpu>,
     /// What all clients counted over their life (warm-up and drain
     /// included): the database must hold exactly this.
     pub lifetime: Lifetime,

@@ -28,6 +28,10 @@ pub struct SecondPoint {
     pub p99_ms: f64,
     /// Transactions that gave up in this interval.
     pub failed: u64,
+    /// Open loop: mean schedule lag of the transactions that started in
+    /// this interval, ms; `None` in a closed loop or when none started.
+    #[serde(default)]
+    pub lag_ms: Option<f64>,
 }
 
 /// Counts over a client's whole life (warm-up and drain included): what the
@@ -77,6 +81,21 @@ pub struct StepTime {
     pub step: usize,
     pub us: u64,
     pub failed: bool,
+}
+
+/// What the host's CPUs did during a run's measured window, from the
+/// `cpu` line of `/proc/stat` (Linux; see proc(5)): shares of all CPUs'
+/// time over the window, %.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostCpu {
+    /// Time not idle and not waiting for I/O (user, nice, system, irq,
+    /// softirq, steal), % of all CPUs' time.
+    pub busy_pct: f64,
+    /// Time the hypervisor gave this virtual machine's CPUs to someone
+    /// else (`steal`), % of all CPUs' time.
+    pub steal_pct: f64,
+    /// CPUs counted (online CPUs).
+    pub cpus: u32,
 }
 
 /// The result of one invariant check after a run.

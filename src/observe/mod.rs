@@ -11,10 +11,14 @@
 //!   (`application_name = 'isobench'`) count; observers use other names.
 //! - SIRead locks: `pg_locks` rows with `mode = 'SIReadLock'` once a second,
 //!   counted by granularity (relation/page/tuple) and by relation.
-//! - Plans: EXPLAIN (no ANALYZE) of every workload statement once, when
-//!   the measured window starts.
+//! - Plans: EXPLAIN (no ANALYZE) of every workload statement when the
+//!   measured window starts and again when it ends; a statement whose plan
+//!   changed shape in between is recorded as a [`PlanChange`].
 
-use crate::model::{CountStat, Plan, STAT_COUNTERS, ServerObservations, SireadLocks, StatInterval};
+use crate::model::{
+    CountStat, Plan, PlanChange, STAT_COUNTERS, ServerObservations, SireadLocks, StatInterval,
+    plan_shape,
+};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -99,18 +103,7 @@ pub async fn observe(
         }
     }
     let start = Instant::now();
-    for s in &statements {
-        match explain(&db, &s.sql).await {
-            Ok(plan) => obs.plans.push(Plan {
-                label: s.label.into(),
-                sql: s.sql.clone(),
-                plan,
-            }),
-            Err(e) => obs
-                .errors
-                .push(format!("EXPLAIN {}: {}", s.label, target::error_text(&e))),
-        }
-    }
+    obs.plans = explain_all(&db, &statements, &mut obs.errors).await;
     let mut sampler = Sampler {
         all_backends: backends == Backends::All,
         ..Sampler::default()
@@ -172,7 +165,49 @@ pub async fn observe(
         take_interval(&db, &dbname, start, &mut last, &mut obs).await;
     }
     sampler.finish(&mut obs);
+    // The plans again as the window closes: a plan that changed within the
+    // run (autovacuum, statistics, a table that grew) is recorded.
+    let end = explain_all(&db, &statements, &mut obs.errors).await;
+    obs.plan_changes = plan_changes(&obs.plans, end);
     obs
+}
+
+/// EXPLAIN of every statement; failures go to `errors`.
+async fn explain_all(
+    db: &Client,
+    statements: &[ExplainStatement],
+    errors: &mut Vec<String>,
+) -> Vec<Plan> {
+    let mut plans = Vec::new();
+    for s in statements {
+        match explain(db, &s.sql).await {
+            Ok(plan) => plans.push(Plan {
+                label: s.label.into(),
+                sql: s.sql.clone(),
+                plan,
+            }),
+            Err(e) => errors.push(format!("EXPLAIN {}: {}", s.label, target::error_text(&e))),
+        }
+    }
+    plans
+}
+
+/// The statements of `end` whose plan's shape ([`plan_shape`]) differs
+/// from their plan in `start`.
+fn plan_changes(start: &[Plan], end: Vec<Plan>) -> Vec<PlanChange> {
+    end.into_iter()
+        .filter_map(|e| {
+            let s = start
+                .iter()
+                .find(|s| s.label == e.label && s.sql == e.sql)?;
+            (plan_shape(&s.plan) != plan_shape(&e.plan)).then(|| PlanChange {
+                label: e.label,
+                sql: e.sql,
+                start: s.plan.clone(),
+                end: e.plan,
+            })
+        })
+        .collect()
 }
 
 async fn explain(db: &Client, sql: &str) -> Result<String, tokio_postgres::Error> {
@@ -360,5 +395,39 @@ mod tests {
         assert_eq!(s.rate["xact_rollback"], 5.0);
         assert_eq!(s.delta["temp_bytes"], 110);
         assert_eq!(s.rate.len(), STAT_COUNTERS.len());
+    }
+
+    #[test]
+    fn a_plan_change_is_a_change_of_shape_not_of_estimates() {
+        let plan = |label: &str, text: &str| Plan {
+            label: label.into(),
+            sql: format!("UPDATE {label}"),
+            plan: text.into(),
+        };
+        let start = vec![
+            plan(
+                "branches",
+                "Update on b  (cost=0.00..1.01 rows=1 width=10)\n  ->  Seq Scan on b  (cost=0.00..1.01 rows=1 width=10)",
+            ),
+            plan(
+                "tellers",
+                "Update on t  (cost=0.00..1.12 rows=1 width=10)\n  ->  Seq Scan on t  (cost=0.00..1.12 rows=1 width=10)",
+            ),
+        ];
+        let end = vec![
+            // Other estimates, same shape: no change.
+            plan(
+                "branches",
+                "Update on b  (cost=0.00..9.99 rows=7 width=10)\n  ->  Seq Scan on b  (cost=0.00..9.99 rows=7 width=10)",
+            ),
+            plan(
+                "tellers",
+                "Update on t  (cost=0.14..8.16 rows=1 width=10)\n  ->  Index Scan using t_pkey on t  (cost=0.14..8.16 rows=1 width=10)",
+            ),
+        ];
+        let changes = plan_changes(&start, end);
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].label, "tellers");
+        assert!(changes[0].start.contains("Seq Scan") && changes[0].end.contains("Index Scan"));
     }
 }

@@ -20,7 +20,9 @@ use crate::store::{Results, WaitSummary};
 /// `latency_p95_ms`, `latency_p99_ms`, `pool_wait_mean_ms`,
 /// `pool_wait_p99_ms`, `schedule_lag_mean_ms`, `schedule_lag_p99_ms`,
 /// `skipped`, `late` (transactions), `anomalies` (invariant violations),
-/// `server_version`.
+/// `server_version`, `client_cpu_us_per_tx` (isobench's CPU per commit,
+/// µs), `host_busy_pct`, `host_steal_pct` (the host's CPU busy and stolen
+/// over the window, % of all CPUs' time; empty when not measured).
 pub fn runs(results: &Results) -> String {
     runs_of(&super::model::ReportModel::new(results))
 }
@@ -51,6 +53,9 @@ pub fn runs_of(m: &super::model::ReportModel) -> String {
             "late",
             "anomalies",
             "server_version",
+            "client_cpu_us_per_tx",
+            "host_busy_pct",
+            "host_steal_pct",
         ]
         .map(String::from),
     );
@@ -79,7 +84,13 @@ pub fn runs_of(m: &super::model::ReportModel) -> String {
             run.late.to_string(),
             run.anomalies.to_string(),
             run.server_version.clone(),
+            num(run.client_cpu_us_per_tx),
         ]);
+        let host = run.host_cpu;
+        row.extend(
+            [host.map(|h| h.busy_pct), host.map(|h| h.steal_pct)]
+                .map(|v| v.map_or_else(String::new, num)),
+        );
         row
     });
     write(header, rows)

@@ -5,7 +5,7 @@
 //! headlines in the terminal summary.
 
 use super::model::ReportModel;
-use crate::model::sqlstate_name;
+use crate::model::{plan_shape, sqlstate_name};
 
 /// One finding: what the rule saw, and what to try when there is a remedy.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,7 +21,19 @@ pub struct Finding {
 type Rule = fn(&ReportModel) -> Vec<Finding>;
 
 /// The rules, in the order their findings are shown.
-pub const RULES: &[Rule] = &[failures, plans_differ, noise, outliers, pool_wait, unknown];
+pub const RULES: &[Rule] = &[
+    failures,
+    plans_differ,
+    plan_changes,
+    noise,
+    outliers,
+    host_cpu,
+    client_cpu,
+    pool_wait,
+    lag_growing,
+    lock_waits,
+    unknown,
+];
 
 /// Every rule's findings for `m`.
 pub fn findings(m: &ReportModel) -> Vec<Finding> {
@@ -48,7 +60,7 @@ fn failures(m: &ReportModel) -> Vec<Finding> {
             rule: "failures",
             text: format!(
                 "{}: {pct:.0} % of transactions failed; {share:.0} % of the failures are {code} ({}){}.",
-                m.factors.labels[i],
+                m.factors.short_labels[i],
                 sqlstate_name(code),
                 if retried { ", after every try" } else { ", which is not retried" }
             ),
@@ -78,11 +90,11 @@ fn plans_differ(m: &ReportModel) -> Vec<Finding> {
         // Shapes, each with the cells whose plan has it.
         let mut shapes: Vec<(Vec<String>, Vec<String>)> = Vec::new();
         for g in m.plans.iter().filter(|p| p.label == label) {
-            let shape = shape(g.plan);
+            let shape = plan_shape(g.plan);
             let cells = g
                 .cells
                 .iter()
-                .filter_map(|c| m.cell_index(c).map(|i| m.factors.labels[i].clone()));
+                .filter_map(|c| m.cell_index(c).map(|i| m.factors.short_labels[i].clone()));
             match shapes.iter_mut().find(|(s, _)| *s == shape) {
                 Some((_, c)) => c.extend(cells),
                 None => shapes.push((shape, cells.collect())),
@@ -99,7 +111,19 @@ fn plans_differ(m: &ReportModel) -> Vec<Finding> {
             .iter()
             .map(|(s, cells)| {
                 let line = s.get(at).map_or("(no such step)", String::as_str);
-                format!("{line} in {}", cells.join("; "))
+                let locks: Vec<String> = cells
+                    .iter()
+                    .filter_map(|label| {
+                        let i = m.factors.short_labels.iter().position(|l| l == label)?;
+                        siread_note(m, i).map(|n| format!("{label}: {n}"))
+                    })
+                    .collect();
+                let locks = if locks.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (SIRead locks in {})", locks.join("; "))
+                };
+                format!("{line} in {}{locks}", cells.join("; "))
             })
             .collect();
         out.push(Finding {
@@ -117,15 +141,78 @@ fn plans_differ(m: &ReportModel) -> Vec<Finding> {
     out
 }
 
-/// A plan's lines without the planner's estimates (`  (cost=...)`) and
-/// arrows: what the executor does, not what it expected.
-fn shape(plan: &str) -> Vec<String> {
-    plan.lines()
-        .map(|l| {
-            let l = l.trim().trim_start_matches("->").trim();
-            l.split("  (cost=").next().unwrap_or(l).to_string()
+/// The SIRead locks of cell `i` by granularity as shares of their mean
+/// count, and the relations locked whole or by page (coarser than a
+/// tuple: every writer of those relations or pages conflicts), e.g.
+/// `62 % relation, 0 % page, 38 % tuple; relation-level on
+/// pgbench_branches`. `None` when the cell sampled no SIRead lock.
+fn siread_note(m: &ReportModel, i: usize) -> Option<String> {
+    let g = &m.siread[i];
+    let total: f64 = g.values().map(|c| c.mean).sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let shares: Vec<String> = ["relation", "page", "tuple"]
+        .iter()
+        .map(|k| {
+            let pct = 100.0 * g.get(*k).map_or(0.0, |c| c.mean) / total;
+            format!("{pct:.0} % {k}")
         })
-        .filter(|l| !l.is_empty())
+        .collect();
+    let mut coarse: Vec<&str> = Vec::new();
+    for run in m.cells[i].complete_runs() {
+        for (name, c) in &run.server.siread_locks.by_relation {
+            let relation_level = name.ends_with(" (relation)") || name.ends_with(" (page)");
+            if relation_level && c.max > 0 && !coarse.contains(&name.as_str()) {
+                coarse.push(name);
+            }
+        }
+    }
+    let coarse = if coarse.is_empty() {
+        String::new()
+    } else {
+        format!("; coarser than a tuple on {}", coarse.join(", "))
+    };
+    Some(format!("{}{coarse}", shares.join(", ")))
+}
+
+/// A statement whose plan changed shape between the start and the end of
+/// a run's measured window (autovacuum, new statistics, a table that
+/// grew): the run measured two different programs. Any change is a
+/// finding.
+fn plan_changes(m: &ReportModel) -> Vec<Finding> {
+    // (label, first differing start line, end line) -> runs
+    let mut seen: Vec<((String, String, String), Vec<u32>)> = Vec::new();
+    for run in &m.results.runs {
+        for c in &run.server.plan_changes {
+            let (a, b) = (plan_shape(&c.start), plan_shape(&c.end));
+            let at = (0..).find(|&k| a.get(k) != b.get(k)).unwrap_or(0);
+            let step = |v: &[String]| {
+                v.get(at)
+                    .cloned()
+                    .unwrap_or_else(|| "(no such step)".into())
+            };
+            let key = (c.label.clone(), step(&a), step(&b));
+            match seen.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, runs)) => runs.push(run.index),
+                None => seen.push((key, vec![run.index])),
+            }
+        }
+    }
+    seen.into_iter()
+        .map(|((label, start, end), runs)| {
+            let runs: Vec<String> = runs.iter().map(u32::to_string).collect();
+            Finding {
+                rule: "plan-change",
+                text: format!(
+                    "`{label}` changed plan within run(s) {}: {start} when the window started, {end} when it ended.",
+                    runs.join(", ")
+                ),
+                advice: Some(
+                    "those runs mix two plans; see Plans (a longer warm-up, or ANALYZE before each run)".into(),
+                ),
+            }
+        })
         .collect()
 }
 
@@ -154,7 +241,7 @@ fn noise(m: &ReportModel) -> Vec<Finding> {
             rule: "noise",
             text: format!(
                 "{}: TPS {:.0} ± {:.0} % (95 % CI, n = {}): differences smaller than that are not measured.",
-                m.factors.labels[i],
+                m.factors.short_labels[i],
                 s.mean,
                 100.0 * rel,
                 s.n
@@ -195,11 +282,164 @@ fn pool_wait(m: &ReportModel) -> Vec<Finding> {
                 rule: "pool",
                 text: format!(
                     "{}: clients waited {:.2} ms for a pooled connection on average, against {:.2} ms of latency: the pool is the bottleneck.",
-                    m.factors.labels[i], w.mean_ms.mean, l.mean
+                    m.factors.short_labels[i], w.mean_ms.mean, l.mean
                 ),
                 advice: Some("a larger --pool-size, or fewer clients".into()),
             });
         }
+    }
+    out
+}
+
+/// CPU steal: a run in which the hypervisor took more than
+/// [`STEAL_PCT`] % of the host's CPU time (`/proc/stat` steal over the
+/// measured window): the machine's capacity changed under the run.
+pub const STEAL_PCT: f64 = 5.0;
+
+fn host_cpu(m: &ReportModel) -> Vec<Finding> {
+    let stolen: Vec<(u32, f64)> = m
+        .results
+        .runs
+        .iter()
+        .filter_map(|r| Some((r.index, r.host_cpu?.steal_pct)))
+        .filter(|(_, steal)| *steal > STEAL_PCT)
+        .collect();
+    let Some(worst) = stolen.iter().map(|(_, s)| *s).reduce(f64::max) else {
+        return Vec::new();
+    };
+    let runs: Vec<String> = stolen.iter().map(|(i, _)| i.to_string()).collect();
+    vec![Finding {
+        rule: "steal",
+        text: format!(
+            "the hypervisor stole more than {STEAL_PCT:.0} % of the CPU time in run(s) {} (up to {worst:.0} %): those runs had less machine than the others.",
+            runs.join(", ")
+        ),
+        advice: Some("a dedicated machine, or more repetitions interleaved (--repeat)".into()),
+    }]
+}
+
+/// A busy load generator: isobench's own CPU time over a cell's measured
+/// windows is more than [`CLIENT_CORE_SHARE`] of one core. On a machine
+/// that also runs the server, that CPU is taken from the server, and a
+/// saturated client delays its own transactions (BENCHMARKS.md).
+pub const CLIENT_CORE_SHARE: f64 = 0.30;
+
+fn client_cpu(m: &ReportModel) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, c) in m.cells.iter().enumerate() {
+        let runs: Vec<&crate::store::RunRecord> =
+            c.complete_runs().filter(|r| r.load.is_none()).collect();
+        let (cpu, secs): (f64, f64) = runs.iter().fold((0.0, 0.0), |(a, b), r| {
+            (a + r.client_cpu_s, b + r.duration_s)
+        });
+        if secs <= 0.0 || cpu / secs <= CLIENT_CORE_SHARE {
+            continue;
+        }
+        let committed: u64 = runs.iter().map(|r| r.committed).sum();
+        let per_tx = if committed > 0 {
+            format!(" ({:.0} µs per commit)", cpu * 1e6 / committed as f64)
+        } else {
+            String::new()
+        };
+        let host = runs
+            .iter()
+            .find_map(|r| r.host_cpu)
+            .map(|h| format!(" of a {}-CPU host", h.cpus))
+            .unwrap_or_default();
+        out.push(Finding {
+            rule: "client-cpu",
+            text: format!(
+                "{}: isobench itself used {:.0} % of a core{host}{per_tx}: the load generator competes with the server for CPU.",
+                m.factors.short_labels[i],
+                100.0 * cpu / secs
+            ),
+            advice: Some(
+                "run isobench on another machine (--dsn), or compare tools at equal client threads (--threads)".into(),
+            ),
+        });
+    }
+    out
+}
+
+/// Open loop above capacity: in a run with a rate, the mean schedule lag
+/// of the last quarter of the window's seconds is more than twice that
+/// of the first quarter and above [`LAG_GROWTH_MS`]: transactions start
+/// ever later, so the rate is more than the system sustains and latency
+/// from the schedule grows with the run's length.
+pub const LAG_GROWTH_MS: f64 = 10.0;
+
+fn lag_growing(m: &ReportModel) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, c) in m.cells.iter().enumerate() {
+        let Some(rate) = c.cell.rate else { continue };
+        let grew: Vec<(u32, f64, f64)> = c
+            .complete_runs()
+            .filter_map(|r| {
+                let lags: Vec<f64> = r.per_second.iter().filter_map(|p| p.lag_ms).collect();
+                let q = lags.len() / 4;
+                if q == 0 {
+                    return None;
+                }
+                let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+                let (first, last) = (mean(&lags[..q]), mean(&lags[lags.len() - q..]));
+                (last > 2.0 * first && last > LAG_GROWTH_MS).then_some((r.index, first, last))
+            })
+            .collect();
+        let Some(&(run, first, last)) = grew.first() else {
+            continue;
+        };
+        let tps = c.tps.as_ref().map_or(String::new(), |s| {
+            format!(
+                " ({:.0} tx/s committed against a rate of {:.0} tx/s)",
+                s.mean, rate.0
+            )
+        });
+        out.push(Finding {
+            rule: "lag",
+            text: format!(
+                "{}: schedule lag grew from {first:.1} ms to {last:.1} ms over run {run}'s window{tps}{}: the rate is above capacity, so latency from the schedule grows with the run's length.",
+                m.factors.short_labels[i],
+                if grew.len() > 1 { format!(" and in {} more run(s)", grew.len() - 1) } else { String::new() }
+            ),
+            advice: Some("compare at rates below the closed-loop throughput".into()),
+        });
+    }
+    out
+}
+
+/// Lock waits dominate: more than [`LOCK_WAIT_SHARE`] of a cell's backend
+/// samples wait on a heavyweight lock (`Lock:*`, e.g. `Lock:transactionid`:
+/// a row another transaction has updated): contention, not the server's
+/// speed, sets the throughput.
+pub const LOCK_WAIT_SHARE: f64 = 0.5;
+
+fn lock_waits(m: &ReportModel) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, (total, shares)) in m.wait_events.iter().enumerate() {
+        let locks: Vec<_> = shares
+            .iter()
+            .filter(|w| w.event.starts_with("Lock:"))
+            .collect();
+        let n: u64 = locks.iter().map(|w| w.count).sum();
+        if *total == 0 || (n as f64) <= LOCK_WAIT_SHARE * *total as f64 {
+            continue;
+        }
+        let top = locks
+            .iter()
+            .take(2)
+            .map(|w| format!("{} {:.0} %", w.event, w.pct));
+        out.push(Finding {
+            rule: "lock-waits",
+            text: format!(
+                "{}: {:.0} % of backend samples waited on a lock ({}): contention sets the throughput.",
+                m.factors.short_labels[i],
+                100.0 * n as f64 / *total as f64,
+                top.collect::<Vec<_>>().join(", ")
+            ),
+            advice: Some(
+                "fewer clients on the same rows, or more rows to spread them over (scale); see Wait events".into(),
+            ),
+        });
     }
     out
 }
@@ -221,6 +461,7 @@ fn unknown(m: &ReportModel) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::CountStat;
     use crate::report::fixture;
 
     fn rules_of(m: &ReportModel) -> Vec<&'static str> {
@@ -312,5 +553,173 @@ mod tests {
         // s = 10, mean 100: t(0.975, n-1) * 10 / sqrt(n) <= 5 first at n = 18.
         assert_eq!(n, 18);
         assert_eq!(s.repetitions_for(10.0), Some(2));
+    }
+
+    fn of_rule(m: &ReportModel, rule: &str) -> Vec<Finding> {
+        findings(m).into_iter().filter(|f| f.rule == rule).collect()
+    }
+
+    #[test]
+    fn the_fixture_has_none_of_the_cpu_lag_lock_or_plan_change_findings() {
+        let r = fixture::results();
+        let m = ReportModel::new(&r);
+        for rule in ["plan-change", "steal", "client-cpu", "lag", "lock-waits"] {
+            assert!(of_rule(&m, rule).is_empty(), "{rule}: {:?}", findings(&m));
+        }
+    }
+
+    #[test]
+    fn a_plan_change_within_a_run_names_the_runs_and_both_steps() {
+        let mut r = fixture::results();
+        for i in [1, 3] {
+            r.runs[i].server.plan_changes = vec![crate::model::PlanChange {
+                label: "update branch".into(),
+                sql: "UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1".into(),
+                start: "Update on pgbench_branches  (cost=0.00..1.01 rows=0 width=0)\n  ->  Seq Scan on pgbench_branches  (cost=0.00..1.01 rows=1 width=10)".into(),
+                end: "Update on pgbench_branches  (cost=0.14..8.16 rows=0 width=0)\n  ->  Index Scan using pgbench_branches_pkey on pgbench_branches  (cost=0.14..8.16 rows=1 width=10)".into(),
+            }];
+        }
+        let m = ReportModel::new(&r);
+        let f = of_rule(&m, "plan-change");
+        assert_eq!(f.len(), 1, "{f:?}");
+        let t = &f[0].text;
+        assert!(t.contains("run(s) 2, 4"), "{t}");
+        assert!(
+            t.contains("Seq Scan on pgbench_branches when the window started")
+                && t.contains(
+                    "Index Scan using pgbench_branches_pkey on pgbench_branches when it ended"
+                ),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn a_plan_difference_says_how_coarse_the_siread_locks_were() {
+        let mut r = fixture::results();
+        for run in &mut r.runs {
+            if run.cell.isolation == crate::model::Isolation::Serializable {
+                run.server.plans[0].plan =
+                    "Seq Scan on pgbench_branches  (cost=0.00..1.01 rows=1 width=4)".into();
+                let g = &mut run.server.siread_locks.by_granularity;
+                g.insert(
+                    "relation".into(),
+                    CountStat {
+                        mean: 16.5,
+                        max: 20,
+                    },
+                );
+                run.server.siread_locks.by_relation.insert(
+                    "pgbench_branches (relation)".into(),
+                    CountStat {
+                        mean: 16.5,
+                        max: 20,
+                    },
+                );
+            }
+        }
+        let m = ReportModel::new(&r);
+        let f = of_rule(&m, "plans");
+        assert_eq!(f.len(), 1, "{f:?}");
+        // Mean over the two complete ser runs: relation 16.5, page 3.5,
+        // tuple (13 + 14) / 2 = 13.5 of 33.5.
+        assert!(
+            f[0].text.contains("49 % relation, 10 % page, 40 % tuple")
+                && f[0]
+                    .text
+                    .contains("coarser than a tuple on pgbench_branches (relation)"),
+            "{}",
+            f[0].text
+        );
+    }
+
+    #[test]
+    fn steal_above_the_threshold_names_the_runs() {
+        let mut r = fixture::results();
+        r.runs[2].host_cpu.as_mut().unwrap().steal_pct = STEAL_PCT + 7.0;
+        r.runs[3].host_cpu.as_mut().unwrap().steal_pct = STEAL_PCT - 1.0;
+        let m = ReportModel::new(&r);
+        let f = of_rule(&m, "steal");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].text.contains("run(s) 3 (up to 12 %)"), "{}", f[0].text);
+    }
+
+    #[test]
+    fn a_client_using_a_third_of_a_core_is_a_finding() {
+        let mut r = fixture::results();
+        for run in &mut r.runs {
+            if run.cell.isolation == crate::model::Isolation::Serializable {
+                // 45 % of a core over the window.
+                run.client_cpu_s = 0.45 * run.duration_s;
+            }
+        }
+        let m = ReportModel::new(&r);
+        let f = of_rule(&m, "client-cpu");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].text.contains("used 45 % of a core of a 2-CPU host"),
+            "{}",
+            f[0].text
+        );
+        assert!(f[0].text.starts_with(&m.factors.short_labels[1]), "{}", f[0].text);
+    }
+
+    #[test]
+    fn growing_schedule_lag_is_a_finding_and_steady_lag_is_not() {
+        let mut r = fixture::results();
+        let lag = |grow: bool| -> Vec<crate::model::SecondPoint> {
+            (0..20)
+                .map(|s| crate::model::SecondPoint {
+                    t_s: f64::from(s + 1),
+                    committed: 90,
+                    tps: 90.0,
+                    p99_ms: 5.0,
+                    failed: 0,
+                    lag_ms: Some(if grow { 2.0 + 10.0 * f64::from(s) } else { 2.0 }),
+                })
+                .collect()
+        };
+        for run in &mut r.runs {
+            run.cell.rate = Some(crate::store::Rate(100.0));
+            run.per_second = lag(false);
+        }
+        r.config.rate = vec![100.0];
+        let m = ReportModel::new(&r);
+        assert!(of_rule(&m, "lag").is_empty(), "{:?}", findings(&m));
+        r.runs[1].per_second = lag(true);
+        let m = ReportModel::new(&r);
+        let f = of_rule(&m, "lag");
+        assert_eq!(f.len(), 1, "{f:?}");
+        // First 5 s: 2 + 10·(0..5) → mean 22; last 5: 2 + 10·(15..20) → 172.
+        assert!(
+            f[0].text
+                .contains("from 22.0 ms to 172.0 ms over run 2's window"),
+            "{}",
+            f[0].text
+        );
+    }
+
+    #[test]
+    fn lock_waits_above_half_of_the_samples_are_a_finding() {
+        let mut r = fixture::results();
+        let m = ReportModel::new(&r);
+        assert!(of_rule(&m, "lock-waits").is_empty());
+        for run in &mut r.runs {
+            if run.cell.isolation == crate::model::Isolation::ReadCommitted {
+                run.server
+                    .wait_events
+                    .counts
+                    .insert("Lock:transactionid".into(), 400);
+            }
+        }
+        let m = ReportModel::new(&r);
+        let f = of_rule(&m, "lock-waits");
+        assert_eq!(f.len(), 1, "{f:?}");
+        // 400 of 150 + 60 + 30 + 400 = 640 samples.
+        assert!(
+            f[0].text
+                .contains("62 % of backend samples waited on a lock (Lock:transactionid 62 %)"),
+            "{}",
+            f[0].text
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::model::SecondPoint;
-use crate::model::{CountStat, Plan, ServerObservations, SireadLocks, WaitEvents};
+use crate::model::{CountStat, HostCpu, Plan, ServerObservations, SireadLocks, WaitEvents};
 use crate::model::{InvariantResult, LoadReport};
 use crate::model::{Isolation, RetryPolicy};
 use crate::model::{LatencySummary, Lifetime};
@@ -175,6 +175,11 @@ fn run(
         per_second: Vec::new(),
         client_cpu_s: committed as f64 * 40e-6,
         client_cpu_us_per_tx: 40.0 + f64::from(index),
+        host_cpu: Some(HostCpu {
+            busy_pct: 60.0 + f64::from(index),
+            steal_pct: 0.5,
+            cpus: 2,
+        }),
         lifetime: Lifetime {
             committed: committed + 400,
             unknown_outcome: 0,
@@ -185,6 +190,7 @@ fn run(
             wait_events: WaitEvents { samples: 60, counts: waits },
             siread_locks: siread,
             plans: plans(),
+            plan_changes: Vec::new(),
             errors: Vec::new(),
         },
         invariants: vec![
@@ -338,6 +344,7 @@ pub fn rich() -> Results {
                     tps: tps * (1.0 + wave),
                     p99_ms: p99 * (1.0 - wave * 2.0),
                     failed: 0,
+                    lag_ms: None,
                 }
             })
             .collect();

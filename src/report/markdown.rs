@@ -340,7 +340,7 @@ fn siread_locks(out: &mut String, m: &ReportModel) {
 }
 
 fn plans(out: &mut String, m: &ReportModel) {
-    out.push_str("## Plans\n\nEXPLAIN of each workload statement at the start of the first complete run of each cell; each distinct plan once.\n\n");
+    out.push_str("## Plans\n\nEXPLAIN of each workload statement at the start of the first complete run of each cell; each distinct plan once. Every run EXPLAINs again when its window ends; plans that changed are listed last.\n\n");
     if m.plans.is_empty() {
         out.push_str("No plans recorded.\n\n");
     }
@@ -358,6 +358,22 @@ fn plans(out: &mut String, m: &ReportModel) {
             out,
             "### {} ({who})\n\n```sql\n{}\n```\n\n```\n{}\n```\n",
             g.label, g.sql, g.plan
+        );
+    }
+    if !m.plan_changes.is_empty() {
+        out.push_str(
+            "### Plans that changed within a run
+
+EXPLAIN again when the measured window ended gave another plan (estimates aside).
+
+",
+        );
+    }
+    for (run, c) in &m.plan_changes {
+        let _ = writeln!(
+            out,
+            "#### {} (run {run})\n\nWhen the window started:\n\n```\n{}\n```\n\nWhen it ended:\n\n```\n{}\n```\n",
+            c.label, c.start, c.end
         );
     }
 }
@@ -534,6 +550,29 @@ mod tests {
         assert!(summary[1].contains("| baseline | 8 |"), "{}", summary[1]);
         assert!(summary[2].contains("| faster | none |"), "{}", summary[2]);
         assert!(md.contains("- **Server versions of the runs:** 16.4, 17.2\n"));
+    }
+
+    #[test]
+    fn a_plan_that_changed_within_a_run_is_shown_with_both_plans() {
+        let mut r = fixture::results();
+        assert!(!render(&r).contains("Plans that changed within a run"));
+        r.runs[2].server.plan_changes = vec![crate::model::PlanChange {
+            label: "update account".into(),
+            sql: "UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = 1".into(),
+            start: "Seq Scan on pgbench_accounts".into(),
+            end: "Index Scan using pgbench_accounts_pkey on pgbench_accounts".into(),
+        }];
+        let md = render(&r);
+        let at = md.find("### Plans that changed within a run").unwrap();
+        let rest = &md[at..];
+        assert!(rest.contains("#### update account (run 3)"), "{rest}");
+        let (start, end) = (
+            rest.find("Seq Scan").unwrap(),
+            rest.find("Index Scan").unwrap(),
+        );
+        assert!(start < end, "{rest}");
+        assert!(md.find("## Findings").unwrap() < md.find("## Plans").unwrap());
+        assert!(md.contains("changed plan within run(s) 3"), "{md}");
     }
 
     #[test]

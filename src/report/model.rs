@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::cells::{self, CellSummary};
 use super::server::{self, PlanGroup, WaitShare};
-use crate::model::CountStat;
+use crate::model::{CountStat, PlanChange};
 use crate::store::{Cell, Results};
 
 /// Everything a report shows, computed once per report.
@@ -41,6 +41,9 @@ pub struct ReportModel<'a> {
     pub siread: Vec<BTreeMap<String, CountStat>>,
     /// Each distinct plan with its cells ([`server::distinct_plans`]).
     pub plans: Vec<PlanGroup<'a>>,
+    /// Plans that changed within a run: (run index, the change), in
+    /// execution order.
+    pub plan_changes: Vec<(u32, &'a PlanChange)>,
 }
 
 impl<'a> ReportModel<'a> {
@@ -71,6 +74,11 @@ impl<'a> ReportModel<'a> {
                 .collect(),
             siread: cells.iter().map(server::siread_by_granularity).collect(),
             plans: server::distinct_plans(&cells),
+            plan_changes: results
+                .runs
+                .iter()
+                .flat_map(|r| r.server.plan_changes.iter().map(|c| (r.index, c)))
+                .collect(),
             cells,
         }
     }

@@ -610,6 +610,12 @@ pub fn invariant_checks(m: &ReportModel) -> Table {
     t
 }
 
+/// A share of the host's CPU time, %, to one decimal; `n/a` when not
+/// measured.
+fn host_pct(v: Option<f64>) -> Value {
+    Value::opt(v, v.map_or_else(|| NA.into(), |v| fmt_fixed(v, 1)))
+}
+
 /// Every run in execution order.
 pub fn runs(m: &ReportModel) -> Table {
     let waits = WaitColumns::of(m);
@@ -633,6 +639,8 @@ pub fn runs(m: &ReportModel) -> Table {
         ]
         .map(Column::num),
     );
+    cols.push(Column::num("host CPU busy (%)").detail());
+    cols.push(Column::num("CPU steal (%)").detail());
     cols.push(Column::text("complete"));
     let mut t = Table::new(cols);
     for run in &m.results.runs {
@@ -663,6 +671,8 @@ pub fn runs(m: &ReportModel) -> Table {
                 run.client_cpu_us_per_tx,
                 fmt_fixed(run.client_cpu_us_per_tx, 1),
             ),
+            host_pct(run.host_cpu.map(|h| h.busy_pct)),
+            host_pct(run.host_cpu.map(|h| h.steal_pct)),
             if run.complete {
                 "yes".into()
             } else if run.load.is_some() && !run.errors.is_empty() {

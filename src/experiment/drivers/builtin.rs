@@ -341,6 +341,7 @@ fn record<W: Workload>(
         latency_histogram: encode_histogram(&m.latency_us),
         per_second: outcome.per_second,
         client_cpu_s: outcome.cpu_s,
+        host_cpu: outcome.host_cpu,
         client_cpu_us_per_tx: if m.committed > 0 {
             outcome.cpu_s * 1e6 / m.committed as f64
         } else {

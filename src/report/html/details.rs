@@ -78,13 +78,14 @@ pub(super) fn invariants(m: &ReportModel) -> Option<Section> {
 pub(super) fn plans(m: &ReportModel) -> Option<Section> {
     let (cells, f) = (&m.cells[..], &m.factors);
     let groups = &m.plans;
-    if groups.is_empty() {
+    if groups.is_empty() && m.plan_changes.is_empty() {
         return None;
     }
     let labels = f.short_labels.clone();
     let mut html = String::from(
         "<p class=\"note\">EXPLAIN of each workload statement at the start of the first complete run \
-         of each cell; each distinct plan once.</p>\n",
+         of each cell; each distinct plan once. Every run EXPLAINs again when its window ends; plans \
+         that changed are listed last.</p>\n",
     );
     for g in groups {
         let who = if g.cells.len() == cells.len() {
@@ -105,6 +106,17 @@ pub(super) fn plans(m: &ReportModel) -> Option<Section> {
             esc(&who),
             esc(g.sql),
             esc(g.plan)
+        );
+    }
+    for (run, c) in &m.plan_changes {
+        let _ = write!(
+            html,
+            "<details class=\"plan\" open><summary><strong>{}</strong> <span class=\"who\">(changed within run {run})</span></summary>\n\
+             <p class=\"note\">When the window started:</p><pre>{}</pre>\n\
+             <p class=\"note\">When it ended:</p><pre>{}</pre>\n</details>\n",
+            esc(&c.label),
+            esc(&c.start),
+            esc(&c.end)
         );
     }
     section("plans", "Plans", html)

@@ -73,14 +73,19 @@
 //!   histograms: `tx_type` NULL for the whole run, else the `tx_types`
 //!   ordinal; `kind` `latency`, `unit` `us`, `encoding`
 //!   `hdr-v2-deflate-base64`.
-//! - `per_second (run, ordinal, t_s, committed, tps, p99_ms, failed)`.
+//! - `per_second (run, ordinal, t_s, committed, tps, p99_ms, failed,
+//!   lag_ms)`; `lag_ms` NULL in a closed loop.
+//! - `host_cpu (run, busy_pct, steal_pct, cpus)`: the host's CPU use in
+//!   the measured window (`/proc/stat`), when it was measured.
 //! - `stat_intervals (run, ordinal, t_s, duration_s)` and
 //!   `stat_counters (run, ordinal, counter, delta, rate)`: the
 //!   `pg_stat_database` intervals; the view `stat_samples (run, ordinal,
 //!   t_s, duration_s, counter, delta, rate)` joins them (long form).
 //! - `wait_events (run, event, count)`; `siread_locks (run, kind, name,
 //!   mean, max)` with `kind` `granularity` or `relation`.
-//! - `plans (run, ordinal, label, sql, plan)`, `invariants (run, ordinal,
+//! - `plans (run, ordinal, label, sql, plan)`; `plan_changes (run,
+//!   ordinal, label, sql, start_plan, end_plan)`: statements whose plan
+//!   differed at the end of the window; `invariants (run, ordinal,
 //!   name, ok, violations, detail)`, `run_errors (run, ordinal, message)`,
 //!   `server_errors (run, ordinal, message)` (the observer's sampling
 //!   problems), `run_server_settings (run, name, value)`.
@@ -493,7 +498,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::model::{Backoff, RetryPolicy};
+    use crate::model::{Backoff, PlanChange, RetryPolicy};
     use crate::model::{
         CountStat, LatencySummary, LoadFigures, LoadReport, Order, SecondPoint, SireadLocks,
         StatInterval,
@@ -660,6 +665,14 @@ mod tests {
         });
         run.skipped = 7;
         run.late = 3;
+        run.server.plan_changes = vec![PlanChange {
+            label: "UPDATE t".into(),
+            sql: "UPDATE t SET v = v + 1 WHERE k = $1".into(),
+            start: "Update on t\n  ->  Seq Scan on t".into(),
+            end: "Update on t\n  ->  Index Scan using t_pkey on t".into(),
+        }];
+        r.runs[1].host_cpu = None;
+        let run = &mut r.runs[0];
         run.server_settings
             .insert("shared_buffers".into(), "1GB".into());
         run.per_second = (0..600)
@@ -669,6 +682,7 @@ mod tests {
                 tps: (90 + i % 17) as f64 / 1.000_000_7,
                 p99_ms: 8.0 + (i as f64).sqrt() / 3.0,
                 failed: i % 5,
+                lag_ms: (i % 2 == 1).then(|| i as f64 / 7.0),
             })
             .collect();
         run.transactions = vec![
@@ -836,6 +850,7 @@ mod tests {
             tps: 0.0,
             p99_ms: f64::NAN,
             failed: 0,
+            lag_ms: None,
         }];
         let (_store, path) = saved(dir.path(), &r);
         let back = Store::load(&path).unwrap();
@@ -980,8 +995,19 @@ mod tests {
             } else {
                 ""
             };
+            // The old table's columns: later versions may have added some.
+            let columns: Vec<String> = conn
+                .prepare(&format!(
+                    "SELECT name FROM pragma_table_info('{table}', 'main')"
+                ))
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            let columns = columns.join(", ");
             conn.execute_batch(&format!(
-                "INSERT INTO main.{table} SELECT * FROM full.{table} {only}"
+                "INSERT INTO main.{table} ({columns}) SELECT {columns} FROM full.{table} {only}"
             ))
             .unwrap();
         }
@@ -989,10 +1015,21 @@ mod tests {
         path
     }
 
+    /// The fixture without what only later store versions hold (host CPU,
+    /// plan changes: version 4), so that a version 1 store holds all of it.
+    fn oldest_fixture() -> Results {
+        let mut r = fixture::results();
+        for run in &mut r.runs {
+            run.host_cpu = None;
+            run.server.plan_changes.clear();
+        }
+        r
+    }
+
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 3);
+        assert_eq!(STORE_VERSION, 4);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();
@@ -1002,7 +1039,7 @@ mod tests {
 
     #[test]
     fn stores_of_older_versions_are_read_unchanged_and_upgraded_by_writers() {
-        let fixture = fixture::results();
+        let fixture = oldest_fixture();
         let v = variant();
         let full_dir = tempfile::tempdir().unwrap();
         let full = saved(full_dir.path(), &fixture).1;
@@ -1021,7 +1058,7 @@ mod tests {
                     == 1
             };
             assert_eq!(has(&path, "external_loads"), version >= 2);
-            assert!(!has(&path, "tx_type_commands"));
+            assert_eq!(has(&path, "tx_type_commands"), version >= 3);
             let bytes = std::fs::read(&path).unwrap();
 
             // A reader reads an upgraded in-memory copy; the file is as it was.
@@ -1058,7 +1095,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let v = variant();
         assert!(v.runs[0].transactions[0].commands.len() > 1);
-        let path = saved(dir.path(), &v).1;
+        let full_dir = tempfile::tempdir().unwrap();
+        let mut v3 = v.clone();
+        for run in &mut v3.runs {
+            run.host_cpu = None;
+            run.server.plan_changes.clear();
+            for p in &mut run.per_second {
+                p.lag_ms = None;
+            }
+        }
+        let v = v3;
+        let full = saved(full_dir.path(), &v).1;
+        let path = old_store(dir.path(), 3, &full);
         Connection::open(&path)
             .unwrap()
             .execute_batch(
@@ -1069,14 +1117,17 @@ mod tests {
         assert_eq!(Store::load(&path).unwrap(), v);
         assert_eq!(versions(&Connection::open(&path).unwrap()).0, 2);
         let store = Store::open(&path).unwrap();
-        assert_eq!(versions(&store.conn), (3, "3".into()));
+        assert_eq!(
+            versions(&store.conn),
+            (STORE_VERSION, STORE_VERSION.to_string())
+        );
         assert_eq!(store.read().unwrap(), v);
     }
 
     #[test]
     fn load_changes_nothing_even_on_a_write_protected_file() {
         use std::os::unix::fs::PermissionsExt;
-        let fixture = fixture::results();
+        let fixture = oldest_fixture();
         let full_dir = tempfile::tempdir().unwrap();
         let full = saved(full_dir.path(), &fixture).1;
         let old_dir = tempfile::tempdir().unwrap();

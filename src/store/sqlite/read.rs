@@ -10,8 +10,9 @@ use rusqlite::{Connection, OptionalExtension, Row};
 
 use super::{Context, Error, R, from_name};
 use crate::model::{
-    CountStat, InvariantResult, Isolation, LatencySummary, Lifetime, LoadFigures, LoadReport,
-    Order, Plan, SecondPoint, ServerObservations, SireadLocks, StatInterval, WaitEvents,
+    CountStat, HostCpu, InvariantResult, Isolation, LatencySummary, Lifetime, LoadFigures,
+    LoadReport, Order, Plan, PlanChange, SecondPoint, ServerObservations, SireadLocks,
+    StatInterval, WaitEvents,
 };
 use crate::store::{
     Cell, CommandRecord, Environment, LoadRecord, Rate, Results, RunRecord, StoredConfig,
@@ -278,6 +279,7 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
                 tps: real(r, "tps")?,
                 p99_ms: real(r, "p99_ms")?,
                 failed: r.get("failed")?,
+                lag_ms: r.get("lag_ms")?,
             })
         },
     )?;
@@ -336,6 +338,20 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
         per_second,
         client_cpu_s: real(row, "client_cpu_s")?,
         client_cpu_us_per_tx: real(row, "client_cpu_us_per_tx")?,
+        host_cpu: children(
+            conn,
+            "host_cpu",
+            "SELECT busy_pct, steal_pct, cpus FROM host_cpu WHERE run = ?1",
+            run,
+            |r| {
+                Ok(HostCpu {
+                    busy_pct: r.get(0)?,
+                    steal_pct: r.get(1)?,
+                    cpus: r.get(2)?,
+                })
+            },
+        )?
+        .pop(),
         lifetime: Lifetime {
             committed: row.get("lifetime_committed")?,
             unknown_outcome: row.get("lifetime_unknown")?,
@@ -519,11 +535,26 @@ fn read_server(conn: &Connection, run: u32, row: &Row) -> R<ServerObservations> 
             })
         },
     )?;
+    let plan_changes = children(
+        conn,
+        "plan_changes",
+        "SELECT label, sql, start_plan, end_plan FROM plan_changes WHERE run = ?1 ORDER BY ordinal",
+        run,
+        |r| {
+            Ok(PlanChange {
+                label: r.get(0)?,
+                sql: r.get(1)?,
+                start: r.get(2)?,
+                end: r.get(3)?,
+            })
+        },
+    )?;
     Ok(ServerObservations {
         stat_database,
         wait_events,
         siread_locks,
         plans,
+        plan_changes,
         errors: messages(conn, "server_errors", run)?,
     })
 }

@@ -19,6 +19,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V1_TABLES),
     M::up(V2_EXTERNAL_LOADS),
     M::up(V3_TX_TYPE_COMMANDS),
+    M::up(V4_WINDOW_OBSERVATIONS),
 ];
 
 /// [`MIGRATION_LIST`] as rusqlite_migration runs it (each call applies the
@@ -343,4 +344,32 @@ CREATE TABLE IF NOT EXISTS tx_type_commands (
 ) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '3');
+"#;
+
+/// Store version 4: what the measured window showed beyond the workload's
+/// counts: the host's CPU use (`host_cpu`, one row per run that measured
+/// it), plans that changed between the window's start and end
+/// (`plan_changes`), and the open-loop schedule lag of each second
+/// (`per_second.lag_ms`, NULL in a closed loop).
+const V4_WINDOW_OBSERVATIONS: &str = r#"
+CREATE TABLE host_cpu (
+    run       INTEGER PRIMARY KEY REFERENCES runs (run) ON DELETE CASCADE,
+    busy_pct  REAL NOT NULL,
+    steal_pct REAL NOT NULL,
+    cpus      INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE plan_changes (
+    run        INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal    INTEGER NOT NULL,
+    label      TEXT NOT NULL,
+    sql        TEXT NOT NULL,
+    start_plan TEXT NOT NULL,
+    end_plan   TEXT NOT NULL,
+    PRIMARY KEY (run, ordinal)
+) STRICT;
+
+ALTER TABLE per_second ADD COLUMN lag_ms REAL;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '4');
 "#;

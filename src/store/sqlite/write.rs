@@ -329,8 +329,8 @@ fn write_series(tx: &Transaction, r: &RunRecord) -> R<()> {
         st.execute(params![run, i, HISTOGRAM_ENCODING, t.latency_histogram])?;
     }
     let mut st = tx.prepare_cached(
-        "INSERT INTO per_second (run, ordinal, t_s, committed, tps, p99_ms, failed)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO per_second (run, ordinal, t_s, committed, tps, p99_ms, failed, lag_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
     for (i, p) in r.per_second.iter().enumerate() {
         st.execute(params![
@@ -340,15 +340,24 @@ fn write_series(tx: &Transaction, r: &RunRecord) -> R<()> {
             p.committed,
             p.tps,
             p.p99_ms,
-            p.failed
+            p.failed,
+            p.lag_ms
         ])
         .context("per_second")?;
+    }
+    if let Some(h) = &r.host_cpu {
+        tx.prepare_cached(
+            "INSERT INTO host_cpu (run, busy_pct, steal_pct, cpus) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![run, h.busy_pct, h.steal_pct, h.cpus])
+        .context("host_cpu")?;
     }
     Ok(())
 }
 
 /// The server observations: `stat_intervals`/`stat_counters`,
-/// `wait_events`, `siread_locks`, `plans` and `server_errors`.
+/// `wait_events`, `siread_locks`, `plans`, `plan_changes` and
+/// `server_errors`.
 fn write_server(tx: &Transaction, run: u32, s: &ServerObservations) -> R<()> {
     let mut interval = tx.prepare_cached(
         "INSERT INTO stat_intervals (run, ordinal, t_s, duration_s) VALUES (?1, ?2, ?3, ?4)",
@@ -389,6 +398,14 @@ fn write_server(tx: &Transaction, run: u32, s: &ServerObservations) -> R<()> {
     )?;
     for (i, p) in s.plans.iter().enumerate() {
         st.execute(params![run, i, p.label, p.sql, p.plan])?;
+    }
+    let mut st = tx.prepare_cached(
+        "INSERT INTO plan_changes (run, ordinal, label, sql, start_plan, end_plan)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for (i, c) in s.plan_changes.iter().enumerate() {
+        st.execute(params![run, i, c.label, c.sql, c.start, c.end])
+            .context("plan_changes")?;
     }
     let mut st =
         tx.prepare_cached("INSERT INTO server_errors (run, ordinal, message) VALUES (?1, ?2, ?3)")?;

@@ -680,6 +680,7 @@ fn record(
         per_second: Vec::new(),
         client_cpu_s: 0.0,
         client_cpu_us_per_tx: 0.0,
+        host_cpu: None,
         lifetime: Default::default(),
         reset_ms,
         server,
