@@ -663,7 +663,28 @@ fn a_workload_that_only_fails_stops_the_study() {
         stderr.contains("failed with SQLSTATE 42P01 (undefined_table), which is not retried"),
         "{stderr}"
     );
+    // The one line also names the server's message and the script's file
+    // and line of the failing command.
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("42P01 (undefined_table)"))
+        .expect("the error line");
+    assert!(
+        line.contains(&format!(
+            "(the first: {script}:4: relation \"no_such_table\" does not exist (42P01) (in `SELECT count(*) FROM no_such_table;`))"
+        )),
+        "{line}"
+    );
     let r = read_json(&dir);
     assert_eq!(r["runs"].as_array().unwrap().len(), 1, "the study stopped");
+    // The run's Problems keep that first failure.
+    let errors = r["runs"][0]["errors"].as_array().unwrap();
+    assert!(
+        errors.iter().any(|e| e
+            .as_str()
+            .unwrap()
+            .starts_with("first failure with SQLSTATE 42P01 (undefined_table), not retried: ")),
+        "{errors:?}"
+    );
     assert_managed_server_gone(&r);
 }

@@ -41,7 +41,8 @@ use crate::model::{InvariantResult, StepTime};
 use crate::workload::AttemptError;
 use crate::workload::tpcb::Tpcb;
 use crate::workload::{
-    ExplainStatement, Loader, Outcome, Setup, TxControl, Workload, WorkloadClient, WorkloadError,
+    ExplainStatement, Loader, Location, Outcome, Setup, TxControl, Workload, WorkloadClient,
+    WorkloadError,
 };
 
 /// Where a script study's data comes from.
@@ -92,6 +93,9 @@ struct Compiled {
     end: Vec<usize>,
     /// Per SQL command: the text with `$n` for the variables.
     param_sql: Vec<Option<String>>,
+    /// Per command: `file:line` and its first line, which a server error
+    /// of the command carries (shared: a failure allocates nothing).
+    locations: Vec<Arc<Location>>,
 }
 
 /// Parses every expression of `script` and resolves its `\if` blocks.
@@ -152,12 +156,23 @@ fn compile(script: Script) -> Result<Compiled, String> {
             _ => {}
         }
     }
+    let locations = script
+        .commands
+        .iter()
+        .map(|c| {
+            Arc::new(Location {
+                at: format!("{}:{}", script.name, c.loc.line),
+                command: c.first_line.trim().to_string(),
+            })
+        })
+        .collect();
     Ok(Compiled {
         script,
         exprs,
         next,
         end,
         param_sql,
+        locations,
     })
 }
 
@@ -650,6 +665,7 @@ impl ScriptClient {
                         } else {
                             AttemptError::body(e)
                         }
+                        .at(&c.locations[i])
                     };
                     let simple =
                         self.mode == QueryMode::Simple || store.is_some() || sql.contains(';');
