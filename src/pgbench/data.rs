@@ -58,6 +58,18 @@ pub enum Data {
     InitSql(InitSql),
 }
 
+impl Data {
+    /// pgbench's tables at `scale`, nothing after them, with a history
+    /// base of its own (one study cell).
+    pub fn pgbench(scale: u32) -> Self {
+        Data::Tpcb {
+            scale,
+            then: None,
+            base: HistoryBase::default(),
+        }
+    }
+}
+
 /// The data of a script study: what to load, and the pgbench tables'
 /// workload when the data is pgbench's.
 #[derive(Debug)]
