@@ -136,7 +136,7 @@ fn main() {
                         vec![script::builtin(name, 1).unwrap()],
                         QueryMode::Prepared,
                         Vec::new(),
-                        Data::Tpcb(scale),
+                        Data::pgbench(scale),
                         clients,
                     )
                     .unwrap()

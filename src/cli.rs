@@ -433,6 +433,7 @@ impl RunArgs {
                 defines: self.defines,
                 mode: self.protocol,
                 init_sql: self.init_sql,
+                workload_named: false,
             },
             scale: dedup(self.scale),
             isolation: dedup(self.isolation),
@@ -512,7 +513,9 @@ impl RunArgs {
                 .map_err(|e| e.to_string());
         }
         let Some(path) = self.file.clone() else {
-            return Ok(self.into_config().resolve());
+            let mut cfg = self.into_config();
+            cfg.scripts.workload_named = given.iter().any(|g| g == "workload");
+            return Ok(cfg.resolve());
         };
         let base = RunArgs::default().into_config();
         let mut cfg = crate::study::load(&path, base).map_err(|e| e.to_string())?;
@@ -523,6 +526,7 @@ impl RunArgs {
                     // A workload on the command line replaces the file's
                     // external load.
                     cfg.workload = cli.workload.clone();
+                    cfg.scripts.workload_named = true;
                     cfg.load = ExternalLoad::default();
                 }
                 "load_cmd" => cfg.load.cmd = cli.load.cmd.clone(),

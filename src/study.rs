@@ -330,6 +330,7 @@ pub fn parse(
             ));
         }
         cfg.workload = name;
+        cfg.scripts.workload_named = true;
         cfg.load.cmd = None;
     }
     let text_of = |key: &str, v: &Spanned<Value>| -> Result<String, StudyError> {

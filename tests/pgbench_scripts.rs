@@ -105,7 +105,8 @@ fn assert_clean(run: &Value, what: &str) {
     assert_eq!(run["anomalies"], 0, "{what}");
 }
 
-/// The TPC-B invariants were checked (pgbench's tables) and held.
+/// The TPC-B invariants and the history check were checked (pgbench's
+/// tables) and held.
 fn assert_tpcb_invariants_checked(run: &Value, what: &str) {
     let names: Vec<&str> = run["invariants"]
         .as_array()
@@ -115,10 +116,36 @@ fn assert_tpcb_invariants_checked(run: &Value, what: &str) {
         .collect();
     assert_eq!(
         names,
-        ["accounts-match-history", "tellers-match-branches"],
+        [
+            "accounts-match-history",
+            "tellers-match-branches",
+            "history-matches-commits"
+        ],
         "{what}"
     );
     assert_clean(run, what);
+}
+
+/// The history check of `run`: (rows gained, expected at least, detail).
+fn history_check(run: &Value) -> (u64, u64, String) {
+    let inv = run["invariants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "history-matches-commits")
+        .unwrap_or_else(|| panic!("no history check: {}", run["invariants"]));
+    let detail = inv["detail"].as_str().unwrap().to_string();
+    // "pgbench_history gained R rows, expected E[..M]: ..."
+    let rest = detail
+        .strip_prefix("pgbench_history gained ")
+        .expect(&detail);
+    let (rows, rest) = rest.split_once(" rows, expected ").expect(&detail);
+    let expected = rest.split([':', '.']).next().unwrap();
+    (
+        rows.parse().expect(&detail),
+        expected.parse().expect(&detail),
+        detail,
+    )
 }
 
 /// Only serialization failures / deadlocks gave up (after --max-tries).
@@ -393,6 +420,94 @@ fn plpgsql_function_that_swallows_serialization_failures() {
     );
 }
 
+/// The inflated-TPS trap over pgbench's tables: `-w tpcb --init-sql`
+/// creates a TPC-B function that swallows serialization_failure
+/// (tests/fixtures/scripts/tpcb_swallow_function.sql) after pgbench's
+/// tables are loaded, and tpcb_swallow.sql calls it. Under repeatable read
+/// (4 clients on one branch row) many calls swallow a 40001 and still
+/// count as committed: the balances stay consistent (the function's work
+/// is rolled back whole), but pgbench_history gains far fewer rows than
+/// committed calls, so the history check fails, counts the missing rows
+/// as anomalies, and report.md's Findings say so.
+#[test]
+fn the_swallowing_function_over_pgbench_tables_is_flagged() {
+    let (_keep, dir) = out_dir("trap");
+    let script = fixture("tpcb_swallow.sql");
+    let init = fixture("tpcb_swallow_function.sql");
+    let (r, _) = run_ok(
+        &[
+            "-f",
+            &script,
+            "-w",
+            "tpcb",
+            "--init-sql",
+            &init,
+            "--isolation",
+            "rr",
+            "--scale",
+            "1",
+            "--clients",
+            "4",
+        ],
+        &dir,
+    );
+    assert_schema_valid(&r);
+    assert_eq!(r["config"]["scripts"]["workload_named"], true);
+    assert_eq!(
+        r["load"][0]["data"],
+        format!("pgbench tables, scale 1, then --init-sql {init}")
+    );
+    let run = run_at(&r, "repeatable-read");
+    let by_name: BTreeMap<&str, &Value> = run["invariants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["name"].as_str().unwrap(), i))
+        .collect();
+    assert_eq!(by_name["accounts-match-history"]["ok"], true, "{run:#}");
+    assert_eq!(by_name["tellers-match-branches"]["ok"], true, "{run:#}");
+    let history = by_name["history-matches-commits"];
+    assert_eq!(history["ok"], false, "{history}");
+    let (rows, expected, detail) = history_check(run);
+    assert!(
+        detail.contains("tpcb_swallow.sql 1 per transaction through tpcb_swallowing()"),
+        "{detail}"
+    );
+    assert!(
+        rows < expected && expected >= u64_of(&run["committed"]),
+        "{detail}"
+    );
+    assert_eq!(u64_of(&history["violations"]), expected - rows, "{detail}");
+    assert_eq!(u64_of(&run["anomalies"]), expected - rows);
+    // Nothing failed: the function hid every serialization failure.
+    assert!(failed(run).is_empty(), "{}", run["failed"]);
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let finding = report
+        .lines()
+        .find(|l| l.contains("transactions committed but pgbench_history gained"))
+        .unwrap_or_else(|| panic!("no history finding in report.md:\n{report}"));
+    assert!(
+        finding.contains("the script reports work that was rolled back"),
+        "{finding}"
+    );
+    eprintln!("{detail}\n{finding}");
+    assert_managed_server_gone(&r);
+}
+
+/// With a workload other than tpcb named, scripts are refused before
+/// anything starts: they run over pgbench's tables or --init-sql's own.
+#[test]
+fn scripts_refuse_another_named_workload() {
+    let (_keep, dir) = out_dir("wsmall");
+    let script = fixture("tpcb_swallow.sql");
+    let (out, stderr) = run_short(&["-f", &script, "-w", "smallbank"], &dir);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("--workload smallbank: pgbench scripts run over pgbench's tables"),
+        "{stderr}"
+    );
+}
+
 /// The script language through the binary (tests/fixtures/scripts/
 /// features.sql, whose debug lines pgbench 15 prints identically with
 /// `-M extended` once `\;` is replaced): `-D` variables, `debug()`,
@@ -663,7 +778,28 @@ fn a_workload_that_only_fails_stops_the_study() {
         stderr.contains("failed with SQLSTATE 42P01 (undefined_table), which is not retried"),
         "{stderr}"
     );
+    // The one line also names the server's message and the script's file
+    // and line of the failing command.
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("42P01 (undefined_table)"))
+        .expect("the error line");
+    assert!(
+        line.contains(&format!(
+            "(the first: {script}:4: relation \"no_such_table\" does not exist (42P01) (in `SELECT count(*) FROM no_such_table;`))"
+        )),
+        "{line}"
+    );
     let r = read_json(&dir);
     assert_eq!(r["runs"].as_array().unwrap().len(), 1, "the study stopped");
+    // The run's Problems keep that first failure.
+    let errors = r["runs"][0]["errors"].as_array().unwrap();
+    assert!(
+        errors.iter().any(|e| e
+            .as_str()
+            .unwrap()
+            .starts_with("first failure with SQLSTATE 42P01 (undefined_table), not retried: ")),
+        "{errors:?}"
+    );
     assert_managed_server_gone(&r);
 }

@@ -89,6 +89,10 @@ pub struct EngineOutcome {
     /// False when a client thread or task died or hung: its clients'
     /// ledgers are missing from the merged one.
     pub ledger_complete: bool,
+    /// Per SQLSTATE the retry policy does not retry, sorted by code: the
+    /// first failure's message, with its location when the workload knows
+    /// it (a pgbench script's `file:line`).
+    pub first_failures: Vec<(String, String)>,
 }
 
 impl EngineOutcome {
@@ -103,6 +107,7 @@ impl EngineOutcome {
             interrupted: true,
             client_errors: Vec::new(),
             ledger_complete: true,
+            first_failures: Vec::new(),
         }
     }
 }
@@ -379,11 +384,19 @@ pub async fn run<W: Workload>(
             }
         }
     }
+    let mut first_failures: Vec<(String, String)> = Vec::new();
     for r in &recorders {
         let l = r.lifetime();
         lifetime.committed += l.committed;
         lifetime.unknown_outcome += l.unknown_outcome;
+        for (code, message) in r.first_failures() {
+            let code = String::from_utf8_lossy(&code).into_owned();
+            if !first_failures.iter().any(|(c, _)| *c == code) {
+                first_failures.push((code, message));
+            }
+        }
     }
+    first_failures.sort_by(|a, b| a.0.cmp(&b.0));
     Ok((
         EngineOutcome {
             measured,
@@ -395,6 +408,7 @@ pub async fn run<W: Workload>(
             interrupted,
             client_errors,
             ledger_complete,
+            first_failures,
         },
         ledger,
     ))

@@ -530,6 +530,8 @@ async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(
         Verdict::ConnectionLost => AfterError::Nothing,
         _ => AfterError::Rollback,
     };
+    // SQLSTATEs not retried whose first failure this client reported.
+    let mut reported: Vec<crate::model::SqlState> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
         let mut limit = None;
         let start = match (ctx.pacing, schedule.as_mut()) {
@@ -608,6 +610,10 @@ async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(
                     return Err(StopReason::Script(message));
                 }
             };
+            if !retryable && !reported.contains(&code) {
+                reported.push(code);
+                rec.first_failure(code, || err.describe());
+            }
             if let Some(e) = a.rollback_failed {
                 rec.fail(ty, code, tries, wasted_us);
                 return Err(StopReason::RollbackFailed(target::error_text(&e)));

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, anyhow, bail};
 use tokio_util::sync::CancellationToken;
 
-use crate::model::{BadInput, ExperimentConfig, RunRecord, sqlstate_name};
+use crate::model::{BadInput, ExperimentConfig, RunRecord, first_failure_of, sqlstate_name};
 use crate::progress::Progress;
 use crate::report;
 use crate::store::sqlite::Store;
@@ -418,6 +418,8 @@ impl<D: Driver> Study<'_, D> {
 /// SQLSTATE the retry policy does not retry (a script on a missing table:
 /// 42P01) measured nothing, and every further run would fail the same
 /// way: the study stops with this error (exit 1) after saving the run.
+/// The error names the first failure's message and, for a script, its
+/// file and line, from the run's Problems ([`first_failure_of`]).
 fn all_failed_alike(record: &RunRecord, retry_on: &[String]) -> Option<anyhow::Error> {
     if record.committed > 0 || record.failed.len() != 1 {
         return None;
@@ -426,8 +428,11 @@ fn all_failed_alike(record: &RunRecord, retry_on: &[String]) -> Option<anyhow::E
     if *n == 0 || retry_on.contains(code) {
         return None;
     }
+    let first = first_failure_of(&record.errors, code)
+        .map(|m| format!(" (the first: {m})"))
+        .unwrap_or_default();
     Some(anyhow!(
-        "all {n} transactions failed with SQLSTATE {code} ({}), which is not retried, and none committed: \
+        "all {n} transactions failed with SQLSTATE {code} ({}), which is not retried, and none committed{first}: \
          the workload cannot run as given (see Problems and the server log in the results directory)",
         sqlstate_name(code)
     ))
@@ -447,6 +452,18 @@ mod tests {
         let e = all_failed_alike(&run, &retry_on).unwrap().to_string();
         assert!(
             e.contains("all 95876 transactions failed with SQLSTATE 42P01"),
+            "{e}"
+        );
+        // The first failure's message and location, from Problems.
+        run.errors.push(crate::model::first_failure_line(
+            "42P01",
+            "m.sql:4: relation \"nope\" does not exist (42P01) (in `SELECT * FROM nope;`)",
+        ));
+        let e = all_failed_alike(&run, &retry_on).unwrap().to_string();
+        assert!(
+            e.contains(
+                "none committed (the first: m.sql:4: relation \"nope\" does not exist (42P01) (in `SELECT * FROM nope;`)): the workload"
+            ),
             "{e}"
         );
         // Retried failures (SERIALIZABLE at its worst) or a mix of codes

@@ -252,6 +252,9 @@ impl Interval {
 struct RecorderInner {
     interval: Interval,
     lifetime: Lifetime,
+    /// The first failure's message per SQLSTATE not retried (see
+    /// [`Recorder::first_failure`]); a short vector.
+    first_failures: Vec<(SqlState, String)>,
 }
 
 /// The recorder of one client thread's clients (see the module docs).
@@ -264,6 +267,7 @@ impl Recorder {
         Recorder(Mutex::new(RecorderInner {
             interval: Interval::new(types),
             lifetime: Lifetime::default(),
+            first_failures: Vec::new(),
         }))
     }
 
@@ -302,6 +306,27 @@ impl Recorder {
             s.attempts += u64::from(attempts);
             s.wasted_us += wasted_us;
         })
+    }
+
+    /// Keeps `message()` as the example of failures with `code` (one the
+    /// retry policy does not retry) unless this recorder has one already:
+    /// the message is built once per code, not per failure. Clients call
+    /// it only for a code they have not reported yet.
+    pub fn first_failure(&self, code: SqlState, message: impl FnOnce() -> String) {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !g.first_failures.iter().any(|(c, _)| *c == code) {
+            g.first_failures.push((code, message()));
+        }
+    }
+
+    /// The first failure's message per SQLSTATE (see
+    /// [`Recorder::first_failure`]).
+    pub fn first_failures(&self) -> Vec<(SqlState, String)> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .first_failures
+            .clone()
     }
 
     /// The connection broke during COMMIT: the outcome is unknown.

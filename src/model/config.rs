@@ -314,9 +314,14 @@ pub struct ScriptsConfig {
     pub defines: Vec<(String, String)>,
     /// `-M`: how SQL commands are sent.
     pub mode: QueryMode,
-    /// `--init-sql FILE`: run once into the template database instead of
-    /// loading pgbench's tables.
+    /// `--init-sql FILE`: run once into the template database: instead of
+    /// loading pgbench's tables, or after them when `workload_named`.
     pub init_sql: Option<PathBuf>,
+    /// The built-in workload was named with the scripts (`-w tpcb`, or
+    /// `workload = "tpcb"` in an experiment file): the scripts run over its
+    /// data, and `init_sql` runs after that data is loaded.
+    #[serde(default)]
+    pub workload_named: bool,
 }
 
 impl ScriptsConfig {

@@ -7,6 +7,7 @@
 
 mod config;
 mod error;
+mod history;
 mod observations;
 mod results;
 mod run;
@@ -14,6 +15,7 @@ mod sqlstate;
 
 pub use config::*;
 pub use error::*;
+pub use history::*;
 pub use observations::*;
 pub use results::*;
 pub use run::*;

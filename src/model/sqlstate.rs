@@ -50,3 +50,47 @@ pub fn sqlstate_name(code: &str) -> &'static str {
         _ => "other",
     }
 }
+
+/// The Problems line of a run (its `errors`) that keeps the first failure
+/// with `code`, a SQLSTATE the retry policy does not retry: `message` is
+/// the server's message and, for a pgbench script, the file and line of
+/// the command (`missing.sql:4: relation "nope" does not exist (42P01)
+/// (in `SELECT ...`)`). Read back by [`first_failure_of`].
+pub fn first_failure_line(code: &str, message: &str) -> String {
+    format!(
+        "first failure with SQLSTATE {code} ({}), not retried: {message}",
+        sqlstate_name(code)
+    )
+}
+
+/// The message of `code`'s first failure among a run's Problems lines
+/// `errors`, as [`first_failure_line`] wrote it.
+pub fn first_failure_of<'a>(errors: &'a [String], code: &str) -> Option<&'a str> {
+    let prefix = format!("first failure with SQLSTATE {code} (");
+    errors
+        .iter()
+        .filter_map(|e| e.strip_prefix(&prefix))
+        .find_map(|rest| rest.split_once("), not retried: ").map(|(_, m)| m))
+}
+
+#[cfg(test)]
+mod first_failure_tests {
+    use super::*;
+
+    #[test]
+    fn the_first_failure_line_reads_back() {
+        let errors = vec![
+            "client 1: connection lost".to_string(),
+            first_failure_line("42P01", "t.sql:4: relation \"nope\" does not exist (42P01)"),
+        ];
+        assert_eq!(
+            errors[1],
+            "first failure with SQLSTATE 42P01 (undefined_table), not retried: t.sql:4: relation \"nope\" does not exist (42P01)"
+        );
+        assert_eq!(
+            first_failure_of(&errors, "42P01"),
+            Some("t.sql:4: relation \"nope\" does not exist (42P01)")
+        );
+        assert_eq!(first_failure_of(&errors, "23505"), None);
+    }
+}

@@ -25,7 +25,6 @@ use crate::model::QueryMode;
 use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -33,25 +32,20 @@ use bytes::{BufMut, BytesMut};
 use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
+use super::data::ScriptData;
 use super::expr::{self, Expr, Value};
+use super::history;
 use super::prng::Prng;
 use super::script::{self, CommandKind, Part, Script, SleepAmount, Store};
 use crate::model::Lifetime;
 use crate::model::{InvariantResult, StepTime};
 use crate::workload::AttemptError;
-use crate::workload::tpcb::Tpcb;
 use crate::workload::{
-    ExplainStatement, Loader, Outcome, Setup, TxControl, Workload, WorkloadClient, WorkloadError,
+    ExplainStatement, Loader, Location, Outcome, Setup, TxControl, Workload, WorkloadClient,
+    WorkloadError,
 };
 
-/// Where a script study's data comes from.
-#[derive(Debug, Clone)]
-pub enum Data {
-    /// pgbench's tables at a scale (`--workload tpcb`, the default).
-    Tpcb(u32),
-    /// `--init-sql FILE`: its text, run once into the template database.
-    InitSql(PathBuf, String),
-}
+pub use super::data::{Data, HistoryBase, InitSql, ScriptLedger};
 
 /// A variable's value: text (from `-D` or `\gset`) or an expression's.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,6 +86,9 @@ struct Compiled {
     end: Vec<usize>,
     /// Per SQL command: the text with `$n` for the variables.
     param_sql: Vec<Option<String>>,
+    /// Per command: `file:line` and its first line, which a server error
+    /// of the command carries (shared: a failure allocates nothing).
+    locations: Vec<Arc<Location>>,
 }
 
 /// Parses every expression of `script` and resolves its `\if` blocks.
@@ -152,12 +149,23 @@ fn compile(script: Script) -> Result<Compiled, String> {
             _ => {}
         }
     }
+    let locations = script
+        .commands
+        .iter()
+        .map(|c| {
+            Arc::new(Location {
+                at: format!("{}:{}", script.name, c.loc.line),
+                command: c.first_line.trim().to_string(),
+            })
+        })
+        .collect();
     Ok(Compiled {
         script,
         exprs,
         next,
         end,
         param_sql,
+        locations,
     })
 }
 
@@ -169,9 +177,7 @@ pub struct ScriptWorkload {
     names: Vec<&'static str>,
     mode: QueryMode,
     defines: Vec<(String, String)>,
-    data: Data,
-    tpcb: Option<Tpcb>,
-    scale: i64,
+    data: ScriptData,
     clients: u32,
 }
 
@@ -202,20 +208,12 @@ impl ScriptWorkload {
             .iter()
             .map(|s| &*Box::leak(s.name.clone().into_boxed_str()))
             .collect();
+        let inserts = scripts.iter().map(history::Inserts::of).collect();
+        let data = ScriptData::new(data, inserts)?;
         let compiled = scripts
             .into_iter()
             .map(compile)
             .collect::<Result<Vec<_>, _>>()?;
-        let (tpcb, scale) = match &data {
-            Data::Tpcb(s) => (
-                Some(
-                    Tpcb::with_variant(*s, crate::workload::tpcb::Variant::TpcbLike)
-                        .map_err(|e| e.to_string())?,
-                ),
-                i64::from(*s),
-            ),
-            Data::InitSql(..) => (None, 1),
-        };
         Ok(ScriptWorkload {
             scripts: Arc::new(compiled),
             weights,
@@ -223,8 +221,6 @@ impl ScriptWorkload {
             mode,
             defines,
             data,
-            tpcb,
-            scale,
             clients,
         })
     }
@@ -240,10 +236,7 @@ impl Workload for ScriptWorkload {
     }
 
     fn data_key(&self) -> String {
-        match &self.data {
-            Data::Tpcb(s) => format!("pgbench tables, scale {s}"),
-            Data::InitSql(p, _) => format!("--init-sql {}", p.display()),
-        }
+        self.data.key()
     }
 
     fn tx_types(&self) -> Vec<&'static str> {
@@ -251,16 +244,7 @@ impl Workload for ScriptWorkload {
     }
 
     async fn load(&self, db: &Loader) -> Result<u64, WorkloadError> {
-        match (&self.data, &self.tpcb) {
-            (Data::Tpcb(_), Some(t)) => t.load(db).await,
-            (Data::InitSql(path, text), _) => {
-                db.batch_execute(text)
-                    .await
-                    .map_err(WorkloadError::db(format!("--init-sql {}", path.display())))?;
-                Ok(0)
-            }
-            (Data::Tpcb(_), None) => Ok(0),
-        }
+        self.data.load(db).await
     }
 
     fn explain_statements(&self) -> Vec<ExplainStatement> {
@@ -290,7 +274,7 @@ impl Workload for ScriptWorkload {
         let mut put = |k: &str, v: Value| {
             vars.insert(k.into(), Var::Value(v));
         };
-        put("scale", Value::Int(self.scale));
+        put("scale", Value::Int(self.data.scale()));
         put("client_id", Value::Int(i64::from(client_id)));
         put("random_seed", Value::Int(run_seed as i64));
         put("default_seed", Value::Int(default_seed as i64));
@@ -308,45 +292,17 @@ impl Workload for ScriptWorkload {
             chooser: Prng::seed(client_seed ^ 0x7363_7269_7074),
             prepared: Vec::new(),
             steps: Vec::new(),
+            ledger: ScriptLedger::default(),
         }
     }
 
     async fn check(
         &self,
         db: &Client,
-        _lifetime: Lifetime,
-        _ledger: (),
+        lifetime: Lifetime,
+        ledger: ScriptLedger,
     ) -> Result<Vec<InvariantResult>, WorkloadError> {
-        if self.tpcb.is_none() {
-            return Ok(Vec::new());
-        }
-        // The TPC-B consistency conditions that hold for every pgbench
-        // built-in script and their rewrites: each transaction adds its
-        // delta to one account and to the history, and to a teller and its
-        // branch together or to neither.
-        let row = db
-            .query_one(
-                "SELECT (SELECT coalesce(sum(abalance), 0) FROM pgbench_accounts)::bigint,
-                        (SELECT coalesce(sum(tbalance), 0) FROM pgbench_tellers)::bigint,
-                        (SELECT coalesce(sum(bbalance), 0) FROM pgbench_branches)::bigint,
-                        (SELECT coalesce(sum(delta), 0) FROM pgbench_history)::bigint",
-                &[],
-            )
-            .await
-            .map_err(WorkloadError::db("pgbench script invariant query"))?;
-        let (a, t, b, h): (i64, i64, i64, i64) = (row.get(0), row.get(1), row.get(2), row.get(3));
-        Ok(vec![
-            InvariantResult::check(
-                "accounts-match-history",
-                a == h,
-                format!("sum(abalance)={a} sum(history.delta)={h}"),
-            ),
-            InvariantResult::check(
-                "tellers-match-branches",
-                t == b,
-                format!("sum(tbalance)={t} sum(bbalance)={b}"),
-            ),
-        ])
+        self.data.check(db, &self.names, lifetime, &ledger).await
     }
 }
 
@@ -390,6 +346,8 @@ pub struct ScriptClient {
     /// The last attempt's command latencies, until the engine reads and
     /// clears them (the memory is reused).
     steps: Vec<StepTime>,
+    /// The transactions this client committed, per script.
+    ledger: ScriptLedger,
 }
 
 /// A script run's start: which script, and the variables and random
@@ -442,7 +400,7 @@ fn script_error(c: &Compiled, cmd: usize, what: impl std::fmt::Display) -> Attem
 
 impl WorkloadClient for ScriptClient {
     type Input = ScriptInput;
-    type Ledger = ();
+    type Ledger = ScriptLedger;
 
     async fn prepare(
         &mut self,
@@ -525,6 +483,7 @@ impl WorkloadClient for ScriptClient {
         let mut owner = input.owner.lock().unwrap_or_else(|e| e.into_inner());
         if result.is_ok() {
             owner.vars = vars;
+            self.ledger.commit(input.script);
         }
         owner.prng = prng;
         drop(owner);
@@ -543,7 +502,9 @@ impl WorkloadClient for ScriptClient {
         Some(&mut self.steps)
     }
 
-    fn into_ledger(self) {}
+    fn into_ledger(self) -> ScriptLedger {
+        self.ledger
+    }
 }
 
 impl ScriptClient {
@@ -650,6 +611,7 @@ impl ScriptClient {
                         } else {
                             AttemptError::body(e)
                         }
+                        .at(&c.locations[i])
                     };
                     let simple =
                         self.mode == QueryMode::Simple || store.is_some() || sql.contains(';');

@@ -5,6 +5,7 @@
 //! headlines in the terminal summary.
 
 use super::model::ReportModel;
+use crate::model::{HISTORY_CHECK, HistoryCount};
 use crate::model::{plan_shape, sqlstate_name};
 
 /// One finding: what the rule saw, and what to try when there is a remedy.
@@ -33,6 +34,7 @@ pub const RULES: &[Rule] = &[
     lag_growing,
     lock_waits,
     unknown,
+    history_missing,
 ];
 
 /// Every rule's findings for `m`.
@@ -458,6 +460,75 @@ fn unknown(m: &ReportModel) -> Vec<Finding> {
     }]
 }
 
+/// The inflated-TPS trap: a cell's runs counted more committed
+/// transactions that insert a `pgbench_history` row than the table gained
+/// rows (the history check, [`HISTORY_CHECK`], failed with missing rows;
+/// its detail is read by [`HistoryCount::parse`]). Flagged when at least
+/// [`HISTORY_MISSING_MIN`] rows are missing: the check already allows for
+/// unknown outcomes, so every missing row is a transaction the client
+/// counted whose work the database does not hold (typically a function
+/// that catches `serialization_failure` and returns normally).
+pub const HISTORY_MISSING_MIN: u64 = 1;
+
+fn history_missing(m: &ReportModel) -> Vec<Finding> {
+    // Per cell: expected rows, rows gained, runs with missing rows.
+    let mut per_cell: Vec<(u64, u64, u32)> = vec![(0, 0, 0); m.cells.len()];
+    for run in &m.results.runs {
+        let Some(i) = m.cell_index(&run.cell) else {
+            continue;
+        };
+        let missing = run
+            .invariants
+            .iter()
+            .filter(|v| v.name == HISTORY_CHECK && !v.ok)
+            .filter_map(|v| HistoryCount::parse(&v.detail))
+            .find(|h| h.rows < h.expected_min);
+        if let Some(h) = missing {
+            let c = &mut per_cell[i];
+            c.0 += h.expected_min;
+            c.1 += h.rows;
+            c.2 += 1;
+        }
+    }
+    let mut out = Vec::new();
+    for (i, (expected, rows, runs)) in per_cell.into_iter().enumerate() {
+        if runs == 0 || expected - rows < HISTORY_MISSING_MIN {
+            continue;
+        }
+        out.push(Finding {
+            rule: "history",
+            text: format!(
+                "{}: {} transactions committed but pgbench_history gained {} rows ({:.0} %, {runs} run(s)): \
+                 the script reports work that was rolled back.",
+                m.factors.short_labels[i],
+                grouped(expected),
+                grouped(rows),
+                100.0 * rows as f64 / expected as f64
+            ),
+            advice: Some(
+                "a function that catches serialization_failure (EXCEPTION WHEN ...) and returns normally hides the \
+                 rollback from the client: re-raise the error so that the transaction is retried or counted as \
+                 failed, and trust the rows, not the calls"
+                    .into(),
+            ),
+        });
+    }
+    out
+}
+
+/// `n` with thousands separated by commas: `27,150`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (k, ch) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -724,6 +795,46 @@ mod tests {
                 .contains("62 % of backend samples waited on a lock (Lock:transactionid 62 %)"),
             "{}",
             f[0].text
+        );
+    }
+
+    #[test]
+    fn history_rows_missing_are_the_inflated_tps_trap() {
+        let plain = fixture::results();
+        let m_ok = ReportModel::new(&plain);
+        assert!(
+            !rules_of(&m_ok).contains(&"history"),
+            "{:?}",
+            findings(&m_ok)
+        );
+        let r = fixture::swallowed_history();
+        let m = ReportModel::new(&r);
+        let f: Vec<Finding> = findings(&m)
+            .into_iter()
+            .filter(|f| f.rule == "history")
+            .collect();
+        // Only the ser cell, whose 3 runs (2 complete, 1 interrupted) each
+        // lost rows; rc's checks held.
+        assert_eq!(f.len(), 1, "{f:?}");
+        let ser_runs = r
+            .runs
+            .iter()
+            .filter(|run| run.cell.isolation == crate::model::Isolation::Serializable)
+            .count() as u64;
+        assert!(
+            f[0].text.ends_with(&format!(
+                "{} transactions committed but pgbench_history gained {} rows (20 %, {ser_runs} run(s)): \
+                 the script reports work that was rolled back.",
+                grouped(27_150 * ser_runs),
+                grouped(5_550 * ser_runs)
+            )),
+            "{}",
+            f[0].text
+        );
+        assert_eq!(grouped(27_150), "27,150");
+        assert_eq!(
+            (grouped(0), grouped(999), grouped(1_000_000)),
+            ("0".into(), "999".into(), "1,000,000".into())
         );
     }
 }

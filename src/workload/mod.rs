@@ -296,6 +296,20 @@ pub struct AttemptError {
     /// True when the error came from COMMIT (or an autocommit statement
     /// that is the transaction).
     pub at_commit: bool,
+    /// The command of the client's program that failed, when the workload
+    /// knows it (a pgbench script's `file:line`); shared, so that a failed
+    /// attempt allocates nothing for it.
+    pub location: Option<std::sync::Arc<Location>>,
+}
+
+/// Where in a client's program a command is: a pgbench script's
+/// `file:line` and the command's first line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// `file:line`, e.g. `missing_table.sql:4`.
+    pub at: String,
+    /// The command's first line, e.g. `SELECT count(*) FROM nope;`.
+    pub command: String,
 }
 
 /// What failed: the server (or the connection), or the client's program.
@@ -311,6 +325,7 @@ impl AttemptError {
         AttemptError {
             error: Cause::Db(error),
             at_commit: false,
+            location: None,
         }
     }
 
@@ -318,6 +333,7 @@ impl AttemptError {
         AttemptError {
             error: Cause::Db(error),
             at_commit: true,
+            location: None,
         }
     }
 
@@ -326,6 +342,7 @@ impl AttemptError {
         AttemptError {
             error: Cause::Script(message),
             at_commit: false,
+            location: None,
         }
     }
 
@@ -335,6 +352,21 @@ impl AttemptError {
         match &self.error {
             Cause::Db(e) => crate::target::error_text(e),
             Cause::Script(m) => m.clone(),
+        }
+    }
+
+    /// The same error at `location` (a shared, precomputed location).
+    pub fn at(mut self, location: &std::sync::Arc<Location>) -> Self {
+        self.location = Some(std::sync::Arc::clone(location));
+        self
+    }
+
+    /// The error's text with its location when known, as pgbench words a
+    /// script's errors: `file:line: message (SQLSTATE) (in `command`)`.
+    pub fn describe(&self) -> String {
+        match &self.location {
+            Some(l) => format!("{}: {} (in `{}`)", l.at, self.text(), l.command),
+            None => self.text(),
         }
     }
 }

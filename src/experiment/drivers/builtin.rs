@@ -394,6 +394,14 @@ fn problems(
         _ => None,
     });
     errors.extend(outcome.client_errors.iter().map(ToString::to_string));
+    // The first failure of each SQLSTATE that is not retried, with the
+    // server's message and where (a script's file:line).
+    errors.extend(
+        outcome
+            .first_failures
+            .iter()
+            .map(|(code, message)| crate::model::first_failure_line(code, message)),
+    );
     errors.extend(around.server.errors.iter().cloned());
     (anomalies, script_error)
 }

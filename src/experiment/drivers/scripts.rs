@@ -1,8 +1,8 @@
 //! The driver of pgbench scripts (`-f`, `-b`): the scripts run as a
 //! workload of isobench's own clients ([`Builtin`] over
-//! [`ScriptWorkload`]s), on pgbench's tables or on the data of
-//! `--init-sql`. Every script (and every expression) is parsed before
-//! anything starts.
+//! [`ScriptWorkload`]s), on pgbench's tables (then `--init-sql` when
+//! `-w tpcb` is named) or on the data of `--init-sql` alone. Every script
+//! (and every expression) is parsed before anything starts.
 
 use std::collections::BTreeMap;
 
@@ -48,22 +48,37 @@ pub(in crate::experiment) fn prepare(
     for (name, weight) in &sc.builtins {
         scripts.push(script::builtin(name, *weight).map_err(BadInput)?);
     }
+    if sc.workload_named && cfg.workload != "tpcb" {
+        bail!(BadInput(format!(
+            "--workload {}: pgbench scripts run over pgbench's tables (-w tpcb, the default) or, \
+             with --init-sql and no -w, over that file's own schema",
+            cfg.workload
+        )));
+    }
     let init = match &sc.init_sql {
-        Some(p) => Some((
-            p.clone(),
-            std::fs::read_to_string(p).map_err(|e| {
+        Some(p) => Some(run::InitSql {
+            path: p.clone(),
+            text: std::fs::read_to_string(p).map_err(|e| {
                 BadInput(format!("--init-sql {}: cannot read it: {e}", p.display()))
             })?,
-        )),
+        }),
         None => None,
     };
     let cells = cells(cfg)?;
+    // Rows of pgbench_history in each loaded template, shared by the cells.
+    let base = run::HistoryBase::default();
     let workloads: Vec<run::ScriptWorkload> = cells
         .iter()
         .map(|c| {
+            // `--init-sql` alone replaces pgbench's tables; with the
+            // workload named it runs after them.
             let data = match &init {
-                Some((p, text)) => run::Data::InitSql(p.clone(), text.clone()),
-                None => run::Data::Tpcb(c.scale.unwrap_or(1)),
+                Some(i) if !sc.workload_named => run::Data::InitSql(i.clone()),
+                then => run::Data::Tpcb {
+                    scale: c.scale.unwrap_or(1),
+                    then: then.clone(),
+                    base: base.clone(),
+                },
             };
             run::ScriptWorkload::new(
                 scripts.clone(),

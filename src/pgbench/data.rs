@@ -1,0 +1,244 @@
+//! The data pgbench scripts run over, and the checks after each run.
+//!
+//! - pgbench's tables (the default, and `-w tpcb`): loaded as `pgbench -i`
+//!   does; with `-w tpcb --init-sql FILE` the file runs after them (e.g.
+//!   to create a function the scripts call). After every run the TPC-B
+//!   balance checks and the history check ([`super::history`]) run.
+//! - `--init-sql FILE` alone: the scripts' own schema, without pgbench's
+//!   tables; no check runs, since isobench knows nothing of that data.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio_postgres::Client;
+
+use super::history::{self, Inserts};
+use crate::model::{HISTORY_CHECK, InvariantResult, Lifetime};
+use crate::workload::tpcb::{Tpcb, Variant};
+use crate::workload::{Ledger, Loader, Workload, WorkloadError};
+
+/// An `--init-sql` file: its path and text.
+#[derive(Debug, Clone)]
+pub struct InitSql {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+impl InitSql {
+    /// Runs the file on `db`. Errors: the server's, naming the file.
+    async fn run(&self, db: &Client) -> Result<(), WorkloadError> {
+        db.batch_execute(&self.text)
+            .await
+            .map_err(WorkloadError::db(format!(
+                "--init-sql {}",
+                self.path.display()
+            )))
+    }
+}
+
+/// `pgbench_history`'s row count in each loaded template (by data key),
+/// shared by the cells of a study: rows the init SQL inserted are not the
+/// runs' rows.
+pub type HistoryBase = Arc<Mutex<BTreeMap<String, u64>>>;
+
+/// Where a script study's data comes from.
+#[derive(Debug, Clone)]
+pub enum Data {
+    /// pgbench's tables at `scale` (the default, or `-w tpcb`), then `then`
+    /// (`-w tpcb --init-sql FILE`); `base` receives the history's rows
+    /// after loading.
+    Tpcb {
+        scale: u32,
+        then: Option<InitSql>,
+        base: HistoryBase,
+    },
+    /// `--init-sql FILE` alone: its text, run once into the template
+    /// database instead of pgbench's tables.
+    InitSql(InitSql),
+}
+
+impl Data {
+    /// pgbench's tables at `scale`, nothing after them, with a history
+    /// base of its own (one study cell).
+    pub fn pgbench(scale: u32) -> Self {
+        Data::Tpcb {
+            scale,
+            then: None,
+            base: HistoryBase::default(),
+        }
+    }
+}
+
+/// The data of a script study: what to load, and the pgbench tables'
+/// workload when the data is pgbench's.
+#[derive(Debug)]
+pub(super) struct ScriptData {
+    data: Data,
+    tpcb: Option<Tpcb>,
+    /// Per script, its inserts into `pgbench_history` (from its text).
+    inserts: Vec<Inserts>,
+}
+
+impl ScriptData {
+    /// `data` for scripts with `inserts`. Errors: a scale TPC-B refuses.
+    pub(super) fn new(data: Data, inserts: Vec<Inserts>) -> Result<Self, String> {
+        let tpcb = match &data {
+            Data::Tpcb { scale, .. } => {
+                Some(Tpcb::with_variant(*scale, Variant::TpcbLike).map_err(|e| e.to_string())?)
+            }
+            Data::InitSql(_) => None,
+        };
+        Ok(ScriptData {
+            data,
+            tpcb,
+            inserts,
+        })
+    }
+
+    /// `:scale`: pgbench's tables' scale, 1 on the scripts' own schema.
+    pub(super) fn scale(&self) -> i64 {
+        match &self.data {
+            Data::Tpcb { scale, .. } => i64::from(*scale),
+            Data::InitSql(_) => 1,
+        }
+    }
+
+    /// Identifies the data (see [`Workload::data_key`]).
+    pub(super) fn key(&self) -> String {
+        match &self.data {
+            Data::Tpcb {
+                scale, then: None, ..
+            } => format!("pgbench tables, scale {scale}"),
+            Data::Tpcb {
+                scale,
+                then: Some(i),
+                ..
+            } => format!(
+                "pgbench tables, scale {scale}, then --init-sql {}",
+                i.path.display()
+            ),
+            Data::InitSql(i) => format!("--init-sql {}", i.path.display()),
+        }
+    }
+
+    /// Loads the data into the template `db`; returns the rows written.
+    /// Errors: loading or the init SQL failed.
+    pub(super) async fn load(&self, db: &Loader) -> Result<u64, WorkloadError> {
+        match (&self.data, &self.tpcb) {
+            (Data::Tpcb { then, base, .. }, Some(t)) => {
+                let rows = t.load(db).await?;
+                if let Some(init) = then {
+                    init.run(db).await?;
+                }
+                let n: i64 = db
+                    .query_one("SELECT count(*) FROM pgbench_history", &[])
+                    .await
+                    .map_err(WorkloadError::db("counting pgbench_history after loading"))?
+                    .get(0);
+                base.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(self.key(), n as u64);
+                Ok(rows)
+            }
+            (Data::InitSql(init), _) => {
+                init.run(db).await?;
+                Ok(0)
+            }
+            (Data::Tpcb { .. }, None) => Ok(0),
+        }
+    }
+
+    /// The checks after a run over pgbench's tables (none on the scripts'
+    /// own schema): the TPC-B balances, which hold for every pgbench
+    /// built-in script and their rewrites (each transaction adds its delta
+    /// to one account and to the history, and to a teller and its branch
+    /// together or to neither), and the history check. `names` are the
+    /// scripts', `ledger` counts their commits, `lifetime` the unknown
+    /// outcomes.
+    pub(super) async fn check(
+        &self,
+        db: &Client,
+        names: &[&str],
+        lifetime: Lifetime,
+        ledger: &ScriptLedger,
+    ) -> Result<Vec<InvariantResult>, WorkloadError> {
+        let Data::Tpcb { base, .. } = &self.data else {
+            return Ok(Vec::new());
+        };
+        let row = db
+            .query_one(
+                "SELECT (SELECT coalesce(sum(abalance), 0) FROM pgbench_accounts)::bigint,
+                        (SELECT coalesce(sum(tbalance), 0) FROM pgbench_tellers)::bigint,
+                        (SELECT coalesce(sum(bbalance), 0) FROM pgbench_branches)::bigint,
+                        (SELECT coalesce(sum(delta), 0) FROM pgbench_history)::bigint,
+                        (SELECT count(*) FROM pgbench_history)::bigint",
+                &[],
+            )
+            .await
+            .map_err(WorkloadError::db("pgbench script invariant query"))?;
+        let (a, t, b, h, n): (i64, i64, i64, i64, i64) =
+            (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
+        let inserting = history::inserting_functions(db, &history::candidates(&self.inserts))
+            .await
+            .map_err(WorkloadError::db(
+                "looking up the functions the scripts call",
+            ))?;
+        let loaded = base
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&self.key())
+            .copied()
+            .unwrap_or(0);
+        let (count, scripts) = history::check(
+            names,
+            &self.inserts,
+            &ledger.committed,
+            lifetime.unknown_outcome,
+            &inserting,
+            (n as u64).saturating_sub(loaded),
+        );
+        Ok(vec![
+            InvariantResult::check(
+                "accounts-match-history",
+                a == h,
+                format!("sum(abalance)={a} sum(history.delta)={h}"),
+            ),
+            InvariantResult::check(
+                "tellers-match-branches",
+                t == b,
+                format!("sum(tbalance)={t} sum(bbalance)={b}"),
+            ),
+            InvariantResult::count(HISTORY_CHECK, count.violations(), count.detail(&scripts)),
+        ])
+    }
+}
+
+/// Committed transactions per script, over a client's whole life (warm-up
+/// and drain included), for the history check.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptLedger {
+    /// Indexed by script.
+    pub committed: Vec<u64>,
+}
+
+impl ScriptLedger {
+    /// Counts one committed transaction of script `script`.
+    pub(super) fn commit(&mut self, script: usize) {
+        if self.committed.len() <= script {
+            self.committed.resize(script + 1, 0);
+        }
+        self.committed[script] += 1;
+    }
+}
+
+impl Ledger for ScriptLedger {
+    fn merge(&mut self, other: Self) {
+        if self.committed.len() < other.committed.len() {
+            self.committed.resize(other.committed.len(), 0);
+        }
+        for (a, b) in self.committed.iter_mut().zip(other.committed) {
+            *a += b;
+        }
+    }
+}
