@@ -20,7 +20,7 @@ pub mod ssibench;
 pub mod tpcb;
 pub mod write_skew;
 
-use crate::model::{InvariantResult, StepTime};
+use crate::model::{FailureReason, InvariantResult, StepTime};
 use std::collections::BTreeMap;
 use std::future::Future;
 
@@ -327,6 +327,18 @@ impl AttemptError {
             error: Cause::Script(message),
             at_commit: false,
         }
+    }
+
+    /// The reason under the server error's SQLSTATE, from its message and
+    /// DETAIL ([`FailureReason::of`]); `None` for an error without one or
+    /// without a server error. Allocates nothing for a known reason.
+    pub fn reason(&self) -> Option<FailureReason> {
+        let Cause::Db(e) = &self.error else {
+            return None;
+        };
+        let db = e.as_db_error()?;
+        let code = crate::model::sqlstate(db.code().code())?;
+        FailureReason::of(code, db.message(), db.detail())
     }
 
     /// The error's text (the server's message and SQLSTATE, or the

@@ -9,7 +9,8 @@
 //! 1. the first store: every table below but the two next;
 //! 2. `external_loads`;
 //! 3. `tx_type_commands` (first added to version 2 stores without a version
-//!    bump, so some version 2 stores have it already).
+//!    bump, so some version 2 stores have it already);
+//! 4. `tx_type_failure_reasons` and the view `run_failure_reasons`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
@@ -95,6 +96,13 @@
 //! - `tx_type_commands (run, ordinal, step, command, executions, mean_ms,
 //!   failures)`: per-command latency of a transaction type (`ordinal`, as
 //!   in `tx_types`) of a pgbench script, commands in script order (`step`).
+//! - `tx_type_failure_reasons (run, ordinal, seq, sqlstate, reason,
+//!   statement, attempts, failed)`: a transaction type's attempts that
+//!   failed with a server error, by SQLSTATE, reason (e.g. `pivot, during
+//!   commit attempt`; NULL when the error gives none) and statement (NULL
+//!   when not known), most attempts first (`seq`); `failed` counts the
+//!   transactions that gave up after it. The view `run_failure_reasons
+//!   (run, sqlstate, reason, attempts, failed)` sums them per run.
 //!
 //! Vectors keep their order in an `ordinal` column (from 0); maps come back
 //! sorted by key, as [`BTreeMap`] keeps them.
@@ -498,7 +506,9 @@ mod tests {
         CountStat, LatencySummary, LoadFigures, LoadReport, Order, SecondPoint, SireadLocks,
         StatInterval,
     };
-    use crate::store::{CommandRecord, LoadRecord, Rate, TxTypeRecord, WaitSummary};
+    use crate::store::{
+        CommandRecord, FailureReasonRecord, LoadRecord, Rate, TxTypeRecord, WaitSummary,
+    };
 
     use crate::report::fixture;
 
@@ -580,6 +590,22 @@ mod tests {
                     executions: committed * 2,
                     mean_ms: p99 / 4.0,
                     failures: committed / 3,
+                },
+            ],
+            failure_reasons: vec![
+                FailureReasonRecord {
+                    sqlstate: "40001".into(),
+                    reason: Some("pivot, during commit attempt".into()),
+                    statement: Some("UPDATE t SET v = v + 1 WHERE k = :x;".into()),
+                    attempts: committed / 3,
+                    failed: committed / 9,
+                },
+                FailureReasonRecord {
+                    sqlstate: "40P01".into(),
+                    reason: None,
+                    statement: None,
+                    attempts: 1,
+                    failed: 0,
                 },
             ],
         }
@@ -774,6 +800,33 @@ mod tests {
     }
 
     #[test]
+    fn failure_reasons_round_trip_and_sum_per_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = variant();
+        let (store, _) = saved(dir.path(), &v);
+        assert_eq!(store.read().unwrap(), v);
+        let run = &v.runs[0];
+        let want: u64 = run
+            .transactions
+            .iter()
+            .flat_map(|t| &t.failure_reasons)
+            .filter(|f| f.reason.as_deref() == Some("pivot, during commit attempt"))
+            .map(|f| f.attempts)
+            .sum();
+        assert!(want > 0);
+        let got: u64 = store
+            .conn
+            .query_row(
+                "SELECT attempts FROM run_failure_reasons
+                  WHERE run = ?1 AND sqlstate = '40001' AND reason = 'pivot, during commit attempt'",
+                [run.index],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn round_trip_fixture() {
         let dir = tempfile::tempdir().unwrap();
         let fixture = fixture::results();
@@ -956,6 +1009,20 @@ mod tests {
         (user_version, meta)
     }
 
+    /// What a store of version `version` holds of `r`: failure reasons
+    /// came with version 4 (commands with version 3: `r` has none).
+    fn as_of(version: usize, r: &Results) -> Results {
+        let mut r = r.clone();
+        if version < 4 {
+            for run in &mut r.runs {
+                for t in &mut run.transactions {
+                    t.failure_reasons.clear();
+                }
+            }
+        }
+        r
+    }
+
     /// A store at `dir/results.sqlite` as an isobench of store version
     /// `version` wrote it: the schema of the first `version` migrations,
     /// holding the rows of `full` (a current store whose data fits that
@@ -992,7 +1059,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 3);
+        assert_eq!(STORE_VERSION, 4);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();
@@ -1021,9 +1088,11 @@ mod tests {
                     == 1
             };
             assert_eq!(has(&path, "external_loads"), version >= 2);
-            assert!(!has(&path, "tx_type_commands"));
+            assert_eq!(has(&path, "tx_type_commands"), version >= 3);
+            assert!(!has(&path, "tx_type_failure_reasons"));
             let bytes = std::fs::read(&path).unwrap();
 
+            let fixture = as_of(version, &fixture);
             // A reader reads an upgraded in-memory copy; the file is as it was.
             assert_eq!(Store::load(&path).unwrap(), fixture, "version {version}");
             assert_eq!(std::fs::read(&path).unwrap(), bytes, "version {version}");
@@ -1042,7 +1111,7 @@ mod tests {
                 .unwrap();
             assert_eq!(meta, 3, "store_version, results_schema_version, created_by");
             // ... and takes what the later tables hold (external loads,
-            // per-command latencies).
+            // per-command latencies, failure reasons).
             store.save_header(&v).unwrap();
             for run in &v.runs {
                 store.save_run(run).unwrap();
@@ -1062,14 +1131,20 @@ mod tests {
         Connection::open(&path)
             .unwrap()
             .execute_batch(
-                "PRAGMA user_version = 2;
+                "DROP VIEW run_failure_reasons;
+                 DROP TABLE tx_type_failure_reasons;
+                 PRAGMA user_version = 2;
                  UPDATE meta SET value = '2' WHERE key = 'store_version';",
             )
             .unwrap();
+        let v = as_of(3, &v);
         assert_eq!(Store::load(&path).unwrap(), v);
         assert_eq!(versions(&Connection::open(&path).unwrap()).0, 2);
         let store = Store::open(&path).unwrap();
-        assert_eq!(versions(&store.conn), (3, "3".into()));
+        assert_eq!(
+            versions(&store.conn),
+            (STORE_VERSION, STORE_VERSION.to_string())
+        );
         assert_eq!(store.read().unwrap(), v);
     }
 
@@ -1080,14 +1155,17 @@ mod tests {
         let full_dir = tempfile::tempdir().unwrap();
         let full = saved(full_dir.path(), &fixture).1;
         let old_dir = tempfile::tempdir().unwrap();
-        for path in [
-            full,
-            old_store(old_dir.path(), 1, &full_dir.path().join(DB_FILE)),
+        for (path, version) in [
+            (full, STORE_VERSION as usize),
+            (
+                old_store(old_dir.path(), 1, &full_dir.path().join(DB_FILE)),
+                1,
+            ),
         ] {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
             let bytes = std::fs::read(&path).unwrap();
             let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
-            assert_eq!(Store::load(&path).unwrap(), fixture);
+            assert_eq!(Store::load(&path).unwrap(), as_of(version, &fixture));
             assert_eq!(std::fs::read(&path).unwrap(), bytes);
             assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
             let journal = PathBuf::from(format!("{}-journal", path.display()));

@@ -19,6 +19,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V1_TABLES),
     M::up(V2_EXTERNAL_LOADS),
     M::up(V3_TX_TYPE_COMMANDS),
+    M::up(V4_FAILURE_REASONS),
 ];
 
 /// [`MIGRATION_LIST`] as rusqlite_migration runs it (each call applies the
@@ -343,4 +344,28 @@ CREATE TABLE IF NOT EXISTS tx_type_commands (
 ) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '3');
+"#;
+
+/// Store version 4: failed attempts of transaction types by SQLSTATE,
+/// reason and statement (`TxTypeRecord::failure_reasons`, in its order:
+/// `seq`), and the view `run_failure_reasons` summing them per run.
+const V4_FAILURE_REASONS: &str = r#"
+CREATE TABLE tx_type_failure_reasons (
+    run       INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal   INTEGER NOT NULL,
+    seq       INTEGER NOT NULL,
+    sqlstate  TEXT NOT NULL,
+    reason    TEXT,
+    statement TEXT,
+    attempts  INTEGER NOT NULL,
+    failed    INTEGER NOT NULL,
+    PRIMARY KEY (run, ordinal, seq)
+) STRICT;
+
+CREATE VIEW run_failure_reasons AS
+    SELECT run, sqlstate, reason, sum(attempts) AS attempts, sum(failed) AS failed
+      FROM tx_type_failure_reasons
+     GROUP BY run, sqlstate, reason;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '4');
 "#;
