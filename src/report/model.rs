@@ -1,14 +1,16 @@
 //! The report model: everything the renderers show, aggregated once from a
 //! [`Results`]. [`ReportModel::new`] groups the runs into cells with their
 //! statistics and baseline comparison ([`cells::aggregate`]), names the
-//! factor columns and each cell's values, and aggregates the server
-//! observations per cell ([`server`]); [`super::sections`] builds the
-//! report's tables from it, and the renderers (Markdown, HTML, terminal,
-//! CSV, JSON) only write them out.
+//! factor columns and each cell's values, aggregates the server
+//! observations per cell ([`server`]) and the failure reasons
+//! ([`reasons`]); [`super::sections`] builds the report's tables from it,
+//! and the renderers (Markdown, HTML, terminal, CSV, JSON) only write them
+//! out.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::cells::{self, CellSummary};
+use super::reasons::{self, ReasonTally};
 use super::server::{self, PlanGroup, WaitShare};
 use crate::model::CountStat;
 use crate::store::{Cell, Results};
@@ -41,6 +43,9 @@ pub struct ReportModel<'a> {
     pub siread: Vec<BTreeMap<String, CountStat>>,
     /// Each distinct plan with its cells ([`server::distinct_plans`]).
     pub plans: Vec<PlanGroup<'a>>,
+    /// Per cell: failed attempts by transaction type, statement, SQLSTATE
+    /// and reason ([`reasons::pooled`]).
+    pub failure_reasons: Vec<Vec<ReasonTally>>,
 }
 
 impl<'a> ReportModel<'a> {
@@ -71,6 +76,7 @@ impl<'a> ReportModel<'a> {
                 .collect(),
             siread: cells.iter().map(server::siread_by_granularity).collect(),
             plans: server::distinct_plans(&cells),
+            failure_reasons: cells.iter().map(reasons::pooled).collect(),
             cells,
         }
     }
