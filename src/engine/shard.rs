@@ -616,23 +616,24 @@ async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(
                     return Err(StopReason::Script(message));
                 }
             };
-            let gave_up = a.rollback_failed.is_some()
-                || !retryable
-                || tries >= max_tries
-                || stop.load(Ordering::Relaxed);
             let key = ErrorKey {
                 code,
                 reason: err.reason(),
                 step: a.failed_step,
+                statement: err.statement,
                 at_commit: err.at_commit,
             };
-            rec.error(ty, key, gave_up);
-            if let Some(e) = a.rollback_failed {
-                rec.fail(ty, code, tries, wasted_us);
-                return Err(StopReason::RollbackFailed(target::error_text(&e)));
-            }
-            if gave_up {
-                rec.fail(ty, code, tries, wasted_us);
+            let gave_up = a.rollback_failed.is_some()
+                || !retryable
+                || tries >= max_tries
+                || stop.load(Ordering::Relaxed);
+            if !gave_up {
+                rec.error(ty, key);
+            } else {
+                rec.fail_at(ty, key, tries, wasted_us);
+                if let Some(e) = a.rollback_failed {
+                    return Err(StopReason::RollbackFailed(target::error_text(&e)));
+                }
                 if a.closed {
                     return Err(StopReason::ClosedByServer);
                 }

@@ -61,6 +61,9 @@ pub struct ErrorKey {
     /// The command that raised it (index into the type's
     /// `Workload::step_names`), for a workload that times its commands.
     pub step: Option<usize>,
+    /// The statement that raised it, for a workload that names its
+    /// statements (`AttemptError::statement`).
+    pub statement: Option<&'static str>,
     /// The error came from COMMIT (or an autocommit statement that is the
     /// transaction).
     pub at_commit: bool,
@@ -367,23 +370,34 @@ impl Recorder {
 
     /// A transaction gave up with `code` after `attempts` tries.
     pub fn fail(&self, ty: usize, code: SqlState, attempts: u32, wasted_us: u64) {
+        self.with(ty, |s, _| failed(s, code, attempts, wasted_us))
+    }
+
+    /// A transaction gave up after `attempts` tries, the last failing with
+    /// the server error `key`: [`Recorder::fail`] and the error counted
+    /// together (one tick holds both).
+    pub fn fail_at(&self, ty: usize, key: ErrorKey, attempts: u32, wasted_us: u64) {
         self.with(ty, |s, _| {
-            s.failed.add(code, 1);
-            s.attempts += u64::from(attempts);
-            s.wasted_us += wasted_us;
+            failed(s, key.code, attempts, wasted_us);
+            s.errors.add(
+                key,
+                ErrorCount {
+                    attempts: 1,
+                    failed: 1,
+                },
+            );
         })
     }
 
-    /// An attempt of a type-`ty` transaction failed with a server error
-    /// (`key`); `gave_up`: its transaction gives up (it also goes to
-    /// [`Recorder::fail`]).
-    pub fn error(&self, ty: usize, key: ErrorKey, gave_up: bool) {
+    /// An attempt of a type-`ty` transaction failed with the server error
+    /// `key` and will be retried.
+    pub fn error(&self, ty: usize, key: ErrorKey) {
         self.with(ty, |s, _| {
             s.errors.add(
                 key,
                 ErrorCount {
                     attempts: 1,
-                    failed: u64::from(gave_up),
+                    failed: 0,
                 },
             )
         })
@@ -445,6 +459,13 @@ impl Recorder {
     pub fn lifetime(&self) -> Lifetime {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).lifetime
     }
+}
+
+/// Counts a transaction that gave up with `code` into `s`.
+fn failed(s: &mut TxStats, code: SqlState, attempts: u32, wasted_us: u64) {
+    s.failed.add(code, 1);
+    s.attempts += u64::from(attempts);
+    s.wasted_us += wasted_us;
 }
 
 /// Serializes a histogram in HdrHistogram's V2 + DEFLATE format, base64
@@ -524,12 +545,13 @@ mod tests {
             code: *code,
             reason: None,
             step,
+            statement: None,
             at_commit: false,
         };
         let rec = Recorder::new(1);
-        rec.error(0, key(b"40001", Some(2)), false);
-        rec.error(0, key(b"40P01", None), true);
-        rec.error(0, key(b"40001", Some(2)), true);
+        rec.error(0, key(b"40001", Some(2)));
+        rec.fail_at(0, key(b"40P01", None), 1, 10);
+        rec.fail_at(0, key(b"40001", Some(2)), 2, 20);
         let mut i = Interval::new(1);
         rec.drain_into(&mut i);
         let got: Vec<_> = i.types[0].errors.iter().collect();
@@ -542,6 +564,12 @@ mod tests {
                 failed: 1
             }
         );
+        // fail_at counted the failed transactions too.
+        assert_eq!(
+            i.types[0].failed.iter().collect::<Vec<_>>(),
+            vec![("40001".into(), 1), ("40P01".into(), 1)]
+        );
+        assert_eq!(i.types[0].attempts, 3);
         // Draining cleared the recorder's counts.
         let mut again = Interval::new(1);
         rec.drain_into(&mut again);

@@ -295,8 +295,10 @@ pub struct FailureReasonRecord {
     pub reason: Option<String>,
     /// The statement that raised the error: the command as written (its
     /// first line) for a workload that times its commands (pgbench
-    /// scripts), `COMMIT` for a failed COMMIT (or a single autocommit
-    /// statement) of another workload, `None` when not known.
+    /// scripts), the statement's label in `server.plans` for a built-in
+    /// workload that names its statements (e.g. TPC-B's `update branch`),
+    /// `COMMIT` for a failed COMMIT of another workload, `None` when not
+    /// known.
     pub statement: Option<String>,
     /// Attempts that raised it, retried ones included.
     pub attempts: u64,

@@ -296,6 +296,10 @@ pub struct AttemptError {
     /// True when the error came from COMMIT (or an autocommit statement
     /// that is the transaction).
     pub at_commit: bool,
+    /// The statement that raised it, for a workload that names its
+    /// statements ([`AttemptError::at`]; its [`ExplainStatement`] label,
+    /// so that reports can show its plan).
+    pub statement: Option<&'static str>,
 }
 
 /// What failed: the server (or the connection), or the client's program.
@@ -311,6 +315,7 @@ impl AttemptError {
         AttemptError {
             error: Cause::Db(error),
             at_commit: false,
+            statement: None,
         }
     }
 
@@ -318,6 +323,7 @@ impl AttemptError {
         AttemptError {
             error: Cause::Db(error),
             at_commit: true,
+            statement: None,
         }
     }
 
@@ -326,7 +332,14 @@ impl AttemptError {
         AttemptError {
             error: Cause::Script(message),
             at_commit: false,
+            statement: None,
         }
+    }
+
+    /// The error as raised by the statement labelled `statement`.
+    pub fn at(mut self, statement: &'static str) -> Self {
+        self.statement = Some(statement);
+        self
     }
 
     /// The reason under the server error's SQLSTATE, from its message and

@@ -150,18 +150,20 @@ fn command_records(
 }
 
 /// A transaction type's failed attempts by SQLSTATE, reason and
-/// statement (named from `names`, the type's commands; `COMMIT` for a
-/// failed COMMIT of a workload that names none), most attempts first.
+/// statement (named from `names`, the type's commands, or by the label the
+/// workload gave the statement; `COMMIT` for a failed COMMIT of a workload
+/// that names neither), most attempts first.
 fn failure_reason_records(
     names: &[String],
     errors: &crate::metrics::ErrorCounts,
 ) -> Vec<store::FailureReasonRecord> {
     let mut out: Vec<store::FailureReasonRecord> = Vec::new();
     for (key, n) in errors.iter() {
-        let statement = match key.step {
-            Some(k) => names.get(k).cloned(),
-            None if key.at_commit => Some("COMMIT".to_string()),
-            None => None,
+        let statement = match (key.step, key.statement) {
+            (Some(k), _) => names.get(k).cloned(),
+            (None, Some(s)) => Some(s.to_string()),
+            (None, None) if key.at_commit => Some("COMMIT".to_string()),
+            (None, None) => None,
         };
         let r = store::FailureReasonRecord {
             sqlstate: String::from_utf8_lossy(&key.code).into_owned(),

@@ -348,9 +348,11 @@ INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '3');
 
 /// Store version 4: failed attempts of transaction types by SQLSTATE,
 /// reason and statement (`TxTypeRecord::failure_reasons`, in its order:
-/// `seq`), and the view `run_failure_reasons` summing them per run.
+/// `seq`), and the view `run_failure_reasons` summing them per run. IF NOT
+/// EXISTS, as in version 3, so that a store whose version was set back
+/// by hand (tests that make an older store from a new one) upgrades.
 const V4_FAILURE_REASONS: &str = r#"
-CREATE TABLE tx_type_failure_reasons (
+CREATE TABLE IF NOT EXISTS tx_type_failure_reasons (
     run       INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
     ordinal   INTEGER NOT NULL,
     seq       INTEGER NOT NULL,
@@ -362,7 +364,7 @@ CREATE TABLE tx_type_failure_reasons (
     PRIMARY KEY (run, ordinal, seq)
 ) STRICT;
 
-CREATE VIEW run_failure_reasons AS
+CREATE VIEW IF NOT EXISTS run_failure_reasons AS
     SELECT run, sqlstate, reason, sum(attempts) AS attempts, sum(failed) AS failed
       FROM tx_type_failure_reasons
      GROUP BY run, sqlstate, reason;
