@@ -105,6 +105,101 @@ fn contention_retries_invariants_schema_report_cleanup() {
     assert_managed_server_gone(&r);
 }
 
+/// Issue #17: serialization failures by reason. TPC-B at scale 1 with 16
+/// clients under serializable fails with 40001; results.json and the store
+/// count the failed attempts by the reason PostgreSQL's DETAIL gave (a
+/// pivot among them) and by statement (TPC-B's statement labels); the
+/// given-up transactions per SQLSTATE add up to the failures; report.md
+/// shows the table and the dominant reason as a finding.
+#[test]
+fn serialization_failures_by_reason() {
+    let (_keep, dir) = out_dir("reasons");
+    let (out, _stdout, stderr) = run(&[
+        "run",
+        "--scale",
+        "1",
+        "--clients",
+        "16",
+        "--isolation",
+        "ser",
+        "--repeat",
+        "1",
+        "--duration",
+        "3s",
+        "--warmup",
+        "500ms",
+        "--quiet",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "isobench failed: {stderr}");
+    let r = read_json(&dir);
+    assert_schema_valid(&r);
+    let run = &r["runs"][0];
+    let reasons: Vec<&serde_json::Value> = run["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["failure_reasons"].as_array().into_iter().flatten())
+        .collect();
+    assert!(
+        reasons.iter().any(|f| f["sqlstate"] == "40001"
+            && f["reason"].as_str().is_some_and(|s| s.contains("pivot"))),
+        "no pivot reason among {reasons:#?}"
+    );
+    let labels = [
+        "update account",
+        "select account",
+        "update teller",
+        "update branch",
+        "insert history",
+        "COMMIT",
+    ];
+    for f in &reasons {
+        let s = f["statement"].as_str();
+        assert!(s.is_some_and(|s| labels.contains(&s)), "{f}");
+        assert!(
+            !f["reason"]
+                .as_str()
+                .unwrap_or("")
+                .contains(char::is_numeric),
+            "{f}"
+        );
+    }
+    for (code, n) in run["failed"].as_object().unwrap() {
+        let gave_up: u64 = reasons
+            .iter()
+            .filter(|f| f["sqlstate"] == code.as_str())
+            .map(|f| f["failed"].as_u64().unwrap())
+            .sum();
+        assert_eq!(gave_up, n.as_u64().unwrap(), "{code}");
+    }
+    let pivots: i64 = rusqlite::Connection::open(dir.join("results.sqlite"))
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM run_failure_reasons WHERE sqlstate = '40001' AND reason LIKE '%pivot%'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert!(pivots > 0, "no pivot reason in the store");
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("## Failures by reason"), "{report}");
+    assert!(
+        report.lines().any(|l| l.starts_with("| isolation=ser")
+            && l.contains("| 40001 |")
+            && l.contains("pivot")),
+        "{report}"
+    );
+    let findings = &report[report.find("## Findings").expect("a Findings section")..];
+    let findings = &findings[..findings.find("\n## ").unwrap_or(findings.len())];
+    assert!(
+        findings.contains("of serialization failures ("),
+        "{findings}"
+    );
+    assert_managed_server_gone(&r);
+}
+
 /// Bad flag values exit non-zero (2) naming the option; nothing starts.
 #[test]
 fn bad_flags_name_the_option() {

@@ -28,7 +28,7 @@ use super::EngineError;
 use super::retry::{Retrier, Verdict};
 use super::{ClientStop, StopReason};
 use super::{inline, pace};
-use crate::metrics::Recorder;
+use crate::metrics::{ErrorKey, Recorder};
 use crate::model::Isolation;
 use crate::model::{CONNECTION_FAILURE, SCRIPT_ERROR};
 use crate::target;
@@ -376,8 +376,8 @@ impl<C: WorkloadClient> Source<C> {
     ) -> Attempted {
         match self {
             Source::Own(s) => {
-                let a = run_attempt(s, input, &after).await;
-                record_steps(&mut s.client, input, rec);
+                let mut a = run_attempt(s, input, &after).await;
+                a.failed_step = record_steps(&mut s.client, input, rec);
                 a
             }
             Source::Pooled { pool, .. } => {
@@ -402,7 +402,7 @@ impl<C: WorkloadClient> Source<C> {
                 };
                 let s = lease.session.as_mut().expect("held until drop");
                 let mut a = run_attempt(s, input, &after).await;
-                record_steps(&mut s.client, input, rec);
+                a.failed_step = record_steps(&mut s.client, input, rec);
                 a.pool_wait = waited;
                 a
             }
@@ -420,15 +420,19 @@ impl<C: WorkloadClient> Source<C> {
 }
 
 /// Records the per-command latencies `client` kept of its last attempt
-/// (none for most workloads) and clears them.
-fn record_steps<C: WorkloadClient>(client: &mut C, input: &C::Input, rec: &Recorder) {
+/// (none for most workloads) and clears them; returns the command that
+/// raised the error ending the attempt, if one did.
+fn record_steps<C: WorkloadClient>(
+    client: &mut C,
+    input: &C::Input,
+    rec: &Recorder,
+) -> Option<usize> {
     let ty = client.tx_type(input);
-    if let Some(times) = client.step_times()
-        && !times.is_empty()
-    {
-        rec.steps(ty, times);
-        times.clear();
-    }
+    let times = client.step_times().filter(|t| !t.is_empty())?;
+    rec.steps(ty, times);
+    let failed = times.iter().find(|t| t.failed).map(|t| t.step);
+    times.clear();
+    failed
 }
 
 /// What the engine does after a failed attempt, decided while the
@@ -453,6 +457,9 @@ struct Attempted {
     rollback_failed: Option<tokio_postgres::Error>,
     /// The session's connection is closed.
     closed: bool,
+    /// The command that raised the error, for a workload that times its
+    /// commands.
+    failed_step: Option<usize>,
 }
 
 async fn run_attempt<C: WorkloadClient>(
@@ -480,6 +487,7 @@ async fn run_attempt<C: WorkloadClient>(
         pool_wait: Duration::ZERO,
         rollback_failed,
         closed: s.conn.is_closed(),
+        failed_step: None,
     }
 }
 
@@ -614,12 +622,24 @@ async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(
                 reported.push(code);
                 rec.first_failure(code, || err.describe());
             }
-            if let Some(e) = a.rollback_failed {
-                rec.fail(ty, code, tries, wasted_us);
-                return Err(StopReason::RollbackFailed(target::error_text(&e)));
-            }
-            if !retryable || tries >= max_tries || stop.load(Ordering::Relaxed) {
-                rec.fail(ty, code, tries, wasted_us);
+            let key = ErrorKey {
+                code,
+                reason: err.reason(),
+                step: a.failed_step,
+                statement: err.statement,
+                at_commit: err.at_commit,
+            };
+            let gave_up = a.rollback_failed.is_some()
+                || !retryable
+                || tries >= max_tries
+                || stop.load(Ordering::Relaxed);
+            if !gave_up {
+                rec.error(ty, key);
+            } else {
+                rec.fail_at(ty, key, tries, wasted_us);
+                if let Some(e) = a.rollback_failed {
+                    return Err(StopReason::RollbackFailed(target::error_text(&e)));
+                }
                 if a.closed {
                     return Err(StopReason::ClosedByServer);
                 }

@@ -587,6 +587,19 @@ async fn serialization_failures_are_retried_up_to_max_tries() {
     assert_eq!(t.failed.total(), r.failed("40001"));
     assert!(t.attempts > t.committed + t.failed.total());
     assert!(t.attempts <= 3 * (t.committed + t.failed.total()));
+    // Every failed attempt is counted with its reason (the fake server's
+    // message, numbers stripped) and where it failed; the given-up ones
+    // add up to the failures.
+    let errors: Vec<_> = t.errors.iter().collect();
+    assert!(errors.iter().any(|(k, _)| k.at_commit), "{errors:?}");
+    assert!(errors.iter().any(|(k, _)| !k.at_commit), "{errors:?}");
+    for (k, _) in &errors {
+        assert_eq!(&k.code, b"40001");
+        assert_eq!(k.reason.map(|r| r.as_str()), Some("fake failure"));
+    }
+    let gave_up: u64 = errors.iter().map(|(_, n)| n.failed).sum();
+    assert_eq!(gave_up, t.failed.total());
+    assert!(errors.iter().map(|(_, n)| n.attempts).sum::<u64>() > gave_up);
     // Rolled back after every error before COMMIT, never after a failed
     // COMMIT (which ended the transaction).
     let body_errors = r

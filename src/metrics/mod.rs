@@ -9,7 +9,7 @@
 
 pub mod host;
 
-use crate::model::{LatencySummary, Lifetime, SqlState};
+use crate::model::{FailureReason, LatencySummary, Lifetime, SqlState};
 use std::sync::Mutex;
 
 use hdrhistogram::Histogram;
@@ -53,6 +53,75 @@ impl FailureCounts {
     }
 }
 
+/// What one failed attempt failed with, and where: the key failures are
+/// counted by in [`ErrorCounts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorKey {
+    pub code: SqlState,
+    /// [`FailureReason::of`] the server's error.
+    pub reason: Option<FailureReason>,
+    /// The command that raised it (index into the type's
+    /// `Workload::step_names`), for a workload that times its commands.
+    pub step: Option<usize>,
+    /// The statement that raised it, for a workload that names its
+    /// statements (`AttemptError::statement`).
+    pub statement: Option<&'static str>,
+    /// The error came from COMMIT (or an autocommit statement that is the
+    /// transaction).
+    pub at_commit: bool,
+}
+
+/// Failed attempts and given-up transactions by [`ErrorKey`]; a short
+/// vector (a run sees few distinct keys), so counting one allocates
+/// nothing once its key has been seen.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ErrorCounts(Vec<(ErrorKey, ErrorCount)>);
+
+/// Counts under one [`ErrorKey`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ErrorCount {
+    /// Attempts that failed with it, retried ones included.
+    pub attempts: u64,
+    /// Transactions that gave up after it.
+    pub failed: u64,
+}
+
+impl ErrorCounts {
+    pub fn add(&mut self, key: ErrorKey, n: ErrorCount) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, c)) => {
+                c.attempts += n.attempts;
+                c.failed += n.failed;
+            }
+            None => self.0.push((key, n)),
+        }
+    }
+
+    pub fn merge(&mut self, other: &ErrorCounts) {
+        for (k, n) in &other.0 {
+            self.add(*k, *n);
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.0
+            .iter_mut()
+            .for_each(|(_, c)| *c = ErrorCount::default());
+    }
+
+    /// The keys with a non-zero count, most attempts first.
+    pub fn iter(&self) -> impl Iterator<Item = (ErrorKey, ErrorCount)> + '_ {
+        let mut v: Vec<(ErrorKey, ErrorCount)> = self
+            .0
+            .iter()
+            .filter(|(_, c)| c.attempts > 0 || c.failed > 0)
+            .copied()
+            .collect();
+        v.sort_by_key(|(_, c)| std::cmp::Reverse((c.attempts, c.failed)));
+        v.into_iter()
+    }
+}
+
 /// A fresh latency histogram in µs: 1 µs .. 1 h, 3 significant digits,
 /// growing past 1 h if needed.
 pub fn new_histogram() -> Histogram<u64> {
@@ -81,6 +150,9 @@ pub struct TxStats {
     /// Per command of the type, when the workload reports them (pgbench
     /// `-r`); indexed by [`crate::model::StepTime::step`].
     pub steps: Vec<StepStats>,
+    /// Failed attempts with a server error, by SQLSTATE, reason and
+    /// statement.
+    pub errors: ErrorCounts,
 }
 
 /// One command's executions (every attempt's), their total time, and how
@@ -103,6 +175,7 @@ impl Default for TxStats {
             unknown_outcome: 0,
             wasted_us: 0,
             steps: Vec::new(),
+            errors: ErrorCounts::default(),
         }
     }
 }
@@ -127,6 +200,7 @@ impl TxStats {
             a.total_us += b.total_us;
             a.failures += b.failures;
         }
+        self.errors.merge(&other.errors);
     }
 
     /// Zeroes every counter without freeing memory.
@@ -139,6 +213,7 @@ impl TxStats {
         self.unknown_outcome = 0;
         self.wasted_us = 0;
         self.steps.fill(StepStats::default());
+        self.errors.clear();
     }
 
     /// Transactions that ended: committed, user-aborted, failed, unknown.
@@ -301,10 +376,36 @@ impl Recorder {
 
     /// A transaction gave up with `code` after `attempts` tries.
     pub fn fail(&self, ty: usize, code: SqlState, attempts: u32, wasted_us: u64) {
+        self.with(ty, |s, _| failed(s, code, attempts, wasted_us))
+    }
+
+    /// A transaction gave up after `attempts` tries, the last failing with
+    /// the server error `key`: [`Recorder::fail`] and the error counted
+    /// together (one tick holds both).
+    pub fn fail_at(&self, ty: usize, key: ErrorKey, attempts: u32, wasted_us: u64) {
         self.with(ty, |s, _| {
-            s.failed.add(code, 1);
-            s.attempts += u64::from(attempts);
-            s.wasted_us += wasted_us;
+            failed(s, key.code, attempts, wasted_us);
+            s.errors.add(
+                key,
+                ErrorCount {
+                    attempts: 1,
+                    failed: 1,
+                },
+            );
+        })
+    }
+
+    /// An attempt of a type-`ty` transaction failed with the server error
+    /// `key` and will be retried.
+    pub fn error(&self, ty: usize, key: ErrorKey) {
+        self.with(ty, |s, _| {
+            s.errors.add(
+                key,
+                ErrorCount {
+                    attempts: 1,
+                    failed: 0,
+                },
+            )
         })
     }
 
@@ -387,6 +488,13 @@ impl Recorder {
     }
 }
 
+/// Counts a transaction that gave up with `code` into `s`.
+fn failed(s: &mut TxStats, code: SqlState, attempts: u32, wasted_us: u64) {
+    s.failed.add(code, 1);
+    s.attempts += u64::from(attempts);
+    s.wasted_us += wasted_us;
+}
+
 /// Serializes a histogram in HdrHistogram's V2 + DEFLATE format, base64
 /// encoded (the form other HdrHistogram implementations read).
 pub fn encode_histogram(h: &Histogram<u64>) -> String {
@@ -456,6 +564,43 @@ mod tests {
         );
         f.clear();
         assert_eq!(f.iter().count(), 0);
+    }
+
+    #[test]
+    fn error_counts_by_key_most_attempts_first() {
+        let key = |code: &[u8; 5], step| ErrorKey {
+            code: *code,
+            reason: None,
+            step,
+            statement: None,
+            at_commit: false,
+        };
+        let rec = Recorder::new(1);
+        rec.error(0, key(b"40001", Some(2)));
+        rec.fail_at(0, key(b"40P01", None), 1, 10);
+        rec.fail_at(0, key(b"40001", Some(2)), 2, 20);
+        let mut i = Interval::new(1);
+        rec.drain_into(&mut i);
+        let got: Vec<_> = i.types[0].errors.iter().collect();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].0, key(b"40001", Some(2)));
+        assert_eq!(
+            got[0].1,
+            ErrorCount {
+                attempts: 2,
+                failed: 1
+            }
+        );
+        // fail_at counted the failed transactions too.
+        assert_eq!(
+            i.types[0].failed.iter().collect::<Vec<_>>(),
+            vec![("40001".into(), 1), ("40P01".into(), 1)]
+        );
+        assert_eq!(i.types[0].attempts, 3);
+        // Draining cleared the recorder's counts.
+        let mut again = Interval::new(1);
+        rec.drain_into(&mut again);
+        assert_eq!(again.types[0].errors.iter().count(), 0);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The data types every layer shares: settings (isolation level, retry
-//! policy, query mode, ...), SQLSTATEs, what a run produces, what the
-//! observer saw, and the stored results. This module imports nothing else
+//! policy, query mode, ...), SQLSTATEs and failure reasons, what a run
+//! produces, what the observer saw, and the stored results. This module imports nothing else
 //! from the crate, so the layers above it (engine, workloads, observers,
 //! store, reports, the command line) depend on it and not on each other;
 //! `tests/module_graph.rs` checks that the module graph has no cycle.
@@ -9,6 +9,7 @@ mod config;
 mod error;
 mod history;
 mod observations;
+mod reason;
 mod results;
 mod run;
 mod sqlstate;
@@ -17,6 +18,7 @@ pub use config::*;
 pub use error::*;
 pub use history::*;
 pub use observations::*;
+pub use reason::*;
 pub use results::*;
 pub use run::*;
 pub use sqlstate::*;

@@ -278,6 +278,34 @@ pub struct TxTypeRecord {
     /// scripts, like `pgbench -r`); measured window only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<CommandRecord>,
+    /// Attempts that ended in a server error, by SQLSTATE, reason and
+    /// statement, most frequent first; measured window only. Absent when
+    /// no attempt failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failure_reasons: Vec<FailureReasonRecord>,
+}
+
+/// Attempts of one transaction type that failed with one SQLSTATE and
+/// reason at one statement, over a run's measured window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureReasonRecord {
+    pub sqlstate: String,
+    /// The explanation under the SQLSTATE ([`super::FailureReason`]), e.g.
+    /// `pivot, during commit attempt`; `None` when the error gives none
+    /// (a deadlock, most errors other than 40001).
+    pub reason: Option<String>,
+    /// The statement that raised the error: the command as written (its
+    /// first line) for a workload that times its commands (pgbench
+    /// scripts), the statement's label in `server.plans` for a built-in
+    /// workload that names its statements (e.g. TPC-B's `update branch`),
+    /// `COMMIT` for a failed COMMIT of another workload, `None` when not
+    /// known.
+    pub statement: Option<String>,
+    /// Attempts that raised it, retried ones included.
+    pub attempts: u64,
+    /// Transactions that gave up after it (their last error; these are
+    /// part of `failed`).
+    pub failed: u64,
 }
 
 /// One command of a transaction type over a run's measured window.

@@ -611,7 +611,7 @@ impl ScriptClient {
                         } else {
                             AttemptError::body(e)
                         }
-                        .at(&c.locations[i])
+                        .located(&c.locations[i])
                     };
                     let simple =
                         self.mode == QueryMode::Simple || store.is_some() || sql.contains(';');

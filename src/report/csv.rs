@@ -9,6 +9,7 @@
 //! no baseline) is an empty field. Units are in the column names.
 
 use super::cells::{CellSummary, VsBaseline};
+use super::reasons::ReasonTally;
 use crate::store::{Results, WaitSummary};
 
 /// One row per run, in execution order. Columns: `run` (index),
@@ -107,7 +108,10 @@ pub fn runs_of(m: &super::model::ReportModel) -> String {
 /// baseline cell), `outlier_runs` (run indexes, space-separated),
 /// `latency_p50_ms`, `latency_p95_ms`, `latency_p99_ms` (from the merged
 /// histograms of the complete runs), `retries_per_commit` (ratio),
-/// `failure_pct` (%), `anomalies` (violations over all runs).
+/// `failure_pct` (%), `anomalies` (violations over all runs),
+/// `failure_reasons` (failed attempts, retried ones included, by SQLSTATE
+/// and reason, most first: `40001 pivot, during commit attempt: 812;
+/// 40001 concurrent update: 97; 40P01: 1`; see [`super::reasons`]).
 pub fn cells(results: &Results) -> String {
     cells_of(&super::model::ReportModel::new(results))
 }
@@ -138,14 +142,18 @@ pub fn cells_of(m: &super::model::ReportModel) -> String {
             "retries_per_commit",
             "failure_pct",
             "anomalies",
+            "failure_reasons",
         ]
         .map(String::from),
     );
-    let rows = cells.iter().map(|c| cell_row(results, c));
+    let rows = cells
+        .iter()
+        .zip(&m.failure_reasons)
+        .map(|(c, reasons)| cell_row(results, c, reasons));
     write(header, rows)
 }
 
-fn cell_row(results: &Results, c: &CellSummary) -> Vec<String> {
+fn cell_row(results: &Results, c: &CellSummary, reasons: &[ReasonTally]) -> Vec<String> {
     let mut row = factors(results, c.cell);
     row.extend([c.n.to_string(), c.interrupted.to_string()]);
     match &c.tps {
@@ -190,6 +198,7 @@ fn cell_row(results: &Results, c: &CellSummary) -> Vec<String> {
         opt(c.retries_per_commit),
         opt(c.failure_pct),
         c.anomalies.to_string(),
+        super::reasons::summary_line(reasons),
     ]);
     row
 }

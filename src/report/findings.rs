@@ -24,6 +24,7 @@ type Rule = fn(&ReportModel) -> Vec<Finding>;
 /// The rules, in the order their findings are shown.
 pub const RULES: &[Rule] = &[
     failures,
+    failure_reasons,
     plans_differ,
     plan_changes,
     noise,
@@ -529,6 +530,67 @@ fn grouped(n: u64) -> String {
     out
 }
 
+/// A cell's serialization failures have a dominant reason: the rule
+/// speaks for a cell with at least [`REASON_MIN_ATTEMPTS`] attempts that
+/// failed with 40001 (retried ones included) making up at least
+/// [`REASON_MIN_PCT`] % of its attempts, and names the reason most of
+/// them gave, its share (%), and the statement where most of those were
+/// raised (when known). Reasons: [`crate::model::FailureReason`].
+pub const REASON_MIN_ATTEMPTS: u64 = 10;
+
+/// See [`REASON_MIN_ATTEMPTS`]: % of the cell's attempts.
+pub const REASON_MIN_PCT: f64 = 1.0;
+
+fn failure_reasons(m: &ReportModel) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, (c, tallies)) in m.cells.iter().zip(&m.failure_reasons).enumerate() {
+        let ser: Vec<_> = tallies.iter().filter(|r| r.sqlstate == "40001").collect();
+        let total: u64 = ser.iter().map(|r| r.attempts).sum();
+        let attempts: u64 = c.complete_runs().map(|r| r.attempts).sum();
+        if total < REASON_MIN_ATTEMPTS || (100.0 * total as f64) < REASON_MIN_PCT * attempts as f64
+        {
+            continue;
+        }
+        let Some((_, Some(reason), n)) = super::reasons::by_reason(tallies)
+            .into_iter()
+            .find(|(code, _, _)| *code == "40001")
+        else {
+            continue;
+        };
+        // The statement that raised most of this reason's failures.
+        let mut at: Vec<(&str, u64)> = Vec::new();
+        for r in ser.iter().filter(|r| r.reason.as_deref() == Some(reason)) {
+            let Some(s) = r.statement.as_deref() else {
+                continue;
+            };
+            match at.iter_mut().find(|(x, _)| *x == s) {
+                Some((_, k)) => *k += r.attempts,
+                None => at.push((s, r.attempts)),
+            }
+        }
+        let statement = match at.iter().max_by_key(|(_, k)| *k) {
+            Some((s, k)) if *k == n => format!(", at `{s}`"),
+            Some((s, k)) => format!(", {:.0} % of them at `{s}`", 100.0 * *k as f64 / n as f64),
+            None => String::new(),
+        };
+        let share = 100.0 * n as f64 / total as f64;
+        let advice = if reason.contains("concurrent") {
+            "these are write-write conflicts on the same rows (hot rows): a larger scale or fewer clients spreads them"
+        } else {
+            "these are read-write conflicts found by SSI's predicate locks: see SIRead locks (a relation- or page-level lock conflicts with every writer of it) and Plans (an index scan takes finer locks than a sequential scan); shorter transactions, or READ ONLY where they are, have fewer"
+        };
+        out.push(Finding {
+            rule: "reasons",
+            text: format!(
+                "{}: {share:.0} % of serialization failures ({n} of {total} failed attempts, retried ones included): {reason}{statement}.",
+                m.factors.short_labels[i]
+            ),
+            advice: Some(advice.into()),
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -615,6 +677,64 @@ mod tests {
             "{}",
             f[0].text
         );
+    }
+
+    #[test]
+    fn the_dominant_serialization_failure_reason_and_statement() {
+        // The fixture's serializable runs: 3/4 of the 40001 attempts are
+        // `pivot, during commit attempt` at COMMIT.
+        let r = fixture::results();
+        let m = ReportModel::new(&r);
+        let f: Vec<Finding> = findings(&m)
+            .into_iter()
+            .filter(|f| f.rule == "reasons")
+            .collect();
+        assert_eq!(f.len(), 1, "{:?}", findings(&m));
+        let (pivot, total) = (930 * 3 / 4 + 1034 * 3 / 4, 930 + 1034);
+        assert_eq!(
+            f[0].text,
+            format!(
+                "ser: 75 % of serialization failures ({pivot} of {total} \
+                 failed attempts, retried ones included): pivot, during commit attempt, at `COMMIT`."
+            )
+        );
+        assert!(f[0].advice.as_deref().unwrap().contains("SIRead"));
+
+        // Split over two statements: the larger one, with its share.
+        let mut r = fixture::results();
+        for run in &mut r.runs {
+            for t in &mut run.transactions {
+                let mut other = t.failure_reasons.clone();
+                for (a, b) in t.failure_reasons.iter_mut().zip(&mut other) {
+                    b.statement = Some("UPDATE pgbench_branches SET bbalance = 0;".into());
+                    b.attempts /= 4;
+                    a.attempts -= b.attempts;
+                }
+                t.failure_reasons.extend(other);
+            }
+        }
+        let m = ReportModel::new(&r);
+        let text = findings(&m)
+            .into_iter()
+            .find(|f| f.rule == "reasons")
+            .unwrap()
+            .text;
+        assert!(
+            text.contains("pivot, during commit attempt, 75 % of them at `COMMIT`."),
+            "{text}"
+        );
+
+        // Below the thresholds: no finding.
+        let mut r = fixture::results();
+        for run in &mut r.runs {
+            for t in &mut run.transactions {
+                for f in &mut t.failure_reasons {
+                    f.attempts = f.attempts.min(2);
+                }
+            }
+        }
+        let m = ReportModel::new(&r);
+        assert!(!rules_of(&m).contains(&"reasons"), "{:?}", findings(&m));
     }
 
     #[test]

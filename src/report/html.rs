@@ -325,6 +325,9 @@ mod tests {
         assert!(html.contains("INCOMPLETE"));
         assert!(html.matches("<svg").count() >= 4, "charts");
         assert_eq!(table_rows(&html, "cells"), 2);
+        // Failures by reason: the serializable cell's three.
+        assert_eq!(table_rows(&html, "failure-reasons"), 3);
+        assert!(html.contains("pivot, during commit attempt"));
         // The baseline row is marked, the other cell significantly higher.
         assert!(html.contains("<tr class=\"baseline\">"));
         assert!(html.contains("+50.0% ▲"), "significance mark");

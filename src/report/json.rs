@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 
 use super::cells::{CellSummary, VsBaseline, WaitStats};
+use super::reasons::ReasonTally;
 use crate::stats::{self, Summary};
 use crate::store::Results;
 
@@ -30,7 +31,11 @@ use crate::store::Results;
 ///     "latency_p99_runs_p_value", "latency_p99_runs_verdict",
 ///     "latency_p99_ms_runs" {n, mean, ...} (the runs' own p99),
 ///     "retries_per_commit", "failure_pct", "abort_ratio",
-///     "failed_by_sqlstate" {SQLSTATE: transactions}, "unknown_outcome",
+///     "failed_by_sqlstate" {SQLSTATE: transactions},
+///     "failure_reasons" [ {"transaction", "statement" (or null),
+///       "sqlstate", "reason" (or null), "attempts" (failed attempts,
+///       retried ones included), "failed" (transactions that gave up
+///       after it)} ] (most attempts first), "unknown_outcome",
 ///     "user_aborts", "anomalies", "anomaly_example",
 ///     "pool_wait_mean_ms" {n, mean, ...}, "pool_wait_p99_max_ms",
 ///     "schedule_lag_mean_ms" {...}, "schedule_lag_p99_max_ms",
@@ -52,7 +57,11 @@ pub fn cells_of(m: &super::model::ReportModel) -> String {
         confidence: stats::CONFIDENCE,
         alpha: stats::ALPHA,
         baseline: m.baseline.clone(),
-        cells: cells.iter().map(|c| cell(results, cells, c)).collect(),
+        cells: cells
+            .iter()
+            .zip(&m.failure_reasons)
+            .map(|(c, reasons)| cell(results, cells, c, reasons))
+            .collect(),
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("JSON of plain data");
     s.push('\n');
@@ -113,6 +122,7 @@ struct CellJson {
     failure_pct: Option<f64>,
     abort_ratio: Option<f64>,
     failed_by_sqlstate: std::collections::BTreeMap<String, u64>,
+    failure_reasons: Vec<ReasonJson>,
     unknown_outcome: u64,
     user_aborts: u64,
     anomalies: u64,
@@ -125,7 +135,24 @@ struct CellJson {
     late: u64,
 }
 
-fn cell(results: &Results, all: &[CellSummary], c: &CellSummary) -> CellJson {
+/// A cell's failed attempts of one transaction type, statement, SQLSTATE
+/// and reason ([`ReasonTally`]).
+#[derive(Serialize)]
+struct ReasonJson {
+    transaction: String,
+    statement: Option<String>,
+    sqlstate: String,
+    reason: Option<String>,
+    attempts: u64,
+    failed: u64,
+}
+
+fn cell(
+    results: &Results,
+    all: &[CellSummary],
+    c: &CellSummary,
+    reasons: &[ReasonTally],
+) -> CellJson {
     let (pct, ci, p, verdict) = match &c.vs_baseline {
         VsBaseline::Baseline => (None, None, None, Some("baseline")),
         VsBaseline::Missing => (None, None, None, None),
@@ -182,6 +209,17 @@ fn cell(results: &Results, all: &[CellSummary], c: &CellSummary) -> CellJson {
         failure_pct: c.failure_pct,
         abort_ratio: c.abort_ratio,
         failed_by_sqlstate: c.failures.clone(),
+        failure_reasons: reasons
+            .iter()
+            .map(|r| ReasonJson {
+                transaction: r.tx_type.clone(),
+                statement: r.statement.clone(),
+                sqlstate: r.sqlstate.clone(),
+                reason: r.reason.clone(),
+                attempts: r.attempts,
+                failed: r.failed,
+            })
+            .collect(),
         unknown_outcome: c.unknown_outcome,
         user_aborts: c.user_aborts,
         anomalies: c.anomalies,

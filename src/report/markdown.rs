@@ -29,6 +29,7 @@ pub fn render_model(m: &ReportModel) -> String {
     transactions(&mut out, m);
     commands(&mut out, m);
     failures(&mut out, m);
+    failure_reasons(&mut out, m);
     counters(&mut out, m);
     wait_events(&mut out, m);
     siread_locks(&mut out, m);
@@ -301,6 +302,24 @@ fn failures(out: &mut String, m: &ReportModel) {
     } else {
         table(out, &t);
     }
+}
+
+/// Failed attempts by reason and statement; only when an attempt failed
+/// (and the results record reasons).
+fn failure_reasons(out: &mut String, m: &ReportModel) {
+    let t = super::reasons::table(m);
+    if t.is_empty() {
+        return;
+    }
+    out.push_str(&format!(
+        "## Failures by reason
+
+{}
+
+",
+        super::reasons::NOTE
+    ));
+    table(out, &t);
 }
 
 fn counters(out: &mut String, m: &ReportModel) {

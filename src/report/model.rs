@@ -1,14 +1,16 @@
 //! The report model: everything the renderers show, aggregated once from a
 //! [`Results`]. [`ReportModel::new`] groups the runs into cells with their
 //! statistics and baseline comparison ([`cells::aggregate`]), names the
-//! factor columns and each cell's values, and aggregates the server
-//! observations per cell ([`server`]); [`super::sections`] builds the
-//! report's tables from it, and the renderers (Markdown, HTML, terminal,
-//! CSV, JSON) only write them out.
+//! factor columns and each cell's values, aggregates the server
+//! observations per cell ([`server`]) and the failure reasons
+//! ([`reasons`]); [`super::sections`] builds the report's tables from it,
+//! and the renderers (Markdown, HTML, terminal, CSV, JSON) only write them
+//! out.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::cells::{self, CellSummary};
+use super::reasons::{self, ReasonTally};
 use super::server::{self, PlanGroup, WaitShare};
 use crate::model::{CountStat, PlanChange};
 use crate::store::{Cell, Results};
@@ -44,6 +46,9 @@ pub struct ReportModel<'a> {
     /// Plans that changed within a run: (run index, the change), in
     /// execution order.
     pub plan_changes: Vec<(u32, &'a PlanChange)>,
+    /// Per cell: failed attempts by transaction type, statement, SQLSTATE
+    /// and reason ([`reasons::pooled`]).
+    pub failure_reasons: Vec<Vec<ReasonTally>>,
 }
 
 impl<'a> ReportModel<'a> {
@@ -79,6 +84,7 @@ impl<'a> ReportModel<'a> {
                 .iter()
                 .flat_map(|r| r.server.plan_changes.iter().map(|c| (r.index, c)))
                 .collect(),
+            failure_reasons: cells.iter().map(reasons::pooled).collect(),
             cells,
         }
     }

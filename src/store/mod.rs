@@ -8,8 +8,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 pub use crate::model::{
-    Cell, CommandRecord, Environment, LoadRecord, Rate, ReportedLatency, Results, RunRecord,
-    StoredConfig, StoredTarget, TxTypeRecord, WaitSummary,
+    Cell, CommandRecord, Environment, FailureReasonRecord, LoadRecord, Rate, ReportedLatency,
+    Results, RunRecord, StoredConfig, StoredTarget, TxTypeRecord, WaitSummary,
 };
 
 pub mod sqlite;

@@ -20,7 +20,7 @@ pub mod ssibench;
 pub mod tpcb;
 pub mod write_skew;
 
-use crate::model::{InvariantResult, StepTime};
+use crate::model::{FailureReason, InvariantResult, StepTime};
 use std::collections::BTreeMap;
 use std::future::Future;
 
@@ -300,6 +300,10 @@ pub struct AttemptError {
     /// knows it (a pgbench script's `file:line`); shared, so that a failed
     /// attempt allocates nothing for it.
     pub location: Option<std::sync::Arc<Location>>,
+    /// The statement that raised it, for a workload that names its
+    /// statements ([`AttemptError::at`]; its [`ExplainStatement`] label,
+    /// so that reports can show its plan).
+    pub statement: Option<&'static str>,
 }
 
 /// Where in a client's program a command is: a pgbench script's
@@ -326,6 +330,7 @@ impl AttemptError {
             error: Cause::Db(error),
             at_commit: false,
             location: None,
+            statement: None,
         }
     }
 
@@ -334,6 +339,7 @@ impl AttemptError {
             error: Cause::Db(error),
             at_commit: true,
             location: None,
+            statement: None,
         }
     }
 
@@ -343,7 +349,26 @@ impl AttemptError {
             error: Cause::Script(message),
             at_commit: false,
             location: None,
+            statement: None,
         }
+    }
+
+    /// The error as raised by the statement labelled `statement`.
+    pub fn at(mut self, statement: &'static str) -> Self {
+        self.statement = Some(statement);
+        self
+    }
+
+    /// The reason under the server error's SQLSTATE, from its message and
+    /// DETAIL ([`FailureReason::of`]); `None` for an error without one or
+    /// without a server error. Allocates nothing for a known reason.
+    pub fn reason(&self) -> Option<FailureReason> {
+        let Cause::Db(e) = &self.error else {
+            return None;
+        };
+        let db = e.as_db_error()?;
+        let code = crate::model::sqlstate(db.code().code())?;
+        FailureReason::of(code, db.message(), db.detail())
     }
 
     /// The error's text (the server's message and SQLSTATE, or the
@@ -356,7 +381,7 @@ impl AttemptError {
     }
 
     /// The same error at `location` (a shared, precomputed location).
-    pub fn at(mut self, location: &std::sync::Arc<Location>) -> Self {
+    pub fn located(mut self, location: &std::sync::Arc<Location>) -> Self {
         self.location = Some(std::sync::Arc::clone(location));
         self
     }

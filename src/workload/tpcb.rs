@@ -526,33 +526,44 @@ impl WorkloadClient for TpcbClient {
         let aid: &(dyn tokio_postgres::types::ToSql + Sync) =
             if self.big_aid { &i.aid } else { &aid32 };
         // One autocommit statement is the whole transaction; its isolation
-        // level is the session's default_transaction_isolation.
-        let autocommit = |r: Result<u64, tokio_postgres::Error>| {
-            r.map(|_| Outcome::Committed).map_err(AttemptError::commit)
+        // level is the session's default_transaction_isolation. Errors
+        // name the statement by its `explain_statements` label.
+        let autocommit = |r: Result<u64, tokio_postgres::Error>, label| {
+            r.map(|_| Outcome::Committed)
+                .map_err(|e| AttemptError::commit(e).at(label))
         };
+        let at = |label| move |e| AttemptError::body(e).at(label);
         match self.variant {
             Variant::SelectOnly => {
-                return autocommit(conn.execute(&s.select_account, &[aid]).await);
+                let r = conn.execute(&s.select_account, &[aid]).await;
+                return autocommit(r, "select account");
             }
             Variant::SingleStatement => {
                 let stmt = s.single.as_ref().expect("prepared for single-statement");
-                return autocommit(conn.execute(stmt, &[&i.delta, aid, &i.tid, &i.bid]).await);
+                let r = conn.execute(stmt, &[&i.delta, aid, &i.tid, &i.bid]).await;
+                return autocommit(r, "single statement");
             }
             Variant::TpcbLike | Variant::SimpleUpdate => {}
         }
         let full = self.variant == Variant::TpcbLike;
-        let body = async {
-            conn.execute(&s.update_account, &[&i.delta, aid]).await?;
-            conn.execute(&s.select_account, &[aid]).await?;
-            if full {
-                conn.execute(&s.update_teller, &[&i.delta, &i.tid]).await?;
-                conn.execute(&s.update_branch, &[&i.delta, &i.bid]).await?;
-            }
-            conn.execute(&s.insert_history, &[&i.tid, &i.bid, aid, &i.delta])
-                .await
-        };
         tx.begin(conn).await?;
-        body.await.map_err(AttemptError::body)?;
+        conn.execute(&s.update_account, &[&i.delta, aid])
+            .await
+            .map_err(at("update account"))?;
+        conn.execute(&s.select_account, &[aid])
+            .await
+            .map_err(at("select account"))?;
+        if full {
+            conn.execute(&s.update_teller, &[&i.delta, &i.tid])
+                .await
+                .map_err(at("update teller"))?;
+            conn.execute(&s.update_branch, &[&i.delta, &i.bid])
+                .await
+                .map_err(at("update branch"))?;
+        }
+        conn.execute(&s.insert_history, &[&i.tid, &i.bid, aid, &i.delta])
+            .await
+            .map_err(at("insert history"))?;
         tx.commit(conn).await
     }
 

@@ -149,6 +149,45 @@ fn command_records(
         .collect()
 }
 
+/// A transaction type's failed attempts by SQLSTATE, reason and
+/// statement (named from `names`, the type's commands, or by the label the
+/// workload gave the statement; `COMMIT` for a failed COMMIT of a workload
+/// that names neither), most attempts first.
+fn failure_reason_records(
+    names: &[String],
+    errors: &crate::metrics::ErrorCounts,
+) -> Vec<store::FailureReasonRecord> {
+    let mut out: Vec<store::FailureReasonRecord> = Vec::new();
+    for (key, n) in errors.iter() {
+        let statement = match (key.step, key.statement) {
+            (Some(k), _) => names.get(k).cloned(),
+            (None, Some(s)) => Some(s.to_string()),
+            (None, None) if key.at_commit => Some("COMMIT".to_string()),
+            (None, None) => None,
+        };
+        let r = store::FailureReasonRecord {
+            sqlstate: String::from_utf8_lossy(&key.code).into_owned(),
+            reason: key.reason.map(|r| r.as_str().to_string()),
+            statement,
+            attempts: n.attempts,
+            failed: n.failed,
+        };
+        // Keys that differ only in what the record does not show (COMMIT
+        // of a timed command) are one record.
+        match out.iter_mut().find(|o| {
+            (&o.sqlstate, &o.reason, &o.statement) == (&r.sqlstate, &r.reason, &r.statement)
+        }) {
+            Some(o) => {
+                o.attempts += r.attempts;
+                o.failed += r.failed;
+            }
+            None => out.push(r),
+        }
+    }
+    out.sort_by_key(|r| std::cmp::Reverse((r.attempts, r.failed)));
+    out
+}
+
 /// What a run saw besides the engine's outcome: when it started, its seed,
 /// the fresh copy's time (ms) and problems, the server's version and
 /// settings, the observations and the invariant checks.
@@ -254,17 +293,21 @@ fn tx_type_records<W: Workload>(workload: &W, measured: &Interval) -> Vec<TxType
         .iter()
         .zip(&type_names)
         .enumerate()
-        .map(|(i, (t, name))| TxTypeRecord {
-            name: name.to_string(),
-            committed: t.committed,
-            user_aborts: t.user_aborts,
-            attempts: t.attempts,
-            failed: t.failed.iter().collect(),
-            unknown_outcome: t.unknown_outcome,
-            wasted_ms: t.wasted_us as f64 / 1000.0,
-            latency_ms: t.latency_summary(),
-            latency_histogram: encode_histogram(&t.latency_us),
-            commands: command_records(&workload.step_names(i), &t.steps),
+        .map(|(i, (t, name))| {
+            let steps = workload.step_names(i);
+            TxTypeRecord {
+                name: name.to_string(),
+                committed: t.committed,
+                user_aborts: t.user_aborts,
+                attempts: t.attempts,
+                failed: t.failed.iter().collect(),
+                unknown_outcome: t.unknown_outcome,
+                wasted_ms: t.wasted_us as f64 / 1000.0,
+                latency_ms: t.latency_summary(),
+                latency_histogram: encode_histogram(&t.latency_us),
+                commands: command_records(&steps, &t.steps),
+                failure_reasons: failure_reason_records(&steps, &t.errors),
+            }
         })
         .collect()
 }

@@ -16,7 +16,7 @@ use crate::model::sqlstate_name;
 use crate::report::cells::CellSummary;
 use crate::report::model::ReportModel;
 use crate::report::table::{Column, Table, Value};
-use crate::report::{NA, fmt_fixed, fmt_ms, fmt_tps, sections};
+use crate::report::{NA, fmt_fixed, fmt_ms, fmt_tps, reasons, sections};
 use crate::store::{RunRecord, WaitSummary};
 
 /// `(mean - ci95, mean + ci95)` when the interval exists.
@@ -324,6 +324,15 @@ pub(super) fn failures(m: &ReportModel) -> Option<Section> {
         html.push_str(&table_html(&sections::failures(m)));
     } else {
         html.push_str("<p class=\"note\">No transaction failed.</p>\n");
+    }
+    let mut reasons = reasons::table(m);
+    if !reasons.is_empty() {
+        reasons.id = Some("failure-reasons");
+        html.push_str(&format!(
+            "<h3>By reason</h3>\n<p class=\"note\">{}</p>\n{}",
+            esc(reasons::NOTE),
+            table_html(&reasons)
+        ));
     }
     section("failures", "Failures and retries", html)
 }

@@ -9,7 +9,9 @@
 //! 1. the first store: every table below but the two next;
 //! 2. `external_loads`;
 //! 3. `tx_type_commands` (first added to version 2 stores without a version
-//!    bump, so some version 2 stores have it already).
+//!    bump, so some version 2 stores have it already);
+//! 4. `host_cpu`, `plan_changes` and `per_second.lag_ms`;
+//! 5. `tx_type_failure_reasons` and the view `run_failure_reasons`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
@@ -100,6 +102,13 @@
 //! - `tx_type_commands (run, ordinal, step, command, executions, mean_ms,
 //!   failures)`: per-command latency of a transaction type (`ordinal`, as
 //!   in `tx_types`) of a pgbench script, commands in script order (`step`).
+//! - `tx_type_failure_reasons (run, ordinal, seq, sqlstate, reason,
+//!   statement, attempts, failed)`: a transaction type's attempts that
+//!   failed with a server error, by SQLSTATE, reason (e.g. `pivot, during
+//!   commit attempt`; NULL when the error gives none) and statement (NULL
+//!   when not known), most attempts first (`seq`); `failed` counts the
+//!   transactions that gave up after it. The view `run_failure_reasons
+//!   (run, sqlstate, reason, attempts, failed)` sums them per run.
 //!
 //! Vectors keep their order in an `ordinal` column (from 0); maps come back
 //! sorted by key, as [`BTreeMap`] keeps them.
@@ -503,7 +512,9 @@ mod tests {
         CountStat, LatencySummary, LoadFigures, LoadReport, Order, SecondPoint, SireadLocks,
         StatInterval,
     };
-    use crate::store::{CommandRecord, LoadRecord, Rate, TxTypeRecord, WaitSummary};
+    use crate::store::{
+        CommandRecord, FailureReasonRecord, LoadRecord, Rate, TxTypeRecord, WaitSummary,
+    };
 
     use crate::report::fixture;
 
@@ -585,6 +596,22 @@ mod tests {
                     executions: committed * 2,
                     mean_ms: p99 / 4.0,
                     failures: committed / 3,
+                },
+            ],
+            failure_reasons: vec![
+                FailureReasonRecord {
+                    sqlstate: "40001".into(),
+                    reason: Some("pivot, during commit attempt".into()),
+                    statement: Some("UPDATE t SET v = v + 1 WHERE k = :x;".into()),
+                    attempts: committed / 3,
+                    failed: committed / 9,
+                },
+                FailureReasonRecord {
+                    sqlstate: "40P01".into(),
+                    reason: None,
+                    statement: None,
+                    attempts: 1,
+                    failed: 0,
                 },
             ],
         }
@@ -788,6 +815,33 @@ mod tests {
     }
 
     #[test]
+    fn failure_reasons_round_trip_and_sum_per_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = variant();
+        let (store, _) = saved(dir.path(), &v);
+        assert_eq!(store.read().unwrap(), v);
+        let run = &v.runs[0];
+        let want: u64 = run
+            .transactions
+            .iter()
+            .flat_map(|t| &t.failure_reasons)
+            .filter(|f| f.reason.as_deref() == Some("pivot, during commit attempt"))
+            .map(|f| f.attempts)
+            .sum();
+        assert!(want > 0);
+        let got: u64 = store
+            .conn
+            .query_row(
+                "SELECT attempts FROM run_failure_reasons
+                  WHERE run = ?1 AND sqlstate = '40001' AND reason = 'pivot, during commit attempt'",
+                [run.index],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn round_trip_fixture() {
         let dir = tempfile::tempdir().unwrap();
         let fixture = fixture::results();
@@ -971,6 +1025,28 @@ mod tests {
         (user_version, meta)
     }
 
+    /// What a store of version `version` holds of `r`: host CPU, plan
+    /// changes and per-second lag came with version 4, failure reasons
+    /// with version 5 (commands with version 3: `r` has none).
+    fn as_of(version: usize, r: &Results) -> Results {
+        let mut r = r.clone();
+        for run in &mut r.runs {
+            if version < 4 {
+                run.host_cpu = None;
+                run.server.plan_changes.clear();
+                for p in &mut run.per_second {
+                    p.lag_ms = None;
+                }
+            }
+            if version < 5 {
+                for t in &mut run.transactions {
+                    t.failure_reasons.clear();
+                }
+            }
+        }
+        r
+    }
+
     /// A store at `dir/results.sqlite` as an isobench of store version
     /// `version` wrote it: the schema of the first `version` migrations,
     /// holding the rows of `full` (a current store whose data fits that
@@ -1015,21 +1091,10 @@ mod tests {
         path
     }
 
-    /// The fixture without what only later store versions hold (host CPU,
-    /// plan changes: version 4), so that a version 1 store holds all of it.
-    fn oldest_fixture() -> Results {
-        let mut r = fixture::results();
-        for run in &mut r.runs {
-            run.host_cpu = None;
-            run.server.plan_changes.clear();
-        }
-        r
-    }
-
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 4);
+        assert_eq!(STORE_VERSION, 5);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();
@@ -1039,7 +1104,7 @@ mod tests {
 
     #[test]
     fn stores_of_older_versions_are_read_unchanged_and_upgraded_by_writers() {
-        let fixture = oldest_fixture();
+        let fixture = fixture::results();
         let v = variant();
         let full_dir = tempfile::tempdir().unwrap();
         let full = saved(full_dir.path(), &fixture).1;
@@ -1059,8 +1124,10 @@ mod tests {
             };
             assert_eq!(has(&path, "external_loads"), version >= 2);
             assert_eq!(has(&path, "tx_type_commands"), version >= 3);
+            assert_eq!(has(&path, "tx_type_failure_reasons"), version >= 5);
             let bytes = std::fs::read(&path).unwrap();
 
+            let fixture = as_of(version, &fixture);
             // A reader reads an upgraded in-memory copy; the file is as it was.
             assert_eq!(Store::load(&path).unwrap(), fixture, "version {version}");
             assert_eq!(std::fs::read(&path).unwrap(), bytes, "version {version}");
@@ -1079,7 +1146,7 @@ mod tests {
                 .unwrap();
             assert_eq!(meta, 3, "store_version, results_schema_version, created_by");
             // ... and takes what the later tables hold (external loads,
-            // per-command latencies).
+            // per-command latencies, failure reasons).
             store.save_header(&v).unwrap();
             for run in &v.runs {
                 store.save_run(run).unwrap();
@@ -1095,16 +1162,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let v = variant();
         assert!(v.runs[0].transactions[0].commands.len() > 1);
+        // A version 3 store (it has tx_type_commands) labelled version 2.
+        let v = as_of(3, &v);
         let full_dir = tempfile::tempdir().unwrap();
-        let mut v3 = v.clone();
-        for run in &mut v3.runs {
-            run.host_cpu = None;
-            run.server.plan_changes.clear();
-            for p in &mut run.per_second {
-                p.lag_ms = None;
-            }
-        }
-        let v = v3;
         let full = saved(full_dir.path(), &v).1;
         let path = old_store(dir.path(), 3, &full);
         Connection::open(&path)
@@ -1127,18 +1187,21 @@ mod tests {
     #[test]
     fn load_changes_nothing_even_on_a_write_protected_file() {
         use std::os::unix::fs::PermissionsExt;
-        let fixture = oldest_fixture();
+        let fixture = fixture::results();
         let full_dir = tempfile::tempdir().unwrap();
         let full = saved(full_dir.path(), &fixture).1;
         let old_dir = tempfile::tempdir().unwrap();
-        for path in [
-            full,
-            old_store(old_dir.path(), 1, &full_dir.path().join(DB_FILE)),
+        for (path, version) in [
+            (full, STORE_VERSION as usize),
+            (
+                old_store(old_dir.path(), 1, &full_dir.path().join(DB_FILE)),
+                1,
+            ),
         ] {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
             let bytes = std::fs::read(&path).unwrap();
             let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
-            assert_eq!(Store::load(&path).unwrap(), fixture);
+            assert_eq!(Store::load(&path).unwrap(), as_of(version, &fixture));
             assert_eq!(std::fs::read(&path).unwrap(), bytes);
             assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
             let journal = PathBuf::from(format!("{}-journal", path.display()));

@@ -15,8 +15,8 @@ use crate::model::{
     StatInterval, WaitEvents,
 };
 use crate::store::{
-    Cell, CommandRecord, Environment, LoadRecord, Rate, Results, RunRecord, StoredConfig,
-    TxTypeRecord, WaitSummary,
+    Cell, CommandRecord, Environment, FailureReasonRecord, LoadRecord, Rate, Results, RunRecord,
+    StoredConfig, TxTypeRecord, WaitSummary,
 };
 
 /// A non-optional `f64` column: NULL (a stored NaN) reads as NaN.
@@ -399,8 +399,8 @@ fn read_failures(conn: &Connection, run: u32) -> R<(Failures, BTreeMap<String, F
     Ok((failed, failed_by_type))
 }
 
-/// `tx_types` with their failures, commands and histograms, and the
-/// run's own latency histogram.
+/// `tx_types` with their failures, commands, failure reasons and
+/// histograms, and the run's own latency histogram.
 fn read_tx_types(conn: &Connection, run: u32) -> R<(Vec<TxTypeRecord>, String)> {
     let mut histograms: BTreeMap<Option<usize>, String> = children(
         conn,
@@ -442,6 +442,28 @@ fn read_tx_types(conn: &Connection, run: u32) -> R<(Vec<TxTypeRecord>, String)> 
     )? {
         tx_commands.entry(i).or_default().push(c);
     }
+    let mut tx_reasons: BTreeMap<usize, Vec<FailureReasonRecord>> = BTreeMap::new();
+    for (i, f) in children(
+        conn,
+        "tx_type_failure_reasons",
+        "SELECT ordinal, sqlstate, reason, statement, attempts, failed
+           FROM tx_type_failure_reasons WHERE run = ?1 ORDER BY ordinal, seq",
+        run,
+        |r| {
+            Ok((
+                r.get::<_, usize>(0)?,
+                FailureReasonRecord {
+                    sqlstate: r.get(1)?,
+                    reason: r.get(2)?,
+                    statement: r.get(3)?,
+                    attempts: r.get(4)?,
+                    failed: r.get(5)?,
+                },
+            ))
+        },
+    )? {
+        tx_reasons.entry(i).or_default().push(f);
+    }
     let transactions = children(
         conn,
         "tx_types",
@@ -461,6 +483,7 @@ fn read_tx_types(conn: &Connection, run: u32) -> R<(Vec<TxTypeRecord>, String)> 
                     latency_ms: latency(r)?,
                     latency_histogram: String::new(),
                     commands: Vec::new(),
+                    failure_reasons: Vec::new(),
                 },
             ))
         },
@@ -469,6 +492,7 @@ fn read_tx_types(conn: &Connection, run: u32) -> R<(Vec<TxTypeRecord>, String)> 
     .map(|(i, mut t)| {
         t.failed = tx_failures.remove(&i).unwrap_or_default();
         t.commands = tx_commands.remove(&i).unwrap_or_default();
+        t.failure_reasons = tx_reasons.remove(&i).unwrap_or_default();
         t.latency_histogram = histograms
             .remove(&Some(i))
             .ok_or_else(|| Error(format!("histograms: none for transaction type {i}")))?;

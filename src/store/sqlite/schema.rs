@@ -20,6 +20,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V2_EXTERNAL_LOADS),
     M::up(V3_TX_TYPE_COMMANDS),
     M::up(V4_WINDOW_OBSERVATIONS),
+    M::up(V5_FAILURE_REASONS),
 ];
 
 /// [`MIGRATION_LIST`] as rusqlite_migration runs it (each call applies the
@@ -372,4 +373,30 @@ CREATE TABLE plan_changes (
 ALTER TABLE per_second ADD COLUMN lag_ms REAL;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '4');
+"#;
+
+/// Store version 5: failed attempts of transaction types by SQLSTATE,
+/// reason and statement (`TxTypeRecord::failure_reasons`, in its order:
+/// `seq`), and the view `run_failure_reasons` summing them per run. IF NOT
+/// EXISTS, as in version 3, so that a store whose version was set back
+/// by hand (tests that make an older store from a new one) upgrades.
+const V5_FAILURE_REASONS: &str = r#"
+CREATE TABLE IF NOT EXISTS tx_type_failure_reasons (
+    run       INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal   INTEGER NOT NULL,
+    seq       INTEGER NOT NULL,
+    sqlstate  TEXT NOT NULL,
+    reason    TEXT,
+    statement TEXT,
+    attempts  INTEGER NOT NULL,
+    failed    INTEGER NOT NULL,
+    PRIMARY KEY (run, ordinal, seq)
+) STRICT;
+
+CREATE VIEW IF NOT EXISTS run_failure_reasons AS
+    SELECT run, sqlstate, reason, sum(attempts) AS attempts, sum(failed) AS failed
+      FROM tx_type_failure_reasons
+     GROUP BY run, sqlstate, reason;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '5');
 "#;

@@ -256,7 +256,7 @@ fn write_failures(tx: &Transaction, r: &RunRecord) -> R<()> {
     Ok(())
 }
 
-/// `tx_types` with their failures and commands.
+/// `tx_types` with their failures, commands and failure reasons.
 fn write_tx_types(tx: &Transaction, r: &RunRecord) -> R<()> {
     let run = r.index;
     let mut st = tx.prepare_cached(
@@ -271,6 +271,11 @@ fn write_tx_types(tx: &Transaction, r: &RunRecord) -> R<()> {
     let mut cmd = tx.prepare_cached(
         "INSERT INTO tx_type_commands (run, ordinal, step, command, executions, mean_ms, failures)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    let mut reason = tx.prepare_cached(
+        "INSERT INTO tx_type_failure_reasons (run, ordinal, seq, sqlstate, reason, statement,
+             attempts, failed)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
     for (i, t) in r.transactions.iter().enumerate() {
         let l = &t.latency_ms;
@@ -307,6 +312,20 @@ fn write_tx_types(tx: &Transaction, r: &RunRecord) -> R<()> {
                 c.failures
             ])
             .context("tx_type_commands")?;
+        }
+        for (k, f) in t.failure_reasons.iter().enumerate() {
+            reason
+                .execute(params![
+                    run,
+                    i,
+                    k,
+                    f.sqlstate,
+                    f.reason,
+                    f.statement,
+                    f.attempts,
+                    f.failed
+                ])
+                .context("tx_type_failure_reasons")?;
         }
     }
     Ok(())
