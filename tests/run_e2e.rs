@@ -254,3 +254,60 @@ fn environment_errors_are_one_line_and_redacted() {
         "password printed: {stderr}"
     );
 }
+
+/// Issue #17, end to end: a default-like study (TPC-B at scale 10, 16
+/// clients, read committed and serializable) whose cells also differ in
+/// `enable_indexscan`, so that each statement's plan differs between
+/// cells for certain. report.md opens with Findings that say why
+/// SERIALIZABLE cost what it cost (its dominant serialization-failure
+/// reason and statement) and that the cells' plans differ; the terminal
+/// summary prints their headlines; the run records the host's CPU and the
+/// plans at the end of the window.
+#[test]
+fn a_default_like_study_explains_itself_in_findings() {
+    let (_keep, dir) = out_dir("findings");
+    let study = dir.with_extension("toml");
+    std::fs::write(
+        &study,
+        "scale = 10\nisolation = [\"rc\", \"ser\"]\nclients = 16\nrepeat = 1\n\
+         duration = \"3s\"\nwarmup = \"500ms\"\n\
+         [factors.settings]\nenable_indexscan = [\"on\", \"off\"]\n",
+    )
+    .unwrap();
+    let (out, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "isobench failed: {stderr}");
+    let r = read_json(&dir);
+    assert_schema_valid(&r);
+
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let first = report.find("\n## ").map(|i| &report[i + 4..]).unwrap();
+    assert!(first.starts_with("Findings"), "Findings must come first:\n{report}");
+    let findings = &first[..first.find("\n## ").unwrap_or(first.len())];
+    let ser = findings
+        .lines()
+        .find(|l| l.contains("of serialization failures ("))
+        .unwrap_or_else(|| panic!("no failure-reason finding:\n{findings}"));
+    assert!(ser.contains("ser") && ser.contains(", at `") || ser.contains(" of them at `"), "{ser}");
+    assert!(
+        findings.contains("ran with 2 different plans"),
+        "no plan finding although enable_indexscan differs:\n{findings}"
+    );
+    assert!(report.contains("## Failures by reason"), "{report}");
+    // The headlines under the terminal table.
+    assert!(
+        stdout.lines().any(|l| l.starts_with("finding: ") && l.contains("different plans")),
+        "{stdout}"
+    );
+    for run in r["runs"].as_array().unwrap() {
+        let cpu = &run["host_cpu"];
+        let busy = cpu["busy_pct"].as_f64().unwrap_or(-1.0);
+        assert!((0.0..=100.0).contains(&busy), "{cpu}");
+        assert!(run["server"]["plan_changes"].is_array(), "{run}");
+    }
+    assert_managed_server_gone(&r);
+}
