@@ -286,13 +286,19 @@ fn a_default_like_study_explains_itself_in_findings() {
 
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     let first = report.find("\n## ").map(|i| &report[i + 4..]).unwrap();
-    assert!(first.starts_with("Findings"), "Findings must come first:\n{report}");
+    assert!(
+        first.starts_with("Findings"),
+        "Findings must come first:\n{report}"
+    );
     let findings = &first[..first.find("\n## ").unwrap_or(first.len())];
     let ser = findings
         .lines()
         .find(|l| l.contains("of serialization failures ("))
         .unwrap_or_else(|| panic!("no failure-reason finding:\n{findings}"));
-    assert!(ser.contains("ser") && ser.contains(", at `") || ser.contains(" of them at `"), "{ser}");
+    assert!(
+        ser.contains("ser") && ser.contains(", at `") || ser.contains(" of them at `"),
+        "{ser}"
+    );
     assert!(
         findings.contains("ran with 2 different plans"),
         "no plan finding although enable_indexscan differs:\n{findings}"
@@ -300,7 +306,9 @@ fn a_default_like_study_explains_itself_in_findings() {
     assert!(report.contains("## Failures by reason"), "{report}");
     // The headlines under the terminal table.
     assert!(
-        stdout.lines().any(|l| l.starts_with("finding: ") && l.contains("different plans")),
+        stdout
+            .lines()
+            .any(|l| l.starts_with("finding: ") && l.contains("different plans")),
         "{stdout}"
     );
     for run in r["runs"].as_array().unwrap() {

@@ -10,7 +10,7 @@
 //! 2. `external_loads`;
 //! 3. `tx_type_commands` (first added to version 2 stores without a version
 //!    bump, so some version 2 stores have it already);
-//! 4. `host_cpu`, `plan_changes` and `per_second.lag_ms`;
+//! 4. `host_cpu`, `plan_changes` and `per_second_lag`;
 //! 5. `tx_type_failure_reasons` and the view `run_failure_reasons`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
@@ -75,8 +75,9 @@
 //!   histograms: `tx_type` NULL for the whole run, else the `tx_types`
 //!   ordinal; `kind` `latency`, `unit` `us`, `encoding`
 //!   `hdr-v2-deflate-base64`.
-//! - `per_second (run, ordinal, t_s, committed, tps, p99_ms, failed,
-//!   lag_ms)`; `lag_ms` NULL in a closed loop.
+//! - `per_second (run, ordinal, t_s, committed, tps, p99_ms, failed)`;
+//!   `per_second_lag (run, ordinal, lag_ms)`: the open-loop schedule lag
+//!   of those seconds that had one.
 //! - `host_cpu (run, busy_pct, steal_pct, cpus)`: the host's CPU use in
 //!   the measured window (`/proc/stat`), when it was measured.
 //! - `stat_intervals (run, ordinal, t_s, duration_s)` and

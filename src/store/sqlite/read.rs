@@ -270,7 +270,8 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
     let per_second = children(
         conn,
         "per_second",
-        "SELECT * FROM per_second WHERE run = ?1 ORDER BY ordinal",
+        "SELECT p.*, l.lag_ms FROM per_second p LEFT JOIN per_second_lag l USING (run, ordinal)
+          WHERE p.run = ?1 ORDER BY p.ordinal",
         run,
         |r| {
             Ok(SecondPoint {

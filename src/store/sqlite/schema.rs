@@ -351,16 +351,18 @@ INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '3');
 /// counts: the host's CPU use (`host_cpu`, one row per run that measured
 /// it), plans that changed between the window's start and end
 /// (`plan_changes`), and the open-loop schedule lag of each second
-/// (`per_second.lag_ms`, NULL in a closed loop).
+/// (`per_second_lag`, rows only for seconds with a lag). New tables only,
+/// IF NOT EXISTS, as in versions 3 and 5, so that a store whose version
+/// was set back by hand upgrades.
 const V4_WINDOW_OBSERVATIONS: &str = r#"
-CREATE TABLE host_cpu (
+CREATE TABLE IF NOT EXISTS host_cpu (
     run       INTEGER PRIMARY KEY REFERENCES runs (run) ON DELETE CASCADE,
     busy_pct  REAL NOT NULL,
     steal_pct REAL NOT NULL,
     cpus      INTEGER NOT NULL
 ) STRICT;
 
-CREATE TABLE plan_changes (
+CREATE TABLE IF NOT EXISTS plan_changes (
     run        INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
     ordinal    INTEGER NOT NULL,
     label      TEXT NOT NULL,
@@ -370,7 +372,12 @@ CREATE TABLE plan_changes (
     PRIMARY KEY (run, ordinal)
 ) STRICT;
 
-ALTER TABLE per_second ADD COLUMN lag_ms REAL;
+CREATE TABLE IF NOT EXISTS per_second_lag (
+    run     INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    lag_ms  REAL NOT NULL,
+    PRIMARY KEY (run, ordinal)
+) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '4');
 "#;

@@ -348,8 +348,8 @@ fn write_series(tx: &Transaction, r: &RunRecord) -> R<()> {
         st.execute(params![run, i, HISTOGRAM_ENCODING, t.latency_histogram])?;
     }
     let mut st = tx.prepare_cached(
-        "INSERT INTO per_second (run, ordinal, t_s, committed, tps, p99_ms, failed, lag_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO per_second (run, ordinal, t_s, committed, tps, p99_ms, failed)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?;
     for (i, p) in r.per_second.iter().enumerate() {
         st.execute(params![
@@ -359,10 +359,16 @@ fn write_series(tx: &Transaction, r: &RunRecord) -> R<()> {
             p.committed,
             p.tps,
             p.p99_ms,
-            p.failed,
-            p.lag_ms
+            p.failed
         ])
         .context("per_second")?;
+    }
+    let mut st =
+        tx.prepare_cached("INSERT INTO per_second_lag (run, ordinal, lag_ms) VALUES (?1, ?2, ?3)")?;
+    for (i, p) in r.per_second.iter().enumerate() {
+        if let Some(lag) = p.lag_ms {
+            st.execute(params![run, i, lag]).context("per_second_lag")?;
+        }
     }
     if let Some(h) = &r.host_cpu {
         tx.prepare_cached(
