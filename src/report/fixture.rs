@@ -258,6 +258,7 @@ pub fn results() -> Results {
             max_tries: Vec::new(),
             setting_factors: Vec::new(),
             pg_bin: Vec::new(),
+            pg_bin_dirs: BTreeMap::new(),
             repeat: 3,
             order: crate::model::Order::Interleaved,
             baseline: None,
