@@ -211,9 +211,9 @@ impl Matcher {
 }
 
 /// `results/x: PostgreSQL 16.4; managed PostgreSQL from ...; 5 runs (4
-/// complete), started ...`; with a named build `results/x: stock
-/// (PostgreSQL 16.4); ...`; with builds as a factor, each build's label
-/// and version: `...; builds stock (PostgreSQL 15.14), patched (...)`.
+/// complete), started ...`; with a named build `results/x: build stock,
+/// PostgreSQL 16.4; ...`; with builds as a factor, each build's label and
+/// version: `...; builds stock: PostgreSQL 15.14, patched: ...`.
 fn side(r: &Results, name: &str) -> String {
     let mut versions = super::build_versions(r, None);
     if versions.is_empty() {
@@ -222,7 +222,7 @@ fn side(r: &Results, name: &str) -> String {
     let complete = r.runs.iter().filter(|x| x.complete).count();
     let versions = format!("PostgreSQL {}", versions.join(", "));
     let mut s = match &r.config.target_options.pg_bin_label {
-        Some(label) => format!("{name}: {label} ({versions}); {}", r.config.target),
+        Some(label) => format!("{name}: build {label}, {versions}; {}", r.config.target),
         None => format!("{name}: {versions}; {}", r.config.target),
     };
     if !r.config.pg_bin.is_empty() {
@@ -232,7 +232,7 @@ fn side(r: &Results, name: &str) -> String {
             .iter()
             .map(|l| match super::build_versions(r, Some(l)).as_slice() {
                 [] => l.clone(),
-                v => format!("{l} (PostgreSQL {})", v.join(", ")),
+                v => format!("{l}: PostgreSQL {}", v.join(", ")),
             })
             .collect();
         let _ = write!(s, "; builds {}", builds.join(", "));
@@ -660,7 +660,7 @@ mod tests {
         assert!(
             text.contains(
                 "- **A:** a: PostgreSQL 16.4, 18.1; managed PostgreSQL from /usr/lib/postgresql/16/bin; \
-                 builds stock (PostgreSQL 16.4), patched (PostgreSQL 18.1); "
+                 builds stock: PostgreSQL 16.4, patched: PostgreSQL 18.1; "
             ),
             "{text}"
         );

@@ -367,8 +367,8 @@ mod tests {
     fn builds_by_label_in_the_header_and_tables() {
         let html = render(&fixture::with_builds());
         assert!(html.contains(
-            "<dt>Server builds (pg_bin)</dt><dd>stock (PostgreSQL 16.4, /usr/lib/postgresql/16/bin); \
-             finer-lock (PostgreSQL 18.1, /opt/pg-patched/bin)</dd>"
+            "<dt>Server builds (pg_bin)</dt><dd>stock: PostgreSQL 16.4 from /usr/lib/postgresql/16/bin; \
+             finer-lock: PostgreSQL 18.1 from /opt/pg-patched/bin</dd>"
         ));
         assert!(
             html.contains("<dt>Server</dt><dd>PostgreSQL 16.4 (stock), 18.1 (finer-lock)</dd>")

@@ -545,8 +545,8 @@ mod tests {
         let md = render(&fixture::with_builds());
         insta::assert_snapshot!(md);
         assert!(md.contains(
-            "- **Server builds (pg_bin):** stock (PostgreSQL 16.4, /usr/lib/postgresql/16/bin); \
-             finer-lock (PostgreSQL 18.1, /opt/pg-patched/bin)\n"
+            "- **Server builds (pg_bin):** stock: PostgreSQL 16.4 from /usr/lib/postgresql/16/bin; \
+             finer-lock: PostgreSQL 18.1 from /opt/pg-patched/bin\n"
         ));
         let summary = summary_rows(&md);
         assert!(
@@ -585,8 +585,8 @@ mod tests {
         }
         let md = render(&r);
         assert!(md.contains(
-            "- **Server builds (pg_bin):** /usr/lib/postgresql/16/bin (PostgreSQL 16.4); \
-             /opt/pg-patched/bin (PostgreSQL 18.1)\n"
+            "- **Server builds (pg_bin):** /usr/lib/postgresql/16/bin: PostgreSQL 16.4; \
+             /opt/pg-patched/bin: PostgreSQL 18.1\n"
         ));
         assert!(md.contains("clients=4 pg_bin=/opt/pg-patched/bin"));
     }

@@ -178,24 +178,19 @@ pub fn fmt_runs(c: &crate::store::StoredConfig) -> String {
 /// The server builds a header lists, as (what, value): the builds of the
 /// factor as `Server builds (pg_bin)`, or the one build named by
 /// `--pg-bin NAME=DIR` as `Server build`; `None` when neither. Each build
-/// as `stock (PostgreSQL 15.14, /usr/lib/postgresql/15/bin)`: its label,
-/// the server versions its runs reported (none before its first run), and
-/// its directory (not repeated when the label is the directory: a store
-/// written before builds had labels), `; ` between builds.
+/// as `stock: PostgreSQL 15.14 from /usr/lib/postgresql/15/bin`: its
+/// label, the server versions its runs reported (none before its first
+/// run), and its directory (not repeated when the label is the directory:
+/// a store written before builds had labels), `; ` between builds.
 pub fn fmt_builds(r: &Results) -> Option<(&'static str, String)> {
     let c = &r.config;
     let one = |label: &str, dir: &str, versions: Vec<&str>| {
-        let mut about: Vec<String> = Vec::new();
-        if !versions.is_empty() {
-            about.push(format!("PostgreSQL {}", versions.join(", ")));
-        }
-        if dir != label {
-            about.push(dir.to_string());
-        }
-        if about.is_empty() {
-            label.to_string()
-        } else {
-            format!("{label} ({})", about.join(", "))
+        let version = format!("PostgreSQL {}", versions.join(", "));
+        match (versions.is_empty(), dir == label) {
+            (false, false) => format!("{label}: {version} from {dir}"),
+            (false, true) => format!("{label}: {version}"),
+            (true, false) => format!("{label}: {dir}"),
+            (true, true) => label.to_string(),
         }
     };
     if !c.pg_bin.is_empty() {
