@@ -33,6 +33,12 @@
 //! table of variables, `protocol` and `init_sql`, as `-f`, `-b`, `-D`, `-M`
 //! and `--init-sql`.
 //!
+//! Server builds: `pg_bin` takes a directory, a list of directories, or a
+//! table of name = directory (`pg_bin = { stock = "/usr/lib/postgresql/15/bin",
+//! finer-lock = "/opt/pg-patched/bin" }`), each checked as `--pg-bin
+//! [NAME=]DIR` is; one build is the server, several a factor whose cells
+//! hold the labels (see [`crate::model::build_labels`]).
+//!
 //! A `[settings]` entry with one value is a fixed server setting (like
 //! `--set`); with a list it is a factor. `[params]` holds workload
 //! parameters the same way. Unknown keys and invalid values are errors
@@ -1100,5 +1106,58 @@ max_pred_locks_per_transaction = [64, 256]
             }
             assert!(e.message.contains(&needle), "{text:?}: {e}");
         }
+    }
+
+    /// `r` written as a store in a new directory, interrupted.
+    fn stored(mut r: crate::store::Results) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        r.complete = false;
+        let mut db =
+            crate::store::sqlite::Store::create(&dir.path().join(crate::store::sqlite::DB_FILE))
+                .unwrap();
+        db.save_header(&r).unwrap();
+        for run in &r.runs {
+            db.save_run(run).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn resume_keeps_build_labels_and_reads_older_stores() {
+        let r = crate::report::fixture::with_builds();
+        let dir = stored(r.clone());
+        let c = resume(dir.path(), &base(), &[]).unwrap();
+        assert_eq!(c.pg_build_labels(), ["stock", "finer-lock"]);
+        assert_eq!(
+            c.pg_bin_dir("finer-lock"),
+            Some(Path::new("/opt/pg-patched/bin"))
+        );
+        // A store from before labels: its directories are the labels, as
+        // its cells hold them.
+        let mut old = r;
+        let dirs = std::mem::take(&mut old.config.pg_bin_dirs);
+        old.config.pg_bin = old.config.pg_bin.iter().map(|l| dirs[l].clone()).collect();
+        for run in &mut old.runs {
+            run.cell.pg_bin = run.cell.pg_bin.as_ref().map(|l| dirs[l].clone());
+        }
+        let dir = stored(old);
+        let c = resume(dir.path(), &base(), &[]).unwrap();
+        assert_eq!(
+            c.pg_build_labels(),
+            ["/usr/lib/postgresql/16/bin", "/opt/pg-patched/bin"]
+        );
+        assert_eq!(
+            c.pg_bin_dir("/opt/pg-patched/bin"),
+            Some(Path::new("/opt/pg-patched/bin"))
+        );
+        // A named single build keeps its name.
+        let mut one = crate::report::fixture::results();
+        one.config.target_options.pg_bin = Some("/usr/lib/postgresql/16/bin".into());
+        one.config.target_options.pg_bin_label = Some("stock".into());
+        let dir = stored(one);
+        let c = resume(dir.path(), &base(), &[]).unwrap();
+        let b = c.target.pg_bin.unwrap();
+        assert_eq!(b.name.as_deref(), Some("stock"));
+        assert_eq!(b.dir, Path::new("/usr/lib/postgresql/16/bin"));
     }
 }
