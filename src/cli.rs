@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::model::LoadFormat;
 use crate::model::{
     AnomaliesConfig, Backoff, ExperimentConfig, ExternalLoad, Isolation, ObserveLevel, OnError,
-    Order, RetryPolicy, TargetConfig, parse_duration,
+    Order, PgBuild, RetryPolicy, TargetConfig, parse_duration,
 };
 
 /// isobench: what transaction isolation costs and buys on PostgreSQL.
@@ -204,6 +204,9 @@ pub struct RunArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub target: TargetArgs,
+    /// The managed server's binaries (initdb, postgres) as DIR or NAME=DIR; repeat it for several builds, a factor that reports show by NAME.
+    #[arg(long, value_name = "[NAME=]DIR", value_parser = pg_build)]
+    pub pg_bin: Vec<PgBuild>,
     /// Results directory (default results/<timestamp>).
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -342,6 +345,9 @@ pub struct AnomaliesArgs {
     pub list: bool,
     #[command(flatten)]
     pub target: TargetArgs,
+    /// Directory with the managed server's binaries (initdb, postgres).
+    #[arg(long, value_name = "[NAME=]DIR", value_parser = pg_build)]
+    pub pg_bin: Option<PgBuild>,
     /// Results directory for anomalies.md and anomalies.json (default results/anomalies-<timestamp>).
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -357,7 +363,10 @@ impl AnomaliesArgs {
             levels: dedup(self.isolation),
             probes: self.probes,
             step_timeout: self.step_timeout,
-            target: self.target.into_config(),
+            target: TargetConfig {
+                pg_bin: self.pg_bin,
+                ..self.target.into_config()
+            },
             out: self.out,
             quiet: self.quiet,
         }
@@ -374,9 +383,6 @@ pub struct TargetArgs {
     /// External server from the libpq variables PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE.
     #[arg(long, conflicts_with = "dsn")]
     pub external: bool,
-    /// Directory with the managed server's binaries (initdb, postgres).
-    #[arg(long, value_name = "DIR", value_parser = pg_bin_dir)]
-    pub pg_bin: Option<PathBuf>,
     /// Managed server setting, repeatable: --set shared_buffers=256MB.
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = setting)]
     pub settings: Vec<(String, String)>,
@@ -391,7 +397,7 @@ impl TargetArgs {
         TargetConfig {
             dsn: self.dsn,
             external_from_env: self.external,
-            pg_bin: self.pg_bin,
+            pg_bin: None,
             settings: self.settings,
             server_user: self.server_user,
         }
@@ -410,6 +416,13 @@ impl Default for RunArgs {
 impl RunArgs {
     /// The plain experiment configuration.
     pub fn into_config(self) -> ExperimentConfig {
+        // One `--pg-bin` is the server, several are a factor.
+        let mut builds = dedup(self.pg_bin);
+        let (server_build, pg_bin) = if builds.len() == 1 {
+            (builds.pop(), Vec::new())
+        } else {
+            (None, builds)
+        };
         ExperimentConfig {
             workload: self.workload,
             load: ExternalLoad {
@@ -454,7 +467,7 @@ impl RunArgs {
             latency_limit: self.latency_limit,
             max_tries: Vec::new(),
             setting_factors: Vec::new(),
-            pg_bin: Vec::new(),
+            pg_bin,
             order: self.order,
             baseline: self.baseline,
             file: self.file,
@@ -471,7 +484,10 @@ impl RunArgs {
             sample_interval: self.sample_interval,
             observe: self.observe,
             seed: self.seed.unwrap_or_else(rand::random),
-            target: self.target.into_config(),
+            target: TargetConfig {
+                pg_bin: server_build,
+                ..self.target.into_config()
+            },
             out: self.out,
             quiet: self.quiet,
             fail_on_violation: self.fail_on_violation,
@@ -486,8 +502,10 @@ impl RunArgs {
     /// study recorded in the results directory.
     ///
     /// Errors: the experiment file's ([`crate::study::StudyError`], with
-    /// line and column), or a flag that `--resume` cannot take.
+    /// line and column), a flag that `--resume` cannot take, one
+    /// `--pg-bin` name given to two directories.
     pub fn into_study(self, given: &[String]) -> Result<ExperimentConfig, String> {
+        crate::model::dedup_builds(self.pg_bin.clone()).map_err(|e| format!("--pg-bin: {e}"))?;
         if let Some(dir) = self.resume.clone() {
             let allowed = [
                 "resume",
@@ -569,7 +587,7 @@ impl RunArgs {
                 "external" => cfg.target.external_from_env = cli.target.external_from_env,
                 "pg_bin" => {
                     cfg.target.pg_bin = cli.target.pg_bin.clone();
-                    cfg.pg_bin.clear();
+                    cfg.pg_bin = cli.pg_bin.clone();
                 }
                 "server_user" => cfg.target.server_user = cli.target.server_user.clone(),
                 "out" => cfg.out = cli.out.clone(),
@@ -628,11 +646,11 @@ fn template(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
-/// `--pg-bin`: a directory with a `postgres` binary.
-fn pg_bin_dir(s: &str) -> Result<PathBuf, String> {
-    let dir = PathBuf::from(s);
-    crate::target::check_bin_dir(&dir)?;
-    Ok(dir)
+/// `--pg-bin [NAME=]DIR` ([`PgBuild::split_arg`]), checked by
+/// [`crate::target::pg_build`] as an experiment file's `pg_bin` is.
+fn pg_build(s: &str) -> Result<PgBuild, String> {
+    let (name, dir) = PgBuild::split_arg(s);
+    crate::target::pg_build(name, dir).map_err(|e| e.to_string())
 }
 
 fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {
@@ -751,10 +769,69 @@ mod tests {
             (&["--backoff", "linear"][..], "--backoff"),
             (&["--param", "rows"][..], "--param"),
             (&["--workload", "nope"][..], "--workload"),
+            (&["--pg-bin", "/nonexistent/bin"][..], "--pg-bin"),
         ] {
             let err = parse(args).unwrap_err();
             assert!(err.contains(option), "{args:?}: {err}");
         }
+    }
+
+    #[test]
+    fn pg_bin_takes_named_builds() {
+        let b = crate::target::find_bin_dir(None).unwrap();
+        let b = b.to_str().unwrap();
+        // One build, named or not, is the server; several are a factor.
+        let c = study_of(&["--pg-bin", b]).unwrap();
+        assert_eq!(c.target.pg_bin, Some(PgBuild::new(None, b).unwrap()));
+        assert!(c.pg_bin.is_empty());
+        let stock = format!("stock={b}");
+        let c = study_of(&["--pg-bin", &stock]).unwrap();
+        assert_eq!(c.target.pg_bin.unwrap().name.as_deref(), Some("stock"));
+        let patched = format!("finer-lock={b}");
+        let c = study_of(&["--pg-bin", &stock, "--pg-bin", &patched, "--pg-bin", b]).unwrap();
+        assert_eq!(c.target.pg_bin, None);
+        assert_eq!(
+            c.pg_build_labels(),
+            ["stock".to_string(), "finer-lock".into(), default_label(b)]
+        );
+        // Repeats (also spelt with a trailing /) are one build.
+        let c = study_of(&["--pg-bin", &stock, "--pg-bin", &format!("stock={b}/")]).unwrap();
+        assert_eq!(c.target.pg_bin.unwrap().name.as_deref(), Some("stock"));
+        for (arg, needle) in [
+            (format!("fin er={b}"), "build name 'fin er' is not a label"),
+            (format!("a,b={b}"), "build name 'a,b' is not a label"),
+            (format!("={b}"), "empty build name"),
+            ("stock=".to_string(), "no directory given"),
+            (
+                "stock=/nonexistent/bin".into(),
+                "/nonexistent/bin has no `postgres`",
+            ),
+            ("/tmp".into(), "/tmp has no `postgres`"),
+        ] {
+            let e = study_of(&["--pg-bin", &arg]).unwrap_err();
+            assert!(e.contains("--pg-bin") && e.contains(needle), "{arg}: {e}");
+        }
+    }
+
+    /// The label [`crate::model::build_labels`] derives for `dir` alone.
+    fn default_label(dir: &str) -> String {
+        crate::model::build_labels(&[PgBuild::new(None, dir).unwrap()]).remove(0)
+    }
+
+    #[test]
+    fn one_name_for_two_builds_is_refused() {
+        let b = crate::target::find_bin_dir(None).unwrap();
+        let other = tempfile::tempdir().unwrap();
+        for exe in ["postgres", "initdb"] {
+            std::os::unix::fs::symlink(b.join(exe), other.path().join(exe)).unwrap();
+        }
+        let one = format!("stock={}", b.display());
+        let two = format!("stock={}", other.path().display());
+        let e = study_of(&["--pg-bin", &one, "--pg-bin", &two]).unwrap_err();
+        assert_eq!(
+            e,
+            "--pg-bin: build name 'stock' is given twice; give each build its own name"
+        );
     }
 
     /// Every `isobench run` flag, with a valid value on the command line and
@@ -889,6 +966,18 @@ mod tests {
             &["--pg-bin", "PGBIN"],
             "pg_bin = \"PGBIN\"",
             Some(("/x/bin", "\"/x/bin\"")),
+        ),
+        (
+            "pg-bin",
+            &["--pg-bin", "stock=PGBIN"],
+            "pg_bin = { stock = \"PGBIN\" }",
+            Some(("fin er=PGBIN", "{ \"fin er\" = \"PGBIN\" }")),
+        ),
+        (
+            "pg-bin",
+            &["--pg-bin", "stock=PGBIN", "--pg-bin", "finer-lock=PGBIN"],
+            "pg_bin = { stock = \"PGBIN\", finer-lock = \"PGBIN\" }",
+            Some(("=PGBIN", "{ \"\" = \"PGBIN\" }")),
         ),
         (
             "set",
@@ -1085,8 +1174,12 @@ mod tests {
                 "--{flag} given over an experiment file is not applied"
             );
             if let Some((bad_flag, bad_key)) = bad {
+                let (bad_flag, bad_key) = (
+                    bad_flag.replace("PGBIN", pg_bin),
+                    bad_key.replace("PGBIN", pg_bin),
+                );
                 let mut bad_args: Vec<&str> = args.to_vec();
-                *bad_args.last_mut().unwrap() = bad_flag;
+                *bad_args.last_mut().unwrap() = &bad_flag;
                 assert!(
                     study_of(&bad_args).is_err(),
                     "--{flag} {bad_flag} is accepted"

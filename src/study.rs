@@ -33,6 +33,12 @@
 //! table of variables, `protocol` and `init_sql`, as `-f`, `-b`, `-D`, `-M`
 //! and `--init-sql`.
 //!
+//! Server builds: `pg_bin` takes a directory, a list of directories, or a
+//! table of name = directory (`pg_bin = { stock = "/usr/lib/postgresql/15/bin",
+//! finer-lock = "/opt/pg-patched/bin" }`), each checked as `--pg-bin
+//! [NAME=]DIR` is; one build is the server, several a factor whose cells
+//! hold the labels (see [`crate::model::build_labels`]).
+//!
 //! A `[settings]` entry with one value is a fixed server setting (like
 //! `--set`); with a list it is a factor. `[params]` holds workload
 //! parameters the same way. Unknown keys and invalid values are errors
@@ -48,10 +54,10 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::{Spanned, Value};
 
-use crate::model::LoadFormat;
 use crate::model::{
     Backoff, ExperimentConfig, Isolation, ObserveLevel, OnError, Order, parse_duration,
 };
+use crate::model::{LoadFormat, PgBuild, PgBuildError, dedup_builds};
 
 /// An error in an experiment file, located at `line:column` (1-based).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -77,7 +83,7 @@ struct Factors {
     rate: Entry,
     scale: Entry,
     max_tries: Entry,
-    pg_bin: Entry,
+    pg_bin: Option<Spanned<PgBinEntry>>,
     params: Table,
     settings: Table,
 }
@@ -127,10 +133,59 @@ struct Raw {
     rate: Entry,
     scale: Entry,
     max_tries: Entry,
-    pg_bin: Entry,
+    pg_bin: Option<Spanned<PgBinEntry>>,
     params: Table,
     settings: Table,
     factors: Option<Factors>,
+}
+
+/// `pg_bin` as written: a directory, a list of directories, or a table of
+/// name = directory (in the file's order).
+#[derive(Debug)]
+enum PgBinEntry {
+    One(String),
+    List(Vec<Spanned<Value>>),
+    Named(Vec<(Spanned<String>, Spanned<Value>)>),
+}
+
+impl<'de> Deserialize<'de> for PgBinEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = PgBinEntry;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "pg_bin: a directory, a list of directories, or a table of name = directory",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<PgBinEntry, E> {
+                Ok(PgBinEntry::One(s.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<PgBinEntry, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(PgBinEntry::List(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<PgBinEntry, A::Error> {
+                let mut entries: Vec<(Spanned<String>, Spanned<Value>)> = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                // The toml crate hands tables over sorted by key.
+                entries.sort_by_key(|(k, _)| k.span().start);
+                Ok(PgBinEntry::Named(entries))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 /// Locates byte offsets of one file.
@@ -442,19 +497,24 @@ pub fn parse(
             _ => cfg.max_tries = tries,
         }
     }
-    if let Some(v) = pick("pg_bin", raw.pg_bin, f.pg_bin)? {
-        let bins: Vec<PathBuf> = dedup(src.list("pg_bin", &v, string)?)
-            .into_iter()
-            .map(PathBuf::from)
-            .collect();
-        for b in &bins {
-            if let Err(m) = crate::target::check_bin_dir(b) {
-                return Err(src.err(v.span().start, format!("pg_bin: {m}")));
-            }
+    let pg_bin = match (raw.pg_bin, f.pg_bin) {
+        (Some(_), Some(b)) => {
+            return Err(src.err(
+                b.span().start,
+                "pg_bin: given both at the top level and in [factors]; keep one",
+            ));
         }
-        match bins.as_slice() {
-            [one] => cfg.target.pg_bin = Some(one.clone()),
-            _ => cfg.pg_bin = bins,
+        (a, b) => a.or(b),
+    };
+    if let Some(v) = pg_bin {
+        let mut builds =
+            dedup_builds(pg_builds(&src, v)?).map_err(|e| src.err(0, format!("pg_bin: {e}")))?;
+        if builds.len() == 1 {
+            cfg.target.pg_bin = builds.pop();
+            cfg.pg_bin = Vec::new();
+        } else {
+            cfg.target.pg_bin = None;
+            cfg.pg_bin = builds;
         }
     }
     for (name, top, fac) in [
@@ -560,6 +620,49 @@ pub fn parse(
     Ok(cfg)
 }
 
+/// The builds of `pg_bin`, each checked by [`crate::target::pg_build`]
+/// (as `--pg-bin` is), in the file's order.
+///
+/// Errors: an empty list or table, a value that is not a string, a name
+/// that cannot be a label (located at the name), a directory without
+/// `initdb` and `postgres` (located at the directory).
+fn pg_builds(src: &Src, v: Spanned<PgBinEntry>) -> Result<Vec<PgBuild>, StudyError> {
+    let at = v.span().start;
+    let fail = |at: usize, e: &dyn fmt::Display| src.err(at, format!("pg_bin: {e}"));
+    match v.into_inner() {
+        PgBinEntry::One(dir) => Ok(vec![
+            crate::target::pg_build(None, &dir).map_err(|e| fail(at, &e))?,
+        ]),
+        PgBinEntry::List(items) if items.is_empty() => Err(fail(at, &"the list is empty")),
+        PgBinEntry::List(items) => items
+            .iter()
+            .map(|item| {
+                let at = item.span().start;
+                let dir = string(item.get_ref()).map_err(|e| fail(at, &e))?;
+                crate::target::pg_build(None, &dir).map_err(|e| fail(at, &e))
+            })
+            .collect(),
+        PgBinEntry::Named(entries) if entries.is_empty() => Err(fail(
+            at,
+            &"the table is empty; write { name = \"/path/to/bin\" }",
+        )),
+        PgBinEntry::Named(entries) => entries
+            .iter()
+            .map(|(name, dir)| {
+                let build = |e: PgBuildError| match e {
+                    PgBuildError::EmptyName | PgBuildError::BadName(_) => {
+                        fail(name.span().start, &e)
+                    }
+                    _ => fail(dir.span().start, &e),
+                };
+                let d = string(dir.get_ref())
+                    .map_err(|e| fail(dir.span().start, &format!("{}: {e}", name.get_ref())))?;
+                crate::target::pg_build(Some(name.get_ref()), &d).map_err(build)
+            })
+            .collect(),
+    }
+}
+
 /// The study recorded in results directory `dir` (for `--resume`), with
 /// the flags in `given` taken from `cli` (quiet, fail_on_violation and the
 /// server flags). An external server must be named again (`--dsn` or
@@ -581,8 +684,24 @@ pub fn resume(
     }
     let c = r.config;
     let mut target = cli.target.clone();
+    // The builds as recorded (a store from before build labels: its
+    // directories are the labels its cells hold), unless `--pg-bin` is
+    // given again (e.g. a build moved; its labels must match the runs').
+    let mut pg_bin: Vec<PgBuild> = c
+        .pg_bin
+        .iter()
+        .map(|label| PgBuild {
+            name: Some(label.clone()),
+            dir: PathBuf::from(c.pg_bin_dir(label)),
+        })
+        .collect();
     if !given.iter().any(|g| g == "pg_bin") {
-        target.pg_bin = c.target_options.pg_bin.as_ref().map(PathBuf::from);
+        target.pg_bin = c.target_options.pg_bin.as_ref().map(|dir| PgBuild {
+            name: c.target_options.pg_bin_label.clone(),
+            dir: PathBuf::from(dir),
+        });
+    } else if !cli.pg_bin.is_empty() {
+        pg_bin = cli.pg_bin.clone();
     }
     if !given.iter().any(|g| g == "server_user") {
         target.server_user = c.target_options.server_user.clone();
@@ -616,7 +735,7 @@ pub fn resume(
             .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
         max_tries: c.max_tries,
         setting_factors: c.setting_factors,
-        pg_bin: c.pg_bin.into_iter().map(PathBuf::from).collect(),
+        pg_bin,
         repeat: c.repeat,
         order: c.order,
         baseline: c.baseline,
@@ -853,5 +972,193 @@ max_pred_locks_per_transaction = [64, 256]
     fn missing_file_names_it() {
         let e = load(Path::new("/nonexistent/study.toml"), base()).unwrap_err();
         assert!(e.to_string().contains("/nonexistent/study.toml"), "{e}");
+    }
+
+    /// A real PostgreSQL bin directory (the tests need the server installed).
+    fn bin() -> String {
+        crate::target::find_bin_dir(None)
+            .unwrap()
+            .display()
+            .to_string()
+    }
+
+    #[test]
+    fn pg_bin_takes_a_directory_a_list_or_named_builds() {
+        let b = bin();
+        let c = parse_ok(&format!("pg_bin = \"{b}\"\n"));
+        assert_eq!(c.target.pg_bin, Some(PgBuild::new(None, &b).unwrap()));
+        assert!(c.pg_bin.is_empty());
+        // One named build: the server, with its name.
+        let c = parse_ok(&format!("pg_bin = {{ stock = \"{b}\" }}\n"));
+        assert_eq!(c.target.pg_bin.unwrap().name.as_deref(), Some("stock"));
+        // Named builds in the file's order (not sorted), as a factor.
+        let c = parse_ok(&format!(
+            "[factors]\npg_bin = {{ stock = \"{b}\", finer-lock = \"{b}\", a = \"{b}\" }}\n"
+        ));
+        assert_eq!(c.target.pg_bin, None);
+        assert_eq!(c.pg_build_labels(), ["stock", "finer-lock", "a"]);
+        assert_eq!(c.pg_bin_dir("finer-lock"), Some(Path::new(&b)));
+        let cells = crate::experiment::cells(&c).unwrap();
+        assert_eq!(cells[0].pg_bin.as_deref(), Some("stock"));
+        assert!(
+            cells[0].label().ends_with(" pg_bin=stock"),
+            "{}",
+            cells[0].label()
+        );
+        // The table form over several lines, and a list (labels derived).
+        let c = parse_ok(&format!("[pg_bin]\nstock = \"{b}\"\npatched = \"{b}\"\n"));
+        assert_eq!(c.pg_build_labels(), ["stock", "patched"]);
+        let c = parse_ok(&format!("pg_bin = [\"{b}\", \"{b}/\"]\n"));
+        assert_eq!(c.pg_bin.len(), 0, "the same directory twice is one build");
+        let other = tempfile::tempdir().unwrap();
+        let other_bin = other.path().join("patched/bin");
+        std::fs::create_dir_all(&other_bin).unwrap();
+        for exe in ["postgres", "initdb"] {
+            std::os::unix::fs::symlink(Path::new(&b).join(exe), other_bin.join(exe)).unwrap();
+        }
+        let o = other_bin.display();
+        let c = parse_ok(&format!("pg_bin = [\"{b}\", \"{o}\"]\n"));
+        let labels = c.pg_build_labels();
+        assert_eq!(labels[1], "patched");
+        assert_ne!(labels[0], labels[1]);
+    }
+
+    #[test]
+    fn pg_bin_errors_name_the_line_and_the_build() {
+        let b = bin();
+        for (text, line, column, needle) in [
+            (
+                "pg_bin = \"/nonexistent/bin\"\n".to_string(),
+                1,
+                10,
+                "pg_bin: /nonexistent/bin has no `postgres`".to_string(),
+            ),
+            (
+                format!("pg_bin = [\"{b}\",\n  \"/tmp\"]\n"),
+                2,
+                3,
+                "pg_bin: /tmp has no `postgres`".into(),
+            ),
+            (
+                format!("[pg_bin]\nstock = \"{b}\"\n\"fin er\" = \"{b}\"\n"),
+                3,
+                1,
+                "pg_bin: build name 'fin er' is not a label".into(),
+            ),
+            (
+                format!("pg_bin = {{ \"\" = \"{b}\" }}\n"),
+                1,
+                12,
+                "pg_bin: empty build name".into(),
+            ),
+            (
+                "pg_bin = { stock = \"/nonexistent/bin\" }\n".into(),
+                1,
+                20,
+                "pg_bin: /nonexistent/bin has no `postgres`".into(),
+            ),
+            (
+                "pg_bin = { stock = 15 }\n".into(),
+                1,
+                20,
+                "pg_bin: stock: expected a string".into(),
+            ),
+            (
+                "pg_bin = {}\n".into(),
+                1,
+                10,
+                "pg_bin: the table is empty".into(),
+            ),
+            (
+                "pg_bin = []\n".into(),
+                1,
+                10,
+                "pg_bin: the list is empty".into(),
+            ),
+            (
+                "pg_bin = [3]\n".into(),
+                1,
+                11,
+                "pg_bin: expected a string".into(),
+            ),
+            (
+                "pg_bin = 3\n".into(),
+                1,
+                10,
+                "pg_bin: a directory, a list".into(),
+            ),
+            (
+                format!("pg_bin = {{ a = \"{b}\", a = \"{b}\" }}\n"),
+                1,
+                0,
+                "duplicate key".into(),
+            ),
+            (
+                format!("pg_bin = \"{b}\"\n[factors]\npg_bin = [\"{b}\"]\n"),
+                3,
+                10,
+                "pg_bin: given both".into(),
+            ),
+        ] {
+            let e = parse_err(&text);
+            assert_eq!(e.line, line, "{text:?}: {e}");
+            if column > 0 {
+                assert_eq!(e.column, column, "{text:?}: {e}");
+            }
+            assert!(e.message.contains(&needle), "{text:?}: {e}");
+        }
+    }
+
+    /// `r` written as a store in a new directory, interrupted.
+    fn stored(mut r: crate::store::Results) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        r.complete = false;
+        let mut db =
+            crate::store::sqlite::Store::create(&dir.path().join(crate::store::sqlite::DB_FILE))
+                .unwrap();
+        db.save_header(&r).unwrap();
+        for run in &r.runs {
+            db.save_run(run).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn resume_keeps_build_labels_and_reads_older_stores() {
+        let r = crate::report::fixture::with_builds();
+        let dir = stored(r.clone());
+        let c = resume(dir.path(), &base(), &[]).unwrap();
+        assert_eq!(c.pg_build_labels(), ["stock", "finer-lock"]);
+        assert_eq!(
+            c.pg_bin_dir("finer-lock"),
+            Some(Path::new("/opt/pg-patched/bin"))
+        );
+        // A store from before labels: its directories are the labels, as
+        // its cells hold them.
+        let mut old = r;
+        let dirs = std::mem::take(&mut old.config.pg_bin_dirs);
+        old.config.pg_bin = old.config.pg_bin.iter().map(|l| dirs[l].clone()).collect();
+        for run in &mut old.runs {
+            run.cell.pg_bin = run.cell.pg_bin.as_ref().map(|l| dirs[l].clone());
+        }
+        let dir = stored(old);
+        let c = resume(dir.path(), &base(), &[]).unwrap();
+        assert_eq!(
+            c.pg_build_labels(),
+            ["/usr/lib/postgresql/16/bin", "/opt/pg-patched/bin"]
+        );
+        assert_eq!(
+            c.pg_bin_dir("/opt/pg-patched/bin"),
+            Some(Path::new("/opt/pg-patched/bin"))
+        );
+        // A named single build keeps its name.
+        let mut one = crate::report::fixture::results();
+        one.config.target_options.pg_bin = Some("/usr/lib/postgresql/16/bin".into());
+        one.config.target_options.pg_bin_label = Some("stock".into());
+        let dir = stored(one);
+        let c = resume(dir.path(), &base(), &[]).unwrap();
+        let b = c.target.pg_bin.unwrap();
+        assert_eq!(b.name.as_deref(), Some("stock"));
+        assert_eq!(b.dir, Path::new("/usr/lib/postgresql/16/bin"));
     }
 }

@@ -234,6 +234,79 @@ max_pred_locks_per_transaction = [64, 128]
     assert_managed_server_gone(&r);
 }
 
+/// Two named builds (`--pg-bin NAME=DIR`, here both the installed
+/// server): a factor whose cells, results.json, report.md, cells.csv and
+/// the terminal summary name each build by its label; the directories
+/// stay in results.json.
+#[test]
+fn named_server_builds_are_a_factor_shown_by_label() {
+    let bin = isobench::target::find_bin_dir(None).expect("PostgreSQL installed");
+    let bin = bin.to_str().unwrap();
+    let (_base, dir) = out_dir("builds");
+    let (stock, again) = (format!("stock={bin}"), format!("again={bin}"));
+    let (out, stdout, stderr) = run(&[
+        "run",
+        "-w",
+        "tpcb",
+        "-s",
+        "1",
+        "--isolation",
+        "rc",
+        "--clients",
+        "2",
+        "--repeat",
+        "1",
+        "-T",
+        "1s",
+        "--warmup",
+        "200ms",
+        "--pg-bin",
+        &stock,
+        "--pg-bin",
+        &again,
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    let r = read_json(&dir);
+    assert_schema_valid(&r);
+    assert_eq!(r["config"]["pg_bin"], serde_json::json!(["stock", "again"]));
+    assert_eq!(
+        r["config"]["pg_bin_dirs"],
+        serde_json::json!({"stock": bin, "again": bin})
+    );
+    let labels: Vec<&str> = r["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["cell"]["pg_bin"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["stock", "again"]);
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("- **Server builds (pg_bin):** stock: PostgreSQL "),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!(" from {bin}; again: PostgreSQL ")),
+        "{md}"
+    );
+    assert!(md.contains("| rc | optimistic | 2 | stock |"), "{md}");
+    assert!(md.contains("clients=2 pg_bin=again"), "{md}");
+    let csv = std::fs::read_to_string(dir.join("cells.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().contains("pg_bin"), "{csv}");
+    assert!(csv.contains(",again,"), "{csv}");
+    assert!(
+        stdout.contains("stock") && stdout.contains("again"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains(bin),
+        "the terminal shows labels, not the path: {stdout}"
+    );
+    assert_managed_server_gone(&r);
+}
+
 /// Ctrl-C mid-study, then `--resume`: the completed runs are kept as
 /// they were, the rest run, and the study completes.
 #[test]

@@ -52,11 +52,7 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
     let params = combinations(&cfg.params, "--param")?;
     let settings = combinations(&cfg.setting_factors, "settings")?;
     let opt = |v: Vec<Option<String>>| if v.is_empty() { vec![None] } else { v };
-    let pg_bins = opt(cfg
-        .pg_bin
-        .iter()
-        .map(|p| Some(p.display().to_string()))
-        .collect());
+    let pg_bins = opt(cfg.pg_build_labels().into_iter().map(Some).collect());
     let some = |v: &[u32]| -> Vec<Option<u32>> {
         if v.is_empty() {
             vec![None]
@@ -313,7 +309,7 @@ pub(super) fn retrier_for(cfg: &ExperimentConfig, cell: &Cell) -> Result<Retrier
 /// isolation levels nor strategies (where the default rule, "first level
 /// and strategy, other factors equal", would make every cell its own
 /// baseline): the first value of the first factor that varies, e.g.
-/// `pool_size=2` or `pg_bin=/usr/lib/postgresql/15/bin`.
+/// `pool_size=2` or `pg_bin=stock`.
 pub(super) fn default_baseline(cfg: &ExperimentConfig) -> Option<String> {
     if cfg.isolation.len() > 1 || cfg.strategies.len() > 1 {
         return None;
@@ -340,12 +336,7 @@ pub(super) fn default_baseline(cfg: &ExperimentConfig) -> Option<String> {
                 .iter()
                 .find_map(|(k, v)| first(k, v.clone()))
         })
-        .or_else(|| {
-            first(
-                "pg_bin",
-                cfg.pg_bin.iter().map(|p| p.display().to_string()).collect(),
-            )
-        })
+        .or_else(|| first("pg_bin", cfg.pg_build_labels()))
 }
 
 /// Refuses to resume into results whose runs do not belong to `planned`

@@ -62,7 +62,13 @@ pub(super) fn stored_config(
         latency_limit_ms: cfg.latency_limit.map(|d| d.as_secs_f64() * 1000.0),
         max_tries: cfg.max_tries.clone(),
         setting_factors: cfg.setting_factors.clone(),
-        pg_bin: cfg.pg_bin.iter().map(|p| p.display().to_string()).collect(),
+        pg_bin: cfg.pg_build_labels(),
+        pg_bin_dirs: cfg
+            .pg_build_labels()
+            .into_iter()
+            .zip(&cfg.pg_bin)
+            .map(|(label, b)| (label, b.dir.display().to_string()))
+            .collect(),
         repeat: cfg.repeat,
         order: cfg.order,
         baseline: cfg.baseline.clone().or_else(|| default_baseline(cfg)),

@@ -4,12 +4,11 @@
 //! about itself, and the settings a run's database sees.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use anyhow::{Context, Result, anyhow};
 use tokio_postgres::Client;
 
-use crate::model::ExperimentConfig;
+use crate::model::{ExperimentConfig, PgBuild};
 use crate::store::{Cell, Environment};
 use crate::target::{self, Target};
 
@@ -44,8 +43,14 @@ pub(super) async fn start_server(
     variants: usize,
 ) -> Result<Server> {
     let mut tc = cfg.target.clone();
-    if let Some(bin) = &key.0 {
-        tc.pg_bin = Some(PathBuf::from(bin));
+    if let Some(label) = &key.0 {
+        let dir = cfg.pg_bin_dir(label).ok_or_else(|| {
+            anyhow!("pg_bin={label}: no such build in the study (a bug: please report it)")
+        })?;
+        tc.pg_bin = Some(PgBuild {
+            name: Some(label.clone()),
+            dir: dir.to_path_buf(),
+        });
     }
     for (k, v) in &key.1 {
         tc.settings.retain(|(name, _)| name != k);

@@ -2,11 +2,13 @@
 //! was given (CLI flags today, experiment files later). No clap types here.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use super::build::{PgBuild, build_labels};
 
 /// A transaction isolation level (PostgreSQL docs, "Transaction Isolation").
 /// Parsed from `read-committed|rc`, `repeatable-read|rr`, `serializable|ser`.
@@ -338,8 +340,10 @@ pub struct TargetConfig {
     pub dsn: Option<String>,
     /// Use the libpq `PG*` variables for an external server (no DSN).
     pub external_from_env: bool,
-    /// `--pg-bin`: binaries of the managed server.
-    pub pg_bin: Option<PathBuf>,
+    /// `--pg-bin`: the managed server's build, when one is given (its
+    /// name, if any, is shown in reports; `None`: the binaries
+    /// `target::find_bin_dir` finds).
+    pub pg_bin: Option<PgBuild>,
     /// `--set name=value` settings of the managed server.
     pub settings: Vec<(String, String)>,
     /// OS user for the managed server when isobench runs as root.
@@ -379,9 +383,9 @@ pub struct ExperimentConfig {
     pub max_tries: Vec<u32>,
     /// Managed-server settings as factors: name and values.
     pub setting_factors: Vec<(String, Vec<String>)>,
-    /// Server builds as a factor (binaries directories); empty:
-    /// `target.pg_bin`.
-    pub pg_bin: Vec<PathBuf>,
+    /// Server builds as a factor, in the order given (labels:
+    /// [`ExperimentConfig::pg_build_labels`]); empty: `target.pg_bin`.
+    pub pg_bin: Vec<PgBuild>,
     pub repeat: u32,
     pub order: Order,
     /// The baseline cell, e.g. `isolation=rc,clients=16`.
@@ -419,6 +423,19 @@ impl ExperimentConfig {
     pub fn resolve(mut self) -> Self {
         self.isolation = self.levels();
         self
+    }
+
+    /// The labels of the server builds factor ([`build_labels`] of
+    /// `pg_bin`), the values of `Cell::pg_bin`, in order.
+    pub fn pg_build_labels(&self) -> Vec<String> {
+        build_labels(&self.pg_bin)
+    }
+
+    /// The binaries directory of the factor's build labelled `label`.
+    pub fn pg_bin_dir(&self, label: &str) -> Option<&Path> {
+        let labels = self.pg_build_labels();
+        let i = labels.iter().position(|l| l == label)?;
+        Some(&self.pg_bin[i].dir)
     }
 
     /// The isolation levels, defaults filled (see [`Self::resolve`]).

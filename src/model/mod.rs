@@ -5,6 +5,7 @@
 //! store, reports, the command line) depend on it and not on each other;
 //! `tests/module_graph.rs` checks that the module graph has no cycle.
 
+mod build;
 mod config;
 mod error;
 mod history;
@@ -14,6 +15,7 @@ mod results;
 mod run;
 mod sqlstate;
 
+pub use build::*;
 pub use config::*;
 pub use error::*;
 pub use history::*;

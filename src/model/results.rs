@@ -64,8 +64,14 @@ pub struct StoredConfig {
     pub max_tries: Vec<u32>,
     /// Server settings given as factors, in the order given.
     pub setting_factors: Vec<(String, Vec<String>)>,
-    /// Server binaries directories when builds are a factor.
+    /// Server builds when they are a factor: their labels, the values of
+    /// [`Cell::pg_bin`], in the order given. Stores written before builds
+    /// had labels hold the directories here (and in the cells).
     pub pg_bin: Vec<String>,
+    /// Each build label of `pg_bin` -> its binaries directory; empty in
+    /// stores written before labels (see [`StoredConfig::pg_bin_dir`]).
+    #[serde(default)]
+    pub pg_bin_dirs: BTreeMap<String, String>,
     pub repeat: u32,
     /// `interleaved` or `random` (seeded by `seed`).
     pub order: Order,
@@ -96,8 +102,11 @@ pub struct StoredConfig {
 pub struct StoredTarget {
     /// `--dsn` or `--external` was used.
     pub external: bool,
-    /// `--pg-bin`.
+    /// `--pg-bin`: the directory of the one build given.
     pub pg_bin: Option<String>,
+    /// The name given to that build (`--pg-bin NAME=DIR`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pg_bin_label: Option<String>,
     /// `--server-user`.
     pub server_user: String,
 }
@@ -106,13 +115,21 @@ impl StoredTarget {
     pub fn of(t: &TargetConfig) -> Self {
         StoredTarget {
             external: t.dsn.is_some() || t.external_from_env,
-            pg_bin: t.pg_bin.as_ref().map(|p| p.display().to_string()),
+            pg_bin: t.pg_bin.as_ref().map(|b| b.dir.display().to_string()),
+            pg_bin_label: t.pg_bin.as_ref().and_then(|b| b.name.clone()),
             server_user: t.server_user.clone(),
         }
     }
 }
 
 impl StoredConfig {
+    /// The binaries directory of the build labelled `label` (a value of
+    /// [`Cell::pg_bin`]): from `pg_bin_dirs`, else the label itself (a
+    /// store written before labels, whose cells hold the directory).
+    pub fn pg_bin_dir<'a>(&'a self, label: &'a str) -> &'a str {
+        self.pg_bin_dirs.get(label).map_or(label, String::as_str)
+    }
+
     /// Cells x repetitions: the runs the experiment planned.
     pub fn planned_runs(&self) -> usize {
         let n = |len: usize| len.max(1);
@@ -170,14 +187,15 @@ pub struct Cell {
     pub max_tries: Option<u32>,
     /// Server settings given as factors, with this cell's values.
     pub settings: BTreeMap<String, String>,
-    /// Server binaries directory when server builds are a factor.
+    /// The server build's label when builds are a factor
+    /// ([`StoredConfig::pg_bin_dir`] gives its directory).
     pub pg_bin: Option<String>,
 }
 
 impl Cell {
     /// `isolation=rc strategy=locking rows=100 clients=16`, then the
     /// factors that are set: `pool_size=8 rate=500 max_tries=1
-    /// shared_buffers=1GB pg_bin=/usr/lib/postgresql/15/bin`.
+    /// shared_buffers=1GB pg_bin=stock`.
     pub fn label(&self) -> String {
         let mut s = format!("isolation={}", self.isolation.short());
         if !self.strategy.is_empty() {

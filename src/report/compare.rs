@@ -211,25 +211,31 @@ impl Matcher {
 }
 
 /// `results/x: PostgreSQL 16.4; managed PostgreSQL from ...; 5 runs (4
-/// complete), started ...`.
+/// complete), started ...`; with a named build `results/x: build stock,
+/// PostgreSQL 16.4; ...`; with builds as a factor, each build's label and
+/// version: `...; builds stock: PostgreSQL 15.14, patched: ...`.
 fn side(r: &Results, name: &str) -> String {
-    let mut versions: Vec<&str> = Vec::new();
-    for run in &r.runs {
-        if !versions.contains(&run.server_version.as_str()) {
-            versions.push(&run.server_version);
-        }
-    }
+    let mut versions = super::build_versions(r, None);
     if versions.is_empty() {
         versions.push(&r.environment.server_version);
     }
     let complete = r.runs.iter().filter(|x| x.complete).count();
-    let mut s = format!(
-        "{name}: PostgreSQL {}; {}",
-        versions.join(", "),
-        r.config.target
-    );
+    let versions = format!("PostgreSQL {}", versions.join(", "));
+    let mut s = match &r.config.target_options.pg_bin_label {
+        Some(label) => format!("{name}: build {label}, {versions}; {}", r.config.target),
+        None => format!("{name}: {versions}; {}", r.config.target),
+    };
     if !r.config.pg_bin.is_empty() {
-        let _ = write!(s, " (pg_bin {})", r.config.pg_bin.join(", "));
+        let builds: Vec<String> = r
+            .config
+            .pg_bin
+            .iter()
+            .map(|l| match super::build_versions(r, Some(l)).as_slice() {
+                [] => l.clone(),
+                v => format!("{l}: PostgreSQL {}", v.join(", ")),
+            })
+            .collect();
+        let _ = write!(s, "; builds {}", builds.join(", "));
     }
     let _ = write!(
         s,
@@ -537,7 +543,8 @@ mod tests {
         r
     }
 
-    /// B: another server build; rc 10 % faster with little spread
+    /// B: another server build, named `pg17` (`--pg-bin pg17=...`); rc
+    /// 10 % faster with little spread
     /// (109.8 .. 110.2 tx/s) and a 20 % lower p99; ser the same as A;
     /// plus a cell A does not have (rr).
     fn b() -> Results {
@@ -548,7 +555,6 @@ mod tests {
         let mut i = 0;
         for run in &mut r.runs {
             run.server_version = "17.2".into();
-            run.cell.pg_bin = Some("/usr/lib/postgresql/17/bin".into());
             if run.cell.isolation == Isolation::ReadCommitted {
                 run.tps = rc_tps[i];
                 i += 1;
@@ -557,7 +563,8 @@ mod tests {
                 run.latency_histogram = fixture::histogram(p99);
             }
         }
-        r.config.pg_bin = vec!["/usr/lib/postgresql/17/bin".into()];
+        r.config.target_options.pg_bin = Some("/usr/lib/postgresql/17/bin".into());
+        r.config.target_options.pg_bin_label = Some("pg17".into());
         let mut rr: RunRecord = r.runs[0].clone();
         rr.cell.isolation = Isolation::RepeatableRead;
         r.runs.push(rr);
@@ -626,18 +633,22 @@ mod tests {
     #[test]
     fn check_one_build_per_side() {
         let mut two = a();
-        two.config.pg_bin = vec!["/a".into(), "/b".into()];
+        two.config.pg_bin = vec!["stock".into(), "patched".into()];
+        two.config.pg_bin_dirs = [("stock", "/a/bin"), ("patched", "/b/bin")]
+            .map(|(l, d)| (l.to_string(), d.to_string()))
+            .into();
         let mut more: Vec<RunRecord> = two.runs.clone();
         for run in &mut two.runs {
-            run.cell.pg_bin = Some("/a".into());
+            run.cell.pg_bin = Some("stock".into());
         }
         for run in &mut more {
-            run.cell.pg_bin = Some("/b".into());
+            run.cell.pg_bin = Some("patched".into());
+            run.server_version = "18.1".into();
         }
         two.runs.extend(more);
         let e = check(&two, &b()).unwrap_err();
         assert!(e.starts_with("A has several cells for isolation=rc"), "{e}");
-        assert!(e.contains("(it varied pg_bin: /a, /b)"), "{e}");
+        assert!(e.contains("(it varied pg_bin: stock, patched)"), "{e}");
         // Rendering anyway compares the first build.
         let text = render(&two, &b(), "a", "b");
         let rc = row(
@@ -646,6 +657,13 @@ mod tests {
             "isolation=rc strategy=optimistic clients=4",
         );
         assert_eq!(rc[6], "faster");
+        assert!(
+            text.contains(
+                "- **A:** a: PostgreSQL 16.4, 18.1; managed PostgreSQL from /usr/lib/postgresql/16/bin; \
+                 builds stock: PostgreSQL 16.4, patched: PostgreSQL 18.1; "
+            ),
+            "{text}"
+        );
     }
 
     #[test]

@@ -306,6 +306,7 @@ pub fn results() -> Results {
             max_tries: Vec::new(),
             setting_factors: Vec::new(),
             pg_bin: Vec::new(),
+            pg_bin_dirs: BTreeMap::new(),
             repeat: 3,
             order: crate::model::Order::Interleaved,
             baseline: None,
@@ -493,6 +494,7 @@ fn dump_outputs() {
         r
     };
     let outliers = with_outliers();
+    let builds = with_builds();
     let evil = evil();
     let variants = [
         ("fixture", results()),
@@ -502,6 +504,7 @@ fn dump_outputs() {
         ("empty", empty),
         ("waits", waits),
         ("outliers", outliers),
+        ("builds", builds),
         ("evil", evil),
     ];
     for (name, r) in variants {
@@ -528,6 +531,34 @@ pub(crate) fn with_outliers() -> Results {
         run.tps = tps;
         run.server_version = "17.2".into();
         r.runs.push(run);
+    }
+    r
+}
+
+/// [`results`] on two named server builds (`pg_bin = { stock = ...,
+/// finer-lock = ... }`): every run once on `stock` (PostgreSQL 16.4) and
+/// once on `finer-lock` (PostgreSQL 18.1, 10 % more TPS).
+pub(crate) fn with_builds() -> Results {
+    let mut r = results();
+    r.config.pg_bin = vec!["stock".into(), "finer-lock".into()];
+    r.config.pg_bin_dirs = [
+        ("stock", "/usr/lib/postgresql/16/bin"),
+        ("finer-lock", "/opt/pg-patched/bin"),
+    ]
+    .map(|(l, d)| (l.to_string(), d.to_string()))
+    .into();
+    let mut patched = r.runs.clone();
+    for run in &mut r.runs {
+        run.cell.pg_bin = Some("stock".into());
+    }
+    for run in &mut patched {
+        run.cell.pg_bin = Some("finer-lock".into());
+        run.server_version = "18.1".into();
+        run.tps *= 1.1;
+    }
+    r.runs.extend(patched);
+    for (i, run) in r.runs.iter_mut().enumerate() {
+        run.index = i as u32 + 1;
     }
     r
 }

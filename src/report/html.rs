@@ -367,6 +367,24 @@ mod tests {
     }
 
     #[test]
+    fn builds_by_label_in_the_header_and_tables() {
+        let html = render(&fixture::with_builds());
+        assert!(html.contains(
+            "<dt>Server builds (pg_bin)</dt><dd>stock: PostgreSQL 16.4 from /usr/lib/postgresql/16/bin; \
+             finer-lock: PostgreSQL 18.1 from /opt/pg-patched/bin</dd>"
+        ));
+        assert!(
+            html.contains("<dt>Server</dt><dd>PostgreSQL 16.4 (stock), 18.1 (finer-lock)</dd>")
+        );
+        assert!(html.contains("pg_bin=finer-lock"));
+        assert_eq!(
+            html.matches("/opt/pg-patched").count(),
+            1,
+            "the path once, in the header"
+        );
+    }
+
+    #[test]
     fn throughput_against_clients_when_clients_vary() {
         let r = fixture::with_clients(fixture::results());
         let html = render(&r);

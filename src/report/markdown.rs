@@ -190,11 +190,12 @@ fn header(out: &mut String, m: &ReportModel) {
                     .collect(),
             ),
         ),
-        ("Server builds (pg_bin)", numbers(c.pg_bin.clone())),
     ];
+    let builds = super::fmt_builds(r);
     let run_versions = &m.server_versions;
     let factor_items = factor_items
         .into_iter()
+        .chain(builds.map(|(k, v)| (k, Some(v))))
         .chain([(
             "Server versions of the runs",
             (run_versions.len() > 1).then(|| run_versions.join(", ")),
@@ -569,6 +570,60 @@ mod tests {
         assert!(summary[1].contains("| baseline | 8 |"), "{}", summary[1]);
         assert!(summary[2].contains("| faster | none |"), "{}", summary[2]);
         assert!(md.contains("- **Server versions of the runs:** 16.4, 17.2\n"));
+    }
+
+    /// Builds named in `pg_bin` appear by label (with their server version
+    /// and, once, their directory in the header), never as a path in the
+    /// tables.
+    #[test]
+    fn builds_by_label() {
+        let md = render(&fixture::with_builds());
+        insta::assert_snapshot!(md);
+        assert!(md.contains(
+            "- **Server builds (pg_bin):** stock: PostgreSQL 16.4 from /usr/lib/postgresql/16/bin; \
+             finer-lock: PostgreSQL 18.1 from /opt/pg-patched/bin\n"
+        ));
+        let summary = summary_rows(&md);
+        assert!(
+            summary[0].starts_with("| rc | optimistic | 4 | stock |"),
+            "{summary:?}"
+        );
+        assert!(
+            summary[2].starts_with("| rc | optimistic | 4 | finer-lock |"),
+            "{summary:?}"
+        );
+        let runs = section_rows(&md, "Runs");
+        assert!(
+            runs.iter().any(|r| r.contains("pg_bin=finer-lock")),
+            "{runs:?}"
+        );
+        let tables: String = md
+            .lines()
+            .filter(|l| l.starts_with('|'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(!tables.contains("/opt/pg-patched"), "{tables}");
+    }
+
+    /// A store written before builds had labels: its cells and `pg_bin`
+    /// hold the directories, and `pg_bin_dirs` is empty.
+    #[test]
+    fn builds_of_an_older_store_by_directory() {
+        let mut r = fixture::with_builds();
+        let dirs = std::mem::take(&mut r.config.pg_bin_dirs);
+        for l in &mut r.config.pg_bin {
+            *l = dirs[l.as_str()].clone();
+        }
+        for run in &mut r.runs {
+            let label = run.cell.pg_bin.take().unwrap();
+            run.cell.pg_bin = Some(dirs[&label].clone());
+        }
+        let md = render(&r);
+        assert!(md.contains(
+            "- **Server builds (pg_bin):** /usr/lib/postgresql/16/bin: PostgreSQL 16.4; \
+             /opt/pg-patched/bin: PostgreSQL 18.1\n"
+        ));
+        assert!(md.contains("clients=4 pg_bin=/opt/pg-patched/bin"));
     }
 
     #[test]

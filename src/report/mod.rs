@@ -176,6 +176,53 @@ pub fn fmt_runs(c: &crate::store::StoredConfig) -> String {
     }
 }
 
+/// The server builds a header lists, as (what, value): the builds of the
+/// factor as `Server builds (pg_bin)`, or the one build named by
+/// `--pg-bin NAME=DIR` as `Server build`; `None` when neither. Each build
+/// as `stock: PostgreSQL 15.14 from /usr/lib/postgresql/15/bin`: its
+/// label, the server versions its runs reported (none before its first
+/// run), and its directory (not repeated when the label is the directory:
+/// a store written before builds had labels), `; ` between builds.
+pub fn fmt_builds(r: &Results) -> Option<(&'static str, String)> {
+    let c = &r.config;
+    let one = |label: &str, dir: &str, versions: Vec<&str>| {
+        let version = format!("PostgreSQL {}", versions.join(", "));
+        match (versions.is_empty(), dir == label) {
+            (false, false) => format!("{label}: {version} from {dir}"),
+            (false, true) => format!("{label}: {version}"),
+            (true, false) => format!("{label}: {dir}"),
+            (true, true) => label.to_string(),
+        }
+    };
+    if !c.pg_bin.is_empty() {
+        let builds: Vec<String> = c
+            .pg_bin
+            .iter()
+            .map(|l| one(l, c.pg_bin_dir(l), build_versions(r, Some(l))))
+            .collect();
+        return Some(("Server builds (pg_bin)", builds.join("; ")));
+    }
+    let t = &c.target_options;
+    let (label, dir) = (t.pg_bin_label.as_deref()?, t.pg_bin.as_deref()?);
+    Some(("Server build", one(label, dir, build_versions(r, None))))
+}
+
+/// The distinct server versions that the runs of the build labelled
+/// `label` reported (`None`: every run), in order of first run.
+pub fn build_versions<'a>(r: &'a Results, label: Option<&str>) -> Vec<&'a str> {
+    let mut versions: Vec<&str> = Vec::new();
+    for run in &r.runs {
+        let v = run.server_version.as_str();
+        if !v.is_empty()
+            && (label.is_none() || run.cell.pg_bin.as_deref() == label)
+            && !versions.contains(&v)
+        {
+            versions.push(v);
+        }
+    }
+    versions
+}
+
 /// Load times: `1.23 s (100011 rows)`, per data variant when several.
 pub fn fmt_load(load: &[crate::model::LoadReport]) -> String {
     if load.is_empty() {

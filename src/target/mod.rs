@@ -7,6 +7,7 @@ pub mod reaper;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::model::{PgBuild, PgBuildError};
 use tokio_postgres::config::Host;
 use tokio_postgres::{Client, Config, NoTls};
 
@@ -145,7 +146,7 @@ pub async fn start(
     if cfg.dsn.is_some() || cfg.external_from_env {
         return Target::external(cfg.dsn.as_deref());
     }
-    let bin_dir = find_bin_dir(cfg.pg_bin.as_deref())?;
+    let bin_dir = find_bin_dir(cfg.pg_bin.as_ref().map(|b| b.dir.as_path()))?;
     let mut settings = cfg.settings.clone();
     let mut default = |name: &str, value: String| {
         if !settings.iter().any(|(k, _)| k == name) {
@@ -166,19 +167,33 @@ pub async fn start(
     Ok(Target::Managed(server))
 }
 
-/// Checks that `dir` holds a PostgreSQL server binary (`postgres`): the
-/// one check behind `--pg-bin` and an experiment file's `pg_bin`.
+/// Checks that `dir` holds a PostgreSQL server's binaries (`initdb` and
+/// `postgres`).
 ///
-/// Errors: the message names the directory and what to give instead.
-pub fn check_bin_dir(dir: &std::path::Path) -> Result<(), String> {
-    if dir.join("postgres").is_file() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} has no `postgres` binary; give a PostgreSQL bin directory",
-            dir.display()
-        ))
+/// Errors: [`PgBuildError::NotABinDir`] naming the directory and the
+/// missing binary.
+pub fn check_bin_dir(dir: &std::path::Path) -> Result<(), PgBuildError> {
+    for missing in ["postgres", "initdb"] {
+        if !dir.join(missing).is_file() {
+            return Err(PgBuildError::NotABinDir {
+                dir: dir.display().to_string(),
+                missing,
+            });
+        }
     }
+    Ok(())
+}
+
+/// A server build named `name` (if any) in `dir`: the one check behind
+/// `--pg-bin [NAME=]DIR` and every entry of an experiment file's `pg_bin`
+/// (a directory, a list of them, or a table of name = directory).
+///
+/// Errors: a name that cannot be a label, an empty directory, or one
+/// without `initdb` and `postgres` ([`PgBuildError`]).
+pub fn pg_build(name: Option<&str>, dir: &str) -> Result<PgBuild, PgBuildError> {
+    let build = PgBuild::new(name, dir)?;
+    check_bin_dir(&build.dir)?;
+    Ok(build)
 }
 
 /// `user@host:port/db`, never the password.

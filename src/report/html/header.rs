@@ -118,8 +118,8 @@ fn header_items(r: &Results) -> Vec<(&'static str, String)> {
     for (k, v) in &c.setting_factors {
         items.push(("Server setting (factor)", format!("{k}={}", v.join(","))));
     }
-    if !c.pg_bin.is_empty() {
-        items.push(("Server builds (factor)", list(c.pg_bin.clone())));
+    if let Some(builds) = crate::report::fmt_builds(r) {
+        items.push(builds);
     }
     items.extend([
         ("Retry policy", retry),
@@ -146,8 +146,9 @@ fn server_versions(r: &Results) -> Vec<String> {
     let e = &r.environment;
     let mut versions: Vec<String> = Vec::new();
     for run in &r.runs {
+        // The build's label, not its directory (see `fmt_builds`).
         let v = match &run.cell.pg_bin {
-            Some(b) if !c.pg_bin.is_empty() => format!("{} ({b})", run.server_version),
+            Some(label) if !c.pg_bin.is_empty() => format!("{} ({label})", run.server_version),
             _ => run.server_version.clone(),
         };
         if !run.server_version.is_empty() && !versions.contains(&v) {

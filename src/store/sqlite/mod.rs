@@ -638,10 +638,12 @@ mod tests {
         c.latency_limit_ms = Some(0.1 + 0.7);
         c.max_tries = vec![1, 10];
         c.setting_factors = vec![("shared_buffers".into(), vec!["128MB".into(), "1GB".into()])];
-        c.pg_bin = vec![
-            "/usr/lib/postgresql/15/bin".into(),
-            "/usr/lib/postgresql/16/bin".into(),
-        ];
+        c.pg_bin = vec!["stock".into(), "finer-lock".into()];
+        c.pg_bin_dirs = BTreeMap::from([
+            ("stock".into(), "/usr/lib/postgresql/15/bin".into()),
+            ("finer-lock".into(), "/opt/pg-patched/bin".into()),
+        ]);
+        c.target_options.pg_bin_label = Some("one".into());
         c.repeat = 2;
         c.order = Order::Random;
         c.baseline = Some("isolation=rc,clients=16".into());
@@ -675,7 +677,7 @@ mod tests {
         run.cell.rate = Some(Rate(1000.0 / 3.0));
         run.cell.max_tries = Some(1);
         run.cell.settings = BTreeMap::from([("shared_buffers".into(), "1GB".into())]);
-        run.cell.pg_bin = Some("/usr/lib/postgresql/16/bin".into());
+        run.cell.pg_bin = Some("finer-lock".into());
         run.seed = u64::MAX - 1;
         run.pool_wait_ms = Some(WaitSummary {
             count: 12345,

@@ -149,12 +149,13 @@ pub(super) fn cell_vars(cfg: &ExperimentConfig, cell: &Cell) -> Vars {
     if !cell.strategy.is_empty() {
         put("strategy", cell.strategy.clone());
     }
-    if let Some(b) = cell
-        .pg_bin
-        .clone()
-        .or_else(|| cfg.target.pg_bin.as_ref().map(|p| p.display().to_string()))
-    {
-        put("pg_bin", b);
+    // The directory (a command may run that build's tools), not the label.
+    let dir = match &cell.pg_bin {
+        Some(label) => cfg.pg_bin_dir(label),
+        None => cfg.target.pg_bin.as_ref().map(|b| b.dir.as_path()),
+    };
+    if let Some(dir) = dir {
+        put("pg_bin", dir.display().to_string());
     }
     for (k, val) in &cfg.target.settings {
         put(k, val.clone());
