@@ -25,6 +25,7 @@ type Rule = fn(&ReportModel) -> Vec<Finding>;
 pub const RULES: &[Rule] = &[
     failures,
     failure_reasons,
+    coarse_siread,
     plans_differ,
     plan_changes,
     noise,
@@ -177,6 +178,128 @@ fn siread_note(m: &ReportModel, i: usize) -> Option<String> {
         format!("; coarser than a tuple on {}", coarse.join(", "))
     };
     Some(format!("{}{coarse}", shares.join(", ")))
+}
+
+/// Relation-level SIRead locks explained by plans: a cell holding SIRead
+/// locks on whole relations (any sample) whose statements scan those
+/// relations sequentially (a sequential scan under SERIALIZABLE locks the
+/// relation, so every write to it is a read-write conflict). Names the
+/// share of relation-level locks, the statements and plan steps, and how
+/// other cells ran the same statements when they differ (start or end of
+/// the window). Any relation-level lock with such a plan is a finding.
+fn coarse_siread(m: &ReportModel) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, c) in m.cells.iter().enumerate() {
+        let mut relations: Vec<&str> = Vec::new();
+        for run in c.complete_runs() {
+            for (name, s) in &run.server.siread_locks.by_relation {
+                if let Some(rel) = name.strip_suffix(" (relation)")
+                    && s.max > 0
+                    && !relations.contains(&rel)
+                {
+                    relations.push(rel);
+                }
+            }
+        }
+        // (statement, plan step) scanning one of them sequentially.
+        let mut scans: Vec<(&str, String)> = Vec::new();
+        for (label, step) in cell_plan_steps(m, i) {
+            let seq = relations
+                .iter()
+                .any(|r| step.starts_with("Seq Scan on ") && step.ends_with(&format!(" {r}")));
+            if seq && !scans.iter().any(|(l, _)| *l == label) {
+                scans.push((label, step));
+            }
+        }
+        if scans.is_empty() {
+            continue;
+        }
+        let g = &m.siread[i];
+        let total: f64 = g.values().map(|c| c.mean).sum();
+        let rel = g.get("relation").map_or(0.0, |c| c.mean);
+        let share = if total > 0.0 {
+            format!("{:.0} % of its SIRead locks were", 100.0 * rel / total)
+        } else {
+            "it held SIRead locks".into()
+        };
+        let statements: Vec<String> = scans
+            .iter()
+            .map(|(label, step)| {
+                let elsewhere = other_cells_steps(m, i, label, step);
+                format!("`{label}` ran as {step}{elsewhere}")
+            })
+            .collect();
+        out.push(Finding {
+            rule: "siread",
+            text: format!(
+                "{}: {share} relation-level, on {}: {}; a relation-level SIRead lock makes every write to the relation a read-write conflict.",
+                m.factors.short_labels[i],
+                relations.join(", "),
+                statements.join("; ")
+            ),
+            advice: Some(
+                "an index scan locks tuples or pages instead: compare at the table sizes and statistics the application has (scale, ANALYZE after warm-up); see Plans".into(),
+            ),
+        });
+    }
+    out
+}
+
+/// The scan steps (plan lines naming a scan, estimates stripped) of each
+/// statement of cell `i`, at the start of its first complete run's window
+/// and, where they changed, at the end of any of its runs' windows:
+/// `(statement label, step)`.
+fn cell_plan_steps<'a>(m: &'a ReportModel, i: usize) -> Vec<(&'a str, String)> {
+    let c = &m.cells[i];
+    let mut plans: Vec<(&str, &str)> = Vec::new();
+    if let Some(run) = c.runs.iter().find(|r| r.complete).or(c.runs.first()) {
+        plans.extend(
+            run.server
+                .plans
+                .iter()
+                .map(|p| (p.label.as_str(), p.plan.as_str())),
+        );
+    }
+    for run in c.complete_runs() {
+        plans.extend(
+            run.server
+                .plan_changes
+                .iter()
+                .map(|p| (p.label.as_str(), p.end.as_str())),
+        );
+    }
+    let mut steps = Vec::new();
+    for (label, plan) in plans {
+        for step in plan_shape(plan)
+            .into_iter()
+            .filter(|l| l.contains(" Scan "))
+        {
+            if !steps.contains(&(label, step.clone())) {
+                steps.push((label, step));
+            }
+        }
+    }
+    steps
+}
+
+/// How cells other than `i` ran `label` when some scan step differs from
+/// `step` (same relation): ` (Index Scan using t_pkey on t in rc)`, or
+/// nothing.
+fn other_cells_steps(m: &ReportModel, i: usize, label: &str, step: &str) -> String {
+    let relation = step.rsplit(' ').next().unwrap_or("");
+    let mut other: Vec<String> = Vec::new();
+    for j in (0..m.cells.len()).filter(|&j| j != i) {
+        for (l, s) in cell_plan_steps(m, j) {
+            if l == label && s != step && s.ends_with(&format!(" {relation}")) {
+                other.push(format!("{s} in {}", m.factors.short_labels[j]));
+            }
+        }
+    }
+    if other.is_empty() {
+        String::new()
+    } else {
+        format!(" (but {})", other.join(", "))
+    }
 }
 
 /// A statement whose plan changed shape between the start and the end of
@@ -569,7 +692,7 @@ fn failure_reasons(m: &ReportModel) -> Vec<Finding> {
             }
         }
         let statement = match at.iter().max_by_key(|(_, k)| *k) {
-            Some((s, k)) if *k == n => format!(", at `{s}`"),
+            Some((s, k)) if 1000 * *k >= 995 * n => format!(", at `{s}`"),
             Some((s, k)) => format!(", {:.0} % of them at `{s}`", 100.0 * *k as f64 / n as f64),
             None => String::new(),
         };
@@ -818,6 +941,38 @@ mod tests {
                 && f[0]
                     .text
                     .contains("coarser than a tuple on pgbench_branches (relation)"),
+            "{}",
+            f[0].text
+        );
+    }
+
+    #[test]
+    fn relation_level_siread_locks_are_explained_by_a_sequential_scan() {
+        let mut r = fixture::results();
+        let m = ReportModel::new(&r);
+        assert!(of_rule(&m, "siread").is_empty(), "{:?}", findings(&m));
+        for run in &mut r.runs {
+            if run.cell.isolation == crate::model::Isolation::Serializable {
+                run.server.plans[0].plan = "Update on pgbench_accounts  (cost=0.00..2.50 rows=0 width=0)\n  ->  Seq Scan on pgbench_accounts  (cost=0.00..2.50 rows=1 width=10)".into();
+                let l = &mut run.server.siread_locks;
+                l.by_granularity
+                    .insert("relation".into(), CountStat { mean: 5.5, max: 8 });
+                l.by_relation.insert(
+                    "pgbench_accounts (relation)".into(),
+                    CountStat { mean: 5.5, max: 8 },
+                );
+            }
+        }
+        let m = ReportModel::new(&r);
+        let f = of_rule(&m, "siread");
+        assert_eq!(f.len(), 1, "{f:?}");
+        // relation 5.5 of 5.5 + 3.5 + (13 + 14) / 2 = 22.5.
+        assert!(
+            f[0].text.starts_with(
+                "ser: 24 % of its SIRead locks were relation-level, on pgbench_accounts: \
+                 `update account` ran as Seq Scan on pgbench_accounts (but Index Scan using \
+                 pgbench_accounts_pkey on pgbench_accounts in rc)"
+            ),
             "{}",
             f[0].text
         );

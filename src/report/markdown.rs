@@ -352,7 +352,7 @@ fn wait_events(out: &mut String, m: &ReportModel) {
 
 fn siread_locks(out: &mut String, m: &ReportModel) {
     out.push_str(
-        "## SIRead locks\n\nPredicate locks (`pg_locks`, mode SIReadLock) sampled once a second: mean count \
+        "## SIRead locks\n\nPredicate locks (`pg_locks`, mode SIReadLock) sampled every sample interval (`--sample-interval`) under SERIALIZABLE: mean count \
          averaged over complete runs, and the largest count of any sample.\n\n",
     );
     let all: Vec<usize> = (0..m.cells.len()).collect();

@@ -310,7 +310,7 @@ pub(super) fn siread_locks(m: &ReportModel) -> Option<Section> {
             svg,
             &format!(
                 "<strong>SIRead (predicate) locks by granularity</strong>, serializable cells: \
-                 pg_locks rows with mode SIReadLock sampled once a second, mean count over each run's \
+                 pg_locks rows with mode SIReadLock sampled every sample interval under SERIALIZABLE, mean count over each run's \
                  samples averaged over complete runs. Many tuple locks promote to page and relation \
                  locks (max_pred_locks_per_*), which widens the conflicts SSI detects.{log}"
             ),
