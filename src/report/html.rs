@@ -137,7 +137,6 @@ fn esc(s: &str) -> String {
     out
 }
 
-/// One `<section>` of the page.
 /// The findings ([`super::findings`]), first.
 fn findings(m: &ReportModel) -> Option<Section> {
     let found = super::findings::findings(m);
@@ -146,9 +145,9 @@ fn findings(m: &ReportModel) -> Option<Section> {
     }
     let mut items = String::new();
     for f in &found {
-        let _ = write!(items, "<li>{}", esc(&f.text));
+        let _ = write!(items, "<li>{}", code_spans(&f.text));
         if let Some(a) = &f.advice {
-            let _ = write!(items, " <em>Try: {}.</em>", esc(a));
+            let _ = write!(items, " <em>Try: {}.</em>", code_spans(a));
         }
         items.push_str("</li>\n");
     }
@@ -159,6 +158,23 @@ fn findings(m: &ReportModel) -> Option<Section> {
     )
 }
 
+/// `text` escaped, its Markdown code spans (`` `x` ``) as `<code>`.
+fn code_spans(text: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 1 && text.matches('`').count() % 2 == 0 {
+            let _ = write!(out, "<code>{}</code>", esc(part));
+        } else {
+            if i > 0 && text.matches('`').count() % 2 == 1 {
+                out.push('`');
+            }
+            out.push_str(&esc(part));
+        }
+    }
+    out
+}
+
+/// One `<section>` of the page.
 struct Section {
     id: &'static str,
     title: String,
@@ -288,6 +304,16 @@ const JS: &str = include_str!("html/sort.js");
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_spans_become_code_and_the_rest_is_escaped() {
+        assert_eq!(
+            code_spans("`update <b>` ran as Seq Scan & `x`"),
+            "<code>update &lt;b&gt;</code> ran as Seq Scan &amp; <code>x</code>"
+        );
+        // An odd backtick stays a backtick.
+        assert_eq!(code_spans("a ` b"), "a ` b");
+    }
     use crate::report::fixture;
 
     /// The `<tbody>` rows of the table with `id`.
