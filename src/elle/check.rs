@@ -313,6 +313,7 @@ fn cycles(idx: &Index<'_>, graph: &Graph, found: &mut Found) -> u64 {
         (Class::G2Item, ALL, &comp_all, RW),
     ];
     let mut candidates: Vec<Vec<(u32, u32)>> = vec![Vec::new(); 4];
+    let level_wwr = graph.levels(WW | WR, &comp_wwr);
     let mut seen = vec![false; graph.nodes()];
     let (mut spent, mut unclassified) = (0usize, 0u64);
     for (a, b, k) in graph.edges() {
@@ -326,8 +327,10 @@ fn cycles(idx: &Index<'_>, graph: &Graph, found: &mut Found) -> u64 {
         } else {
             // An rw edge on a cycle: G-single when b reaches a without rw.
             let budget = REACH_BUDGET.min(TOTAL_REACH_BUDGET.saturating_sub(spent));
-            spent += REACH_BUDGET.min(budget);
-            match graph.reaches(b, a, WW | WR, &comp_wwr, &mut seen, budget) {
+            let (reached, visited) =
+                graph.reaches(b, a, WW | WR, &comp_wwr, &level_wwr, &mut seen, budget);
+            spent += visited;
+            match reached {
                 Some(true) => 2,
                 Some(false) => 3,
                 None => {
@@ -341,7 +344,7 @@ fn cycles(idx: &Index<'_>, graph: &Graph, found: &mut Found) -> u64 {
             candidates[class].push((a, b));
         }
     }
-    drop(seen);
+    drop((seen, level_wwr));
     let mut parent = vec![NONE; graph.nodes()];
     for (c, &(class, mask, comp, closing)) in classes.iter().enumerate() {
         let shortest = candidates[c]

@@ -206,28 +206,71 @@ impl Graph {
         path
     }
 
+    /// The level of every node over edges with a kind in `mask`: the
+    /// length of the longest path of such edges between components that
+    /// ends at its component (`comp`, from [`Graph::components`] with the
+    /// same `mask`). Along every edge between components the level grows,
+    /// so a node can only reach nodes of higher level, or of its own
+    /// component. In a history the levels grow with time (every
+    /// transaction depends on recent ones), which makes them a sharp
+    /// bound for [`Graph::reaches`]. O(nodes + edges).
+    pub fn levels(&self, mask: Kinds, comp: &[u32]) -> Vec<u32> {
+        let n = self.nodes();
+        let comps = comp.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+        // Nodes grouped by component (counting sort).
+        let mut start = vec![0u32; comps + 1];
+        for &c in comp {
+            start[c as usize + 1] += 1;
+        }
+        for c in 0..comps {
+            start[c + 1] += start[c];
+        }
+        let mut fill = start.clone();
+        let mut by_comp = vec![0u32; n];
+        for (v, &c) in comp.iter().enumerate() {
+            by_comp[fill[c as usize] as usize] = v as u32;
+            fill[c as usize] += 1;
+        }
+        let mut level = vec![0u32; comps];
+        // Tarjan numbers sinks first: sources are the highest numbers.
+        for c in (0..comps).rev() {
+            let here = level[c];
+            for &v in &by_comp[start[c] as usize..start[c + 1] as usize] {
+                for (w, k) in self.out(v) {
+                    let d = comp[w as usize] as usize;
+                    if k & mask != 0 && d != c && level[d] <= here {
+                        level[d] = here + 1;
+                    }
+                }
+            }
+        }
+        comp.iter().map(|&c| level[c as usize]).collect()
+    }
+
     /// Whether `to` is reachable from `from` over edges with a kind in
-    /// `mask`, given `rank`, the components of the same `mask` (from
-    /// [`Graph::components`], numbered in reverse topological order, so
-    /// that along every such edge the number does not grow): nodes ranked
-    /// below `to` cannot lead to it and are not visited. `None` when more
-    /// than `budget` nodes were visited first. `seen` is scratch space of
-    /// [`Graph::nodes`] flags, all false on entry and on return.
+    /// `mask`, given the components `comp` and [`Graph::levels`] `level`
+    /// of the same `mask`: a depth-first search that never enters a node
+    /// whose level is not below `to`'s (it cannot lead there). `None` when
+    /// more than `budget` nodes were visited first. Also returns the nodes
+    /// visited. `seen` is scratch space of [`Graph::nodes`] flags, all
+    /// false on entry and on return.
+    #[allow(clippy::too_many_arguments)]
     pub fn reaches(
         &self,
         from: u32,
         to: u32,
         mask: Kinds,
-        rank: &[u32],
+        comp: &[u32],
+        level: &[u32],
         seen: &mut [bool],
         budget: usize,
-    ) -> Option<bool> {
-        let floor = rank[to as usize];
-        if rank[from as usize] < floor {
-            return Some(false);
+    ) -> (Option<bool>, usize) {
+        let (target, ceiling) = (comp[to as usize], level[to as usize]);
+        if comp[from as usize] == target {
+            return (Some(true), 0);
         }
-        if rank[from as usize] == floor {
-            return Some(true);
+        if level[from as usize] >= ceiling {
+            return (Some(false), 0);
         }
         let mut stack = vec![from];
         let mut visited = vec![from];
@@ -235,12 +278,15 @@ impl Graph {
         let mut result = Some(false);
         'search: while let Some(v) = stack.pop() {
             for (w, k) in self.out(v) {
-                if k & mask == 0 || seen[w as usize] || rank[w as usize] < floor {
+                if k & mask == 0 || seen[w as usize] {
                     continue;
                 }
-                if rank[w as usize] == floor {
+                if comp[w as usize] == target {
                     result = Some(true);
                     break 'search;
+                }
+                if level[w as usize] >= ceiling {
+                    continue;
                 }
                 if visited.len() >= budget {
                     result = None;
@@ -251,10 +297,11 @@ impl Graph {
                 stack.push(w);
             }
         }
+        let count = visited.len();
         for v in visited {
             seen[v as usize] = false;
         }
-        result
+        (result, count)
     }
 
     /// The kinds of the edge `from -> to` (0 if none).

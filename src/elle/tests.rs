@@ -276,3 +276,110 @@ proptest! {
         prop_assert_eq!(report.total(), 0, "{:#?}", report);
     }
 }
+
+/// A synthetic history of `n` transactions: a sliding window of 10 hot
+/// keys, 1-4 operations, 10 % aborted; a read of a key the transaction does
+/// not append to sees one of the key's last three committed states, so
+/// that anti-dependencies and cycles are plentiful, but never an aborted
+/// or intermediate value.
+pub fn synthetic(n: usize, seed: u64) -> History {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(seed);
+    // Per key: the list, and its lengths after each committed append.
+    let mut state: std::collections::HashMap<Key, (Vec<Value>, Vec<usize>)> = Default::default();
+    let mut txns = Vec::with_capacity(n);
+    let mut next = 0u64;
+    for i in 0..n {
+        let base = (i / 16) as u64;
+        let aborted = rng.random_bool(0.1);
+        let mut ops = Vec::new();
+        // Per key touched: what the transaction saw, what it appended.
+        let mut mine: Vec<(Key, Vec<Value>, Vec<Value>)> = Vec::new();
+        let plan: Vec<(bool, Key)> = (0..rng.random_range(1..=4))
+            .map(|_| (rng.random_bool(0.5), base + rng.random_range(0..10u64)))
+            .collect();
+        for &(append, key) in &plan {
+            // Keys it appends to it sees current (as a write would).
+            let writes = plan.iter().any(|&(w, k)| w && k == key);
+            let m = match mine.iter().position(|m| m.0 == key) {
+                Some(p) => p,
+                None => {
+                    let (list, bounds) = state.entry(key).or_default();
+                    let back = if writes {
+                        0
+                    } else {
+                        rng.random_range(0..=2usize).min(bounds.len())
+                    };
+                    let len = if back == 0 {
+                        list.len()
+                    } else {
+                        bounds[bounds.len() - back]
+                    };
+                    mine.push((key, list[..len].to_vec(), Vec::new()));
+                    mine.len() - 1
+                }
+            };
+            let (_, seen, added) = &mut mine[m];
+            if append {
+                next += 1;
+                ops.push(a(key, next));
+                added.push(next);
+            } else {
+                let mut view = seen.clone();
+                view.extend(added.iter());
+                ops.push(r(key, &view));
+            }
+        }
+        if !aborted {
+            for (key, _, added) in mine {
+                let (list, bounds) = state.entry(key).or_default();
+                if !added.is_empty() {
+                    bounds.push(list.len());
+                    list.extend(added);
+                }
+            }
+        }
+        if base > 2 && i % 16 == 0 {
+            state.remove(&(base - 2));
+        }
+        let status = if aborted {
+            Status::Aborted { sqlstate: None }
+        } else {
+            Status::Committed
+        };
+        txns.push(Txn {
+            process: (i % 16) as u32,
+            status,
+            ops,
+        });
+    }
+    History { txns }
+}
+
+/// The checker's speed: `cargo test --release --lib elle::tests::a_million
+/// -- --ignored --nocapture` (issue #20's target: 1,000,000 transactions
+/// in under 10 s).
+#[test]
+#[ignore]
+fn a_million_transactions() {
+    let h = synthetic(1_000_000, 7);
+    let start = std::time::Instant::now();
+    let report = check(&h);
+    let took = start.elapsed();
+    eprintln!(
+        "checked {} transactions, {} edges in {:.2} s ({:.2} µs/txn): {}",
+        report.txns,
+        report.edges,
+        took.as_secs_f64(),
+        took.as_secs_f64() * 1e6 / report.txns as f64,
+        report
+            .findings
+            .iter()
+            .map(|f| format!("{}={}", f.class.name(), f.count))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    eprintln!("unclassified {}", report.unclassified);
+    eprintln!("{:?}", report.finding(Class::GSingle).example);
+    assert!(report.count(Class::GSingle) > 0);
+}
