@@ -330,7 +330,9 @@ impl WorkloadClient for ListAppendClient {
             let result = if append {
                 let value = self.next_value();
                 ops.push(Op::Append { key, value });
-                conn.execute(&self.stmts[table].0, &[&k, &(value as i64)]).await.map(drop)
+                conn.execute(&self.stmts[table].0, &[&k, &(value as i64)])
+                    .await
+                    .map(drop)
             } else {
                 match conn.query_opt(&self.stmts[table].1, &[&k]).await {
                     Ok(row) => {
