@@ -13,6 +13,7 @@
 //! The types they share live in [`model`], which depends on none of them.
 
 pub mod cli;
+pub mod elle;
 pub mod engine;
 pub mod experiment;
 pub mod external;

@@ -409,6 +409,7 @@ fn workloads_command_lists_and_details() {
         "smallbank",
         "write-skew",
         "docstore",
+        "list-append",
     ] {
         assert!(
             stdout.lines().any(|l| l.starts_with(name)),

@@ -85,6 +85,7 @@ pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<Exp
         "smallbank" => run_with::<smallbank::Smallbank>(cfg, cancel).await,
         "write-skew" => run_with::<write_skew::WriteSkew>(cfg, cancel).await,
         "docstore" => run_with::<docstore::Docstore>(cfg, cancel).await,
+        "list-append" => run_with::<list_append::ListAppend>(cfg, cancel).await,
         other => bail!("workload '{other}' is in the registry but not wired into experiment::run"),
     }
 }

@@ -14,6 +14,7 @@
 //! `../shared/docs/WORKLOADS.md` in the project's docs.
 
 pub mod docstore;
+pub mod list_append;
 pub mod sibench;
 pub mod smallbank;
 pub mod ssibench;
@@ -172,6 +173,7 @@ pub static REGISTRY: &[&WorkloadSpec] = &[
     &smallbank::SPEC,
     &write_skew::SPEC,
     &docstore::SPEC,
+    &list_append::SPEC,
 ];
 
 /// What one workload instance is built from: one cell's workload factors.
