@@ -21,6 +21,7 @@ pub mod command;
 pub mod directive;
 pub mod exec;
 pub mod spec;
+pub mod suite;
 pub mod txn;
 
 use std::collections::{BTreeMap, BTreeSet};
