@@ -497,6 +497,10 @@ async fn run_specs(
     Ok(summary)
 }
 
+fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 /// The summary: one line per spec, then with `--expected` "N of M specs
 /// as expected", then where the outputs are.
 pub fn report(summary: &Summary, with_expected: bool) -> String {
@@ -593,7 +597,9 @@ mod tests {
             .to_string();
         assert!(e.contains("outputs would collide"), "{e}");
         std::fs::write(&sched, "test: one\ntest: three\n").unwrap();
-        let e = resolve(std::slice::from_ref(&sched), 10).unwrap_err().to_string();
+        let e = resolve(std::slice::from_ref(&sched), 10)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("isolation_schedule:2: no spec file for test three"),
             "{e}"
