@@ -513,9 +513,9 @@ pub fn report(summary: &Summary, with_expected: bool) -> String {
     let mut out = String::new();
     for s in &summary.specs {
         let what = match &s.comparison {
-            None => format!("{} permutation(s)", s.permutations),
+            None => plural(s.permutations, "permutation"),
             Some(Comparison::AsExpected(_)) => {
-                format!("as expected ({} permutations)", s.permutations)
+                format!("as expected ({})", plural(s.permutations, "permutation"))
             }
             Some(Comparison::Differs(d)) => format!("DIFFERS: {d}"),
             Some(Comparison::Missing(p)) => format!("DIFFERS: no expected output {}", p.display()),
