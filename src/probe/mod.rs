@@ -20,6 +20,7 @@
 pub mod command;
 pub mod directive;
 pub mod exec;
+pub mod lexer;
 pub mod spec;
 pub mod suite;
 pub mod txn;
