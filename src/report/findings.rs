@@ -660,11 +660,7 @@ mod tests {
             "{}",
             f[0].text
         );
-        assert!(
-            f[0].text.starts_with(&m.factors.short_labels[1]),
-            "{}",
-            f[0].text
-        );
+        assert!(f[0].text.starts_with(&m.factors.short_labels[1]), "{}", f[0].text);
     }
 
     #[test]
