@@ -337,7 +337,16 @@ pub struct AnomaliesArgs {
     /// A built-in probe (e.g. G2-item) or a probe file in isolation-tester spec syntax; repeatable (default: every built-in probe).
     #[arg(long = "probe", value_name = "NAME|FILE")]
     pub probes: Vec<String>,
-    /// How long a step may run, or wait on a lock, before the probe is reported stuck.
+    /// A PostgreSQL isolation-tester spec to run unchanged, writing isolationtester's output to DIR/NAME.out; repeatable; a directory of specs or an isolation_schedule file also.
+    #[arg(long = "spec", value_name = "FILE|DIR", conflicts_with_all = ["probes", "list"])]
+    pub specs: Vec<PathBuf>,
+    /// With --spec: compare each NAME.out with DIR/NAME.out and exit 3 on any difference.
+    #[arg(long, value_name = "DIR", requires = "specs")]
+    pub expected: Option<PathBuf>,
+    /// With --spec: the most permutations a spec without `permutation` lines may expand to.
+    #[arg(long, value_name = "N", default_value_t = 1000, requires = "specs")]
+    pub max_permutations: u64,
+    /// How long a step may run, or wait on a lock, before the probe is reported stuck (with --spec: cancelled, and the spec given up after twice this).
     #[arg(long, default_value = "5s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub step_timeout: Duration,
     /// List the built-in probes and exit.

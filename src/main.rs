@@ -219,6 +219,9 @@ async fn anomalies(args: AnomaliesArgs) -> Result<Exit> {
         out(&text);
         return Ok(Exit::Done);
     }
+    if !args.specs.is_empty() {
+        return isolation_specs(args).await;
+    }
     let cfg = args.into_config();
     let cancel = CancellationToken::new();
     tokio::spawn(watch_signals(cancel.clone()));
@@ -255,6 +258,52 @@ async fn anomalies(args: AnomaliesArgs) -> Result<Exit> {
             "isobench: {} result(s) differ from the probes' @expect lines",
             mismatches.len()
         );
+        return Ok(Exit::Violations);
+    }
+    Ok(Exit::Done)
+}
+
+/// `isobench anomalies --spec`: PostgreSQL's isolation specs, unchanged.
+/// One spec's output goes to stdout (the summary then to stderr).
+async fn isolation_specs(args: AnomaliesArgs) -> Result<Exit> {
+    let quiet = args.quiet;
+    let cfg = probe::suite::SuiteConfig {
+        specs: args.specs,
+        expected: args.expected,
+        max_permutations: args.max_permutations,
+        step_timeout: args.step_timeout,
+        target: args.target.into_config(),
+        out: args.out,
+        quiet,
+    };
+    let cancel = CancellationToken::new();
+    tokio::spawn(watch_signals(cancel.clone()));
+    let summary = probe::suite::run(&cfg, cancel).await?;
+    let text = probe::suite::report(&summary, cfg.expected.is_some());
+    if summary.echoed {
+        eprint!("{text}");
+    } else if !quiet {
+        out(&text);
+    }
+    for s in &summary.specs {
+        if let Some(stop) = &s.stopped {
+            eprintln!(
+                "isobench: {}: stopped where isolationtester exits: {stop}",
+                s.name
+            );
+        }
+    }
+    if !summary.complete {
+        eprintln!(
+            "isobench: interrupted; the outputs done are in {}",
+            summary.dir.display()
+        );
+        return Ok(Exit::Interrupted);
+    }
+    if summary.differing().next().is_some() {
+        if quiet {
+            eprint!("{text}");
+        }
         return Ok(Exit::Violations);
     }
     Ok(Exit::Done)

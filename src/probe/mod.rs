@@ -20,7 +20,9 @@
 pub mod command;
 pub mod directive;
 pub mod exec;
+pub mod lexer;
 pub mod spec;
+pub mod suite;
 pub mod txn;
 
 use std::collections::{BTreeMap, BTreeSet};

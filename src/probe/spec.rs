@@ -69,7 +69,12 @@ pub struct Session {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
     pub name: String,
+    /// The SQL, trimmed.
     pub sql: String,
+    /// The SQL as the isolation tester keeps and prints it: spaces and
+    /// tabs after `{` and before `}` removed, newlines kept
+    /// (`specscanner.l`).
+    pub text: String,
     pub line: u32,
 }
 
@@ -112,152 +117,8 @@ impl Probe {
     }
 }
 
-/// The spec language's reserved words.
-const KEYWORDS: [&str; 5] = ["permutation", "session", "setup", "step", "teardown"];
-
-#[derive(Debug, Clone, PartialEq)]
-enum Tok {
-    Word(String),
-    Quoted(String),
-    Sql(String),
-    Punct(char),
-}
-
-#[derive(Debug, Clone)]
-struct Token {
-    tok: Tok,
-    line: u32,
-    col: u32,
-}
-
-pub(super) struct Directive {
-    pub(super) key: String,
-    pub(super) value: String,
-    pub(super) line: u32,
-    /// Column of the value's first character.
-    pub(super) col: u32,
-    /// Column of the `@`.
-    pub(super) key_col: u32,
-}
-
-struct Lexed {
-    tokens: Vec<Token>,
-    directives: Vec<Directive>,
-}
-
-fn lex(text: &str, file: &str) -> Result<Lexed, SpecError> {
-    let err = |line, col, message: String| SpecError {
-        file: file.to_string(),
-        line,
-        col,
-        message,
-    };
-    let chars: Vec<char> = text.chars().collect();
-    let (mut i, mut line, mut col) = (0usize, 1u32, 1u32);
-    let mut tokens = Vec::new();
-    let mut directives = Vec::new();
-    macro_rules! bump {
-        () => {{
-            if chars[i] == '\n' {
-                line += 1;
-                col = 1;
-            } else {
-                col += 1;
-            }
-            i += 1;
-        }};
-    }
-    while i < chars.len() {
-        let c = chars[i];
-        let (tl, tc) = (line, col);
-        if c.is_whitespace() {
-            bump!();
-        } else if c == '#' {
-            let start = i;
-            while i < chars.len() && chars[i] != '\n' {
-                bump!();
-            }
-            let comment: String = chars[start + 1..i].iter().collect();
-            let body = comment.trim_start();
-            if let Some(rest) = body.strip_prefix('@') {
-                let lead = (comment.len() - body.len()) as u32 + 1;
-                let key: String = rest
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-                    .collect();
-                let after = &rest[key.len()..];
-                let value = after.trim();
-                let value_col = tc
-                    + 1
-                    + lead
-                    + key.chars().count() as u32
-                    + (after.chars().count() - after.trim_start().chars().count()) as u32;
-                directives.push(Directive {
-                    key,
-                    value: value.to_string(),
-                    line: tl,
-                    col: value_col,
-                    key_col: tc + lead,
-                });
-            }
-        } else if c == '{' {
-            bump!();
-            let start = i;
-            while i < chars.len() && chars[i] != '}' {
-                bump!();
-            }
-            if i == chars.len() {
-                return Err(err(tl, tc, "unterminated SQL block: no `}`".into()));
-            }
-            let sql: String = chars[start..i].iter().collect();
-            bump!();
-            tokens.push(Token {
-                tok: Tok::Sql(sql.trim().to_string()),
-                line: tl,
-                col: tc,
-            });
-        } else if c == '"' {
-            bump!();
-            let start = i;
-            while i < chars.len() && chars[i] != '"' {
-                if chars[i] == '\n' {
-                    return Err(err(tl, tc, "unexpected newline in quoted name".into()));
-                }
-                bump!();
-            }
-            if i == chars.len() {
-                return Err(err(tl, tc, "unterminated quoted name".into()));
-            }
-            let name: String = chars[start..i].iter().collect();
-            bump!();
-            tokens.push(Token {
-                tok: Tok::Quoted(name),
-                line: tl,
-                col: tc,
-            });
-        } else if c.is_ascii_alphanumeric() || c == '_' {
-            let start = i;
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
-                bump!();
-            }
-            tokens.push(Token {
-                tok: Tok::Word(chars[start..i].iter().collect()),
-                line: tl,
-                col: tc,
-            });
-        } else if matches!(c, '(' | ')' | ',' | '*') {
-            bump!();
-            tokens.push(Token {
-                tok: Tok::Punct(c),
-                line: tl,
-                col: tc,
-            });
-        } else {
-            return Err(err(tl, tc, format!("unexpected character '{c}'")));
-        }
-    }
-    Ok(Lexed { tokens, directives })
-}
+pub(super) use super::lexer::Directive;
+use super::lexer::{KEYWORDS, Lexed, Tok, Token, lex};
 
 pub(super) struct Parser<'a> {
     file: &'a str,
@@ -297,7 +158,7 @@ impl Parser<'_> {
                 let found = match &t.tok {
                     Tok::Word(w) => format!("'{w}'"),
                     Tok::Quoted(q) => format!("\"{q}\""),
-                    Tok::Sql(_) => "a SQL block".into(),
+                    Tok::Sql(..) => "a SQL block".into(),
                     Tok::Punct(c) => format!("'{c}'"),
                 };
                 self.err(t.line, t.col, format!("expected {expected}, found {found}"))
@@ -310,10 +171,11 @@ impl Parser<'_> {
         }
     }
 
-    fn sql(&mut self, what: &str) -> Result<Block, SpecError> {
+    /// A `{ SQL }` block and its text as the isolation tester keeps it.
+    fn sql_text(&mut self, what: &str) -> Result<(Block, String), SpecError> {
         match self.peek() {
             Some(Token {
-                tok: Tok::Sql(sql),
+                tok: Tok::Sql(sql, raw),
                 line,
                 ..
             }) => {
@@ -321,11 +183,16 @@ impl Parser<'_> {
                     sql: sql.clone(),
                     line: *line,
                 };
+                let raw = raw.clone();
                 self.pos += 1;
-                Ok(b)
+                Ok((b, raw))
             }
             _ => self.unexpected(&format!("a {{ SQL }} block after {what}")),
         }
+    }
+
+    fn sql(&mut self, what: &str) -> Result<Block, SpecError> {
+        Ok(self.sql_text(what)?.0)
     }
 
     fn name(&mut self, what: &str) -> Result<(String, u32, u32), SpecError> {
@@ -353,12 +220,80 @@ impl Parser<'_> {
     }
 }
 
-/// Parses a probe file. `file` names it in errors (`file:line:col`).
+/// A blocker annotation on a permutation step (PostgreSQL 14+,
+/// `src/test/isolation/README`, "Permutation steps"): the step is not
+/// reported complete while the blocker holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Blocker {
+    /// `(*)`: report the step as waiting once, whatever happens.
+    Once,
+    /// `(other)`: wait while step `other` of another session is running.
+    Step(StepRef),
+    /// `(other notices N)`: wait until `other`'s session has sent N more
+    /// notices since this step started.
+    Notices(StepRef, u32),
+}
+
+/// One step of a `permutation` line with its blocker annotations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermStep {
+    pub step: StepRef,
+    pub blockers: Vec<Blocker>,
+}
+
+/// A spec file's isolation-tester content, before any `# @` directive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Syntax {
+    pub setup: Vec<Block>,
+    pub teardown: Option<Block>,
+    pub sessions: Vec<Session>,
+    /// The `permutation` lines; empty means every interleaving.
+    pub permutations: Vec<Vec<PermStep>>,
+}
+
+impl Syntax {
+    pub fn step(&self, r: StepRef) -> &Step {
+        &self.sessions[r.session].steps[r.step]
+    }
+
+    /// Steps no `permutation` line names (none without such lines), in
+    /// the order of the file; the isolation tester warns about them.
+    pub fn unused_steps(&self) -> Vec<&str> {
+        if self.permutations.is_empty() {
+            return Vec::new();
+        }
+        let used: std::collections::BTreeSet<StepRef> =
+            self.permutations.iter().flatten().map(|p| p.step).collect();
+        let mut out = Vec::new();
+        for (si, s) in self.sessions.iter().enumerate() {
+            for (i, st) in s.steps.iter().enumerate() {
+                if !used.contains(&StepRef {
+                    session: si,
+                    step: i,
+                }) {
+                    out.push(st.name.as_str());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Parses the isolation-tester part of a spec file (the grammar of
+/// `specparse.y`); `# @` directives are returned for [`parse`].
 ///
-/// Errors: [`SpecError`] for bad syntax, unknown or duplicate step names,
-/// a probe without a permutation or without an `@anomaly` line, and bad
-/// directives.
-pub fn parse(text: &str, file: &str) -> Result<Probe, SpecError> {
+/// Errors: [`SpecError`] for bad syntax, duplicate session or step names,
+/// unknown steps in a permutation, and blockers that name a step outside
+/// the permutation or of the step's own session (as `check_testspec` in
+/// `isolationtester.c` refuses them).
+pub fn parse_syntax(text: &str, file: &str) -> Result<Syntax, SpecError> {
+    Ok(syntax(text, file)?.0)
+}
+
+fn syntax<'a>(
+    text: &str,
+    file: &'a str,
+) -> Result<(Syntax, Vec<Directive>, Parser<'a>), SpecError> {
     let Lexed { tokens, directives } = lex(text, file)?;
     let lines = text.lines().count() as u32;
     let last_len = text.lines().last().map_or(0, |l| l.chars().count()) as u32;
@@ -376,84 +311,206 @@ pub fn parse(text: &str, file: &str) -> Result<Probe, SpecError> {
     let mut sessions: Vec<Session> = Vec::new();
     while p.at_keyword("session") {
         p.pos += 1;
-        let (name, line, col) = p.name("a session name")?;
-        if sessions.iter().any(|s| s.name == name) {
-            return p.err(line, col, format!("session '{name}' is defined twice"));
-        }
-        let setup = p.keyword_block("setup")?;
-        let mut steps: Vec<Step> = Vec::new();
-        while p.at_keyword("step") {
-            p.pos += 1;
-            let (step, line, col) = p.name("a step name")?;
-            let taken = sessions
-                .iter()
-                .flat_map(|s| &s.steps)
-                .chain(&steps)
-                .any(|s| s.name == step);
-            if taken {
-                return p.err(line, col, format!("step '{step}' is defined twice"));
-            }
-            let block = p.sql(&format!("step {step}"))?;
-            steps.push(Step {
-                name: step,
-                sql: block.sql,
-                line: block.line,
-            });
-        }
-        if steps.is_empty() {
-            return p.unexpected(&format!("`step` in session {name}"));
-        }
-        let teardown = p.keyword_block("teardown")?;
-        sessions.push(Session {
-            name,
-            setup,
-            steps,
-            teardown,
-        });
+        let session = parse_session(&mut p, &sessions)?;
+        sessions.push(session);
     }
     if sessions.is_empty() {
         return p.unexpected("`setup`, `teardown` or `session`");
     }
-    let find = |name: &str| -> Option<StepRef> {
-        sessions.iter().enumerate().find_map(|(si, s)| {
-            s.steps
-                .iter()
-                .position(|st| st.name == name)
-                .map(|step| StepRef { session: si, step })
-        })
-    };
     let mut permutations = Vec::new();
     while p.at_keyword("permutation") {
-        let kw = p.peek().cloned().expect("at a keyword");
-        p.pos += 1;
-        let mut perm = Vec::new();
-        loop {
-            match p.peek().map(|t| &t.tok) {
-                Some(Tok::Word(w)) if !KEYWORDS.contains(&w.as_str()) => {}
-                Some(Tok::Quoted(_)) => {}
-                _ => break,
-            }
-            let (name, line, col) = p.name("a step name")?;
-            let Some(r) = find(&name) else {
-                return p.err(
-                    line,
-                    col,
-                    format!("permutation names unknown step '{name}'"),
-                );
-            };
-            perm.push(r);
-            if matches!(p.peek().map(|t| &t.tok), Some(Tok::Punct('('))) {
-                skip_blockers(&mut p)?;
-            }
-        }
-        if perm.is_empty() {
-            return p.err(kw.line, kw.col, "a permutation needs at least one step");
-        }
-        permutations.push(perm);
+        permutations.push(parse_permutation(&mut p, &sessions)?);
     }
     if p.peek().is_some() {
         return p.unexpected("`permutation` or the end of the file");
     }
+    let syntax = Syntax {
+        setup,
+        teardown,
+        sessions,
+        permutations,
+    };
+    Ok((syntax, directives, p))
+}
+
+/// `session NAME [setup] step... [teardown]`, after the keyword.
+fn parse_session(p: &mut Parser<'_>, sessions: &[Session]) -> Result<Session, SpecError> {
+    let (name, line, col) = p.name("a session name")?;
+    if sessions.iter().any(|s| s.name == name) {
+        return p.err(line, col, format!("session '{name}' is defined twice"));
+    }
+    let setup = p.keyword_block("setup")?;
+    let mut steps: Vec<Step> = Vec::new();
+    while p.at_keyword("step") {
+        p.pos += 1;
+        let (step, line, col) = p.name("a step name")?;
+        let taken = sessions
+            .iter()
+            .flat_map(|s| &s.steps)
+            .chain(&steps)
+            .any(|s| s.name == step);
+        if taken {
+            return p.err(line, col, format!("step '{step}' is defined twice"));
+        }
+        let (block, text) = p.sql_text(&format!("step {step}"))?;
+        steps.push(Step {
+            name: step,
+            sql: block.sql,
+            text,
+            line: block.line,
+        });
+    }
+    if steps.is_empty() {
+        return p.unexpected(&format!("`step` in session {name}"));
+    }
+    let teardown = p.keyword_block("teardown")?;
+    Ok(Session {
+        name,
+        setup,
+        steps,
+        teardown,
+    })
+}
+
+fn find_step(sessions: &[Session], name: &str) -> Option<StepRef> {
+    sessions.iter().enumerate().find_map(|(si, s)| {
+        s.steps
+            .iter()
+            .position(|st| st.name == name)
+            .map(|step| StepRef { session: si, step })
+    })
+}
+
+/// Where a blocker names a step: resolved after the whole line is read,
+/// since a blocker may name a later step of the permutation.
+struct PendingBlocker {
+    at: usize,
+    name: String,
+    notices: Option<u32>,
+    line: u32,
+    col: u32,
+}
+
+/// `permutation STEP[(BLOCKER, ...)]...`, at the keyword.
+fn parse_permutation(p: &mut Parser<'_>, sessions: &[Session]) -> Result<Vec<PermStep>, SpecError> {
+    let kw = p.peek().cloned().expect("at a keyword");
+    p.pos += 1;
+    let mut perm: Vec<PermStep> = Vec::new();
+    let mut pending = Vec::new();
+    loop {
+        match p.peek().map(|t| &t.tok) {
+            Some(Tok::Word(w)) if !KEYWORDS.contains(&w.as_str()) => {}
+            Some(Tok::Quoted(_)) => {}
+            _ => break,
+        }
+        let (name, line, col) = p.name("a step name")?;
+        let Some(r) = find_step(sessions, &name) else {
+            return p.err(
+                line,
+                col,
+                format!("permutation names unknown step '{name}'"),
+            );
+        };
+        perm.push(PermStep {
+            step: r,
+            blockers: Vec::new(),
+        });
+        if matches!(p.peek().map(|t| &t.tok), Some(Tok::Punct('('))) {
+            parse_blockers(p, perm.len() - 1, &mut perm, &mut pending)?;
+        }
+    }
+    if perm.is_empty() {
+        return p.err(kw.line, kw.col, "a permutation needs at least one step");
+    }
+    for b in pending {
+        let Some(r) = find_step(sessions, &b.name).filter(|r| perm.iter().any(|s| s.step == *r))
+        else {
+            return p.err(
+                b.line,
+                b.col,
+                format!("blocker '{}' is not a step of this permutation", b.name),
+            );
+        };
+        if r.session == perm[b.at].step.session {
+            return p.err(
+                b.line,
+                b.col,
+                format!("a step cannot block on its own session's step '{}'", b.name),
+            );
+        }
+        perm[b.at].blockers.push(match b.notices {
+            Some(n) => Blocker::Notices(r, n),
+            None => Blocker::Step(r),
+        });
+    }
+    Ok(perm)
+}
+
+/// `( blocker, ... )` after permutation step `at` (PostgreSQL 14+):
+/// `*`, `STEP` or `STEP notices N`.
+fn parse_blockers(
+    p: &mut Parser<'_>,
+    at: usize,
+    perm: &mut [PermStep],
+    pending: &mut Vec<PendingBlocker>,
+) -> Result<(), SpecError> {
+    let open = p.peek().cloned().expect("at '('");
+    p.pos += 1;
+    loop {
+        let Some(t) = p.peek().cloned() else {
+            return p.err(open.line, open.col, "unclosed '(' in a permutation");
+        };
+        match &t.tok {
+            Tok::Punct('*') => {
+                p.pos += 1;
+                perm[at].blockers.push(Blocker::Once);
+            }
+            Tok::Word(_) | Tok::Quoted(_) => {
+                let (name, line, col) = p.name("a blocker")?;
+                let mut notices = None;
+                if p.at_keyword("notices") {
+                    p.pos += 1;
+                    let (n, nl, nc) = p.name("a number of notices")?;
+                    match n.parse::<u32>() {
+                        Ok(n) => notices = Some(n),
+                        Err(_) => {
+                            return p.err(
+                                nl,
+                                nc,
+                                format!("expected a number of notices, found '{n}'"),
+                            );
+                        }
+                    }
+                }
+                pending.push(PendingBlocker {
+                    at,
+                    name,
+                    notices,
+                    line,
+                    col,
+                });
+            }
+            _ => return p.unexpected("a blocker: a step name or '*'"),
+        }
+        match p.peek().map(|t| t.tok.clone()) {
+            Some(Tok::Punct(',')) => p.pos += 1,
+            Some(Tok::Punct(')')) => {
+                p.pos += 1;
+                return Ok(());
+            }
+            Some(_) => return p.unexpected("',' or ')'"),
+            None => return p.err(open.line, open.col, "unclosed '(' in a permutation"),
+        }
+    }
+}
+
+/// Parses a probe file. `file` names it in errors (`file:line:col`).
+///
+/// Errors: [`SpecError`] for bad syntax (see [`parse_syntax`]), a probe
+/// without a permutation or without an `@anomaly` line, and bad
+/// directives.
+pub fn parse(text: &str, file: &str) -> Result<Probe, SpecError> {
+    let (syntax, directives, p) = syntax(text, file)?;
     let stem = file
         .rsplit('/')
         .next()
@@ -465,10 +522,14 @@ pub fn parse(text: &str, file: &str) -> Result<Probe, SpecError> {
         title: String::new(),
         source: String::new(),
         file: file.to_string(),
-        setup,
-        teardown,
-        sessions,
-        permutations,
+        setup: syntax.setup,
+        teardown: syntax.teardown,
+        sessions: syntax.sessions,
+        permutations: syntax
+            .permutations
+            .iter()
+            .map(|perm| perm.iter().map(|s| s.step).collect())
+            .collect(),
         final_query: None,
         anomalies: Vec::new(),
         expect: Vec::new(),
@@ -489,23 +550,6 @@ pub fn parse(text: &str, file: &str) -> Result<Probe, SpecError> {
         );
     }
     Ok(probe)
-}
-
-/// Skips `( blocker, ... )` after a permutation step (PostgreSQL 14+).
-fn skip_blockers(p: &mut Parser<'_>) -> Result<(), SpecError> {
-    let open = p.peek().cloned().expect("at '('");
-    p.pos += 1;
-    loop {
-        match p.peek().map(|t| t.tok.clone()) {
-            Some(Tok::Punct(')')) => {
-                p.pos += 1;
-                return Ok(());
-            }
-            Some(Tok::Word(_) | Tok::Quoted(_) | Tok::Punct(',' | '*')) => p.pos += 1,
-            Some(_) => return p.unexpected("a blocker name, '*' or ')'"),
-            None => return p.err(open.line, open.col, "unclosed '(' in a permutation"),
-        }
-    }
 }
 
 #[cfg(test)]
