@@ -7,6 +7,7 @@
 
 mod config;
 mod error;
+mod faults;
 mod history;
 mod observations;
 mod reason;
@@ -16,6 +17,7 @@ mod sqlstate;
 
 pub use config::*;
 pub use error::*;
+pub use faults::*;
 pub use history::*;
 pub use observations::*;
 pub use reason::*;

@@ -256,6 +256,7 @@ fn run(
         server_version: "16.4".into(),
         server_settings: BTreeMap::from([("fsync".into(), "off".into())]),
         load: None,
+        faults: None,
     }
 }
 

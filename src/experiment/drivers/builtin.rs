@@ -17,7 +17,8 @@ use crate::experiment::plan::{cells, retrier_for, setup, validate, workload_spec
 use crate::experiment::server::shown_settings;
 use crate::metrics::{Interval, encode_histogram};
 use crate::model::{
-    BadInput, ExperimentConfig, InvariantResult, Isolation, LoadReport, Phase, ServerObservations,
+    BadInput, ExperimentConfig, InvariantResult, Isolation, LoadReport, Phase, RunFaults,
+    ServerObservations, outage_s, recovery_s,
 };
 use crate::observe;
 use crate::store::{self, Cell, RunRecord, TxTypeRecord};
@@ -200,6 +201,10 @@ struct Around {
     server_settings: BTreeMap<String, String>,
     server: ServerObservations,
     invariants: Vec<InvariantResult>,
+    /// The server crashed or restarted under the run: what its log (or
+    /// the connection error) said, and how long isobench waited for it
+    /// afterwards, s.
+    server_fault: Option<(String, f64)>,
 }
 
 /// Runs `ctx.run` with `workload`: a fresh copy, the engine under
@@ -280,6 +285,7 @@ async fn one_run<W: Workload>(
         server_settings,
         server,
         invariants,
+        server_fault: None,
     };
     Ok(record(workload, ctx, outcome, around))
 }
@@ -336,6 +342,11 @@ fn record<W: Workload>(
     let mut errors_all = std::mem::take(&mut around.errors);
     let (anomalies, script_error) = problems(&outcome, &around, &mut errors_all);
     let lost_clients = !outcome.client_errors.is_empty();
+    let faults = run_faults(
+        &outcome.faults,
+        &outcome.per_second,
+        around.server_fault.take(),
+    );
     let record = RunRecord {
         index,
         cell: run.cell.clone(),
@@ -409,6 +420,7 @@ fn record<W: Workload>(
         server_version: around.server_version,
         server_settings: around.server_settings,
         load: None,
+        faults,
     };
     (record, script_error)
 }
@@ -447,6 +459,30 @@ fn problems(
     );
     errors.extend(around.server.errors.iter().cloned());
     (anomalies, script_error)
+}
+
+/// The faults of a run from the engine's log `events`, the per-second
+/// `points` (for the recovery time) and what the server said after a
+/// crash or restart (`server_fault`: cause, wait in s); `None` when
+/// nothing happened.
+fn run_faults(
+    events: &engine::FaultEvents,
+    points: &[crate::model::SecondPoint],
+    server_fault: Option<(String, f64)>,
+) -> Option<RunFaults> {
+    let (cause, server_wait_s) = server_fault.unzip();
+    let faults = RunFaults {
+        cause,
+        connections_lost: events.lost,
+        losses: events.losses.clone(),
+        reconnects: events.reconnects,
+        outage_s: events
+            .first_loss_s
+            .and_then(|l| outage_s(l, events.first_commit_after_s)),
+        recovery_s: events.first_loss_s.and_then(|l| recovery_s(points, l)),
+        server_wait_s,
+    };
+    (!faults.is_empty()).then_some(faults)
 }
 
 /// A wait histogram (µs) as a summary in ms.

@@ -368,6 +368,7 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
         server_version: row.get("server_version")?,
         server_settings,
         load: read_external_load(conn, run)?,
+        faults: None,
     })
 }
 
