@@ -14,7 +14,9 @@ use crate::engine::retry::Retrier;
 use crate::engine::{self, EngineOutcome, EngineParams};
 use crate::experiment::copies::{create_template, fresh_copy};
 use crate::experiment::plan::{cells, retrier_for, setup, validate, workload_spec};
-use crate::experiment::server::shown_settings;
+use crate::experiment::server::{
+    SERVER_WAIT, crash_cause, log_len, shown_settings, wait_for_server,
+};
 use crate::metrics::{Interval, encode_histogram};
 use crate::model::{
     BadInput, ExperimentConfig, InvariantResult, Isolation, LoadReport, Phase, RunFaults,
@@ -246,6 +248,8 @@ async fn one_run<W: Workload>(
         rate: run.cell.rate.map(|r| r.0),
         latency_limit: cfg.latency_limit,
     };
+    let log = ctx.dir.join(store::SERVER_LOG);
+    let log_from = log_len(&log);
     let (phase_tx, phase_rx) = watch::channel(Phase::Connecting);
     let observer = tokio::spawn(observe::observe(
         db_config.clone(),
@@ -272,6 +276,7 @@ async fn one_run<W: Workload>(
     phase_tx.send_replace(Phase::Draining);
     let server = observer.await.unwrap_or_default();
     let (outcome, ledger) = outcome?;
+    let (check_db, server_fault) = after_server_fault(check_db, ctx, &log, log_from).await?;
     let invariants = workload
         .check(&check_db, outcome.lifetime, ledger)
         .await
@@ -285,9 +290,42 @@ async fn one_run<W: Workload>(
         server_settings,
         server,
         invariants,
-        server_fault: None,
+        server_fault,
     };
     Ok(record(workload, ctx, outcome, around))
+}
+
+/// The check connection `check_db` after the run, and what happened to
+/// the server if it crashed or restarted during it: the check connection
+/// is then gone, so wait for the server to accept connections again (at
+/// most [`SERVER_WAIT`]) and open it again. The cause is what the server
+/// log `log` got since byte `log_from` (a backend terminated by a signal,
+/// a server not properly shut down), else the connection's error.
+///
+/// Errors: the server did not come back.
+async fn after_server_fault(
+    check_db: tokio_postgres::Client,
+    ctx: &RunCtx<'_>,
+    log: &std::path::Path,
+    log_from: u64,
+) -> Result<(tokio_postgres::Client, Option<(String, f64)>)> {
+    let error = match check_db.simple_query("SELECT 1").await {
+        Ok(_) => return Ok((check_db, None)),
+        Err(e) => target::error_text(&e),
+    };
+    ctx.progress.note(&format!(
+        "the server went away ({error}); waiting for it ..."
+    ));
+    let mut config = ctx.srv.target.config(ctx.run_db);
+    config.application_name("isobench-check");
+    let (check_db, waited) = wait_for_server(&config, SERVER_WAIT)
+        .await
+        .context("checking invariants after the server went away")?;
+    let cause = crash_cause(log, log_from).unwrap_or_else(|| format!("connection error: {error}"));
+    ctx.progress.note(&format!(
+        "the server is back after {waited:.1} s; cause: {cause}"
+    ));
+    Ok((check_db, Some((cause, waited))))
 }
 
 /// Per-transaction-type records of the measured window `measured`, named
