@@ -458,7 +458,7 @@ fn unknown(m: &ReportModel) -> Vec<Finding> {
         text: format!(
             "{n} transaction(s) have an unknown outcome (the connection broke during COMMIT): they may or may not have committed, and the invariant checks allow for them."
         ),
-        advice: Some("see Problems for the connection errors".into()),
+        advice: Some("see Faults for the lost connections".into()),
     }]
 }
 
