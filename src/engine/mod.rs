@@ -8,9 +8,11 @@
 //! during warm-up, and otherwise appends a [`SecondPoint`] and merges it into
 //! the run's totals. Nothing is sent per transaction.
 
+mod faults;
 mod inline;
 mod pace;
 pub mod retry;
+pub use faults::FaultEvents;
 mod shard;
 #[cfg(test)]
 mod tests;
@@ -84,8 +86,11 @@ pub struct EngineOutcome {
     pub host_cpu: Option<HostCpu>,
     /// The run was cancelled (Ctrl-C) before its measured window ended.
     pub interrupted: bool,
-    /// Clients that stopped early, with why (connection lost).
+    /// Clients that stopped early, with why (a script error, a thread
+    /// that died). A lost connection does not stop a client: see `faults`.
     pub client_errors: Vec<ClientStop>,
+    /// Connections the clients lost and opened again.
+    pub faults: FaultEvents,
     /// False when a client thread or task died or hung: its clients'
     /// ledgers are missing from the merged one.
     pub ledger_complete: bool,
@@ -106,6 +111,7 @@ impl EngineOutcome {
             host_cpu: None,
             interrupted: true,
             client_errors: Vec::new(),
+            faults: FaultEvents::default(),
             ledger_complete: true,
             first_failures: Vec::new(),
         }
@@ -117,20 +123,12 @@ impl EngineOutcome {
 /// the run record's `errors` show.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StopReason {
-    /// The connection broke while COMMIT was in flight: the last
-    /// transaction's outcome is unknown.
-    #[error("connection lost during COMMIT: {0}")]
-    CommitUnknown(String),
-    #[error("connection lost: {0}")]
-    ConnectionLost(String),
     /// The client's own program failed (a pgbench script's run-time
     /// error); every run would hit it again.
     #[error("client aborted: {0}")]
     Script(String),
     #[error("ROLLBACK failed: {0}")]
     RollbackFailed(String),
-    #[error("connection closed by the server")]
-    ClosedByServer,
     /// The client's task panicked.
     #[error("{0}")]
     TaskDied(String),
@@ -196,6 +194,7 @@ pub async fn run<W: Workload>(
 ) -> Result<(EngineOutcome, <W::Client as WorkloadClient>::Ledger), EngineError> {
     phase.send_replace(Phase::Connecting);
     let stop = Arc::new(AtomicBool::new(false));
+    let fault_log = Arc::new(faults::FaultLog::default());
     let retrier = Arc::new(params.retrier.clone());
     let pool = params.pool_size.map(|p| p.max(1) as usize);
     let threads = params
@@ -246,6 +245,7 @@ pub async fn run<W: Workload>(
             stop: stop.clone(),
             ready: ready_tx.clone(),
             go: go_rx.clone(),
+            faults: fault_log.clone(),
         };
         shards.push(shard::spawn(i, members, pooled, common));
     }
@@ -407,6 +407,7 @@ pub async fn run<W: Workload>(
             host_cpu,
             interrupted,
             client_errors,
+            faults: fault_log.events(window.map_or(started, |(start, _)| start)),
             ledger_complete,
             first_failures,
         },

@@ -21,9 +21,12 @@ pub enum Verdict {
     /// Give up: count a failure under this SQLSTATE.
     Fail(SqlState),
     /// The connection broke while COMMIT was in flight: outcome unknown.
-    Unknown,
-    /// The connection broke outside COMMIT: the transaction did not commit.
-    ConnectionLost,
+    /// The SQLSTATE the server sent (57P01, 57P02, 08xxx, ...), else
+    /// [`CONNECTION_FAILURE`].
+    Unknown(SqlState),
+    /// The connection broke outside COMMIT: the transaction did not
+    /// commit; counted under this SQLSTATE (as for `Unknown`).
+    ConnectionLost(SqlState),
     /// The client's own program failed (a pgbench script's run-time error,
     /// e.g. an undefined variable): the client stops, as pgbench's does.
     Abort(String),
@@ -92,10 +95,11 @@ impl Retrier {
         at_commit: bool,
     ) -> Verdict {
         let lost = || {
+            let code = code.unwrap_or(CONNECTION_FAILURE);
             if at_commit {
-                Verdict::Unknown
+                Verdict::Unknown(code)
             } else {
-                Verdict::ConnectionLost
+                Verdict::ConnectionLost(code)
             }
         };
         match code {
@@ -175,11 +179,17 @@ mod tests {
     #[test]
     fn broken_connection_at_commit_is_unknown_outcome() {
         let r = retrier(&["40001"], Backoff::None);
-        assert_eq!(r.classify_parts(None, true, true), Verdict::Unknown);
-        assert_eq!(r.classify_parts(None, true, false), Verdict::ConnectionLost);
+        assert_eq!(
+            r.classify_parts(None, true, true),
+            Verdict::Unknown(CONNECTION_FAILURE)
+        );
+        assert_eq!(
+            r.classify_parts(None, true, false),
+            Verdict::ConnectionLost(CONNECTION_FAILURE)
+        );
         assert_eq!(
             r.classify_parts(Some(*b"08006"), false, true),
-            Verdict::Unknown
+            Verdict::Unknown(*b"08006")
         );
         assert_eq!(
             r.classify_parts(None, false, false),
@@ -189,11 +199,11 @@ mod tests {
         // commit may have happened; never a plain failure.
         assert_eq!(
             r.classify_parts(Some(*b"57P01"), true, true),
-            Verdict::Unknown
+            Verdict::Unknown(*b"57P01")
         );
         assert_eq!(
-            r.classify_parts(Some(*b"40001"), true, false),
-            Verdict::ConnectionLost
+            r.classify_parts(Some(*b"57P02"), true, false),
+            Verdict::ConnectionLost(*b"57P02")
         );
     }
 

@@ -25,12 +25,13 @@ use tokio::sync::{Semaphore, SemaphorePermit, mpsc, oneshot, watch};
 use tokio_postgres::{Client, Config};
 
 use super::EngineError;
+use super::faults::{FaultLog, reconnect_delay};
 use super::retry::{Retrier, Verdict};
 use super::{ClientStop, StopReason};
 use super::{inline, pace};
 use crate::metrics::{ErrorKey, Recorder};
 use crate::model::Isolation;
-use crate::model::{CONNECTION_FAILURE, SCRIPT_ERROR};
+use crate::model::{CONNECTION_FAILURE, SCRIPT_ERROR, SqlState};
 use crate::target;
 use crate::workload::{Ledger, Outcome, TxControl, WorkloadClient};
 
@@ -70,6 +71,8 @@ pub(super) struct Common {
     pub ready: mpsc::UnboundedSender<Result<(), EngineError>>,
     /// Turns true when every shard is ready; dropped to call the run off.
     pub go: watch::Receiver<bool>,
+    /// Every shard's connection losses and reconnects.
+    pub faults: Arc<FaultLog>,
 }
 
 /// What a shard hands back when its clients have stopped.
@@ -157,12 +160,16 @@ async fn run_shard<C: WorkloadClient>(
     if common.go.wait_for(|go| *go).await.is_err() {
         return;
     }
-    let ctx = |seed: u64| Ctx {
+    let ctx = |id: u32, seed: u64| Ctx {
+        id,
         rec: common.recorder.clone(),
         retrier: common.retrier.clone(),
         stop: common.stop.clone(),
         pacing: common.pacing,
         seed,
+        db: common.db.clone(),
+        isolation: common.isolation,
+        faults: common.faults.clone(),
     };
     let pool = (!inputs.is_empty()).then(|| {
         Arc::new(Pool {
@@ -188,7 +195,7 @@ async fn run_shard<C: WorkloadClient>(
             .into_iter()
             .map(|(session, seed)| {
                 let id = session.id;
-                let ctx = ctx(seed);
+                let ctx = ctx(id, seed);
                 (
                     id,
                     tokio::spawn(
@@ -204,7 +211,7 @@ async fn run_shard<C: WorkloadClient>(
                     inputs: m.client,
                     pool: pool.clone(),
                 };
-                let ctx = ctx(m.backoff_seed);
+                let ctx = ctx(m.id, m.backoff_seed);
                 (
                     m.id,
                     tokio::spawn(async move { client_loop(source, ctx).await }),
@@ -302,12 +309,18 @@ enum Source<C> {
 
 /// What a client loop needs besides its source.
 struct Ctx {
+    /// The client's id.
+    id: u32,
     rec: Arc<Recorder>,
     retrier: Arc<Retrier>,
     stop: Arc<AtomicBool>,
     pacing: Pacing,
     /// Seed of the backoff and arrival generators.
     seed: u64,
+    /// Where to reconnect to, and the session's isolation default.
+    db: Config,
+    isolation: Isolation,
+    faults: Arc<FaultLog>,
 }
 
 /// Connects a session, sets its isolation default, and prepares its
@@ -317,26 +330,15 @@ async fn setup<C: WorkloadClient>(
     db: &Config,
     isolation: Isolation,
 ) -> Result<(Session<C>, u64), EngineError> {
-    let (conn, io) = target::connect_io(db).await?;
-    let mut io = Some(io);
-    let prepare_err = |e: tokio_postgres::Error| EngineError::Prepare {
-        client: m.id,
-        reason: target::error_text(&e),
-    };
-    let tx = inline::run(&mut io, async {
-        // The session default covers autocommit statements; transactions
-        // also say their level in BEGIN.
-        conn.batch_execute(&format!(
-            "SET default_transaction_isolation = '{}'",
-            isolation.sql().to_ascii_lowercase()
-        ))
-        .await?;
-        let tx = TxControl::prepare(&conn, isolation).await?;
-        m.client.prepare(&conn, &tx).await?;
-        Ok(tx)
-    })
-    .await
-    .map_err(prepare_err)?;
+    let (conn, io, tx) = open(&mut m.client, db, isolation)
+        .await
+        .map_err(|e| match e {
+            OpenError::Connect(e) => EngineError::Connect(e),
+            OpenError::Prepare(e) => EngineError::Prepare {
+                client: m.id,
+                reason: target::error_text(&e),
+            },
+        })?;
     Ok((
         Session {
             id: m.id,
@@ -347,6 +349,70 @@ async fn setup<C: WorkloadClient>(
         },
         m.backoff_seed,
     ))
+}
+
+/// Why a session could not be opened.
+enum OpenError {
+    Connect(target::TargetError),
+    Prepare(tokio_postgres::Error),
+}
+
+/// Opens a connection for `client`: connects, sets the isolation default
+/// and prepares the client's statements (again, after a reconnect).
+/// Returns the connection, its I/O half (`None` if it already ended) and
+/// the transaction control statements.
+async fn open<C: WorkloadClient>(
+    client: &mut C,
+    db: &Config,
+    isolation: Isolation,
+) -> Result<(Client, Option<target::Io>, TxControl), OpenError> {
+    let (conn, io) = target::connect_io(db).await.map_err(OpenError::Connect)?;
+    let mut io = Some(io);
+    let tx = inline::run(&mut io, async {
+        // The session default covers autocommit statements; transactions
+        // also say their level in BEGIN.
+        conn.batch_execute(&format!(
+            "SET default_transaction_isolation = '{}'",
+            isolation.sql().to_ascii_lowercase()
+        ))
+        .await?;
+        let tx = TxControl::prepare(&conn, isolation).await?;
+        client.prepare(&conn, &tx).await?;
+        Ok(tx)
+    })
+    .await
+    .map_err(OpenError::Prepare)?;
+    Ok((conn, io, tx))
+}
+
+/// Opens `s`'s connection again after it was lost, trying until it works
+/// or the run stops (`ctx.stop`), with [`reconnect_delay`] between tries.
+/// Returns the new connection's I/O half (`Some(None)` if it already
+/// ended), or `None` when the run stopped first.
+async fn reconnect<C: WorkloadClient>(
+    s: &mut Session<C>,
+    ctx: &Ctx,
+    rng: &mut rand::rngs::SmallRng,
+) -> Option<Option<target::Io>> {
+    let mut failed = 0u32;
+    loop {
+        if ctx.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        if let Ok((conn, io, tx)) = open(&mut s.client, &ctx.db, ctx.isolation).await {
+            s.conn = conn;
+            s.tx = tx;
+            ctx.faults.reconnected();
+            return Some(io);
+        }
+        // Sleep in slices so that the end of the run is not kept waiting.
+        let until = Instant::now() + reconnect_delay(failed, rng);
+        failed = failed.saturating_add(1);
+        while Instant::now() < until && !ctx.stop.load(Ordering::Relaxed) {
+            let left = until.saturating_duration_since(Instant::now());
+            tokio::time::sleep(left.min(Duration::from_millis(50))).await;
+        }
+    }
 }
 
 impl<C: WorkloadClient> Source<C> {
@@ -365,20 +431,24 @@ impl<C: WorkloadClient> Source<C> {
     }
 
     /// Runs one attempt of `input` on a session (checked out of the pool
-    /// and returned afterwards, the wait recorded). On error, `after`
+    /// and returned afterwards, the wait recorded; a pooled session whose
+    /// connection was lost is reconnected first). On error, `after`
     /// decides, while the session is still held, whether to roll back or
-    /// to tell the session's client that the outcome is unknown.
+    /// to tell the session's client that the outcome is unknown. `None`:
+    /// the run stopped while reconnecting, nothing was attempted.
     async fn attempt(
         &mut self,
         input: &C::Input,
-        rec: &Recorder,
+        ctx: &Ctx,
+        rng: &mut rand::rngs::SmallRng,
         after: impl Fn(&crate::workload::AttemptError) -> AfterError,
-    ) -> Attempted {
+    ) -> Option<Attempted> {
+        let rec = &*ctx.rec;
         match self {
             Source::Own(s) => {
                 let mut a = run_attempt(s, input, &after).await;
                 a.failed_step = record_steps(&mut s.client, input, rec);
-                a
+                Some(a)
             }
             Source::Pooled { pool, .. } => {
                 let asked = Instant::now();
@@ -401,10 +471,16 @@ impl<C: WorkloadClient> Source<C> {
                     _permit: permit,
                 };
                 let s = lease.session.as_mut().expect("held until drop");
+                if s.conn.is_closed() {
+                    // A pooled session's I/O runs in a task of its own.
+                    if let Some(io) = reconnect(s, ctx, rng).await? {
+                        tokio::spawn(io);
+                    }
+                }
                 let mut a = run_attempt(s, input, &after).await;
                 a.failed_step = record_steps(&mut s.client, input, rec);
                 a.pool_wait = waited;
-                a
+                Some(a)
             }
         }
     }
@@ -492,9 +568,10 @@ async fn run_attempt<C: WorkloadClient>(
 }
 
 /// One client until `stop`: draw inputs, pace (open loop), run attempts
-/// until one commits or the retry policy gives up, record. Returns the
-/// client instance (for its ledger), with an error when its connection
-/// was lost.
+/// until one commits or the retry policy gives up, record. A lost
+/// connection is logged and opened again ([`reconnect`]; a pooled
+/// session's at its next checkout). Returns the client instance (for its
+/// ledger), with an error when the client stopped early.
 async fn client_loop<C: WorkloadClient>(
     mut source: Source<C>,
     ctx: Ctx,
@@ -503,8 +580,72 @@ async fn client_loop<C: WorkloadClient>(
         Source::Own(s) => s.io.take(),
         Source::Pooled { .. } => None,
     };
-    let result = inline::run(&mut io, drive(&mut source, &ctx)).await;
+    let mut state = DriveState::new(&ctx);
+    let result = loop {
+        match inline::run(&mut io, drive(&mut source, &ctx, &mut state)).await {
+            Ok(()) => break Ok(()),
+            Err(Halt::Stop(reason)) => break Err(reason),
+            Err(Halt::Lost) => {
+                let Source::Own(s) = &mut source else {
+                    unreachable!("pooled clients reconnect at checkout");
+                };
+                drop(io.take()); // the old connection's, if it has not ended
+                match reconnect(s, &ctx, &mut state.reconnect_rng).await {
+                    Some(new_io) => io = new_io,
+                    None => break Ok(()),
+                }
+            }
+        }
+    };
     (source.into_client(), result)
+}
+
+/// Why [`drive`] returned before the run stopped.
+enum Halt {
+    /// The client's own connection was lost (and logged): reconnect and
+    /// drive on.
+    Lost,
+    /// The client stops for good.
+    Stop(StopReason),
+}
+
+/// What a client keeps across reconnects: its retry backoff, reconnect
+/// backoff and arrival generators, and the SQLSTATEs whose first failure
+/// it reported.
+struct DriveState {
+    backoff_rng: rand::rngs::SmallRng,
+    reconnect_rng: rand::rngs::SmallRng,
+    schedule: Option<pace::Schedule>,
+    timer: Option<pace::HrTimer>,
+    reported: Vec<SqlState>,
+}
+
+impl DriveState {
+    fn new(ctx: &Ctx) -> Self {
+        use rand::SeedableRng;
+        // Open loop: this client's arrivals, and a timer precise enough
+        // to start each transaction on time (see `pace`).
+        let (schedule, timer) = match ctx.pacing {
+            Pacing::Closed => (None, None),
+            Pacing::Open {
+                rate_per_client, ..
+            } => (
+                Some(pace::Schedule::new(
+                    Instant::now(),
+                    rate_per_client,
+                    arrival_seed(ctx.seed),
+                )),
+                pace::HrTimer::new().ok(),
+            ),
+        };
+        DriveState {
+            backoff_rng: rand::rngs::SmallRng::seed_from_u64(ctx.seed),
+            reconnect_rng: rand::rngs::SmallRng::seed_from_u64(ctx.seed.rotate_left(17)),
+            schedule,
+            timer,
+            reported: Vec::new(),
+        }
+    }
 }
 
 /// The seed of a client's arrival schedule, from its backoff seed.
@@ -512,63 +653,59 @@ pub(super) fn arrival_seed(backoff_seed: u64) -> u64 {
     backoff_seed ^ 0xa076_1d64_78bd_642f
 }
 
-async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(), StopReason> {
-    use rand::SeedableRng;
-    let (rec, retrier, stop) = (&*ctx.rec, &*ctx.retrier, &*ctx.stop);
-    let mut backoff_rng = rand::rngs::SmallRng::seed_from_u64(ctx.seed);
-    let max_tries = retrier.max_tries();
-    // Open loop: this client's arrivals, and a timer precise enough to
-    // start each transaction on time (see `pace`).
-    let (mut schedule, timer) = match ctx.pacing {
-        Pacing::Closed => (None, None),
-        Pacing::Open {
-            rate_per_client, ..
-        } => (
-            Some(pace::Schedule::new(
-                Instant::now(),
-                rate_per_client,
-                arrival_seed(ctx.seed),
-            )),
-            pace::HrTimer::new().ok(),
-        ),
+/// When the next transaction starts: now in a closed loop; its scheduled
+/// time in an open loop, after waiting for it (the lag recorded), with
+/// the latency limit that applies. `None`: skip this arrival (already
+/// later than the limit); `Err(())`: the run stopped while waiting.
+async fn next_start(
+    ctx: &Ctx,
+    state: &mut DriveState,
+) -> Result<Option<(Instant, Option<Duration>)>, ()> {
+    let (Pacing::Open { latency_limit, .. }, Some(schedule)) =
+        (ctx.pacing, state.schedule.as_mut())
+    else {
+        return Ok(Some((Instant::now(), None)));
     };
+    let scheduled = schedule.next_arrival();
+    let stop = &*ctx.stop;
+    let on_time = pace::wait_until(
+        state.timer.as_ref(),
+        scheduled,
+        Duration::from_millis(50),
+        || stop.load(Ordering::Relaxed),
+    )
+    .await;
+    if !on_time {
+        return Err(());
+    }
+    let lag = scheduled.elapsed();
+    let skip = latency_limit.is_some_and(|l| lag > l);
+    ctx.rec.lag(lag.as_micros() as u64, skip);
+    Ok((!skip).then_some((scheduled, latency_limit)))
+}
+
+/// Runs the client (see [`client_loop`]) until the run stops (`Ok`), its
+/// connection is lost ([`Halt::Lost`], logged; a pooled client goes on,
+/// its session reconnects at the next checkout) or it stops for good.
+async fn drive<C: WorkloadClient>(
+    source: &mut Source<C>,
+    ctx: &Ctx,
+    state: &mut DriveState,
+) -> Result<(), Halt> {
+    let (rec, retrier, stop) = (&*ctx.rec, &*ctx.retrier, &*ctx.stop);
+    let max_tries = retrier.max_tries();
     let after = |e: &crate::workload::AttemptError| match retrier.classify(e) {
-        Verdict::Unknown => AfterError::Unknown,
+        Verdict::Unknown(_) => AfterError::Unknown,
         _ if e.at_commit => AfterError::Nothing,
-        Verdict::ConnectionLost => AfterError::Nothing,
+        Verdict::ConnectionLost(_) => AfterError::Nothing,
         _ => AfterError::Rollback,
     };
-    // SQLSTATEs not retried whose first failure this client reported.
-    let mut reported: Vec<crate::model::SqlState> = Vec::new();
+    let pooled = matches!(source, Source::Pooled { .. });
     while !stop.load(Ordering::Relaxed) {
-        let mut limit = None;
-        let start = match (ctx.pacing, schedule.as_mut()) {
-            (
-                Pacing::Open {
-                    rate_per_client: _,
-                    latency_limit,
-                },
-                Some(schedule),
-            ) => {
-                let scheduled = schedule.next_arrival();
-                let on_time =
-                    pace::wait_until(timer.as_ref(), scheduled, Duration::from_millis(50), || {
-                        stop.load(Ordering::Relaxed)
-                    })
-                    .await;
-                if !on_time {
-                    return Ok(());
-                }
-                let lag = scheduled.elapsed();
-                let skip = latency_limit.is_some_and(|l| lag > l);
-                rec.lag(lag.as_micros() as u64, skip);
-                if skip {
-                    continue;
-                }
-                limit = latency_limit;
-                scheduled
-            }
-            _ => Instant::now(),
+        let (start, limit) = match next_start(ctx, state).await {
+            Ok(Some(s)) => s,
+            Ok(None) => continue,
+            Err(()) => return Ok(()),
         };
         let input = source.next_input();
         let ty = source.tx_type(&input);
@@ -577,7 +714,12 @@ async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(
         let mut pool_wait = Duration::ZERO;
         loop {
             tries += 1;
-            let a = source.attempt(&input, rec, after).await;
+            let Some(a) = source
+                .attempt(&input, ctx, &mut state.reconnect_rng, after)
+                .await
+            else {
+                return Ok(()); // stopped while reconnecting
+            };
             pool_wait += a.pool_wait;
             let err = match a.result {
                 Ok(Outcome::Committed) => {
@@ -590,6 +732,7 @@ async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(
                         Pacing::Open { .. } => elapsed,
                     };
                     rec.commit(ty, latency.as_micros() as u64, tries, wasted_us);
+                    ctx.faults.committed();
                     if limit.is_some_and(|l| latency > l) {
                         rec.late();
                     }
@@ -602,24 +745,36 @@ async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(
                 Err(e) => e,
             };
             wasted_us += a.took.as_micros() as u64;
-            let (code, retryable) = match retrier.classify(&err) {
+            let verdict = retrier.classify(&err);
+            let lost = match verdict {
+                Verdict::Unknown(code) => {
+                    rec.unknown(ty, tries, wasted_us);
+                    Some(code)
+                }
+                Verdict::ConnectionLost(code) => {
+                    rec.fail(ty, code, tries, wasted_us);
+                    Some(code)
+                }
+                _ => None,
+            };
+            if let Some(code) = lost {
+                ctx.faults.lost(ctx.id, code);
+                if pooled {
+                    break;
+                }
+                return Err(Halt::Lost);
+            }
+            let (code, retryable) = match verdict {
                 Verdict::Retry(c) => (c, true),
                 Verdict::Fail(c) => (c, false),
-                Verdict::Unknown => {
-                    rec.unknown(ty, tries, wasted_us);
-                    return Err(StopReason::CommitUnknown(err.text()));
-                }
-                Verdict::ConnectionLost => {
-                    rec.fail(ty, CONNECTION_FAILURE, tries, wasted_us);
-                    return Err(StopReason::ConnectionLost(err.text()));
-                }
                 Verdict::Abort(message) => {
                     rec.fail(ty, SCRIPT_ERROR, tries, wasted_us);
-                    return Err(StopReason::Script(message));
+                    return Err(Halt::Stop(StopReason::Script(message)));
                 }
+                Verdict::Unknown(_) | Verdict::ConnectionLost(_) => unreachable!("handled above"),
             };
-            if !retryable && !reported.contains(&code) {
-                reported.push(code);
+            if !retryable && !state.reported.contains(&code) {
+                state.reported.push(code);
                 rec.first_failure(code, || err.describe());
             }
             let key = ErrorKey {
@@ -630,6 +785,7 @@ async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(
                 at_commit: err.at_commit,
             };
             let gave_up = a.rollback_failed.is_some()
+                || a.closed
                 || !retryable
                 || tries >= max_tries
                 || stop.load(Ordering::Relaxed);
@@ -637,15 +793,22 @@ async fn drive<C: WorkloadClient>(source: &mut Source<C>, ctx: &Ctx) -> Result<(
                 rec.error(ty, key);
             } else {
                 rec.fail_at(ty, key, tries, wasted_us);
-                if let Some(e) = a.rollback_failed {
-                    return Err(StopReason::RollbackFailed(target::error_text(&e)));
-                }
                 if a.closed {
-                    return Err(StopReason::ClosedByServer);
+                    // The server closed the connection after the error.
+                    ctx.faults.lost(ctx.id, CONNECTION_FAILURE);
+                    if pooled {
+                        break;
+                    }
+                    return Err(Halt::Lost);
+                }
+                if let Some(e) = a.rollback_failed {
+                    return Err(Halt::Stop(StopReason::RollbackFailed(target::error_text(
+                        &e,
+                    ))));
                 }
                 break;
             }
-            let delay = retrier.delay(tries + 1, &mut backoff_rng);
+            let delay = retrier.delay(tries + 1, &mut state.backoff_rng);
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }

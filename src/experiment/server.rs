@@ -31,6 +31,23 @@ impl Server {
     pub(super) fn vnum(&self) -> i32 {
         self.env.server_version_num
     }
+
+    /// Makes sure the admin connection works: after a crash or restart
+    /// of the server (a fault during the last run) it is gone, so wait
+    /// for the server (at most [`SERVER_WAIT`]) and connect again.
+    ///
+    /// Errors: the server did not come back.
+    pub(super) async fn ensure_admin(&mut self) -> Result<()> {
+        if self.admin.simple_query("SELECT 1").await.is_ok() {
+            return Ok(());
+        }
+        let config = self.target.config(&self.target.admin_db());
+        let (admin, _) = wait_for_server(&config, SERVER_WAIT)
+            .await
+            .context("reconnecting to the server after it went away")?;
+        self.admin = admin;
+        Ok(())
+    }
 }
 
 /// Starts the server for `key` (binaries, settings) as configured by
@@ -166,4 +183,100 @@ pub(super) async fn shown_settings(
         })
         .collect();
     Ok((version, settings))
+}
+
+/// How long isobench waits for a server that crashed or restarted to
+/// accept connections again (crash recovery replays the WAL since the
+/// last checkpoint: seconds on a benchmark database).
+pub(super) const SERVER_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Connects to `config`, trying every 100 ms until it works or `limit`
+/// has passed (a server in crash recovery refuses connections with 57P03
+/// cannot_connect_now). Returns the connection and the time waited, s.
+///
+/// Errors: the last connection error, when `limit` passed.
+pub(super) async fn wait_for_server(
+    config: &tokio_postgres::Config,
+    limit: std::time::Duration,
+) -> Result<(Client, f64)> {
+    let started = std::time::Instant::now();
+    loop {
+        let tried =
+            tokio::time::timeout(std::time::Duration::from_secs(5), target::connect(config)).await;
+        let e = match tried {
+            Ok(Ok(c)) => return Ok((c, started.elapsed().as_secs_f64())),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "no answer within 5 s".to_string(),
+        };
+        if started.elapsed() >= limit {
+            return Err(anyhow!(
+                "the server did not accept connections again within {} s: {e}",
+                limit.as_secs()
+            ));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// Log lines of a PostgreSQL server that say it crashed or restarted
+/// (src/backend/postmaster/postmaster.c, xlog.c): a backend ended by a
+/// signal, the crash restart that follows, a server that did not shut
+/// down cleanly, a fast or immediate shutdown.
+const CRASH_MARKERS: [&str; 6] = [
+    "terminated by signal",
+    "was terminated by exception",
+    "exited with exit code",
+    "was not properly shut down",
+    "received fast shutdown request",
+    "received immediate shutdown request",
+];
+
+/// Why the server crashed or restarted, from what its log `log` got
+/// since byte `from`: the first line with one of [`CRASH_MARKERS`]
+/// (without its timestamp and pid prefix); `None` when none (or the log
+/// is not readable: an external server's is elsewhere).
+pub(super) fn crash_cause(log: &std::path::Path, from: u64) -> Option<String> {
+    use std::io::{Read, Seek};
+    let mut f = std::fs::File::open(log).ok()?;
+    f.seek(std::io::SeekFrom::Start(from)).ok()?;
+    let mut text = String::new();
+    f.take(1 << 20).read_to_string(&mut text).ok()?;
+    crash_line(&text)
+}
+
+/// The first line of `text` with a [`CRASH_MARKERS`] entry, from its
+/// severity (`LOG:`, `FATAL:`, ...) on.
+fn crash_line(text: &str) -> Option<String> {
+    let line = text
+        .lines()
+        .find(|l| CRASH_MARKERS.iter().any(|m| l.contains(m)))?;
+    let from = ["LOG:", "FATAL:", "PANIC:", "WARNING:"]
+        .iter()
+        .filter_map(|s| line.find(s).map(|i| i + s.len()))
+        .min()
+        .unwrap_or(0);
+    Some(line[from..].trim().to_string())
+}
+
+/// Bytes in the server log `log` so far (0 when it does not exist).
+pub(super) fn log_len(log: &std::path::Path) -> u64 {
+    std::fs::metadata(log).map_or(0, |m| m.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_crash_cause_is_the_first_line_that_says_so() {
+        let log = "2026-01-01 10:00:00.000 UTC [12] LOG:  checkpoint starting: immediate\n\
+                   2026-01-01 10:00:01.000 UTC [12] LOG:  server process (PID 345) was terminated by signal 9: Killed\n\
+                   2026-01-01 10:00:01.000 UTC [12] DETAIL:  Failed process was running: COMMIT\n\
+                   2026-01-01 10:00:01.100 UTC [350] LOG:  database system was not properly shut down; automatic recovery in progress\n";
+        assert_eq!(
+            crash_line(log).as_deref(),
+            Some("server process (PID 345) was terminated by signal 9: Killed")
+        );
+        assert_eq!(crash_line("LOG:  checkpoint complete\n"), None);
+    }
 }

@@ -8,6 +8,7 @@
 mod build;
 mod config;
 mod error;
+mod faults;
 mod history;
 mod observations;
 mod reason;
@@ -18,6 +19,7 @@ mod sqlstate;
 pub use build::*;
 pub use config::*;
 pub use error::*;
+pub use faults::*;
 pub use history::*;
 pub use observations::*;
 pub use reason::*;

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ExternalLoad, HostCpu, InvariantResult, Isolation, LatencySummary, Lifetime, LoadFigures,
-    LoadFormat, LoadReport, Order, RetryPolicy, ScriptsConfig, SecondPoint, ServerObservations,
-    TargetConfig,
+    LoadFormat, LoadReport, Order, RetryPolicy, RunFaults, ScriptsConfig, SecondPoint,
+    ServerObservations, TargetConfig,
 };
 
 /// Everything one experiment measured.
@@ -433,6 +433,11 @@ pub struct RunRecord {
     /// retries.
     #[serde(default)]
     pub load: Option<LoadRecord>,
+    /// Connections lost and got back, a server that crashed or restarted:
+    /// `None` when nothing happened. A faulted run is still `complete`
+    /// (it measured its window) and counts in the statistics, marked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub faults: Option<RunFaults>,
 }
 
 /// One run of an external load command.

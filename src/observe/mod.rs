@@ -84,7 +84,7 @@ pub async fn observe(
     let full = level == ObserveLevel::Full;
     let mut config = config;
     config.application_name("isobench-observer");
-    let db = match target::connect(&config).await {
+    let mut db = match target::connect(&config).await {
         Ok(c) => c,
         Err(e) => {
             obs.errors.push(e.to_string());
@@ -126,6 +126,7 @@ pub async fn observe(
     let mut siread = tokio::time::interval(sample_interval);
     let mut stat =
         tokio::time::interval_at((Instant::now() + sample_interval).into(), sample_interval);
+    let mut reconnects = 0u32;
     loop {
         let due = tokio::select! {
             _ = stat.tick() => Due::Stat,
@@ -136,6 +137,26 @@ pub async fn observe(
                 continue;
             }
         };
+        if db.is_closed() {
+            // The server ended the connection (terminated, crashed,
+            // restarted): open it again, a bounded number of times; the
+            // next pg_stat_database sample starts afresh (a crash resets
+            // the counters).
+            if reconnects >= MAX_RECONNECTS {
+                continue;
+            }
+            reconnects += 1;
+            match tokio::time::timeout(Duration::from_secs(2), target::connect(&config)).await {
+                Ok(Ok(c)) => {
+                    db = c;
+                    last = None;
+                    obs.errors.push(format!(
+                        "observer: connection lost, reconnected (try {reconnects} of {MAX_RECONNECTS})"
+                    ));
+                }
+                _ => continue,
+            }
+        }
         let failed = match due {
             Due::Stat => {
                 take_interval(&db, &dbname, start, &mut last, &mut obs).await;
@@ -171,6 +192,9 @@ pub async fn observe(
     obs.plan_changes = plan_changes(&obs.plans, end);
     obs
 }
+
+/// Tries to reopen a lost observer connection, one per due sample.
+const MAX_RECONNECTS: u32 = 30;
 
 /// EXPLAIN of every statement; failures go to `errors`.
 async fn explain_all(

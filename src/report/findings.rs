@@ -37,6 +37,7 @@ pub const RULES: &[Rule] = &[
     lock_waits,
     unknown,
     history_missing,
+    faults,
 ];
 
 /// Every rule's findings for `m`.
@@ -580,7 +581,53 @@ fn unknown(m: &ReportModel) -> Vec<Finding> {
         text: format!(
             "{n} transaction(s) have an unknown outcome (the connection broke during COMMIT): they may or may not have committed, and the invariant checks allow for them."
         ),
-        advice: Some("see Problems for the connection errors".into()),
+        advice: Some("see Faults for the lost connections".into()),
+    }]
+}
+
+/// Runs that had faults: how many, the connections lost, the longest
+/// outage and recovery, and the server's crash cause when it had one.
+fn faults(m: &ReportModel) -> Vec<Finding> {
+    let faulted: Vec<_> = m
+        .results
+        .runs
+        .iter()
+        .filter_map(|r| r.faults.as_ref().map(|f| (r.index, f)))
+        .collect();
+    if faulted.is_empty() {
+        return Vec::new();
+    }
+    let lost: u64 = faulted.iter().map(|(_, f)| f.connections_lost).sum();
+    let runs: Vec<String> = faulted.iter().map(|(i, _)| i.to_string()).collect();
+    let mut text = format!(
+        "run(s) {} had faults: {lost} connection(s) lost, the clients reconnected",
+        runs.join(", ")
+    );
+    let longest = |get: fn(&crate::model::RunFaults) -> Option<f64>| {
+        faulted
+            .iter()
+            .filter_map(|(i, f)| get(f).map(|v| (*i, v)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    };
+    if let Some((i, s)) = longest(|f| f.outage_s) {
+        text.push_str(&format!("; longest outage {s:.2} s (run {i})"));
+    }
+    if let Some((i, s)) = longest(|f| f.recovery_s) {
+        text.push_str(&format!("; slowest recovery to 90 % {s:.2} s (run {i})"));
+    }
+    if let Some((i, cause)) = faulted
+        .iter()
+        .find_map(|(i, f)| f.cause.as_ref().map(|c| (i, c)))
+    {
+        text.push_str(&format!("; the server went away in run {i}: {cause}"));
+    }
+    text.push('.');
+    vec![Finding {
+        rule: "faults",
+        text,
+        advice: Some(
+            "faulted runs are kept and count in the statistics; see Faults in report.md".into(),
+        ),
     }]
 }
 
@@ -1110,6 +1157,24 @@ mod tests {
         assert_eq!(
             (grouped(0), grouped(999), grouped(1_000_000)),
             ("0".into(), "999".into(), "1,000,000".into())
+        );
+    }
+
+    #[test]
+    fn faulted_runs_are_a_finding_with_outage_recovery_and_cause() {
+        assert!(
+            !findings(&ReportModel::new(&fixture::results()))
+                .iter()
+                .any(|f| f.rule == "faults")
+        );
+        let r = fixture::faulted();
+        let f = findings(&ReportModel::new(&r));
+        let f = f.iter().find(|f| f.rule == "faults").unwrap();
+        assert_eq!(
+            f.text,
+            "run(s) 2 had faults: 4 connection(s) lost, the clients reconnected; longest outage 0.75 s (run 2); \
+             slowest recovery to 90 % 1.50 s (run 2); the server went away in run 2: server process (PID 4242) \
+             was terminated by signal 9: Killed."
         );
     }
 }

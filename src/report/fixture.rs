@@ -256,6 +256,7 @@ fn run(
         server_version: "16.4".into(),
         server_settings: BTreeMap::from([("fsync".into(), "off".into())]),
         load: None,
+        faults: None,
     }
 }
 
@@ -608,5 +609,27 @@ pub(crate) fn swallowed_history() -> Results {
         )];
         run.anomalies = h.violations();
     }
+    r
+}
+
+/// [`results`] with run 2 faulted: a backend killed 2.5 s into its
+/// window, the server back after 0.4 s, 4 connections lost and reopened.
+pub fn faulted() -> Results {
+    let mut r = results();
+    r.runs[1].faults = Some(crate::model::RunFaults {
+        cause: Some("server process (PID 4242) was terminated by signal 9: Killed".into()),
+        connections_lost: 4,
+        losses: (0..4)
+            .map(|c| crate::model::ConnectionLoss {
+                t_s: 2.5 + f64::from(c) / 1000.0,
+                client: c,
+                sqlstate: "57P02".into(),
+            })
+            .collect(),
+        reconnects: 4,
+        outage_s: Some(0.75),
+        recovery_s: Some(1.5),
+        server_wait_s: Some(0.4),
+    });
     r
 }

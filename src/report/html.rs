@@ -26,7 +26,7 @@ mod server;
 
 use super::scale_text;
 use client::{commands, failures, latency, pool_and_lag, throughput, time_series, transactions};
-use details::{external_load, invariants, plans, problems, runs};
+use details::{external_load, faults, invariants, plans, problems, runs};
 use header::{header, summary};
 use server::{counters, siread_locks, wait_events};
 
@@ -72,6 +72,7 @@ pub fn render_model(m: &ReportModel) -> String {
         pool_and_lag(m),
         invariants(m),
         plans(m),
+        faults(m),
         runs(m),
         problems(m),
     ]
@@ -160,12 +161,13 @@ fn findings(m: &ReportModel) -> Option<Section> {
 
 /// `text` escaped, its Markdown code spans (`` `x` ``) as `<code>`.
 fn code_spans(text: &str) -> String {
+    let paired = text.matches('`').count().is_multiple_of(2);
     let mut out = String::new();
     for (i, part) in text.split('`').enumerate() {
-        if i % 2 == 1 && text.matches('`').count() % 2 == 0 {
+        if paired && i % 2 == 1 {
             let _ = write!(out, "<code>{}</code>", esc(part));
         } else {
-            if i > 0 && text.matches('`').count() % 2 == 1 {
+            if i > 0 && !paired {
                 out.push('`');
             }
             out.push_str(&esc(part));
@@ -440,6 +442,15 @@ mod tests {
         }
         assert!(html.contains("pool wait p99 (ms)"));
         assert!(html.contains("pgbench_accounts (tuple)"));
+    }
+
+    #[test]
+    fn a_faults_section_only_when_a_run_had_faults() {
+        assert!(!render(&fixture::results()).contains("<section id=\"faults\">"));
+        let html = render(&fixture::faulted());
+        assert_self_contained(&html);
+        assert!(html.contains("<section id=\"faults\">"));
+        assert!(html.contains("was terminated by signal 9: Killed"));
     }
 
     #[test]

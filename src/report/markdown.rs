@@ -35,6 +35,7 @@ pub fn render_model(m: &ReportModel) -> String {
     siread_locks(&mut out, m);
     plans(&mut out, m);
     invariants(&mut out, m);
+    faults(&mut out, m);
     runs(&mut out, m);
     problems(&mut out, m);
     out.truncate(out.trim_end().len());
@@ -408,6 +409,20 @@ fn invariants(out: &mut String, m: &ReportModel) {
     }
 }
 
+/// Only when a run had faults.
+fn faults(out: &mut String, m: &ReportModel) {
+    let t = sections::faults(m);
+    if t.is_empty() {
+        return;
+    }
+    out.push_str(
+        "## Faults\n\nRuns whose clients lost connections (and reconnected) or whose server crashed or restarted. \
+         They measured their whole window and count in the statistics. Outage: from the first loss to the first \
+         commit after it; recovery: until a second of the window was back at 90 % of the throughput before the loss.\n\n",
+    );
+    table(out, &t);
+}
+
 fn runs(out: &mut String, m: &ReportModel) {
     out.push_str("## Runs\n\nIn execution order.");
     if !m.outlier_runs.is_empty() {
@@ -657,5 +672,23 @@ mod tests {
         let md = render(&r);
         assert!(summary_rows(&md).is_empty());
         assert!(md.contains("No transaction failed.") && md.contains("No plans recorded."));
+    }
+
+    #[test]
+    fn a_faults_section_only_when_a_run_had_faults() {
+        assert!(!render(&fixture::results()).contains("## Faults"));
+        let md = render(&fixture::faulted());
+        let section = md.split("## Faults").nth(1).unwrap();
+        let section = section.split("## Runs").next().unwrap();
+        let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| 2 ")).collect();
+        assert_eq!(rows.len(), 1, "{section}");
+        for cell in [
+            "| 4 | 4 | 2.50 | 0.75 | 1.50 | 0.40 |",
+            "terminated by signal 9",
+        ] {
+            assert!(rows[0].contains(cell), "{cell}: {}", rows[0]);
+        }
+        let runs = md.split("## Runs").nth(1).unwrap();
+        assert!(runs.contains("yes (faulted, see Faults)"), "{runs}");
     }
 }

@@ -610,6 +610,42 @@ pub fn invariant_checks(m: &ReportModel) -> Table {
     t
 }
 
+/// The runs that had faults (lost connections, a server that crashed or
+/// restarted), in execution order; empty when none did.
+pub fn faults(m: &ReportModel) -> Table {
+    let mut t = Table::new(vec![
+        Column::num("run"),
+        Column::text("cell"),
+        Column::num("repetition"),
+        Column::num("connections lost"),
+        Column::num("reconnects"),
+        Column::num("first loss (s)"),
+        Column::num("outage (s)"),
+        Column::num("recovery to 90 % (s)"),
+        Column::num("server wait (s)"),
+        Column::long("cause"),
+    ]);
+    let secs = |v: Option<f64>, none: &str| {
+        Value::opt(v, v.map_or_else(|| none.to_string(), |v| fmt_fixed(v, 2)))
+    };
+    for run in &m.results.runs {
+        let Some(f) = &run.faults else { continue };
+        t.row(vec![
+            Value::count(run.index.into()),
+            run_cell_value(m, &run.cell),
+            Value::count(run.repetition.into()),
+            Value::count(f.connections_lost),
+            Value::count(f.reconnects),
+            secs(f.losses.first().map(|l| l.t_s), "-"),
+            secs(f.outage_s, "no commit after"),
+            secs(f.recovery_s, "not recovered"),
+            secs(f.server_wait_s, "-"),
+            Value::text(f.cause.clone().unwrap_or_else(|| "connections lost".into())),
+        ]);
+    }
+    t
+}
+
 /// A share of the host's CPU time, %, to one decimal; `n/a` when not
 /// measured.
 fn host_pct(v: Option<f64>) -> Value {
@@ -673,7 +709,9 @@ pub fn runs(m: &ReportModel) -> Table {
             ),
             host_pct(run.host_cpu.map(|h| h.busy_pct)),
             host_pct(run.host_cpu.map(|h| h.steal_pct)),
-            if run.complete {
+            if run.complete && run.faults.is_some() {
+                Value::text("yes (faulted, see Faults)").mark(Mark::Bad)
+            } else if run.complete {
                 "yes".into()
             } else if run.load.is_some() && !run.errors.is_empty() {
                 Value::text("no (failed, see Problems)").mark(Mark::Bad)

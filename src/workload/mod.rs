@@ -533,7 +533,9 @@ pub trait WorkloadClient: Send + 'static {
     type Input: Send + Sync;
     type Ledger: Ledger;
 
-    /// Prepares this client's statements on its connection.
+    /// Prepares this client's statements on its connection; called again
+    /// on the new connection after a reconnect, so it replaces what an
+    /// earlier call prepared.
     fn prepare(
         &mut self,
         conn: &Client,

@@ -289,6 +289,9 @@ impl WorkloadClient for SsibenchClient {
         conn: &Client,
         _tx: &TxControl,
     ) -> Result<(), tokio_postgres::Error> {
+        // Again after a reconnect: the old connection's statements are gone.
+        self.reads.clear();
+        self.updates.clear();
         for t in 1..=self.w.tables {
             self.reads.push(conn.prepare(&read_sql(t)).await?);
             for k in 1..=COLUMNS {

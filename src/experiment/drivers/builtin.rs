@@ -14,10 +14,13 @@ use crate::engine::retry::Retrier;
 use crate::engine::{self, EngineOutcome, EngineParams};
 use crate::experiment::copies::{create_template, fresh_copy};
 use crate::experiment::plan::{cells, retrier_for, setup, validate, workload_spec};
-use crate::experiment::server::shown_settings;
+use crate::experiment::server::{
+    SERVER_WAIT, crash_cause, log_len, shown_settings, wait_for_server,
+};
 use crate::metrics::{Interval, encode_histogram};
 use crate::model::{
-    BadInput, ExperimentConfig, InvariantResult, Isolation, LoadReport, Phase, ServerObservations,
+    BadInput, ExperimentConfig, InvariantResult, Isolation, LoadReport, Phase, RunFaults,
+    ServerObservations, outage_s, recovery_s,
 };
 use crate::observe;
 use crate::store::{self, Cell, RunRecord, TxTypeRecord};
@@ -200,6 +203,10 @@ struct Around {
     server_settings: BTreeMap<String, String>,
     server: ServerObservations,
     invariants: Vec<InvariantResult>,
+    /// The server crashed or restarted under the run: what its log (or
+    /// the connection error) said, and how long isobench waited for it
+    /// afterwards, s.
+    server_fault: Option<(String, f64)>,
 }
 
 /// Runs `ctx.run` with `workload`: a fresh copy, the engine under
@@ -241,6 +248,8 @@ async fn one_run<W: Workload>(
         rate: run.cell.rate.map(|r| r.0),
         latency_limit: cfg.latency_limit,
     };
+    let log = ctx.dir.join(store::SERVER_LOG);
+    let log_from = log_len(&log);
     let (phase_tx, phase_rx) = watch::channel(Phase::Connecting);
     let observer = tokio::spawn(observe::observe(
         db_config.clone(),
@@ -267,6 +276,7 @@ async fn one_run<W: Workload>(
     phase_tx.send_replace(Phase::Draining);
     let server = observer.await.unwrap_or_default();
     let (outcome, ledger) = outcome?;
+    let (check_db, server_fault) = after_server_fault(check_db, ctx, &log, log_from).await?;
     let invariants = workload
         .check(&check_db, outcome.lifetime, ledger)
         .await
@@ -280,8 +290,42 @@ async fn one_run<W: Workload>(
         server_settings,
         server,
         invariants,
+        server_fault,
     };
     Ok(record(workload, ctx, outcome, around))
+}
+
+/// The check connection `check_db` after the run, and what happened to
+/// the server if it crashed or restarted during it: the check connection
+/// is then gone, so wait for the server to accept connections again (at
+/// most [`SERVER_WAIT`]) and open it again. The cause is what the server
+/// log `log` got since byte `log_from` (a backend terminated by a signal,
+/// a server not properly shut down), else the connection's error.
+///
+/// Errors: the server did not come back.
+async fn after_server_fault(
+    check_db: tokio_postgres::Client,
+    ctx: &RunCtx<'_>,
+    log: &std::path::Path,
+    log_from: u64,
+) -> Result<(tokio_postgres::Client, Option<(String, f64)>)> {
+    let error = match check_db.simple_query("SELECT 1").await {
+        Ok(_) => return Ok((check_db, None)),
+        Err(e) => target::error_text(&e),
+    };
+    ctx.progress.note(&format!(
+        "the server went away ({error}); waiting for it ..."
+    ));
+    let mut config = ctx.srv.target.config(ctx.run_db);
+    config.application_name("isobench-check");
+    let (check_db, waited) = wait_for_server(&config, SERVER_WAIT)
+        .await
+        .context("checking invariants after the server went away")?;
+    let cause = crash_cause(log, log_from).unwrap_or_else(|| format!("connection error: {error}"));
+    ctx.progress.note(&format!(
+        "the server is back after {waited:.1} s; cause: {cause}"
+    ));
+    Ok((check_db, Some((cause, waited))))
 }
 
 /// Per-transaction-type records of the measured window `measured`, named
@@ -336,6 +380,11 @@ fn record<W: Workload>(
     let mut errors_all = std::mem::take(&mut around.errors);
     let (anomalies, script_error) = problems(&outcome, &around, &mut errors_all);
     let lost_clients = !outcome.client_errors.is_empty();
+    let faults = run_faults(
+        &outcome.faults,
+        &outcome.per_second,
+        around.server_fault.take(),
+    );
     let record = RunRecord {
         index,
         cell: run.cell.clone(),
@@ -409,6 +458,7 @@ fn record<W: Workload>(
         server_version: around.server_version,
         server_settings: around.server_settings,
         load: None,
+        faults,
     };
     (record, script_error)
 }
@@ -447,6 +497,30 @@ fn problems(
     );
     errors.extend(around.server.errors.iter().cloned());
     (anomalies, script_error)
+}
+
+/// The faults of a run from the engine's log `events`, the per-second
+/// `points` (for the recovery time) and what the server said after a
+/// crash or restart (`server_fault`: cause, wait in s); `None` when
+/// nothing happened.
+fn run_faults(
+    events: &engine::FaultEvents,
+    points: &[crate::model::SecondPoint],
+    server_fault: Option<(String, f64)>,
+) -> Option<RunFaults> {
+    let (cause, server_wait_s) = server_fault.unzip();
+    let faults = RunFaults {
+        cause,
+        connections_lost: events.lost,
+        losses: events.losses.clone(),
+        reconnects: events.reconnects,
+        outage_s: events
+            .first_loss_s
+            .and_then(|l| outage_s(l, events.first_commit_after_s)),
+        recovery_s: events.first_loss_s.and_then(|l| recovery_s(points, l)),
+        server_wait_s,
+    };
+    (!faults.is_empty()).then_some(faults)
 }
 
 /// A wait histogram (µs) as a summary in ms.

@@ -122,6 +122,22 @@ pub(super) fn plans(m: &ReportModel) -> Option<Section> {
     section("plans", "Plans", html)
 }
 
+/// Runs that had faults; none when no run had any.
+pub(super) fn faults(m: &ReportModel) -> Option<Section> {
+    let t = sections::faults(m);
+    if t.is_empty() {
+        return None;
+    }
+    let html = format!(
+        "<p class=\"note\">Runs whose clients lost connections (and reconnected) or whose server crashed \
+         or restarted. They measured their whole window and count in the statistics. Outage: from the \
+         first loss to the first commit after it; recovery: until a second of the window was back at 90 % \
+         of the throughput before the loss.</p>\n{}",
+        table_html(&t)
+    );
+    section("faults", "Faults", html)
+}
+
 pub(super) fn runs(m: &ReportModel) -> Option<Section> {
     if m.results.runs.is_empty() {
         return None;

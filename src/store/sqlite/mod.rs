@@ -11,7 +11,8 @@
 //! 3. `tx_type_commands` (first added to version 2 stores without a version
 //!    bump, so some version 2 stores have it already);
 //! 4. `host_cpu`, `plan_changes` and `per_second_lag`;
-//! 5. `tx_type_failure_reasons` and the view `run_failure_reasons`.
+//! 5. `tx_type_failure_reasons` and the view `run_failure_reasons`;
+//! 6. `run_faults` and `connection_losses`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
@@ -110,6 +111,10 @@
 //!   when not known), most attempts first (`seq`); `failed` counts the
 //!   transactions that gave up after it. The view `run_failure_reasons
 //!   (run, sqlstate, reason, attempts, failed)` sums them per run.
+//! - `run_faults (run, cause, connections_lost, reconnects, outage_s,
+//!   recovery_s, server_wait_s)`: a run that lost connections or whose
+//!   server crashed or restarted (no row: no fault); `connection_losses
+//!   (run, seq, t_s, client, sqlstate)` its first 100 losses in time order.
 //!
 //! Vectors keep their order in an `ordinal` column (from 0); maps come back
 //! sorted by key, as [`BTreeMap`] keeps them.
@@ -660,6 +665,26 @@ mod tests {
             },
         };
         c.seed = u64::MAX;
+        r.runs[0].faults = Some(crate::model::RunFaults {
+            cause: Some("server process (PID 12) was terminated by signal 9: Killed".into()),
+            connections_lost: 2,
+            losses: vec![
+                crate::model::ConnectionLoss {
+                    t_s: -0.25,
+                    client: 0,
+                    sqlstate: "57P02".into(),
+                },
+                crate::model::ConnectionLoss {
+                    t_s: 1.0 / 3.0,
+                    client: 7,
+                    sqlstate: "08006".into(),
+                },
+            ],
+            reconnects: 2,
+            outage_s: Some(0.1 + 0.2),
+            recovery_s: None,
+            server_wait_s: Some(1.5),
+        });
         c.target = "external PostgreSQL at host=/tmp port=5432 — 'naïve' \"quoted\"".into();
         c.file = Some("studies/ssi.toml".into());
         r.environment
@@ -1030,7 +1055,8 @@ mod tests {
 
     /// What a store of version `version` holds of `r`: host CPU, plan
     /// changes and per-second lag came with version 4, failure reasons
-    /// with version 5 (commands with version 3: `r` has none).
+    /// with version 5, faults with version 6 (commands with version 3: `r`
+    /// has none).
     fn as_of(version: usize, r: &Results) -> Results {
         let mut r = r.clone();
         for run in &mut r.runs {
@@ -1045,6 +1071,9 @@ mod tests {
                 for t in &mut run.transactions {
                     t.failure_reasons.clear();
                 }
+            }
+            if version < 6 {
+                run.faults = None;
             }
         }
         r
@@ -1097,7 +1126,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 5);
+        assert_eq!(STORE_VERSION, 6);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();
@@ -1128,6 +1157,7 @@ mod tests {
             assert_eq!(has(&path, "external_loads"), version >= 2);
             assert_eq!(has(&path, "tx_type_commands"), version >= 3);
             assert_eq!(has(&path, "tx_type_failure_reasons"), version >= 5);
+            assert_eq!(has(&path, "run_faults"), version >= 6);
             let bytes = std::fs::read(&path).unwrap();
 
             let fixture = as_of(version, &fixture);

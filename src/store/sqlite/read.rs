@@ -10,9 +10,9 @@ use rusqlite::{Connection, OptionalExtension, Row};
 
 use super::{Context, Error, R, from_name};
 use crate::model::{
-    CountStat, HostCpu, InvariantResult, Isolation, LatencySummary, Lifetime, LoadFigures,
-    LoadReport, Order, Plan, PlanChange, SecondPoint, ServerObservations, SireadLocks,
-    StatInterval, WaitEvents,
+    ConnectionLoss, CountStat, HostCpu, InvariantResult, Isolation, LatencySummary, Lifetime,
+    LoadFigures, LoadReport, Order, Plan, PlanChange, RunFaults, SecondPoint, ServerObservations,
+    SireadLocks, StatInterval, WaitEvents,
 };
 use crate::store::{
     Cell, CommandRecord, Environment, FailureReasonRecord, LoadRecord, Rate, Results, RunRecord,
@@ -369,6 +369,7 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
         server_version: row.get("server_version")?,
         server_settings,
         load: read_external_load(conn, run)?,
+        faults: read_faults(conn, run)?,
     })
 }
 
@@ -639,6 +640,45 @@ fn messages(conn: &Connection, table: &str, run: u32) -> R<Vec<String>> {
 }
 
 /// Run `run`'s external load, if it had one.
+/// A run's faults (`run_faults`, `connection_losses`); `None` without a
+/// `run_faults` row.
+fn read_faults(conn: &Connection, run: u32) -> R<Option<RunFaults>> {
+    let mut st = conn.prepare_cached(
+        "SELECT cause, connections_lost, reconnects, outage_s, recovery_s, server_wait_s
+           FROM run_faults WHERE run = ?1",
+    )?;
+    let Some(mut f) = st
+        .query_row([run], |r| {
+            Ok(RunFaults {
+                cause: r.get(0)?,
+                connections_lost: r.get(1)?,
+                losses: Vec::new(),
+                reconnects: r.get(2)?,
+                outage_s: r.get(3)?,
+                recovery_s: r.get(4)?,
+                server_wait_s: r.get(5)?,
+            })
+        })
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    f.losses = children(
+        conn,
+        "connection_losses",
+        "SELECT t_s, client, sqlstate FROM connection_losses WHERE run = ?1 ORDER BY seq",
+        run,
+        |r| {
+            Ok(ConnectionLoss {
+                t_s: r.get(0)?,
+                client: r.get(1)?,
+                sqlstate: r.get(2)?,
+            })
+        },
+    )?;
+    Ok(Some(f))
+}
+
 fn read_external_load(conn: &Connection, run: u32) -> R<Option<LoadRecord>> {
     let mut st = conn.prepare_cached("SELECT * FROM external_loads WHERE run = ?1")?;
     let row = st

@@ -21,6 +21,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V3_TX_TYPE_COMMANDS),
     M::up(V4_WINDOW_OBSERVATIONS),
     M::up(V5_FAILURE_REASONS),
+    M::up(V6_FAULTS),
 ];
 
 /// [`MIGRATION_LIST`] as rusqlite_migration runs it (each call applies the
@@ -406,4 +407,30 @@ CREATE VIEW IF NOT EXISTS run_failure_reasons AS
      GROUP BY run, sqlstate, reason;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '5');
+"#;
+
+/// Store version 6: the faults of a run (`RunRecord::faults`): one
+/// `run_faults` row per faulted run (none for a run without faults) and
+/// its connection losses in time order (`seq`).
+const V6_FAULTS: &str = r#"
+CREATE TABLE IF NOT EXISTS run_faults (
+    run              INTEGER PRIMARY KEY REFERENCES runs (run) ON DELETE CASCADE,
+    cause            TEXT,
+    connections_lost INTEGER NOT NULL,
+    reconnects       INTEGER NOT NULL,
+    outage_s         REAL,
+    recovery_s       REAL,
+    server_wait_s    REAL
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS connection_losses (
+    run      INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    seq      INTEGER NOT NULL,
+    t_s      REAL NOT NULL,
+    client   INTEGER NOT NULL,
+    sqlstate TEXT NOT NULL,
+    PRIMARY KEY (run, seq)
+) STRICT;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '6');
 "#;

@@ -6,7 +6,7 @@ use rusqlite::{Transaction, named_params, params};
 
 use super::schema::HISTOGRAM_ENCODING;
 use super::{Context, Error, R, enum_name};
-use crate::model::ServerObservations;
+use crate::model::{RunFaults, ServerObservations};
 use crate::store::{Cell, LoadRecord, Results, RunRecord};
 
 /// Writes the `experiment` row and replaces the configuration's rates, the
@@ -150,6 +150,35 @@ pub(super) fn write_run(tx: &Transaction, r: &RunRecord) -> R<()> {
     write_checks(tx, r)?;
     if let Some(l) = &r.load {
         write_external_load(tx, run, l).context("external_loads")?;
+    }
+    if let Some(f) = &r.faults {
+        write_faults(tx, run, f).context("run_faults")?;
+    }
+    Ok(())
+}
+
+/// A faulted run's `run_faults` row and its `connection_losses`.
+fn write_faults(tx: &Transaction, run: u32, f: &RunFaults) -> R<()> {
+    tx.prepare_cached(
+        "INSERT INTO run_faults (run, cause, connections_lost, reconnects, outage_s,
+            recovery_s, server_wait_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        run,
+        f.cause,
+        f.connections_lost,
+        f.reconnects,
+        f.outage_s,
+        f.recovery_s,
+        f.server_wait_s
+    ])?;
+    let mut st = tx.prepare_cached(
+        "INSERT INTO connection_losses (run, seq, t_s, client, sqlstate)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for (i, l) in f.losses.iter().enumerate() {
+        st.execute(params![run, i, l.t_s, l.client, l.sqlstate])
+            .context("connection_losses")?;
     }
     Ok(())
 }

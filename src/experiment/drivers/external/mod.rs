@@ -694,6 +694,7 @@ fn record(
         server_version,
         server_settings,
         load: Some(load),
+        faults: None,
     }
 }
 

@@ -1,0 +1,157 @@
+//! Faults a run lived through: connections its clients lost (and got
+//! back), a server that crashed or restarted under it, and what that cost
+//! the load: the outage (no commit at all) and the time until throughput
+//! was back.
+
+use serde::{Deserialize, Serialize};
+
+use super::SecondPoint;
+
+/// Share of the throughput before a fault that counts as recovered
+/// (issue #18: "back to 90 % of what it was before").
+pub const RECOVERED_SHARE: f64 = 0.9;
+
+/// Connection losses kept one by one in a run's [`RunFaults::losses`];
+/// further ones are only counted.
+pub const MAX_LOSSES_KEPT: usize = 100;
+
+/// One connection a client lost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConnectionLoss {
+    /// When, s since the measured window began (negative: during the
+    /// warm-up).
+    pub t_s: f64,
+    /// The client (or pool session) that lost it.
+    pub client: u32,
+    /// The error's SQLSTATE: the server's (57P01 admin_shutdown, 57P02
+    /// crash_shutdown, 57P03 cannot_connect_now, 08xxx) or 08006
+    /// connection_failure for a socket that closed or failed.
+    pub sqlstate: String,
+}
+
+/// The faults of one run; a run without any has none (`faults: null`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunFaults {
+    /// What the server said about it, when it crashed or restarted: a
+    /// line of its log (`server process (PID 123) was terminated by
+    /// signal 9: Killed`, `database system was not properly shut down`),
+    /// or the error the run's connections got.
+    #[serde(default)]
+    pub cause: Option<String>,
+    /// Connections lost, all of them (also those beyond `losses`).
+    pub connections_lost: u64,
+    /// The first [`MAX_LOSSES_KEPT`] losses, in time order.
+    pub losses: Vec<ConnectionLoss>,
+    /// Connections opened again after a loss.
+    pub reconnects: u64,
+    /// Time without any commit, from the first loss to the first commit
+    /// after the burst of losses it began, s; `None` when nothing committed
+    /// after it (before the run ended).
+    pub outage_s: Option<f64>,
+    /// Time from the first loss until a second of the measured window had
+    /// [`RECOVERED_SHARE`] of the mean throughput of the seconds before
+    /// the loss, s (to the end of that second, so 1 s granularity);
+    /// `None` when it never did, or when no whole second came before the
+    /// loss to compare with.
+    pub recovery_s: Option<f64>,
+    /// Time isobench waited after the run for the server to accept
+    /// connections again, s; `None` when it did not have to.
+    #[serde(default)]
+    pub server_wait_s: Option<f64>,
+}
+
+impl RunFaults {
+    /// Whether anything happened at all.
+    pub fn is_empty(&self) -> bool {
+        self.connections_lost == 0 && self.cause.is_none()
+    }
+}
+
+/// The outage of a run: from `first_loss_s` to `first_commit_after_s`
+/// (both s since the window began), never negative; `None` without a
+/// commit after the loss.
+pub fn outage_s(first_loss_s: f64, first_commit_after_s: Option<f64>) -> Option<f64> {
+    first_commit_after_s.map(|c| (c - first_loss_s).max(0.0))
+}
+
+/// The recovery time after a loss at `loss_s` (s since the window began)
+/// from the run's per-second points: the baseline is the mean throughput
+/// of the points that ended by `loss_s`; the run has recovered at the end
+/// of the first point that began at or after `loss_s` with at least
+/// [`RECOVERED_SHARE`] of it. Returns that end minus `loss_s`, s; `None`
+/// without a baseline (no point ended before the loss, or they committed
+/// nothing) or without such a point.
+pub fn recovery_s(points: &[SecondPoint], loss_s: f64) -> Option<f64> {
+    let before: Vec<f64> = points
+        .iter()
+        .filter(|p| p.t_s <= loss_s)
+        .map(|p| p.tps)
+        .collect();
+    if before.is_empty() {
+        return None;
+    }
+    let baseline = before.iter().sum::<f64>() / before.len() as f64;
+    if baseline <= 0.0 {
+        return None;
+    }
+    let mut start = 0.0;
+    for p in points {
+        let began = start;
+        start = p.t_s;
+        if began >= loss_s && p.tps >= RECOVERED_SHARE * baseline {
+            return Some(p.t_s - loss_s);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn points(tps: &[f64]) -> Vec<SecondPoint> {
+        tps.iter()
+            .enumerate()
+            .map(|(i, &tps)| SecondPoint {
+                t_s: (i + 1) as f64,
+                committed: tps as u64,
+                tps,
+                p99_ms: 1.0,
+                failed: 0,
+                lag_ms: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn recovery_counts_to_the_end_of_the_first_second_back_at_90_percent() {
+        // 1000 tps for 3 s, the loss at 3.4 s, then 0, 500, 899 (< 90 %
+        // of 1000), 950.
+        let p = points(&[1000.0, 1000.0, 1000.0, 200.0, 0.0, 500.0, 899.0, 950.0]);
+        let r = recovery_s(&p, 3.4).unwrap();
+        assert!((r - (8.0 - 3.4)).abs() < 1e-9, "{r}");
+        // The second the loss fell in does not count, however fast it was.
+        let p = points(&[1000.0, 1000.0, 1000.0, 990.0, 1000.0]);
+        let r = recovery_s(&p, 3.4).unwrap();
+        assert!((r - (5.0 - 3.4)).abs() < 1e-9, "{r}");
+        // A loss exactly at a second's end: the next second may recover.
+        let r = recovery_s(&p, 3.0).unwrap();
+        assert!((r - 1.0).abs() < 1e-9, "{r}");
+    }
+
+    #[test]
+    fn no_recovery_without_a_baseline_or_without_getting_back() {
+        let p = points(&[1000.0, 1000.0, 100.0, 100.0]);
+        assert_eq!(recovery_s(&p, 2.5), None, "never back to 900");
+        assert_eq!(recovery_s(&p, 0.5), None, "no whole second before");
+        assert_eq!(recovery_s(&p, -1.0), None, "during the warm-up");
+        assert_eq!(recovery_s(&points(&[0.0, 0.0, 5.0]), 2.0), None);
+    }
+
+    #[test]
+    fn the_outage_runs_from_the_first_loss_to_the_next_commit() {
+        assert_eq!(outage_s(2.0, Some(2.25)), Some(0.25));
+        assert_eq!(outage_s(2.0, Some(1.0)), Some(0.0), "never negative");
+        assert_eq!(outage_s(2.0, None), None);
+    }
+}

@@ -1,0 +1,159 @@
+//! Faults during a run (issue #18): clients whose connections are
+//! terminated reconnect and go on; a backend killed with SIGKILL (the
+//! server then ends every backend and runs crash recovery) does not end
+//! the study, and the faulted run is kept, marked, with its invariants.
+//!
+//! The faults are injected from outside, as an operator would: SIGTERM to
+//! a backend is what `pg_terminate_backend` sends; SIGKILL crashes it.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+/// Starts a study of 2 runs of 4 s (no warm-up, no observer, so the run
+/// database's backends are the check connection and the 4 clients).
+fn start(dir: &std::path::Path) -> std::process::Child {
+    isobench()
+        .args([
+            "run",
+            "--scale",
+            "1",
+            "--clients",
+            "4",
+            "--isolation",
+            "rc",
+            "--repeat",
+            "2",
+            "--duration",
+            "4s",
+            "--warmup",
+            "0s",
+            "--observe",
+            "none",
+            "--quiet",
+            "--out",
+        ])
+        .arg(dir)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The pids of the client backends of `isobench`'s run database once the
+/// clients are connected and have run for `into` (the check connection,
+/// opened before them, has the lowest pid and is left out).
+fn client_backends(isobench: u32, into: Duration) -> Vec<u32> {
+    let needle = format!("isobench_run_{isobench}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "the clients never connected");
+        let mut pids = processes_mentioning(&needle);
+        if pids.len() >= 5 {
+            std::thread::sleep(into);
+            pids = processes_mentioning(&needle);
+            pids.sort();
+            return pids[1..].to_vec();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn finish(mut child: std::process::Child) -> (Option<i32>, String) {
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    (status.code(), stderr)
+}
+
+#[test]
+fn terminated_connections_reconnect_and_the_run_goes_on() {
+    let (_keep, dir) = out_dir("terminated");
+    let child = start(&dir);
+    for pid in client_backends(child.id(), Duration::from_millis(1500)) {
+        kill(Pid::from_raw(pid as i32), Signal::SIGTERM).unwrap();
+    }
+    let (code, stderr) = finish(child);
+    assert_eq!(code, Some(0), "{stderr}");
+    let r = read_json(&dir);
+    assert_schema_valid(&r);
+    assert_eq!(r["complete"], true, "{stderr}");
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    let run = &runs[0];
+    assert_eq!(run["complete"], true);
+    let f = &run["faults"];
+    assert_eq!(f["connections_lost"], 4, "{f}");
+    assert_eq!(f["reconnects"], 4, "{f}");
+    assert!(f["cause"].is_null(), "the server did not go away: {f}");
+    // 57P01 admin_shutdown when the client's statement got the server's
+    // FATAL error; 08006 when the connection had already closed (the
+    // FATAL went to tokio-postgres' connection future, not a statement).
+    for loss in f["losses"].as_array().unwrap() {
+        let code = loss["sqlstate"].as_str().unwrap();
+        assert!(["57P01", "08006"].contains(&code), "{loss}");
+    }
+    // The same run kept committing after the losses.
+    let first_loss = f["losses"][0]["t_s"].as_f64().unwrap();
+    assert!(f["outage_s"].as_f64().unwrap() < 2.0, "{f}");
+    let after: u64 = run["per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["t_s"].as_f64().unwrap() > first_loss + 1.0)
+        .map(|p| p["committed"].as_u64().unwrap())
+        .sum();
+    assert!(after > 0, "no commit after the losses");
+    assert!(
+        run["invariants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["ok"] == true)
+    );
+    assert!(runs[1]["faults"].is_null(), "run 2 had no fault");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("## Faults"), "{md}");
+    assert_managed_server_gone(&r);
+}
+
+#[test]
+fn a_sigkilled_backend_crashes_the_server_and_the_study_goes_on() {
+    let (_keep, dir) = out_dir("crashed");
+    let child = start(&dir);
+    let victim = *client_backends(child.id(), Duration::from_millis(1500))
+        .last()
+        .unwrap();
+    kill(Pid::from_raw(victim as i32), Signal::SIGKILL).unwrap();
+    let (code, stderr) = finish(child);
+    assert_eq!(code, Some(0), "{stderr}");
+    let r = read_json(&dir);
+    assert_schema_valid(&r);
+    assert_eq!(r["complete"], true, "{stderr}");
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{stderr}");
+    let run = &runs[0];
+    assert_eq!(run["complete"], true);
+    let f = &run["faults"];
+    let cause = f["cause"].as_str().unwrap_or_default();
+    assert!(
+        cause.contains(&format!("(PID {victim}) was terminated by signal 9")),
+        "{f}"
+    );
+    assert_eq!(f["connections_lost"], 4, "{f}");
+    assert!(f["reconnects"].as_u64().unwrap() >= 4, "{f}");
+    // synchronous_commit=on (the default): nothing acknowledged was lost.
+    for i in run["invariants"].as_array().unwrap() {
+        assert_eq!(i["ok"], true, "{i}");
+    }
+    assert!(run["committed"].as_u64().unwrap() > 0);
+    assert_eq!(runs[1]["complete"], true);
+    assert!(
+        runs[1]["committed"].as_u64().unwrap() > 0,
+        "the next run ran"
+    );
+    assert_managed_server_gone(&r);
+}
