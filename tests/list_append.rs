@@ -72,6 +72,23 @@ fn isolation_levels_admit_what_adya_says() {
     assert_managed_server_gone(&r);
     let runs = r["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 3);
+    // Each run's history is kept: one JSON transaction per line, gzip;
+    // at least every committed transaction of the measured window.
+    for run in runs {
+        let path = dir.join(format!("histories/run-{}.jsonl.gz", run["index"]));
+        let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text = std::io::read_to_string(flate2::read::GzDecoder::new(file)).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(
+            lines.len() as u64 >= run["committed"].as_u64().unwrap(),
+            "{} transactions in {}",
+            lines.len(),
+            path.display()
+        );
+    }
     for run in runs {
         let iso = run["cell"]["isolation"].as_str().unwrap();
         let names: Vec<&str> = run["invariants"]

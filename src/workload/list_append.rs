@@ -114,6 +114,27 @@ impl Ledger for Recorded {
     fn merge(&mut self, other: Self) {
         self.0.txns.extend(other.0.txns);
     }
+
+    /// `histories/run-N.jsonl.gz`: one transaction per line as JSON (the
+    /// checker's [`elle::Txn`]: ops, values read, outcome with SQLSTATE),
+    /// gzip-compressed, so that the history can be checked again or by
+    /// another tool.
+    fn save(&self, dir: &std::path::Path, run: u32) -> std::io::Result<Option<String>> {
+        use std::io::Write;
+        let rel = format!("histories/run-{run}.jsonl.gz");
+        std::fs::create_dir_all(dir.join("histories"))?;
+        let file = std::fs::File::create(dir.join(&rel))?;
+        let mut out = flate2::write::GzEncoder::new(
+            std::io::BufWriter::new(file),
+            flate2::Compression::fast(),
+        );
+        for t in &self.0.txns {
+            serde_json::to_writer(&mut out, t)?;
+            out.write_all(b"\n")?;
+        }
+        out.finish()?.flush()?;
+        Ok(Some(rel))
+    }
 }
 
 impl Workload for ListAppend {

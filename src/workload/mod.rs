@@ -474,6 +474,15 @@ pub enum Outcome {
 /// after the run.
 pub trait Ledger: Default + Send + 'static {
     fn merge(&mut self, other: Self);
+
+    /// Writes what the ledger recorded for run `run` under the results
+    /// directory `dir`, when it records something worth keeping (a
+    /// transaction history), returning the file's path relative to `dir`.
+    /// Called after the run, before the invariants are checked; the
+    /// default writes nothing. Errors: the file could not be written.
+    fn save(&self, _dir: &std::path::Path, _run: u32) -> std::io::Result<Option<String>> {
+        Ok(None)
+    }
 }
 
 impl Ledger for () {

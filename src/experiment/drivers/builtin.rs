@@ -25,7 +25,7 @@ use crate::model::{
 use crate::observe;
 use crate::store::{self, Cell, RunRecord, TxTypeRecord};
 use crate::target;
-use crate::workload::{self, Workload, WorkloadSpec};
+use crate::workload::{self, Ledger, Workload, WorkloadSpec};
 
 /// A built-in workload, one instance per cell.
 pub(in crate::experiment) struct Builtin<W> {
@@ -277,6 +277,10 @@ async fn one_run<W: Workload>(
     let server = observer.await.unwrap_or_default();
     let (outcome, ledger) = outcome?;
     let (check_db, server_fault) = after_server_fault(check_db, ctx, &log, log_from).await?;
+    let mut errors = errors;
+    if let Err(e) = ledger.save(ctx.dir, ctx.index) {
+        errors.push(format!("writing the run's history: {e}"));
+    }
     let invariants = workload
         .check(&check_db, outcome.lifetime, ledger)
         .await
