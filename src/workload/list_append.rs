@@ -61,6 +61,11 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
             default: "16",
             help: "transactions (all clients) after which the hot keys move up by one fresh key",
         },
+        ParamSpec {
+            name: "record",
+            default: "true",
+            help: "record and check the history; false measures what recording costs (no anomaly is checked)",
+        },
     ],
     strategies: &[
         StrategySpec {
@@ -90,6 +95,8 @@ pub struct ListAppend {
     max_ops: u32,
     rotate: u64,
     locking: bool,
+    /// Record every attempt and check the history after the run.
+    record: bool,
     /// Transactions drawn by all clients: where the hot-key window is.
     drawn: Arc<AtomicU64>,
 }
@@ -121,6 +128,9 @@ impl Ledger for Recorded {
     /// another tool.
     fn save(&self, dir: &std::path::Path, run: u32) -> std::io::Result<Option<String>> {
         use std::io::Write;
+        if self.0.txns.is_empty() {
+            return Ok(None);
+        }
         let rel = format!("histories/run-{run}.jsonl.gz");
         std::fs::create_dir_all(dir.join("histories"))?;
         let file = std::fs::File::create(dir.join(&rel))?;
@@ -147,6 +157,7 @@ impl Workload for ListAppend {
             max_ops: setup.int("max-ops", 1..=100)? as u32,
             rotate: setup.int("rotate-every", 1..=1_000_000_000)? as u64,
             locking: setup.strategy == "locking",
+            record: setup.bool("record")?,
             drawn: Arc::new(AtomicU64::new(0)),
         })
     }
@@ -199,6 +210,9 @@ impl Workload for ListAppend {
         _lifetime: Lifetime,
         ledger: Recorded,
     ) -> Result<Vec<InvariantResult>, WorkloadError> {
+        if !self.record {
+            return Ok(Vec::new());
+        }
         let history = ledger.0;
         let (report, took) = tokio::task::spawn_blocking(move || {
             let start = std::time::Instant::now();
@@ -269,6 +283,9 @@ impl ListAppendClient {
     }
 
     fn record(&mut self, ops: Vec<Op>, status: Status) {
+        if !self.workload.record {
+            return;
+        }
         self.history.push(Txn {
             process: self.id,
             status,
@@ -344,13 +361,16 @@ impl WorkloadClient for ListAppendClient {
         input: &ListAppendInput,
     ) -> Result<Outcome, AttemptError> {
         tx.begin(conn).await?;
-        let mut ops = Vec::with_capacity(input.len());
+        let record = self.workload.record;
+        let mut ops = Vec::with_capacity(if record { input.len() } else { 0 });
         for &(append, key) in input {
             let table = (key % self.workload.tables) as usize;
             let k = key as i64;
             let result = if append {
                 let value = self.next_value();
-                ops.push(Op::Append { key, value });
+                if record {
+                    ops.push(Op::Append { key, value });
+                }
                 conn.execute(&self.stmts[table].0, &[&k, &(value as i64)])
                     .await
                     .map(drop)
@@ -358,14 +378,18 @@ impl WorkloadClient for ListAppendClient {
                 match conn.query_opt(&self.stmts[table].1, &[&k]).await {
                     Ok(row) => {
                         let list: Vec<i64> = row.map(|r| r.get(0)).unwrap_or_default();
-                        ops.push(Op::Read {
-                            key,
-                            values: Some(list.into_iter().map(|v| v as u64).collect()),
-                        });
+                        if record {
+                            ops.push(Op::Read {
+                                key,
+                                values: Some(list.into_iter().map(|v| v as u64).collect()),
+                            });
+                        }
                         Ok(())
                     }
                     Err(e) => {
-                        ops.push(Op::Read { key, values: None });
+                        if record {
+                            ops.push(Op::Read { key, values: None });
+                        }
                         Err(e)
                     }
                 }
