@@ -207,6 +207,8 @@ struct Around {
     /// the connection error) said, and how long isobench waited for it
     /// afterwards, s.
     server_fault: Option<(String, f64)>,
+    /// The faults isobench injected into the run (`--fault`).
+    injected: Vec<crate::model::InjectedFault>,
 }
 
 /// Runs `ctx.run` with `workload`: a fresh copy, the engine under
@@ -232,6 +234,11 @@ async fn one_run<W: Workload>(
     let (check_db, reset_ms, errors) = fresh_copy(srv, tmpl, run_db).await?;
     let db_config = srv.target.config(run_db);
     let (server_version, server_settings) = shown_settings(&check_db, cfg, &run.cell).await?;
+    let check_pid: i32 = check_db
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .context("the check connection's backend pid")?
+        .get(0);
 
     let seed = cfg.seed.wrapping_add(u64::from(index) << 32);
     let params = EngineParams {
@@ -263,6 +270,15 @@ async fn one_run<W: Workload>(
         },
         phase_rx,
     ));
+    let injector = crate::experiment::inject::spawn(
+        &cfg.faults,
+        crate::experiment::inject::InjectTarget {
+            config: db_config.clone(),
+            run_db: run_db.to_string(),
+            spare_pids: vec![check_pid],
+        },
+        phase_tx.subscribe(),
+    );
     let mut on_tick = |t: &engine::Tick| progress.tick(t);
     let outcome = engine::run(
         workload,
@@ -275,6 +291,7 @@ async fn one_run<W: Workload>(
     .await;
     phase_tx.send_replace(Phase::Draining);
     let server = observer.await.unwrap_or_default();
+    let injected = injector.await.unwrap_or_default();
     let (outcome, ledger) = outcome?;
     let (check_db, server_fault) = after_server_fault(check_db, ctx, &log, log_from).await?;
     let invariants = workload
@@ -291,6 +308,7 @@ async fn one_run<W: Workload>(
         server,
         invariants,
         server_fault,
+        injected,
     };
     Ok(record(workload, ctx, outcome, around))
 }
@@ -384,6 +402,7 @@ fn record<W: Workload>(
         &outcome.faults,
         &outcome.per_second,
         around.server_fault.take(),
+        std::mem::take(&mut around.injected),
     );
     let record = RunRecord {
         index,
@@ -501,12 +520,13 @@ fn problems(
 
 /// The faults of a run from the engine's log `events`, the per-second
 /// `points` (for the recovery time) and what the server said after a
-/// crash or restart (`server_fault`: cause, wait in s); `None` when
-/// nothing happened.
+/// crash or restart (`server_fault`: cause, wait in s), with the faults
+/// isobench `injected`; `None` when nothing happened.
 fn run_faults(
     events: &engine::FaultEvents,
     points: &[crate::model::SecondPoint],
     server_fault: Option<(String, f64)>,
+    injected: Vec<crate::model::InjectedFault>,
 ) -> Option<RunFaults> {
     let (cause, server_wait_s) = server_fault.unzip();
     let faults = RunFaults {
@@ -519,6 +539,7 @@ fn run_faults(
             .and_then(|l| outage_s(l, events.first_commit_after_s)),
         recovery_s: events.first_loss_s.and_then(|l| recovery_s(points, l)),
         server_wait_s,
+        injected,
     };
     (!faults.is_empty()).then_some(faults)
 }

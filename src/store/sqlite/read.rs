@@ -657,6 +657,7 @@ fn read_faults(conn: &Connection, run: u32) -> R<Option<RunFaults>> {
                 outage_s: r.get(3)?,
                 recovery_s: r.get(4)?,
                 server_wait_s: r.get(5)?,
+                injected: Vec::new(),
             })
         })
         .optional()?
