@@ -31,6 +31,13 @@ impl FaultKind {
         }
     }
 
+    /// The kind named `name` ([`FaultKind::name`]); `None` for another.
+    pub fn from_name(name: &str) -> Option<FaultKind> {
+        [FaultKind::Terminate, FaultKind::KillBackend]
+            .into_iter()
+            .find(|k| k.name() == name)
+    }
+
     /// Whether the kind needs the managed server (its processes).
     pub fn managed_only(self) -> bool {
         !matches!(self, FaultKind::Terminate)
@@ -64,11 +71,8 @@ impl FromStr for FaultSpec {
             .trim()
             .split_once('@')
             .ok_or_else(|| FaultSpecError::NoAt(s.to_string()))?;
-        let kind = match kind.trim() {
-            "terminate" => FaultKind::Terminate,
-            "kill-backend" => FaultKind::KillBackend,
-            other => return Err(FaultSpecError::Kind(other.to_string())),
-        };
+        let kind = FaultKind::from_name(kind.trim())
+            .ok_or_else(|| FaultSpecError::Kind(kind.trim().to_string()))?;
         let at = parse_duration(time).map_err(|message| FaultSpecError::Time {
             text: s.to_string(),
             message,

@@ -13,6 +13,7 @@
 //! 4. `host_cpu`, `plan_changes` and `per_second_lag`;
 //! 5. `tx_type_failure_reasons` and the view `run_failure_reasons`;
 //! 6. `run_faults` and `connection_losses`.
+//! 7. `injected_faults`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
@@ -114,7 +115,9 @@
 //! - `run_faults (run, cause, connections_lost, reconnects, outage_s,
 //!   recovery_s, server_wait_s)`: a run that lost connections or whose
 //!   server crashed or restarted (no row: no fault); `connection_losses
-//!   (run, seq, t_s, client, sqlstate)` its first 100 losses in time order.
+//!   (run, seq, t_s, client, sqlstate)` its first 100 losses in time order;
+//!   `injected_faults (run, seq, kind, t_s, detail)` the faults isobench
+//!   injected (`--fault`), in time order.
 //!
 //! Vectors keep their order in an `ordinal` column (from 0); maps come back
 //! sorted by key, as [`BTreeMap`] keeps them.
@@ -1126,7 +1129,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 6);
+        assert_eq!(STORE_VERSION, 7);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();
