@@ -678,7 +678,14 @@ fn injected_text(injected: &[crate::model::InjectedFault]) -> String {
     }
     injected
         .iter()
-        .map(|i| format!("{} at {} s: {}", i.kind.name(), fmt_fixed(i.t_s, 2), i.detail))
+        .map(|i| {
+            format!(
+                "{} at {} s: {}",
+                i.kind.name(),
+                fmt_fixed(i.t_s, 2),
+                i.detail
+            )
+        })
         .collect::<Vec<_>>()
         .join("; ")
 }

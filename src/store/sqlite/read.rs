@@ -10,9 +10,9 @@ use rusqlite::{Connection, OptionalExtension, Row};
 
 use super::{Context, Error, R, from_name};
 use crate::model::{
-    ConnectionLoss, CountStat, HostCpu, InvariantResult, Isolation, LatencySummary, Lifetime,
-    FaultKind, InjectedFault, LoadFigures, LoadReport, Order, Plan, PlanChange, RunFaults, SecondPoint, ServerObservations,
-    SireadLocks, StatInterval, WaitEvents,
+    ConnectionLoss, CountStat, FaultKind, HostCpu, InjectedFault, InvariantResult, Isolation,
+    LatencySummary, Lifetime, LoadFigures, LoadReport, Order, Plan, PlanChange, RunFaults,
+    SecondPoint, ServerObservations, SireadLocks, StatInterval, WaitEvents,
 };
 use crate::store::{
     Cell, CommandRecord, Environment, FailureReasonRecord, LoadRecord, Rate, Results, RunRecord,
