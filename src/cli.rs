@@ -1140,6 +1140,21 @@ mod tests {
     }
 
     #[test]
+    fn fault_flag_errors_name_the_option() {
+        use clap::Parser;
+        for (bad, needle) in [
+            ("explode@2s", "'explode' is not a fault kind"),
+            ("terminate", "'terminate' is not KIND@TIME"),
+            ("terminate@soon", "'terminate@soon': bad time"),
+        ] {
+            let e = Cli::try_parse_from(["isobench", "run", "--fault", bad])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("--fault") && e.contains(needle), "{e}");
+        }
+    }
+
+    #[test]
     fn every_flag_has_a_file_key_of_the_same_name_and_validation() {
         use clap::CommandFactory;
         let dir = tempfile::tempdir().unwrap();

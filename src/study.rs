@@ -956,6 +956,21 @@ max_pred_locks_per_transaction = [64, 256]
                 "workload: unknown workload 'nope'",
             ),
             (
+                "\nfault = [\"terminate@2s\", \"explode@1s\"]\n",
+                2,
+                "fault: 'explode' is not a fault kind",
+            ),
+            (
+                "fault = \"terminate\"\n",
+                1,
+                "fault: 'terminate' is not KIND@TIME",
+            ),
+            (
+                "fault = \"terminate@soon\"\n",
+                1,
+                "fault: 'terminate@soon': bad time",
+            ),
+            (
                 "workload = \"sibench\"\n[params]\nrowz = 1\n",
                 3,
                 "params.rowz",

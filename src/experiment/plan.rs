@@ -433,6 +433,7 @@ mod tests {
             pool_size: Vec::new(),
             rate: Vec::new(),
             latency_limit: None,
+            faults: Vec::new(),
             max_tries: Vec::new(),
             setting_factors: Vec::new(),
             pg_bin: Vec::new(),

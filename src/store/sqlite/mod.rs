@@ -687,7 +687,13 @@ mod tests {
             outage_s: Some(0.1 + 0.2),
             recovery_s: None,
             server_wait_s: Some(1.5),
+            injected: vec![crate::model::InjectedFault {
+                kind: crate::model::FaultKind::KillBackend,
+                t_s: 1.0 / 3.0,
+                detail: "SIGKILL to client backend PID 12".into(),
+            }],
         });
+        c.faults = vec!["kill-backend@333ms".into()];
         c.target = "external PostgreSQL at host=/tmp port=5432 — 'naïve' \"quoted\"".into();
         c.file = Some("studies/ssi.toml".into());
         r.environment
@@ -1025,14 +1031,15 @@ mod tests {
         assert!(Store::open(&path).is_ok());
         Connection::open(&path)
             .unwrap()
-            .pragma_update(None, "user_version", 7)
+            .pragma_update(None, "user_version", STORE_VERSION + 1)
             .unwrap();
         for e in [
             Store::open(&path).unwrap_err(),
             Store::load(&path).unwrap_err(),
         ] {
             assert!(e.starts_with(&path.display().to_string()), "{e}");
-            assert!(e.contains("store version 7"), "{e}");
+            let future = format!("store version {}", STORE_VERSION + 1);
+            assert!(e.contains(&future), "{e}");
             assert!(
                 e.contains(&format!("store versions 1 to {STORE_VERSION}")),
                 "{e}"
