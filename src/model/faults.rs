@@ -85,9 +85,10 @@ impl std::fmt::Display for FaultSpec {
     /// `KIND@TIME`, TIME in ms unless whole seconds: parses back as is.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let ms = self.at.as_millis();
-        if ms % 1000 == 0 && self.at.subsec_nanos() % 1_000_000 == 0 {
+        let whole_ms = self.at.subsec_nanos().is_multiple_of(1_000_000);
+        if whole_ms && ms.is_multiple_of(1000) {
             write!(f, "{}@{}s", self.kind.name(), ms / 1000)
-        } else if self.at.subsec_nanos() % 1_000_000 == 0 {
+        } else if whole_ms {
             write!(f, "{}@{ms}ms", self.kind.name())
         } else {
             write!(f, "{}@{}us", self.kind.name(), self.at.as_micros())
