@@ -234,11 +234,6 @@ async fn one_run<W: Workload>(
     let (check_db, reset_ms, errors) = fresh_copy(srv, tmpl, run_db).await?;
     let db_config = srv.target.config(run_db);
     let (server_version, server_settings) = shown_settings(&check_db, cfg, &run.cell).await?;
-    let check_pid: i32 = check_db
-        .query_one("SELECT pg_backend_pid()", &[])
-        .await
-        .context("the check connection's backend pid")?
-        .get(0);
 
     let seed = cfg.seed.wrapping_add(u64::from(index) << 32);
     let params = EngineParams {
@@ -270,15 +265,7 @@ async fn one_run<W: Workload>(
         },
         phase_rx,
     ));
-    let injector = crate::experiment::inject::spawn(
-        &cfg.faults,
-        crate::experiment::inject::InjectTarget {
-            config: db_config.clone(),
-            run_db: run_db.to_string(),
-            spare_pids: vec![check_pid],
-        },
-        phase_tx.subscribe(),
-    );
+    let injector = start_injector(cfg, &check_db, &db_config, run_db, &phase_tx).await?;
     let mut on_tick = |t: &engine::Tick| progress.tick(t);
     let outcome = engine::run(
         workload,
@@ -311,6 +298,34 @@ async fn one_run<W: Workload>(
         injected,
     };
     Ok(record(workload, ctx, outcome, around))
+}
+
+/// Starts the injector of the fault plan `cfg.faults` for the run in
+/// database `run_db` (connection settings `db_config`), following
+/// `phase`; the check connection `check_db` is left alone.
+///
+/// Errors: the check connection's backend pid could not be read.
+async fn start_injector(
+    cfg: &ExperimentConfig,
+    check_db: &tokio_postgres::Client,
+    db_config: &tokio_postgres::Config,
+    run_db: &str,
+    phase: &watch::Sender<Phase>,
+) -> Result<tokio::task::JoinHandle<Vec<crate::model::InjectedFault>>> {
+    let check_pid: i32 = check_db
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .context("the check connection's backend pid")?
+        .get(0);
+    Ok(crate::experiment::inject::spawn(
+        &cfg.faults,
+        crate::experiment::inject::InjectTarget {
+            config: db_config.clone(),
+            run_db: run_db.to_string(),
+            spare_pids: vec![check_pid],
+        },
+        phase.subscribe(),
+    ))
 }
 
 /// The check connection `check_db` after the run, and what happened to
