@@ -110,6 +110,12 @@ fn weighted(s: &str) -> Result<(String, u32), String> {
     crate::pgbench::script::split_weight(s).map(|(n, w)| (n.to_string(), w))
 }
 
+/// A `--fault KIND@TIME` value.
+fn fault(s: &str) -> Result<crate::model::FaultSpec, String> {
+    s.parse()
+        .map_err(|e: crate::model::FaultSpecError| e.to_string())
+}
+
 fn rate(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
@@ -166,6 +172,9 @@ pub struct RunArgs {
     /// Open loop: skip transactions already later than this, count slower commits as late (like pgbench -L).
     #[arg(long, value_parser = positive_duration, allow_hyphen_values = true)]
     pub latency_limit: Option<Duration>,
+    /// Inject a fault into every run, repeatable: KIND@TIME from the start of the measured window; KIND: terminate (pg_terminate_backend of the clients), kill-backend (SIGKILL one client backend: crash and recovery; managed server only), e.g. terminate@2s.
+    #[arg(long = "fault", value_name = "KIND@TIME", value_parser = fault)]
+    pub faults: Vec<crate::model::FaultSpec>,
     /// Run order: interleaved (repetition by repetition) or random (each repetition shuffled, seeded).
     #[arg(long, default_value = "interleaved")]
     pub order: Order,
@@ -474,6 +483,7 @@ impl RunArgs {
             pool_size: dedup(self.pool_size),
             rate: dedup(self.rate),
             latency_limit: self.latency_limit,
+            faults: self.faults,
             max_tries: Vec::new(),
             setting_factors: Vec::new(),
             pg_bin,
@@ -577,6 +587,7 @@ impl RunArgs {
                 "pool_size" => cfg.pool_size = cli.pool_size.clone(),
                 "rate" => cfg.rate = cli.rate.clone(),
                 "latency_limit" => cfg.latency_limit = cli.latency_limit,
+                "faults" => cfg.faults = cli.faults.clone(),
                 "repeat" => cfg.repeat = cli.repeat,
                 "duration" => cfg.duration = cli.duration,
                 "warmup" => cfg.warmup = cli.warmup,
@@ -907,6 +918,12 @@ mod tests {
             Some(("5 parsecs", "\"5 parsecs\"")),
         ),
         (
+            "fault",
+            &["--fault", "terminate@2s", "--fault", "kill-backend@1500ms"],
+            "fault = [\"terminate@2s\", \"kill-backend@1500ms\"]",
+            Some(("explode@2s", "[\"terminate\"]")),
+        ),
+        (
             "order",
             &["--order", "random"],
             "order = \"random\"",
@@ -1119,6 +1136,21 @@ mod tests {
         match key_line.split_once('\n') {
             Some((header, line)) => format!("{header}\n{line}\n"),
             None => format!("{key_line}\n"),
+        }
+    }
+
+    #[test]
+    fn fault_flag_errors_name_the_option() {
+        use clap::Parser;
+        for (bad, needle) in [
+            ("explode@2s", "'explode' is not a fault kind"),
+            ("terminate", "'terminate' is not KIND@TIME"),
+            ("terminate@soon", "'terminate@soon': bad time"),
+        ] {
+            let e = Cli::try_parse_from(["isobench", "run", "--fault", bad])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("--fault") && e.contains(needle), "{e}");
         }
     }
 

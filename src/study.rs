@@ -111,6 +111,7 @@ struct Raw {
     duration: Entry,
     warmup: Entry,
     latency_limit: Entry,
+    fault: Entry,
     retry_on: Entry,
     backoff: Entry,
     threads: Entry,
@@ -564,6 +565,13 @@ pub fn parse(
     if let Some(v) = raw.latency_limit {
         cfg.latency_limit = Some(src.one("latency_limit", &v, duration)?);
     }
+    if let Some(v) = raw.fault {
+        cfg.faults = src.list("fault", &v, |x| {
+            string(x)?
+                .parse::<crate::model::FaultSpec>()
+                .map_err(|e| e.to_string())
+        })?;
+    }
     if let Some(v) = raw.sample_interval {
         cfg.sample_interval = src.one("sample_interval", &v, duration)?;
         if cfg.sample_interval < Duration::from_millis(100) {
@@ -733,6 +741,12 @@ pub fn resume(
         latency_limit: c
             .latency_limit_ms
             .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
+        faults: c
+            .faults
+            .iter()
+            .map(|f| f.parse())
+            .collect::<Result<_, crate::model::FaultSpecError>>()
+            .map_err(|e| format!("--resume: the stored fault plan: {e}"))?,
         max_tries: c.max_tries,
         setting_factors: c.setting_factors,
         pg_bin,
@@ -940,6 +954,21 @@ max_pred_locks_per_transaction = [64, 256]
                 "workload = \"nope\"\n",
                 1,
                 "workload: unknown workload 'nope'",
+            ),
+            (
+                "\nfault = [\"terminate@2s\", \"explode@1s\"]\n",
+                2,
+                "fault: 'explode' is not a fault kind",
+            ),
+            (
+                "fault = \"terminate\"\n",
+                1,
+                "fault: 'terminate' is not KIND@TIME",
+            ),
+            (
+                "fault = \"terminate@soon\"\n",
+                1,
+                "fault: 'terminate@soon': bad time",
             ),
             (
                 "workload = \"sibench\"\n[params]\nrowz = 1\n",

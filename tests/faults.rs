@@ -157,3 +157,120 @@ fn a_sigkilled_backend_crashes_the_server_and_the_study_goes_on() {
     );
     assert_managed_server_gone(&r);
 }
+
+/// A study of one run of 3 s with the fault plan `fault` (no warm-up, no
+/// observer): exit status, stderr and results.json.
+fn injected(
+    name: &str,
+    fault: &str,
+) -> (Option<i32>, String, serde_json::Value, tempfile::TempDir) {
+    let (keep, dir) = out_dir(name);
+    let out = isobench()
+        .args([
+            "run",
+            "--scale",
+            "1",
+            "--clients",
+            "4",
+            "--isolation",
+            "rc",
+            "--repeat",
+            "1",
+            "--duration",
+            "3s",
+            "--warmup",
+            "0s",
+            "--observe",
+            "none",
+            "--quiet",
+            "--fault",
+        ])
+        .arg(fault)
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let r = read_json(&dir);
+    assert_schema_valid(&r);
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("## Faults") && md.contains(fault), "{md}");
+    assert_managed_server_gone(&r);
+    (out.status.code(), stderr, r, keep)
+}
+
+#[test]
+fn an_injected_terminate_is_recorded_and_the_run_keeps_committing() {
+    let (code, stderr, r, _keep) = injected("inject-terminate", "terminate@1s");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(r["config"]["faults"][0], "terminate@1s");
+    let run = &r["runs"][0];
+    assert_eq!(run["complete"], true, "{stderr}");
+    let f = &run["faults"];
+    let inj = &f["injected"][0];
+    assert_eq!(inj["kind"], "terminate", "{f}");
+    let t = inj["t_s"].as_f64().unwrap();
+    assert!((1.0..1.5).contains(&t), "{f}");
+    assert_eq!(inj["detail"], "terminated 4 client connections", "{f}");
+    assert_eq!(f["connections_lost"], 4, "{f}");
+    assert_eq!(f["reconnects"], 4, "{f}");
+    assert!(f["cause"].is_null(), "{f}");
+    let after: u64 = run["per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["t_s"].as_f64().unwrap() > t + 1.0)
+        .map(|p| p["committed"].as_u64().unwrap())
+        .sum();
+    assert!(after > 0, "no commit after the fault: {run}");
+    for i in run["invariants"].as_array().unwrap() {
+        assert_eq!(i["ok"], true, "{i}");
+    }
+}
+
+#[test]
+fn an_injected_kill_backend_crashes_the_server_and_the_run_is_kept() {
+    let (code, stderr, r, _keep) = injected("inject-kill", "kill-backend@1s");
+    assert_eq!(code, Some(0), "{stderr}");
+    let run = &r["runs"][0];
+    assert_eq!(run["complete"], true, "{stderr}");
+    let f = &run["faults"];
+    let inj = &f["injected"][0];
+    assert_eq!(inj["kind"], "kill-backend", "{f}");
+    let detail = inj["detail"].as_str().unwrap();
+    let pid = detail
+        .strip_prefix("SIGKILL to client backend PID ")
+        .unwrap();
+    let cause = f["cause"].as_str().unwrap_or_default();
+    assert!(
+        cause.contains(&format!("(PID {pid}) was terminated by signal 9")),
+        "{f}"
+    );
+    assert!(f["connections_lost"].as_u64().unwrap() >= 4, "{f}");
+    for i in run["invariants"].as_array().unwrap() {
+        assert_eq!(i["ok"], true, "{i}");
+    }
+}
+
+#[test]
+fn kill_backend_on_an_external_server_is_refused() {
+    let out = isobench()
+        .args([
+            "run",
+            "--dsn",
+            "host=/nonexistent dbname=x",
+            "--fault",
+            "kill-backend@1s",
+            "--duration",
+            "3s",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--fault kill-backend@1s") && stderr.contains("managed server"),
+        "{stderr}"
+    );
+}

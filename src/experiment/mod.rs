@@ -32,6 +32,7 @@ use crate::workload::Workload;
 
 mod copies;
 mod drivers;
+mod inject;
 mod plan;
 mod save;
 mod server;

@@ -227,6 +227,31 @@ pub fn setup(cell: &Cell) -> Result<Setup> {
     )?)
 }
 
+/// The fault plan (`--fault`) fits the study: every fault falls in the
+/// measured window, and the kinds that need the server's processes
+/// (kill-backend) have the managed server.
+///
+/// Errors: the offending `--fault` value and why.
+pub(super) fn check_faults(cfg: &ExperimentConfig) -> Result<()> {
+    let external = cfg.target.dsn.is_some() || cfg.target.external_from_env;
+    for f in &cfg.faults {
+        if f.at >= cfg.duration {
+            bail!(
+                "--fault {f}: after the end of the measured window (--duration {:?})",
+                cfg.duration
+            );
+        }
+        if external && f.kind.managed_only() {
+            bail!(
+                "--fault {f}: {} needs the managed server (it signals the server's processes); \
+                 on an external server only terminate is possible",
+                f.kind.name()
+            );
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn validate(cfg: &ExperimentConfig) -> Result<Retrier> {
     if cfg.isolation.is_empty() {
         bail!("--isolation: give at least one level");
@@ -252,6 +277,7 @@ pub(super) fn validate(cfg: &ExperimentConfig) -> Result<Retrier> {
     if cfg.latency_limit.is_some() && cfg.rate.is_empty() {
         bail!("--latency-limit needs --rate (it applies to open-loop runs, as in pgbench)");
     }
+    check_faults(cfg)?;
     if cfg.max_tries.contains(&0) {
         bail!("max_tries: every value must be at least 1");
     }
@@ -407,6 +433,7 @@ mod tests {
             pool_size: Vec::new(),
             rate: Vec::new(),
             latency_limit: None,
+            faults: Vec::new(),
             max_tries: Vec::new(),
             setting_factors: Vec::new(),
             pg_bin: Vec::new(),

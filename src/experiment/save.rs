@@ -60,6 +60,7 @@ pub(super) fn stored_config(
         pool_size: cfg.pool_size.clone(),
         rate: cfg.rate.clone(),
         latency_limit_ms: cfg.latency_limit.map(|d| d.as_secs_f64() * 1000.0),
+        faults: cfg.faults.iter().map(ToString::to_string).collect(),
         max_tries: cfg.max_tries.clone(),
         setting_factors: cfg.setting_factors.clone(),
         pg_bin: cfg.pg_build_labels(),

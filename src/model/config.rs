@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::build::{PgBuild, build_labels};
+use super::faults::FaultSpec;
 
 /// A transaction isolation level (PostgreSQL docs, "Transaction Isolation").
 /// Parsed from `read-committed|rc`, `repeatable-read|rr`, `serializable|ser`.
@@ -379,6 +380,9 @@ pub struct ExperimentConfig {
     /// Open loop: transactions already later than this are skipped, and
     /// commits slower than it counted as late (pgbench `--latency-limit`).
     pub latency_limit: Option<Duration>,
+    /// Faults injected into every run (`--fault KIND@TIME`), in the order
+    /// given; one plan for all runs, not a factor.
+    pub faults: Vec<FaultSpec>,
     /// `max_tries` as a factor; empty: `retry.max_tries` for every cell.
     pub max_tries: Vec<u32>,
     /// Managed-server settings as factors: name and values.

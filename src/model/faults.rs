@@ -3,9 +3,109 @@
 //! the load: the outage (no commit at all) and the time until throughput
 //! was back.
 
+use std::str::FromStr;
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
-use super::SecondPoint;
+use super::{SecondPoint, parse_duration};
+
+/// A fault isobench injects on purpose (`--fault KIND@TIME`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultKind {
+    /// `pg_terminate_backend` of every client connection of the run
+    /// (managed or external server).
+    Terminate,
+    /// SIGKILL of one client backend: the server ends every backend and
+    /// runs crash recovery (managed server only).
+    KillBackend,
+}
+
+impl FaultKind {
+    /// The name used in `--fault` and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::Terminate => "terminate",
+            FaultKind::KillBackend => "kill-backend",
+        }
+    }
+
+    /// The kind named `name` ([`FaultKind::name`]); `None` for another.
+    pub fn from_name(name: &str) -> Option<FaultKind> {
+        [FaultKind::Terminate, FaultKind::KillBackend]
+            .into_iter()
+            .find(|k| k.name() == name)
+    }
+
+    /// Whether the kind needs the managed server (its processes).
+    pub fn managed_only(self) -> bool {
+        !matches!(self, FaultKind::Terminate)
+    }
+}
+
+/// One fault of the plan: `KIND@TIME`, TIME from the start of the
+/// measured window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FaultSpec {
+    pub kind: FaultKind,
+    /// When, from the start of the measured window.
+    pub at: Duration,
+}
+
+/// A `--fault` value that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FaultSpecError {
+    #[error("'{0}' is not KIND@TIME, e.g. terminate@2s")]
+    NoAt(String),
+    #[error("'{0}' is not a fault kind (use terminate or kill-backend)")]
+    Kind(String),
+    #[error("'{text}': bad time: {message}")]
+    Time { text: String, message: String },
+}
+
+impl FromStr for FaultSpec {
+    type Err = FaultSpecError;
+    fn from_str(s: &str) -> Result<Self, FaultSpecError> {
+        let (kind, time) = s
+            .trim()
+            .split_once('@')
+            .ok_or_else(|| FaultSpecError::NoAt(s.to_string()))?;
+        let kind = FaultKind::from_name(kind.trim())
+            .ok_or_else(|| FaultSpecError::Kind(kind.trim().to_string()))?;
+        let at = parse_duration(time).map_err(|message| FaultSpecError::Time {
+            text: s.to_string(),
+            message,
+        })?;
+        Ok(FaultSpec { kind, at })
+    }
+}
+
+impl std::fmt::Display for FaultSpec {
+    /// `KIND@TIME`, TIME in ms unless whole seconds: parses back as is.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = self.at.as_millis();
+        let whole_ms = self.at.subsec_nanos().is_multiple_of(1_000_000);
+        if whole_ms && ms.is_multiple_of(1000) {
+            write!(f, "{}@{}s", self.kind.name(), ms / 1000)
+        } else if whole_ms {
+            write!(f, "{}@{ms}ms", self.kind.name())
+        } else {
+            write!(f, "{}@{}us", self.kind.name(), self.at.as_micros())
+        }
+    }
+}
+
+/// A fault isobench injected into a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InjectedFault {
+    pub kind: FaultKind,
+    /// When it was injected, s since the measured window began.
+    pub t_s: f64,
+    /// What it did, e.g. `terminated 4 connections`, `SIGKILL to PID
+    /// 4242`, or why it could not (`failed: ...`).
+    pub detail: String,
+}
 
 /// Share of the throughput before a fault that counts as recovered
 /// (issue #18: "back to 90 % of what it was before").
@@ -58,12 +158,15 @@ pub struct RunFaults {
     /// connections again, s; `None` when it did not have to.
     #[serde(default)]
     pub server_wait_s: Option<f64>,
+    /// The faults isobench injected (`--fault`), in time order.
+    #[serde(default)]
+    pub injected: Vec<InjectedFault>,
 }
 
 impl RunFaults {
     /// Whether anything happened at all.
     pub fn is_empty(&self) -> bool {
-        self.connections_lost == 0 && self.cause.is_none()
+        self.connections_lost == 0 && self.cause.is_none() && self.injected.is_empty()
     }
 }
 
@@ -108,6 +211,31 @@ pub fn recovery_s(points: &[SecondPoint], loss_s: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fault_specs_parse_and_print_back() {
+        let f: FaultSpec = "terminate@2s".parse().unwrap();
+        assert_eq!(f.kind, FaultKind::Terminate);
+        assert_eq!(f.at, Duration::from_secs(2));
+        assert_eq!(f.to_string(), "terminate@2s");
+        let f: FaultSpec = "kill-backend@1500ms".parse().unwrap();
+        assert_eq!(f.kind, FaultKind::KillBackend);
+        assert_eq!(f.to_string(), "kill-backend@1500ms");
+        assert_eq!(f.to_string().parse::<FaultSpec>().unwrap(), f);
+        assert!(matches!(
+            "explode@2s".parse::<FaultSpec>(),
+            Err(FaultSpecError::Kind(k)) if k == "explode"
+        ));
+        assert!(matches!(
+            "terminate".parse::<FaultSpec>(),
+            Err(FaultSpecError::NoAt(_))
+        ));
+        assert!(matches!(
+            "terminate@soon".parse::<FaultSpec>(),
+            Err(FaultSpecError::Time { .. })
+        ));
+        assert!("terminate@-1s".parse::<FaultSpec>().is_err());
+    }
 
     fn points(tps: &[f64]) -> Vec<SecondPoint> {
         tps.iter()

@@ -60,6 +60,10 @@ pub struct StoredConfig {
     pub rate: Vec<f64>,
     /// pgbench's `--latency-limit`, ms.
     pub latency_limit_ms: Option<f64>,
+    /// Faults injected into every run (`--fault`), as given
+    /// (`terminate@2s`); empty in stores written before `--fault`.
+    #[serde(default)]
+    pub faults: Vec<String>,
     /// `max_tries` values when the retry policy is a factor.
     pub max_tries: Vec<u32>,
     /// Server settings given as factors, in the order given.

@@ -304,6 +304,7 @@ pub fn results() -> Results {
             pool_size: Vec::new(),
             rate: Vec::new(),
             latency_limit_ms: None,
+            faults: Vec::new(),
             max_tries: Vec::new(),
             setting_factors: Vec::new(),
             pg_bin: Vec::new(),
@@ -630,6 +631,7 @@ pub fn faulted() -> Results {
         outage_s: Some(0.75),
         recovery_s: Some(1.5),
         server_wait_s: Some(0.4),
+        injected: Vec::new(),
     });
     r
 }

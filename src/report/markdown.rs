@@ -420,6 +420,15 @@ fn faults(out: &mut String, m: &ReportModel) {
          They measured their whole window and count in the statistics. Outage: from the first loss to the first \
          commit after it; recovery: until a second of the window was back at 90 % of the throughput before the loss.\n\n",
     );
+    if m.results.config.faults.is_empty() {
+        table(out, &t);
+        return;
+    }
+    out.push_str(&format!(
+        "Faults injected into every run (`--fault`): {}; injected: when each was injected (s since the \
+         measured window began) and what it did.\n\n",
+        m.results.config.faults.join(", ")
+    ));
     table(out, &t);
 }
 

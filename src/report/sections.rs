@@ -611,12 +611,24 @@ pub fn invariant_checks(m: &ReportModel) -> Table {
 }
 
 /// The runs that had faults (lost connections, a server that crashed or
-/// restarted), in execution order; empty when none did.
+/// restarted, faults isobench injected), in execution order; empty when
+/// none did. The column `injected` only when some run had `--fault`
+/// faults: each as `KIND at T s: what it did`.
 pub fn faults(m: &ReportModel) -> Table {
-    let mut t = Table::new(vec![
+    let any_injected = m
+        .results
+        .runs
+        .iter()
+        .any(|r| r.faults.as_ref().is_some_and(|f| !f.injected.is_empty()));
+    let mut cols = vec![
         Column::num("run"),
         Column::text("cell"),
         Column::num("repetition"),
+    ];
+    if any_injected {
+        cols.push(Column::long("injected"));
+    }
+    cols.extend([
         Column::num("connections lost"),
         Column::num("reconnects"),
         Column::num("first loss (s)"),
@@ -625,25 +637,57 @@ pub fn faults(m: &ReportModel) -> Table {
         Column::num("server wait (s)"),
         Column::long("cause"),
     ]);
+    let mut t = Table::new(cols);
     let secs = |v: Option<f64>, none: &str| {
         Value::opt(v, v.map_or_else(|| none.to_string(), |v| fmt_fixed(v, 2)))
     };
     for run in &m.results.runs {
         let Some(f) = &run.faults else { continue };
-        t.row(vec![
+        let mut row = vec![
             Value::count(run.index.into()),
             run_cell_value(m, &run.cell),
             Value::count(run.repetition.into()),
+        ];
+        if any_injected {
+            row.push(Value::text(injected_text(&f.injected)));
+        }
+        let cause = match (&f.cause, f.connections_lost) {
+            (Some(c), _) => c.clone(),
+            (None, 0) => "-".into(),
+            (None, _) => "connections lost".into(),
+        };
+        row.extend([
             Value::count(f.connections_lost),
             Value::count(f.reconnects),
             secs(f.losses.first().map(|l| l.t_s), "-"),
             secs(f.outage_s, "no commit after"),
             secs(f.recovery_s, "not recovered"),
             secs(f.server_wait_s, "-"),
-            Value::text(f.cause.clone().unwrap_or_else(|| "connections lost".into())),
+            Value::text(cause),
         ]);
+        t.row(row);
     }
     t
+}
+
+/// Injected faults as `terminate at 1.00 s: terminated 4 client
+/// connections; ...`, `-` when none.
+fn injected_text(injected: &[crate::model::InjectedFault]) -> String {
+    if injected.is_empty() {
+        return "-".into();
+    }
+    injected
+        .iter()
+        .map(|i| {
+            format!(
+                "{} at {} s: {}",
+                i.kind.name(),
+                fmt_fixed(i.t_s, 2),
+                i.detail
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// A share of the host's CPU time, %, to one decimal; `n/a` when not

@@ -207,6 +207,8 @@ struct Around {
     /// the connection error) said, and how long isobench waited for it
     /// afterwards, s.
     server_fault: Option<(String, f64)>,
+    /// The faults isobench injected into the run (`--fault`).
+    injected: Vec<crate::model::InjectedFault>,
 }
 
 /// Runs `ctx.run` with `workload`: a fresh copy, the engine under
@@ -263,6 +265,7 @@ async fn one_run<W: Workload>(
         },
         phase_rx,
     ));
+    let injector = start_injector(cfg, &check_db, &db_config, run_db, &phase_tx).await?;
     let mut on_tick = |t: &engine::Tick| progress.tick(t);
     let outcome = engine::run(
         workload,
@@ -275,6 +278,7 @@ async fn one_run<W: Workload>(
     .await;
     phase_tx.send_replace(Phase::Draining);
     let server = observer.await.unwrap_or_default();
+    let injected = injector.await.unwrap_or_default();
     let (outcome, ledger) = outcome?;
     let (check_db, server_fault) = after_server_fault(check_db, ctx, &log, log_from).await?;
     let mut errors = errors;
@@ -295,8 +299,37 @@ async fn one_run<W: Workload>(
         server,
         invariants,
         server_fault,
+        injected,
     };
     Ok(record(workload, ctx, outcome, around))
+}
+
+/// Starts the injector of the fault plan `cfg.faults` for the run in
+/// database `run_db` (connection settings `db_config`), following
+/// `phase`; the check connection `check_db` is left alone.
+///
+/// Errors: the check connection's backend pid could not be read.
+async fn start_injector(
+    cfg: &ExperimentConfig,
+    check_db: &tokio_postgres::Client,
+    db_config: &tokio_postgres::Config,
+    run_db: &str,
+    phase: &watch::Sender<Phase>,
+) -> Result<tokio::task::JoinHandle<Vec<crate::model::InjectedFault>>> {
+    let check_pid: i32 = check_db
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .context("the check connection's backend pid")?
+        .get(0);
+    Ok(crate::experiment::inject::spawn(
+        &cfg.faults,
+        crate::experiment::inject::InjectTarget {
+            config: db_config.clone(),
+            run_db: run_db.to_string(),
+            spare_pids: vec![check_pid],
+        },
+        phase.subscribe(),
+    ))
 }
 
 /// The check connection `check_db` after the run, and what happened to
@@ -388,6 +421,7 @@ fn record<W: Workload>(
         &outcome.faults,
         &outcome.per_second,
         around.server_fault.take(),
+        std::mem::take(&mut around.injected),
     );
     let record = RunRecord {
         index,
@@ -505,12 +539,13 @@ fn problems(
 
 /// The faults of a run from the engine's log `events`, the per-second
 /// `points` (for the recovery time) and what the server said after a
-/// crash or restart (`server_fault`: cause, wait in s); `None` when
-/// nothing happened.
+/// crash or restart (`server_fault`: cause, wait in s), with the faults
+/// isobench `injected`; `None` when nothing happened.
 fn run_faults(
     events: &engine::FaultEvents,
     points: &[crate::model::SecondPoint],
     server_fault: Option<(String, f64)>,
+    injected: Vec<crate::model::InjectedFault>,
 ) -> Option<RunFaults> {
     let (cause, server_wait_s) = server_fault.unzip();
     let faults = RunFaults {
@@ -523,6 +558,7 @@ fn run_faults(
             .and_then(|l| outage_s(l, events.first_commit_after_s)),
         recovery_s: events.first_loss_s.and_then(|l| recovery_s(points, l)),
         server_wait_s,
+        injected,
     };
     (!faults.is_empty()).then_some(faults)
 }

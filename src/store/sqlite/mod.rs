@@ -13,6 +13,7 @@
 //! 4. `host_cpu`, `plan_changes` and `per_second_lag`;
 //! 5. `tx_type_failure_reasons` and the view `run_failure_reasons`;
 //! 6. `run_faults` and `connection_losses`.
+//! 7. `injected_faults`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
@@ -114,7 +115,9 @@
 //! - `run_faults (run, cause, connections_lost, reconnects, outage_s,
 //!   recovery_s, server_wait_s)`: a run that lost connections or whose
 //!   server crashed or restarted (no row: no fault); `connection_losses
-//!   (run, seq, t_s, client, sqlstate)` its first 100 losses in time order.
+//!   (run, seq, t_s, client, sqlstate)` its first 100 losses in time order;
+//!   `injected_faults (run, seq, kind, t_s, detail)` the faults isobench
+//!   injected (`--fault`), in time order.
 //!
 //! Vectors keep their order in an `ordinal` column (from 0); maps come back
 //! sorted by key, as [`BTreeMap`] keeps them.
@@ -684,7 +687,13 @@ mod tests {
             outage_s: Some(0.1 + 0.2),
             recovery_s: None,
             server_wait_s: Some(1.5),
+            injected: vec![crate::model::InjectedFault {
+                kind: crate::model::FaultKind::KillBackend,
+                t_s: 1.0 / 3.0,
+                detail: "SIGKILL to client backend PID 12".into(),
+            }],
         });
+        c.faults = vec!["kill-backend@333ms".into()];
         c.target = "external PostgreSQL at host=/tmp port=5432 — 'naïve' \"quoted\"".into();
         c.file = Some("studies/ssi.toml".into());
         r.environment
@@ -1022,14 +1031,15 @@ mod tests {
         assert!(Store::open(&path).is_ok());
         Connection::open(&path)
             .unwrap()
-            .pragma_update(None, "user_version", 7)
+            .pragma_update(None, "user_version", STORE_VERSION + 1)
             .unwrap();
         for e in [
             Store::open(&path).unwrap_err(),
             Store::load(&path).unwrap_err(),
         ] {
             assert!(e.starts_with(&path.display().to_string()), "{e}");
-            assert!(e.contains("store version 7"), "{e}");
+            let future = format!("store version {}", STORE_VERSION + 1);
+            assert!(e.contains(&future), "{e}");
             assert!(
                 e.contains(&format!("store versions 1 to {STORE_VERSION}")),
                 "{e}"
@@ -1126,7 +1136,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 6);
+        assert_eq!(STORE_VERSION, 7);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();

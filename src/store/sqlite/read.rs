@@ -10,9 +10,9 @@ use rusqlite::{Connection, OptionalExtension, Row};
 
 use super::{Context, Error, R, from_name};
 use crate::model::{
-    ConnectionLoss, CountStat, HostCpu, InvariantResult, Isolation, LatencySummary, Lifetime,
-    LoadFigures, LoadReport, Order, Plan, PlanChange, RunFaults, SecondPoint, ServerObservations,
-    SireadLocks, StatInterval, WaitEvents,
+    ConnectionLoss, CountStat, FaultKind, HostCpu, InjectedFault, InvariantResult, Isolation,
+    LatencySummary, Lifetime, LoadFigures, LoadReport, Order, Plan, PlanChange, RunFaults,
+    SecondPoint, ServerObservations, SireadLocks, StatInterval, WaitEvents,
 };
 use crate::store::{
     Cell, CommandRecord, Environment, FailureReasonRecord, LoadRecord, Rate, Results, RunRecord,
@@ -657,6 +657,7 @@ fn read_faults(conn: &Connection, run: u32) -> R<Option<RunFaults>> {
                 outage_s: r.get(3)?,
                 recovery_s: r.get(4)?,
                 server_wait_s: r.get(5)?,
+                injected: Vec::new(),
             })
         })
         .optional()?
@@ -673,6 +674,26 @@ fn read_faults(conn: &Connection, run: u32) -> R<Option<RunFaults>> {
                 t_s: r.get(0)?,
                 client: r.get(1)?,
                 sqlstate: r.get(2)?,
+            })
+        },
+    )?;
+    f.injected = children(
+        conn,
+        "injected_faults",
+        "SELECT kind, t_s, detail FROM injected_faults WHERE run = ?1 ORDER BY seq",
+        run,
+        |r| {
+            let kind: String = r.get(0)?;
+            Ok(InjectedFault {
+                kind: FaultKind::from_name(&kind).ok_or_else(|| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        0,
+                        rusqlite::types::Type::Text,
+                        format!("unknown fault kind '{kind}'").into(),
+                    )
+                })?,
+                t_s: r.get(1)?,
+                detail: r.get(2)?,
             })
         },
     )?;

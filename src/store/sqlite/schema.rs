@@ -22,6 +22,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V4_WINDOW_OBSERVATIONS),
     M::up(V5_FAILURE_REASONS),
     M::up(V6_FAULTS),
+    M::up(V7_INJECTED_FAULTS),
 ];
 
 /// [`MIGRATION_LIST`] as rusqlite_migration runs it (each call applies the
@@ -433,4 +434,20 @@ CREATE TABLE IF NOT EXISTS connection_losses (
 ) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '6');
+"#;
+
+/// Store version 7: the faults isobench injected into a run (`--fault`,
+/// `RunFaults::injected`), in time order (`seq`). A run with injected
+/// faults always has its `run_faults` row.
+const V7_INJECTED_FAULTS: &str = r#"
+CREATE TABLE IF NOT EXISTS injected_faults (
+    run    INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    seq    INTEGER NOT NULL,
+    kind   TEXT NOT NULL,
+    t_s    REAL NOT NULL,
+    detail TEXT NOT NULL,
+    PRIMARY KEY (run, seq)
+) STRICT;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '7');
 "#;

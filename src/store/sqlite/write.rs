@@ -180,6 +180,13 @@ fn write_faults(tx: &Transaction, run: u32, f: &RunFaults) -> R<()> {
         st.execute(params![run, i, l.t_s, l.client, l.sqlstate])
             .context("connection_losses")?;
     }
+    let mut st = tx.prepare_cached(
+        "INSERT INTO injected_faults (run, seq, kind, t_s, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for (i, f) in f.injected.iter().enumerate() {
+        st.execute(params![run, i, f.kind.name(), f.t_s, f.detail])
+            .context("injected_faults")?;
+    }
     Ok(())
 }
 

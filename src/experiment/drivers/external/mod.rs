@@ -60,6 +60,11 @@ pub(in crate::experiment) fn prepare(
     cfg: &ExperimentConfig,
 ) -> Result<(Vec<Cell>, StudyHeader, External)> {
     validate(cfg).map_err(BadInput::from_error)?;
+    if !cfg.faults.is_empty() {
+        bail!(BadInput(
+            "--fault injects faults into isobench's own clients' runs, not into an external load's (not supported yet)".into()
+        ));
+    }
     if cfg.latency_limit.is_some() {
         bail!(
             "--latency-limit applies to isobench's own open-loop clients, not to an external load; give the load tool its own limit"

@@ -1,0 +1,164 @@
+//! Faults isobench injects into a run on purpose (`--fault KIND@TIME`,
+//! issue #18): a task of its own, with its own connection
+//! (`application_name = 'isobench-fault'`, so that it does not terminate
+//! itself), waits for the measured window, then at each planned time
+//! terminates the run's client connections or SIGKILLs one client
+//! backend. Nothing of it runs in the clients' loop; what the clients
+//! lose and how they recover is measured as for any other fault.
+
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+use tokio_postgres::{Client, Config};
+
+use crate::model::{FaultKind, FaultSpec, InjectedFault, Phase};
+use crate::target;
+
+/// What the injector needs about the run.
+pub(super) struct InjectTarget {
+    /// The run database's connection settings.
+    pub(super) config: Config,
+    /// The run database's name.
+    pub(super) run_db: String,
+    /// Backends that are not clients and are left alone (the check
+    /// connection, which also has `application_name = 'isobench'`).
+    pub(super) spare_pids: Vec<i32>,
+}
+
+/// Starts the injector of `plan` for the run `t`, following the run's
+/// `phase`. Returns the faults it injected, in time order, when the plan
+/// is done or the measured window ended (faults planned after it are
+/// dropped). An empty plan injects nothing and returns at once.
+pub(super) fn spawn(
+    plan: &[FaultSpec],
+    t: InjectTarget,
+    phase: watch::Receiver<Phase>,
+) -> tokio::task::JoinHandle<Vec<InjectedFault>> {
+    let mut plan = plan.to_vec();
+    plan.sort_by_key(|f| f.at);
+    tokio::spawn(async move {
+        if plan.is_empty() {
+            return Vec::new();
+        }
+        inject(plan, t, phase).await
+    })
+}
+
+/// The injector's body; see [`spawn`].
+async fn inject(
+    plan: Vec<FaultSpec>,
+    t: InjectTarget,
+    mut phase: watch::Receiver<Phase>,
+) -> Vec<InjectedFault> {
+    let mut done = Vec::new();
+    if !wait_for_window(&mut phase).await {
+        return done;
+    }
+    let start = Instant::now();
+    let mut config = t.config.clone();
+    config.application_name("isobench-fault");
+    let mut db: Option<Client> = None;
+    for f in plan {
+        let due = start + f.at;
+        tokio::select! {
+            _ = tokio::time::sleep_until(due.into()) => {}
+            _ = window_ends(&mut phase) => return done,
+        }
+        let t_s = start.elapsed().as_secs_f64();
+        let detail = match one_fault(f.kind, &config, &mut db, &t).await {
+            Ok(d) => d,
+            Err(e) => format!("failed: {e}"),
+        };
+        done.push(InjectedFault {
+            kind: f.kind,
+            t_s,
+            detail,
+        });
+    }
+    done
+}
+
+/// Waits until `phase` says Measuring: true; false when the run never
+/// got there (it ended, or the sender is gone).
+async fn wait_for_window(phase: &mut watch::Receiver<Phase>) -> bool {
+    loop {
+        match *phase.borrow_and_update() {
+            Phase::Measuring => return true,
+            Phase::Draining => return false,
+            _ => {}
+        }
+        if phase.changed().await.is_err() {
+            return false;
+        }
+    }
+}
+
+/// Returns once `phase` leaves Measuring (or the sender is gone).
+async fn window_ends(phase: &mut watch::Receiver<Phase>) {
+    loop {
+        if *phase.borrow_and_update() != Phase::Measuring {
+            return;
+        }
+        if phase.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Injects one fault of `kind` through `db` (connected again when it
+/// is gone: after a crash). Returns what it did.
+///
+/// Errors: the connection or the query failed, or there was no client
+/// backend to kill; as text, for the record.
+async fn one_fault(
+    kind: FaultKind,
+    config: &Config,
+    db: &mut Option<Client>,
+    t: &InjectTarget,
+) -> Result<String, String> {
+    if db.as_ref().is_none_or(Client::is_closed) {
+        let c = tokio::time::timeout(Duration::from_secs(5), target::connect(config))
+            .await
+            .map_err(|_| "no connection within 5 s".to_string())?
+            .map_err(|e| e.to_string())?;
+        *db = Some(c);
+    }
+    let client = db.as_ref().expect("connected above");
+    let err = |e: tokio_postgres::Error| target::error_text(&e);
+    match kind {
+        FaultKind::Terminate => {
+            let n: i64 = client
+                .query_one(
+                    "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))
+                       FROM pg_stat_activity
+                      WHERE datname = $1 AND application_name = 'isobench'
+                        AND pid <> ALL($2) AND pid <> pg_backend_pid()",
+                    &[&t.run_db, &t.spare_pids],
+                )
+                .await
+                .map_err(err)?
+                .get(0);
+            Ok(format!("terminated {n} client connections"))
+        }
+        FaultKind::KillBackend => {
+            let row = client
+                .query_opt(
+                    "SELECT pid FROM pg_stat_activity
+                      WHERE datname = $1 AND application_name = 'isobench'
+                        AND pid <> ALL($2) AND pid <> pg_backend_pid()
+                      ORDER BY pid DESC LIMIT 1",
+                    &[&t.run_db, &t.spare_pids],
+                )
+                .await
+                .map_err(err)?
+                .ok_or_else(|| "no client backend to kill".to_string())?;
+            let pid: i32 = row.get(0);
+            nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            )
+            .map_err(|e| format!("SIGKILL to backend PID {pid}: {e}"))?;
+            Ok(format!("SIGKILL to client backend PID {pid}"))
+        }
+    }
+}
