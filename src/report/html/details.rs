@@ -7,59 +7,6 @@ use super::Section;
 use super::{esc, section, table_html};
 use crate::report::model::ReportModel;
 use crate::report::sections;
-use crate::report::table::{Column, Mark, Table, Value};
-
-/// Per cell and invariant: how many runs checked it, how many violated
-/// it, and an example.
-fn invariant_summary(m: &ReportModel) -> Table {
-    let mut t = Table::new(vec![
-        Column::text("cell"),
-        Column::text("invariant"),
-        Column::text("result"),
-        Column::num("runs checked"),
-        Column::num("violations"),
-        Column::long("example (first violation, else last check)"),
-    ]);
-    for (i, c) in m.cells.iter().enumerate() {
-        let mut names: Vec<&str> = Vec::new();
-        for run in &c.runs {
-            for inv in &run.invariants {
-                if !names.contains(&inv.name.as_str()) {
-                    names.push(&inv.name);
-                }
-            }
-        }
-        for name in names {
-            let checks: Vec<_> = c
-                .runs
-                .iter()
-                .flat_map(|run| run.invariants.iter().filter(|x| x.name == name))
-                .collect();
-            let bad: Vec<_> = checks.iter().filter(|x| !x.ok).collect();
-            let violations: u64 = bad.iter().map(|x| x.violations).sum();
-            let result = if bad.is_empty() {
-                Value::text("ok").mark(Mark::Good)
-            } else {
-                let text = format!("VIOLATED in {} of {} runs", bad.len(), checks.len());
-                Value::text(text).mark(Mark::Bad)
-            };
-            let example = bad
-                .first()
-                .map(|x| &x.detail)
-                .or(checks.last().map(|x| &x.detail))
-                .map_or_else(Value::default, |d| Value::code(d.clone()));
-            t.row(vec![
-                sections::cell_value(m, i),
-                Value::text(name),
-                result,
-                Value::count(checks.len() as u64),
-                Value::count(violations),
-                example,
-            ]);
-        }
-    }
-    t
-}
 
 pub(super) fn invariants(m: &ReportModel) -> Option<Section> {
     if m.results.runs.iter().all(|run| run.invariants.is_empty()) {
@@ -69,7 +16,7 @@ pub(super) fn invariants(m: &ReportModel) -> Option<Section> {
         "<p class=\"note\">Checked after every run, interrupted ones included. A violation is an \
          anomaly the isolation level or strategy let through.</p>\n{}<details><summary>Every check \
          of every run</summary>\n{}</details>\n",
-        table_html(&invariant_summary(m)),
+        table_html(&sections::invariant_summary(m)),
         table_html(&sections::invariant_checks(m))
     );
     section("invariants", "Invariants and anomalies", html)
