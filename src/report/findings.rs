@@ -24,6 +24,7 @@ type Rule = fn(&ReportModel) -> Vec<Finding>;
 /// The rules, in the order their findings are shown.
 pub const RULES: &[Rule] = &[
     failures,
+    forbidden_anomalies,
     failure_reasons,
     coarse_siread,
     plans_differ,
@@ -761,6 +762,78 @@ fn failure_reasons(m: &ReportModel) -> Vec<Finding> {
     out
 }
 
+/// The anomaly classes of Adya's phenomena (as the list-append checker
+/// names its invariants) that PostgreSQL's documentation says each
+/// isolation level admits ("Transaction Isolation", chapter 13.2; READ
+/// COMMITTED also lets a transaction read others' newer commits, the
+/// checker's `internal`; REPEATABLE READ is snapshot isolation, which
+/// admits write skew, G2-item). The same story as `isobench anomalies`'
+/// matrix tells with hand-made interleavings.
+pub fn admitted_classes(level: crate::model::Isolation) -> &'static [&'static str] {
+    use crate::model::Isolation::*;
+    match level {
+        ReadCommitted => &["G-single", "G2-item", "internal"],
+        RepeatableRead => &["G2-item"],
+        Serializable => &[],
+    }
+}
+
+/// Every class the list-append checker counts.
+pub const ANOMALY_CLASSES: [&str; 8] = [
+    "G0",
+    "G1a",
+    "G1b",
+    "G1c",
+    "G-single",
+    "G2-item",
+    "incompatible-order",
+    "internal",
+];
+
+/// An anomaly the isolation level should have prevented: a run's checker
+/// found a class ([`ANOMALY_CLASSES`]) that [`admitted_classes`] does not
+/// list for the cell's level. Any case is a finding: either a server bug
+/// (Jepsen found a G2-item under PostgreSQL 12.3's SERIALIZABLE this way)
+/// or a checker error, to confirm from the example cycle and the server
+/// log.
+fn forbidden_anomalies(m: &ReportModel) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, c) in m.cells.iter().enumerate() {
+        let admitted = admitted_classes(c.cell.isolation);
+        let mut found: Vec<(&str, u64, &str)> = Vec::new();
+        for run in &c.runs {
+            for inv in run.invariants.iter().filter(|v| !v.ok) {
+                let name = inv.name.as_str();
+                if !ANOMALY_CLASSES.contains(&name) || admitted.contains(&name) {
+                    continue;
+                }
+                match found.iter_mut().find(|(n, _, _)| *n == name) {
+                    Some((_, k, _)) => *k += inv.violations,
+                    None => found.push((name, inv.violations, &inv.detail)),
+                }
+            }
+        }
+        for (name, n, example) in found {
+            let example = match example.char_indices().nth(240) {
+                Some((at, _)) => format!("{}…", &example[..at]),
+                None => example.to_string(),
+            };
+            out.push(Finding {
+                rule: "forbidden",
+                text: format!(
+                    "{}: {n} case(s) of {name}, which {} should prevent; the first: {example}",
+                    m.factors.short_labels[i],
+                    c.cell.isolation.sql()
+                ),
+                advice: Some(
+                    "confirm it from the transactions' statements and the server log before calling it a bug: see Invariants".into(),
+                ),
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1023,6 +1096,31 @@ mod tests {
             "{}",
             f[0].text
         );
+    }
+
+    #[test]
+    fn an_anomaly_the_level_should_prevent_is_a_finding() {
+        use crate::model::{InvariantResult, Isolation};
+        let mut r = fixture::results();
+        let cycle =
+            "cycle T1 -> T2 -> T1: T1 read k1 = [1] without 2, which T2 appended next (rw); ...";
+        for run in &mut r.runs {
+            run.invariants
+                .push(InvariantResult::count("G2-item", 3, cycle.into()));
+        }
+        let m = ReportModel::new(&r);
+        let f = of_rule(&m, "forbidden");
+        // rc admits G2-item (write skew); ser does not.
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].text.starts_with(&format!(
+                "ser: 9 case(s) of G2-item, which SERIALIZABLE should prevent; the first: {cycle}"
+            )),
+            "{}",
+            f[0].text
+        );
+        assert!(admitted_classes(Isolation::RepeatableRead).contains(&"G2-item"));
+        assert!(!admitted_classes(Isolation::RepeatableRead).contains(&"G-single"));
     }
 
     #[test]
