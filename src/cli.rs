@@ -175,6 +175,9 @@ pub struct RunArgs {
     /// Inject a fault into every run, repeatable: KIND@TIME from the start of the measured window; KIND: terminate (pg_terminate_backend of the clients), kill-backend (SIGKILL one client backend: crash and recovery; managed server only), e.g. terminate@2s.
     #[arg(long = "fault", value_name = "KIND@TIME", value_parser = fault)]
     pub faults: Vec<crate::model::FaultSpec>,
+    /// Leave runs that had faults (lost connections, a crashed server) out of the statistics; by default they count and are marked.
+    #[arg(long)]
+    pub exclude_faulted: bool,
     /// Run order: interleaved (repetition by repetition) or random (each repetition shuffled, seeded).
     #[arg(long, default_value = "interleaved")]
     pub order: Order,
@@ -484,6 +487,7 @@ impl RunArgs {
             rate: dedup(self.rate),
             latency_limit: self.latency_limit,
             faults: self.faults,
+            exclude_faulted: self.exclude_faulted,
             max_tries: Vec::new(),
             setting_factors: Vec::new(),
             pg_bin,
@@ -588,6 +592,7 @@ impl RunArgs {
                 "rate" => cfg.rate = cli.rate.clone(),
                 "latency_limit" => cfg.latency_limit = cli.latency_limit,
                 "faults" => cfg.faults = cli.faults.clone(),
+                "exclude_faulted" => cfg.exclude_faulted = cli.exclude_faulted,
                 "repeat" => cfg.repeat = cli.repeat,
                 "duration" => cfg.duration = cli.duration,
                 "warmup" => cfg.warmup = cli.warmup,
@@ -1019,6 +1024,12 @@ mod tests {
         ),
         ("out", &["-o", "/x/out"], "out = \"/x/out\"", None),
         ("quiet", &["-q"], "quiet = true", None),
+        (
+            "exclude-faulted",
+            &["--exclude-faulted"],
+            "exclude_faulted = true",
+            None,
+        ),
         (
             "fail-on-violation",
             &["--fail-on-violation"],

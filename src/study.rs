@@ -126,6 +126,7 @@ struct Raw {
     out: Entry,
     quiet: Entry,
     fail_on_violation: Entry,
+    exclude_faulted: Entry,
     // Factors at the top level.
     isolation: Entry,
     strategy: Entry,
@@ -565,6 +566,9 @@ pub fn parse(
     if let Some(v) = raw.latency_limit {
         cfg.latency_limit = Some(src.one("latency_limit", &v, duration)?);
     }
+    if let Some(v) = raw.exclude_faulted {
+        cfg.exclude_faulted = src.one("exclude_faulted", &v, boolean)?;
+    }
     if let Some(v) = raw.fault {
         cfg.faults = src.list("fault", &v, |x| {
             string(x)?
@@ -747,6 +751,7 @@ pub fn resume(
             .map(|f| f.parse())
             .collect::<Result<_, crate::model::FaultSpecError>>()
             .map_err(|e| format!("--resume: the stored fault plan: {e}"))?,
+        exclude_faulted: c.exclude_faulted,
         max_tries: c.max_tries,
         setting_factors: c.setting_factors,
         pg_bin,

@@ -434,6 +434,7 @@ mod tests {
             rate: Vec::new(),
             latency_limit: None,
             faults: Vec::new(),
+            exclude_faulted: false,
             max_tries: Vec::new(),
             setting_factors: Vec::new(),
             pg_bin: Vec::new(),

@@ -383,6 +383,8 @@ pub struct ExperimentConfig {
     /// Faults injected into every run (`--fault KIND@TIME`), in the order
     /// given; one plan for all runs, not a factor.
     pub faults: Vec<FaultSpec>,
+    /// Leave runs with faults out of the statistics (`--exclude-faulted`).
+    pub exclude_faulted: bool,
     /// `max_tries` as a factor; empty: `retry.max_tries` for every cell.
     pub max_tries: Vec<u32>,
     /// Managed-server settings as factors: name and values.

@@ -64,6 +64,10 @@ pub struct StoredConfig {
     /// (`terminate@2s`); empty in stores written before `--fault`.
     #[serde(default)]
     pub faults: Vec<String>,
+    /// Runs with faults are left out of the statistics
+    /// (`--exclude-faulted`); by default they count, marked.
+    #[serde(default)]
+    pub exclude_faulted: bool,
     /// `max_tries` values when the retry policy is a factor.
     pub max_tries: Vec<u32>,
     /// Server settings given as factors, in the order given.

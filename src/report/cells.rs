@@ -96,6 +96,9 @@ pub struct CellSummary<'a> {
     /// Merged-histogram latency against the baseline cell's; `None` for
     /// the baseline itself and when there is none.
     pub latency_vs_baseline: Option<LatencyChange>,
+    /// Runs with faults are left out of the statistics
+    /// ([`crate::store::StoredConfig::exclude_faulted`]).
+    pub exclude_faulted: bool,
 }
 
 /// A wait (pool wait, schedule lag) summarised over a cell's complete runs.
@@ -214,7 +217,11 @@ pub enum VsBaseline {
 impl CellSummary<'_> {
     /// The complete runs, in execution order.
     pub fn complete_runs(&self) -> impl Iterator<Item = &RunRecord> + '_ {
-        self.runs.iter().copied().filter(|r| r.complete)
+        let exclude = self.exclude_faulted;
+        self.runs
+            .iter()
+            .copied()
+            .filter(move |r| counted(r, exclude))
     }
 
     /// `2` or `2 (+1 interrupted)`.
@@ -238,7 +245,7 @@ pub fn aggregate(results: &Results) -> Vec<CellSummary<'_>> {
     }
     let mut cells: Vec<CellSummary> = groups
         .into_iter()
-        .map(|(cell, runs)| summarise(cell, runs))
+        .map(|(cell, runs)| summarise(cell, runs, results.config.exclude_faulted))
         .collect();
     let rule = baseline_rule(results).ok().flatten();
     let values: Vec<Vec<String>> = cells
@@ -489,9 +496,23 @@ fn find_baseline(
     found.map_or(Found::Nothing, Found::Cell)
 }
 
+/// Whether `run` counts in the statistics: complete, and without faults
+/// when `exclude_faulted`.
+pub fn counted(run: &RunRecord, exclude_faulted: bool) -> bool {
+    run.complete && !(exclude_faulted && run.faults.is_some())
+}
+
 /// Statistics of one cell's runs (baseline left [`VsBaseline::Missing`]).
-fn summarise<'a>(cell: &'a Cell, runs: Vec<&'a RunRecord>) -> CellSummary<'a> {
-    let complete: Vec<&RunRecord> = runs.iter().copied().filter(|r| r.complete).collect();
+fn summarise<'a>(
+    cell: &'a Cell,
+    runs: Vec<&'a RunRecord>,
+    exclude_faulted: bool,
+) -> CellSummary<'a> {
+    let complete: Vec<&RunRecord> = runs
+        .iter()
+        .copied()
+        .filter(|r| counted(r, exclude_faulted))
+        .collect();
     let with_commits: Vec<&RunRecord> = complete
         .iter()
         .copied()
@@ -533,6 +554,7 @@ fn summarise<'a>(cell: &'a Cell, runs: Vec<&'a RunRecord>) -> CellSummary<'a> {
     let wasted: u64 = complete.iter().map(|r| r.wasted_attempts).sum();
     let tps_values: Vec<f64> = complete.iter().map(|r| r.tps).collect();
     CellSummary {
+        exclude_faulted,
         outliers: stats::outliers(&tps_values)
             .into_iter()
             .map(|i| complete[i].index)

@@ -305,6 +305,7 @@ pub fn results() -> Results {
             rate: Vec::new(),
             latency_limit_ms: None,
             faults: Vec::new(),
+            exclude_faulted: false,
             max_tries: Vec::new(),
             setting_factors: Vec::new(),
             pg_bin: Vec::new(),

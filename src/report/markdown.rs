@@ -703,4 +703,28 @@ mod tests {
         let runs = md.split("## Runs").nth(1).unwrap();
         assert!(runs.contains("yes (faulted, see Faults)"), "{runs}");
     }
+
+    #[test]
+    fn exclude_faulted_leaves_faulted_runs_out_of_the_statistics() {
+        let r = fixture::faulted();
+        let faulted = r.runs.iter().find(|run| run.faults.is_some()).unwrap();
+        let cell = crate::report::cells::aggregate(&r)
+            .into_iter()
+            .find(|c| *c.cell == faulted.cell)
+            .unwrap();
+        assert!(cell.complete_runs().any(|x| x.index == faulted.index));
+        let n = cell.n;
+        let mut ex = r.clone();
+        ex.config.exclude_faulted = true;
+        let cells = crate::report::cells::aggregate(&ex);
+        let cell = cells.iter().find(|c| *c.cell == faulted.cell).unwrap();
+        assert_eq!(cell.n, n - 1);
+        assert!(!cell.complete_runs().any(|x| x.index == faulted.index));
+        let md = render(&ex);
+        let runs = md.split("## Runs").nth(1).unwrap();
+        assert!(
+            runs.contains("yes (faulted, excluded from the statistics)"),
+            "{runs}"
+        );
+    }
 }

@@ -815,7 +815,9 @@ pub fn runs(m: &ReportModel) -> Table {
             ),
             host_pct(run.host_cpu.map(|h| h.busy_pct)),
             host_pct(run.host_cpu.map(|h| h.steal_pct)),
-            if run.complete && run.faults.is_some() {
+            if run.complete && run.faults.is_some() && m.results.config.exclude_faulted {
+                Value::text("yes (faulted, excluded from the statistics)").mark(Mark::Bad)
+            } else if run.complete && run.faults.is_some() {
                 Value::text("yes (faulted, see Faults)").mark(Mark::Bad)
             } else if run.complete {
                 "yes".into()
