@@ -234,13 +234,13 @@ impl WorkloadClient for SibenchClient {
             SibenchInput::Query => {
                 conn.query_one(query, &[])
                     .await
-                    .map_err(AttemptError::body)?;
+                    .map_err(|e| AttemptError::body(e).at("query"))?;
                 tx.commit(conn).await
             }
             SibenchInput::Update(k) => {
                 conn.execute(update, &[k])
                     .await
-                    .map_err(AttemptError::body)?;
+                    .map_err(|e| AttemptError::body(e).at("update"))?;
                 let outcome = tx.commit(conn).await?;
                 self.ledger.committed += 1;
                 Ok(outcome)

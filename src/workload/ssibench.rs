@@ -340,13 +340,13 @@ impl WorkloadClient for SsibenchClient {
             let stmt = &self.reads[(t - 1) as usize];
             conn.query_one(stmt, &[&x, &self.w.read_size])
                 .await
-                .map_err(AttemptError::body)?;
+                .map_err(|e| AttemptError::body(e).at("range read"))?;
         }
         if let Some((t, k, keys, value)) = &i.update {
             let stmt = &self.updates[((t - 1) * COLUMNS + k - 1) as usize];
             conn.execute(stmt, &[value, keys])
                 .await
-                .map_err(AttemptError::body)?;
+                .map_err(|e| AttemptError::body(e).at("update"))?;
         }
         tx.commit(conn).await
     }

@@ -267,13 +267,13 @@ impl WorkloadClient for WriteSkewClient {
         if !i.off {
             conn.execute(on, &[&i.shift, &i.doctor])
                 .await
-                .map_err(AttemptError::body)?;
+                .map_err(|e| AttemptError::body(e).at("go on call"))?;
             return tx.commit(conn).await;
         }
         let rows = conn
             .query(read, &[&i.shift])
             .await
-            .map_err(AttemptError::body)?;
+            .map_err(|e| AttemptError::body(e).at("read shift"))?;
         let on_call = rows.iter().filter(|r| r.get::<_, bool>(1)).count();
         let me_on = rows
             .iter()
@@ -288,7 +288,7 @@ impl WorkloadClient for WriteSkewClient {
         if on_call >= 2 && me_on {
             conn.execute(off, &[&i.shift, &i.doctor])
                 .await
-                .map_err(AttemptError::body)?;
+                .map_err(|e| AttemptError::body(e).at("go off call"))?;
         }
         tx.commit(conn).await
     }
