@@ -166,19 +166,8 @@ impl ScriptData {
         let Data::Tpcb { base, .. } = &self.data else {
             return Ok(Vec::new());
         };
-        let row = db
-            .query_one(
-                "SELECT (SELECT coalesce(sum(abalance), 0) FROM pgbench_accounts)::bigint,
-                        (SELECT coalesce(sum(tbalance), 0) FROM pgbench_tellers)::bigint,
-                        (SELECT coalesce(sum(bbalance), 0) FROM pgbench_branches)::bigint,
-                        (SELECT coalesce(sum(delta), 0) FROM pgbench_history)::bigint,
-                        (SELECT count(*) FROM pgbench_history)::bigint",
-                &[],
-            )
-            .await
-            .map_err(WorkloadError::db("pgbench script invariant query"))?;
-        let (a, t, b, h, n): (i64, i64, i64, i64, i64) =
-            (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
+        let (a, t, b, h, n) =
+            crate::workload::tpcb::sums(db, "pgbench script invariant query").await?;
         let inserting = history::inserting_functions(db, &history::candidates(&self.inserts))
             .await
             .map_err(WorkloadError::db(

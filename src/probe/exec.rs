@@ -45,6 +45,33 @@ pub enum WaitCheck {
 }
 
 impl WaitCheck {
+    /// Whether backend `pid` waits on a lock held by one of `others`
+    /// (with [`WaitCheck::LockWaitEvent`], on any lock), asked on `ctl`.
+    pub async fn is_blocked(
+        self,
+        ctl: &Client,
+        pid: i32,
+        others: &[i32],
+    ) -> std::result::Result<bool, tokio_postgres::Error> {
+        Ok(match self {
+            WaitCheck::IsolationTestFunction => ctl
+                .query_one(
+                    "SELECT pg_catalog.pg_isolation_test_session_is_blocked($1, $2)",
+                    &[&pid, &others],
+                )
+                .await?
+                .get::<_, bool>(0),
+            WaitCheck::LockWaitEvent => ctl
+                .query_opt(
+                    "SELECT coalesce(wait_event_type = 'Lock', false)
+                       FROM pg_catalog.pg_stat_activity WHERE pid = $1",
+                    &[&pid],
+                )
+                .await?
+                .is_some_and(|r| r.get::<_, bool>(0)),
+        })
+    }
+
     /// Picks the best check the server offers.
     pub async fn detect(client: &Client) -> Result<WaitCheck> {
         let row = client
@@ -536,25 +563,11 @@ impl Runner<'_> {
             .filter(|(i, _)| *i != s)
             .filter_map(|(_, x)| x.as_ref().map(|x| x.pid))
             .collect();
-        Ok(match self.env.wait_check {
-            WaitCheck::IsolationTestFunction => self
-                .ctl
-                .query_one(
-                    "SELECT pg_catalog.pg_isolation_test_session_is_blocked($1, $2)",
-                    &[&pid, &others],
-                )
-                .await?
-                .get::<_, bool>(0),
-            WaitCheck::LockWaitEvent => self
-                .ctl
-                .query_opt(
-                    "SELECT coalesce(wait_event_type = 'Lock', false)
-                       FROM pg_catalog.pg_stat_activity WHERE pid = $1",
-                    &[&pid],
-                )
-                .await?
-                .is_some_and(|r| r.get::<_, bool>(0)),
-        })
+        Ok(self
+            .env
+            .wait_check
+            .is_blocked(self.ctl, pid, &others)
+            .await?)
     }
 
     fn complete(&mut self, s: usize, result: StepResult) {

@@ -376,19 +376,7 @@ impl Workload for Tpcb {
         lifetime: Lifetime,
         _ledger: (),
     ) -> Result<Vec<InvariantResult>, WorkloadError> {
-        let row = db
-            .query_one(
-                "SELECT (SELECT coalesce(sum(abalance), 0) FROM pgbench_accounts)::bigint,
-                        (SELECT coalesce(sum(tbalance), 0) FROM pgbench_tellers)::bigint,
-                        (SELECT coalesce(sum(bbalance), 0) FROM pgbench_branches)::bigint,
-                        (SELECT coalesce(sum(delta), 0) FROM pgbench_history)::bigint,
-                        (SELECT count(*) FROM pgbench_history)::bigint",
-                &[],
-            )
-            .await
-            .map_err(WorkloadError::db("tpcb invariant query"))?;
-        let (a, t, b, h, n): (i64, i64, i64, i64, i64) =
-            (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
+        let (a, t, b, h, n) = sums(db, "tpcb invariant query").await?;
         let n = n as u64;
         // Every committed tpcb-like transaction inserts one history row;
         // select-only inserts none.
@@ -568,6 +556,27 @@ impl WorkloadClient for TpcbClient {
     }
 
     fn into_ledger(self) {}
+}
+
+/// Σ abalance, Σ tbalance, Σ bbalance, Σ history.delta and the history's
+/// row count of pgbench's tables, in one query; `what` names it in an
+/// error.
+pub async fn sums(
+    db: &Client,
+    what: &'static str,
+) -> Result<(i64, i64, i64, i64, i64), WorkloadError> {
+    let row = db
+        .query_one(
+            "SELECT (SELECT coalesce(sum(abalance), 0) FROM pgbench_accounts)::bigint,
+                    (SELECT coalesce(sum(tbalance), 0) FROM pgbench_tellers)::bigint,
+                    (SELECT coalesce(sum(bbalance), 0) FROM pgbench_branches)::bigint,
+                    (SELECT coalesce(sum(delta), 0) FROM pgbench_history)::bigint,
+                    (SELECT count(*) FROM pgbench_history)::bigint",
+            &[],
+        )
+        .await
+        .map_err(WorkloadError::db(what))?;
+    Ok((row.get(0), row.get(1), row.get(2), row.get(3), row.get(4)))
 }
 
 #[cfg(test)]

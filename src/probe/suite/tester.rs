@@ -249,25 +249,7 @@ impl<'a> Tester<'a> {
     async fn is_blocked(&self, s: usize) -> Result<bool, Stop> {
         let pids: Vec<i32> = self.conns.iter().map(|c| c.pid).collect();
         let pid = self.conns[s].pid;
-        Ok(match self.wait_check {
-            WaitCheck::IsolationTestFunction => self
-                .ctl
-                .query_one(
-                    "SELECT pg_catalog.pg_isolation_test_session_is_blocked($1, $2)",
-                    &[&pid, &pids],
-                )
-                .await?
-                .get::<_, bool>(0),
-            WaitCheck::LockWaitEvent => self
-                .ctl
-                .query_opt(
-                    "SELECT coalesce(wait_event_type = 'Lock', false)
-                       FROM pg_catalog.pg_stat_activity WHERE pid = $1",
-                    &[&pid],
-                )
-                .await?
-                .is_some_and(|r| r.get::<_, bool>(0)),
-        })
+        Ok(self.wait_check.is_blocked(&self.ctl, pid, &pids).await?)
     }
 
     /// Runs a setup or teardown block on `conn` (None: the control
