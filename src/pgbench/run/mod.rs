@@ -1,0 +1,317 @@
+//! pgbench scripts as a workload: each client picks a script by weight,
+//! runs its commands in order with its own variables, and the engine
+//! retries the whole script on a retryable error with the random state it
+//! had at its start, as pgbench 15+ does, and with its variables too
+//! (pgbench keeps what a failed try set). After a transaction that finally
+//! failed, the client keeps its variables from before it and draws new
+//! random values.
+//!
+//! The isolation level applies through `SET default_transaction_isolation`
+//! on every connection, so a script's own `BEGIN` (and every statement
+//! outside one) runs at the cell's level.
+//!
+//! Query modes (pgbench `-M`): `simple` substitutes variables as text;
+//! `extended` sends them as parameters of an unnamed statement each time;
+//! `prepared` prepares every SQL command once per connection. Parameters
+//! are typed by the server; isobench encodes them for int2/4/8, float4/8,
+//! numeric, bool, oid and text types (another type is an error naming the
+//! command: use `-M simple`). Commands with `\gset`/`\aset` and commands
+//! holding several statements (`\;`) always use the simple protocol, whose
+//! text results the variables need. Pipelines (`\startpipeline` ...) run
+//! their commands one after the other: same results, without pgbench's
+//! pipelining speed-up.
+
+use crate::model::QueryMode;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use tokio_postgres::Client;
+
+use super::data::ScriptData;
+use super::expr::{Expr, Value};
+use super::history;
+use super::prng::Prng;
+use super::script::{self, CommandKind, Part, Script};
+use crate::model::InvariantResult;
+use crate::model::Lifetime;
+use crate::workload::{ExplainStatement, Loader, Location, Setup, Workload, WorkloadError};
+
+pub use super::data::{Data, HistoryBase, InitSql, ScriptLedger};
+
+/// A variable's value: text (from `-D` or `\gset`) or an expression's.
+#[derive(Debug, Clone, PartialEq)]
+enum Var {
+    Text(String),
+    Value(Value),
+}
+
+impl Var {
+    fn text(&self) -> String {
+        match self {
+            Var::Text(t) => t.clone(),
+            Var::Value(v) => v.to_string(),
+        }
+    }
+
+    /// The value an expression sees; errors for text that is not one.
+    fn value(&self, name: &str) -> Result<Value, String> {
+        match self {
+            Var::Text(t) => Value::from_text(name, t),
+            Var::Value(v) => Ok(*v),
+        }
+    }
+}
+
+type Vars = HashMap<String, Var>;
+
+/// A script with its expressions parsed and its branches resolved.
+#[derive(Debug)]
+struct Compiled {
+    script: Script,
+    /// Per command: the parsed expression of `\set`, `\if`, `\elif`.
+    exprs: Vec<Option<Expr>>,
+    /// Per command: for `\if`/`\elif`/`\else`, the index of the next
+    /// branch marker (`\elif`, `\else`, `\endif`) of the same `\if`; for
+    /// every branch marker, `end[i]` is its `\endif`.
+    next: Vec<usize>,
+    end: Vec<usize>,
+    /// Per SQL command: the text with `$n` for the variables.
+    param_sql: Vec<Option<String>>,
+    /// Per command: `file:line` and its first line, which a server error
+    /// of the command carries (shared: a failure allocates nothing).
+    locations: Vec<Arc<Location>>,
+}
+
+/// Parses every expression of `script` and resolves its `\if` blocks.
+///
+/// Errors: an expression that does not parse, as `file:line:column`.
+fn compile(script: Script) -> Result<Compiled, String> {
+    let n = script.commands.len();
+    let mut exprs = Vec::with_capacity(n);
+    let mut param_sql = Vec::with_capacity(n);
+    for c in &script.commands {
+        exprs.push(match &c.kind {
+            CommandKind::Set { expr, expr_loc, .. }
+            | CommandKind::If { expr, expr_loc }
+            | CommandKind::Elif { expr, expr_loc } => Some(Expr::parse(expr).map_err(|e| {
+                format!(
+                    "{}:{}:{}: {e}",
+                    script.name,
+                    expr_loc.line,
+                    expr_loc.column + e.offset()
+                )
+            })?),
+            _ => None,
+        });
+        param_sql.push(match &c.kind {
+            CommandKind::Sql { sql, variables, .. } => {
+                let mut out = String::new();
+                for part in script::split_variables(sql) {
+                    match part {
+                        Part::Text(t) => out.push_str(t),
+                        Part::Var(v) => {
+                            let i = variables.iter().position(|x| x == v).expect("listed");
+                            let _ = write!(out, "${}", i + 1);
+                        }
+                    }
+                }
+                Some(out)
+            }
+            _ => None,
+        });
+    }
+    let (mut next, mut end) = (vec![n; n], vec![n; n]);
+    let mut open: Vec<Vec<usize>> = Vec::new();
+    for (i, c) in script.commands.iter().enumerate() {
+        match c.kind {
+            CommandKind::If { .. } => open.push(vec![i]),
+            CommandKind::Elif { .. } | CommandKind::Else => {
+                let block = open.last_mut().expect("checked by the parser");
+                next[*block.last().expect("non-empty")] = i;
+                block.push(i);
+            }
+            CommandKind::Endif => {
+                let block = open.pop().expect("checked by the parser");
+                next[*block.last().expect("non-empty")] = i;
+                for b in block {
+                    end[b] = i;
+                }
+            }
+            _ => {}
+        }
+    }
+    let locations = script
+        .commands
+        .iter()
+        .map(|c| {
+            Arc::new(Location {
+                at: format!("{}:{}", script.name, c.loc.line),
+                command: c.first_line.trim().to_string(),
+            })
+        })
+        .collect();
+    Ok(Compiled {
+        script,
+        exprs,
+        next,
+        end,
+        param_sql,
+        locations,
+    })
+}
+
+/// The scripts of a study and how they run.
+#[derive(Debug)]
+pub struct ScriptWorkload {
+    scripts: Arc<Vec<Compiled>>,
+    weights: Vec<u64>,
+    names: Vec<&'static str>,
+    mode: QueryMode,
+    defines: Vec<(String, String)>,
+    data: ScriptData,
+    clients: u32,
+}
+
+impl ScriptWorkload {
+    /// A workload of `scripts` (parsed, with weights) on `data`.
+    ///
+    /// Errors: an expression that does not parse (`file:line:column`), all
+    /// weights 0, a `-D` name that is not a variable name.
+    pub fn new(
+        scripts: Vec<Script>,
+        mode: QueryMode,
+        defines: Vec<(String, String)>,
+        data: Data,
+        clients: u32,
+    ) -> Result<Self, String> {
+        if scripts.iter().all(|s| s.weight == 0) {
+            return Err("-f/-b: every script has weight 0; give one a weight above 0".into());
+        }
+        for (name, _) in &defines {
+            if !script::is_variable_name(name) {
+                return Err(format!(
+                    "-D {name}: not a variable name (letters, digits, _)"
+                ));
+            }
+        }
+        let weights = scripts.iter().map(|s| u64::from(s.weight)).collect();
+        let names = scripts
+            .iter()
+            .map(|s| &*Box::leak(s.name.clone().into_boxed_str()))
+            .collect();
+        let inserts = scripts.iter().map(history::Inserts::of).collect();
+        let data = ScriptData::new(data, inserts)?;
+        let compiled = scripts
+            .into_iter()
+            .map(compile)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ScriptWorkload {
+            scripts: Arc::new(compiled),
+            weights,
+            names,
+            mode,
+            defines,
+            data,
+            clients,
+        })
+    }
+}
+
+impl Workload for ScriptWorkload {
+    type Client = ScriptClient;
+
+    fn new(_setup: &Setup) -> Result<Self, WorkloadError> {
+        Err(WorkloadError::Invalid(
+            "pgbench scripts are given with -f/-b, not as a workload".into(),
+        ))
+    }
+
+    fn data_key(&self) -> String {
+        self.data.key()
+    }
+
+    fn tx_types(&self) -> Vec<&'static str> {
+        self.names.clone()
+    }
+
+    async fn load(&self, db: &Loader) -> Result<u64, WorkloadError> {
+        self.data.load(db).await
+    }
+
+    fn explain_statements(&self) -> Vec<ExplainStatement> {
+        Vec::new()
+    }
+
+    /// Script `ty`'s commands by their first line, as `pgbench -r` lists
+    /// them.
+    fn step_names(&self, ty: usize) -> Vec<String> {
+        self.scripts[ty]
+            .script
+            .commands
+            .iter()
+            .map(|c| c.first_line.trim().to_string())
+            .collect()
+    }
+
+    /// Client `client_id`'s variables and random state, seeded as pgbench
+    /// seeds them: the engine gives client k the run's seed + k; from the
+    /// run's seed S a base generator draws one seed per client in order,
+    /// then `:default_seed`. The first run of a study with `--seed S` thus
+    /// draws what `pgbench --random-seed S -c N` draws.
+    fn client(&self, client_id: u32, seed: u64) -> ScriptClient {
+        let run_seed = seed.wrapping_sub(u64::from(client_id));
+        let (client_seed, default_seed) = client_seeds(run_seed, self.clients, client_id);
+        let mut vars: Vars = HashMap::new();
+        let mut put = |k: &str, v: Value| {
+            vars.insert(k.into(), Var::Value(v));
+        };
+        put("scale", Value::Int(self.data.scale()));
+        put("client_id", Value::Int(i64::from(client_id)));
+        put("random_seed", Value::Int(run_seed as i64));
+        put("default_seed", Value::Int(default_seed as i64));
+        for (k, v) in &self.defines {
+            vars.insert(k.clone(), Var::Text(v.clone()));
+        }
+        ScriptClient::new(
+            self.scripts.clone(),
+            self.weights.clone(),
+            self.mode,
+            vars,
+            client_seed,
+        )
+    }
+
+    async fn check(
+        &self,
+        db: &Client,
+        lifetime: Lifetime,
+        ledger: ScriptLedger,
+    ) -> Result<Vec<InvariantResult>, WorkloadError> {
+        self.data.check(db, &self.names, lifetime, &ledger).await
+    }
+}
+
+/// pgbench's seeds for client `client_id` of `clients` under
+/// `--random-seed run_seed`: the seed of the client's generator (which
+/// `random*()` draw from) and `:default_seed`. A base generator seeded with
+/// `run_seed` draws one seed per client in order, then the default seed
+/// (pgbench.c, `main`; checked against pgbench 15 and 18).
+pub fn client_seeds(run_seed: u64, clients: u32, client_id: u32) -> (u64, u64) {
+    let mut base = Prng::seed(run_seed);
+    let mut client_seed = 0;
+    for k in 0..clients.max(client_id + 1) {
+        let s = base.next_u64();
+        if k == client_id {
+            client_seed = s;
+        }
+    }
+    (client_seed, base.next_u64())
+}
+
+mod client;
+mod param;
+#[cfg(test)]
+mod tests;
+
+pub use client::{ScriptClient, ScriptInput};
