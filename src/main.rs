@@ -30,10 +30,13 @@ enum Exit {
 
 impl Exit {
     /// The status of an error: [`Exit::BadInput`] when its chain holds a
-    /// [`BadInput`] or an invalid workload setting, else [`Exit::Error`].
+    /// [`BadInput`], a results store that cannot be read, or an invalid
+    /// workload setting, else [`Exit::Error`].
     fn of(e: &anyhow::Error) -> Exit {
         let bad = e.chain().any(|c| {
             c.is::<BadInput>()
+                || c.downcast_ref::<store::StoreError>()
+                    .is_some_and(store::StoreError::is_bad_input)
                 || matches!(
                     c.downcast_ref::<workload::WorkloadError>(),
                     Some(workload::WorkloadError::Invalid(_))
@@ -86,7 +89,7 @@ async fn dispatch(cli: Cli, given: Vec<String>) -> Result<Exit> {
     match cli.command.unwrap_or_else(|| Command::Run(Box::default())) {
         Command::Run(args) => run(*args, &given).await,
         Command::Report(args) => {
-            let mut results = store::load_dir(&args.dir).map_err(BadInput)?;
+            let mut results = store::load_dir(&args.dir)?;
             if args.baseline.is_some() {
                 results.config.baseline = args.baseline;
                 report::cells::check_baseline(&results)
@@ -104,8 +107,8 @@ async fn dispatch(cli: Cli, given: Vec<String>) -> Result<Exit> {
             Ok(Exit::Done)
         }
         Command::Compare { a, b } => {
-            let ra = store::load_dir(&a).map_err(BadInput)?;
-            let rb = store::load_dir(&b).map_err(BadInput)?;
+            let ra = store::load_dir(&a)?;
+            let rb = store::load_dir(&b)?;
             report::compare::check(&ra, &rb).map_err(BadInput)?;
             out(&report::compare::render(
                 &ra,

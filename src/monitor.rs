@@ -157,8 +157,7 @@ pub async fn run(
     let before = statements_snapshot(&db).await;
     // Not held while observing: its idle backend would be sampled too.
     drop(db);
-    let dir = store::results_dir(cfg.out.as_deref(), "monitor-", MONITOR_JSON)
-        .map_err(anyhow::Error::msg)?;
+    let dir = store::results_dir(cfg.out.as_deref(), "monitor-", MONITOR_JSON)?;
     if !cfg.quiet {
         eprintln!(
             "monitoring {} (PostgreSQL {server_version}) every {} {}; results: {}",

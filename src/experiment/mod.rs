@@ -234,13 +234,12 @@ fn results_dir(
 ) -> Result<(PathBuf, Option<Results>)> {
     Ok(match &cfg.resume {
         Some(dir) => {
-            let prior = store::load_dir_to_resume(dir).map_err(anyhow::Error::msg)?;
+            let prior = store::load_dir_to_resume(dir)?;
             plan::check_resumable(&prior, planned)?;
             (dir.to_path_buf(), Some(prior))
         }
         None => (
-            store::results_dir(cfg.out.as_deref(), "", store::RESULTS_JSON)
-                .map_err(anyhow::Error::msg)?,
+            store::results_dir(cfg.out.as_deref(), "", store::RESULTS_JSON)?,
             None,
         ),
     })

@@ -25,9 +25,9 @@ pub(super) fn save(
     results: &Results,
     index: Option<u32>,
 ) -> Result<()> {
-    db.save_header(results).map_err(anyhow::Error::msg)?;
+    db.save_header(results)?;
     if let Some(run) = index.and_then(|i| results.runs.iter().find(|r| r.index == i)) {
-        db.save_run(run).map_err(anyhow::Error::msg)?;
+        db.save_run(run)?;
     }
     results
         .write(dir)
@@ -140,16 +140,16 @@ pub(super) fn starting_results(
 pub(super) fn open_store(cfg: &ExperimentConfig, dir: &Path, results: &Results) -> Result<Store> {
     let db_path = dir.join(store::sqlite::DB_FILE);
     let db = if cfg.resume.is_some() && db_path.exists() {
-        let mut db = Store::open(&db_path).map_err(anyhow::Error::msg)?;
+        let mut db = Store::open(&db_path)?;
         let stored = db.read().map_err(anyhow::Error::msg)?;
         for r in stored.runs.iter().filter(|r| !r.complete) {
-            db.delete_run(r.index).map_err(anyhow::Error::msg)?;
+            db.delete_run(r.index)?;
         }
         db
     } else {
-        let mut db = Store::create(&db_path).map_err(anyhow::Error::msg)?;
+        let mut db = Store::create(&db_path)?;
         for r in &results.runs {
-            db.save_run(r).map_err(anyhow::Error::msg)?;
+            db.save_run(r)?;
         }
         db
     };

@@ -34,8 +34,7 @@ pub async fn run(cfg: &AnomaliesConfig, cancel: CancellationToken) -> Result<Out
     if cfg.levels.is_empty() {
         bail!("--isolation: name at least one level");
     }
-    let dir = store::results_dir(cfg.out.as_deref(), "anomalies-", ANOMALIES_JSON)
-        .map_err(anyhow::Error::msg)?;
+    let dir = store::results_dir(cfg.out.as_deref(), "anomalies-", ANOMALIES_JSON)?;
     let target = target::start(&cfg.target, &dir.join(store::SERVER_LOG), 20).await?;
     let config = target.config(&target.admin_db());
     let admin = target::connect(&config).await?;

@@ -14,6 +14,9 @@ pub use crate::model::{
 
 pub mod sqlite;
 
+use crate::model::BadInput;
+pub use sqlite::StoreError;
+
 /// Version of the `results.json` layout; bumped on incompatible change.
 pub const SCHEMA_VERSION: u32 = 3;
 
@@ -35,17 +38,19 @@ impl Results {
     /// Reads `DIR/results.json`.
     ///
     /// Errors: missing file, malformed JSON, or another schema version.
-    pub fn read(dir: &Path) -> Result<Results, String> {
+    pub fn read(dir: &Path) -> Result<Results, StoreError> {
         let path = dir.join(RESULTS_JSON);
-        let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let r: Results = serde_json::from_str(&text)
-            .map_err(|e| format!("{}:{}: {e}", path.display(), e.line()))?;
+        let unreadable = |message: String| StoreError::Unreadable {
+            path: path.clone(),
+            message,
+        };
+        let text = fs::read_to_string(&path).map_err(|e| unreadable(e.to_string()))?;
+        let r: Results = serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
         if r.schema_version != SCHEMA_VERSION {
-            return Err(format!(
-                "{}: schema version {} (this isobench reads {SCHEMA_VERSION})",
-                path.display(),
+            return Err(unreadable(format!(
+                "schema version {} (this isobench reads {SCHEMA_VERSION})",
                 r.schema_version
-            ));
+            )));
         }
         Ok(r)
     }
@@ -56,9 +61,15 @@ impl Results {
 /// ([`sqlite::Store::load`]), else from `results.json` (directories
 /// written before the store existed).
 ///
-/// Errors: neither file is readable, or either holds a version this
-/// isobench cannot read.
-pub fn load_dir(dir: &Path) -> Result<Results, String> {
+/// Errors ([`StoreError::Unreadable`]): `dir` is not a directory, neither
+/// file is readable, or either holds a version this isobench cannot read.
+pub fn load_dir(dir: &Path) -> Result<Results, StoreError> {
+    if !dir.is_dir() {
+        return Err(StoreError::Unreadable {
+            path: dir.to_path_buf(),
+            message: "no such directory; name a results directory written by `isobench run`".into(),
+        });
+    }
     let db = dir.join(sqlite::DB_FILE);
     if db.exists() {
         sqlite::Store::load(&db)
@@ -73,7 +84,7 @@ pub fn load_dir(dir: &Path) -> Result<Results, String> {
 /// back and an older store is upgraded first.
 ///
 /// Errors: as [`load_dir`]; also a store that cannot be written.
-pub fn load_dir_to_resume(dir: &Path) -> Result<Results, String> {
+pub fn load_dir_to_resume(dir: &Path) -> Result<Results, StoreError> {
     let db = dir.join(sqlite::DB_FILE);
     if db.exists() {
         sqlite::Store::open(&db)?.read()
@@ -88,7 +99,7 @@ pub fn load_dir_to_resume(dir: &Path) -> Result<Results, String> {
 /// Errors (naming `--out`): the directory cannot be created, or it already
 /// holds `marker` (a previous command's main output), which would be
 /// overwritten.
-pub fn results_dir(out: Option<&Path>, prefix: &str, marker: &str) -> Result<PathBuf, String> {
+pub fn results_dir(out: Option<&Path>, prefix: &str, marker: &str) -> Result<PathBuf, BadInput> {
     let dir = match out {
         Some(d) => d.to_path_buf(),
         None => PathBuf::from("results").join(format!(
@@ -97,16 +108,16 @@ pub fn results_dir(out: Option<&Path>, prefix: &str, marker: &str) -> Result<Pat
         )),
     };
     fs::create_dir_all(&dir).map_err(|e| {
-        format!(
+        BadInput(format!(
             "--out: cannot create results directory {}: {e}",
             dir.display()
-        )
+        ))
     })?;
     if dir.join(marker).exists() {
-        return Err(format!(
+        return Err(BadInput(format!(
             "--out: {} already holds {marker} from an earlier command; choose a new directory",
             dir.display()
-        ));
+        )));
     }
     Ok(dir)
 }
@@ -132,7 +143,7 @@ mod tests {
         // An empty directory (e.g. from an earlier failed start) is fine.
         assert!(results_dir(Some(&dir), "x-", "out.json").is_ok());
         fs::write(dir.join("out.json"), "{}").unwrap();
-        let e = results_dir(Some(&dir), "x-", "out.json").unwrap_err();
+        let e = results_dir(Some(&dir), "x-", "out.json").unwrap_err().0;
         assert!(
             e.starts_with("--out: ") && e.contains("already holds out.json"),
             "{e}"

@@ -439,8 +439,7 @@ pub async fn run(cfg: &SuiteConfig, cancel: CancellationToken) -> Result<Summary
         return Err(BadInput::from_error(SuiteError::Expected(e.display().to_string())).into());
     }
     let marker = format!("{}.out", specs[0].name);
-    let dir = store::results_dir(cfg.out.as_deref(), "isolation-", &marker)
-        .map_err(anyhow::Error::msg)?;
+    let dir = store::results_dir(cfg.out.as_deref(), "isolation-", &marker)?;
     let sessions = specs
         .iter()
         .map(|s| s.syntax.sessions.len())

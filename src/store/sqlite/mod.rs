@@ -202,6 +202,43 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// An error of the store, naming its file. [`StoreError::Unreadable`] is
+/// input to fix (a results directory named on the command line that does
+/// not hold a store this isobench reads); [`StoreError::Unwritable`] a
+/// failure at run time.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// Missing, not a SQLite database, without a store version or with a
+    /// newer one, a journal only a writer can roll back, malformed values.
+    #[error("{}: {message}", path.display())]
+    Unreadable { path: PathBuf, message: String },
+    /// The store cannot be created, upgraded or written (an existing file,
+    /// permissions, a full disk).
+    #[error("{}: {message}", path.display())]
+    Unwritable { path: PathBuf, message: String },
+}
+
+impl StoreError {
+    /// Whether the user has to fix the input (exit status 2).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, StoreError::Unreadable { .. })
+    }
+
+    fn unreadable(path: &Path, Error(message): Error) -> Self {
+        StoreError::Unreadable {
+            path: path.to_path_buf(),
+            message,
+        }
+    }
+
+    fn unwritable(path: &Path, Error(message): Error) -> Self {
+        StoreError::Unwritable {
+            path: path.to_path_buf(),
+            message,
+        }
+    }
+}
+
 /// An internal error message (the public API adds the file path).
 #[derive(Debug)]
 struct Error(String);
@@ -249,7 +286,7 @@ impl Store {
     ///
     /// Errors (naming `path`): the file already exists, or it cannot be
     /// created or written.
-    pub fn create(path: &Path) -> Result<Store, String> {
+    pub fn create(path: &Path) -> Result<Store, StoreError> {
         // create_new: refuse an existing file atomically. SQLite treats an
         // empty file as an empty database.
         OpenOptions::new()
@@ -257,14 +294,12 @@ impl Store {
             .create_new(true)
             .open(path)
             .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::AlreadyExists {
-                    format!(
-                        "{}: already exists; a results store is never overwritten",
-                        path.display()
-                    )
+                let message = if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    "already exists; a results store is never overwritten".to_string()
                 } else {
-                    format!("{}: cannot create: {e}", path.display())
-                }
+                    format!("cannot create: {e}")
+                };
+                StoreError::unwritable(path, Error(message))
             })?;
         let init = || -> R<Store> {
             let mut store = Store::connect(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
@@ -283,10 +318,10 @@ impl Store {
             tx.commit()?;
             Ok(store)
         };
-        init().map_err(|Error(e)| {
+        init().map_err(|e| {
             // Leave no half-made file behind (it would block a retry).
             let _ = std::fs::remove_file(path);
-            format!("{}: {e}", path.display())
+            StoreError::unwritable(path, e)
         })
     }
 
@@ -299,26 +334,30 @@ impl Store {
     /// Errors (naming `path`): the file is missing, not a SQLite database
     /// or read-only; it has no store version (not a store) or a newer one
     /// than [`STORE_VERSION`]; the upgrade fails (and is rolled back).
-    pub fn open(path: &Path) -> Result<Store, String> {
-        let open = || -> R<Store> {
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let open = || -> R<(Store, i64)> {
             if !path.exists() {
                 return Err(Error("no such file".into()));
             }
             // READ_WRITE without CREATE: never creates a file (and opens a
             // write-protected one read-only, refused here).
-            let mut store = Store::connect(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+            let store = Store::connect(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
             if store.conn.is_readonly(MAIN_DB)? {
                 return Err(Error("read-only, but opened to be written".into()));
             }
             let version = store_version(&store.conn)?;
-            if version < STORE_VERSION {
-                MIGRATIONS.to_latest(&mut store.conn).context(format_args!(
-                    "upgrading store version {version} to {STORE_VERSION}"
-                ))?;
-            }
-            Ok(store)
+            Ok((store, version))
         };
-        open().map_err(|Error(e)| format!("{}: {e}", path.display()))
+        let (mut store, version) = open().map_err(|e| StoreError::unreadable(path, e))?;
+        if version < STORE_VERSION {
+            MIGRATIONS
+                .to_latest(&mut store.conn)
+                .context(format_args!(
+                    "upgrading store version {version} to {STORE_VERSION}"
+                ))
+                .map_err(|e| StoreError::unwritable(path, e))?;
+        }
+        Ok(store)
     }
 
     /// Writes (or replaces) everything of `results` except the runs: the
@@ -327,9 +366,10 @@ impl Store {
     ///
     /// Errors (naming the file): the database cannot be written, or a
     /// counter exceeds `i64::MAX`.
-    pub fn save_header(&mut self, results: &Results) -> Result<(), String> {
+    pub fn save_header(&mut self, results: &Results) -> Result<(), StoreError> {
         self.in_transaction(|tx| write::write_header(tx, results))
-            .map_err(|Error(e)| format!("{}: saving the experiment: {e}", self.path.display()))
+            .context("saving the experiment")
+            .map_err(|e| StoreError::unwritable(&self.path, e))
     }
 
     /// Inserts run `run.index`, or replaces it and everything under it, in
@@ -337,12 +377,13 @@ impl Store {
     ///
     /// Errors (naming the file and the run): the database cannot be
     /// written, or a counter exceeds `i64::MAX`.
-    pub fn save_run(&mut self, run: &RunRecord) -> Result<(), String> {
+    pub fn save_run(&mut self, run: &RunRecord) -> Result<(), StoreError> {
         self.in_transaction(|tx| {
             write::write_run(tx, run)?;
             write::delete_orphan_cells(tx)
         })
-        .map_err(|Error(e)| format!("{}: saving run {}: {e}", self.path.display(), run.index))
+        .context(format_args!("saving run {}", run.index))
+        .map_err(|e| StoreError::unwritable(&self.path, e))
     }
 
     /// Removes run `index` and everything under it (used by `--resume` to
@@ -350,12 +391,13 @@ impl Store {
     ///
     /// Errors (naming the file and the run): the database cannot be
     /// written.
-    pub fn delete_run(&mut self, index: u32) -> Result<(), String> {
+    pub fn delete_run(&mut self, index: u32) -> Result<(), StoreError> {
         self.in_transaction(|tx| {
             tx.execute("DELETE FROM runs WHERE run = ?1", [index])?;
             write::delete_orphan_cells(tx)
         })
-        .map_err(|Error(e)| format!("{}: deleting run {index}: {e}", self.path.display()))
+        .context(format_args!("deleting run {index}"))
+        .map_err(|e| StoreError::unwritable(&self.path, e))
     }
 
     /// Reads the whole experiment back from the database at `path` (for
@@ -370,7 +412,7 @@ impl Store {
     /// [`STORE_VERSION`]; a crash interrupted a write and left its journal,
     /// which only a writer can roll back (`isobench run --resume` does);
     /// see also [`Store::read`].
-    pub fn load(path: &Path) -> Result<Results, String> {
+    pub fn load(path: &Path) -> Result<Results, StoreError> {
         let reader = || -> R<Store> {
             if !path.exists() {
                 return Err(Error("no such file".into()));
@@ -383,7 +425,7 @@ impl Store {
             }
         };
         reader()
-            .map_err(|Error(e)| format!("{}: {e}", path.display()))?
+            .map_err(|e| StoreError::unreadable(path, e))?
             .read()
     }
 
@@ -393,7 +435,7 @@ impl Store {
     ///
     /// Errors (naming the file): a store without an experiment row (no
     /// [`Store::save_header`] yet) or with malformed values.
-    pub fn read(&self) -> Result<Results, String> {
+    pub fn read(&self) -> Result<Results, StoreError> {
         let read = || -> R<Results> {
             // One read transaction: a consistent snapshot even while
             // another process writes.
@@ -402,7 +444,7 @@ impl Store {
             tx.finish()?;
             Ok(results)
         };
-        read().map_err(|Error(e)| format!("{}: {e}", self.path.display()))
+        read().map_err(|e| StoreError::unreadable(&self.path, e))
     }
 
     /// The database file.
@@ -1037,6 +1079,8 @@ mod tests {
             Store::open(&path).unwrap_err(),
             Store::load(&path).unwrap_err(),
         ] {
+            assert!(e.is_bad_input(), "{e:?}");
+            let e = e.to_string();
             assert!(e.starts_with(&path.display().to_string()), "{e}");
             let future = format!("store version {}", STORE_VERSION + 1);
             assert!(e.contains(&future), "{e}");
@@ -1253,7 +1297,8 @@ mod tests {
             // write it anyway).
             if !nix::unistd::geteuid().is_root() {
                 let e = Store::open(&path).unwrap_err();
-                assert!(e.contains("read-only"), "{e}");
+                assert!(e.is_bad_input(), "{e:?}");
+                assert!(e.to_string().contains("read-only"), "{e}");
             }
         }
     }
@@ -1282,6 +1327,8 @@ mod tests {
         tx.rollback().unwrap();
 
         let e = Store::load(&copy).unwrap_err();
+        assert!(e.is_bad_input(), "{e:?}");
+        let e = e.to_string();
         assert!(e.starts_with(&copy.display().to_string()), "{e}");
         assert!(e.contains("isobench run --resume"), "{e}");
         assert!(journal(&copy).exists());
@@ -1295,6 +1342,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("missing.sqlite");
         let e = Store::open(&missing).unwrap_err();
+        assert!(e.is_bad_input(), "{e:?}");
+        let e = e.to_string();
         assert!(e.contains(&missing.display().to_string()), "{e}");
         assert!(!missing.exists(), "open must not create the file");
         assert!(Store::load(&missing).is_err());
@@ -1305,7 +1354,7 @@ mod tests {
             "not a database, but long enough to be read as one...",
         )
         .unwrap();
-        let e = Store::open(&text).unwrap_err();
+        let e = Store::open(&text).unwrap_err().to_string();
         assert!(e.contains(&text.display().to_string()), "{e}");
 
         // A SQLite database that is not a store.
@@ -1319,7 +1368,7 @@ mod tests {
             Store::open(&other).unwrap_err(),
             Store::load(&other).unwrap_err(),
         ] {
-            assert!(e.contains("store version 0"), "{e}");
+            assert!(e.to_string().contains("store version 0"), "{e}");
         }
         // Neither created tables in it.
         assert_eq!(std::fs::read(&other).unwrap(), bytes);
@@ -1335,6 +1384,8 @@ mod tests {
         store.save_run(&fixture.runs[0]).unwrap();
         drop(store);
         let e = Store::create(&path).unwrap_err();
+        assert!(!e.is_bad_input(), "{e:?}");
+        let e = e.to_string();
         assert!(e.contains(&path.display().to_string()), "{e}");
         assert!(e.contains("already exists"), "{e}");
         // The existing store is untouched.
@@ -1366,7 +1417,7 @@ mod tests {
         assert_eq!(meta("results_schema_version"), SCHEMA_VERSION.to_string());
         // Loading before any header is a clear error.
         let e = Store::load(&path).unwrap_err();
-        assert!(e.contains("no experiment row"), "{e}");
+        assert!(e.to_string().contains("no experiment row"), "{e}");
     }
 
     #[test]
@@ -1490,6 +1541,8 @@ mod tests {
         bad.per_second[599].committed = u64::MAX;
         bad.cell.clients = 99;
         let e = store.save_run(&bad).unwrap_err();
+        assert!(!e.is_bad_input(), "{e:?}");
+        let e = e.to_string();
         assert!(
             e.starts_with(&format!("{}: saving run 1: per_second", path.display())),
             "{e}"
