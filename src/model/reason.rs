@@ -62,6 +62,15 @@ impl FailureReason {
     }
 }
 
+/// Whether `reason` (a [`FailureReason`] as reports show it, e.g. read
+/// back from a store) is a write-write conflict found by the executor
+/// (the rows changed under the transaction: [`MESSAGES`]), as opposed to
+/// a read-write conflict found by SSI's predicate locks
+/// ([`REASON_CODES`]) or a reason not in either table.
+pub fn is_write_write(reason: &str) -> bool {
+    MESSAGES.iter().any(|(_, label)| *label == reason)
+}
+
 impl std::fmt::Display for FailureReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.0)
@@ -220,6 +229,25 @@ fn intern(text: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_write_reasons_are_the_executors_not_ssis() {
+        let ww = FailureReason::of(
+            *b"40001",
+            "could not serialize access due to concurrent delete",
+            None,
+        )
+        .unwrap();
+        assert!(is_write_write(ww.as_str()));
+        let rw = FailureReason::of(
+            *b"40001",
+            "could not serialize access due to read/write dependencies among transactions",
+            Some("Reason code: Canceled on identification as a pivot, during commit attempt."),
+        )
+        .unwrap();
+        assert!(!is_write_write(rw.as_str()), "{rw}");
+        assert!(!is_write_write("something concurrent"));
+    }
 
     const MSG: &str =
         "could not serialize access due to read/write dependencies among transactions";

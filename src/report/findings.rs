@@ -745,7 +745,7 @@ fn failure_reasons(m: &ReportModel) -> Vec<Finding> {
             None => String::new(),
         };
         let share = 100.0 * n as f64 / total as f64;
-        let advice = if reason.contains("concurrent") {
+        let advice = if crate::model::is_write_write(reason) {
             "these are write-write conflicts on the same rows (hot rows): a larger scale or fewer clients spreads them"
         } else {
             "these are read-write conflicts found by SSI's predicate locks: see SIRead locks (a relation- or page-level lock conflicts with every writer of it) and Plans (an index scan takes finer locks than a sequential scan); shorter transactions, or READ ONLY where they are, have fewer"
