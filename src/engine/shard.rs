@@ -25,6 +25,7 @@ use tokio::sync::{Semaphore, SemaphorePermit, mpsc, oneshot, watch};
 use tokio_postgres::{Client, Config};
 
 use super::EngineError;
+use super::conn::{EndCode, Watched};
 use super::faults::{FaultLog, reconnect_delay};
 use super::retry::{Retrier, Verdict};
 use super::{ClientStop, StopReason};
@@ -267,7 +268,9 @@ struct Session<C> {
     /// The connection's I/O half, polled by the task that owns the session
     /// ([`inline::run`]); `None` once handed to a task of its own (a pool's
     /// sessions move between clients) or once the connection ended.
-    io: Option<target::Io>,
+    io: Option<Watched>,
+    /// The SQLSTATE the connection ended with, if the server sent one.
+    end: Arc<EndCode>,
     tx: TxControl,
 }
 
@@ -330,7 +333,7 @@ async fn setup<C: WorkloadClient>(
     db: &Config,
     isolation: Isolation,
 ) -> Result<(Session<C>, u64), EngineError> {
-    let (conn, io, tx) = open(&mut m.client, db, isolation)
+    let (conn, io, end, tx) = open(&mut m.client, db, isolation)
         .await
         .map_err(|e| match e {
             OpenError::Connect(e) => EngineError::Connect(e),
@@ -345,6 +348,7 @@ async fn setup<C: WorkloadClient>(
             client: m.client,
             conn,
             io,
+            end,
             tx,
         },
         m.backoff_seed,
@@ -359,14 +363,15 @@ enum OpenError {
 
 /// Opens a connection for `client`: connects, sets the isolation default
 /// and prepares the client's statements (again, after a reconnect).
-/// Returns the connection, its I/O half (`None` if it already ended) and
-/// the transaction control statements.
+/// Returns the connection, its I/O half (`None` if it already ended), the
+/// code it will end with and the transaction control statements.
 async fn open<C: WorkloadClient>(
     client: &mut C,
     db: &Config,
     isolation: Isolation,
-) -> Result<(Client, Option<target::Io>, TxControl), OpenError> {
+) -> Result<(Client, Option<Watched>, Arc<EndCode>, TxControl), OpenError> {
     let (conn, io) = target::connect_io(db).await.map_err(OpenError::Connect)?;
+    let (io, end) = Watched::new(io);
     let mut io = Some(io);
     let tx = inline::run(&mut io, async {
         // The session default covers autocommit statements; transactions
@@ -382,7 +387,7 @@ async fn open<C: WorkloadClient>(
     })
     .await
     .map_err(OpenError::Prepare)?;
-    Ok((conn, io, tx))
+    Ok((conn, io, end, tx))
 }
 
 /// Opens `s`'s connection again after it was lost, trying until it works
@@ -393,14 +398,15 @@ async fn reconnect<C: WorkloadClient>(
     s: &mut Session<C>,
     ctx: &Ctx,
     rng: &mut rand::rngs::SmallRng,
-) -> Option<Option<target::Io>> {
+) -> Option<Option<Watched>> {
     let mut failed = 0u32;
     loop {
         if ctx.stop.load(Ordering::Relaxed) {
             return None;
         }
-        if let Ok((conn, io, tx)) = open(&mut s.client, &ctx.db, ctx.isolation).await {
+        if let Ok((conn, io, end, tx)) = open(&mut s.client, &ctx.db, ctx.isolation).await {
             s.conn = conn;
+            s.end = end;
             s.tx = tx;
             ctx.faults.reconnected();
             return Some(io);
@@ -533,6 +539,9 @@ struct Attempted {
     rollback_failed: Option<tokio_postgres::Error>,
     /// The session's connection is closed.
     closed: bool,
+    /// The SQLSTATE the closed connection ended with, if the server sent
+    /// one ([`EndCode`]).
+    ended: Option<SqlState>,
     /// The command that raised the error, for a workload that times its
     /// commands.
     failed_step: Option<usize>,
@@ -563,6 +572,7 @@ async fn run_attempt<C: WorkloadClient>(
         pool_wait: Duration::ZERO,
         rollback_failed,
         closed: s.conn.is_closed(),
+        ended: s.end.get(),
         failed_step: None,
     }
 }
@@ -745,7 +755,7 @@ async fn drive<C: WorkloadClient>(
                 Err(e) => e,
             };
             wasted_us += a.took.as_micros() as u64;
-            let verdict = retrier.classify(&err);
+            let verdict = with_end_code(retrier.classify(&err), a.ended);
             let lost = match verdict {
                 Verdict::Unknown(code) => {
                     rec.unknown(ty, tries, wasted_us);
@@ -795,7 +805,8 @@ async fn drive<C: WorkloadClient>(
                 rec.fail_at(ty, key, tries, wasted_us);
                 if a.closed {
                     // The server closed the connection after the error.
-                    ctx.faults.lost(ctx.id, CONNECTION_FAILURE);
+                    ctx.faults
+                        .lost(ctx.id, a.ended.unwrap_or(CONNECTION_FAILURE));
                     if pooled {
                         break;
                     }
@@ -815,4 +826,16 @@ async fn drive<C: WorkloadClient>(
         }
     }
     Ok(())
+}
+
+/// `verdict` for a lost connection that the client only saw closed
+/// (08006, no SQLSTATE from the server), with the SQLSTATE the
+/// connection's I/O ended with instead, when the server sent one
+/// ([`EndCode`]: e.g. 57P01 from `pg_terminate_backend`).
+fn with_end_code(verdict: Verdict, ended: Option<SqlState>) -> Verdict {
+    match (verdict, ended) {
+        (Verdict::ConnectionLost(CONNECTION_FAILURE), Some(code)) => Verdict::ConnectionLost(code),
+        (Verdict::Unknown(CONNECTION_FAILURE), Some(code)) => Verdict::Unknown(code),
+        (v, _) => v,
+    }
 }

@@ -23,6 +23,9 @@ pub(super) enum Act {
     FailAtCommit(&'static str),
     /// The connection breaks while COMMIT is in flight.
     BreakAtCommit,
+    /// COMMIT succeeds, then the server ends the session with a FATAL
+    /// 57P01 while the client is idle (as `pg_terminate_backend` does).
+    TerminateAfterCommit,
 }
 
 /// What attempt `try_no` (from 1) of client `client`'s input `n` (its
@@ -140,7 +143,10 @@ impl WorkloadClient for FakeClient {
         conn: &Client,
         _tx: &TxControl,
     ) -> Result<(), tokio_postgres::Error> {
-        let mut sqls = vec!["BREAK AT COMMIT".to_string()];
+        let mut sqls = vec![
+            "BREAK AT COMMIT".to_string(),
+            "TERMINATE AFTER COMMIT".to_string(),
+        ];
         for c in CODES {
             sqls.push(format!("FAIL {c}"));
             sqls.push(format!("FAIL AT COMMIT {c}"));
@@ -185,6 +191,7 @@ impl WorkloadClient for FakeClient {
             Act::Fail(c) => Some(format!("FAIL {c}")),
             Act::FailAtCommit(c) => Some(format!("FAIL AT COMMIT {c}")),
             Act::BreakAtCommit => Some("BREAK AT COMMIT".to_string()),
+            Act::TerminateAfterCommit => Some("TERMINATE AFTER COMMIT".to_string()),
         };
         if let Some(sql) = sql {
             conn.execute(&self.stmts[&sql], &[])

@@ -351,6 +351,32 @@ async fn a_connection_lost_at_commit_is_an_unknown_outcome_and_the_client_reconn
 }
 
 #[tokio::test]
+async fn a_session_the_server_ended_while_idle_is_lost_under_the_servers_sqlstate() {
+    // The FATAL 57P01 arrives while no request is in flight: the client's
+    // next BEGIN only sees "connection closed"; the loss is still
+    // recorded as 57P01 (what the server said), not 08006.
+    fn plan(client: u32, n: u64, _: u32) -> Act {
+        if client == 0 && n == 2 {
+            Act::TerminateAfterCommit
+        } else {
+            Act::Commit
+        }
+    }
+    let r = run(plan, Duration::from_millis(1), &params(2)).await;
+    assert!(r.outcome.client_errors.is_empty());
+    let f = &r.outcome.faults;
+    assert_eq!((f.lost, f.reconnects), (1, 1), "{f:?}");
+    assert_eq!(f.losses[0].client, 0);
+    assert_eq!(f.losses[0].sqlstate, "57P01", "{f:?}");
+    // The terminated session's COMMIT was acknowledged: not unknown.
+    assert_eq!(r.outcome.lifetime.unknown_outcome, 0);
+    assert_eq!(r.outcome.lifetime.committed, r.server.commits.load(Relaxed));
+    // The next input ran on the new connection.
+    let tries = r.ledger.tries_of(0);
+    assert!(tries.iter().any(|&(n, _)| n == 3), "{tries:?}");
+}
+
+#[tokio::test]
 async fn a_pooled_session_that_lost_its_connection_reconnects_at_checkout() {
     fn plan(client: u32, n: u64, _: u32) -> Act {
         if client == 1 && n == 2 {

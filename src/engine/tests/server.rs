@@ -78,13 +78,16 @@ pub(super) fn error(out: &mut Vec<u8>, code: &str) {
 pub(super) enum Armed {
     Fail(String),
     Break,
+    Terminate,
 }
 
 /// One session. Statements' SQL says what they do: `BEGIN ...`, `COMMIT`
 /// and `ROLLBACK` as usual; `FAIL <code>` fails with that SQLSTATE;
 /// `FAIL AT COMMIT <code>` makes the next COMMIT fail with it; `BREAK AT
 /// COMMIT` makes the server close the connection when the next COMMIT
-/// arrives. Anything else succeeds.
+/// arrives; `TERMINATE AFTER COMMIT` makes it commit, answer, then end the
+/// session with a FATAL 57P01 (as `pg_terminate_backend` does to an idle
+/// session). Anything else succeeds.
 pub(super) async fn serve(
     sock: UnixStream,
     commit_delay: Duration,
@@ -105,6 +108,7 @@ pub(super) async fn serve(
     // After an error the server skips messages until Sync.
     let mut failed = false;
     let mut armed = None;
+    let mut terminate = false;
     loop {
         let ty = r.read_u8().await?;
         let len = r.read_i32().await?;
@@ -123,6 +127,12 @@ pub(super) async fn serve(
             b'S' => {
                 failed = false;
                 msg(&mut out, b'Z', b"I");
+                if terminate {
+                    let body = "SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0";
+                    msg(&mut out, b'E', body.as_bytes());
+                    w.write_all(&out).await?;
+                    return Ok(());
+                }
                 w.write_all(&out).await?;
                 out.clear();
             }
@@ -157,6 +167,11 @@ pub(super) async fn serve(
                         // Mid-COMMIT: the client cannot know whether it
                         // committed.
                         Some(Armed::Break) => return Ok(()),
+                        Some(Armed::Terminate) => {
+                            st.commits.fetch_add(1, Relaxed);
+                            complete(&mut out, "COMMIT");
+                            terminate = true;
+                        }
                         Some(Armed::Fail(code)) => {
                             error(&mut out, &code);
                             failed = true;
@@ -171,6 +186,9 @@ pub(super) async fn serve(
                     armed = None;
                     st.rollbacks.fetch_add(1, Relaxed);
                     complete(&mut out, "ROLLBACK");
+                } else if q == "TERMINATE AFTER COMMIT" {
+                    armed = Some(Armed::Terminate);
+                    complete(&mut out, "SELECT 0");
                 } else if q == "BREAK AT COMMIT" {
                     armed = Some(Armed::Break);
                     complete(&mut out, "SELECT 0");
