@@ -157,10 +157,11 @@ fn a_sigkilled_backend_crashes_the_server_and_the_study_goes_on() {
 }
 
 /// A study of one run of 3 s with the fault plan `fault` (no warm-up, no
-/// observer): exit status, stderr and results.json.
+/// observer) and `more` flags: exit status, stderr and results.json.
 fn injected(
     name: &str,
     fault: &str,
+    more: &[&str],
 ) -> (Option<i32>, String, serde_json::Value, tempfile::TempDir) {
     let (keep, dir) = out_dir(name);
     let out = isobench()
@@ -184,6 +185,7 @@ fn injected(
             "--fault",
         ])
         .arg(fault)
+        .args(more)
         .arg("--out")
         .arg(&dir)
         .output()
@@ -199,7 +201,7 @@ fn injected(
 
 #[test]
 fn an_injected_terminate_is_recorded_and_the_run_keeps_committing() {
-    let (code, stderr, r, _keep) = injected("inject-terminate", "terminate@1s");
+    let (code, stderr, r, _keep) = injected("inject-terminate", "terminate@1s", &[]);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(r["config"]["faults"][0], "terminate@1s");
     let run = &r["runs"][0];
@@ -228,7 +230,7 @@ fn an_injected_terminate_is_recorded_and_the_run_keeps_committing() {
 
 #[test]
 fn an_injected_kill_backend_crashes_the_server_and_the_run_is_kept() {
-    let (code, stderr, r, _keep) = injected("inject-kill", "kill-backend@1s");
+    let (code, stderr, r, _keep) = injected("inject-kill", "kill-backend@1s", &[]);
     assert_eq!(code, Some(0), "{stderr}");
     let run = &r["runs"][0];
     assert_eq!(run["complete"], true, "{stderr}");
@@ -248,6 +250,45 @@ fn an_injected_kill_backend_crashes_the_server_and_the_run_is_kept() {
     for i in run["invariants"].as_array().unwrap() {
         assert_eq!(i["ok"], true, "{i}");
     }
+    // synchronous_commit=on: every acknowledged commit survived the crash.
+    assert_eq!(history_check(run)["lost_commits"], 0, "{run}");
+}
+
+/// The run's `history-matches-commits` invariant.
+fn history_check(run: &serde_json::Value) -> &serde_json::Value {
+    run["invariants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "history-matches-commits")
+        .unwrap()
+}
+
+#[test]
+fn commits_lost_in_a_crash_with_synchronous_commit_off_are_counted_not_violations() {
+    let (code, stderr, r, keep) = injected(
+        "inject-kill-async",
+        "kill-backend@1s",
+        &["--set", "synchronous_commit=off"],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let run = &r["runs"][0];
+    assert_eq!(run["complete"], true, "{stderr}");
+    assert!(
+        run["faults"]["cause"].is_string(),
+        "the server crashed: {run}"
+    );
+    // Possibly 0 (the WAL writer may have flushed everything): never
+    // negative, never an invariant error.
+    let h = history_check(run);
+    let lost = h["lost_commits"].as_u64().expect("counted");
+    assert_eq!(h["ok"], true, "{h}");
+    assert_eq!(h["violations"], 0, "{h}");
+    assert_eq!(run["anomalies"], 0, "{run}");
+    let md = std::fs::read_to_string(keep.path().join("inject-kill-async/report.md")).unwrap();
+    let faults = md.split("## Faults").nth(1).unwrap();
+    assert!(faults.contains("lost commits"), "{faults}");
+    eprintln!("lost commits in the crash: {lost}");
 }
 
 #[test]

@@ -622,6 +622,24 @@ fn faults(m: &ReportModel) -> Vec<Finding> {
     {
         text.push_str(&format!("; the server went away in run {i}: {cause}"));
     }
+    let lost_commits: Vec<(u32, u64)> = m
+        .results
+        .runs
+        .iter()
+        .filter(|r| r.faults.is_some())
+        .filter_map(|r| {
+            let n: u64 = r.invariants.iter().filter_map(|i| i.lost_commits).sum();
+            (n > 0).then_some((r.index, n))
+        })
+        .collect();
+    if !lost_commits.is_empty() {
+        let total: u64 = lost_commits.iter().map(|(_, n)| n).sum();
+        let runs: Vec<String> = lost_commits.iter().map(|(i, _)| i.to_string()).collect();
+        text.push_str(&format!(
+            "; {total} commit(s) the clients saw acknowledged are not in the database (run(s) {})",
+            runs.join(", ")
+        ));
+    }
     text.push('.');
     vec![Finding {
         rule: "faults",
@@ -1272,7 +1290,8 @@ mod tests {
             f.text,
             "run(s) 2 had faults: 4 connection(s) lost, the clients reconnected; longest outage 0.75 s (run 2); \
              slowest recovery to 90 % 1.50 s (run 2); the server went away in run 2: server process (PID 4242) \
-             was terminated by signal 9: Killed."
+             was terminated by signal 9: Killed; 3 commit(s) the clients saw acknowledged are not in the \
+             database (run(s) 2)."
         );
     }
 }

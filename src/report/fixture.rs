@@ -634,5 +634,11 @@ pub fn faulted() -> Results {
         server_wait_s: Some(0.4),
         injected: Vec::new(),
     });
+    // synchronous_commit=off: the crash took 3 acknowledged commits.
+    let history = &mut r.runs[1].invariants[1];
+    history.lost_commits = Some(3);
+    history
+        .detail
+        .push_str("; 3 acknowledged commits lost (synchronous_commit=off: not durable by design)");
     r
 }

@@ -695,7 +695,7 @@ mod tests {
         let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| 2 ")).collect();
         assert_eq!(rows.len(), 1, "{section}");
         for cell in [
-            "| 4 | 4 | 2.50 | 0.75 | 1.50 | 0.40 |",
+            "| 4 | 4 | 2.50 | 0.75 | 1.50 | 0.40 | 3 |",
             "terminated by signal 9",
         ] {
             assert!(rows[0].contains(cell), "{cell}: {}", rows[0]);

@@ -675,13 +675,20 @@ pub fn invariant_summary(m: &ReportModel) -> Table {
 /// The runs that had faults (lost connections, a server that crashed or
 /// restarted, faults isobench injected), in execution order; empty when
 /// none did. The column `injected` only when some run had `--fault`
-/// faults: each as `KIND at T s: what it did`.
+/// faults: each as `KIND at T s: what it did`. The column `lost commits`
+/// only when a faulted run's workload can tell: the commits its clients
+/// saw acknowledged that the database did not hold afterwards
+/// ([`crate::model::InvariantResult::lost_commits`]).
 pub fn faults(m: &ReportModel) -> Table {
-    let any_injected = m
-        .results
-        .runs
-        .iter()
-        .any(|r| r.faults.as_ref().is_some_and(|f| !f.injected.is_empty()));
+    let faulted = || m.results.runs.iter().filter(|r| r.faults.is_some());
+    let any_injected = faulted().any(|r| r.faults.as_ref().is_some_and(|f| !f.injected.is_empty()));
+    let lost = |r: &crate::model::RunRecord| -> Option<u64> {
+        r.invariants
+            .iter()
+            .filter_map(|i| i.lost_commits)
+            .reduce(|a, b| a + b)
+    };
+    let any_lost = faulted().any(|r| lost(r).is_some());
     let mut cols = vec![
         Column::num("run"),
         Column::text("cell"),
@@ -697,8 +704,11 @@ pub fn faults(m: &ReportModel) -> Table {
         Column::num("outage (s)"),
         Column::num("recovery to 90 % (s)"),
         Column::num("server wait (s)"),
-        Column::long("cause"),
     ]);
+    if any_lost {
+        cols.push(Column::num("lost commits"));
+    }
+    cols.push(Column::long("cause"));
     let mut t = Table::new(cols);
     let secs = |v: Option<f64>, none: &str| {
         Value::opt(v, v.map_or_else(|| none.to_string(), |v| fmt_fixed(v, 2)))
@@ -725,8 +735,14 @@ pub fn faults(m: &ReportModel) -> Table {
             secs(f.outage_s, "no commit after"),
             secs(f.recovery_s, "not recovered"),
             secs(f.server_wait_s, "-"),
-            Value::text(cause),
         ]);
+        if any_lost {
+            row.push(match lost(run) {
+                Some(n) => Value::count(n),
+                None => Value::text(NA),
+            });
+        }
+        row.push(Value::text(cause));
         t.row(row);
     }
     t

@@ -378,38 +378,91 @@ impl Workload for Tpcb {
     ) -> Result<Vec<InvariantResult>, WorkloadError> {
         let (a, t, b, h, n) = sums(db, "tpcb invariant query").await?;
         let n = n as u64;
-        // Every committed tpcb-like transaction inserts one history row;
-        // select-only inserts none.
-        let (lo, hi) = match self.variant {
-            Variant::SelectOnly => (0, 0),
-            _ => (
-                lifetime.committed,
-                lifetime.committed + lifetime.unknown_outcome,
-            ),
-        };
         // simple-update leaves tellers and branches at 0.
         let balances_ok = if self.variant.updates_branches() {
             a == t && t == b && b == h
         } else {
             a == h && t == 0 && b == 0
         };
+        let balances = InvariantResult::check(
+            "balances-consistent",
+            balances_ok,
+            format!("sum(abalance)={a} sum(tbalance)={t} sum(bbalance)={b} sum(history.delta)={h}"),
+        );
+        // Every committed tpcb-like transaction inserts one history row;
+        // select-only inserts none.
+        if self.variant == Variant::SelectOnly {
+            return Ok(vec![
+                balances,
+                InvariantResult::check(
+                    "history-matches-commits",
+                    n == 0,
+                    format!("count(pgbench_history)={n}"),
+                ),
+            ]);
+        }
+        let durable = commits_are_durable(db).await?;
         Ok(vec![
-            InvariantResult::check(
-                "balances-consistent",
-                balances_ok,
-                format!(
-                    "sum(abalance)={a} sum(tbalance)={t} sum(bbalance)={b} sum(history.delta)={h}"
-                ),
-            ),
-            InvariantResult::check(
-                "history-matches-commits",
-                (lo..=hi).contains(&n),
-                format!(
-                    "count(pgbench_history)={n} client-counted commits={} unknown outcomes={}",
-                    lifetime.committed, lifetime.unknown_outcome
-                ),
-            ),
+            balances,
+            history_matches_commits(n, lifetime, durable),
         ])
+    }
+}
+
+/// Whether the server promises that an acknowledged commit survives a
+/// crash: `synchronous_commit` is not `off` (PostgreSQL documentation,
+/// "Asynchronous Commit": with it off, a crash can lose the last commits,
+/// up to three times `wal_writer_delay`, but never leaves a transaction
+/// half applied).
+///
+/// Errors: the query failed.
+async fn commits_are_durable(db: &Client) -> Result<bool, WorkloadError> {
+    let row = db
+        .query_one("SELECT current_setting('synchronous_commit')", &[])
+        .await
+        .map_err(WorkloadError::db(
+            "tpcb invariant query: synchronous_commit",
+        ))?;
+    Ok(row.get::<_, String>(0) != "off")
+}
+
+/// TPC-B's history against what the clients saw: `n` history rows must
+/// be at least the commits they saw acknowledged and at most those plus
+/// the unknown outcomes (each committed transaction inserts one row). Rows
+/// missing are lost commits: a violation each when commits are `durable`,
+/// else only counted (an asynchronous commit lost in a crash). Rows beyond
+/// the upper bound (a transaction counted as failed that committed) are
+/// one violation.
+fn history_matches_commits(n: u64, lifetime: Lifetime, durable: bool) -> InvariantResult {
+    let (lo, hi) = (
+        lifetime.committed,
+        lifetime.committed + lifetime.unknown_outcome,
+    );
+    let lost = lo.saturating_sub(n);
+    let violations = if n > hi {
+        1
+    } else if durable {
+        lost
+    } else {
+        0
+    };
+    let mut detail = format!(
+        "count(pgbench_history)={n} client-counted commits={lo} unknown outcomes={}",
+        lifetime.unknown_outcome
+    );
+    if lost > 0 {
+        detail.push_str(&format!(
+            "; {lost} acknowledged commits lost{}",
+            if durable {
+                ""
+            } else {
+                " (synchronous_commit=off: not durable by design)"
+            }
+        ));
+    }
+    InvariantResult {
+        lost_commits: Some(lost),
+        ..InvariantResult::count("history-matches-commits", violations, detail)
     }
 }
 
@@ -582,6 +635,38 @@ pub async fn sums(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn missing_history_rows_are_lost_commits_violations_only_when_durable() {
+        let life = Lifetime {
+            committed: 100,
+            unknown_outcome: 3,
+        };
+        // In range: nothing lost, whether or not commits are durable.
+        for n in [100, 101, 103] {
+            let r = history_matches_commits(n, life, true);
+            assert!(r.ok && r.violations == 0, "{r:?}");
+            assert_eq!(r.lost_commits, Some(0));
+        }
+        // 4 rows missing: each a violation with durable commits...
+        let r = history_matches_commits(96, life, true);
+        assert_eq!((r.ok, r.violations, r.lost_commits), (false, 4, Some(4)));
+        assert!(
+            r.detail.contains("4 acknowledged commits lost"),
+            "{}",
+            r.detail
+        );
+        // ... and only counted with synchronous_commit=off.
+        let r = history_matches_commits(96, life, false);
+        assert_eq!((r.ok, r.violations, r.lost_commits), (true, 0, Some(4)));
+        assert!(r.detail.contains("synchronous_commit=off"), "{}", r.detail);
+        // More rows than commits and unknown outcomes: a failed
+        // transaction committed after all, durable or not.
+        for durable in [true, false] {
+            let r = history_matches_commits(104, life, durable);
+            assert_eq!((r.ok, r.violations, r.lost_commits), (false, 1, Some(0)));
+        }
+    }
 
     #[test]
     fn inputs_are_in_pgbench_ranges_and_deterministic() {

@@ -12,8 +12,9 @@
 //!    bump, so some version 2 stores have it already);
 //! 4. `host_cpu`, `plan_changes` and `per_second_lag`;
 //! 5. `tx_type_failure_reasons` and the view `run_failure_reasons`;
-//! 6. `run_faults` and `connection_losses`.
-//! 7. `injected_faults`.
+//! 6. `run_faults` and `connection_losses`;
+//! 7. `injected_faults`;
+//! 8. `invariants.lost_commits`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
@@ -736,6 +737,7 @@ mod tests {
             }],
         });
         c.faults = vec!["kill-backend@333ms".into()];
+        r.runs[0].invariants[1].lost_commits = Some(7);
         c.target = "external PostgreSQL at host=/tmp port=5432 — 'naïve' \"quoted\"".into();
         c.file = Some("studies/ssi.toml".into());
         r.environment
@@ -1129,6 +1131,16 @@ mod tests {
             if version < 6 {
                 run.faults = None;
             }
+            if version < 7
+                && let Some(f) = &mut run.faults
+            {
+                f.injected.clear();
+            }
+            if version < 8 {
+                for i in &mut run.invariants {
+                    i.lost_commits = None;
+                }
+            }
         }
         r
     }
@@ -1180,7 +1192,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 7);
+        assert_eq!(STORE_VERSION, 8);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();

@@ -289,7 +289,7 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
     let invariants = children(
         conn,
         "invariants",
-        "SELECT name, ok, violations, detail FROM invariants WHERE run = ?1 ORDER BY ordinal",
+        "SELECT name, ok, violations, detail, lost_commits FROM invariants WHERE run = ?1 ORDER BY ordinal",
         run,
         |r| {
             Ok(InvariantResult {
@@ -297,6 +297,7 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
                 ok: r.get(1)?,
                 violations: r.get(2)?,
                 detail: r.get(3)?,
+                lost_commits: r.get(4)?,
             })
         },
     )?;

@@ -23,6 +23,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V5_FAILURE_REASONS),
     M::up(V6_FAULTS),
     M::up(V7_INJECTED_FAULTS),
+    M::up(V8_LOST_COMMITS),
 ];
 
 /// [`MIGRATION_LIST`] as rusqlite_migration runs it (each call applies the
@@ -450,4 +451,13 @@ CREATE TABLE IF NOT EXISTS injected_faults (
 ) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '7');
+"#;
+
+/// Store version 8: `invariants.lost_commits`, the acknowledged commits a
+/// check found missing from the database (NULL for checks that cannot
+/// tell, and in runs stored before).
+const V8_LOST_COMMITS: &str = r#"
+ALTER TABLE invariants ADD COLUMN lost_commits INTEGER CHECK (lost_commits >= 0);
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '8');
 "#;
