@@ -14,7 +14,7 @@
 //! 5. `tx_type_failure_reasons` and the view `run_failure_reasons`;
 //! 6. `run_faults` and `connection_losses`;
 //! 7. `injected_faults`;
-//! 8. `invariants.lost_commits`.
+//! 8. `lost_commits`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
@@ -92,7 +92,9 @@
 //! - `plans (run, ordinal, label, sql, plan)`; `plan_changes (run,
 //!   ordinal, label, sql, start_plan, end_plan)`: statements whose plan
 //!   differed at the end of the window; `invariants (run, ordinal,
-//!   name, ok, violations, detail)`, `run_errors (run, ordinal, message)`,
+//!   name, ok, violations, detail)` and `lost_commits (run, ordinal,
+//!   lost)` for the checks that count lost commits, `run_errors (run,
+//!   ordinal, message)`,
 //!   `server_errors (run, ordinal, message)` (the observer's sampling
 //!   problems), `run_server_settings (run, name, value)`.
 //! - `external_loads`: one row per run driven by an external load (`run`

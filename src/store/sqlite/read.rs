@@ -289,7 +289,9 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
     let invariants = children(
         conn,
         "invariants",
-        "SELECT name, ok, violations, detail, lost_commits FROM invariants WHERE run = ?1 ORDER BY ordinal",
+        "SELECT i.name, i.ok, i.violations, i.detail, l.lost
+           FROM invariants i LEFT JOIN lost_commits l ON l.run = i.run AND l.ordinal = i.ordinal
+          WHERE i.run = ?1 ORDER BY i.ordinal",
         run,
         |r| {
             Ok(InvariantResult {

@@ -453,11 +453,19 @@ CREATE TABLE IF NOT EXISTS injected_faults (
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '7');
 "#;
 
-/// Store version 8: `invariants.lost_commits`, the acknowledged commits a
-/// check found missing from the database (NULL for checks that cannot
-/// tell, and in runs stored before).
+/// Store version 8: the acknowledged commits an invariant check found
+/// missing from the database (`InvariantResult::lost_commits`): one row
+/// per check that could tell (none for checks that cannot, or in runs
+/// stored before). A table of its own rather than a column of
+/// `invariants`, IF NOT EXISTS as in versions 3 to 7, so that a store
+/// whose version was set back by hand upgrades.
 const V8_LOST_COMMITS: &str = r#"
-ALTER TABLE invariants ADD COLUMN lost_commits INTEGER CHECK (lost_commits >= 0);
+CREATE TABLE IF NOT EXISTS lost_commits (
+    run     INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    lost    INTEGER NOT NULL CHECK (lost >= 0),
+    PRIMARY KEY (run, ordinal)
+) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '8');
 "#;

@@ -480,20 +480,17 @@ fn write_server(tx: &Transaction, run: u32, s: &ServerObservations) -> R<()> {
 fn write_checks(tx: &Transaction, r: &RunRecord) -> R<()> {
     let run = r.index;
     let mut st = tx.prepare_cached(
-        "INSERT INTO invariants (run, ordinal, name, ok, violations, detail, lost_commits)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO invariants (run, ordinal, name, ok, violations, detail)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
+    let mut lost =
+        tx.prepare_cached("INSERT INTO lost_commits (run, ordinal, lost) VALUES (?1, ?2, ?3)")?;
     for (i, v) in r.invariants.iter().enumerate() {
-        st.execute(params![
-            run,
-            i,
-            v.name,
-            v.ok,
-            v.violations,
-            v.detail,
-            v.lost_commits
-        ])
-        .context("invariants")?;
+        st.execute(params![run, i, v.name, v.ok, v.violations, v.detail])
+            .context("invariants")?;
+        if let Some(n) = v.lost_commits {
+            lost.execute(params![run, i, n]).context("lost_commits")?;
+        }
     }
     let mut st =
         tx.prepare_cached("INSERT INTO run_errors (run, ordinal, message) VALUES (?1, ?2, ?3)")?;
