@@ -16,10 +16,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::{Pid, User, chown};
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::{Gid, Pid, Uid, User, chown};
 use rand::RngExt;
 
 use super::{TargetError, reaper};
@@ -44,7 +45,7 @@ pub struct ManagedOptions {
 /// immediate shutdown) and removes its directory. Its `Debug` output never
 /// shows the password.
 pub struct ManagedServer {
-    child: Option<Child>,
+    process: Arc<Process>,
     dir: Option<tempfile::TempDir>,
     bin_dir: PathBuf,
     socket_dir: PathBuf,
@@ -179,42 +180,29 @@ impl ManagedServer {
         let mut last_err = String::new();
         for _attempt in 0..3 {
             let port = free_port().map_err(|e| start_err(format!("no free TCP port: {e}")))?;
-            let log = File::options()
-                .create(true)
-                .append(true)
-                .open(&opts.log_path)
-                .map_err(|e| {
-                    start_err(format!(
-                        "cannot open server log {}: {e}",
-                        opts.log_path.display()
-                    ))
-                })?;
-            let log_start = log.metadata().map(|m| m.len()).unwrap_or(0);
-            let mut cmd = Command::new(opts.bin_dir.join("postgres"));
-            cmd.arg("-D").arg(&data).arg("-k").arg(dir.path()).args([
-                "-p",
-                &port.to_string(),
-                "-c",
-                "listen_addresses=127.0.0.1",
-            ]);
-            for (k, v) in &opts.settings {
-                cmd.arg("-c").arg(format!("{k}={v}"));
-            }
-            cmd.stdin(Stdio::null())
-                .stdout(log.try_clone().map_err(|e| start_err(e.to_string()))?)
-                .stderr(log);
-            as_user(&mut cmd);
-            let child = reaper::spawn_guarded(cmd, dir.path().to_path_buf())
-                .map_err(|e| start_err(format!("cannot start postgres: {e}")))?;
+            let launch = Launch {
+                postgres: opts.bin_dir.join("postgres"),
+                data: data.clone(),
+                socket_dir: dir.path().to_path_buf(),
+                port,
+                settings: opts.settings.clone(),
+                log_path: opts.log_path.clone(),
+                ids,
+            };
+            let log_start = fs::metadata(&opts.log_path).map_or(0, |m| m.len());
+            let child = launch.spawn()?;
             let mut server = ManagedServer {
-                child: Some(child),
+                process: Arc::new(Process {
+                    launch,
+                    child: Mutex::new(Some(child)),
+                }),
                 dir: None,
                 bin_dir: opts.bin_dir.clone(),
                 socket_dir: dir.path().to_path_buf(),
                 port,
                 password: password.clone(),
             };
-            match server.wait_ready(Duration::from_secs(60)) {
+            match server.process.wait_ready(Duration::from_secs(60)) {
                 Ok(()) => {
                     server.dir = Some(dir);
                     return Ok(server);
@@ -235,30 +223,6 @@ impl ManagedServer {
             opts.log_path.display(),
             tail(&last_err, 3)
         )))
-    }
-
-    /// Waits until the postmaster reports "ready" in `postmaster.pid` and its
-    /// socket exists, or it exits.
-    fn wait_ready(&mut self, limit: Duration) -> Result<(), ()> {
-        let deadline = Instant::now() + limit;
-        let pidfile = self.socket_dir.join("data/postmaster.pid");
-        let socket = self.socket_dir.join(format!(".s.PGSQL.{}", self.port));
-        while Instant::now() < deadline {
-            if let Some(child) = self.child.as_mut()
-                && !matches!(child.try_wait(), Ok(None))
-            {
-                return Err(());
-            }
-            // Line 8 of postmaster.pid is the status: "ready" once accepting.
-            if let Ok(text) = fs::read_to_string(&pidfile)
-                && text.lines().nth(7).map(str::trim) == Some("ready")
-                && socket.exists()
-            {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Err(())
     }
 
     /// Connection settings for `dbname` over the private Unix socket.
@@ -295,14 +259,24 @@ impl ManagedServer {
 
     /// The postmaster's pid, while it runs.
     pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(Child::id)
+        self.process.child().as_ref().map(Child::id)
+    }
+
+    /// A handle that restarts, crashes or pauses this server while it is
+    /// in use (for `--fault`); see [`ServerControl`].
+    pub fn control(&self) -> ServerControl {
+        ServerControl(self.process.clone())
     }
 
     /// Stops the server: fast shutdown (SIGINT), immediate (SIGQUIT) after
     /// 15 s, SIGKILL after 5 s more; then removes the directory. Idempotent.
     pub fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
+        let child = self.process.child().take();
+        if let Some(mut child) = child {
             let pid = Pid::from_raw(child.id() as i32);
+            // A paused server (`--fault pause`) acts on no signal but
+            // SIGKILL until it is continued.
+            let _ = killpg(pid, Signal::SIGCONT);
             for (signal, wait) in [
                 (Signal::SIGINT, Duration::from_secs(15)),
                 (Signal::SIGQUIT, Duration::from_secs(5)),
@@ -341,6 +315,202 @@ impl std::fmt::Debug for ManagedServer {
 impl Drop for ManagedServer {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// How the postmaster is started: again, after a restart or crash, on
+/// the same cluster, port and settings.
+#[derive(Debug, Clone)]
+struct Launch {
+    postgres: PathBuf,
+    data: PathBuf,
+    socket_dir: PathBuf,
+    port: u16,
+    settings: Vec<(String, String)>,
+    log_path: PathBuf,
+    /// The unprivileged user and group to run as (isobench runs as root).
+    ids: Option<(Uid, Gid)>,
+}
+
+impl Launch {
+    /// Starts the postmaster (guarded by the reaper, in a process group of
+    /// its own), its output appended to the log.
+    ///
+    /// Errors: [`TargetError::Start`]: the log cannot be opened, or
+    /// `postgres` cannot be run.
+    fn spawn(&self) -> Result<Child, TargetError> {
+        let start_err = |what: String| TargetError::Start(what);
+        let log = File::options()
+            .create(true)
+            .append(true)
+            .open(&self.log_path)
+            .map_err(|e| {
+                start_err(format!(
+                    "cannot open server log {}: {e}",
+                    self.log_path.display()
+                ))
+            })?;
+        let mut cmd = Command::new(&self.postgres);
+        cmd.arg("-D")
+            .arg(&self.data)
+            .arg("-k")
+            .arg(&self.socket_dir)
+            .args([
+                "-p",
+                &self.port.to_string(),
+                "-c",
+                "listen_addresses=127.0.0.1",
+            ]);
+        for (k, v) in &self.settings {
+            cmd.arg("-c").arg(format!("{k}={v}"));
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(|e| start_err(e.to_string()))?)
+            .stderr(log)
+            .current_dir(&self.socket_dir);
+        if let Some((uid, gid)) = self.ids {
+            cmd.uid(uid.as_raw()).gid(gid.as_raw());
+        }
+        reaper::spawn_guarded(cmd, self.socket_dir.clone())
+            .map_err(|e| start_err(format!("cannot start postgres: {e}")))
+    }
+}
+
+/// The postmaster of a managed server, shared by the server and its
+/// [`ServerControl`] handles.
+struct Process {
+    launch: Launch,
+    /// `None` once stopped for good.
+    child: Mutex<Option<Child>>,
+}
+
+impl Process {
+    fn child(&self) -> std::sync::MutexGuard<'_, Option<Child>> {
+        self.child.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits until the postmaster reports "ready" in `postmaster.pid` and
+    /// its socket exists, or it exits.
+    fn wait_ready(&self, limit: Duration) -> Result<(), ()> {
+        let deadline = Instant::now() + limit;
+        let pidfile = self.launch.data.join("postmaster.pid");
+        let socket = self
+            .launch
+            .socket_dir
+            .join(format!(".s.PGSQL.{}", self.launch.port));
+        while Instant::now() < deadline {
+            if let Some(child) = self.child().as_mut()
+                && !matches!(child.try_wait(), Ok(None))
+            {
+                return Err(());
+            }
+            // Line 8 of postmaster.pid is the status: "ready" once accepting.
+            if let Ok(text) = fs::read_to_string(&pidfile)
+                && text.lines().nth(7).map(str::trim) == Some("ready")
+                && socket.exists()
+            {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Err(())
+    }
+}
+
+/// How [`ServerControl::restart`] stops the server before starting it
+/// again (PostgreSQL documentation, "Shutting Down the Server").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shutdown {
+    /// SIGINT, fast shutdown (`pg_ctl stop -m fast`): sessions are ended,
+    /// then a shutdown checkpoint.
+    Fast,
+    /// SIGQUIT, immediate shutdown (`pg_ctl stop -m immediate`): no
+    /// checkpoint; the next start runs crash recovery.
+    Immediate,
+}
+
+/// Restarts, crashes or pauses a managed server while its runs use it
+/// (`--fault restart|crash|pause`). Blocking calls: run them off the async
+/// runtime (e.g. `tokio::task::spawn_blocking`).
+#[derive(Clone)]
+pub struct ServerControl(Arc<Process>);
+
+impl std::fmt::Debug for ServerControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ServerControl")
+            .field(&self.0.launch.port)
+            .finish()
+    }
+}
+
+/// How long [`ServerControl::restart`] waits for the server to exit, and
+/// then to accept connections again.
+pub const RESTART_WAIT: Duration = Duration::from_secs(60);
+
+impl ServerControl {
+    /// Stops the postmaster as `how` says, waits for it to exit, and starts
+    /// it again on the same cluster, port and settings; returns once it
+    /// accepts connections, with the time it was down (s).
+    ///
+    /// Errors: [`TargetError::Start`]: the server was already stopped for
+    /// good, did not exit within [`RESTART_WAIT`] (it is then killed), or
+    /// did not start again within [`RESTART_WAIT`] (see the server log).
+    pub fn restart(&self, how: Shutdown) -> Result<f64, TargetError> {
+        let began = Instant::now();
+        let mut slot = self.0.child();
+        let Some(mut child) = slot.take() else {
+            return Err(TargetError::Start("the server was stopped".into()));
+        };
+        let pid = Pid::from_raw(child.id() as i32);
+        let signal = match how {
+            Shutdown::Fast => Signal::SIGINT,
+            Shutdown::Immediate => Signal::SIGQUIT,
+        };
+        let _ = killpg(pid, Signal::SIGCONT);
+        let _ = kill(pid, signal);
+        let deadline = Instant::now() + RESTART_WAIT;
+        while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if matches!(child.try_wait(), Ok(None)) {
+            let _ = kill(pid, Signal::SIGKILL);
+        }
+        let _ = child.wait();
+        reaper::forget(child.id());
+        *slot = Some(self.0.launch.spawn()?);
+        drop(slot);
+        self.0.wait_ready(RESTART_WAIT).map_err(|()| {
+            TargetError::Start(format!(
+                "the server did not start again within {} s; see {}",
+                RESTART_WAIT.as_secs(),
+                self.0.launch.log_path.display()
+            ))
+        })?;
+        Ok(began.elapsed().as_secs_f64())
+    }
+
+    /// Stops every process of the server (SIGSTOP to its process group):
+    /// connections stay open, nothing answers.
+    ///
+    /// Errors: [`TargetError::Start`]: the server is not running.
+    pub fn pause(&self) -> Result<(), TargetError> {
+        self.group_signal(Signal::SIGSTOP)
+    }
+
+    /// Continues a paused server (SIGCONT to its process group).
+    ///
+    /// Errors: [`TargetError::Start`]: the server is not running.
+    pub fn resume(&self) -> Result<(), TargetError> {
+        self.group_signal(Signal::SIGCONT)
+    }
+
+    fn group_signal(&self, signal: Signal) -> Result<(), TargetError> {
+        let slot = self.0.child();
+        let child = slot
+            .as_ref()
+            .ok_or_else(|| TargetError::Start("the server was stopped".into()))?;
+        killpg(Pid::from_raw(child.id() as i32), signal)
+            .map_err(|e| TargetError::Start(format!("{signal} to the server's processes: {e}")))
     }
 }
 

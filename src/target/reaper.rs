@@ -118,6 +118,9 @@ pub fn kill_all() {
     }
     let live = LIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
     for (pid, _) in &live {
+        // A server paused by `--fault pause` acts on nothing until it is
+        // continued (its processes share the postmaster's group).
+        let _ = nix::sys::signal::killpg(Pid::from_raw(*pid as i32), Signal::SIGCONT);
         let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGQUIT);
     }
     let deadline = Instant::now() + Duration::from_secs(5);
