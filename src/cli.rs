@@ -172,7 +172,7 @@ pub struct RunArgs {
     /// Open loop: skip transactions already later than this, count slower commits as late (like pgbench -L).
     #[arg(long, value_parser = positive_duration, allow_hyphen_values = true)]
     pub latency_limit: Option<Duration>,
-    /// Inject a fault into every run, repeatable: KIND@TIME from the start of the measured window; KIND: terminate (pg_terminate_backend of the clients), kill-backend (SIGKILL one client backend: crash and recovery; managed server only), e.g. terminate@2s.
+    /// Inject a fault into every run, repeatable: KIND@TIME from the start of the measured window; KIND: terminate (pg_terminate_backend of the clients), kill-backend (SIGKILL one client backend: crash and recovery), restart (fast shutdown and start), crash (immediate shutdown and start: crash recovery), pause:DURATION (SIGSTOP the server's processes, SIGCONT after DURATION); all but terminate need the managed server. E.g. terminate@2s, pause:1s@2s.
     #[arg(long = "fault", value_name = "KIND@TIME", value_parser = fault)]
     pub faults: Vec<crate::model::FaultSpec>,
     /// Leave runs that had faults (lost connections, a crashed server) out of the statistics; by default they count and are marked.

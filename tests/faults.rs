@@ -264,20 +264,95 @@ fn history_check(run: &serde_json::Value) -> &serde_json::Value {
         .unwrap()
 }
 
+/// The run's injected fault `kind`: checks it is the only one and
+/// returns its detail.
+fn only_injected<'a>(run: &'a serde_json::Value, kind: &str) -> &'a str {
+    let inj = run["faults"]["injected"].as_array().unwrap();
+    assert_eq!(inj.len(), 1, "{inj:?}");
+    assert_eq!(inj[0]["kind"], kind, "{inj:?}");
+    inj[0]["detail"].as_str().unwrap()
+}
+
+/// Commits in the seconds of `run` that began at or after `from_s`.
+fn commits_from(run: &serde_json::Value, from_s: f64) -> u64 {
+    run["per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["t_s"].as_f64().unwrap() - 1.0 >= from_s - 1e-6)
+        .map(|p| p["committed"].as_u64().unwrap())
+        .sum()
+}
+
+#[test]
+fn an_injected_restart_ends_every_session_and_the_run_commits_after_it() {
+    let (code, stderr, r, _keep) = injected("inject-restart", "restart@1s", &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let run = &r["runs"][0];
+    assert_eq!(run["complete"], true, "{stderr}");
+    let detail = only_injected(run, "restart");
+    assert!(detail.starts_with("fast shutdown and start"), "{detail}");
+    let f = &run["faults"];
+    let cause = f["cause"].as_str().unwrap_or_default();
+    assert!(cause.contains("fast shutdown request"), "{f}");
+    // Each client's session ended with 57P01 admin_shutdown (or its socket
+    // closed while the server went down), and came back.
+    assert!(f["connections_lost"].as_u64().unwrap() >= 4, "{f}");
+    assert!(f["reconnects"].as_u64().unwrap() >= 4, "{f}");
+    assert!(f["outage_s"].as_f64().unwrap() > 0.0, "{f}");
+    assert!(
+        commits_from(run, 2.0) > 0,
+        "nothing after the restart: {run}"
+    );
+    for i in run["invariants"].as_array().unwrap() {
+        assert_eq!(i["ok"], true, "{i}");
+    }
+    assert_eq!(history_check(run)["lost_commits"], 0, "{run}");
+}
+
+#[test]
+fn a_paused_server_loses_no_connection_and_the_run_goes_on_after_it() {
+    let (code, stderr, r, _keep) = injected("inject-pause", "pause:1s@1s", &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let run = &r["runs"][0];
+    assert_eq!(run["complete"], true, "{stderr}");
+    let detail = only_injected(run, "pause");
+    assert!(
+        detail.starts_with("SIGSTOP to the postmaster and ")
+            && detail.ends_with("SIGCONT after 1.00 s"),
+        "{detail}"
+    );
+    let f = &run["faults"];
+    assert_eq!(f["connections_lost"], 0, "{f}");
+    assert!(f["cause"].is_null(), "{f}");
+    // The second the server stood still (from 1 s to 2 s) committed far
+    // less than the first; the last one commits again.
+    let p = run["per_second"].as_array().unwrap();
+    let c = |i: usize| p[i]["committed"].as_u64().unwrap();
+    assert!(c(1) * 2 < c(0), "no stall while paused: {p:?}");
+    assert!(c(2) > 0, "no commit after the pause: {p:?}");
+    for i in run["invariants"].as_array().unwrap() {
+        assert_eq!(i["ok"], true, "{i}");
+    }
+}
+
 #[test]
 fn commits_lost_in_a_crash_with_synchronous_commit_off_are_counted_not_violations() {
     let (code, stderr, r, keep) = injected(
-        "inject-kill-async",
-        "kill-backend@1s",
+        "inject-crash-async",
+        "crash@1s",
         &["--set", "synchronous_commit=off"],
     );
     assert_eq!(code, Some(0), "{stderr}");
     let run = &r["runs"][0];
     assert_eq!(run["complete"], true, "{stderr}");
+    let detail = only_injected(run, "crash");
     assert!(
-        run["faults"]["cause"].is_string(),
-        "the server crashed: {run}"
+        detail.starts_with("immediate shutdown and start"),
+        "{detail}"
     );
+    let cause = run["faults"]["cause"].as_str().unwrap_or_default();
+    assert!(cause.contains("immediate shutdown request"), "{run}");
     // Possibly 0 (the WAL writer may have flushed everything): never
     // negative, never an invariant error.
     let h = history_check(run);
@@ -285,7 +360,7 @@ fn commits_lost_in_a_crash_with_synchronous_commit_off_are_counted_not_violation
     assert_eq!(h["ok"], true, "{h}");
     assert_eq!(h["violations"], 0, "{h}");
     assert_eq!(run["anomalies"], 0, "{run}");
-    let md = std::fs::read_to_string(keep.path().join("inject-kill-async/report.md")).unwrap();
+    let md = std::fs::read_to_string(keep.path().join("inject-crash-async/report.md")).unwrap();
     let faults = md.split("## Faults").nth(1).unwrap();
     assert!(faults.contains("lost commits"), "{faults}");
     eprintln!("lost commits in the crash: {lost}");

@@ -2,9 +2,11 @@
 //! issue #18): a task of its own, with its own connection
 //! (`application_name = 'isobench-fault'`, so that it does not terminate
 //! itself), waits for the measured window, then at each planned time
-//! terminates the run's client connections or SIGKILLs one client
-//! backend. Nothing of it runs in the clients' loop; what the clients
-//! lose and how they recover is measured as for any other fault.
+//! terminates the run's client connections, SIGKILLs one client backend,
+//! restarts or crashes the managed server, or pauses it. Nothing of it
+//! runs in the clients' loop; what the clients lose and how they recover
+//! is measured as for any other fault. A pause always ends: the server is
+//! continued after its hold time even when the window has ended.
 
 use std::time::{Duration, Instant};
 
@@ -12,7 +14,7 @@ use tokio::sync::watch;
 use tokio_postgres::{Client, Config};
 
 use crate::model::{FaultKind, FaultSpec, InjectedFault, Phase};
-use crate::target;
+use crate::target::{self, ServerControl, Shutdown};
 
 /// What the injector needs about the run.
 pub(super) struct InjectTarget {
@@ -23,6 +25,10 @@ pub(super) struct InjectTarget {
     /// Backends that are not clients and are left alone (the check
     /// connection, which also has `application_name = 'isobench'`).
     pub(super) spare_pids: Vec<i32>,
+    /// The managed server's processes (restart, crash, pause); `None` on
+    /// an external server, where the plan has no such kinds
+    /// (`plan::check_faults`).
+    pub(super) server: Option<ServerControl>,
 }
 
 /// Starts the injector of `plan` for the run `t`, following the run's
@@ -65,7 +71,7 @@ async fn inject(
             _ = window_ends(&mut phase) => return done,
         }
         let t_s = start.elapsed().as_secs_f64();
-        let detail = match one_fault(f.kind, &config, &mut db, &t).await {
+        let detail = match one_fault(f, &config, &mut db, &t).await {
             Ok(d) => d,
             Err(e) => format!("failed: {e}"),
         };
@@ -105,12 +111,57 @@ async fn window_ends(phase: &mut watch::Receiver<Phase>) {
     }
 }
 
-/// Injects one fault of `kind` through `db` (connected again when it
-/// is gone: after a crash). Returns what it did.
+/// Injects the fault `f`: through `db` (connected again when it is
+/// gone: after a crash) for the kinds that pick client backends, through
+/// the server's processes for the others. Returns what it did.
 ///
-/// Errors: the connection or the query failed, or there was no client
-/// backend to kill; as text, for the record.
+/// Errors: the connection or the query failed, there was no client
+/// backend to kill, or the server could not be signalled or did not come
+/// back; as text, for the record.
 async fn one_fault(
+    f: FaultSpec,
+    config: &Config,
+    db: &mut Option<Client>,
+    t: &InjectTarget,
+) -> Result<String, String> {
+    let server = || {
+        t.server
+            .clone()
+            .ok_or_else(|| format!("{} needs the managed server", f.kind.name()))
+    };
+    match f.kind {
+        FaultKind::Terminate | FaultKind::KillBackend => backend_fault(f.kind, config, db, t).await,
+        FaultKind::Restart | FaultKind::Crash => {
+            let (how, what) = match f.kind {
+                FaultKind::Restart => (Shutdown::Fast, "fast shutdown"),
+                _ => (Shutdown::Immediate, "immediate shutdown"),
+            };
+            let server = server()?;
+            let down = tokio::task::spawn_blocking(move || server.restart(how))
+                .await
+                .map_err(|e| format!("restarting the server: {e}"))?
+                .map_err(|e| e.to_string())?;
+            Ok(format!(
+                "{what} and start: accepting connections again after {down:.2} s"
+            ))
+        }
+        FaultKind::Pause => {
+            let server = server()?;
+            let hold = f.hold.unwrap_or_default();
+            let stopped = server.pause().map_err(|e| e.to_string())?;
+            tokio::time::sleep(hold).await;
+            server.resume().map_err(|e| e.to_string())?;
+            Ok(format!(
+                "SIGSTOP to the postmaster and {stopped} server processes, SIGCONT after {:.2} s",
+                hold.as_secs_f64()
+            ))
+        }
+    }
+}
+
+/// Injects a fault of `kind` that picks client backends (terminate,
+/// kill-backend) through `db`; see [`one_fault`].
+async fn backend_fault(
     kind: FaultKind,
     config: &Config,
     db: &mut Option<Client>,
@@ -160,5 +211,6 @@ async fn one_fault(
             .map_err(|e| format!("SIGKILL to backend PID {pid}: {e}"))?;
             Ok(format!("SIGKILL to client backend PID {pid}"))
         }
+        other => Err(format!("{} does not pick client backends", other.name())),
     }
 }

@@ -20,6 +20,19 @@ pub enum FaultKind {
     /// SIGKILL of one client backend: the server ends every backend and
     /// runs crash recovery (managed server only).
     KillBackend,
+    /// A fast shutdown and start of the managed server (`pg_ctl restart
+    /// -m fast`): sessions end with 57P01, a shutdown checkpoint, then the
+    /// server starts again on the same port.
+    Restart,
+    /// An immediate shutdown and start of the managed server (`pg_ctl
+    /// stop -m immediate`, then start): no checkpoint, so the start runs
+    /// crash recovery; commits not yet flushed (`synchronous_commit=off`)
+    /// are lost.
+    Crash,
+    /// SIGSTOP of the managed server's postmaster and every backend for
+    /// the fault's hold time, then SIGCONT: connections stay open and
+    /// nothing answers (a stalled host or VM).
+    Pause,
 }
 
 impl FaultKind {
@@ -28,14 +41,24 @@ impl FaultKind {
         match self {
             FaultKind::Terminate => "terminate",
             FaultKind::KillBackend => "kill-backend",
+            FaultKind::Restart => "restart",
+            FaultKind::Crash => "crash",
+            FaultKind::Pause => "pause",
         }
     }
 
+    /// Every kind, in the order the help lists them.
+    pub const ALL: [FaultKind; 5] = [
+        FaultKind::Terminate,
+        FaultKind::KillBackend,
+        FaultKind::Restart,
+        FaultKind::Crash,
+        FaultKind::Pause,
+    ];
+
     /// The kind named `name` ([`FaultKind::name`]); `None` for another.
     pub fn from_name(name: &str) -> Option<FaultKind> {
-        [FaultKind::Terminate, FaultKind::KillBackend]
-            .into_iter()
-            .find(|k| k.name() == name)
+        FaultKind::ALL.into_iter().find(|k| k.name() == name)
     }
 
     /// Whether the kind needs the managed server (its processes).
@@ -45,12 +68,14 @@ impl FaultKind {
 }
 
 /// One fault of the plan: `KIND@TIME`, TIME from the start of the
-/// measured window.
+/// measured window; a pause also says how long: `pause:HOLD@TIME`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FaultSpec {
     pub kind: FaultKind,
     /// When, from the start of the measured window.
     pub at: Duration,
+    /// How long the fault lasts: `Some` exactly for [`FaultKind::Pause`].
+    pub hold: Option<Duration>,
 }
 
 /// A `--fault` value that does not parse.
@@ -58,8 +83,14 @@ pub struct FaultSpec {
 pub enum FaultSpecError {
     #[error("'{0}' is not KIND@TIME, e.g. terminate@2s")]
     NoAt(String),
-    #[error("'{0}' is not a fault kind (use terminate or kill-backend)")]
+    #[error(
+        "'{0}' is not a fault kind (use terminate, kill-backend, restart, crash or pause:DURATION)"
+    )]
     Kind(String),
+    #[error("'{0}': pause needs its duration, e.g. pause:2s@1s")]
+    NoHold(String),
+    #[error("'{0}': only pause takes a duration (KIND:DURATION@TIME)")]
+    Hold(String),
     #[error("'{text}': bad time: {message}")]
     Time { text: String, message: String },
 }
@@ -71,27 +102,54 @@ impl FromStr for FaultSpec {
             .trim()
             .split_once('@')
             .ok_or_else(|| FaultSpecError::NoAt(s.to_string()))?;
-        let kind = FaultKind::from_name(kind.trim())
-            .ok_or_else(|| FaultSpecError::Kind(kind.trim().to_string()))?;
-        let at = parse_duration(time).map_err(|message| FaultSpecError::Time {
+        let time_err = |message| FaultSpecError::Time {
             text: s.to_string(),
             message,
-        })?;
-        Ok(FaultSpec { kind, at })
+        };
+        let (kind, hold) = match kind.split_once(':') {
+            Some((k, h)) => (k.trim(), Some(parse_duration(h).map_err(time_err)?)),
+            None => (kind.trim(), None),
+        };
+        let kind =
+            FaultKind::from_name(kind).ok_or_else(|| FaultSpecError::Kind(kind.to_string()))?;
+        match (kind, hold) {
+            (FaultKind::Pause, None) => return Err(FaultSpecError::NoHold(s.to_string())),
+            (FaultKind::Pause, Some(h)) if h.is_zero() => {
+                return Err(time_err("the pause must last longer than 0".into()));
+            }
+            (FaultKind::Pause, _) | (_, None) => {}
+            (_, Some(_)) => return Err(FaultSpecError::Hold(s.to_string())),
+        }
+        let at = parse_duration(time).map_err(time_err)?;
+        Ok(FaultSpec { kind, at, hold })
     }
 }
 
 impl std::fmt::Display for FaultSpec {
-    /// `KIND@TIME`, TIME in ms unless whole seconds: parses back as is.
+    /// `KIND@TIME` or `pause:HOLD@TIME`, times in s, ms or µs (the
+    /// largest whole unit): parses back as is.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let ms = self.at.as_millis();
-        let whole_ms = self.at.subsec_nanos().is_multiple_of(1_000_000);
+        f.write_str(self.kind.name())?;
+        if let Some(h) = self.hold {
+            write!(f, ":{}", DurationText(h))?;
+        }
+        write!(f, "@{}", DurationText(self.at))
+    }
+}
+
+/// A duration as `parse_duration` reads it back: whole s, else ms, else µs.
+struct DurationText(Duration);
+
+impl std::fmt::Display for DurationText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = self.0.as_millis();
+        let whole_ms = self.0.subsec_nanos().is_multiple_of(1_000_000);
         if whole_ms && ms.is_multiple_of(1000) {
-            write!(f, "{}@{}s", self.kind.name(), ms / 1000)
+            write!(f, "{}s", ms / 1000)
         } else if whole_ms {
-            write!(f, "{}@{ms}ms", self.kind.name())
+            write!(f, "{ms}ms")
         } else {
-            write!(f, "{}@{}us", self.kind.name(), self.at.as_micros())
+            write!(f, "{}us", self.0.as_micros())
         }
     }
 }
@@ -235,6 +293,36 @@ mod tests {
             Err(FaultSpecError::Time { .. })
         ));
         assert!("terminate@-1s".parse::<FaultSpec>().is_err());
+    }
+
+    #[test]
+    fn a_pause_says_how_long_and_nothing_else_does() {
+        let f: FaultSpec = "pause:2500ms@1s".parse().unwrap();
+        assert_eq!(f.kind, FaultKind::Pause);
+        assert_eq!(f.hold, Some(Duration::from_millis(2500)));
+        assert_eq!(f.at, Duration::from_secs(1));
+        assert_eq!(f.to_string(), "pause:2500ms@1s");
+        assert_eq!(f.to_string().parse::<FaultSpec>().unwrap(), f);
+        for k in ["restart", "crash"] {
+            let f: FaultSpec = format!("{k}@2s").parse().unwrap();
+            assert_eq!((f.kind.name(), f.hold), (k, None));
+            assert!(f.kind.managed_only());
+        }
+        assert!(matches!(
+            "pause@1s".parse::<FaultSpec>(),
+            Err(FaultSpecError::NoHold(_))
+        ));
+        assert!(matches!(
+            "pause:0s@1s".parse::<FaultSpec>(),
+            Err(FaultSpecError::Time { .. })
+        ));
+        assert!(matches!(
+            "crash:2s@1s".parse::<FaultSpec>(),
+            Err(FaultSpecError::Hold(_))
+        ));
+        for k in FaultKind::ALL {
+            assert_eq!(FaultKind::from_name(k.name()), Some(k));
+        }
     }
 
     fn points(tps: &[f64]) -> Vec<SecondPoint> {

@@ -600,10 +600,26 @@ fn faults(m: &ReportModel) -> Vec<Finding> {
     }
     let lost: u64 = faulted.iter().map(|(_, f)| f.connections_lost).sum();
     let runs: Vec<String> = faulted.iter().map(|(i, _)| i.to_string()).collect();
-    let mut text = format!(
-        "run(s) {} had faults: {lost} connection(s) lost, the clients reconnected",
-        runs.join(", ")
-    );
+    let mut text = format!("run(s) {} had faults: ", runs.join(", "));
+    if lost > 0 {
+        text.push_str(&format!(
+            "{lost} connection(s) lost, the clients reconnected"
+        ));
+    } else {
+        text.push_str("no connection lost");
+    }
+    let injected: Vec<String> = faulted
+        .iter()
+        .flat_map(|(_, f)| f.injected.iter().map(|i| i.kind.name().to_string()))
+        .fold(Vec::new(), |mut kinds, k| {
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
+            kinds
+        });
+    if !injected.is_empty() {
+        text.push_str(&format!(" (injected: {})", injected.join(", ")));
+    }
     let longest = |get: fn(&crate::model::RunFaults) -> Option<f64>| {
         faulted
             .iter()

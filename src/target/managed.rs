@@ -19,7 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::signal::{Signal, kill};
 use nix::unistd::{Gid, Pid, Uid, User, chown};
 use rand::RngExt;
 
@@ -276,7 +276,7 @@ impl ManagedServer {
             let pid = Pid::from_raw(child.id() as i32);
             // A paused server (`--fault pause`) acts on no signal but
             // SIGKILL until it is continued.
-            let _ = killpg(pid, Signal::SIGCONT);
+            reaper::signal_family(child.id(), Signal::SIGCONT);
             for (signal, wait) in [
                 (Signal::SIGINT, Duration::from_secs(15)),
                 (Signal::SIGQUIT, Duration::from_secs(5)),
@@ -466,7 +466,7 @@ impl ServerControl {
             Shutdown::Fast => Signal::SIGINT,
             Shutdown::Immediate => Signal::SIGQUIT,
         };
-        let _ = killpg(pid, Signal::SIGCONT);
+        reaper::signal_family(child.id(), Signal::SIGCONT);
         let _ = kill(pid, signal);
         let deadline = Instant::now() + RESTART_WAIT;
         while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
@@ -489,28 +489,28 @@ impl ServerControl {
         Ok(began.elapsed().as_secs_f64())
     }
 
-    /// Stops every process of the server (SIGSTOP to its process group):
-    /// connections stay open, nothing answers.
+    /// Stops every process of the server (SIGSTOP to the postmaster,
+    /// then to each of its children): connections stay open, nothing
+    /// answers. Returns how many child processes it stopped.
     ///
     /// Errors: [`TargetError::Start`]: the server is not running.
-    pub fn pause(&self) -> Result<(), TargetError> {
-        self.group_signal(Signal::SIGSTOP)
+    pub fn pause(&self) -> Result<usize, TargetError> {
+        self.family_signal(Signal::SIGSTOP)
     }
 
-    /// Continues a paused server (SIGCONT to its process group).
+    /// Continues a paused server (SIGCONT to its children and postmaster).
     ///
     /// Errors: [`TargetError::Start`]: the server is not running.
-    pub fn resume(&self) -> Result<(), TargetError> {
-        self.group_signal(Signal::SIGCONT)
+    pub fn resume(&self) -> Result<usize, TargetError> {
+        self.family_signal(Signal::SIGCONT)
     }
 
-    fn group_signal(&self, signal: Signal) -> Result<(), TargetError> {
+    fn family_signal(&self, signal: Signal) -> Result<usize, TargetError> {
         let slot = self.0.child();
         let child = slot
             .as_ref()
             .ok_or_else(|| TargetError::Start("the server was stopped".into()))?;
-        killpg(Pid::from_raw(child.id() as i32), signal)
-            .map_err(|e| TargetError::Start(format!("{signal} to the server's processes: {e}")))
+        Ok(reaper::signal_family(child.id(), signal))
     }
 }
 

@@ -11,7 +11,9 @@ use crate::model::{PgBuild, PgBuildError};
 use tokio_postgres::config::Host;
 use tokio_postgres::{Client, Config, NoTls};
 
-pub use managed::{ManagedOptions, ManagedServer, SUPERUSER, find_bin_dir};
+pub use managed::{
+    ManagedOptions, ManagedServer, RESTART_WAIT, SUPERUSER, ServerControl, Shutdown, find_bin_dir,
+};
 
 /// Errors of finding, starting, or reaching the target.
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +104,15 @@ impl Target {
                 c.dbname(dbname);
                 c
             }
+        }
+    }
+
+    /// A handle on the managed server's processes (`--fault restart`,
+    /// `crash`, `pause`); `None` for an external server.
+    pub fn control(&self) -> Option<ServerControl> {
+        match self {
+            Target::Managed(s) => Some(s.control()),
+            Target::External(_) => None,
         }
     }
 

@@ -119,8 +119,8 @@ pub fn kill_all() {
     let live = LIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
     for (pid, _) in &live {
         // A server paused by `--fault pause` acts on nothing until it is
-        // continued (its processes share the postmaster's group).
-        let _ = nix::sys::signal::killpg(Pid::from_raw(*pid as i32), Signal::SIGCONT);
+        // continued.
+        signal_family(*pid, Signal::SIGCONT);
         let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGQUIT);
     }
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -152,4 +152,40 @@ pub fn install_panic_hook() {
             default(info);
         }));
     });
+}
+
+/// Sends `signal` to process `pid` and to each of its children (a
+/// postmaster's backends and auxiliary processes, found by their parent in
+/// /proc). Each PostgreSQL child makes itself a process group leader
+/// (`InitPostmasterChild` calls `setsid`), so signalling the postmaster's
+/// group would miss them. Returns how many children it signalled; errors
+/// (a child that just exited) are ignored.
+pub fn signal_family(pid: u32, signal: Signal) -> usize {
+    let _ = kill(Pid::from_raw(pid as i32), signal);
+    let children = children_of(pid);
+    for c in &children {
+        let _ = kill(Pid::from_raw(*c as i32), signal);
+    }
+    children.len()
+}
+
+/// The pids of `pid`'s children, from the fourth field (ppid) of each
+/// /proc/PID/stat; empty where /proc cannot be read.
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&p| {
+            // "PID (COMM) STATE PPID ...": COMM may hold spaces and
+            // parentheses, so read after the last ')'.
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let rest = &stat[stat.rfind(')')? + 1..];
+                    rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+                })
+                == Some(pid)
+        })
+        .collect()
 }

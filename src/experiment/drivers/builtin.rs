@@ -265,7 +265,8 @@ async fn one_run<W: Workload>(
         },
         phase_rx,
     ));
-    let injector = start_injector(cfg, &check_db, &db_config, run_db, &phase_tx).await?;
+    let server = ctx.srv.target.control();
+    let injector = start_injector(cfg, &check_db, &db_config, run_db, server, &phase_tx).await?;
     let mut on_tick = |t: &engine::Tick| progress.tick(t);
     let outcome = engine::run(
         workload,
@@ -306,7 +307,8 @@ async fn one_run<W: Workload>(
 
 /// Starts the injector of the fault plan `cfg.faults` for the run in
 /// database `run_db` (connection settings `db_config`), following
-/// `phase`; the check connection `check_db` is left alone.
+/// `phase`; the check connection `check_db` is left alone; `server`
+/// restarts, crashes and pauses the managed server.
 ///
 /// Errors: the check connection's backend pid could not be read.
 async fn start_injector(
@@ -314,6 +316,7 @@ async fn start_injector(
     check_db: &tokio_postgres::Client,
     db_config: &tokio_postgres::Config,
     run_db: &str,
+    server: Option<crate::target::ServerControl>,
     phase: &watch::Sender<Phase>,
 ) -> Result<tokio::task::JoinHandle<Vec<crate::model::InjectedFault>>> {
     let check_pid: i32 = check_db
@@ -327,6 +330,7 @@ async fn start_injector(
             config: db_config.clone(),
             run_db: run_db.to_string(),
             spare_pids: vec![check_pid],
+            server,
         },
         phase.subscribe(),
     ))
@@ -556,7 +560,12 @@ fn run_faults(
         outage_s: events
             .first_loss_s
             .and_then(|l| outage_s(l, events.first_commit_after_s)),
-        recovery_s: events.first_loss_s.and_then(|l| recovery_s(points, l)),
+        // From the first loss, or, for a fault that lost no connection
+        // (a pause), from the first injected fault.
+        recovery_s: events
+            .first_loss_s
+            .or_else(|| injected.first().map(|f| f.t_s))
+            .and_then(|l| recovery_s(points, l)),
         server_wait_s,
         injected,
     };
