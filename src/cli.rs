@@ -116,6 +116,12 @@ fn fault(s: &str) -> Result<crate::model::FaultSpec, String> {
         .map_err(|e: crate::model::FaultSpecError| e.to_string())
 }
 
+/// A `--fault-plan` value: `none` or `KIND@TIME+KIND@TIME...`.
+fn fault_plan(s: &str) -> Result<crate::model::FaultPlan, String> {
+    s.parse()
+        .map_err(|e: crate::model::FaultSpecError| e.to_string())
+}
+
 fn rate(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
@@ -175,6 +181,9 @@ pub struct RunArgs {
     /// Inject a fault into every run, repeatable: KIND@TIME from the start of the measured window; KIND: terminate (pg_terminate_backend of the clients), kill-backend (SIGKILL one client backend: crash and recovery), restart (fast shutdown and start), crash (immediate shutdown and start: crash recovery), pause:DURATION (SIGSTOP the server's processes, SIGCONT after DURATION); all but terminate need the managed server. E.g. terminate@2s, pause:1s@2s.
     #[arg(long = "fault", value_name = "KIND@TIME", value_parser = fault)]
     pub faults: Vec<crate::model::FaultSpec>,
+    /// The fault as a factor: each cell runs one plan, comma-separated: none, or faults (as --fault) joined by +, e.g. none,crash@2s,pause:1s@1s+restart@3s.
+    #[arg(long = "fault-plan", value_name = "PLAN", value_delimiter = ',', value_parser = fault_plan)]
+    pub fault_plans: Vec<crate::model::FaultPlan>,
     /// Leave runs that had faults (lost connections, a crashed server) out of the statistics; by default they count and are marked.
     #[arg(long)]
     pub exclude_faulted: bool,
@@ -487,6 +496,7 @@ impl RunArgs {
             rate: dedup(self.rate),
             latency_limit: self.latency_limit,
             faults: self.faults,
+            fault_plans: dedup(self.fault_plans),
             exclude_faulted: self.exclude_faulted,
             max_tries: Vec::new(),
             setting_factors: Vec::new(),
@@ -592,6 +602,7 @@ impl RunArgs {
                 "rate" => cfg.rate = cli.rate.clone(),
                 "latency_limit" => cfg.latency_limit = cli.latency_limit,
                 "faults" => cfg.faults = cli.faults.clone(),
+                "fault_plans" => cfg.fault_plans = cli.fault_plans.clone(),
                 "exclude_faulted" => cfg.exclude_faulted = cli.exclude_faulted,
                 "repeat" => cfg.repeat = cli.repeat,
                 "duration" => cfg.duration = cli.duration,
@@ -927,6 +938,12 @@ mod tests {
             &["--fault", "terminate@2s", "--fault", "kill-backend@1500ms"],
             "fault = [\"terminate@2s\", \"kill-backend@1500ms\"]",
             Some(("explode@2s", "[\"terminate\"]")),
+        ),
+        (
+            "fault-plan",
+            &["--fault-plan", "none,pause:1s@1s+crash@2s"],
+            "fault_plan = [\"none\", \"pause:1s@1s+crash@2s\"]",
+            Some(("crash@2s+explode@3s", "[\"crash@2s+explode@3s\"]")),
         ),
         (
             "order",

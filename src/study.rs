@@ -83,6 +83,7 @@ struct Factors {
     rate: Entry,
     scale: Entry,
     max_tries: Entry,
+    fault_plan: Entry,
     pg_bin: Option<Spanned<PgBinEntry>>,
     params: Table,
     settings: Table,
@@ -135,6 +136,7 @@ struct Raw {
     rate: Entry,
     scale: Entry,
     max_tries: Entry,
+    fault_plan: Entry,
     pg_bin: Option<Spanned<PgBinEntry>>,
     params: Table,
     settings: Table,
@@ -489,6 +491,13 @@ pub fn parse(
         }
         cfg.scale = dedup(src.list("scale", &v, u32_in(1, 100_000))?);
     }
+    if let Some(v) = pick("fault_plan", raw.fault_plan, f.fault_plan)? {
+        cfg.fault_plans = dedup(src.list("fault_plan", &v, |x| {
+            string(x)?
+                .parse::<crate::model::FaultPlan>()
+                .map_err(|e| e.to_string())
+        })?);
+    }
     if let Some(v) = pick("max_tries", raw.max_tries, f.max_tries)? {
         let tries = dedup(src.list("max_tries", &v, u32_in(1, 1_000_000))?);
         match tries.as_slice() {
@@ -751,6 +760,12 @@ pub fn resume(
             .map(|f| f.parse())
             .collect::<Result<_, crate::model::FaultSpecError>>()
             .map_err(|e| format!("--resume: the stored fault plan: {e}"))?,
+        fault_plans: c
+            .fault_plans
+            .iter()
+            .map(|f| f.parse())
+            .collect::<Result<_, crate::model::FaultSpecError>>()
+            .map_err(|e| format!("--resume: the stored fault plans: {e}"))?,
         exclude_faulted: c.exclude_faulted,
         max_tries: c.max_tries,
         setting_factors: c.setting_factors,

@@ -388,3 +388,75 @@ fn kill_backend_on_an_external_server_is_refused() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_fault_plan_is_a_factor_of_one_study_file() {
+    // "synchronous_commit on vs off under a crash, against no fault": one
+    // file, four cells.
+    let (keep, dir) = out_dir("fault-factor");
+    let study = keep.path().join("crash.toml");
+    std::fs::write(
+        &study,
+        "scale = 1\nclients = 4\nisolation = \"rc\"\nrepeat = 1\nduration = \"3s\"\n\
+         warmup = \"0s\"\nobserve = \"none\"\nbaseline = \"fault_plan=none\"\n\
+         [factors]\nfault_plan = [\"none\", \"crash@1s\"]\n\
+         settings.synchronous_commit = [\"on\", \"off\"]\n",
+    )
+    .unwrap();
+    let out = isobench()
+        .args(["run", "--quiet", "--out"])
+        .arg(&dir)
+        .arg(&study)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r = read_json(&dir);
+    assert_schema_valid(&r);
+    assert_managed_server_gone(&r);
+    assert_eq!(r["config"]["fault_plans"][1], "crash@1s");
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    for run in runs {
+        let plan = run["cell"]["fault_plan"].as_str().unwrap();
+        let sync = run["cell"]["settings"]["synchronous_commit"]
+            .as_str()
+            .unwrap();
+        let f = &run["faults"];
+        let lost = history_check(run)["lost_commits"].as_u64();
+        if plan == "none" {
+            assert!(f.is_null(), "{plan} {sync}: {f}");
+        } else {
+            assert_eq!(
+                only_injected(run, "crash").split(':').next(),
+                Some("immediate shutdown and start")
+            );
+            assert!(
+                f["cause"].as_str().unwrap().contains("immediate shutdown"),
+                "{f}"
+            );
+            if sync == "on" {
+                assert_eq!(lost, Some(0), "{run}");
+            }
+        }
+        assert_eq!(history_check(run)["ok"], true, "{run}");
+    }
+    // The plan is a factor column, and the crash cells are compared with
+    // the baseline (no fault) at the same setting.
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("| fault_plan |") || md.contains(" fault_plan "),
+        "{md}"
+    );
+    assert!(md.contains("The fault plan is a factor"), "{md}");
+    let cells = std::fs::read_to_string(dir.join("cells.csv")).unwrap();
+    assert!(
+        cells.lines().next().unwrap().contains("fault_plan"),
+        "{cells}"
+    );
+    assert_eq!(
+        cells.lines().filter(|l| l.contains("crash@1s")).count(),
+        2,
+        "{cells}"
+    );
+}

@@ -39,7 +39,7 @@ pub(super) fn workload_spec(cfg: &ExperimentConfig) -> Result<&'static WorkloadS
 }
 
 /// The cells of `cfg` in factor order, slowest first: server build,
-/// server settings, scale, clients, pool size, rate, workload parameters
+/// server settings, fault plan, scale, clients, pool size, rate, workload parameters
 /// (the first given varies slowest), max_tries, strategy, isolation level
 /// (fastest, so that every cell's baseline is a near neighbour). Server
 /// factors vary slowest so that a repetition restarts the server as
@@ -53,6 +53,11 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
     let settings = combinations(&cfg.setting_factors, "settings")?;
     let opt = |v: Vec<Option<String>>| if v.is_empty() { vec![None] } else { v };
     let pg_bins = opt(cfg.pg_build_labels().into_iter().map(Some).collect());
+    let fault_plans = opt(cfg
+        .fault_plans
+        .iter()
+        .map(|p| Some(p.to_string()))
+        .collect());
     let some = |v: &[u32]| -> Vec<Option<u32>> {
         if v.is_empty() {
             vec![None]
@@ -69,27 +74,30 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
     let mut out = Vec::new();
     for pg_bin in &pg_bins {
         for setting in &settings {
-            for &scale in &scales {
-                for &clients in &cfg.clients {
-                    for &pool_size in &some(&cfg.pool_size) {
-                        for &rate in &rates {
-                            for param in &params {
-                                for &max_tries in &some(&cfg.max_tries) {
-                                    for strategy in &strategies {
-                                        for &isolation in &levels {
-                                            out.push(Cell {
-                                                workload: workload.clone(),
-                                                isolation,
-                                                strategy: strategy.clone(),
-                                                params: param.clone(),
-                                                clients,
-                                                scale,
-                                                pool_size,
-                                                rate,
-                                                max_tries,
-                                                settings: setting.clone(),
-                                                pg_bin: pg_bin.clone(),
-                                            });
+            for fault in &fault_plans {
+                for &scale in &scales {
+                    for &clients in &cfg.clients {
+                        for &pool_size in &some(&cfg.pool_size) {
+                            for &rate in &rates {
+                                for param in &params {
+                                    for &max_tries in &some(&cfg.max_tries) {
+                                        for strategy in &strategies {
+                                            for &isolation in &levels {
+                                                out.push(Cell {
+                                                    workload: workload.clone(),
+                                                    isolation,
+                                                    strategy: strategy.clone(),
+                                                    params: param.clone(),
+                                                    clients,
+                                                    scale,
+                                                    pool_size,
+                                                    rate,
+                                                    max_tries,
+                                                    settings: setting.clone(),
+                                                    pg_bin: pg_bin.clone(),
+                                                    fault_plan: fault.clone(),
+                                                });
+                                            }
                                         }
                                     }
                                 }
@@ -227,23 +235,36 @@ pub fn setup(cell: &Cell) -> Result<Setup> {
     )?)
 }
 
-/// The fault plan (`--fault`) fits the study: every fault falls in the
-/// measured window, and the kinds that need the server's processes
-/// (kill-backend) have the managed server.
+/// The fault plan (`--fault`, or each of `--fault-plan`) fits the study:
+/// every fault falls in the measured window, and the kinds that need the
+/// server's processes (all but terminate) have the managed server.
 ///
-/// Errors: the offending `--fault` value and why.
+/// Errors: both options given; the offending value and why.
 pub(super) fn check_faults(cfg: &ExperimentConfig) -> Result<()> {
+    if !cfg.faults.is_empty() && !cfg.fault_plans.is_empty() {
+        bail!(
+            "--fault and --fault-plan (study keys fault and fault_plan): give one; \
+             to compare with and without a fault, list the plans: --fault-plan none,{}",
+            crate::model::FaultPlan(cfg.faults.clone())
+        );
+    }
     let external = cfg.target.dsn.is_some() || cfg.target.external_from_env;
-    for f in &cfg.faults {
+    let planned = cfg.fault_plans.iter().flat_map(|p| &p.0);
+    let option = if cfg.faults.is_empty() {
+        "--fault-plan"
+    } else {
+        "--fault"
+    };
+    for f in cfg.faults.iter().chain(planned) {
         if f.at >= cfg.duration {
             bail!(
-                "--fault {f}: after the end of the measured window (--duration {:?})",
+                "{option} {f}: after the end of the measured window (--duration {:?})",
                 cfg.duration
             );
         }
         if external && f.kind.managed_only() {
             bail!(
-                "--fault {f}: {} needs the managed server (it signals the server's processes); \
+                "{option} {f}: {} needs the managed server (it signals the server's processes); \
                  on an external server only terminate is possible",
                 f.kind.name()
             );
@@ -434,6 +455,7 @@ mod tests {
             rate: Vec::new(),
             latency_limit: None,
             faults: Vec::new(),
+            fault_plans: Vec::new(),
             exclude_faulted: false,
             max_tries: Vec::new(),
             setting_factors: Vec::new(),

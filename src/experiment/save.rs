@@ -61,6 +61,7 @@ pub(super) fn stored_config(
         rate: cfg.rate.clone(),
         latency_limit_ms: cfg.latency_limit.map(|d| d.as_secs_f64() * 1000.0),
         faults: cfg.faults.iter().map(ToString::to_string).collect(),
+        fault_plans: cfg.fault_plans.iter().map(ToString::to_string).collect(),
         exclude_faulted: cfg.exclude_faulted,
         max_tries: cfg.max_tries.clone(),
         setting_factors: cfg.setting_factors.clone(),

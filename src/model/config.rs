@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::build::{PgBuild, build_labels};
-use super::faults::FaultSpec;
+use super::faults::{FaultPlan, FaultSpec};
 
 /// A transaction isolation level (PostgreSQL docs, "Transaction Isolation").
 /// Parsed from `read-committed|rc`, `repeatable-read|rr`, `serializable|ser`.
@@ -381,8 +381,12 @@ pub struct ExperimentConfig {
     /// commits slower than it counted as late (pgbench `--latency-limit`).
     pub latency_limit: Option<Duration>,
     /// Faults injected into every run (`--fault KIND@TIME`), in the order
-    /// given; one plan for all runs, not a factor.
+    /// given, when the fault is not a factor.
     pub faults: Vec<FaultSpec>,
+    /// The fault as a factor (`--fault-plan`, study key `fault_plan`):
+    /// each cell runs one plan ([`crate::model::Cell::fault_plan`]);
+    /// empty: every run gets `faults`.
+    pub fault_plans: Vec<FaultPlan>,
     /// Leave runs with faults out of the statistics (`--exclude-faulted`).
     pub exclude_faulted: bool,
     /// `max_tries` as a factor; empty: `retry.max_tries` for every cell.
@@ -435,6 +439,20 @@ impl ExperimentConfig {
     /// `pg_bin`), the values of `Cell::pg_bin`, in order.
     pub fn pg_build_labels(&self) -> Vec<String> {
         build_labels(&self.pg_bin)
+    }
+
+    /// The faults of a run of `cell`: its plan when the fault is a factor
+    /// (`Cell::fault_plan`, a label of `fault_plans`), else `faults`.
+    pub fn faults_of(&self, cell: &super::Cell) -> Vec<FaultSpec> {
+        match &cell.fault_plan {
+            Some(label) => self
+                .fault_plans
+                .iter()
+                .find(|p| &p.to_string() == label)
+                .map(|p| p.0.clone())
+                .unwrap_or_default(),
+            None => self.faults.clone(),
+        }
     }
 
     /// The binaries directory of the factor's build labelled `label`.

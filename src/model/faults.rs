@@ -154,6 +154,41 @@ impl std::fmt::Display for DurationText {
     }
 }
 
+/// The faults of one run, in time order as given: the values of the fault
+/// factor (`fault_plans`, `[factors] fault = ["none", "crash@2s"]`).
+/// Written `none` when empty, else its faults joined by `+`
+/// (`pause:1s@1s+crash@3s`); parses back as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FaultPlan(pub Vec<FaultSpec>);
+
+impl FromStr for FaultPlan {
+    type Err = FaultSpecError;
+    fn from_str(s: &str) -> Result<Self, FaultSpecError> {
+        if s.trim() == "none" {
+            return Ok(FaultPlan::default());
+        }
+        s.split('+')
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .map(FaultPlan)
+    }
+}
+
+impl std::fmt::Display for FaultPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("none");
+        }
+        for (i, spec) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("+")?;
+            }
+            write!(f, "{spec}")?;
+        }
+        Ok(())
+    }
+}
+
 /// A fault isobench injected into a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InjectedFault {
@@ -323,6 +358,22 @@ mod tests {
         for k in FaultKind::ALL {
             assert_eq!(FaultKind::from_name(k.name()), Some(k));
         }
+    }
+
+    #[test]
+    fn fault_plans_join_faults_with_plus_and_none_is_empty() {
+        let p: FaultPlan = "pause:1s@1s+crash@3s".parse().unwrap();
+        assert_eq!(p.0.len(), 2);
+        assert_eq!(p.0[1].kind, FaultKind::Crash);
+        assert_eq!(p.to_string(), "pause:1s@1s+crash@3s");
+        let none: FaultPlan = "none".parse().unwrap();
+        assert!(none.0.is_empty());
+        assert_eq!(none.to_string(), "none");
+        assert!(matches!(
+            "crash@1s+explode@2s".parse::<FaultPlan>(),
+            Err(FaultSpecError::Kind(k)) if k == "explode"
+        ));
+        assert!("".parse::<FaultPlan>().is_err());
     }
 
     fn points(tps: &[f64]) -> Vec<SecondPoint> {

@@ -64,6 +64,11 @@ pub struct StoredConfig {
     /// (`terminate@2s`); empty in stores written before `--fault`.
     #[serde(default)]
     pub faults: Vec<String>,
+    /// The fault as a factor: its plans as written (`none`, `crash@2s`,
+    /// `pause:1s@1s+crash@3s`), the values of [`Cell::fault_plan`], in order;
+    /// empty when it is not a factor (and in stores written before).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fault_plans: Vec<String>,
     /// Runs with faults are left out of the statistics
     /// (`--exclude-faulted`); by default they count, marked.
     #[serde(default)]
@@ -155,6 +160,7 @@ impl StoredConfig {
                 .map(|(_, v)| v.len())
                 .product::<usize>()
             * n(self.pg_bin.len())
+            * n(self.fault_plans.len())
             * self.repeat as usize
     }
 }
@@ -198,12 +204,17 @@ pub struct Cell {
     /// The server build's label when builds are a factor
     /// ([`StoredConfig::pg_bin_dir`] gives its directory).
     pub pg_bin: Option<String>,
+    /// The fault plan of this cell's runs when the fault is a factor
+    /// ([`StoredConfig::fault_plans`]: `none`, `crash@2s`); `None`: the
+    /// study's `faults` for every run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault_plan: Option<String>,
 }
 
 impl Cell {
     /// `isolation=rc strategy=locking rows=100 clients=16`, then the
     /// factors that are set: `pool_size=8 rate=500 max_tries=1
-    /// shared_buffers=1GB pg_bin=stock`.
+    /// shared_buffers=1GB fault_plan=crash@2s pg_bin=stock`.
     pub fn label(&self) -> String {
         let mut s = format!("isolation={}", self.isolation.short());
         if !self.strategy.is_empty() {
@@ -224,6 +235,9 @@ impl Cell {
         }
         for (k, v) in &self.settings {
             s.push_str(&format!(" {k}={v}"));
+        }
+        if let Some(f) = &self.fault_plan {
+            s.push_str(&format!(" fault_plan={f}"));
         }
         if let Some(b) = &self.pg_bin {
             s.push_str(&format!(" pg_bin={b}"));

@@ -31,6 +31,7 @@ fn cell(isolation: Isolation) -> Cell {
         max_tries: None,
         settings: BTreeMap::new(),
         pg_bin: None,
+        fault_plan: None,
     }
 }
 
@@ -305,6 +306,7 @@ pub fn results() -> Results {
             rate: Vec::new(),
             latency_limit_ms: None,
             faults: Vec::new(),
+            fault_plans: Vec::new(),
             exclude_faulted: false,
             max_tries: Vec::new(),
             setting_factors: Vec::new(),

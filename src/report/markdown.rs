@@ -423,15 +423,20 @@ fn faults(out: &mut String, m: &ReportModel) {
          They measured their whole window and count in the statistics. Outage: from the first loss to the first \
          commit after it; recovery: until a second of the window was back at 90 % of the throughput before the loss.\n\n",
     );
-    if m.results.config.faults.is_empty() {
-        table(out, &t);
-        return;
+    let c = &m.results.config;
+    if !c.faults.is_empty() {
+        out.push_str(&format!(
+            "Faults injected into every run (`--fault`): {}; injected: when each was injected (s since the \
+             measured window began) and what it did.\n\n",
+            c.faults.join(", ")
+        ));
+    } else if !c.fault_plans.is_empty() {
+        out.push_str(&format!(
+            "The fault plan is a factor (`--fault-plan`, column fault_plan of the tables): {}; injected: \
+             when each fault was injected (s since the measured window began) and what it did.\n\n",
+            c.fault_plans.join(", ")
+        ));
     }
-    out.push_str(&format!(
-        "Faults injected into every run (`--fault`): {}; injected: when each was injected (s since the \
-         measured window began) and what it did.\n\n",
-        m.results.config.faults.join(", ")
-    ));
     table(out, &t);
 }
 

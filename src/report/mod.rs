@@ -36,7 +36,7 @@ use cells::VsBaseline;
 /// Names of the factor columns every per-cell table starts with:
 /// isolation, strategy, each `--param` given, clients, then the factors
 /// the experiment varied or set: scale (when it has more than one value),
-/// pool_size, rate, max_tries, each server setting, pg_bin.
+/// pool_size, rate, max_tries, each server setting, fault_plan, pg_bin.
 pub fn factor_headers(results: &Results) -> Vec<String> {
     let c = &results.config;
     let mut h = vec!["isolation".to_string()];
@@ -59,6 +59,9 @@ pub fn factor_headers(results: &Results) -> Vec<String> {
         h.push("max_tries".into());
     }
     h.extend(c.setting_factors.iter().map(|(k, _)| k.clone()));
+    if !c.fault_plans.is_empty() {
+        h.push("fault_plan".into());
+    }
     if !c.pg_bin.is_empty() {
         h.push("pg_bin".into());
     }
@@ -96,6 +99,9 @@ pub fn factor_values(results: &Results, cell: &Cell) -> Vec<String> {
             .iter()
             .map(|(k, _)| opt(cell.settings.get(k).cloned())),
     );
+    if !c.fault_plans.is_empty() {
+        v.push(opt(cell.fault_plan.clone()));
+    }
     if !c.pg_bin.is_empty() {
         v.push(opt(cell.pg_bin.clone()));
     }

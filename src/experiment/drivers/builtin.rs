@@ -266,7 +266,10 @@ async fn one_run<W: Workload>(
         phase_rx,
     ));
     let server = ctx.srv.target.control();
-    let injector = start_injector(cfg, &check_db, &db_config, run_db, server, &phase_tx).await?;
+    let injector = start_injector(
+        cfg, &run.cell, &check_db, &db_config, run_db, server, &phase_tx,
+    )
+    .await?;
     let mut on_tick = |t: &engine::Tick| progress.tick(t);
     let outcome = engine::run(
         workload,
@@ -305,7 +308,8 @@ async fn one_run<W: Workload>(
     Ok(record(workload, ctx, outcome, around))
 }
 
-/// Starts the injector of the fault plan `cfg.faults` for the run in
+/// Starts the injector of the run's fault plan (`cfg.faults`, or the
+/// cell's plan when the fault is a factor) for the run in
 /// database `run_db` (connection settings `db_config`), following
 /// `phase`; the check connection `check_db` is left alone; `server`
 /// restarts, crashes and pauses the managed server.
@@ -313,6 +317,7 @@ async fn one_run<W: Workload>(
 /// Errors: the check connection's backend pid could not be read.
 async fn start_injector(
     cfg: &ExperimentConfig,
+    cell: &crate::model::Cell,
     check_db: &tokio_postgres::Client,
     db_config: &tokio_postgres::Config,
     run_db: &str,
@@ -325,7 +330,7 @@ async fn start_injector(
         .context("the check connection's backend pid")?
         .get(0);
     Ok(crate::experiment::inject::spawn(
-        &cfg.faults,
+        &cfg.faults_of(cell),
         crate::experiment::inject::InjectTarget {
             config: db_config.clone(),
             run_db: run_db.to_string(),

@@ -15,6 +15,7 @@
 //! 6. `run_faults` and `connection_losses`;
 //! 7. `injected_faults`;
 //! 8. `lost_commits`.
+//! 9. `cell_fault_plans`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
@@ -59,6 +60,8 @@
 //!   `repeatable-read`, `serializable`), `strategy`, `clients`, `scale`,
 //!   `pool_size`, `rate`, `max_tries`, `pg_bin`, `params_json`,
 //!   `settings_json`), shared by its runs; cells without runs are removed.
+//!   `cell_fault_plans (cell, plan)`: a cell's fault plan when the fault
+//!   is a factor.
 //! - `runs`: one row per run; `run` is [`RunRecord::index`], `cell_id`
 //!   references `cells(id)`; the counters and ratios of the record, the
 //!   latency summary as `latency_{mean,p50,p90,p95,p99,p999,max}_ms`,
@@ -739,6 +742,7 @@ mod tests {
             }],
         });
         c.faults = vec!["kill-backend@333ms".into()];
+        c.fault_plans = vec!["none".into(), "pause:1s@1s+crash@2500ms".into()];
         r.runs[0].invariants[1].lost_commits = Some(7);
         c.target = "external PostgreSQL at host=/tmp port=5432 — 'naïve' \"quoted\"".into();
         c.file = Some("studies/ssi.toml".into());
@@ -758,6 +762,7 @@ mod tests {
         run.cell.max_tries = Some(1);
         run.cell.settings = BTreeMap::from([("shared_buffers".into(), "1GB".into())]);
         run.cell.pg_bin = Some("finer-lock".into());
+        run.cell.fault_plan = Some("pause:1s@1s+crash@2500ms".into());
         run.seed = u64::MAX - 1;
         run.pool_wait_ms = Some(WaitSummary {
             count: 12345,
@@ -1143,6 +1148,9 @@ mod tests {
                     i.lost_commits = None;
                 }
             }
+            if version < 9 {
+                run.cell.fault_plan = None;
+            }
         }
         r
     }
@@ -1194,7 +1202,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 8);
+        assert_eq!(STORE_VERSION, 9);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();

@@ -97,7 +97,10 @@ pub(super) fn read_results(conn: &Connection) -> R<Results> {
 
     let mut cells: HashMap<i64, Cell> = HashMap::new();
     {
-        let mut st = conn.prepare("SELECT * FROM cells")?;
+        let mut st = conn.prepare(
+            "SELECT c.*, f.plan AS fault_plan
+               FROM cells c LEFT JOIN cell_fault_plans f ON f.cell = c.id",
+        )?;
         let mut rows = st.query([])?;
         while let Some(row) = rows.next()? {
             let id: i64 = row.get("id")?;
@@ -215,6 +218,7 @@ fn read_cell(row: &Row) -> R<Cell> {
         settings: serde_json::from_str(&row.get::<_, String>("settings_json")?)
             .context("settings_json")?,
         pg_bin: row.get("pg_bin")?,
+        fault_plan: row.get("fault_plan")?,
     })
 }
 

@@ -24,6 +24,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V6_FAULTS),
     M::up(V7_INJECTED_FAULTS),
     M::up(V8_LOST_COMMITS),
+    M::up(V9_FAULT_PLANS),
 ];
 
 /// [`MIGRATION_LIST`] as rusqlite_migration runs it (each call applies the
@@ -468,4 +469,17 @@ CREATE TABLE IF NOT EXISTS lost_commits (
 ) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '8');
+"#;
+
+/// Store version 9: the fault as a factor: the fault plan of a cell
+/// (`Cell::fault_plan`, e.g. `crash@2s` or `none`), one row per cell of a
+/// study whose fault plan is a factor. IF NOT EXISTS, as in versions 3 to
+/// 8.
+const V9_FAULT_PLANS: &str = r#"
+CREATE TABLE IF NOT EXISTS cell_fault_plans (
+    cell INTEGER PRIMARY KEY REFERENCES cells (id) ON DELETE CASCADE,
+    plan TEXT NOT NULL
+) STRICT;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '9');
 "#;

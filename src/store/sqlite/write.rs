@@ -120,9 +120,14 @@ fn cell_id(tx: &Transaction, cell: &Cell) -> R<i64> {
         serde_json::to_string(&cell.params)?,
         serde_json::to_string(&cell.settings)?,
     ])?;
-    Ok(tx
+    let id = tx
         .prepare_cached("SELECT id FROM cells WHERE key = ?1")?
-        .query_row([key], |r| r.get(0))?)
+        .query_row([key], |r| r.get(0))?;
+    if let Some(plan) = &cell.fault_plan {
+        tx.prepare_cached("INSERT OR IGNORE INTO cell_fault_plans (cell, plan) VALUES (?1, ?2)")?
+            .execute(params![id, plan])?;
+    }
+    Ok(id)
 }
 
 /// Removes cells that no run references any more.

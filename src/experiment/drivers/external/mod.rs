@@ -60,9 +60,9 @@ pub(in crate::experiment) fn prepare(
     cfg: &ExperimentConfig,
 ) -> Result<(Vec<Cell>, StudyHeader, External)> {
     validate(cfg).map_err(BadInput::from_error)?;
-    if !cfg.faults.is_empty() {
+    if !cfg.faults.is_empty() || !cfg.fault_plans.is_empty() {
         bail!(BadInput(
-            "--fault injects faults into isobench's own clients' runs, not into an external load's (not supported yet)".into()
+            "--fault and --fault-plan inject faults into isobench's own clients' runs, not into an external load's (not supported yet)".into()
         ));
     }
     if cfg.latency_limit.is_some() {
