@@ -437,6 +437,12 @@ fn faults(out: &mut String, m: &ReportModel) {
             c.fault_plans.join(", ")
         ));
     }
+    out.push_str(
+        "Per cell (unknown outcomes and lost commits over all its runs; lost commits: acknowledged commits \
+         missing from the database afterwards, n/a where the workload cannot tell):\n\n",
+    );
+    table(out, &sections::cell_faults(m));
+    out.push_str("Every faulted run:\n\n");
     table(out, &t);
 }
 
@@ -705,6 +711,15 @@ mod tests {
         ] {
             assert!(rows[0].contains(cell), "{cell}: {}", rows[0]);
         }
+        // Per cell: the faulted run among its cell's runs, its outage and
+        // recovery as mean and max, the 3 lost commits.
+        let per_cell: Vec<&str> = section.lines().filter(|l| l.contains(" 1 of ")).collect();
+        assert_eq!(per_cell.len(), 1, "{section}");
+        assert!(
+            per_cell[0].ends_with("| 0.75 | 0.75 | 1.50 | 1.50 | 1 | 3 |"),
+            "{}",
+            per_cell[0]
+        );
         let runs = md.split("## Runs").nth(1).unwrap();
         assert!(runs.contains("yes (faulted, see Faults)"), "{runs}");
     }

@@ -79,7 +79,11 @@ pub(super) fn faults(m: &ReportModel) -> Option<Section> {
         "<p class=\"note\">Runs whose clients lost connections (and reconnected) or whose server crashed \
          or restarted. They measured their whole window and count in the statistics. Outage: from the \
          first loss to the first commit after it; recovery: until a second of the window was back at 90 % \
-         of the throughput before the loss.</p>\n{}",
+         of the throughput before the loss.</p>\n\
+         <p class=\"note\">Per cell (unknown outcomes and lost commits over all its runs; lost commits: \
+         acknowledged commits missing from the database afterwards, n/a where the workload cannot tell):</p>\n{}\
+         <p class=\"note\">Every faulted run:</p>\n{}",
+        table_html(&sections::cell_faults(m)),
         table_html(&t)
     );
     section("faults", "Faults", html)

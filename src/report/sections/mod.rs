@@ -17,6 +17,9 @@ use crate::model::sqlstate_name;
 use crate::stats::Summary;
 use crate::store::{Cell, RunRecord, WaitSummary};
 
+mod faults;
+pub use faults::{cell_faults, faults};
+
 /// Cell `i` of the model: its full label, and its varying factors as the
 /// short form.
 pub fn cell_value(m: &ReportModel, i: usize) -> Value {
@@ -27,7 +30,7 @@ pub fn cell_value(m: &ReportModel, i: usize) -> Value {
 }
 
 /// A run's cell: [`cell_value`] when the cell is in the model.
-fn run_cell_value(m: &ReportModel, cell: &Cell) -> Value {
+pub(super) fn run_cell_value(m: &ReportModel, cell: &Cell) -> Value {
     m.cell_index(cell)
         .map_or_else(|| Value::text(cell.label()), |i| cell_value(m, i))
 }
@@ -670,102 +673,6 @@ pub fn invariant_summary(m: &ReportModel) -> Table {
         }
     }
     t
-}
-
-/// The runs that had faults (lost connections, a server that crashed or
-/// restarted, faults isobench injected), in execution order; empty when
-/// none did. The column `injected` only when some run had `--fault`
-/// faults: each as `KIND at T s: what it did`. The column `lost commits`
-/// only when a faulted run's workload can tell: the commits its clients
-/// saw acknowledged that the database did not hold afterwards
-/// ([`crate::model::InvariantResult::lost_commits`]).
-pub fn faults(m: &ReportModel) -> Table {
-    let faulted = || m.results.runs.iter().filter(|r| r.faults.is_some());
-    let any_injected = faulted().any(|r| r.faults.as_ref().is_some_and(|f| !f.injected.is_empty()));
-    let lost = |r: &crate::model::RunRecord| -> Option<u64> {
-        r.invariants
-            .iter()
-            .filter_map(|i| i.lost_commits)
-            .reduce(|a, b| a + b)
-    };
-    let any_lost = faulted().any(|r| lost(r).is_some());
-    let mut cols = vec![
-        Column::num("run"),
-        Column::text("cell"),
-        Column::num("repetition"),
-    ];
-    if any_injected {
-        cols.push(Column::long("injected"));
-    }
-    cols.extend([
-        Column::num("connections lost"),
-        Column::num("reconnects"),
-        Column::num("first loss (s)"),
-        Column::num("outage (s)"),
-        Column::num("recovery to 90 % (s)"),
-        Column::num("server wait (s)"),
-    ]);
-    if any_lost {
-        cols.push(Column::num("lost commits"));
-    }
-    cols.push(Column::long("cause"));
-    let mut t = Table::new(cols);
-    let secs = |v: Option<f64>, none: &str| {
-        Value::opt(v, v.map_or_else(|| none.to_string(), |v| fmt_fixed(v, 2)))
-    };
-    for run in &m.results.runs {
-        let Some(f) = &run.faults else { continue };
-        let mut row = vec![
-            Value::count(run.index.into()),
-            run_cell_value(m, &run.cell),
-            Value::count(run.repetition.into()),
-        ];
-        if any_injected {
-            row.push(Value::text(injected_text(&f.injected)));
-        }
-        let cause = match (&f.cause, f.connections_lost) {
-            (Some(c), _) => c.clone(),
-            (None, 0) => "-".into(),
-            (None, _) => "connections lost".into(),
-        };
-        row.extend([
-            Value::count(f.connections_lost),
-            Value::count(f.reconnects),
-            secs(f.losses.first().map(|l| l.t_s), "-"),
-            secs(f.outage_s, "no commit after"),
-            secs(f.recovery_s, "not recovered"),
-            secs(f.server_wait_s, "-"),
-        ]);
-        if any_lost {
-            row.push(match lost(run) {
-                Some(n) => Value::count(n),
-                None => Value::text(NA),
-            });
-        }
-        row.push(Value::text(cause));
-        t.row(row);
-    }
-    t
-}
-
-/// Injected faults as `terminate at 1.00 s: terminated 4 client
-/// connections; ...`, `-` when none.
-fn injected_text(injected: &[crate::model::InjectedFault]) -> String {
-    if injected.is_empty() {
-        return "-".into();
-    }
-    injected
-        .iter()
-        .map(|i| {
-            format!(
-                "{} at {} s: {}",
-                i.kind.name(),
-                fmt_fixed(i.t_s, 2),
-                i.detail
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// A share of the host's CPU time, %, to one decimal; `n/a` when not
