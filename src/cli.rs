@@ -202,6 +202,9 @@ pub struct RunArgs {
     /// Warm-up before each run's measured time (discarded).
     #[arg(long, default_value = "2s", value_parser = duration, allow_hyphen_values = true)]
     pub warmup: Duration,
+    /// How long to wait for a server that went away (crash, restart, failover) to accept connections again; then a managed server is restarted, and with an external one the study stops, keeping what it measured.
+    #[arg(long, default_value = "60s", value_parser = positive_duration, allow_hyphen_values = true)]
+    pub server_wait: Duration,
     /// Tries per transaction including the first (1 = no retries).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tries: u32,
@@ -508,6 +511,7 @@ impl RunArgs {
             repeat: self.repeat,
             duration: self.duration,
             warmup: self.warmup,
+            server_wait: self.server_wait,
             retry: RetryPolicy {
                 max_tries: self.max_tries,
                 retry_on: dedup(self.retry_on),
@@ -607,6 +611,7 @@ impl RunArgs {
                 "repeat" => cfg.repeat = cli.repeat,
                 "duration" => cfg.duration = cli.duration,
                 "warmup" => cfg.warmup = cli.warmup,
+                "server_wait" => cfg.server_wait = cli.server_wait,
                 "max_tries" => {
                     cfg.retry.max_tries = cli.retry.max_tries;
                     cfg.max_tries.clear();
@@ -962,6 +967,12 @@ mod tests {
             "duration",
             &["-T", "3s"],
             "duration = \"3s\"",
+            Some(("0s", "\"0s\"")),
+        ),
+        (
+            "server-wait",
+            &["--server-wait", "5s"],
+            "server_wait = \"5s\"",
             Some(("0s", "\"0s\"")),
         ),
         (

@@ -111,6 +111,7 @@ struct Raw {
     repeat: Entry,
     duration: Entry,
     warmup: Entry,
+    server_wait: Entry,
     latency_limit: Entry,
     fault: Entry,
     retry_on: Entry,
@@ -569,6 +570,12 @@ pub fn parse(
             return Err(src.err(v.span().start, "duration: must be longer than 0s"));
         }
     }
+    if let Some(v) = raw.server_wait {
+        cfg.server_wait = src.one("server_wait", &v, duration)?;
+        if cfg.server_wait.is_zero() {
+            return Err(src.err(v.span().start, "server_wait: must be longer than 0s"));
+        }
+    }
     if let Some(v) = raw.warmup {
         cfg.warmup = src.one("warmup", &v, duration)?;
     }
@@ -775,6 +782,7 @@ pub fn resume(
         baseline: c.baseline,
         duration: Duration::from_secs_f64(c.duration_s),
         warmup: Duration::from_secs_f64(c.warmup_s),
+        server_wait: Duration::from_secs_f64(c.server_wait_s),
         retry: c.retry,
         threads: c.threads,
         sample_interval: Duration::from_secs_f64(c.sample_interval_s),

@@ -292,3 +292,80 @@ fn monitor_observes_a_concurrent_pgbench_load() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr.contains("--dsn"), "{stderr}");
 }
+
+#[test]
+fn an_external_server_gone_for_good_stops_the_study_and_keeps_what_it_measured() {
+    let (_keep, dir) = out_dir("external-gone");
+    let mut server = library_server(&dir);
+    let dsn = socket_dsn(&server, "postgres");
+    let results = dir.join("results");
+    let child = isobench()
+        .args([
+            "run",
+            "--dsn",
+            &dsn,
+            "--scale",
+            "1",
+            "--clients",
+            "2",
+            "--isolation",
+            "rc",
+            "--repeat",
+            "3",
+            "--duration",
+            "3s",
+            "--warmup",
+            "0s",
+            "--observe",
+            "none",
+            "--server-wait",
+            "2s",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&results)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_first_run(&results);
+    // Into the second run's measured window, then the server is gone.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    server.stop();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("did not come back") && stderr.contains("saved in"),
+        "{stderr}"
+    );
+    let r = read_json(&results);
+    assert_schema_valid(&r);
+    assert_eq!(r["complete"], false);
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{r}");
+    // The first run is whole; the second keeps what it measured before
+    // the server went away, marked, with its invariants unchecked.
+    assert_eq!(runs[0]["complete"], true);
+    assert!(
+        runs[0]["invariants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["ok"] == true)
+    );
+    let last = &runs[1];
+    assert!(last["committed"].as_u64().unwrap() > 0, "{last}");
+    assert!(
+        last["faults"]["connections_lost"].as_u64().unwrap() >= 2,
+        "{last}"
+    );
+    assert!(last["faults"]["cause"].is_string(), "{last}");
+    assert!(last["invariants"].as_array().unwrap().is_empty(), "{last}");
+    let errors = last["errors"].as_array().unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.as_str().unwrap().contains("invariants not checked")),
+        "{last}"
+    );
+}

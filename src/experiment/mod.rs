@@ -303,7 +303,7 @@ impl<D: Driver> Study<'_, D> {
                 *server = Some(self.start_server(key).await?);
             }
             let srv = server.as_mut().expect("started above");
-            srv.ensure_admin().await?;
+            srv.ensure_admin(self.cfg.server_wait).await?;
             let t = self.template_of[run.cell_index];
             if !srv.loaded[t] {
                 let ctx = TemplateCtx {

@@ -467,6 +467,7 @@ mod tests {
             repeat: 2,
             duration: Duration::from_secs(1),
             warmup: Duration::ZERO,
+            server_wait: Duration::from_secs(60),
             retry: RetryPolicy::default(),
             threads: None,
             sample_interval: Duration::from_secs(5),

@@ -34,15 +34,16 @@ impl Server {
 
     /// Makes sure the admin connection works: after a crash or restart
     /// of the server (a fault during the last run) it is gone, so wait
-    /// for the server (at most [`SERVER_WAIT`]) and connect again.
+    /// for the server (at most `limit`, `--server-wait`) and connect
+    /// again.
     ///
     /// Errors: the server did not come back.
-    pub(super) async fn ensure_admin(&mut self) -> Result<()> {
+    pub(super) async fn ensure_admin(&mut self, limit: std::time::Duration) -> Result<()> {
         if self.admin.simple_query("SELECT 1").await.is_ok() {
             return Ok(());
         }
         let config = self.target.config(&self.target.admin_db());
-        let (admin, _) = wait_for_server(&config, SERVER_WAIT)
+        let (admin, _) = wait_for_server(&config, limit)
             .await
             .context("reconnecting to the server after it went away")?;
         self.admin = admin;
@@ -184,11 +185,6 @@ pub(super) async fn shown_settings(
         .collect();
     Ok((version, settings))
 }
-
-/// How long isobench waits for a server that crashed or restarted to
-/// accept connections again (crash recovery replays the WAL since the
-/// last checkpoint: seconds on a benchmark database).
-pub(super) const SERVER_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Connects to `config`, trying every 100 ms until it works or `limit`
 /// has passed (a server in crash recovery refuses connections with 57P03

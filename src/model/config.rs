@@ -402,6 +402,10 @@ pub struct ExperimentConfig {
     pub baseline: Option<String>,
     pub duration: Duration,
     pub warmup: Duration,
+    /// How long to wait for a server that went away to accept connections
+    /// again (`--server-wait`, default 60 s): then a managed server is
+    /// restarted; an external one stops the study.
+    pub server_wait: Duration,
     pub retry: RetryPolicy,
     /// OS threads driving the clients (like pgbench -j); `None`: per run,
     /// `engine::default_threads` of its client count.

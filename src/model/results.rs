@@ -93,6 +93,9 @@ pub struct StoredConfig {
     pub baseline: Option<String>,
     pub duration_s: f64,
     pub warmup_s: f64,
+    /// `--server-wait`, s; 60 in stores written before it.
+    #[serde(default = "default_server_wait_s")]
+    pub server_wait_s: f64,
     pub sample_interval_s: f64,
     /// Client threads (`--threads`); null: one per 16 clients, at most the
     /// CPU count, per run.
@@ -107,6 +110,11 @@ pub struct StoredConfig {
     pub file: Option<String>,
     /// How the server was chosen, for `--resume`.
     pub target_options: StoredTarget,
+}
+
+/// [`StoredConfig::server_wait_s`] of stores written before it, s.
+fn default_server_wait_s() -> f64 {
+    60.0
 }
 
 /// The target options `--resume` needs again (never a DSN: it may hold a

@@ -14,9 +14,7 @@ use crate::engine::retry::Retrier;
 use crate::engine::{self, EngineOutcome, EngineParams};
 use crate::experiment::copies::{create_template, fresh_copy};
 use crate::experiment::plan::{cells, retrier_for, setup, validate, workload_spec};
-use crate::experiment::server::{
-    SERVER_WAIT, crash_cause, log_len, shown_settings, wait_for_server,
-};
+use crate::experiment::server::{crash_cause, log_len, shown_settings, wait_for_server};
 use crate::metrics::{Interval, encode_histogram};
 use crate::model::{
     BadInput, ExperimentConfig, InvariantResult, Isolation, LoadReport, Phase, RunFaults,
@@ -48,13 +46,7 @@ impl<W: Workload> Driver for Builtin<W> {
 
     async fn one_run(&self, ctx: &RunCtx<'_>) -> Result<(RunRecord, Option<anyhow::Error>)> {
         let retrier = retrier_for(ctx.cfg, &ctx.run.cell)?;
-        let (record, script_error) =
-            one_run(&self.workloads[ctx.run.cell_index], &retrier, ctx).await?;
-        // A script's own error (an expression error, an undefined
-        // variable) stops its client, as in pgbench; every run would hit it
-        // again, so the study stops, with the error, after saving the run.
-        let stop = script_error.map(|m| anyhow!("a script error stopped the clients: {m}"));
-        Ok((record, stop))
+        one_run(&self.workloads[ctx.run.cell_index], &retrier, ctx).await
     }
 }
 
@@ -212,13 +204,14 @@ struct Around {
 }
 
 /// Runs `ctx.run` with `workload`: a fresh copy, the engine under
-/// observation, the invariant checks. Returns the record and a script's
-/// own error, if one stopped a client.
+/// observation, the invariant checks. Returns the record and, when the
+/// study must stop after saving it, why: a script's own error stopped a
+/// client, or the server did not come back.
 async fn one_run<W: Workload>(
     workload: &W,
     retrier: &Retrier,
     ctx: &RunCtx<'_>,
-) -> Result<(RunRecord, Option<String>)> {
+) -> Result<(RunRecord, Option<anyhow::Error>)> {
     let RunCtx {
         cfg,
         srv,
@@ -284,15 +277,21 @@ async fn one_run<W: Workload>(
     let server = observer.await.unwrap_or_default();
     let injected = injector.await.unwrap_or_default();
     let (outcome, ledger) = outcome?;
-    let (check_db, server_fault) = after_server_fault(check_db, ctx, &log, log_from).await?;
+    let after = after_server_fault(check_db, ctx, &log, log_from).await;
     let mut errors = errors;
     if let Err(e) = ledger.save(ctx.dir, ctx.index) {
         errors.push(format!("writing the run's history: {e}"));
     }
-    let invariants = workload
-        .check(&check_db, outcome.lifetime, ledger)
-        .await
-        .context("checking invariants")?;
+    let invariants = match &after.check_db {
+        Some(check_db) => workload
+            .check(check_db, outcome.lifetime, ledger)
+            .await
+            .context("checking invariants")?,
+        None => {
+            errors.push("invariants not checked: the server did not come back".into());
+            Vec::new()
+        }
+    };
     let around = Around {
         started_at,
         seed,
@@ -302,10 +301,18 @@ async fn one_run<W: Workload>(
         server_settings,
         server,
         invariants,
-        server_fault,
+        server_fault: after.server_fault,
         injected,
     };
-    Ok(record(workload, ctx, outcome, around))
+    let (record, script_error) = record(workload, ctx, outcome, around);
+    // A script's own error (an expression error, an undefined variable)
+    // stops its client, as in pgbench; every run would hit it again, so
+    // the study stops, with the error, after saving the run. So does a
+    // server that did not come back.
+    let stop = after
+        .gone
+        .or_else(|| script_error.map(|m| anyhow!("a script error stopped the clients: {m}")));
+    Ok((record, stop))
 }
 
 /// Starts the injector of the run's fault plan (`cfg.faults`, or the
@@ -341,37 +348,99 @@ async fn start_injector(
     ))
 }
 
+/// What became of the server during a run, as the check connection saw
+/// it afterwards.
+struct AfterRun {
+    /// The check connection: the one from before the run, or a new one
+    /// once the server was back; `None` when it did not come back.
+    check_db: Option<tokio_postgres::Client>,
+    /// When the server crashed or restarted under the run: the cause
+    /// (its log's line, else the connection's error) and the time
+    /// isobench waited for it, s.
+    server_fault: Option<(String, f64)>,
+    /// Why the study must stop: the server did not come back.
+    gone: Option<anyhow::Error>,
+}
+
 /// The check connection `check_db` after the run, and what happened to
 /// the server if it crashed or restarted during it: the check connection
 /// is then gone, so wait for the server to accept connections again (at
-/// most [`SERVER_WAIT`]) and open it again. The cause is what the server
-/// log `log` got since byte `log_from` (a backend terminated by a signal,
-/// a server not properly shut down), else the connection's error.
-///
-/// Errors: the server did not come back.
+/// most `--server-wait`), and if it does not, restart a managed server
+/// (immediate shutdown, start) and wait again; then open the check
+/// connection again. The cause is what the server log `log` got since byte
+/// `log_from` (a backend terminated by a signal, a server not properly
+/// shut down), else the connection's error. A server that did not come
+/// back is [`AfterRun::gone`], not an error: the run keeps what it
+/// measured.
 async fn after_server_fault(
     check_db: tokio_postgres::Client,
     ctx: &RunCtx<'_>,
     log: &std::path::Path,
     log_from: u64,
-) -> Result<(tokio_postgres::Client, Option<(String, f64)>)> {
-    let error = match check_db.simple_query("SELECT 1").await {
-        Ok(_) => return Ok((check_db, None)),
-        Err(e) => target::error_text(&e),
+) -> AfterRun {
+    let limit = ctx.cfg.server_wait;
+    // A server that hangs (stopped, out of disk) answers nothing at all.
+    let error = match tokio::time::timeout(limit, check_db.simple_query("SELECT 1")).await {
+        Ok(Ok(_)) => {
+            return AfterRun {
+                check_db: Some(check_db),
+                server_fault: None,
+                gone: None,
+            };
+        }
+        Ok(Err(e)) => target::error_text(&e),
+        Err(_) => format!("no answer within {} s", limit.as_secs_f64()),
     };
     ctx.progress.note(&format!(
-        "the server went away ({error}); waiting for it ..."
+        "the server went away ({error}); waiting for it (at most {} s) ...",
+        limit.as_secs_f64()
     ));
     let mut config = ctx.srv.target.config(ctx.run_db);
     config.application_name("isobench-check");
-    let (check_db, waited) = wait_for_server(&config, SERVER_WAIT)
+    let began = std::time::Instant::now();
+    let mut back = wait_for_server(&config, limit).await;
+    // Read before isobench restarts it, so that the log lines of its own
+    // restart are not taken for the cause.
+    let mut cause =
+        crash_cause(log, log_from).unwrap_or_else(|| format!("connection error: {error}"));
+    if let (Err(e), Some(server)) = (&back, ctx.srv.target.control()) {
+        cause.push_str(&format!(
+            "; not back within {} s, restarted by isobench",
+            limit.as_secs_f64()
+        ));
+        ctx.progress
+            .note(&format!("{e}; restarting the managed server ..."));
+        back = match tokio::task::spawn_blocking(move || {
+            server.restart(crate::target::Shutdown::Immediate)
+        })
         .await
-        .context("checking invariants after the server went away")?;
-    let cause = crash_cause(log, log_from).unwrap_or_else(|| format!("connection error: {error}"));
-    ctx.progress.note(&format!(
-        "the server is back after {waited:.1} s; cause: {cause}"
-    ));
-    Ok((check_db, Some((cause, waited))))
+        {
+            Ok(Ok(_)) => wait_for_server(&config, limit).await,
+            Ok(Err(e)) => Err(anyhow!(e)),
+            Err(e) => Err(anyhow!("restarting the managed server: {e}")),
+        };
+    }
+    let waited = began.elapsed().as_secs_f64();
+    match back {
+        Ok((check_db, _)) => {
+            ctx.progress.note(&format!(
+                "the server is back after {waited:.1} s; cause: {cause}"
+            ));
+            AfterRun {
+                check_db: Some(check_db),
+                server_fault: Some((cause, waited)),
+                gone: None,
+            }
+        }
+        Err(e) => AfterRun {
+            check_db: None,
+            server_fault: Some((cause, waited)),
+            gone: Some(e.context(
+                "the server went away during the run and did not come back; \
+                 the run is saved with what it measured, its invariants unchecked",
+            )),
+        },
+    }
 }
 
 /// Per-transaction-type records of the measured window `measured`, named
