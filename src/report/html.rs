@@ -451,6 +451,33 @@ mod tests {
         assert_self_contained(&html);
         assert!(html.contains("<section id=\"faults\">"));
         assert!(html.contains("was terminated by signal 9: Killed"));
+        // The faulted run's per-second chart marks its outage and recovery
+        // (twice: throughput and p99 panels); an injected fault by kind.
+        let mut r = fixture::faulted();
+        r.runs[1].per_second = (1..=5)
+            .map(|s| crate::model::SecondPoint {
+                t_s: f64::from(s),
+                committed: 100,
+                tps: 100.0,
+                p99_ms: 2.0,
+                failed: 0,
+                lag_ms: None,
+            })
+            .collect();
+        let html = render(&r);
+        let series = html.split("<section id=\"timeseries\">").nth(1).unwrap();
+        let series = series.split("</section>").next().unwrap();
+        assert_eq!(series.matches("\noutage\n").count(), 2, "{series}");
+        assert_eq!(series.matches("\nrecovered\n").count(), 2, "{series}");
+        assert!(!series.contains("\ncrash\n"));
+        let f = r.runs[1].faults.as_mut().unwrap();
+        f.injected.push(crate::model::InjectedFault {
+            kind: crate::model::FaultKind::Crash,
+            t_s: 2.5,
+            detail: "immediate shutdown and start".into(),
+        });
+        let html = render(&r);
+        assert_eq!(html.matches("\ncrash\n").count(), 2);
     }
 
     #[test]

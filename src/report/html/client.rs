@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use super::charts;
 use super::charts::ValueLabels;
-use super::charts::{Axis, Bar, BarSeries, HBars, Line, Marker, Panel, Point, Style};
+use super::charts::{Axis, Bar, BarSeries, HBars, Line, Marker, Panel, Point, Style, XMark};
 use super::{HALF, Section, WIDE};
 use super::{esc, figure, legend, section, series_style, table_html};
 use crate::model::Isolation;
@@ -83,6 +83,7 @@ fn throughput_against(m: &ReportModel, j: usize) -> String {
         title: None,
         y: Axis::from_zero("throughput (tx/s)", y_max),
         lines,
+        marks: Vec::new(),
     };
     let svg = charts::lines(
         &x,
@@ -405,7 +406,10 @@ pub(super) fn time_series(m: &ReportModel) -> Option<Section> {
     let mut html = String::from(
         "<p class=\"note\">Committed transactions per second and the p99 latency of each second's \
          commits, for every complete run of the cell overlaid (a cell without a complete run shows \
-         its interrupted ones). All cells share the y axes, so heights compare across charts.</p>\n\
+         its interrupted ones). All cells share the y axes, so heights compare across charts. A run with \
+         faults has them marked in its colour: each injected fault (dashed, named by its kind), the \
+         outage (a band from the first lost connection to the first commit after it) and the recovery \
+         to 90 % of the throughput before (dashed, <em>recovered</em>).</p>\n\
          <div class=\"grid2\">\n",
     );
     for (i, runs) in &shown {
@@ -443,16 +447,23 @@ pub(super) fn time_series(m: &ReportModel) -> Option<Section> {
                 })
                 .collect()
         };
+        let marks: Vec<XMark> = runs
+            .iter()
+            .zip(&styles)
+            .flat_map(|(r, s)| fault_marks(r, s.color))
+            .collect();
         let panels = [
             Panel {
                 title: Some("throughput".into()),
                 y: Axis::from_zero("tx/s", tps_max),
                 lines: series(|p| p.tps),
+                marks: marks.clone(),
             },
             Panel {
                 title: Some("p99 latency".into()),
                 y: Axis::from_zero("ms", p99_max),
                 lines: series(|p| p.p99_ms),
+                marks,
             },
         ];
         let label = f.label(*i);
@@ -480,6 +491,39 @@ pub(super) fn time_series(m: &ReportModel) -> Option<Section> {
     }
     html.push_str("</div>\n");
     section("timeseries", "Per-second time series", html)
+}
+
+/// The faults of run `r` on its per-second chart, in its colour: each
+/// injected fault as a dashed line (`crash`), the outage as a band from
+/// the first connection loss, and the recovery to 90 % as a dashed line
+/// (`recovered`). None for a run without faults.
+fn fault_marks(r: &RunRecord, color: plotters::style::RGBColor) -> Vec<XMark> {
+    let Some(f) = &r.faults else {
+        return Vec::new();
+    };
+    let mark = |from: f64, to: Option<f64>, label: &str| XMark {
+        from,
+        to,
+        label: label.to_string(),
+        color,
+    };
+    let mut marks: Vec<XMark> = f
+        .injected
+        .iter()
+        .map(|i| mark(i.t_s, None, i.kind.name()))
+        .collect();
+    let start = f
+        .losses
+        .first()
+        .map(|l| l.t_s)
+        .or_else(|| f.injected.first().map(|i| i.t_s));
+    if let (Some(loss), Some(outage)) = (f.losses.first().map(|l| l.t_s), f.outage_s) {
+        marks.push(mark(loss, Some(loss + outage), "outage"));
+    }
+    if let (Some(start), Some(rec)) = (start, f.recovery_s) {
+        marks.push(mark(start + rec, None, "recovered"));
+    }
+    marks
 }
 
 /// Mean over complete runs of a wait summary's `mean`, `p99`, `max` (max

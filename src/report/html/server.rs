@@ -87,6 +87,7 @@ pub(super) fn counters(m: &ReportModel) -> Option<Section> {
                     title: Some(format!("{name} (/s)")),
                     y: Axis::from_zero("per s", max.max(1.0)),
                     lines,
+                    marks: Vec::new(),
                 }
             })
             .collect();

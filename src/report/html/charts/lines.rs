@@ -32,6 +32,19 @@ pub struct Panel {
     pub y: Axis,
     /// The lines drawn, in legend order.
     pub lines: Vec<Line>,
+    /// Events on the x axis drawn behind the lines (faults, outages).
+    pub marks: Vec<XMark>,
+}
+
+/// An event on the x axis of a [`Panel`]: a dashed vertical line at
+/// `from`, or with `to` a light band from `from` to `to` (data units),
+/// labelled at the top of the plot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct XMark {
+    pub from: f64,
+    pub to: Option<f64>,
+    pub label: String,
+    pub color: RGBColor,
 }
 
 /// A line chart: `panels` in a grid of `columns`, each `panel_height`
@@ -86,6 +99,9 @@ fn draw_panel(area: &Area, x: &Axis, panel: &Panel) -> Result<(), String> {
         let (bx, by) = chart.backend_coord(&(x.t(xv), y.t(yv)));
         (bx - ox, by - oy)
     };
+    for (k, m) in panel.marks.iter().enumerate() {
+        draw_mark(&plot, &chart, x, y, m, k % 3)?;
+    }
     let n = panel.lines.len();
     let dodge = n > 1
         && panel
@@ -130,4 +146,56 @@ fn draw_panel(area: &Area, x: &Axis, panel: &Panel) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Draws `m` on `plot`, the plotting area of `chart` (pixels from its
+/// top left corner): a band or a dashed line over the whole height, its
+/// label near the top, left-aligned just right of `m.from`, in text row
+/// `row` (so that labels of nearby marks do not overlap).
+fn draw_mark(
+    plot: &Area,
+    chart: &ChartContext<'_, SVGBackend<'_>, Cartesian2d<Coord, Coord>>,
+    x: &Axis,
+    y: &Axis,
+    m: &XMark,
+    row: usize,
+) -> Result<(), String> {
+    if !m.from.is_finite() {
+        return Ok(());
+    }
+    let (ox, oy) = plot.get_base_pixel();
+    let at = |xv: f64, yv: f64| {
+        let (a, b) = chart.backend_coord(&(x.t(xv), yv));
+        (a - ox, b - oy)
+    };
+    let (x0, top) = at(m.from, y.hi);
+    let (_, bottom) = at(m.from, y.lo);
+    match m.to.filter(|t| t.is_finite()) {
+        Some(to) => {
+            let (x1, _) = at(to, y.hi);
+            plot.draw(&Rectangle::new(
+                [(x0, top), (x1.max(x0 + 1), bottom)],
+                m.color.mix(0.15).filled(),
+            ))
+            .map_err(err)?;
+        }
+        None => {
+            // Dashes of 6 px with gaps of 4 px.
+            let mut y0 = top;
+            while y0 < bottom {
+                let y1 = (y0 + 6).min(bottom);
+                plot.draw(&PathElement::new(
+                    vec![(x0, y0), (x0, y1)],
+                    m.color.stroke_width(2),
+                ))
+                .map_err(err)?;
+                y0 += 10;
+            }
+        }
+    }
+    let style = TextStyle::from((FONT, LABEL_SIZE - 3).into_font())
+        .color(&m.color)
+        .pos(Pos::new(HPos::Left, VPos::Top));
+    plot.draw_text(&m.label, &style, (x0 + 3, top + 2 + 13 * row as i32))
+        .map_err(err)
 }

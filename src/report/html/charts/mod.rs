@@ -34,7 +34,7 @@ mod bars;
 mod lines;
 
 pub use bars::{Bar, BarSeries, HBars, ValueLabels, hbars};
-pub use lines::{Line, Panel, Point, lines};
+pub use lines::{Line, Panel, Point, XMark, lines};
 
 /// The Okabe–Ito palette (Okabe & Ito, "Color Universal Design", 2002) in
 /// the order series take it: blue, vermillion, bluish green, orange,
