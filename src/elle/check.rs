@@ -26,7 +26,7 @@
 //! first cases (breadth-first search from a few closing edges).
 
 use super::explain;
-use super::graph::{ALL, Graph, Kinds, RW, WR, WW};
+use super::graph::{ALL, Graph, Kinds, RW, Reach, WR, WW};
 use super::history::{History, Op, Value, show_list};
 use super::infer::{Index, NONE};
 
@@ -313,8 +313,7 @@ fn cycles(idx: &Index<'_>, graph: &Graph, found: &mut Found) -> u64 {
         (Class::G2Item, ALL, &comp_all, RW),
     ];
     let mut candidates: Vec<Vec<(u32, u32)>> = vec![Vec::new(); 4];
-    let level_wwr = graph.levels(WW | WR, &comp_wwr);
-    let mut seen = vec![false; graph.nodes()];
+    let mut reach_wwr = Reach::new(graph, WW | WR, &comp_wwr);
     let (mut spent, mut unclassified) = (0usize, 0u64);
     for (a, b, k) in graph.edges() {
         let (ai, bi) = (a as usize, b as usize);
@@ -327,8 +326,7 @@ fn cycles(idx: &Index<'_>, graph: &Graph, found: &mut Found) -> u64 {
         } else {
             // An rw edge on a cycle: G-single when b reaches a without rw.
             let budget = REACH_BUDGET.min(TOTAL_REACH_BUDGET.saturating_sub(spent));
-            let (reached, visited) =
-                graph.reaches(b, a, WW | WR, &comp_wwr, &level_wwr, &mut seen, budget);
+            let (reached, visited) = reach_wwr.reaches(b, a, budget);
             spent += visited;
             match reached {
                 Some(true) => 2,
@@ -344,7 +342,7 @@ fn cycles(idx: &Index<'_>, graph: &Graph, found: &mut Found) -> u64 {
             candidates[class].push((a, b));
         }
     }
-    drop((seen, level_wwr));
+    drop(reach_wwr);
     let mut parent = vec![NONE; graph.nodes()];
     for (c, &(class, mask, comp, closing)) in classes.iter().enumerate() {
         let shortest = candidates[c]

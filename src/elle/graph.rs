@@ -213,7 +213,7 @@ impl Graph {
     /// so a node can only reach nodes of higher level, or of its own
     /// component. In a history the levels grow with time (every
     /// transaction depends on recent ones), which makes them a sharp
-    /// bound for [`Graph::reaches`]. O(nodes + edges).
+    /// bound for [`Reach::reaches`]. O(nodes + edges).
     pub fn levels(&self, mask: Kinds, comp: &[u32]) -> Vec<u32> {
         let n = self.nodes();
         let comps = comp.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
@@ -247,24 +247,42 @@ impl Graph {
         comp.iter().map(|&c| level[c as usize]).collect()
     }
 
-    /// Whether `to` is reachable from `from` over edges with a kind in
-    /// `mask`, given the components `comp` and [`Graph::levels`] `level`
-    /// of the same `mask`: a depth-first search that never enters a node
-    /// whose level is not below `to`'s (it cannot lead there). `None` when
-    /// more than `budget` nodes were visited first. Also returns the nodes
-    /// visited. `seen` is scratch space of [`Graph::nodes`] flags, all
-    /// false on entry and on return.
-    #[allow(clippy::too_many_arguments)]
-    pub fn reaches(
-        &self,
-        from: u32,
-        to: u32,
-        mask: Kinds,
-        comp: &[u32],
-        level: &[u32],
-        seen: &mut [bool],
-        budget: usize,
-    ) -> (Option<bool>, usize) {
+    /// The kinds of the edge `from -> to` (0 if none).
+    pub fn kinds(&self, from: u32, to: u32) -> Kinds {
+        self.out(from).find(|&(w, _)| w == to).map_or(0, |(_, k)| k)
+    }
+}
+
+/// Reachability queries over the edges of `graph` with a kind in `mask`,
+/// given its components `comp` for that mask ([`Graph::components`]):
+/// the [`Graph::levels`] of the same mask are computed once, and the
+/// search's scratch space is kept between queries.
+pub struct Reach<'g> {
+    graph: &'g Graph,
+    mask: Kinds,
+    comp: &'g [u32],
+    level: Vec<u32>,
+    /// One flag per node, all false between queries.
+    seen: Vec<bool>,
+}
+
+impl<'g> Reach<'g> {
+    pub fn new(graph: &'g Graph, mask: Kinds, comp: &'g [u32]) -> Self {
+        Reach {
+            graph,
+            mask,
+            comp,
+            level: graph.levels(mask, comp),
+            seen: vec![false; graph.nodes()],
+        }
+    }
+
+    /// Whether `to` is reachable from `from`: a depth-first search that
+    /// never enters a node whose level is not below `to`'s (it cannot lead
+    /// there). `None` when more than `budget` nodes were visited first.
+    /// Also returns the nodes visited.
+    pub fn reaches(&mut self, from: u32, to: u32, budget: usize) -> (Option<bool>, usize) {
+        let (comp, level, seen) = (self.comp, &self.level, &mut self.seen);
         let (target, ceiling) = (comp[to as usize], level[to as usize]);
         if comp[from as usize] == target {
             return (Some(true), 0);
@@ -277,8 +295,8 @@ impl Graph {
         seen[from as usize] = true;
         let mut result = Some(false);
         'search: while let Some(v) = stack.pop() {
-            for (w, k) in self.out(v) {
-                if k & mask == 0 || seen[w as usize] {
+            for (w, k) in self.graph.out(v) {
+                if k & self.mask == 0 || seen[w as usize] {
                     continue;
                 }
                 if comp[w as usize] == target {
@@ -302,11 +320,6 @@ impl Graph {
             seen[v as usize] = false;
         }
         (result, count)
-    }
-
-    /// The kinds of the edge `from -> to` (0 if none).
-    pub fn kinds(&self, from: u32, to: u32) -> Kinds {
-        self.out(from).find(|&(w, _)| w == to).map_or(0, |(_, k)| k)
     }
 }
 
@@ -343,6 +356,23 @@ mod tests {
         );
         assert!(parent.iter().all(|&p| p == u32::MAX));
         assert_eq!(g.shortest_path(2, 3, ALL, &c, &mut parent, 100), None);
+    }
+
+    #[test]
+    fn reach_follows_the_mask_and_keeps_its_scratch_clean() {
+        // 0 -> 1 -> 2 (ww), 2 -> 0 (rw), 3 -> 0 (ww)
+        let mut e = vec![(0, 1, WW), (1, 2, WW), (2, 0, RW), (3, 0, WW)];
+        let g = Graph::new(4, &mut e);
+        let comp = g.components(WW);
+        let mut r = Reach::new(&g, WW, &comp);
+        assert_eq!(r.reaches(0, 2, 100).0, Some(true));
+        assert_eq!(r.reaches(3, 2, 100).0, Some(true));
+        assert_eq!(r.reaches(2, 0, 100).0, Some(false), "only over rw");
+        assert_eq!(r.reaches(3, 2, 1).0, None, "over budget");
+        assert!(r.seen.iter().all(|s| !s));
+        let all = g.components(ALL);
+        let mut r = Reach::new(&g, ALL, &all);
+        assert_eq!(r.reaches(2, 1, 100).0, Some(true));
     }
 
     #[test]
