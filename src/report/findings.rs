@@ -1157,6 +1157,39 @@ mod tests {
         assert!(!admitted_classes(Isolation::RepeatableRead).contains(&"G-single"));
     }
 
+    /// The classes the list-append findings expect each level to admit are
+    /// those whose built-in probe of `isobench anomalies` (same name)
+    /// expects an anomaly at that level: the two tell the same story.
+    #[test]
+    fn admitted_classes_match_the_anomaly_probes_expectations() {
+        use crate::model::Isolation;
+        let probes = crate::probe::builtin().unwrap();
+        let mut compared = 0;
+        for class in ANOMALY_CLASSES {
+            let Some(p) = probes.iter().find(|p| p.name == class) else {
+                continue;
+            };
+            for level in [
+                Isolation::ReadCommitted,
+                Isolation::RepeatableRead,
+                Isolation::Serializable,
+            ] {
+                let e = p
+                    .expectation(level)
+                    .expect("every built-in expects per level");
+                let anomaly = e.outcome == crate::probe::directive::Outcome::Anomaly;
+                assert_eq!(
+                    admitted_classes(level).contains(&class),
+                    anomaly,
+                    "{class} at {level:?}: probe expects {e}"
+                );
+                compared += 1;
+            }
+        }
+        // G0, G1a, G1b, G1c, G-single, G2-item at three levels.
+        assert_eq!(compared, 18);
+    }
+
     #[test]
     fn steal_above_the_threshold_names_the_runs() {
         let mut r = fixture::results();
