@@ -17,8 +17,13 @@ use crate::model::sqlstate_name;
 use crate::stats::Summary;
 use crate::store::{Cell, RunRecord, WaitSummary};
 
+mod checks;
 mod faults;
+mod server;
+
+pub use checks::{invariant_checks, invariant_summary};
 pub use faults::{cell_faults, faults};
+pub use server::{counters, siread_locks, wait_events};
 
 /// Cell `i` of the model: its full label, and its varying factors as the
 /// short form.
@@ -508,167 +513,6 @@ pub fn failures(m: &ReportModel) -> Table {
                 Value::count(*n),
                 opt_value(per_s, 2),
                 opt_value(pct, 2),
-            ]);
-        }
-    }
-    t
-}
-
-/// `pg_stat_database` rates: a row per counter, a column per cell headed
-/// by `labels` (one per cell).
-pub fn counters(m: &ReportModel, labels: &[String]) -> Table {
-    let mut cols = vec![Column::text("counter (per s)")];
-    cols.extend(labels.iter().map(Column::num));
-    let mut t = Table::new(cols);
-    for n in &m.counter_names {
-        let mut row = vec![Value::text(n.clone())];
-        row.extend(
-            m.counter_rates
-                .iter()
-                .map(|r| opt_value(r.get(n).copied(), 1)),
-        );
-        t.row(row);
-    }
-    t
-}
-
-/// The `top` most frequent wait events of each cell.
-pub fn wait_events(m: &ReportModel, top: usize) -> Table {
-    let mut t = Table::new(vec![
-        Column::text("cell"),
-        Column::text("wait event"),
-        Column::num("observations (backend samples)"),
-        Column::num("share (%)"),
-    ]);
-    for (i, (total, shares)) in m.wait_events.iter().enumerate() {
-        for w in shares.iter().take(top) {
-            t.row(vec![
-                cell_value(m, i),
-                Value::text(w.event.clone()),
-                Value::num(w.count as f64, format!("{} of {total}", w.count)),
-                Value::num(w.pct, fmt_fixed(w.pct, 1)),
-            ]);
-        }
-    }
-    t
-}
-
-/// SIRead locks by granularity of the cells `which` (indexes into the
-/// model's cells); a cell without any has a `none` row.
-pub fn siread_locks(m: &ReportModel, which: &[usize]) -> Table {
-    let mut t = Table::new(vec![
-        Column::text("cell"),
-        Column::text("granularity"),
-        Column::num("mean (locks)"),
-        Column::num("max (locks)"),
-    ]);
-    for &i in which {
-        let by = &m.siread[i];
-        if by.is_empty() {
-            t.row(vec![
-                cell_value(m, i),
-                "none".into(),
-                Value::num(0.0, "0.0"),
-                Value::count(0),
-            ]);
-        }
-        for (gran, s) in by {
-            t.row(vec![
-                cell_value(m, i),
-                Value::text(gran.clone()),
-                Value::num(s.mean, fmt_fixed(s.mean, 1)),
-                Value::count(s.max),
-            ]);
-        }
-    }
-    t
-}
-
-/// Every invariant check of every run, interrupted ones included.
-pub fn invariant_checks(m: &ReportModel) -> Table {
-    let mut t = Table::new(vec![
-        Column::num("run"),
-        Column::text("cell"),
-        Column::num("repetition"),
-        Column::text("invariant"),
-        Column::text("result"),
-        Column::long("detail"),
-    ]);
-    for run in &m.results.runs {
-        for i in &run.invariants {
-            t.row(vec![
-                Value::count(run.index.into()),
-                run_cell_value(m, &run.cell),
-                Value::count(run.repetition.into()),
-                Value::text(i.name.clone()),
-                if i.ok {
-                    "ok".into()
-                } else {
-                    Value::text(format!("VIOLATED ({})", i.violations)).mark(Mark::Violation)
-                },
-                Value::code(i.detail.clone()),
-            ]);
-        }
-    }
-    t
-}
-
-/// Per cell and invariant: how many runs checked it, how many violated
-/// it, the violations (anomalies) in all, per 1,000 transactions committed
-/// in those runs' measured windows, and an example.
-pub fn invariant_summary(m: &ReportModel) -> Table {
-    let mut t = Table::new(vec![
-        Column::text("cell"),
-        Column::text("invariant"),
-        Column::text("result"),
-        Column::num("runs checked"),
-        Column::num("violations"),
-        Column::num("per 1,000 commits"),
-        Column::long("example (first violation, else last check)"),
-    ]);
-    for (i, c) in m.cells.iter().enumerate() {
-        let mut names: Vec<&str> = Vec::new();
-        for run in &c.runs {
-            for inv in &run.invariants {
-                if !names.contains(&inv.name.as_str()) {
-                    names.push(&inv.name);
-                }
-            }
-        }
-        for name in names {
-            let checks: Vec<_> = c
-                .runs
-                .iter()
-                .flat_map(|run| run.invariants.iter().filter(|x| x.name == name))
-                .collect();
-            let bad: Vec<_> = checks.iter().filter(|x| !x.ok).collect();
-            let violations: u64 = bad.iter().map(|x| x.violations).sum();
-            let committed: u64 = c
-                .runs
-                .iter()
-                .filter(|run| run.invariants.iter().any(|x| x.name == name))
-                .map(|run| run.committed)
-                .sum();
-            let rate = (committed > 0).then(|| 1000.0 * violations as f64 / committed as f64);
-            let result = if bad.is_empty() {
-                Value::text("ok").mark(Mark::Good)
-            } else {
-                let text = format!("VIOLATED in {} of {} runs", bad.len(), checks.len());
-                Value::text(text).mark(Mark::Bad)
-            };
-            let example = bad
-                .first()
-                .map(|x| &x.detail)
-                .or(checks.last().map(|x| &x.detail))
-                .map_or_else(Value::default, |d| Value::code(d.clone()));
-            t.row(vec![
-                cell_value(m, i),
-                Value::text(name),
-                result,
-                Value::count(checks.len() as u64),
-                Value::count(violations),
-                Value::opt(rate, rate.map_or_else(|| NA.into(), |r| fmt_fixed(r, 2))),
-                example,
             ]);
         }
     }
