@@ -39,6 +39,12 @@ pub enum Command {
     /// probe (Hermitage-style interleavings) at every level and prints the
     /// matrix. Exit status 3 when a result differs from a probe's @expect.
     Anomalies(Box<AnomaliesArgs>),
+    /// Check list-append histories for isolation anomalies (Elle-style): isobench's own (histories/run-N.jsonl.gz of a results directory) or Jepsen/Elle JSON (one operation per line, or an array). Exit status 3 when any anomaly is found.
+    CheckHistory {
+        /// History files, gzip-compressed or not.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// List the built-in workloads, or show one in detail.
     Workloads {
         /// A workload name, e.g. smallbank.

@@ -88,6 +88,16 @@ fn isolation_levels_admit_what_adya_says() {
             lines.len(),
             path.display()
         );
+        // `isobench check-history` on the saved file finds what the run
+        // recorded, class by class; exit 3 exactly when it found any.
+        let (out, stdout, stderr) = common::run(&["check-history", path.to_str().unwrap()]);
+        let counts: Vec<String> = CLASSES
+            .iter()
+            .map(|c| format!("{c} {}", count(run, c)))
+            .collect();
+        assert!(stdout.contains(&counts.join(", ")), "{stdout}\n{stderr}");
+        let expected = if run["anomalies"] == 0 { 0 } else { 3 };
+        assert_eq!(out.status.code(), Some(expected), "{stdout}\n{stderr}");
     }
     for run in runs {
         let iso = run["cell"]["isolation"].as_str().unwrap();

@@ -118,6 +118,30 @@ impl Report {
     pub fn total(&self) -> u64 {
         self.findings.iter().map(|f| f.count).sum()
     }
+
+    /// The report as text: one line of counts per class (`G0 0, G1a 0,
+    /// ...`), then each class found with its example, then the cycle
+    /// candidates left unclassified, if any. Ends with a newline.
+    pub fn render(&self) -> String {
+        let counts: Vec<String> = self
+            .findings
+            .iter()
+            .map(|f| format!("{} {}", f.class.name(), f.count))
+            .collect();
+        let mut s = format!("{}\n", counts.join(", "));
+        for f in self.findings.iter().filter(|f| f.count > 0) {
+            if let Some(e) = &f.example {
+                s.push_str(&format!("{}: {e}\n", f.class.name()));
+            }
+        }
+        if self.unclassified > 0 {
+            s.push_str(&format!(
+                "{} rw edge(s) on a cycle left unclassified (search budget)\n",
+                self.unclassified
+            ));
+        }
+        s
+    }
 }
 
 /// Collects findings per class.

@@ -22,9 +22,11 @@ mod explain;
 mod graph;
 mod history;
 mod infer;
+mod read;
 
 pub use check::{Class, Finding, Report, check};
 pub use history::{History, Key, Op, Status, Txn, Value, show_list, show_ops, show_status};
+pub use read::{ReadError, parse};
 
 #[cfg(test)]
 mod tests;
