@@ -85,37 +85,38 @@ pub fn load(path: &Path, base: ExperimentConfig) -> Result<ExperimentConfig, Stu
     Ok(cfg)
 }
 
-/// Parses an experiment file's `text` (named `path` in errors) over `base`.
+/// Parses an experiment file's `text` (named `path` in errors) over `base`:
+/// its keys in four groups (the load, pgbench scripts, factors, the
+/// run's settings), each applied by a function of its own.
 pub fn parse(
     path: &str,
     text: &str,
     base: ExperimentConfig,
 ) -> Result<ExperimentConfig, StudyError> {
     let src = Src { path, text };
-    let raw: Raw = toml::from_str(text).map_err(|e| {
+    let mut raw: Raw = toml::from_str(text).map_err(|e| {
         let at = e.span().map_or(0, |s| s.start);
         src.err(at, e.message().trim())
     })?;
     let mut cfg = base;
-    let f = raw.factors.unwrap_or_default();
+    let mut f = raw.factors.take().unwrap_or_default();
+    apply_load(&src, &mut raw, &mut cfg)?;
+    apply_scripts(&src, &mut raw, &mut cfg)?;
+    apply_factors(&src, &mut raw, &mut f, &mut cfg)?;
+    apply_run(&src, &mut raw, &mut cfg)?;
+    Ok(cfg)
+}
 
-    // A factor from the top level or [factors], never both.
-    let pick = |key: &str, top: Entry, fac: Entry| -> Result<Entry, StudyError> {
-        match (top, fac) {
-            (Some(_), Some(b)) => Err(src.err(
-                b.span().start,
-                format!("{key}: given both at the top level and in [factors]; keep one"),
-            )),
-            (a, b) => Ok(a.or(b)),
-        }
-    };
+/// The workload, or the external load that replaces it (`load_cmd` and
+/// its companions, templates checked).
+fn apply_load(src: &Src, raw: &mut Raw, cfg: &mut ExperimentConfig) -> Result<(), StudyError> {
     if let (Some(_), Some(cmd)) = (&raw.workload, &raw.load_cmd) {
         return Err(src.err(
             cmd.span().start,
             "load_cmd: an external load replaces the workload; remove `workload` or `load_cmd`",
         ));
     }
-    if let Some(v) = raw.workload {
+    if let Some(v) = raw.workload.take() {
         let name = src.one("workload", &v, string)?;
         if crate::workload::spec(&name).is_none() {
             let known: Vec<&str> = crate::workload::REGISTRY.iter().map(|s| s.name).collect();
@@ -150,35 +151,41 @@ pub fn parse(
             *slot = Some(text_of(key, v)?);
         }
     }
-    if let Some(v) = raw.ready_timeout {
+    if let Some(v) = raw.ready_timeout.take() {
         cfg.load.ready_timeout = src.one("ready_timeout", &v, duration)?;
     }
-    if let Some(v) = raw.load_format {
+    if let Some(v) = raw.load_format.take() {
         cfg.load.format = src.one("load_format", &v, parsed::<LoadFormat>)?;
     }
-    if let Some(v) = raw.on_error {
+    if let Some(v) = raw.on_error.take() {
         cfg.load.on_error = src.one("on_error", &v, parsed::<OnError>)?;
     }
-    if let Some(v) = raw.load_timeout {
+    if let Some(v) = raw.load_timeout.take() {
         let d = src.one("load_timeout", &v, duration)?;
         cfg.load.timeout_ms = Some(d.as_secs_f64() * 1000.0);
     }
+    Ok(())
+}
+
+/// pgbench scripts (`file`, `builtin`, `[define]`, `protocol`,
+/// `init_sql`); files relative to the experiment file's directory.
+fn apply_scripts(src: &Src, raw: &mut Raw, cfg: &mut ExperimentConfig) -> Result<(), StudyError> {
     // pgbench scripts; files relative to the experiment file's directory.
-    let here = Path::new(path).parent().unwrap_or(Path::new(""));
+    let here = Path::new(src.path).parent().unwrap_or(Path::new(""));
     let weighted = |v: &Value| -> Result<(String, u32), String> {
         crate::pgbench::script::split_weight(&string(v)?).map(|(n, w)| (n.to_string(), w))
     };
-    if let Some(v) = raw.file {
+    if let Some(v) = raw.file.take() {
         cfg.scripts.files = src
             .list("file", &v, weighted)?
             .into_iter()
             .map(|(f, w)| (here.join(f), w))
             .collect();
     }
-    if let Some(v) = raw.builtin {
+    if let Some(v) = raw.builtin.take() {
         cfg.scripts.builtins = src.list("builtin", &v, weighted)?;
     }
-    if let Some(table) = raw.define {
+    if let Some(table) = raw.define.take() {
         cfg.scripts.defines = table
             .into_iter()
             .map(|(k, v)| {
@@ -188,20 +195,41 @@ pub fn parse(
             })
             .collect::<Result<_, StudyError>>()?;
     }
-    if let Some(v) = raw.protocol {
+    if let Some(v) = raw.protocol.take() {
         cfg.scripts.mode = src.one("protocol", &v, parsed)?;
     }
-    if let Some(v) = raw.init_sql {
+    if let Some(v) = raw.init_sql.take() {
         cfg.scripts.init_sql = Some(here.join(src.one("init_sql", &v, string)?));
     }
+    Ok(())
+}
+
+/// The factors, each from the top level or `[factors]` (never both),
+/// checked against the workload; `[params]` and `[settings]` entries.
+fn apply_factors(
+    src: &Src,
+    raw: &mut Raw,
+    f: &mut Factors,
+    cfg: &mut ExperimentConfig,
+) -> Result<(), StudyError> {
+    // A factor from the top level or [factors], never both.
+    let pick = |key: &str, top: Entry, fac: Entry| -> Result<Entry, StudyError> {
+        match (top, fac) {
+            (Some(_), Some(b)) => Err(src.err(
+                b.span().start,
+                format!("{key}: given both at the top level and in [factors]; keep one"),
+            )),
+            (a, b) => Ok(a.or(b)),
+        }
+    };
     // With an external load, strategies, scale and parameters are only
     // placeholder values: no workload checks them.
     let external = cfg.load.active();
     let spec = crate::workload::spec(&cfg.workload).expect("checked above or default");
-    if let Some(v) = pick("isolation", raw.isolation, f.isolation)? {
+    if let Some(v) = pick("isolation", raw.isolation.take(), f.isolation.take())? {
         cfg.isolation = dedup(src.list("isolation", &v, parsed::<Isolation>)?);
     }
-    if let Some(v) = pick("strategy", raw.strategy, f.strategy)? {
+    if let Some(v) = pick("strategy", raw.strategy.take(), f.strategy.take())? {
         let list = dedup(src.list("strategy", &v, string)?);
         for s in list.iter().filter(|_| !external) {
             spec.check_strategy(s)
@@ -209,16 +237,16 @@ pub fn parse(
         }
         cfg.strategies = list;
     }
-    if let Some(v) = pick("clients", raw.clients, f.clients)? {
+    if let Some(v) = pick("clients", raw.clients.take(), f.clients.take())? {
         cfg.clients = dedup(src.list("clients", &v, u32_in(1, 10_000))?);
     }
-    if let Some(v) = pick("pool_size", raw.pool_size, f.pool_size)? {
+    if let Some(v) = pick("pool_size", raw.pool_size.take(), f.pool_size.take())? {
         cfg.pool_size = dedup(src.list("pool_size", &v, u32_in(1, 10_000))?);
     }
-    if let Some(v) = pick("rate", raw.rate, f.rate)? {
+    if let Some(v) = pick("rate", raw.rate.take(), f.rate.take())? {
         cfg.rate = src.list("rate", &v, positive_rate)?;
     }
-    if let Some(v) = pick("scale", raw.scale, f.scale)? {
+    if let Some(v) = pick("scale", raw.scale.take(), f.scale.take())? {
         if spec.scale.is_none() && !external {
             return Err(src.err(
                 v.span().start,
@@ -230,14 +258,14 @@ pub fn parse(
         }
         cfg.scale = dedup(src.list("scale", &v, u32_in(1, 100_000))?);
     }
-    if let Some(v) = pick("fault_plan", raw.fault_plan, f.fault_plan)? {
+    if let Some(v) = pick("fault_plan", raw.fault_plan.take(), f.fault_plan.take())? {
         cfg.fault_plans = dedup(src.list("fault_plan", &v, |x| {
             string(x)?
                 .parse::<crate::model::FaultPlan>()
                 .map_err(|e| e.to_string())
         })?);
     }
-    if let Some(v) = pick("max_tries", raw.max_tries, f.max_tries)? {
+    if let Some(v) = pick("max_tries", raw.max_tries.take(), f.max_tries.take())? {
         let tries = dedup(src.list("max_tries", &v, u32_in(1, 1_000_000))?);
         match tries.as_slice() {
             [one] => {
@@ -247,7 +275,7 @@ pub fn parse(
             _ => cfg.max_tries = tries,
         }
     }
-    let pg_bin = match (raw.pg_bin, f.pg_bin) {
+    let pg_bin = match (raw.pg_bin.take(), f.pg_bin.take()) {
         (Some(_), Some(b)) => {
             return Err(src.err(
                 b.span().start,
@@ -258,7 +286,7 @@ pub fn parse(
     };
     if let Some(v) = pg_bin {
         let mut builds =
-            dedup_builds(pg_builds(&src, v)?).map_err(|e| src.err(0, format!("pg_bin: {e}")))?;
+            dedup_builds(pg_builds(src, v)?).map_err(|e| src.err(0, format!("pg_bin: {e}")))?;
         if builds.len() == 1 {
             cfg.target.pg_bin = builds.pop();
             cfg.pg_bin = Vec::new();
@@ -268,8 +296,8 @@ pub fn parse(
         }
     }
     for (name, top, fac) in [
-        ("params", raw.params, f.params),
-        ("settings", raw.settings, f.settings),
+        ("params", raw.params.take(), f.params.take()),
+        ("settings", raw.settings.take(), f.settings.take()),
     ] {
         let mut seen = BTreeMap::new();
         for (k, v) in top.into_iter().flatten().chain(fac.into_iter().flatten()) {
@@ -298,39 +326,44 @@ pub fn parse(
             }
         }
     }
+    Ok(())
+}
 
-    if let Some(v) = raw.repeat {
+/// The run's settings: repetitions, times, faults, retries, observation,
+/// target and output.
+fn apply_run(src: &Src, raw: &mut Raw, cfg: &mut ExperimentConfig) -> Result<(), StudyError> {
+    if let Some(v) = raw.repeat.take() {
         cfg.repeat = src.one("repeat", &v, u32_in(1, 10_000))?;
     }
-    if let Some(v) = raw.duration {
+    if let Some(v) = raw.duration.take() {
         cfg.duration = src.one("duration", &v, duration)?;
         if cfg.duration.is_zero() {
             return Err(src.err(v.span().start, "duration: must be longer than 0s"));
         }
     }
-    if let Some(v) = raw.server_wait {
+    if let Some(v) = raw.server_wait.take() {
         cfg.server_wait = src.one("server_wait", &v, duration)?;
         if cfg.server_wait.is_zero() {
             return Err(src.err(v.span().start, "server_wait: must be longer than 0s"));
         }
     }
-    if let Some(v) = raw.warmup {
+    if let Some(v) = raw.warmup.take() {
         cfg.warmup = src.one("warmup", &v, duration)?;
     }
-    if let Some(v) = raw.latency_limit {
+    if let Some(v) = raw.latency_limit.take() {
         cfg.latency_limit = Some(src.one("latency_limit", &v, duration)?);
     }
-    if let Some(v) = raw.exclude_faulted {
+    if let Some(v) = raw.exclude_faulted.take() {
         cfg.exclude_faulted = src.one("exclude_faulted", &v, boolean)?;
     }
-    if let Some(v) = raw.fault {
+    if let Some(v) = raw.fault.take() {
         cfg.faults = src.list("fault", &v, |x| {
             string(x)?
                 .parse::<crate::model::FaultSpec>()
                 .map_err(|e| e.to_string())
         })?;
     }
-    if let Some(v) = raw.sample_interval {
+    if let Some(v) = raw.sample_interval.take() {
         cfg.sample_interval = src.one("sample_interval", &v, duration)?;
         if cfg.sample_interval < Duration::from_millis(100) {
             return Err(src.err(
@@ -339,7 +372,7 @@ pub fn parse(
             ));
         }
     }
-    if let Some(v) = raw.retry_on {
+    if let Some(v) = raw.retry_on.take() {
         cfg.retry.retry_on = dedup(src.list("retry_on", &v, |x| {
             let s = string(x)?.trim().to_ascii_uppercase();
             crate::model::sqlstate(&s)
@@ -347,43 +380,43 @@ pub fn parse(
                 .ok_or_else(|| format!("'{s}' is not a five-character SQLSTATE like 40001"))
         })?);
     }
-    if let Some(v) = raw.backoff {
+    if let Some(v) = raw.backoff.take() {
         cfg.retry.backoff = src.one("backoff", &v, parsed::<Backoff>)?;
     }
-    if let Some(v) = raw.threads {
+    if let Some(v) = raw.threads.take() {
         cfg.threads = Some(src.one("threads", &v, int_in(1, 1024))? as usize);
     }
-    if let Some(v) = raw.seed {
+    if let Some(v) = raw.seed.take() {
         cfg.seed = src.one("seed", &v, int_in(0, i64::MAX))? as u64;
     }
-    if let Some(v) = raw.order {
+    if let Some(v) = raw.order.take() {
         cfg.order = src.one("order", &v, parsed::<Order>)?;
     }
-    if let Some(v) = raw.observe {
+    if let Some(v) = raw.observe.take() {
         cfg.observe = src.one("observe", &v, parsed::<ObserveLevel>)?;
     }
-    if let Some(v) = raw.baseline {
+    if let Some(v) = raw.baseline.take() {
         cfg.baseline = Some(src.one("baseline", &v, baseline)?);
     }
-    if let Some(v) = raw.dsn {
+    if let Some(v) = raw.dsn.take() {
         cfg.target.dsn = Some(src.one("dsn", &v, string)?);
     }
-    if let Some(v) = raw.external {
+    if let Some(v) = raw.external.take() {
         cfg.target.external_from_env = src.one("external", &v, boolean)?;
     }
-    if let Some(v) = raw.server_user {
+    if let Some(v) = raw.server_user.take() {
         cfg.target.server_user = src.one("server_user", &v, string)?;
     }
-    if let Some(v) = raw.out {
+    if let Some(v) = raw.out.take() {
         cfg.out = Some(PathBuf::from(src.one("out", &v, string)?));
     }
-    if let Some(v) = raw.quiet {
+    if let Some(v) = raw.quiet.take() {
         cfg.quiet = src.one("quiet", &v, boolean)?;
     }
-    if let Some(v) = raw.fail_on_violation {
+    if let Some(v) = raw.fail_on_violation.take() {
         cfg.fail_on_violation = src.one("fail_on_violation", &v, boolean)?;
     }
-    Ok(cfg)
+    Ok(())
 }
 
 /// The builds of `pg_bin`, each checked by [`crate::target::pg_build`]
