@@ -12,7 +12,7 @@ use tokio_postgres::config::Host;
 use tokio_postgres::{Client, Config, NoTls};
 
 pub use managed::{
-    ManagedOptions, ManagedServer, RESTART_WAIT, SUPERUSER, ServerControl, Shutdown, find_bin_dir,
+    ManagedOptions, ManagedServer, SUPERUSER, ServerControl, Shutdown, find_bin_dir,
 };
 
 /// Errors of finding, starting, or reaching the target.
