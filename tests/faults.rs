@@ -459,4 +459,10 @@ fn the_fault_plan_is_a_factor_of_one_study_file() {
         2,
         "{cells}"
     );
+    // compare matches the cells on the plan like on any factor: the two
+    // crash cells in the TPS and p99 tables.
+    let d = dir.to_str().unwrap();
+    let (out, stdout, stderr) = run(&["compare", d, d]);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.matches("fault_plan=crash@1s").count(), 4, "{stdout}");
 }

@@ -11,7 +11,8 @@
 //! (a side that did not vary it ran at its own default), the scale (when
 //! either side had several), `max_tries` (when either side varied it; else
 //! the retry policy's), each server setting factor (else the side's `--set`
-//! value, else `default`). The server build (`pg_bin`) and the server
+//! value, else `default`), the fault plan (when either side varied it;
+//! else the side's `--fault` plan, or `none`). The server build (`pg_bin`) and the server
 //! version are never matched on, because comparing two builds or versions
 //! of PostgreSQL on the same experiment is what A/B is mostly for. Setup
 //! that neither side varied (duration, scale, parameter defaults, retry
@@ -152,6 +153,8 @@ struct Matcher {
     max_tries: bool,
     /// Whether either side had several scales.
     scale: bool,
+    /// Whether either side varied the fault plan.
+    fault_plan: bool,
 }
 
 impl Matcher {
@@ -168,6 +171,7 @@ impl Matcher {
                 .collect(),
             max_tries: both.iter().any(|c| !c.max_tries.is_empty()),
             scale: both.iter().any(|c| c.scale.len() > 1),
+            fault_plan: both.iter().any(|c| !c.fault_plans.is_empty()),
         }
     }
 
@@ -205,6 +209,16 @@ impl Matcher {
         for s in &self.settings {
             let v = c.settings.get(s).or_else(|| cfg.settings.get(s));
             let _ = write!(k, " {s}={}", v.map_or("default", String::as_str));
+        }
+        if self.fault_plan {
+            let plan = c.fault_plan.clone().unwrap_or_else(|| {
+                if cfg.faults.is_empty() {
+                    "none".into()
+                } else {
+                    cfg.faults.join("+")
+                }
+            });
+            let _ = write!(k, " fault_plan={plan}");
         }
         k
     }
@@ -662,6 +676,35 @@ mod tests {
                 "- **A:** a: PostgreSQL 16.4, 18.1; managed PostgreSQL from /usr/lib/postgresql/16/bin; \
                  builds stock: PostgreSQL 16.4, patched: PostgreSQL 18.1; "
             ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn fault_plans_are_matched_like_any_factor() {
+        // A crossed its cells with the fault plans none and crash@2s; B
+        // ran without faults: A's none cells match B's, its crash cells
+        // have no partner.
+        let mut x = fixture::results();
+        x.config.fault_plans = vec!["none".into(), "crash@2s".into()];
+        let mut crashed = x.runs.clone();
+        for run in &mut x.runs {
+            run.cell.fault_plan = Some("none".into());
+        }
+        for run in &mut crashed {
+            run.cell.fault_plan = Some("crash@2s".into());
+        }
+        x.runs.extend(crashed);
+        check(&x, &x).unwrap();
+        let text = render(&x, &fixture::results(), "a", "b");
+        let rc = row(
+            &text,
+            "## TPS",
+            "isolation=rc strategy=optimistic clients=4 fault_plan=none",
+        );
+        assert_eq!(rc[6], "no significant difference", "{text}");
+        assert!(
+            text.contains("isolation=rc strategy=optimistic clients=4 fault_plan=crash@2s"),
             "{text}"
         );
     }
