@@ -13,6 +13,7 @@ mod faults;
 mod inline;
 mod pace;
 pub mod retry;
+mod session;
 pub use faults::FaultEvents;
 mod shard;
 #[cfg(test)]

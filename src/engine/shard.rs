@@ -17,24 +17,24 @@
 //! the same totals.
 
 use std::sync::Arc;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{Semaphore, SemaphorePermit, mpsc, oneshot, watch};
-use tokio_postgres::{Client, Config};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_postgres::Config;
 
 use super::EngineError;
-use super::conn::{EndCode, Watched};
-use super::faults::{FaultLog, reconnect_delay};
+use super::conn::Watched;
+use super::faults::FaultLog;
 use super::retry::{Retrier, Verdict};
+use super::session::{Pool, Session, reconnect, setup};
 use super::{ClientStop, StopReason};
 use super::{inline, pace};
 use crate::metrics::{ErrorKey, Recorder};
 use crate::model::Isolation;
 use crate::model::{CONNECTION_FAILURE, SCRIPT_ERROR, SqlState};
 use crate::target;
-use crate::workload::{Ledger, Outcome, TxControl, WorkloadClient};
+use crate::workload::{Ledger, Outcome, WorkloadClient};
 
 /// One client to be run by a shard.
 pub(super) struct Member<C> {
@@ -141,9 +141,13 @@ async fn run_shard<C: WorkloadClient>(
     } else {
         (pooled, members)
     };
-    let setups = connect
-        .into_iter()
-        .map(|m| setup(m, &common.db, common.isolation));
+    let (db, isolation) = (&common.db, common.isolation);
+    let setups = connect.into_iter().map(|m| async move {
+        let seed = m.backoff_seed;
+        setup(m.id, m.client, db, isolation)
+            .await
+            .map(|s| (s, seed))
+    });
     let mut sessions = Vec::new();
     for r in futures_util::future::join_all(setups).await {
         match r {
@@ -173,23 +177,12 @@ async fn run_shard<C: WorkloadClient>(
         faults: common.faults.clone(),
     };
     let pool = (!inputs.is_empty()).then(|| {
-        Arc::new(Pool {
-            size: sessions.len(),
-            permits: Semaphore::new(sessions.len()),
-            sessions: Mutex::new(
-                std::mem::take(&mut sessions)
-                    .into_iter()
-                    .map(|(mut s, _)| {
-                        // A pooled session moves between client tasks, so
-                        // its I/O gets a task of its own.
-                        if let Some(io) = s.io.take() {
-                            tokio::spawn(io);
-                        }
-                        s
-                    })
-                    .collect(),
-            ),
-        })
+        Arc::new(Pool::new(
+            std::mem::take(&mut sessions)
+                .into_iter()
+                .map(|(s, _)| s)
+                .collect(),
+        ))
     });
     let tasks: Vec<_> = match &pool {
         None => sessions
@@ -244,10 +237,9 @@ async fn run_shard<C: WorkloadClient>(
         }
     }
     if let Some(pool) = pool {
-        let sessions =
-            std::mem::take(&mut *pool.sessions.lock().unwrap_or_else(|e| e.into_inner()));
+        let (sessions, all) = pool.drain();
         // A session that never came back took its ledger with it.
-        ledger_complete &= sessions.len() == pool.size;
+        ledger_complete &= all;
         for s in sessions {
             ledger.merge(s.client.into_ledger());
         }
@@ -257,49 +249,6 @@ async fn run_shard<C: WorkloadClient>(
         ledger,
         ledger_complete,
     });
-}
-
-/// A connection with its prepared statements and the workload client
-/// instance that prepared them.
-struct Session<C> {
-    id: u32,
-    client: C,
-    conn: Client,
-    /// The connection's I/O half, polled by the task that owns the session
-    /// ([`inline::run`]); `None` once handed to a task of its own (a pool's
-    /// sessions move between clients) or once the connection ended.
-    io: Option<Watched>,
-    /// The SQLSTATE the connection ended with, if the server sent one.
-    end: Arc<EndCode>,
-    tx: TxControl,
-}
-
-/// A shard's share of the connection pool.
-struct Pool<C> {
-    size: usize,
-    /// One permit per session; fair, so waiting clients are served in
-    /// arrival order.
-    permits: Semaphore,
-    sessions: Mutex<Vec<Session<C>>>,
-}
-
-/// A session checked out of a pool; returned to it when dropped.
-struct Lease<'a, C> {
-    session: Option<Session<C>>,
-    pool: &'a Pool<C>,
-    _permit: SemaphorePermit<'a>,
-}
-
-impl<C> Drop for Lease<'_, C> {
-    fn drop(&mut self) {
-        if let Some(s) = self.session.take() {
-            self.pool
-                .sessions
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(s);
-        }
-    }
 }
 
 /// Where a client's inputs and connections come from.
@@ -326,99 +275,14 @@ struct Ctx {
     faults: Arc<FaultLog>,
 }
 
-/// Connects a session, sets its isolation default, and prepares its
-/// statements; returns it with the member's backoff seed.
-async fn setup<C: WorkloadClient>(
-    mut m: Member<C>,
-    db: &Config,
-    isolation: Isolation,
-) -> Result<(Session<C>, u64), EngineError> {
-    let (conn, io, end, tx) = open(&mut m.client, db, isolation)
-        .await
-        .map_err(|e| match e {
-            OpenError::Connect(e) => EngineError::Connect(e),
-            OpenError::Prepare(e) => EngineError::Prepare {
-                client: m.id,
-                reason: target::error_text(&e),
-            },
-        })?;
-    Ok((
-        Session {
-            id: m.id,
-            client: m.client,
-            conn,
-            io,
-            end,
-            tx,
-        },
-        m.backoff_seed,
-    ))
-}
-
-/// Why a session could not be opened.
-enum OpenError {
-    Connect(target::TargetError),
-    Prepare(tokio_postgres::Error),
-}
-
-/// Opens a connection for `client`: connects, sets the isolation default
-/// and prepares the client's statements (again, after a reconnect).
-/// Returns the connection, its I/O half (`None` if it already ended), the
-/// code it will end with and the transaction control statements.
-async fn open<C: WorkloadClient>(
-    client: &mut C,
-    db: &Config,
-    isolation: Isolation,
-) -> Result<(Client, Option<Watched>, Arc<EndCode>, TxControl), OpenError> {
-    let (conn, io) = target::connect_io(db).await.map_err(OpenError::Connect)?;
-    let (io, end) = Watched::new(io);
-    let mut io = Some(io);
-    let tx = inline::run(&mut io, async {
-        // The session default covers autocommit statements; transactions
-        // also say their level in BEGIN.
-        conn.batch_execute(&format!(
-            "SET default_transaction_isolation = '{}'",
-            isolation.sql().to_ascii_lowercase()
-        ))
-        .await?;
-        let tx = TxControl::prepare(&conn, isolation).await?;
-        client.prepare(&conn, &tx).await?;
-        Ok(tx)
-    })
-    .await
-    .map_err(OpenError::Prepare)?;
-    Ok((conn, io, end, tx))
-}
-
-/// Opens `s`'s connection again after it was lost, trying until it works
-/// or the run stops (`ctx.stop`), with [`reconnect_delay`] between tries.
-/// Returns the new connection's I/O half (`Some(None)` if it already
-/// ended), or `None` when the run stopped first.
-async fn reconnect<C: WorkloadClient>(
+/// [`reconnect`] with the client's context: its target, isolation level,
+/// stop flag and fault log.
+async fn reconnect_ctx<C: WorkloadClient>(
     s: &mut Session<C>,
     ctx: &Ctx,
     rng: &mut rand::rngs::SmallRng,
 ) -> Option<Option<Watched>> {
-    let mut failed = 0u32;
-    loop {
-        if ctx.stop.load(Ordering::Relaxed) {
-            return None;
-        }
-        if let Ok((conn, io, end, tx)) = open(&mut s.client, &ctx.db, ctx.isolation).await {
-            s.conn = conn;
-            s.end = end;
-            s.tx = tx;
-            ctx.faults.reconnected();
-            return Some(io);
-        }
-        // Sleep in slices so that the end of the run is not kept waiting.
-        let until = Instant::now() + reconnect_delay(failed, rng);
-        failed = failed.saturating_add(1);
-        while Instant::now() < until && !ctx.stop.load(Ordering::Relaxed) {
-            let left = until.saturating_duration_since(Instant::now());
-            tokio::time::sleep(left.min(Duration::from_millis(50))).await;
-        }
-    }
+    reconnect(s, &ctx.db, ctx.isolation, &ctx.stop, &ctx.faults, rng).await
 }
 
 impl<C: WorkloadClient> Source<C> {
@@ -457,29 +321,12 @@ impl<C: WorkloadClient> Source<C> {
                 Some(a)
             }
             Source::Pooled { pool, .. } => {
-                let asked = Instant::now();
-                let permit = pool
-                    .permits
-                    .acquire()
-                    .await
-                    .expect("the pool's semaphore is never closed");
-                let session = pool
-                    .sessions
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .pop()
-                    .expect("a permit guarantees a session");
-                let waited = asked.elapsed();
+                let (mut lease, waited) = pool.checkout().await;
                 rec.pool_wait(waited.as_micros() as u64);
-                let mut lease = Lease {
-                    session: Some(session),
-                    pool,
-                    _permit: permit,
-                };
-                let s = lease.session.as_mut().expect("held until drop");
+                let s = lease.session();
                 if s.conn.is_closed() {
                     // A pooled session's I/O runs in a task of its own.
-                    if let Some(io) = reconnect(s, ctx, rng).await? {
+                    if let Some(io) = reconnect_ctx(s, ctx, rng).await? {
                         tokio::spawn(io);
                     }
                 }
@@ -600,7 +447,7 @@ async fn client_loop<C: WorkloadClient>(
                     unreachable!("pooled clients reconnect at checkout");
                 };
                 drop(io.take()); // the old connection's, if it has not ended
-                match reconnect(s, &ctx, &mut state.reconnect_rng).await {
+                match reconnect_ctx(s, &ctx, &mut state.reconnect_rng).await {
                     Some(new_io) => io = new_io,
                     None => break Ok(()),
                 }

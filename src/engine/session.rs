@@ -1,0 +1,219 @@
+//! A client's connection to the server: opened, given its isolation
+//! default and its workload client's prepared statements ([`setup`],
+//! [`open`]), opened again after it was lost ([`reconnect`], with capped
+//! exponential backoff), and shared between clients in a pool ([`Pool`],
+//! checked out as a [`Lease`]).
+
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio_postgres::{Client, Config};
+
+use super::EngineError;
+use super::conn::{EndCode, Watched};
+use super::faults::{FaultLog, reconnect_delay};
+use super::inline;
+use crate::model::Isolation;
+use crate::target;
+use crate::workload::{TxControl, WorkloadClient};
+
+/// A connection with its prepared statements and the workload client
+/// instance that prepared them.
+pub(super) struct Session<C> {
+    pub(super) id: u32,
+    pub(super) client: C,
+    pub(super) conn: Client,
+    /// The connection's I/O half, polled by the task that owns the session
+    /// ([`inline::run`]); `None` once handed to a task of its own (a pool's
+    /// sessions move between clients) or once the connection ended.
+    pub(super) io: Option<Watched>,
+    /// The SQLSTATE the connection ended with, if the server sent one.
+    pub(super) end: Arc<EndCode>,
+    pub(super) tx: TxControl,
+}
+
+/// A shard's share of the connection pool.
+pub(super) struct Pool<C> {
+    size: usize,
+    /// One permit per session; fair, so waiting clients are served in
+    /// arrival order.
+    permits: Semaphore,
+    sessions: Mutex<Vec<Session<C>>>,
+}
+
+impl<C> Pool<C> {
+    /// A pool of `sessions`. A pooled session moves between client tasks,
+    /// so each one's I/O is spawned as a task of its own.
+    pub(super) fn new(sessions: Vec<Session<C>>) -> Self {
+        let sessions: Vec<Session<C>> = sessions
+            .into_iter()
+            .map(|mut s| {
+                if let Some(io) = s.io.take() {
+                    tokio::spawn(io);
+                }
+                s
+            })
+            .collect();
+        Pool {
+            size: sessions.len(),
+            permits: Semaphore::new(sessions.len()),
+            sessions: Mutex::new(sessions),
+        }
+    }
+
+    fn sessions(&self) -> std::sync::MutexGuard<'_, Vec<Session<C>>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits for a free session (in arrival order) and checks it out;
+    /// returns it with the time waited.
+    pub(super) async fn checkout(&self) -> (Lease<'_, C>, Duration) {
+        let asked = Instant::now();
+        let permit = self
+            .permits
+            .acquire()
+            .await
+            .expect("the pool's semaphore is never closed");
+        let session = self
+            .sessions()
+            .pop()
+            .expect("a permit guarantees a session");
+        let lease = Lease {
+            session: Some(session),
+            pool: self,
+            _permit: permit,
+        };
+        (lease, asked.elapsed())
+    }
+
+    /// The sessions back in the pool (after the run), and whether all of
+    /// them came back (a client task that died kept its session).
+    pub(super) fn drain(&self) -> (Vec<Session<C>>, bool) {
+        let sessions = std::mem::take(&mut *self.sessions());
+        let all = sessions.len() == self.size;
+        (sessions, all)
+    }
+}
+
+/// A session checked out of a pool; returned to it when dropped.
+pub(super) struct Lease<'a, C> {
+    session: Option<Session<C>>,
+    pool: &'a Pool<C>,
+    _permit: SemaphorePermit<'a>,
+}
+
+impl<C> Lease<'_, C> {
+    pub(super) fn session(&mut self) -> &mut Session<C> {
+        self.session.as_mut().expect("held until drop")
+    }
+}
+
+impl<C> Drop for Lease<'_, C> {
+    fn drop(&mut self) {
+        if let Some(s) = self.session.take() {
+            self.pool.sessions().push(s);
+        }
+    }
+}
+
+/// Connects client `id`'s session, sets its isolation default, and
+/// prepares its statements.
+///
+/// Errors: [`EngineError::Connect`], [`EngineError::Prepare`].
+pub(super) async fn setup<C: WorkloadClient>(
+    id: u32,
+    mut client: C,
+    db: &Config,
+    isolation: Isolation,
+) -> Result<Session<C>, EngineError> {
+    let (conn, io, end, tx) = open(&mut client, db, isolation)
+        .await
+        .map_err(|e| match e {
+            OpenError::Connect(e) => EngineError::Connect(e),
+            OpenError::Prepare(e) => EngineError::Prepare {
+                client: id,
+                reason: target::error_text(&e),
+            },
+        })?;
+    Ok(Session {
+        id,
+        client,
+        conn,
+        io,
+        end,
+        tx,
+    })
+}
+
+/// Why a session could not be opened.
+enum OpenError {
+    Connect(target::TargetError),
+    Prepare(tokio_postgres::Error),
+}
+
+/// Opens a connection for `client`: connects, sets the isolation default
+/// and prepares the client's statements (again, after a reconnect).
+/// Returns the connection, its I/O half (`None` if it already ended), the
+/// code it will end with and the transaction control statements.
+async fn open<C: WorkloadClient>(
+    client: &mut C,
+    db: &Config,
+    isolation: Isolation,
+) -> Result<(Client, Option<Watched>, Arc<EndCode>, TxControl), OpenError> {
+    let (conn, io) = target::connect_io(db).await.map_err(OpenError::Connect)?;
+    let (io, end) = Watched::new(io);
+    let mut io = Some(io);
+    let tx = inline::run(&mut io, async {
+        // The session default covers autocommit statements; transactions
+        // also say their level in BEGIN.
+        conn.batch_execute(&format!(
+            "SET default_transaction_isolation = '{}'",
+            isolation.sql().to_ascii_lowercase()
+        ))
+        .await?;
+        let tx = TxControl::prepare(&conn, isolation).await?;
+        client.prepare(&conn, &tx).await?;
+        Ok(tx)
+    })
+    .await
+    .map_err(OpenError::Prepare)?;
+    Ok((conn, io, end, tx))
+}
+
+/// Opens `s`'s connection to `db` again after it was lost, trying until it
+/// works or `stop` is set, with [`reconnect_delay`] between tries; logs
+/// the reconnect in `faults`. Returns the new connection's I/O half
+/// (`Some(None)` if it already ended), or `None` when the run stopped
+/// first.
+pub(super) async fn reconnect<C: WorkloadClient>(
+    s: &mut Session<C>,
+    db: &Config,
+    isolation: Isolation,
+    stop: &AtomicBool,
+    faults: &FaultLog,
+    rng: &mut rand::rngs::SmallRng,
+) -> Option<Option<Watched>> {
+    let mut failed = 0u32;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        if let Ok((conn, io, end, tx)) = open(&mut s.client, db, isolation).await {
+            s.conn = conn;
+            s.end = end;
+            s.tx = tx;
+            faults.reconnected();
+            return Some(io);
+        }
+        // Sleep in slices so that the end of the run is not kept waiting.
+        let until = Instant::now() + reconnect_delay(failed, rng);
+        failed = failed.saturating_add(1);
+        while Instant::now() < until && !stop.load(Ordering::Relaxed) {
+            let left = until.saturating_duration_since(Instant::now());
+            tokio::time::sleep(left.min(Duration::from_millis(50))).await;
+        }
+    }
+}
