@@ -12,6 +12,7 @@ mod conn;
 mod faults;
 mod inline;
 mod pace;
+mod pass;
 pub mod retry;
 mod session;
 pub use faults::FaultEvents;
@@ -131,8 +132,8 @@ pub enum StopReason {
     Script(String),
     #[error("ROLLBACK failed: {0}")]
     RollbackFailed(String),
-    /// The client's task panicked.
-    #[error("{0}")]
+    /// The client panicked (the panic's message).
+    #[error("client panicked: {0}")]
     TaskDied(String),
     /// A client thread (with this many clients) panicked.
     #[error("a thread of {0} client(s) ended abnormally")]

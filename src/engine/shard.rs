@@ -1,10 +1,11 @@
 //! Client threads. Clients are spread round-robin over a few OS threads,
-//! each running a single-threaded tokio runtime that holds its clients'
-//! tasks and their connections' I/O tasks, as pgbench spreads clients over
-//! `-j` threads. A query's hand-offs between a client and its connection
-//! then stay on one thread, which on a 2-core machine shared with the
-//! server measured markedly cheaper than a work-stealing runtime (see
-//! BENCHMARKS.md).
+//! each running a single-threaded tokio runtime, as pgbench spreads clients
+//! over `-j` threads. A query's hand-offs between a client and its
+//! connection then stay on one thread, which on a 2-core machine shared
+//! with the server measured markedly cheaper than a work-stealing runtime
+//! (see BENCHMARKS.md). A thread's clients, each with its connection's I/O
+//! ([`inline`]), run as one task that serves the woken ones in id order,
+//! pass after pass, as pgbench's thread does ([`pass`]).
 //!
 //! A *session* is a connection with its prepared statements and the
 //! workload client instance that prepared them. Without a pool every
@@ -29,7 +30,7 @@ use super::faults::FaultLog;
 use super::retry::{Retrier, Verdict};
 use super::session::{Pool, Session, reconnect, setup};
 use super::{ClientStop, StopReason};
-use super::{inline, pace};
+use super::{inline, pace, pass};
 use crate::metrics::{ErrorKey, Recorder};
 use crate::model::Isolation;
 use crate::model::{CONNECTION_FAILURE, SCRIPT_ERROR, SqlState};
@@ -184,18 +185,12 @@ async fn run_shard<C: WorkloadClient>(
                 .collect(),
         ))
     });
-    let tasks: Vec<_> = match &pool {
+    let mut clients: Vec<(u32, Source<C>, Ctx)> = match &pool {
         None => sessions
             .into_iter()
             .map(|(session, seed)| {
                 let id = session.id;
-                let ctx = ctx(id, seed);
-                (
-                    id,
-                    tokio::spawn(
-                        async move { client_loop(Source::Own(Box::new(session)), ctx).await },
-                    ),
-                )
+                (id, Source::Own(Box::new(session)), ctx(id, seed))
             })
             .collect(),
         Some(pool) => inputs
@@ -205,19 +200,26 @@ async fn run_shard<C: WorkloadClient>(
                     inputs: m.client,
                     pool: pool.clone(),
                 };
-                let ctx = ctx(m.id, m.backoff_seed);
-                (
-                    m.id,
-                    tokio::spawn(async move { client_loop(source, ctx).await }),
-                )
+                (m.id, source, ctx(m.id, m.backoff_seed))
             })
             .collect(),
+    };
+    // Served in id order in each pass, as pgbench serves its clients.
+    clients.sort_by_key(|c| c.0);
+    let ids: Vec<u32> = clients.iter().map(|c| c.0).collect();
+    let loops: Vec<_> = clients
+        .into_iter()
+        .map(|(_, source, ctx)| client_loop(source, ctx))
+        .collect();
+    let ended = match tokio::spawn(pass::run(loops)).await {
+        Ok(ended) => ended,
+        Err(e) => ids.iter().map(|_| Err(e.to_string())).collect(),
     };
     let mut errors = Vec::new();
     let mut ledger = C::Ledger::default();
     let mut ledger_complete = true;
-    for (id, task) in tasks {
-        match task.await {
+    for (id, end) in ids.into_iter().zip(ended) {
+        match end {
             Ok((client, result)) => {
                 ledger.merge(client.into_ledger());
                 if let Err(reason) = result {
@@ -227,11 +229,11 @@ async fn run_shard<C: WorkloadClient>(
                     });
                 }
             }
-            Err(e) => {
+            Err(panic) => {
                 ledger_complete = false;
                 errors.push(ClientStop {
                     client: Some(id),
-                    reason: StopReason::TaskDied(e.to_string()),
+                    reason: StopReason::TaskDied(panic),
                 });
             }
         }
