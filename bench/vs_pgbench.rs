@@ -15,7 +15,10 @@
 //!   isobench's runs are; 0 lets the tables churn from run to run
 //! - `BENCH_ACTIVITY` (0): 1 samples `pg_stat_activity` every 10 ms and
 //!   prints how the backends spent their time (state, wait events)
-//! - `BENCH_SET` (server settings, e.g. "synchronous_commit=off"),
+//! - `BENCH_SET` (server settings, e.g. "synchronous_commit=off"; under
+//!   SERIALIZABLE, "enable_seqscan=off" plans the one-page branch and
+//!   teller tables with index scans, so their SIRead locks are tuple-level
+//!   instead of relation-level: see BENCHMARKS.md),
 //!   `BENCH_THREADS` (pgbench's -j and isobench's --threads; default
 //!   isobench's default for the client count), `PGBENCH`
 //!

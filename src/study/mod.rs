@@ -103,6 +103,8 @@ pub fn parse(
     apply_load(&src, &mut raw, &mut cfg)?;
     apply_scripts(&src, &mut raw, &mut cfg)?;
     apply_factors(&src, &mut raw, &mut f, &mut cfg)?;
+    apply_builds(&src, &mut raw, &mut f, &mut cfg)?;
+    apply_tables(&src, &mut raw, &mut f, &mut cfg)?;
     apply_run(&src, &mut raw, &mut cfg)?;
     Ok(cfg)
 }
@@ -204,8 +206,8 @@ fn apply_scripts(src: &Src, raw: &mut Raw, cfg: &mut ExperimentConfig) -> Result
     Ok(())
 }
 
-/// The factors, each from the top level or `[factors]` (never both),
-/// checked against the workload; `[params]` and `[settings]` entries.
+/// The list factors, each from the top level or `[factors]` (never
+/// both), checked against the workload.
 fn apply_factors(
     src: &Src,
     raw: &mut Raw,
@@ -275,6 +277,17 @@ fn apply_factors(
             _ => cfg.max_tries = tries,
         }
     }
+    Ok(())
+}
+
+/// `pg_bin` from the top level or `[factors]` (never both): one build is a
+/// setting of the target, several a factor.
+fn apply_builds(
+    src: &Src,
+    raw: &mut Raw,
+    f: &mut Factors,
+    cfg: &mut ExperimentConfig,
+) -> Result<(), StudyError> {
     let pg_bin = match (raw.pg_bin.take(), f.pg_bin.take()) {
         (Some(_), Some(b)) => {
             return Err(src.err(
@@ -295,6 +308,21 @@ fn apply_factors(
             cfg.pg_bin = builds;
         }
     }
+    Ok(())
+}
+
+/// `[params]` and `[settings]` entries, from the top level and
+/// `[factors]` (a key in both is an error): a parameter is checked against
+/// the workload (unless an external load replaces it); a setting with one
+/// value is a server setting, with several a factor.
+fn apply_tables(
+    src: &Src,
+    raw: &mut Raw,
+    f: &mut Factors,
+    cfg: &mut ExperimentConfig,
+) -> Result<(), StudyError> {
+    let external = cfg.load.active();
+    let spec = crate::workload::spec(&cfg.workload).expect("checked above or default");
     for (name, top, fac) in [
         ("params", raw.params.take(), f.params.take()),
         ("settings", raw.settings.take(), f.settings.take()),

@@ -143,7 +143,7 @@ impl WorkloadClient for ScriptClient {
                             sql, store: None, ..
                         },
                         QueryMode::Prepared,
-                    ) if !sql.contains(';') => Some(
+                    ) if !c.simple_only[i] => Some(
                         conn.prepare(c.param_sql[i].as_deref().expect("SQL"))
                             .await?,
                     ),
@@ -271,8 +271,13 @@ impl ScriptClient {
             };
             match &commands[i].kind {
                 CommandKind::Set { name, .. } => {
-                    let v = env(vars, prng)?;
-                    vars.insert(name.clone(), Var::Value(v));
+                    let v = Var::Value(env(vars, prng)?);
+                    match vars.get_mut(name.as_str()) {
+                        Some(slot) => *slot = v,
+                        None => {
+                            vars.insert(name.as_str().into(), v);
+                        }
+                    }
                 }
                 CommandKind::If { .. } | CommandKind::Elif { .. } | CommandKind::Else
                     if !jumped && !matches!(commands[i].kind, CommandKind::If { .. }) =>
@@ -299,20 +304,26 @@ impl ScriptClient {
                 CommandKind::Sleep { amount, unit_us } => {
                     let n = match amount {
                         SleepAmount::Literal(n) => *n,
-                        SleepAmount::Variable(v) => match vars.get(v).map(|x| x.value(v)) {
-                            Some(Ok(Value::Int(n))) => n,
-                            Some(Ok(other)) => {
-                                return Err(script_error(
-                                    c,
-                                    i,
-                                    format!("\\sleep: :{v} is not an integer ({other})"),
-                                ));
+                        SleepAmount::Variable(v) => {
+                            match vars.get(v.as_str()).map(|x| x.value(v)) {
+                                Some(Ok(Value::Int(n))) => n,
+                                Some(Ok(other)) => {
+                                    return Err(script_error(
+                                        c,
+                                        i,
+                                        format!("\\sleep: :{v} is not an integer ({other})"),
+                                    ));
+                                }
+                                Some(Err(e)) => return Err(script_error(c, i, e)),
+                                None => {
+                                    return Err(script_error(
+                                        c,
+                                        i,
+                                        format!("undefined variable :{v}"),
+                                    ));
+                                }
                             }
-                            Some(Err(e)) => return Err(script_error(c, i, e)),
-                            None => {
-                                return Err(script_error(c, i, format!("undefined variable :{v}")));
-                            }
-                        },
+                        }
                     };
                     let us = n.max(0) as u64 * unit_us;
                     tokio::time::sleep(Duration::from_micros(us)).await;
@@ -322,21 +333,15 @@ impl ScriptClient {
                     variables,
                     store,
                 } => {
-                    let at_commit = {
-                        let head = sql.trim_start().to_ascii_uppercase();
-                        head.starts_with("COMMIT") || head.starts_with("END")
-                    };
                     let fail = |e: tokio_postgres::Error| {
-                        if at_commit {
+                        if c.at_commit[i] {
                             AttemptError::commit(e)
                         } else {
                             AttemptError::body(e)
                         }
                         .located(&c.locations[i])
                     };
-                    let simple =
-                        self.mode == QueryMode::Simple || store.is_some() || sql.contains(';');
-                    if simple {
+                    if self.mode == QueryMode::Simple || c.simple_only[i] {
                         let text = substitute(sql, vars);
                         let messages = conn.simple_query(&text).await.map_err(fail)?;
                         if let Some(store) = store {
@@ -346,9 +351,10 @@ impl ScriptClient {
                     } else {
                         let mut params: Vec<Param> = Vec::with_capacity(variables.len());
                         for v in variables {
-                            match vars.get(v) {
-                                Some(Var::Value(Value::Null)) => params.push(Param(None)),
-                                Some(x) => params.push(Param(Some(x.text()))),
+                            match vars.get(v.as_str()) {
+                                Some(Var::Value(Value::Null)) => params.push(Param::Null),
+                                Some(Var::Value(Value::Int(n))) => params.push(Param::Int(*n)),
+                                Some(x) => params.push(Param::Text(x.text())),
                                 None => {
                                     return Err(script_error(
                                         c,
@@ -424,7 +430,7 @@ fn store_rows(
                 Some(t) => Var::Text(t.to_string()),
                 None => Var::Value(Value::Null),
             };
-            vars.insert(format!("{prefix}{}", col.name()), v);
+            vars.insert(format!("{prefix}{}", col.name()).into(), v);
         }
     };
     match store {

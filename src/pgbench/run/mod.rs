@@ -63,7 +63,10 @@ impl Var {
     }
 }
 
-type Vars = HashMap<String, Var>;
+/// A client's variables by name. Names are shared (`Arc<str>`): a
+/// transaction's variables are copied at its start and again for every
+/// retry, and the copies then allocate no names.
+type Vars = HashMap<Arc<str>, Var>;
 
 /// A script with its expressions parsed and its branches resolved.
 #[derive(Debug)]
@@ -78,6 +81,12 @@ struct Compiled {
     end: Vec<usize>,
     /// Per SQL command: the text with `$n` for the variables.
     param_sql: Vec<Option<String>>,
+    /// Per command: a SQL command that runs through the simple protocol
+    /// whatever the query mode (`\gset`/`\aset`, several statements).
+    simple_only: Vec<bool>,
+    /// Per command: a SQL command that ends the transaction (`COMMIT`,
+    /// `END`): an error there is an error at commit.
+    at_commit: Vec<bool>,
     /// Per command: `file:line` and its first line, which a server error
     /// of the command carries (shared: a failure allocates nothing).
     locations: Vec<Arc<Location>>,
@@ -90,7 +99,16 @@ fn compile(script: Script) -> Result<Compiled, String> {
     let n = script.commands.len();
     let mut exprs = Vec::with_capacity(n);
     let mut param_sql = Vec::with_capacity(n);
-    for c in &script.commands {
+    let (mut simple_only, mut at_commit) = (vec![false; n], vec![false; n]);
+    for (i, c) in script.commands.iter().enumerate() {
+        if let CommandKind::Sql { sql, store, .. } = &c.kind {
+            simple_only[i] = store.is_some() || sql.contains(';');
+            let head = sql.trim_start().as_bytes();
+            let starts = |w: &str| {
+                head.len() >= w.len() && head[..w.len()].eq_ignore_ascii_case(w.as_bytes())
+            };
+            at_commit[i] = starts("COMMIT") || starts("END");
+        }
         exprs.push(match &c.kind {
             CommandKind::Set { expr, expr_loc, .. }
             | CommandKind::If { expr, expr_loc }
@@ -157,6 +175,8 @@ fn compile(script: Script) -> Result<Compiled, String> {
         next,
         end,
         param_sql,
+        simple_only,
+        at_commit,
         locations,
     })
 }
@@ -271,7 +291,7 @@ impl Workload for ScriptWorkload {
         put("random_seed", Value::Int(run_seed as i64));
         put("default_seed", Value::Int(default_seed as i64));
         for (k, v) in &self.defines {
-            vars.insert(k.clone(), Var::Text(v.clone()));
+            vars.insert(k.as_str().into(), Var::Text(v.clone()));
         }
         ScriptClient::new(
             self.scripts.clone(),
