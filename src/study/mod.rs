@@ -641,6 +641,31 @@ mod tests {
         parse("study.toml", text, base()).unwrap_err()
     }
 
+    /// The example studies in examples/ stay valid study files, and the
+    /// SSI plan study crosses enable_seqscan as a factor.
+    #[test]
+    fn the_example_studies_parse() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                load(&path, base()).unwrap_or_else(|e| panic!("{e}"));
+                n += 1;
+            }
+        }
+        assert!(n >= 2, "{n} example studies in {}", dir.display());
+        let cfg = load(&dir.join("ssi-plan-study.toml"), base()).unwrap();
+        assert_eq!(cfg.isolation, vec![Isolation::Serializable]);
+        assert_eq!(
+            cfg.setting_factors,
+            vec![(
+                "enable_seqscan".to_string(),
+                vec!["on".to_string(), "off".to_string()]
+            )]
+        );
+    }
+
     #[test]
     fn pgbench_script_keys() {
         let cfg = parse(

@@ -166,7 +166,7 @@ pub(super) fn coarse_siread(m: &ReportModel) -> Vec<Finding> {
                 statements.join("; ")
             ),
             advice: Some(
-                "an index scan locks tuples or pages instead: compare at the table sizes and statistics the application has (scale, ANALYZE after warm-up); see Plans".into(),
+                "an index scan locks tuples or pages instead: compare at the table sizes and statistics the application has (scale, ANALYZE after warm-up), or measure what the plan costs with `[factors.settings] enable_seqscan = [\"on\", \"off\"]` in the study file (pgbench's tpcb-like at scale 10, 16 clients: 4.5x, BENCHMARKS.md); see Plans".into(),
             ),
         });
     }
