@@ -198,7 +198,6 @@ pub async fn run<W: Workload>(
     phase.send_replace(Phase::Connecting);
     let stop = Arc::new(AtomicBool::new(false));
     let fault_log = Arc::new(faults::FaultLog::default());
-    let retrier = Arc::new(params.retrier.clone());
     let pool = params.pool_size.map(|p| p.max(1) as usize);
     let threads = params
         .threads
@@ -208,26 +207,7 @@ pub async fn run<W: Workload>(
     let recorders: Vec<Arc<Recorder>> = (0..threads)
         .map(|_| Arc::new(Recorder::new(types)))
         .collect();
-    let mut members: Vec<Vec<shard::Member<W::Client>>> =
-        (0..threads).map(|_| Vec::new()).collect();
-    for id in 0..params.clients {
-        members[id as usize % threads].push(shard::Member {
-            id,
-            client: workload.client(id, params.seed.wrapping_add(u64::from(id))),
-            backoff_seed: backoff_seed(params.seed, id),
-        });
-    }
-    // The pool's sessions: workload client instances numbered after the
-    // clients, one per connection, dealt round-robin like the clients.
-    let mut pooled: Vec<Vec<shard::Member<W::Client>>> = (0..threads).map(|_| Vec::new()).collect();
-    for j in 0..pool.unwrap_or(0) as u32 {
-        let id = params.clients + j;
-        pooled[j as usize % threads].push(shard::Member {
-            id,
-            client: workload.client(id, params.seed.wrapping_add(u64::from(id))),
-            backoff_seed: backoff_seed(params.seed, id),
-        });
-    }
+    let (members, pooled) = deal(workload, params, threads, pool.unwrap_or(0) as u32);
     let pacing = match params.rate {
         None => shard::Pacing::Closed,
         Some(rate) => shard::Pacing::Open {
@@ -235,7 +215,8 @@ pub async fn run<W: Workload>(
             latency_limit: params.latency_limit,
         },
     };
-    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::unbounded_channel();
+    let retrier = Arc::new(params.retrier.clone());
+    let (ready_tx, ready_rx) = tokio::sync::mpsc::unbounded_channel();
     let (go_tx, go_rx) = watch::channel(false);
     let mut shards = Vec::with_capacity(threads);
     for (i, (members, pooled)) in members.into_iter().zip(pooled).enumerate() {
@@ -253,15 +234,90 @@ pub async fn run<W: Workload>(
         shards.push(shard::spawn(i, members, pooled, common));
     }
     drop(ready_tx);
+    // On an early return, dropping go_tx sends every shard home.
+    if !all_ready(ready_rx, threads, cancel).await? {
+        return Ok((
+            EngineOutcome::cancelled_before_start(types),
+            Default::default(),
+        ));
+    }
+    go_tx.send_replace(true);
+
+    let w = measure(&recorders, params, types, cancel, phase, on_tick).await;
+
+    phase.send_replace(Phase::Draining);
+    stop.store(true, Ordering::Relaxed);
+    let drained = drain::<<W::Client as WorkloadClient>::Ledger>(shards).await;
+    let mut lifetime = drained.lifetime;
+    for r in &recorders {
+        let l = r.lifetime();
+        lifetime.committed += l.committed;
+        lifetime.unknown_outcome += l.unknown_outcome;
+    }
+    Ok((
+        EngineOutcome {
+            measured: w.measured,
+            measured_s: w.measured_s,
+            per_second: w.per_second,
+            lifetime,
+            cpu_s: w.cpu_s,
+            host_cpu: w.host_cpu,
+            interrupted: w.interrupted,
+            client_errors: drained.errors,
+            faults: fault_log.events(w.start),
+            ledger_complete: drained.ledger_complete,
+            first_failures: first_failures(&recorders),
+        },
+        drained.ledger,
+    ))
+}
+
+/// Members of each client thread.
+type PerThread<C> = Vec<Vec<shard::Member<C>>>;
+
+/// Per thread: its clients (ids `0..clients`) and its pool sessions (ids
+/// after the clients, one per connection), both dealt round-robin over the
+/// `threads`.
+fn deal<W: Workload>(
+    workload: &W,
+    params: &EngineParams,
+    threads: usize,
+    pool: u32,
+) -> (PerThread<W::Client>, PerThread<W::Client>) {
+    let member = |id: u32| shard::Member {
+        id,
+        client: workload.client(id, params.seed.wrapping_add(u64::from(id))),
+        backoff_seed: backoff_seed(params.seed, id),
+    };
+    let mut members: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
+    for id in 0..params.clients {
+        members[id as usize % threads].push(member(id));
+    }
+    let mut pooled: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
+    for j in 0..pool {
+        pooled[j as usize % threads].push(member(params.clients + j));
+    }
+    (members, pooled)
+}
+
+/// Waits until each of the `threads` shards reports its clients connected
+/// and prepared. Returns false when `cancel` fired first.
+///
+/// Errors: a shard's connect or prepare error; a shard that ended without
+/// reporting.
+async fn all_ready(
+    mut ready: tokio::sync::mpsc::UnboundedReceiver<Result<(), EngineError>>,
+    threads: usize,
+    cancel: &CancellationToken,
+) -> Result<bool, EngineError> {
     for _ in 0..threads {
-        let ready = tokio::select! {
-            r = ready_rx.recv() => r,
-            // Dropping go_tx on return sends every shard home.
-            _ = cancel.cancelled() => return Ok((EngineOutcome::cancelled_before_start(types), Default::default())),
+        let r = tokio::select! {
+            r = ready.recv() => r,
+            _ = cancel.cancelled() => return Ok(false),
         };
-        match ready {
+        match r {
             Some(Ok(())) => {}
-            Some(Err(e)) => return Err(e), // dropping go_tx ends the shards
+            Some(Err(e)) => return Err(e),
             None => {
                 return Err(EngineError::Thread(
                     "a client thread ended while connecting".into(),
@@ -269,8 +325,36 @@ pub async fn run<W: Workload>(
             }
         }
     }
-    go_tx.send_replace(true);
+    Ok(true)
+}
 
+/// What the clock loop measured.
+struct Window {
+    /// The measured window's totals.
+    measured: Interval,
+    /// The window's length as measured (s): shorter when interrupted.
+    measured_s: f64,
+    per_second: Vec<SecondPoint>,
+    /// isobench's CPU time during the window (s).
+    cpu_s: f64,
+    host_cpu: Option<HostCpu>,
+    interrupted: bool,
+    /// When the window opened (the clients' start if it never did).
+    start: Instant,
+}
+
+/// The run's clock, from the clients' start: the warm-up (discarded),
+/// then `params.duration` measured; each second it drains the
+/// `recorders`, reports a [`Tick`] to `on_tick` and, in the window, adds a
+/// [`SecondPoint`]. `cancel` ends it at the next tick (interrupted).
+async fn measure(
+    recorders: &[Arc<Recorder>],
+    params: &EngineParams,
+    types: usize,
+    cancel: &CancellationToken,
+    phase: &watch::Sender<Phase>,
+    on_tick: &mut (dyn FnMut(&Tick) + Send),
+) -> Window {
     let started = Instant::now();
     let warm_end = started + params.warmup;
     let mut next = (started + Duration::from_secs(1)).min(warm_end);
@@ -301,7 +385,7 @@ pub async fn run<W: Workload>(
             _ = cancel.cancelled() => interrupted = true,
         }
         let now = Instant::now();
-        for r in &recorders {
+        for r in recorders {
             r.drain_into(&mut tick);
         }
         let secs = now.duration_since(last).as_secs_f64().max(1e-9);
@@ -353,69 +437,72 @@ pub async fn run<W: Workload>(
             break;
         }
     }
-    let measured_s = window.map_or(0.0, |(start, _)| last.duration_since(start).as_secs_f64());
+    Window {
+        measured,
+        measured_s: window.map_or(0.0, |(start, _)| last.duration_since(start).as_secs_f64()),
+        per_second,
+        cpu_s,
+        host_cpu,
+        interrupted,
+        start: window.map_or(started, |(start, _)| start),
+    }
+}
 
-    phase.send_replace(Phase::Draining);
-    stop.store(true, Ordering::Relaxed);
-    let mut client_errors = Vec::new();
-    let mut lifetime = Lifetime::default();
-    let mut ledger = <W::Client as WorkloadClient>::Ledger::default();
-    let mut ledger_complete = true;
+/// What the shards handed back after the stop.
+struct Drained<L> {
+    errors: Vec<ClientStop>,
+    /// Unknown outcomes of threads that died or were abandoned (their
+    /// clients may have been mid-COMMIT).
+    lifetime: Lifetime,
+    ledger: L,
+    ledger_complete: bool,
+}
+
+/// Waits for every shard to stop, at most 30 s in all: a thread that
+/// died (panic) or is still blocked then is counted as a stop of all its
+/// clients, whose last transactions have unknown outcomes (an abandoned
+/// thread's connections close at exit, or when the next run drops the
+/// database).
+async fn drain<L: Ledger>(shards: Vec<shard::Handle<L>>) -> Drained<L> {
+    let mut d = Drained {
+        errors: Vec::new(),
+        lifetime: Lifetime::default(),
+        ledger: L::default(),
+        ledger_complete: true,
+    };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     for shard in shards {
-        match tokio::time::timeout_at(deadline, shard.done).await {
+        let reason = match tokio::time::timeout_at(deadline, shard.done).await {
             Ok(Ok(done)) => {
-                client_errors.extend(done.errors);
-                ledger.merge(done.ledger);
-                ledger_complete &= done.ledger_complete;
+                d.errors.extend(done.errors);
+                d.ledger.merge(done.ledger);
+                d.ledger_complete &= done.ledger_complete;
+                continue;
             }
-            Ok(Err(_)) => {
-                // The thread died (panic): its clients may have been
-                // mid-COMMIT.
-                lifetime.unknown_outcome += shard.clients as u64;
-                ledger_complete = false;
-                client_errors.push(ClientStop::shard(StopReason::ThreadDied(shard.clients)));
-            }
-            Err(_) => {
-                // Still blocked 30 s after the end: abandon the thread (its
-                // connections close at exit, or when the next run drops the
-                // database); its clients' last transactions have unknown
-                // outcomes.
-                lifetime.unknown_outcome += shard.clients as u64;
-                ledger_complete = false;
-                client_errors.push(ClientStop::shard(StopReason::Abandoned(shard.clients)));
-            }
-        }
+            Ok(Err(_)) => StopReason::ThreadDied(shard.clients),
+            Err(_) => StopReason::Abandoned(shard.clients),
+        };
+        d.lifetime.unknown_outcome += shard.clients as u64;
+        d.ledger_complete = false;
+        d.errors.push(ClientStop::shard(reason));
     }
-    let mut first_failures: Vec<(String, String)> = Vec::new();
-    for r in &recorders {
-        let l = r.lifetime();
-        lifetime.committed += l.committed;
-        lifetime.unknown_outcome += l.unknown_outcome;
+    d
+}
+
+/// The first message seen for each SQLSTATE, over all `recorders`, by
+/// SQLSTATE.
+fn first_failures(recorders: &[Arc<Recorder>]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for r in recorders {
         for (code, message) in r.first_failures() {
             let code = String::from_utf8_lossy(&code).into_owned();
-            if !first_failures.iter().any(|(c, _)| *c == code) {
-                first_failures.push((code, message));
+            if !out.iter().any(|(c, _)| *c == code) {
+                out.push((code, message));
             }
         }
     }
-    first_failures.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok((
-        EngineOutcome {
-            measured,
-            measured_s,
-            per_second,
-            lifetime,
-            cpu_s,
-            host_cpu,
-            interrupted,
-            client_errors,
-            faults: fault_log.events(window.map_or(started, |(start, _)| start)),
-            ledger_complete,
-            first_failures,
-        },
-        ledger,
-    ))
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
 }
 
 /// The seed of client (or pool session) `id`'s backoff and arrival
