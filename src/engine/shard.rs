@@ -142,23 +142,13 @@ async fn run_shard<C: WorkloadClient>(
     } else {
         (pooled, members)
     };
-    let (db, isolation) = (&common.db, common.isolation);
-    let setups = connect.into_iter().map(|m| async move {
-        let seed = m.backoff_seed;
-        setup(m.id, m.client, db, isolation)
-            .await
-            .map(|s| (s, seed))
-    });
-    let mut sessions = Vec::new();
-    for r in futures_util::future::join_all(setups).await {
-        match r {
-            Ok(x) => sessions.push(x),
-            Err(e) => {
-                let _ = common.ready.send(Err(e));
-                return;
-            }
+    let sessions = match connect_all(connect, &common.db, common.isolation).await {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = common.ready.send(Err(e));
+            return;
         }
-    }
+    };
     let _ = common.ready.send(Ok(()));
     // Drop our sender: if another shard dies while connecting, the engine
     // then sees the channel close instead of waiting forever.
@@ -177,23 +167,18 @@ async fn run_shard<C: WorkloadClient>(
         isolation: common.isolation,
         faults: common.faults.clone(),
     };
-    let pool = (!inputs.is_empty()).then(|| {
-        Arc::new(Pool::new(
-            std::mem::take(&mut sessions)
-                .into_iter()
-                .map(|(s, _)| s)
-                .collect(),
-        ))
-    });
-    let mut clients: Vec<(u32, Source<C>, Ctx)> = match &pool {
-        None => sessions
+    let (mut clients, pool): (Vec<(u32, Source<C>, Ctx)>, _) = if inputs.is_empty() {
+        let own = sessions
             .into_iter()
             .map(|(session, seed)| {
                 let id = session.id;
                 (id, Source::Own(Box::new(session)), ctx(id, seed))
             })
-            .collect(),
-        Some(pool) => inputs
+            .collect();
+        (own, None)
+    } else {
+        let pool = Arc::new(Pool::new(sessions.into_iter().map(|(s, _)| s).collect()));
+        let pooled = inputs
             .into_iter()
             .map(|m| {
                 let source = Source::Pooled {
@@ -202,7 +187,8 @@ async fn run_shard<C: WorkloadClient>(
                 };
                 (m.id, source, ctx(m.id, m.backoff_seed))
             })
-            .collect(),
+            .collect();
+        (pooled, Some(pool))
     };
     // Served in id order in each pass, as pgbench serves its clients.
     clients.sort_by_key(|c| c.0);
@@ -215,10 +201,43 @@ async fn run_shard<C: WorkloadClient>(
         Ok(ended) => ended,
         Err(e) => ids.iter().map(|_| Err(e.to_string())).collect(),
     };
+    let _ = done.send(gather(ids.into_iter().zip(ended), pool));
+}
+
+/// Connects and prepares a session for each of `members`, concurrently,
+/// with its backoff seed. Errors: the first member's that failed.
+async fn connect_all<C: WorkloadClient>(
+    members: Vec<Member<C>>,
+    db: &Config,
+    isolation: Isolation,
+) -> Result<Vec<(Session<C>, u64)>, EngineError> {
+    let setups = members.into_iter().map(|m| async move {
+        let seed = m.backoff_seed;
+        setup(m.id, m.client, db, isolation)
+            .await
+            .map(|s| (s, seed))
+    });
+    futures_util::future::join_all(setups)
+        .await
+        .into_iter()
+        .collect()
+}
+
+/// How a client's loop ended: with its workload client and why it
+/// stopped (`Ok` at the run's end), or with the message of its panic.
+type ClientEnd<C> = Result<(C, Result<(), StopReason>), String>;
+
+/// The shard's [`Done`] from how each client's loop `ended` (its client
+/// and result, or the panic that ended it) and, with a pool, the sessions
+/// it gives back.
+fn gather<C: WorkloadClient>(
+    ended: impl Iterator<Item = (u32, ClientEnd<C>)>,
+    pool: Option<Arc<Pool<C>>>,
+) -> Done<C::Ledger> {
     let mut errors = Vec::new();
     let mut ledger = C::Ledger::default();
     let mut ledger_complete = true;
-    for (id, end) in ids.into_iter().zip(ended) {
+    for (id, end) in ended {
         match end {
             Ok((client, result)) => {
                 ledger.merge(client.into_ledger());
@@ -246,11 +265,11 @@ async fn run_shard<C: WorkloadClient>(
             ledger.merge(s.client.into_ledger());
         }
     }
-    let _ = done.send(Done {
+    Done {
         errors,
         ledger,
         ledger_complete,
-    });
+    }
 }
 
 /// Where a client's inputs and connections come from.
