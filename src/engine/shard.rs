@@ -571,7 +571,6 @@ async fn drive<C: WorkloadClient>(
     state: &mut DriveState,
 ) -> Result<(), Halt> {
     let (rec, retrier, stop) = (&*ctx.rec, &*ctx.retrier, &*ctx.stop);
-    let max_tries = retrier.max_tries();
     let after = |e: &crate::workload::AttemptError| match retrier.classify(e) {
         Verdict::Unknown(_) => AfterError::Unknown,
         _ if e.at_commit => AfterError::Nothing,
@@ -599,7 +598,7 @@ async fn drive<C: WorkloadClient>(
                 return Ok(()); // stopped while reconnecting
             };
             pool_wait += a.pool_wait;
-            let err = match a.result {
+            let err = match &a.result {
                 Ok(Outcome::Committed) => {
                     // Closed loop: the latency leaves out pool waits; open
                     // loop: it counts from the scheduled start, so every
@@ -623,69 +622,15 @@ async fn drive<C: WorkloadClient>(
                 Err(e) => e,
             };
             wasted_us += a.took.as_micros() as u64;
-            let verdict = with_end_code(retrier.classify(&err), a.ended);
-            let lost = match verdict {
-                Verdict::Unknown(code) => {
-                    rec.unknown(ty, tries, wasted_us);
-                    Some(code)
-                }
-                Verdict::ConnectionLost(code) => {
-                    rec.fail(ty, code, tries, wasted_us);
-                    Some(code)
-                }
-                _ => None,
+            let tx = Tries {
+                ty,
+                tries,
+                wasted_us,
             };
-            if let Some(code) = lost {
-                ctx.faults.lost(ctx.id, code);
-                if pooled {
-                    break;
-                }
-                return Err(Halt::Lost);
-            }
-            let (code, retryable) = match verdict {
-                Verdict::Retry(c) => (c, true),
-                Verdict::Fail(c) => (c, false),
-                Verdict::Abort(message) => {
-                    rec.fail(ty, SCRIPT_ERROR, tries, wasted_us);
-                    return Err(Halt::Stop(StopReason::Script(message)));
-                }
-                Verdict::Unknown(_) | Verdict::ConnectionLost(_) => unreachable!("handled above"),
-            };
-            if !retryable && !state.reported.contains(&code) {
-                state.reported.push(code);
-                rec.first_failure(code, || err.describe());
-            }
-            let key = ErrorKey {
-                code,
-                reason: err.reason(),
-                step: a.failed_step,
-                statement: err.statement,
-                at_commit: err.at_commit,
-            };
-            let gave_up = a.rollback_failed.is_some()
-                || a.closed
-                || !retryable
-                || tries >= max_tries
-                || stop.load(Ordering::Relaxed);
-            if !gave_up {
-                rec.error(ty, key);
-            } else {
-                rec.fail_at(ty, key, tries, wasted_us);
-                if a.closed {
-                    // The server closed the connection after the error.
-                    ctx.faults
-                        .lost(ctx.id, a.ended.unwrap_or(CONNECTION_FAILURE));
-                    if pooled {
-                        break;
-                    }
-                    return Err(Halt::Lost);
-                }
-                if let Some(e) = a.rollback_failed {
-                    return Err(Halt::Stop(StopReason::RollbackFailed(target::error_text(
-                        &e,
-                    ))));
-                }
-                break;
+            match after_failure(ctx, state, pooled, &tx, err, &a) {
+                Next::Retry => {}
+                Next::Transaction => break,
+                Next::Halt(h) => return Err(h),
             }
             let delay = retrier.delay(tries + 1, &mut state.backoff_rng);
             if !delay.is_zero() {
@@ -694,6 +639,102 @@ async fn drive<C: WorkloadClient>(
         }
     }
     Ok(())
+}
+
+/// A transaction's tries so far: its type, the tries made (the failed
+/// one included) and the time (µs) spent in the failed ones.
+struct Tries {
+    ty: usize,
+    tries: u32,
+    wasted_us: u64,
+}
+
+/// What a client does after a failed attempt.
+enum Next {
+    /// Try the same input again (after the retry policy's delay).
+    Retry,
+    /// Give up on this transaction and go on with the next one.
+    Transaction,
+    /// Stop driving: the connection is lost, or the client stops for good.
+    Halt(Halt),
+}
+
+/// Records the failed attempt `a` (its error `err`) of transaction `tx`
+/// and decides what comes next: a lost connection or an unknown outcome
+/// halts an own session's client (a pooled one goes on with the next
+/// transaction, its session reconnects at checkout); a script error stops
+/// it; a retryable SQLSTATE is retried until the tries run out or the run
+/// stops; anything else fails the transaction, its first example kept per
+/// SQLSTATE.
+fn after_failure(
+    ctx: &Ctx,
+    state: &mut DriveState,
+    pooled: bool,
+    tx: &Tries,
+    err: &crate::workload::AttemptError,
+    a: &Attempted,
+) -> Next {
+    let (rec, retrier) = (&*ctx.rec, &*ctx.retrier);
+    let Tries {
+        ty,
+        tries,
+        wasted_us,
+    } = *tx;
+    let lost = |code| {
+        ctx.faults.lost(ctx.id, code);
+        if pooled {
+            Next::Transaction
+        } else {
+            Next::Halt(Halt::Lost)
+        }
+    };
+    let (code, retryable) = match with_end_code(retrier.classify(err), a.ended) {
+        Verdict::Unknown(code) => {
+            rec.unknown(ty, tries, wasted_us);
+            return lost(code);
+        }
+        Verdict::ConnectionLost(code) => {
+            rec.fail(ty, code, tries, wasted_us);
+            return lost(code);
+        }
+        Verdict::Abort(message) => {
+            rec.fail(ty, SCRIPT_ERROR, tries, wasted_us);
+            return Next::Halt(Halt::Stop(StopReason::Script(message)));
+        }
+        Verdict::Retry(c) => (c, true),
+        Verdict::Fail(c) => (c, false),
+    };
+    if !retryable && !state.reported.contains(&code) {
+        state.reported.push(code);
+        rec.first_failure(code, || err.describe());
+    }
+    let key = ErrorKey {
+        code,
+        reason: err.reason(),
+        step: a.failed_step,
+        statement: err.statement,
+        at_commit: err.at_commit,
+    };
+    let gave_up = a.rollback_failed.is_some()
+        || a.closed
+        || !retryable
+        || tries >= retrier.max_tries()
+        || ctx.stop.load(Ordering::Relaxed);
+    if !gave_up {
+        rec.error(ty, key);
+        return Next::Retry;
+    }
+    rec.fail_at(ty, key, tries, wasted_us);
+    if a.closed {
+        // The server closed the connection after the error.
+        return lost(a.ended.unwrap_or(CONNECTION_FAILURE));
+    }
+    if let Some(e) = &a.rollback_failed {
+        return Next::Halt(Halt::Stop(StopReason::RollbackFailed(target::error_text(
+            e,
+        ))));
+    }
+    Next::Transaction
 }
 
 /// `verdict` for a lost connection that the client only saw closed
