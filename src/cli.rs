@@ -1,16 +1,15 @@
 //! Command-line flags (clap derive), turned into plain config structs.
-//! No clap type leaves this module.
+//! `isobench run`'s settings are [`Settings`], shared with the
+//! experiment file; no other clap type leaves this module.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::model::LoadFormat;
-use crate::model::{
-    AnomaliesConfig, Backoff, ExperimentConfig, ExternalLoad, Isolation, ObserveLevel, OnError,
-    Order, PgBuild, RetryPolicy, TargetConfig, parse_duration,
-};
+use crate::model::{AnomaliesConfig, ExperimentConfig, Isolation, PgBuild, TargetConfig};
+use crate::study::values::{self, Parse};
+use crate::study::{Settings, SettingsError};
 
 /// isobench: what transaction isolation costs and buys on PostgreSQL.
 #[derive(Debug, Parser)]
@@ -52,253 +51,35 @@ pub enum Command {
     },
 }
 
-fn duration(s: &str) -> Result<Duration, String> {
-    parse_duration(s)
-}
-
-fn positive_duration(s: &str) -> Result<Duration, String> {
-    let d = parse_duration(s)?;
-    if d.is_zero() {
-        return Err(format!("'{s}' must be longer than 0s"));
-    }
-    Ok(d)
-}
-
-fn sample_interval(s: &str) -> Result<Duration, String> {
-    let d = parse_duration(s)?;
-    if d < Duration::from_millis(100) {
-        return Err(format!("'{s}' is shorter than the 100ms minimum"));
-    }
-    Ok(d)
-}
-
-fn workload(s: &str) -> Result<String, String> {
-    if crate::workload::spec(s).is_some() {
-        Ok(s.to_string())
-    } else {
-        let known: Vec<&str> = crate::workload::REGISTRY.iter().map(|s| s.name).collect();
-        Err(format!(
-            "unknown workload '{s}' (built-in: {}; see `isobench workloads`)",
-            known.join(", ")
-        ))
-    }
-}
-
+/// A `--set NAME=VALUE` of `anomalies` (one value).
 fn setting(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
-        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-        _ => Err(format!(
-            "'{s}' is not name=value (e.g. --set shared_buffers=256MB)"
-        )),
-    }
-}
-
-/// `-D NAME=VALUE`: NAME must be a pgbench variable name.
-fn define(s: &str) -> Result<(String, String), String> {
-    let (k, v) = setting(s)?;
-    crate::pgbench::script::check_variable_name(&k)?;
-    Ok((k, v))
-}
-
-fn param(s: &str) -> Result<(String, Vec<String>), String> {
-    match s.split_once('=') {
-        Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => Ok((
-            k.trim().to_string(),
-            v.split(',').map(|x| x.trim().to_string()).collect(),
-        )),
-        _ => Err(format!(
-            "'{s}' is not NAME=VALUE[,VALUE...] (e.g. --param rows=10,100)"
-        )),
-    }
-}
-
-fn weighted(s: &str) -> Result<(String, u32), String> {
-    crate::pgbench::script::split_weight(s).map(|(n, w)| (n.to_string(), w))
-}
-
-/// A `--fault KIND@TIME` value.
-fn fault(s: &str) -> Result<crate::model::FaultSpec, String> {
-    s.parse()
-        .map_err(|e: crate::model::FaultSpecError| e.to_string())
-}
-
-/// A `--fault-plan` value: `none` or `KIND@TIME+KIND@TIME...`.
-fn fault_plan(s: &str) -> Result<crate::model::FaultPlan, String> {
-    s.parse()
-        .map_err(|e: crate::model::FaultSpecError| e.to_string())
-}
-
-fn rate(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
-        _ => Err(format!(
-            "'{s}' is not a rate; give transactions per second > 0, e.g. 500"
-        )),
-    }
-}
-
-fn sqlstate(s: &str) -> Result<String, String> {
-    let s = s.trim().to_ascii_uppercase();
-    if crate::model::sqlstate(&s).is_some() {
-        Ok(s)
-    } else {
-        Err(format!("'{s}' is not a five-character SQLSTATE like 40001"))
-    }
+    values::setting(s).map(|(k, mut v)| (k, v.remove(0)))
 }
 
 /// Flags of `isobench run`. With none, a default study: TPC-B at scale 10,
 /// rc/rr/ser, 16 clients, 3 x 10 s after 2 s of warm-up, on a managed server.
-#[derive(Debug, Args)]
+/// Every flag but `--resume` is also a key of the experiment file
+/// ([`Settings`]).
+#[derive(Debug, Default, Args)]
 pub struct RunArgs {
     /// An experiment file (TOML) with the study's factors and settings; flags override it.
     #[arg(value_name = "STUDY.toml")]
-    pub file: Option<PathBuf>,
+    pub study: Option<PathBuf>,
     /// Continue the interrupted experiment in DIR, skipping its completed runs.
-    #[arg(long, value_name = "DIR", conflicts_with = "file")]
+    #[arg(long, value_name = "DIR", conflicts_with = "study")]
     pub resume: Option<PathBuf>,
-    /// Built-in workload (see `isobench workloads`).
-    #[arg(long, short = 'w', default_value = "tpcb", value_parser = workload)]
-    pub workload: String,
-    /// Scale factors (default: the workload's; TPC-B: 100000 accounts per unit), e.g. 1,10.
-    #[arg(long, short = 's', value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
-    pub scale: Vec<u32>,
-    /// Isolation levels to compare: read-committed|rc, repeatable-read|rr, serializable|ser (default: rc,rr,ser; with --load-cmd: rc).
-    #[arg(long, value_delimiter = ',')]
-    pub isolation: Vec<Isolation>,
-    /// Concurrency-control strategies to compare, e.g. optimistic,locking (default: the workload's first).
-    #[arg(long, value_delimiter = ',')]
-    pub strategy: Vec<String>,
-    /// Workload parameter as a factor, repeatable: --param rows=10,100,1000.
-    #[arg(long = "param", value_name = "NAME=V1,V2", value_parser = param)]
-    pub params: Vec<(String, Vec<String>)>,
-    /// Client counts to sweep, e.g. 1,16.
-    #[arg(long, short = 'c', value_delimiter = ',', default_value = "16",
-          value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub clients: Vec<u32>,
-    /// Connection pool sizes to sweep: clients share this many connections and wait for a free one (default: a connection per client).
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub pool_size: Vec<u32>,
-    /// Open loop: target total rates in tx/s with Poisson arrivals, e.g. 200,400 (default: closed loop).
-    #[arg(long, short = 'R', value_delimiter = ',', value_parser = rate)]
-    pub rate: Vec<f64>,
-    /// Open loop: skip transactions already later than this, count slower commits as late (like pgbench -L).
-    #[arg(long, value_parser = positive_duration, allow_hyphen_values = true)]
-    pub latency_limit: Option<Duration>,
-    /// Inject a fault into every run, repeatable: KIND@TIME from the start of the measured window; KIND: terminate (pg_terminate_backend of the clients), kill-backend (SIGKILL one client backend: crash and recovery), restart (fast shutdown and start), crash (immediate shutdown and start: crash recovery), pause:DURATION (SIGSTOP the server's processes, SIGCONT after DURATION); all but terminate need the managed server. E.g. terminate@2s, pause:1s@2s.
-    #[arg(long = "fault", value_name = "KIND@TIME", value_parser = fault)]
-    pub faults: Vec<crate::model::FaultSpec>,
-    /// The fault as a factor: each cell runs one plan, comma-separated: none, or faults (as --fault) joined by +, e.g. none,crash@2s,pause:1s@1s+restart@3s.
-    #[arg(long = "fault-plan", value_name = "PLAN", value_delimiter = ',', value_parser = fault_plan)]
-    pub fault_plans: Vec<crate::model::FaultPlan>,
-    /// Leave runs that had faults (lost connections, a crashed server) out of the statistics; by default they count and are marked.
-    #[arg(long)]
-    pub exclude_faulted: bool,
-    /// Run order: interleaved (repetition by repetition) or random (each repetition shuffled, seeded).
-    #[arg(long, default_value = "interleaved")]
-    pub order: Order,
-    /// The baseline cell of "% vs baseline", e.g. 'isolation=rc,clients=16' (default: first isolation level and strategy, other factors equal).
-    #[arg(long, value_name = "FACTOR=VALUE,...")]
-    pub baseline: Option<String>,
-    /// Repetitions of every cell (interleaved).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    pub repeat: u32,
-    /// Measured time of each run, e.g. 10s, 500ms, 2m.
-    #[arg(long, short = 'T', default_value = "10s", value_parser = positive_duration, allow_hyphen_values = true)]
-    pub duration: Duration,
-    /// Warm-up before each run's measured time (discarded).
-    #[arg(long, default_value = "2s", value_parser = duration, allow_hyphen_values = true)]
-    pub warmup: Duration,
-    /// How long to wait for a server that went away (crash, restart, failover) to accept connections again; then a managed server is restarted, and with an external one the study stops, keeping what it measured.
-    #[arg(long, default_value = "60s", value_parser = positive_duration, allow_hyphen_values = true)]
-    pub server_wait: Duration,
-    /// Tries per transaction including the first (1 = no retries).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_tries: u32,
-    /// SQLSTATEs that are retried, e.g. 40001,40P01,55P03.
-    #[arg(long, value_delimiter = ',', default_value = "40001,40P01", value_parser = sqlstate)]
-    pub retry_on: Vec<String>,
-    /// Wait before a retry: none, exp (1ms..100ms full jitter), or exp:BASE:MAX.
-    #[arg(long, default_value = "none")]
-    pub backoff: Backoff,
-    /// OS threads driving the clients, like pgbench -j (default: one per 16 clients, at most the CPU count).
-    #[arg(long, short = 'j', value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub threads: Option<u32>,
-    /// pg_stat_database sampling interval.
-    #[arg(long, default_value = "5s", value_parser = sample_interval, allow_hyphen_values = true)]
-    pub sample_interval: Duration,
-    /// Server observations during each run: none, light (plans, pg_stat_database) or full (also wait events and SIRead locks every second).
-    #[arg(long, default_value = "full")]
-    pub observe: ObserveLevel,
-    /// Seed of the input generators (default: random, recorded in results); pgbench's --random-seed.
-    #[arg(long, alias = "random-seed")]
-    pub seed: Option<u64>,
     #[command(flatten)]
-    pub target: TargetArgs,
-    /// The managed server's binaries (initdb, postgres) as DIR or NAME=DIR; repeat it for several builds, a factor that reports show by NAME.
-    #[arg(long, value_name = "[NAME=]DIR", value_parser = pg_build)]
-    pub pg_bin: Vec<PgBuild>,
-    /// Results directory (default results/<timestamp>).
-    #[arg(long, short = 'o', value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// No live progress and no summary table.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-    /// Exit with status 3 when any invariant is violated (anomalies > 0).
-    #[arg(long)]
-    pub fail_on_violation: bool,
-    /// External load instead of a workload: a command run once per run, with placeholders like {clients}, {pool_size}, {isolation}, {duration_s}, {dsn} (see `isobench run --help` and the README).
-    #[arg(
-        long,
-        value_name = "CMD",
-        conflicts_with = "workload",
-        value_parser = template,
-        help_heading = "External load"
-    )]
-    pub load_cmd: Option<String>,
-    /// Run once per server into the database the runs copy, e.g. 'pgbench -i -s {scale}'.
-    #[arg(long, value_name = "CMD", value_parser = template, help_heading = "External load")]
-    pub setup_cmd: Option<String>,
-    /// Run before each run's load (e.g. start the application); what it leaves running is stopped after the run.
-    #[arg(long, value_name = "CMD", value_parser = template, help_heading = "External load")]
-    pub before_run: Option<String>,
-    /// Run after each run's load, also after a failed or interrupted one.
-    #[arg(long, value_name = "CMD", value_parser = template, help_heading = "External load")]
-    pub after_run: Option<String>,
-    /// Before the load: poll this http:// URL until it answers 2xx/3xx, or this command until it exits 0.
-    #[arg(long, value_name = "URL|CMD", value_parser = template, help_heading = "External load")]
-    pub ready: Option<String>,
-    /// How long the readiness check may take.
-    #[arg(long, default_value = "60s", value_parser = positive_duration, allow_hyphen_values = true, help_heading = "External load")]
-    pub ready_timeout: Duration,
-    /// How to read the load's output: auto (by program name), autocannon (-j JSON), pgbench (summary), command (exit code and time only).
-    #[arg(long, default_value = "auto", help_heading = "External load")]
-    pub load_format: LoadFormat,
-    /// When a command fails or its output does not parse: stop the study, or continue with the next run.
-    #[arg(long, default_value = "stop", help_heading = "External load")]
-    pub on_error: OnError,
-    /// A pgbench script file, optionally weighted (like pgbench -f); repeatable.
-    #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]", value_parser = weighted, help_heading = "pgbench scripts")]
-    pub script_files: Vec<(String, u32)>,
-    /// A pgbench built-in script: tpcb-like, simple-update, select-only, optionally weighted (like pgbench -b); repeatable.
-    #[arg(short = 'b', long = "builtin", value_name = "NAME[@WEIGHT]", value_parser = weighted, help_heading = "pgbench scripts")]
-    pub builtins: Vec<(String, u32)>,
-    /// A script variable every client starts with (like pgbench -D); repeatable.
-    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", value_parser = define, help_heading = "pgbench scripts")]
-    pub defines: Vec<(String, String)>,
-    /// How scripts send SQL: simple, extended or prepared (like pgbench -M).
-    #[arg(
-        short = 'M',
-        long = "protocol",
-        default_value = "prepared",
-        help_heading = "pgbench scripts"
-    )]
-    pub protocol: crate::model::QueryMode,
-    /// SQL run once into the template database for the scripts, instead of pgbench's tables.
-    #[arg(long, value_name = "FILE", help_heading = "pgbench scripts")]
-    pub init_sql: Option<PathBuf>,
-    /// Stop the load command after this long (default: no limit).
-    #[arg(long, value_parser = positive_duration, allow_hyphen_values = true, help_heading = "External load")]
-    pub load_timeout: Option<Duration>,
+    pub settings: Settings,
+}
+
+impl RunArgs {
+    /// The experiment: defaults <- the experiment file <- these flags
+    /// ([`crate::study::from_args`]).
+    ///
+    /// Errors: [`SettingsError`], naming the file's line or the flag.
+    pub fn into_study(self) -> Result<ExperimentConfig, SettingsError> {
+        crate::study::from_args(self.study.as_deref(), self.resume.as_deref(), self.settings)
+    }
 }
 
 /// Flags of `isobench report`.
@@ -327,10 +108,10 @@ pub struct MonitorArgs {
     #[arg(long)]
     pub database: Option<String>,
     /// pg_stat_database sampling interval.
-    #[arg(long, default_value = "5s", value_parser = sample_interval, allow_hyphen_values = true)]
+    #[arg(long, default_value = "5s", value_parser = values::SampleInterval::parse, allow_hyphen_values = true)]
     pub sample_interval: Duration,
     /// How long to observe (default: until Ctrl-C).
-    #[arg(long, short = 'T', value_parser = positive_duration, allow_hyphen_values = true)]
+    #[arg(long, short = 'T', value_parser = values::PositiveDur::parse, allow_hyphen_values = true)]
     pub duration: Option<Duration>,
     /// Results directory (default results/monitor-<timestamp>).
     #[arg(long, short = 'o', value_name = "DIR")]
@@ -377,7 +158,7 @@ pub struct AnomaliesArgs {
     #[arg(long, value_name = "N", default_value_t = 1000, requires = "specs")]
     pub max_permutations: u64,
     /// How long a step may run, or wait on a lock, before the probe is reported stuck (with --spec: cancelled, and the spec given up after twice this).
-    #[arg(long, default_value = "5s", value_parser = positive_duration, allow_hyphen_values = true)]
+    #[arg(long, default_value = "5s", value_parser = values::PositiveDur::parse, allow_hyphen_values = true)]
     pub step_timeout: Duration,
     /// List the built-in probes and exit.
     #[arg(long)]
@@ -443,261 +224,9 @@ impl TargetArgs {
     }
 }
 
-impl Default for RunArgs {
-    fn default() -> Self {
-        match Cli::parse_from(["isobench", "run"]).command {
-            Some(Command::Run(args)) => *args,
-            _ => unreachable!("`isobench run` parses to Run"),
-        }
-    }
-}
-
-impl RunArgs {
-    /// The plain experiment configuration.
-    pub fn into_config(self) -> ExperimentConfig {
-        // One `--pg-bin` is the server, several are a factor.
-        let mut builds = dedup(self.pg_bin);
-        let (server_build, pg_bin) = if builds.len() == 1 {
-            (builds.pop(), Vec::new())
-        } else {
-            (None, builds)
-        };
-        ExperimentConfig {
-            workload: self.workload,
-            load: ExternalLoad {
-                cmd: self.load_cmd,
-                setup: self.setup_cmd,
-                before_run: self.before_run,
-                after_run: self.after_run,
-                ready: self.ready,
-                ready_timeout: self.ready_timeout,
-                format: self.load_format,
-                on_error: self.on_error,
-                timeout_ms: self.load_timeout.map(|d| d.as_secs_f64() * 1000.0),
-            },
-            scripts: crate::model::ScriptsConfig {
-                files: self
-                    .script_files
-                    .into_iter()
-                    .map(|(f, w)| (PathBuf::from(f), w))
-                    .collect(),
-                builtins: self.builtins,
-                defines: self.defines,
-                mode: self.protocol,
-                init_sql: self.init_sql,
-                workload_named: false,
-            },
-            scale: dedup(self.scale),
-            isolation: dedup(self.isolation),
-            strategies: dedup(
-                self.strategy
-                    .into_iter()
-                    .map(|s| s.trim().to_string())
-                    .collect(),
-            ),
-            params: self
-                .params
-                .into_iter()
-                .map(|(k, v)| (k, dedup(v)))
-                .collect(),
-            clients: dedup(self.clients),
-            pool_size: dedup(self.pool_size),
-            rate: dedup(self.rate),
-            latency_limit: self.latency_limit,
-            faults: self.faults,
-            fault_plans: dedup(self.fault_plans),
-            exclude_faulted: self.exclude_faulted,
-            max_tries: Vec::new(),
-            setting_factors: Vec::new(),
-            pg_bin,
-            order: self.order,
-            baseline: self.baseline,
-            file: self.file,
-            resume: self.resume,
-            repeat: self.repeat,
-            duration: self.duration,
-            warmup: self.warmup,
-            server_wait: self.server_wait,
-            retry: RetryPolicy {
-                max_tries: self.max_tries,
-                retry_on: dedup(self.retry_on),
-                backoff: self.backoff,
-            },
-            threads: self.threads.map(|t| t as usize),
-            sample_interval: self.sample_interval,
-            observe: self.observe,
-            seed: self.seed.unwrap_or_else(rand::random),
-            target: TargetConfig {
-                pg_bin: server_build,
-                ..self.target.into_config()
-            },
-            out: self.out,
-            quiet: self.quiet,
-            fail_on_violation: self.fail_on_violation,
-        }
-    }
-}
-
-impl RunArgs {
-    /// The experiment: the defaults, then the experiment file (if any),
-    /// then the flags in `given` (the ids of the flags given on the command
-    /// line or by environment, see [`given_ids`]); with `--resume`, the
-    /// study recorded in the results directory.
-    ///
-    /// Errors: the experiment file's ([`crate::study::StudyError`], with
-    /// line and column), a flag that `--resume` cannot take, one
-    /// `--pg-bin` name given to two directories.
-    pub fn into_study(self, given: &[String]) -> Result<ExperimentConfig, String> {
-        crate::model::dedup_builds(self.pg_bin.clone()).map_err(|e| format!("--pg-bin: {e}"))?;
-        if let Some(dir) = self.resume.clone() {
-            let allowed = [
-                "resume",
-                "quiet",
-                "fail_on_violation",
-                "observe",
-                "dsn",
-                "external",
-                "server_user",
-                "pg_bin",
-            ];
-            if let Some(bad) = given.iter().find(|g| !allowed.contains(&g.as_str())) {
-                return Err(format!(
-                    "--resume continues the study recorded in {}; --{} cannot change it \
-                     (only --quiet, --fail-on-violation and the server flags are allowed)",
-                    dir.display(),
-                    bad.replace('_', "-")
-                ));
-            }
-            let cli = self.into_config();
-            return crate::study::resume(&dir, &cli, given)
-                .map(ExperimentConfig::resolve)
-                .map_err(|e| e.to_string());
-        }
-        let Some(path) = self.file.clone() else {
-            let mut cfg = self.into_config();
-            cfg.scripts.workload_named = given.iter().any(|g| g == "workload");
-            return Ok(cfg.resolve());
-        };
-        let base = RunArgs::default().into_config();
-        let mut cfg = crate::study::load(&path, base).map_err(|e| e.to_string())?;
-        let cli = self.into_config();
-        for id in given {
-            match id.as_str() {
-                "workload" => {
-                    // A workload on the command line replaces the file's
-                    // external load.
-                    cfg.workload = cli.workload.clone();
-                    cfg.scripts.workload_named = true;
-                    cfg.load = ExternalLoad::default();
-                }
-                "load_cmd" => cfg.load.cmd = cli.load.cmd.clone(),
-                "setup_cmd" => cfg.load.setup = cli.load.setup.clone(),
-                "before_run" => cfg.load.before_run = cli.load.before_run.clone(),
-                "after_run" => cfg.load.after_run = cli.load.after_run.clone(),
-                "ready" => cfg.load.ready = cli.load.ready.clone(),
-                "ready_timeout" => cfg.load.ready_timeout = cli.load.ready_timeout,
-                "load_format" => cfg.load.format = cli.load.format,
-                "on_error" => cfg.load.on_error = cli.load.on_error,
-                "load_timeout" => cfg.load.timeout_ms = cli.load.timeout_ms,
-                "script_files" => cfg.scripts.files = cli.scripts.files.clone(),
-                "builtins" => cfg.scripts.builtins = cli.scripts.builtins.clone(),
-                "defines" => cfg.scripts.defines = cli.scripts.defines.clone(),
-                "protocol" => cfg.scripts.mode = cli.scripts.mode,
-                "init_sql" => cfg.scripts.init_sql = cli.scripts.init_sql.clone(),
-                "scale" => cfg.scale = cli.scale.clone(),
-                "isolation" => cfg.isolation = cli.isolation.clone(),
-                "strategy" => cfg.strategies = cli.strategies.clone(),
-                "clients" => cfg.clients = cli.clients.clone(),
-                "pool_size" => cfg.pool_size = cli.pool_size.clone(),
-                "rate" => cfg.rate = cli.rate.clone(),
-                "latency_limit" => cfg.latency_limit = cli.latency_limit,
-                "faults" => cfg.faults = cli.faults.clone(),
-                "fault_plans" => cfg.fault_plans = cli.fault_plans.clone(),
-                "exclude_faulted" => cfg.exclude_faulted = cli.exclude_faulted,
-                "repeat" => cfg.repeat = cli.repeat,
-                "duration" => cfg.duration = cli.duration,
-                "warmup" => cfg.warmup = cli.warmup,
-                "server_wait" => cfg.server_wait = cli.server_wait,
-                "max_tries" => {
-                    cfg.retry.max_tries = cli.retry.max_tries;
-                    cfg.max_tries.clear();
-                }
-                "retry_on" => cfg.retry.retry_on = cli.retry.retry_on.clone(),
-                "backoff" => cfg.retry.backoff = cli.retry.backoff,
-                "threads" => cfg.threads = cli.threads,
-                "sample_interval" => cfg.sample_interval = cli.sample_interval,
-                "observe" => cfg.observe = cli.observe,
-                "seed" => cfg.seed = cli.seed,
-                "order" => cfg.order = cli.order,
-                "baseline" => cfg.baseline = cli.baseline.clone(),
-                "dsn" => cfg.target.dsn = cli.target.dsn.clone(),
-                "external" => cfg.target.external_from_env = cli.target.external_from_env,
-                "pg_bin" => {
-                    cfg.target.pg_bin = cli.target.pg_bin.clone();
-                    cfg.pg_bin = cli.pg_bin.clone();
-                }
-                "server_user" => cfg.target.server_user = cli.target.server_user.clone(),
-                "out" => cfg.out = cli.out.clone(),
-                "quiet" => cfg.quiet = cli.quiet,
-                "fail_on_violation" => cfg.fail_on_violation = cli.fail_on_violation,
-                "settings" => {
-                    for (k, v) in &cli.target.settings {
-                        cfg.target.settings.retain(|(n, _)| n != k);
-                        cfg.setting_factors.retain(|(n, _)| n != k);
-                        cfg.target.settings.push((k.clone(), v.clone()));
-                    }
-                }
-                "params" => {
-                    for (k, v) in &cli.params {
-                        cfg.params.retain(|(n, _)| n != k);
-                        cfg.params.push((k.clone(), v.clone()));
-                    }
-                }
-                // The experiment file itself.
-                "file" => {}
-                other => {
-                    // Every flag has a rule above (a test walks them all).
-                    return Err(format!(
-                        "--{}: not applied over an experiment file (a bug: please report it)",
-                        other.replace('_', "-")
-                    ));
-                }
-            }
-        }
-        Ok(cfg.resolve())
-    }
-}
-
-/// The ids of the arguments in `m` that the user gave (on the command
-/// line or through an environment variable), not defaults.
-pub fn given_ids(m: &clap::ArgMatches) -> Vec<String> {
-    use clap::parser::ValueSource;
-    m.ids()
-        // Groups (clap names them after the flattened structs, e.g.
-        // `TargetArgs`) are not flags.
-        .filter(|id| !id.as_str().starts_with(|c: char| c.is_ascii_uppercase()))
-        .filter(|id| {
-            matches!(
-                m.value_source(id.as_str()),
-                Some(ValueSource::CommandLine | ValueSource::EnvVariable)
-            )
-        })
-        .map(|id| id.as_str().to_string())
-        .collect()
-}
-
-/// A command template (`--load-cmd` ...): its placeholders must be known,
-/// as in an experiment file.
-fn template(s: &str) -> Result<String, String> {
-    crate::external::template::Template::parse("the command", s)?;
-    Ok(s.to_string())
-}
-
-/// `--pg-bin [NAME=]DIR` ([`PgBuild::split_arg`]), checked by
-/// [`crate::target::pg_build`] as an experiment file's `pg_bin` is.
+/// `--pg-bin [NAME=]DIR` of `anomalies`.
 fn pg_build(s: &str) -> Result<PgBuild, String> {
-    let (name, dir) = PgBuild::split_arg(s);
-    crate::target::pg_build(name, dir).map_err(|e| e.to_string())
+    values::Build::parse(s)
 }
 
 fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {
@@ -713,6 +242,7 @@ fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{OnError, RetryPolicy};
 
     fn parse(args: &[&str]) -> Result<RunArgs, String> {
         let mut full = vec!["isobench", "run"];
@@ -728,7 +258,7 @@ mod tests {
 
     #[test]
     fn defaults_are_the_default_study() {
-        let c = RunArgs::default().into_config().resolve();
+        let c = RunArgs::default().into_study().unwrap();
         assert_eq!(c.workload, "tpcb");
         assert!(!c.load.active());
         assert!(c.scale.is_empty());
@@ -750,9 +280,7 @@ mod tests {
             "continue",
         ])
         .unwrap();
-        let c = a
-            .into_study(&["load_cmd".into(), "on_error".into()])
-            .unwrap();
+        let c = a.into_study().unwrap();
         assert_eq!(c.isolation, vec![Isolation::ReadCommitted]);
         assert_eq!(c.load.cmd.as_deref(), Some("pgbench -c {clients} {dsn}"));
         assert_eq!(c.load.on_error, OnError::Continue);
@@ -774,7 +302,7 @@ mod tests {
             "500ms",
         ])
         .unwrap();
-        let c = a.into_config();
+        let c = a.into_study().unwrap();
         assert_eq!(
             c.isolation,
             vec![Isolation::Serializable, Isolation::ReadCommitted]
@@ -782,24 +310,22 @@ mod tests {
         assert_eq!(c.clients, vec![1, 16]);
         assert_eq!(c.duration, Duration::from_millis(500));
         let c = parse(&[
+            "--workload",
+            "sibench",
             "--param",
             "rows=10,100,10",
-            "--param",
-            "read-ratio=0.5",
             "--strategy",
             "locking,optimistic",
         ])
         .unwrap()
-        .into_config();
+        .into_study()
+        .unwrap();
         assert_eq!(
             c.params,
-            vec![
-                (
-                    "rows".to_string(),
-                    vec!["10".to_string(), "100".to_string()]
-                ),
-                ("read-ratio".to_string(), vec!["0.5".to_string()])
-            ]
+            vec![(
+                "rows".to_string(),
+                vec!["10".to_string(), "100".to_string()]
+            )]
         );
         assert_eq!(c.strategies, vec!["locking", "optimistic"]);
     }
@@ -948,7 +474,7 @@ mod tests {
             "fault",
             &["--fault", "terminate@2s", "--fault", "kill-backend@1500ms"],
             "fault = [\"terminate@2s\", \"kill-backend@1500ms\"]",
-            Some(("explode@2s", "[\"terminate\"]")),
+            Some(("explode@2s", "[\"explode@2s\"]")),
         ),
         (
             "fault-plan",
@@ -1151,17 +677,7 @@ mod tests {
     /// anything starts (workload strategies and parameters are checked
     /// when the cells are planned).
     fn study_of(args: &[&str]) -> Result<ExperimentConfig, String> {
-        use clap::{CommandFactory, FromArgMatches};
-        let mut full = vec!["isobench", "run"];
-        full.extend_from_slice(args);
-        let m = Cli::command()
-            .try_get_matches_from(full)
-            .map_err(|e| e.to_string())?;
-        let given = given_ids(m.subcommand_matches("run").unwrap());
-        let Some(Command::Run(a)) = Cli::from_arg_matches(&m).unwrap().command else {
-            unreachable!()
-        };
-        let cfg = a.into_study(&given)?;
+        let cfg = parse(args)?.into_study().map_err(|e| e.to_string())?;
         crate::experiment::cells(&cfg).map_err(|e| e.to_string())?;
         Ok(cfg)
     }
@@ -1182,6 +698,71 @@ mod tests {
             Some((header, line)) => format!("{header}\n{line}\n"),
             None => format!("{key_line}\n"),
         }
+    }
+
+    /// Defaults <- file <- flags: a flag replaces the file's key, `--set`
+    /// and `--param` replace one entry, a workload replaces an external
+    /// load; a check of settings against each other names the key where
+    /// the file set it, also when a flag made it fail.
+    #[test]
+    fn flags_over_a_file_merge_and_errors_keep_their_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.toml");
+        let p = path.to_str().unwrap();
+        std::fs::write(
+            &path,
+            "workload = \"sibench\"\nclients = [1, 2]\nstrategy = \"locking\"\n\
+             [params]\nrows = [10, 20]\n[factors.settings]\nwork_mem = [\"4MB\", \"8MB\"]\n\
+             shared_buffers = [\"64MB\", \"128MB\"]\n",
+        )
+        .unwrap();
+        let c = study_of(&[p, "--clients", "3", "--set", "work_mem=16MB"]).unwrap();
+        assert_eq!(c.clients, vec![3]);
+        assert_eq!(c.strategies, vec!["locking"]);
+        assert_eq!(
+            c.params,
+            vec![("rows".into(), vec!["10".into(), "20".into()])]
+        );
+        assert!(
+            c.target
+                .settings
+                .contains(&("work_mem".into(), "16MB".into()))
+        );
+        assert_eq!(
+            c.setting_factors,
+            vec![("shared_buffers".into(), vec!["64MB".into(), "128MB".into()])]
+        );
+        // The flag's workload has no `locking`: the error is the file's line.
+        let e = study_of(&[p, "--workload", "tpcb"]).unwrap_err();
+        assert!(
+            e.starts_with(&format!(
+                "{p}:3:12: strategy: tpcb has no strategy 'locking'"
+            )),
+            "{e}"
+        );
+        // And a flag's own value is named as the flag.
+        let e = study_of(&[p, "--strategy", "none"]).unwrap_err();
+        assert!(
+            e.starts_with("--strategy none: sibench has no strategy"),
+            "{e}"
+        );
+        // A workload flag over an external load clears the load.
+        std::fs::write(
+            &path,
+            "load_cmd = \"pgbench {dsn}\"\nready_timeout = \"5s\"\n",
+        )
+        .unwrap();
+        let c = study_of(&[p, "--workload", "smallbank"]).unwrap();
+        assert!(!c.load.active());
+        assert_eq!(c.load.ready_timeout, Duration::from_secs(60));
+        assert_eq!(c.workload, "smallbank");
+        // A key that is not a factor in [factors].
+        std::fs::write(&path, "[factors]\nrepeat = 2\n").unwrap();
+        let e = study_of(&[p]).unwrap_err();
+        assert!(
+            e.starts_with(&format!("{p}:2:1: repeat: not a factor")),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1266,16 +847,21 @@ mod tests {
                 );
                 let mut bad_args: Vec<&str> = args.to_vec();
                 *bad_args.last_mut().unwrap() = &bad_flag;
-                assert!(
-                    study_of(&bad_args).is_err(),
-                    "--{flag} {bad_flag} is accepted"
-                );
+                let flag_err =
+                    study_of(&bad_args).expect_err(&format!("--{flag} {bad_flag} is accepted"));
                 let text = match key.split_once('\n') {
                     Some((header, _)) => format!("{header}\n{bad_key}\n"),
                     None => format!("{} = {bad_key}\n", key.split_once(" = ").unwrap().0),
                 };
                 std::fs::write(&path, &text).unwrap();
-                assert!(study_of(&[p]).is_err(), "`{text}` is accepted");
+                let file_err = study_of(&[p]).expect_err(&format!("`{text}` is accepted"));
+                // One check refused both: the file's reason, after
+                // `path:line:column: key: `, is the flag's.
+                let reason = file_err.splitn(3, ": ").nth(2).unwrap_or("");
+                assert!(
+                    !reason.is_empty() && flag_err.contains(reason),
+                    "--{flag} {bad_flag} and `{text}` are refused for different reasons:\n{flag_err}\n{file_err}"
+                );
             }
         }
     }

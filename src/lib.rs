@@ -27,7 +27,7 @@ pub(crate) mod progress;
 pub mod report;
 pub(crate) mod stats;
 pub mod store;
-pub(crate) mod study;
+pub mod study;
 pub mod target;
 pub mod workload;
 

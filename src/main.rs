@@ -60,10 +60,6 @@ fn main() -> ExitCode {
         .init();
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    let given = match matches.subcommand() {
-        Some(("run", m)) => isobench::cli::given_ids(m),
-        _ => Vec::new(),
-    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -74,7 +70,7 @@ fn main() -> ExitCode {
             return Exit::Error.into();
         }
     };
-    let code = runtime.block_on(dispatch(cli, given));
+    let code = runtime.block_on(dispatch(cli));
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     match code {
         Ok(exit) => exit.into(),
@@ -85,9 +81,9 @@ fn main() -> ExitCode {
     }
 }
 
-async fn dispatch(cli: Cli, given: Vec<String>) -> Result<Exit> {
+async fn dispatch(cli: Cli) -> Result<Exit> {
     match cli.command.unwrap_or_else(|| Command::Run(Box::default())) {
-        Command::Run(args) => run(*args, &given).await,
+        Command::Run(args) => run(*args).await,
         Command::Report(args) => {
             let mut results = store::load_dir(&args.dir)?;
             if args.baseline.is_some() {
@@ -166,8 +162,8 @@ fn check_history(files: &[std::path::PathBuf]) -> Result<Exit> {
     })
 }
 
-async fn run(args: RunArgs, given: &[String]) -> Result<Exit> {
-    let cfg = args.into_study(given).map_err(BadInput)?;
+async fn run(args: RunArgs) -> Result<Exit> {
+    let cfg = args.into_study().map_err(|e| BadInput(e.to_string()))?;
     let quiet = cfg.quiet;
     let fail_on_violation = cfg.fail_on_violation;
     let cancel = CancellationToken::new();

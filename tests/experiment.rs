@@ -374,7 +374,8 @@ fn resume_continues_an_interrupted_study() {
     assert!(stderr.contains("nothing to resume"), "{stderr}");
 }
 
-/// Bad experiment files: exit 1 with file:line:column and the key, before
+/// Bad experiment files: exit 2 with file:line:column (of the offending
+/// list element) and the key, before
 /// any server starts.
 #[test]
 fn bad_study_files_name_the_key_and_line() {
@@ -386,7 +387,7 @@ fn bad_study_files_name_the_key_and_line() {
         ),
         (
             "[factors]\npool_size = [2, 0]\n",
-            ":2:13: pool_size: 0 is out of range",
+            ":2:17: pool_size: 0 is out of range",
         ),
         ("duration = \"2 parsecs\"\n", ":1:12: duration:"),
     ] {

@@ -44,16 +44,27 @@
 //! parameters the same way. Unknown keys and invalid values are errors
 //! naming the file, line, column and key. Command-line flags override the
 //! file's values (`--set`/`--param` per name).
+//!
+//! One configuration layer: [`Settings`] is both the flags (clap) and the
+//! file's keys (serde); each value is read by one parser in [`values`]
+//! whichever way it comes; [`from_args`] merges defaults <- file <- flags
+//! and [`Settings::into_config`] checks the merged settings against each
+//! other (naming the file's line, or the flag) and fills the defaults.
+//! The data flow: `cli::RunArgs` -> [`Settings`] (flags) + [`read`] (file)
+//! -> [`Settings::overlay`] -> [`Settings::into_config`] ->
+//! `model::ExperimentConfig`.
 
-use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use toml::{Spanned, Value};
+use crate::model::{ExperimentConfig, PgBuild};
 
-use crate::model::{Backoff, ExperimentConfig, Isolation, ObserveLevel, OnError, Order};
-use crate::model::{LoadFormat, PgBuild, PgBuildError, dedup_builds};
+mod file;
+mod settings;
+pub mod values;
+
+pub use file::{parse, read};
+pub use settings::{FACTOR_KEYS, Origin, Settings, flag_of};
 
 /// An error in an experiment file, located at `line:column` (1-based).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -65,429 +76,87 @@ pub struct StudyError {
     pub message: String,
 }
 
-mod raw;
+/// Why a study's settings were refused: located in the file that set the
+/// key, or naming the flag.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    #[error(transparent)]
+    File(#[from] StudyError),
+    /// A flag's value, the message naming the flag.
+    #[error("{0}")]
+    Flag(String),
+    /// `--resume`: the results directory, or a flag it cannot take.
+    #[error("{0}")]
+    Resume(String),
+}
 
-use raw::*;
+/// The default study: every setting at its default (TPC-B, rc/rr/ser, 16
+/// clients, 3 x 10 s after 2 s of warm-up, a managed server).
+pub fn defaults() -> ExperimentConfig {
+    Settings::default()
+        .into_config()
+        .expect("the defaults are valid")
+}
 
-/// Reads the experiment file `path` over `base` (the defaults).
+/// Reads the experiment file `path` alone (no flags) into a configuration.
 ///
-/// Errors: the file cannot be read, is not TOML, has an unknown key, or a
-/// value that is invalid for its key ([`StudyError`] with line and column).
-pub fn load(path: &Path, base: ExperimentConfig) -> Result<ExperimentConfig, StudyError> {
-    let text = std::fs::read_to_string(path).map_err(|e| StudyError {
-        path: path.display().to_string(),
-        line: 0,
-        column: 0,
-        message: format!("cannot read the experiment file: {e}"),
-    })?;
-    let mut cfg = parse(&path.display().to_string(), &text, base)?;
+/// Errors: [`read`]'s, and settings that contradict each other
+/// ([`Settings::into_config`]).
+pub fn load(path: &Path) -> Result<ExperimentConfig, SettingsError> {
+    let mut cfg = read(path)?.into_config()?;
     cfg.file = Some(path.to_path_buf());
     Ok(cfg)
 }
 
-/// Parses an experiment file's `text` (named `path` in errors) over `base`:
-/// its keys in four groups (the load, pgbench scripts, factors, the
-/// run's settings), each applied by a function of its own.
-pub fn parse(
-    path: &str,
-    text: &str,
-    base: ExperimentConfig,
-) -> Result<ExperimentConfig, StudyError> {
-    let src = Src { path, text };
-    let mut raw: Raw = toml::from_str(text).map_err(|e| {
-        let at = e.span().map_or(0, |s| s.start);
-        src.err(at, e.message().trim())
-    })?;
-    let mut cfg = base;
-    let mut f = raw.factors.take().unwrap_or_default();
-    apply_load(&src, &mut raw, &mut cfg)?;
-    apply_scripts(&src, &mut raw, &mut cfg)?;
-    apply_factors(&src, &mut raw, &mut f, &mut cfg)?;
-    apply_builds(&src, &mut raw, &mut f, &mut cfg)?;
-    apply_tables(&src, &mut raw, &mut f, &mut cfg)?;
-    apply_run(&src, &mut raw, &mut cfg)?;
-    Ok(cfg)
-}
+/// The flags `--resume` takes: how to reach the server, and how to show
+/// what happens.
+const RESUME_FLAGS: [&str; 7] = [
+    "quiet",
+    "fail_on_violation",
+    "observe",
+    "dsn",
+    "external",
+    "server_user",
+    "pg_bin",
+];
 
-/// The workload, or the external load that replaces it (`load_cmd` and
-/// its companions, templates checked).
-fn apply_load(src: &Src, raw: &mut Raw, cfg: &mut ExperimentConfig) -> Result<(), StudyError> {
-    if let (Some(_), Some(cmd)) = (&raw.workload, &raw.load_cmd) {
-        return Err(src.err(
-            cmd.span().start,
-            "load_cmd: an external load replaces the workload; remove `workload` or `load_cmd`",
-        ));
-    }
-    if let Some(v) = raw.workload.take() {
-        let name = src.one("workload", &v, string)?;
-        if crate::workload::spec(&name).is_none() {
-            let known: Vec<&str> = crate::workload::REGISTRY.iter().map(|s| s.name).collect();
-            return Err(src.err(
-                v.span().start,
-                format!(
-                    "workload: unknown workload '{name}' (built-in: {})",
-                    known.join(", ")
-                ),
-            ));
-        }
-        cfg.workload = name;
-        cfg.scripts.workload_named = true;
-        cfg.load.cmd = None;
-    }
-    let text_of = |key: &str, v: &Spanned<Value>| -> Result<String, StudyError> {
-        let t = src.one(key, v, string)?;
-        crate::external::template::Template::parse(key, &t)
-            .map_err(|e| src.err(v.span().start, e))?;
-        Ok(t)
-    };
-    if let Some(v) = &raw.load_cmd {
-        cfg.load.cmd = Some(text_of("load_cmd", v)?);
-    }
-    for (key, entry, slot) in [
-        ("setup_cmd", &raw.setup_cmd, &mut cfg.load.setup),
-        ("before_run", &raw.before_run, &mut cfg.load.before_run),
-        ("after_run", &raw.after_run, &mut cfg.load.after_run),
-        ("ready", &raw.ready, &mut cfg.load.ready),
-    ] {
-        if let Some(v) = entry {
-            *slot = Some(text_of(key, v)?);
-        }
-    }
-    if let Some(v) = raw.ready_timeout.take() {
-        cfg.load.ready_timeout = src.one("ready_timeout", &v, duration)?;
-    }
-    if let Some(v) = raw.load_format.take() {
-        cfg.load.format = src.one("load_format", &v, parsed::<LoadFormat>)?;
-    }
-    if let Some(v) = raw.on_error.take() {
-        cfg.load.on_error = src.one("on_error", &v, parsed::<OnError>)?;
-    }
-    if let Some(v) = raw.load_timeout.take() {
-        let d = src.one("load_timeout", &v, duration)?;
-        cfg.load.timeout_ms = Some(d.as_secs_f64() * 1000.0);
-    }
-    Ok(())
-}
-
-/// pgbench scripts (`file`, `builtin`, `[define]`, `protocol`,
-/// `init_sql`); files relative to the experiment file's directory.
-fn apply_scripts(src: &Src, raw: &mut Raw, cfg: &mut ExperimentConfig) -> Result<(), StudyError> {
-    // pgbench scripts; files relative to the experiment file's directory.
-    let here = Path::new(src.path).parent().unwrap_or(Path::new(""));
-    let weighted = |v: &Value| -> Result<(String, u32), String> {
-        crate::pgbench::script::split_weight(&string(v)?).map(|(n, w)| (n.to_string(), w))
-    };
-    if let Some(v) = raw.file.take() {
-        cfg.scripts.files = src
-            .list("file", &v, weighted)?
-            .into_iter()
-            .map(|(f, w)| (here.join(f), w))
-            .collect();
-    }
-    if let Some(v) = raw.builtin.take() {
-        cfg.scripts.builtins = src.list("builtin", &v, weighted)?;
-    }
-    if let Some(table) = raw.define.take() {
-        cfg.scripts.defines = table
-            .into_iter()
-            .map(|(k, v)| {
-                crate::pgbench::script::check_variable_name(k.get_ref())
-                    .map_err(|e| src.err(k.span().start, format!("define: {e}")))?;
-                Ok((k.into_inner(), src.one("define", &v, scalar)?))
-            })
-            .collect::<Result<_, StudyError>>()?;
-    }
-    if let Some(v) = raw.protocol.take() {
-        cfg.scripts.mode = src.one("protocol", &v, parsed)?;
-    }
-    if let Some(v) = raw.init_sql.take() {
-        cfg.scripts.init_sql = Some(here.join(src.one("init_sql", &v, string)?));
-    }
-    Ok(())
-}
-
-/// The list factors, each from the top level or `[factors]` (never
-/// both), checked against the workload.
-fn apply_factors(
-    src: &Src,
-    raw: &mut Raw,
-    f: &mut Factors,
-    cfg: &mut ExperimentConfig,
-) -> Result<(), StudyError> {
-    // A factor from the top level or [factors], never both.
-    let pick = |key: &str, top: Entry, fac: Entry| -> Result<Entry, StudyError> {
-        match (top, fac) {
-            (Some(_), Some(b)) => Err(src.err(
-                b.span().start,
-                format!("{key}: given both at the top level and in [factors]; keep one"),
-            )),
-            (a, b) => Ok(a.or(b)),
-        }
-    };
-    // With an external load, strategies, scale and parameters are only
-    // placeholder values: no workload checks them.
-    let external = cfg.load.active();
-    let spec = crate::workload::spec(&cfg.workload).expect("checked above or default");
-    if let Some(v) = pick("isolation", raw.isolation.take(), f.isolation.take())? {
-        cfg.isolation = dedup(src.list("isolation", &v, parsed::<Isolation>)?);
-    }
-    if let Some(v) = pick("strategy", raw.strategy.take(), f.strategy.take())? {
-        let list = dedup(src.list("strategy", &v, string)?);
-        for s in list.iter().filter(|_| !external) {
-            spec.check_strategy(s)
-                .map_err(|e| src.err(v.span().start, format!("strategy: {e}")))?;
-        }
-        cfg.strategies = list;
-    }
-    if let Some(v) = pick("clients", raw.clients.take(), f.clients.take())? {
-        cfg.clients = dedup(src.list("clients", &v, u32_in(1, 10_000))?);
-    }
-    if let Some(v) = pick("pool_size", raw.pool_size.take(), f.pool_size.take())? {
-        cfg.pool_size = dedup(src.list("pool_size", &v, u32_in(1, 10_000))?);
-    }
-    if let Some(v) = pick("rate", raw.rate.take(), f.rate.take())? {
-        cfg.rate = src.list("rate", &v, positive_rate)?;
-    }
-    if let Some(v) = pick("scale", raw.scale.take(), f.scale.take())? {
-        if spec.scale.is_none() && !external {
-            return Err(src.err(
-                v.span().start,
-                format!(
-                    "scale: {} has no scale factor; its size is a parameter (see `isobench workloads {}`)",
-                    spec.name, spec.name
-                ),
-            ));
-        }
-        cfg.scale = dedup(src.list("scale", &v, u32_in(1, 100_000))?);
-    }
-    if let Some(v) = pick("fault_plan", raw.fault_plan.take(), f.fault_plan.take())? {
-        cfg.fault_plans = dedup(src.list("fault_plan", &v, |x| {
-            string(x)?
-                .parse::<crate::model::FaultPlan>()
-                .map_err(|e| e.to_string())
-        })?);
-    }
-    if let Some(v) = pick("max_tries", raw.max_tries.take(), f.max_tries.take())? {
-        let tries = dedup(src.list("max_tries", &v, u32_in(1, 1_000_000))?);
-        match tries.as_slice() {
-            [one] => {
-                cfg.retry.max_tries = *one;
-                cfg.max_tries = Vec::new();
-            }
-            _ => cfg.max_tries = tries,
-        }
-    }
-    Ok(())
-}
-
-/// `pg_bin` from the top level or `[factors]` (never both): one build is a
-/// setting of the target, several a factor.
-fn apply_builds(
-    src: &Src,
-    raw: &mut Raw,
-    f: &mut Factors,
-    cfg: &mut ExperimentConfig,
-) -> Result<(), StudyError> {
-    let pg_bin = match (raw.pg_bin.take(), f.pg_bin.take()) {
-        (Some(_), Some(b)) => {
-            return Err(src.err(
-                b.span().start,
-                "pg_bin: given both at the top level and in [factors]; keep one",
-            ));
-        }
-        (a, b) => a.or(b),
-    };
-    if let Some(v) = pg_bin {
-        let mut builds =
-            dedup_builds(pg_builds(src, v)?).map_err(|e| src.err(0, format!("pg_bin: {e}")))?;
-        if builds.len() == 1 {
-            cfg.target.pg_bin = builds.pop();
-            cfg.pg_bin = Vec::new();
-        } else {
-            cfg.target.pg_bin = None;
-            cfg.pg_bin = builds;
-        }
-    }
-    Ok(())
-}
-
-/// `[params]` and `[settings]` entries, from the top level and
-/// `[factors]` (a key in both is an error): a parameter is checked against
-/// the workload (unless an external load replaces it); a setting with one
-/// value is a server setting, with several a factor.
-fn apply_tables(
-    src: &Src,
-    raw: &mut Raw,
-    f: &mut Factors,
-    cfg: &mut ExperimentConfig,
-) -> Result<(), StudyError> {
-    let external = cfg.load.active();
-    let spec = crate::workload::spec(&cfg.workload).expect("checked above or default");
-    for (name, top, fac) in [
-        ("params", raw.params.take(), f.params.take()),
-        ("settings", raw.settings.take(), f.settings.take()),
-    ] {
-        let mut seen = BTreeMap::new();
-        for (k, v) in top.into_iter().flatten().chain(fac.into_iter().flatten()) {
-            if seen.insert(k.get_ref().clone(), ()).is_some() {
-                return Err(src.err(
-                    k.span().start,
-                    format!("{name}.{}: given twice", k.get_ref()),
-                ));
-            }
-            let key = format!("{name}.{}", k.get_ref());
-            let values = dedup(src.list(&key, &v, scalar)?);
-            if name == "params" {
-                if !external {
-                    spec.check_param(k.get_ref())
-                        .map_err(|e| src.err(k.span().start, format!("{key}: {e}")))?;
-                }
-                cfg.params.retain(|(p, _)| p != k.get_ref());
-                cfg.params.push((k.get_ref().clone(), values));
-            } else if values.len() == 1 {
-                cfg.target.settings.retain(|(p, _)| p != k.get_ref());
-                cfg.target
-                    .settings
-                    .push((k.get_ref().clone(), values[0].clone()));
-            } else {
-                cfg.setting_factors.push((k.get_ref().clone(), values));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The run's settings: repetitions, times, faults, retries, observation,
-/// target and output.
-fn apply_run(src: &Src, raw: &mut Raw, cfg: &mut ExperimentConfig) -> Result<(), StudyError> {
-    if let Some(v) = raw.repeat.take() {
-        cfg.repeat = src.one("repeat", &v, u32_in(1, 10_000))?;
-    }
-    if let Some(v) = raw.duration.take() {
-        cfg.duration = src.one("duration", &v, duration)?;
-        if cfg.duration.is_zero() {
-            return Err(src.err(v.span().start, "duration: must be longer than 0s"));
-        }
-    }
-    if let Some(v) = raw.server_wait.take() {
-        cfg.server_wait = src.one("server_wait", &v, duration)?;
-        if cfg.server_wait.is_zero() {
-            return Err(src.err(v.span().start, "server_wait: must be longer than 0s"));
-        }
-    }
-    if let Some(v) = raw.warmup.take() {
-        cfg.warmup = src.one("warmup", &v, duration)?;
-    }
-    if let Some(v) = raw.latency_limit.take() {
-        cfg.latency_limit = Some(src.one("latency_limit", &v, duration)?);
-    }
-    if let Some(v) = raw.exclude_faulted.take() {
-        cfg.exclude_faulted = src.one("exclude_faulted", &v, boolean)?;
-    }
-    if let Some(v) = raw.fault.take() {
-        cfg.faults = src.list("fault", &v, |x| {
-            string(x)?
-                .parse::<crate::model::FaultSpec>()
-                .map_err(|e| e.to_string())
-        })?;
-    }
-    if let Some(v) = raw.sample_interval.take() {
-        cfg.sample_interval = src.one("sample_interval", &v, duration)?;
-        if cfg.sample_interval < Duration::from_millis(100) {
-            return Err(src.err(
-                v.span().start,
-                "sample_interval: shorter than the 100ms minimum",
-            ));
-        }
-    }
-    if let Some(v) = raw.retry_on.take() {
-        cfg.retry.retry_on = dedup(src.list("retry_on", &v, |x| {
-            let s = string(x)?.trim().to_ascii_uppercase();
-            crate::model::sqlstate(&s)
-                .map(|_| s.clone())
-                .ok_or_else(|| format!("'{s}' is not a five-character SQLSTATE like 40001"))
-        })?);
-    }
-    if let Some(v) = raw.backoff.take() {
-        cfg.retry.backoff = src.one("backoff", &v, parsed::<Backoff>)?;
-    }
-    if let Some(v) = raw.threads.take() {
-        cfg.threads = Some(src.one("threads", &v, int_in(1, 1024))? as usize);
-    }
-    if let Some(v) = raw.seed.take() {
-        cfg.seed = src.one("seed", &v, int_in(0, i64::MAX))? as u64;
-    }
-    if let Some(v) = raw.order.take() {
-        cfg.order = src.one("order", &v, parsed::<Order>)?;
-    }
-    if let Some(v) = raw.observe.take() {
-        cfg.observe = src.one("observe", &v, parsed::<ObserveLevel>)?;
-    }
-    if let Some(v) = raw.baseline.take() {
-        cfg.baseline = Some(src.one("baseline", &v, baseline)?);
-    }
-    if let Some(v) = raw.dsn.take() {
-        cfg.target.dsn = Some(src.one("dsn", &v, string)?);
-    }
-    if let Some(v) = raw.external.take() {
-        cfg.target.external_from_env = src.one("external", &v, boolean)?;
-    }
-    if let Some(v) = raw.server_user.take() {
-        cfg.target.server_user = src.one("server_user", &v, string)?;
-    }
-    if let Some(v) = raw.out.take() {
-        cfg.out = Some(PathBuf::from(src.one("out", &v, string)?));
-    }
-    if let Some(v) = raw.quiet.take() {
-        cfg.quiet = src.one("quiet", &v, boolean)?;
-    }
-    if let Some(v) = raw.fail_on_violation.take() {
-        cfg.fail_on_violation = src.one("fail_on_violation", &v, boolean)?;
-    }
-    Ok(())
-}
-
-/// The builds of `pg_bin`, each checked by [`crate::target::pg_build`]
-/// (as `--pg-bin` is), in the file's order.
+/// The study of `isobench run`: the defaults, the experiment file `study`
+/// (if any), then `flags` (the settings given on the command line), merged
+/// and checked in one place; with `resume`, the study recorded in that
+/// results directory instead, with the server flags of `flags`.
 ///
-/// Errors: an empty list or table, a value that is not a string, a name
-/// that cannot be a label (located at the name), a directory without
-/// `initdb` and `postgres` (located at the directory).
-fn pg_builds(src: &Src, v: Spanned<PgBinEntry>) -> Result<Vec<PgBuild>, StudyError> {
-    let at = v.span().start;
-    let fail = |at: usize, e: &dyn fmt::Display| src.err(at, format!("pg_bin: {e}"));
-    match v.into_inner() {
-        PgBinEntry::One(dir) => Ok(vec![
-            crate::target::pg_build(None, &dir).map_err(|e| fail(at, &e))?,
-        ]),
-        PgBinEntry::List(items) if items.is_empty() => Err(fail(at, &"the list is empty")),
-        PgBinEntry::List(items) => items
-            .iter()
-            .map(|item| {
-                let at = item.span().start;
-                let dir = string(item.get_ref()).map_err(|e| fail(at, &e))?;
-                crate::target::pg_build(None, &dir).map_err(|e| fail(at, &e))
-            })
-            .collect(),
-        PgBinEntry::Named(entries) if entries.is_empty() => Err(fail(
-            at,
-            &"the table is empty; write { name = \"/path/to/bin\" }",
-        )),
-        PgBinEntry::Named(entries) => entries
-            .iter()
-            .map(|(name, dir)| {
-                let build = |e: PgBuildError| match e {
-                    PgBuildError::EmptyName | PgBuildError::BadName(_) => {
-                        fail(name.span().start, &e)
-                    }
-                    _ => fail(dir.span().start, &e),
-                };
-                let d = string(dir.get_ref())
-                    .map_err(|e| fail(dir.span().start, &format!("{}: {e}", name.get_ref())))?;
-                crate::target::pg_build(Some(name.get_ref()), &d).map_err(build)
-            })
-            .collect(),
+/// Errors: the file's ([`StudyError`], with line and column), settings
+/// that contradict each other (naming the key where the file set it, or
+/// the flag), a flag that `--resume` cannot take.
+pub fn from_args(
+    study: Option<&Path>,
+    resume: Option<&Path>,
+    flags: Settings,
+) -> Result<ExperimentConfig, SettingsError> {
+    let flags = flags.from_flags();
+    let given = flags.keys_set();
+    if let Some(dir) = resume {
+        if let Some(bad) = given.iter().find(|g| !RESUME_FLAGS.contains(g)) {
+            return Err(SettingsError::Resume(format!(
+                "--resume continues the study recorded in {}; --{} cannot change it \
+                 (only --quiet, --fail-on-violation and the server flags are allowed)",
+                dir.display(),
+                flag_of(bad)
+            )));
+        }
+        let cli = flags.into_config()?;
+        return resume_study(dir, &cli, &given)
+            .map(ExperimentConfig::resolve)
+            .map_err(SettingsError::Resume);
     }
+    let mut settings = match study {
+        Some(path) => read(path)?,
+        None => Settings::default(),
+    };
+    settings.overlay(flags);
+    let mut cfg = settings.into_config()?;
+    cfg.file = study.map(Path::to_path_buf);
+    Ok(cfg.resolve())
 }
 
 /// The study recorded in results directory `dir` (for `--resume`), with
@@ -497,10 +166,10 @@ fn pg_builds(src: &Src, v: Spanned<PgBinEntry>) -> Result<Vec<PgBuild>, StudyErr
 ///
 /// Errors: no readable results.json in `dir`, a study that already
 /// completed, or an external target without `--dsn`/`--external`.
-pub fn resume(
+fn resume_study(
     dir: &Path,
     cli: &ExperimentConfig,
-    given: &[String],
+    given: &[&str],
 ) -> Result<ExperimentConfig, String> {
     let r = crate::store::load_dir_to_resume(dir).map_err(|e| format!("--resume: {e}"))?;
     if r.complete {
@@ -522,7 +191,7 @@ pub fn resume(
             dir: PathBuf::from(c.pg_bin_dir(label)),
         })
         .collect();
-    if !given.iter().any(|g| g == "pg_bin") {
+    if !given.contains(&"pg_bin") {
         target.pg_bin = c.target_options.pg_bin.as_ref().map(|dir| PgBuild {
             name: c.target_options.pg_bin_label.clone(),
             dir: PathBuf::from(dir),
@@ -530,7 +199,7 @@ pub fn resume(
     } else if !cli.pg_bin.is_empty() {
         pg_bin = cli.pg_bin.clone();
     }
-    if !given.iter().any(|g| g == "server_user") {
+    if !given.contains(&"server_user") {
         target.server_user = c.target_options.server_user.clone();
     }
     target.settings = c.settings.clone().into_iter().collect();
@@ -597,48 +266,26 @@ pub fn resume(
     })
 }
 
-/// A baseline: a string `isolation=rc,clients=16`, or an inline table
-/// `{ isolation = "rc", clients = 16 }`; returned in the string form.
-fn baseline(v: &Value) -> Result<String, String> {
-    match v {
-        Value::String(s) => Ok(s.clone()),
-        Value::Table(t) => t
-            .iter()
-            .map(|(k, v)| scalar(v).map(|v| format!("{k}={v}")))
-            .collect::<Result<Vec<_>, _>>()
-            .map(|kv| kv.join(",")),
-        other => Err(format!(
-            "expected \"isolation=rc,clients=16\" or {{ isolation = \"rc\" }}, found {}",
-            other.type_str()
-        )),
-    }
-}
-
-fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {
-    let mut out = Vec::with_capacity(v.len());
-    for x in v {
-        if !out.contains(&x) {
-            out.push(x);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::RunArgs;
+    use crate::model::{Isolation, Order};
 
-    fn base() -> ExperimentConfig {
-        RunArgs::default().into_config()
+    /// A file's text alone, as `isobench run FILE` reads it.
+    fn study(path: &str, text: &str) -> Result<ExperimentConfig, SettingsError> {
+        parse(path, text)?.into_config()
     }
 
     fn parse_ok(text: &str) -> ExperimentConfig {
-        parse("study.toml", text, base()).unwrap_or_else(|e| panic!("{e}"))
+        study("study.toml", text).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// The error of a file, located in it.
     fn parse_err(text: &str) -> StudyError {
-        parse("study.toml", text, base()).unwrap_err()
+        match study("study.toml", text) {
+            Err(SettingsError::File(e)) => e,
+            other => panic!("{text:?}: not a file error: {other:?}"),
+        }
     }
 
     /// The example studies in examples/ stay valid study files, and the
@@ -650,12 +297,12 @@ mod tests {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "toml") {
-                load(&path, base()).unwrap_or_else(|e| panic!("{e}"));
+                load(&path).unwrap_or_else(|e| panic!("{e}"));
                 n += 1;
             }
         }
         assert!(n >= 2, "{n} example studies in {}", dir.display());
-        let cfg = load(&dir.join("ssi-plan-study.toml"), base()).unwrap();
+        let cfg = load(&dir.join("ssi-plan-study.toml")).unwrap();
         assert_eq!(cfg.isolation, vec![Isolation::Serializable]);
         assert_eq!(
             cfg.setting_factors,
@@ -668,10 +315,9 @@ mod tests {
 
     #[test]
     fn pgbench_script_keys() {
-        let cfg = parse(
+        let cfg = study(
             "studies/s.toml",
             "file = [\"one.sql@2\", \"/abs/two.sql\"]\nbuiltin = \"select-only@3\"\nprotocol = \"simple\"\ninit_sql = \"init.sql\"\n[define]\nhot = 10\nname = \"x\"\n",
-            base(),
         )
         .unwrap();
         let s = &cfg.scripts;
@@ -689,10 +335,10 @@ mod tests {
             s.defines,
             vec![("hot".into(), "10".into()), ("name".into(), "x".into())]
         );
-        let e = parse("s.toml", "protocol = \"fast\"\n", base()).unwrap_err();
+        let e = parse("s.toml", "protocol = \"fast\"\n").unwrap_err();
         assert_eq!((e.line, e.column), (1, 12));
         assert!(e.message.contains("unknown query mode 'fast'"), "{e}");
-        let e = parse("s.toml", "file = \"a.sql@x\"\n", base()).unwrap_err();
+        let e = parse("s.toml", "file = \"a.sql@x\"\n").unwrap_err();
         assert!(e.message.starts_with("file: "), "{e}");
     }
 
@@ -830,7 +476,7 @@ max_pred_locks_per_transaction = [64, 256]
             ("clients = 4\n[factors]\nclients = [8]\n", 3, "given both"),
             ("[factors]\nsize = [1]\n", 2, "unknown field `size`"),
             ("repeat = [1, 2]\n", 1, "repeat: takes one value"),
-            ("rate = [0]\n", 1, "rate: 0 is not a rate"),
+            ("rate = [0]\n", 1, "rate: '0' is not a rate"),
             (
                 "workload = \"write-skew\"\nscale = 2\n",
                 2,
@@ -851,7 +497,7 @@ max_pred_locks_per_transaction = [64, 256]
 
     #[test]
     fn missing_file_names_it() {
-        let e = load(Path::new("/nonexistent/study.toml"), base()).unwrap_err();
+        let e = load(Path::new("/nonexistent/study.toml")).unwrap_err();
         assert!(e.to_string().contains("/nonexistent/study.toml"), "{e}");
     }
 
@@ -966,7 +612,7 @@ max_pred_locks_per_transaction = [64, 256]
                 "pg_bin = 3\n".into(),
                 1,
                 10,
-                "pg_bin: a directory, a list".into(),
+                "pg_bin: invalid type: integer `3`, expected a directory, a list".into(),
             ),
             (
                 format!("pg_bin = {{ a = \"{b}\", a = \"{b}\" }}\n"),
@@ -1008,7 +654,7 @@ max_pred_locks_per_transaction = [64, 256]
     fn resume_keeps_build_labels_and_reads_older_stores() {
         let r = crate::report::fixture::with_builds();
         let dir = stored(r.clone());
-        let c = resume(dir.path(), &base(), &[]).unwrap();
+        let c = resume_study(dir.path(), &defaults(), &[]).unwrap();
         assert_eq!(c.pg_build_labels(), ["stock", "finer-lock"]);
         assert_eq!(
             c.pg_bin_dir("finer-lock"),
@@ -1023,7 +669,7 @@ max_pred_locks_per_transaction = [64, 256]
             run.cell.pg_bin = run.cell.pg_bin.as_ref().map(|l| dirs[l].clone());
         }
         let dir = stored(old);
-        let c = resume(dir.path(), &base(), &[]).unwrap();
+        let c = resume_study(dir.path(), &defaults(), &[]).unwrap();
         assert_eq!(
             c.pg_build_labels(),
             ["/usr/lib/postgresql/16/bin", "/opt/pg-patched/bin"]
@@ -1037,7 +683,7 @@ max_pred_locks_per_transaction = [64, 256]
         one.config.target_options.pg_bin = Some("/usr/lib/postgresql/16/bin".into());
         one.config.target_options.pg_bin_label = Some("stock".into());
         let dir = stored(one);
-        let c = resume(dir.path(), &base(), &[]).unwrap();
+        let c = resume_study(dir.path(), &defaults(), &[]).unwrap();
         let b = c.target.pg_bin.unwrap();
         assert_eq!(b.name.as_deref(), Some("stock"));
         assert_eq!(b.dir, Path::new("/usr/lib/postgresql/16/bin"));

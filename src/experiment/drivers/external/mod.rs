@@ -709,7 +709,7 @@ mod tests {
     use crate::model::{Isolation, TargetConfig};
 
     fn cfg() -> ExperimentConfig {
-        let mut c = crate::cli::RunArgs::default().into_config();
+        let mut c = crate::study::defaults();
         c.load.cmd = Some("pgbench -c {clients} -T {duration_s} {dsn}".into());
         c.clients = vec![1, 4];
         c.target = TargetConfig::default();

@@ -1,0 +1,565 @@
+//! The one settings struct: the flags of `isobench run` (clap) and the
+//! keys of a study file (serde) are the same fields, read by the same
+//! value parsers ([`super::values`]). Layers of settings are merged
+//! defaults <- file <- flags by [`Settings::overlay`], and the merged
+//! settings are checked against each other and turned into the
+//! experiment's configuration by [`Settings::into_config`], the one place
+//! that knows the defaults.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use serde::Deserialize;
+
+use super::values::*;
+use super::{SettingsError, StudyError};
+use crate::model::{
+    Backoff, ExperimentConfig, ExternalLoad, FaultPlan, FaultSpec, Isolation, LoadFormat,
+    ObserveLevel, OnError, Order, PgBuild, QueryMode, RetryPolicy, ScriptsConfig, TargetConfig,
+};
+
+/// Where a setting came from, for errors about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A study file, at the setting's value (1-based line and column).
+    File {
+        path: String,
+        line: usize,
+        column: usize,
+    },
+    /// A command-line flag (or its environment variable).
+    Flag,
+}
+
+/// Every setting of a study, each `None` until a layer sets it. The field
+/// name is the study file's key, and in kebab-case the flag
+/// (`pool_size`, `--pool-size`), except `settings` (`--set`) and `params`
+/// (`--param`). A factor takes a list (`clients = [1, 16]`,
+/// `--clients 1,16`); the cells are the cross product of all factors.
+#[derive(Debug, Default, Clone, Args, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// Built-in workload (see `isobench workloads`) [default: tpcb].
+    #[arg(long, short = 'w', value_parser = Workload::parse)]
+    #[serde(default, deserialize_with = "one::<_, Workload>")]
+    pub workload: Option<String>,
+    /// Scale factors (default: the workload's; TPC-B: 100000 accounts per unit), e.g. 1,10.
+    #[arg(long, short = 's', value_delimiter = ',', value_parser = Count::<100_000>::parse)]
+    #[serde(default, deserialize_with = "list::<_, Count<100_000>>")]
+    pub scale: Option<Vec<u32>>,
+    /// Isolation levels to compare: read-committed|rc, repeatable-read|rr, serializable|ser (default: rc,rr,ser; with --load-cmd: rc).
+    #[arg(long, value_delimiter = ',', value_parser = Via::<Isolation>::parse)]
+    #[serde(default, deserialize_with = "list::<_, Via<Isolation>>")]
+    pub isolation: Option<Vec<Isolation>>,
+    /// Concurrency-control strategies to compare, e.g. optimistic,locking (default: the workload's first).
+    #[arg(long, value_delimiter = ',', value_parser = Strategy::parse)]
+    #[serde(default, deserialize_with = "list::<_, Strategy>")]
+    pub strategy: Option<Vec<String>>,
+    /// Workload parameter as a factor, repeatable: --param rows=10,100,1000.
+    #[arg(long = "param", value_name = "NAME=V1,V2", value_parser = param)]
+    #[serde(default, deserialize_with = "table_of_lists")]
+    pub params: Option<Vec<Named>>,
+    /// Client counts to sweep, e.g. 1,16 [default: 16].
+    #[arg(long, short = 'c', value_delimiter = ',', value_parser = Count::<10_000>::parse)]
+    #[serde(default, deserialize_with = "list::<_, Count<10_000>>")]
+    pub clients: Option<Vec<u32>>,
+    /// Connection pool sizes to sweep: clients share this many connections and wait for a free one (default: a connection per client).
+    #[arg(long, value_delimiter = ',', value_parser = Count::<10_000>::parse)]
+    #[serde(default, deserialize_with = "list::<_, Count<10_000>>")]
+    pub pool_size: Option<Vec<u32>>,
+    /// Open loop: target total rates in tx/s with Poisson arrivals, e.g. 200,400 (default: closed loop).
+    #[arg(long, short = 'R', value_delimiter = ',', value_parser = Rate::parse, allow_hyphen_values = true)]
+    #[serde(default, deserialize_with = "list::<_, Rate>")]
+    pub rate: Option<Vec<f64>>,
+    /// Open loop: skip transactions already later than this, count slower commits as late (like pgbench -L).
+    #[arg(long, value_parser = PositiveDur::parse, allow_hyphen_values = true)]
+    #[serde(default, deserialize_with = "one::<_, PositiveDur>")]
+    pub latency_limit: Option<Duration>,
+    /// Inject a fault into every run, repeatable: KIND@TIME from the start of the measured window; KIND: terminate (pg_terminate_backend of the clients), kill-backend (SIGKILL one client backend: crash and recovery), restart (fast shutdown and start), crash (immediate shutdown and start: crash recovery), pause:DURATION (SIGSTOP the server's processes, SIGCONT after DURATION); all but terminate need the managed server. E.g. terminate@2s, pause:1s@2s.
+    #[arg(long, value_name = "KIND@TIME", value_parser = Via::<FaultSpec>::parse)]
+    #[serde(default, deserialize_with = "list::<_, Via<FaultSpec>>")]
+    pub fault: Option<Vec<FaultSpec>>,
+    /// The fault as a factor: each cell runs one plan, comma-separated: none, or faults (as --fault) joined by +, e.g. none,crash@2s,pause:1s@1s+restart@3s.
+    #[arg(long, value_name = "PLAN", value_delimiter = ',', value_parser = Via::<FaultPlan>::parse)]
+    #[serde(default, deserialize_with = "list::<_, Via<FaultPlan>>")]
+    pub fault_plan: Option<Vec<FaultPlan>>,
+    /// Leave runs that had faults (lost connections, a crashed server) out of the statistics; by default they count and are marked.
+    #[arg(long, num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
+    #[serde(default, deserialize_with = "one::<_, Bool>")]
+    pub exclude_faulted: Option<bool>,
+    /// Run order: interleaved (repetition by repetition) or random (each repetition shuffled, seeded) [default: interleaved].
+    #[arg(long, value_parser = Via::<Order>::parse)]
+    #[serde(default, deserialize_with = "one::<_, Via<Order>>")]
+    pub order: Option<Order>,
+    /// The baseline cell of "% vs baseline", e.g. 'isolation=rc,clients=16' (default: first isolation level and strategy, other factors equal).
+    #[arg(long, value_name = "FACTOR=VALUE,...", value_parser = Baseline::parse)]
+    #[serde(default, deserialize_with = "one::<_, Baseline>")]
+    pub baseline: Option<String>,
+    /// Repetitions of every cell (interleaved) [default: 3].
+    #[arg(long, value_parser = Count::<10_000>::parse)]
+    #[serde(default, deserialize_with = "one::<_, Count<10_000>>")]
+    pub repeat: Option<u32>,
+    /// Measured time of each run, e.g. 10s, 500ms, 2m [default: 10s].
+    #[arg(long, short = 'T', value_parser = PositiveDur::parse, allow_hyphen_values = true)]
+    #[serde(default, deserialize_with = "one::<_, PositiveDur>")]
+    pub duration: Option<Duration>,
+    /// Warm-up before each run's measured time (discarded) [default: 2s].
+    #[arg(long, value_parser = Dur::parse, allow_hyphen_values = true)]
+    #[serde(default, deserialize_with = "one::<_, Dur>")]
+    pub warmup: Option<Duration>,
+    /// How long to wait for a server that went away (crash, restart, failover) to accept connections again; then a managed server is restarted, and with an external one the study stops, keeping what it measured [default: 60s].
+    #[arg(long, value_parser = PositiveDur::parse, allow_hyphen_values = true)]
+    #[serde(default, deserialize_with = "one::<_, PositiveDur>")]
+    pub server_wait: Option<Duration>,
+    /// Tries per transaction including the first (1 = no retries); several are a factor [default: 10].
+    #[arg(long, value_delimiter = ',', value_parser = Count::<1_000_000>::parse)]
+    #[serde(default, deserialize_with = "list::<_, Count<1_000_000>>")]
+    pub max_tries: Option<Vec<u32>>,
+    /// SQLSTATEs that are retried, e.g. 40001,40P01,55P03 [default: 40001,40P01].
+    #[arg(long, value_delimiter = ',', value_parser = Sqlstate::parse)]
+    #[serde(default, deserialize_with = "list::<_, Sqlstate>")]
+    pub retry_on: Option<Vec<String>>,
+    /// Wait before a retry: none, exp (1ms..100ms full jitter), or exp:BASE:MAX [default: none].
+    #[arg(long, value_parser = Via::<Backoff>::parse)]
+    #[serde(default, deserialize_with = "one::<_, Via<Backoff>>")]
+    pub backoff: Option<Backoff>,
+    /// OS threads driving the clients, like pgbench -j (default: one per 16 clients, at most the CPU count).
+    #[arg(long, short = 'j', value_parser = Count::<1024>::parse)]
+    #[serde(default, deserialize_with = "one::<_, Count<1024>>")]
+    pub threads: Option<u32>,
+    /// pg_stat_database sampling interval [default: 5s].
+    #[arg(long, value_parser = SampleInterval::parse, allow_hyphen_values = true)]
+    #[serde(default, deserialize_with = "one::<_, SampleInterval>")]
+    pub sample_interval: Option<Duration>,
+    /// Server observations during each run: none, light (plans, pg_stat_database) or full (also wait events and SIRead locks every second) [default: full].
+    #[arg(long, value_parser = Via::<ObserveLevel>::parse)]
+    #[serde(default, deserialize_with = "one::<_, Via<ObserveLevel>>")]
+    pub observe: Option<ObserveLevel>,
+    /// Seed of the input generators (default: random, recorded in results); pgbench's --random-seed.
+    #[arg(long, alias = "random-seed", value_parser = Seed::parse)]
+    #[serde(default, deserialize_with = "one::<_, Seed>")]
+    pub seed: Option<u64>,
+    /// External server as a libpq URL or key=value string (password never printed).
+    #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true, value_parser = Text::parse)]
+    #[serde(default, deserialize_with = "one::<_, Text>")]
+    pub dsn: Option<String>,
+    /// External server from the libpq variables PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE.
+    #[arg(long, conflicts_with = "dsn", num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
+    #[serde(default, deserialize_with = "one::<_, Bool>")]
+    pub external: Option<bool>,
+    /// Managed server setting, repeatable: --set shared_buffers=256MB (in a file, the [settings] table; a list there is a factor).
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = setting)]
+    #[serde(default, deserialize_with = "table_of_lists")]
+    pub settings: Option<Vec<Named>>,
+    /// OS user that runs the managed server when isobench runs as root [default: postgres].
+    #[arg(long, value_parser = Text::parse)]
+    #[serde(default, deserialize_with = "one::<_, Text>")]
+    pub server_user: Option<String>,
+    /// The managed server's binaries (initdb, postgres) as DIR or NAME=DIR; repeat it for several builds, a factor that reports show by NAME.
+    #[arg(long, value_name = "[NAME=]DIR", value_parser = Build::parse)]
+    #[serde(default, deserialize_with = "builds")]
+    pub pg_bin: Option<Vec<PgBuild>>,
+    /// Results directory (default results/<timestamp>).
+    #[arg(long, short = 'o', value_name = "DIR", value_parser = PathArg::parse)]
+    #[serde(default, deserialize_with = "one::<_, PathArg>")]
+    pub out: Option<PathBuf>,
+    /// No live progress and no summary table.
+    #[arg(long, short = 'q', num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
+    #[serde(default, deserialize_with = "one::<_, Bool>")]
+    pub quiet: Option<bool>,
+    /// Exit with status 3 when any invariant is violated (anomalies > 0).
+    #[arg(long, num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
+    #[serde(default, deserialize_with = "one::<_, Bool>")]
+    pub fail_on_violation: Option<bool>,
+    /// External load instead of a workload: a command run once per run, with placeholders like {clients}, {pool_size}, {isolation}, {duration_s}, {dsn} (see `isobench run --help` and the README).
+    #[arg(long, value_name = "CMD", conflicts_with = "workload", value_parser = Template::parse, help_heading = "External load")]
+    #[serde(default, deserialize_with = "one::<_, Template>")]
+    pub load_cmd: Option<String>,
+    /// Run once per server into the database the runs copy, e.g. 'pgbench -i -s {scale}'.
+    #[arg(long, value_name = "CMD", value_parser = Template::parse, help_heading = "External load")]
+    #[serde(default, deserialize_with = "one::<_, Template>")]
+    pub setup_cmd: Option<String>,
+    /// Run before each run's load (e.g. start the application); what it leaves running is stopped after the run.
+    #[arg(long, value_name = "CMD", value_parser = Template::parse, help_heading = "External load")]
+    #[serde(default, deserialize_with = "one::<_, Template>")]
+    pub before_run: Option<String>,
+    /// Run after each run's load, also after a failed or interrupted one.
+    #[arg(long, value_name = "CMD", value_parser = Template::parse, help_heading = "External load")]
+    #[serde(default, deserialize_with = "one::<_, Template>")]
+    pub after_run: Option<String>,
+    /// Before the load: poll this http:// URL until it answers 2xx/3xx, or this command until it exits 0.
+    #[arg(long, value_name = "URL|CMD", value_parser = Template::parse, help_heading = "External load")]
+    #[serde(default, deserialize_with = "one::<_, Template>")]
+    pub ready: Option<String>,
+    /// How long the readiness check may take [default: 60s].
+    #[arg(long, value_parser = PositiveDur::parse, allow_hyphen_values = true, help_heading = "External load")]
+    #[serde(default, deserialize_with = "one::<_, PositiveDur>")]
+    pub ready_timeout: Option<Duration>,
+    /// How to read the load's output: auto (by program name), autocannon (-j JSON), pgbench (summary), command (exit code and time only) [default: auto].
+    #[arg(long, value_parser = Via::<LoadFormat>::parse, help_heading = "External load")]
+    #[serde(default, deserialize_with = "one::<_, Via<LoadFormat>>")]
+    pub load_format: Option<LoadFormat>,
+    /// When a command fails or its output does not parse: stop the study, or continue with the next run [default: stop].
+    #[arg(long, value_parser = Via::<OnError>::parse, help_heading = "External load")]
+    #[serde(default, deserialize_with = "one::<_, Via<OnError>>")]
+    pub on_error: Option<OnError>,
+    /// Stop the load command after this long (default: no limit).
+    #[arg(long, value_parser = PositiveDur::parse, allow_hyphen_values = true, help_heading = "External load")]
+    #[serde(default, deserialize_with = "one::<_, PositiveDur>")]
+    pub load_timeout: Option<Duration>,
+    /// A pgbench script file, optionally weighted (like pgbench -f); repeatable (in a file: relative to it).
+    #[arg(short = 'f', long, value_name = "FILE[@WEIGHT]", value_parser = Weighted::parse, help_heading = "pgbench scripts")]
+    #[serde(default, deserialize_with = "list::<_, Weighted>")]
+    pub file: Option<Vec<(String, u32)>>,
+    /// A pgbench built-in script: tpcb-like, simple-update, select-only, optionally weighted (like pgbench -b); repeatable.
+    #[arg(short = 'b', long, value_name = "NAME[@WEIGHT]", value_parser = Weighted::parse, help_heading = "pgbench scripts")]
+    #[serde(default, deserialize_with = "list::<_, Weighted>")]
+    pub builtin: Option<Vec<(String, u32)>>,
+    /// A script variable every client starts with (like pgbench -D); repeatable (in a file, the [define] table).
+    #[arg(short = 'D', long, value_name = "NAME=VALUE", value_parser = define, help_heading = "pgbench scripts")]
+    #[serde(default, deserialize_with = "defines")]
+    pub define: Option<Vec<(String, String)>>,
+    /// How scripts send SQL: simple, extended or prepared (like pgbench -M) [default: prepared].
+    #[arg(short = 'M', long, value_parser = Via::<QueryMode>::parse, help_heading = "pgbench scripts")]
+    #[serde(default, deserialize_with = "one::<_, Via<QueryMode>>")]
+    pub protocol: Option<QueryMode>,
+    /// SQL run once into the template database for the scripts, instead of pgbench's tables (in a file: relative to it).
+    #[arg(long, value_name = "FILE", value_parser = PathArg::parse, help_heading = "pgbench scripts")]
+    #[serde(default, deserialize_with = "one::<_, PathArg>")]
+    pub init_sql: Option<PathBuf>,
+    /// A study file's `[factors]` table: factors written apart from the
+    /// other settings (merged into them when the file is read).
+    #[arg(skip)]
+    #[serde(default)]
+    pub factors: Option<Box<Settings>>,
+    /// Where each set key came from (`params.rows` for one entry).
+    #[arg(skip)]
+    #[serde(skip)]
+    pub(super) origins: BTreeMap<String, Origin>,
+}
+
+/// The keys a `[factors]` table may hold.
+pub const FACTOR_KEYS: [&str; 11] = [
+    "isolation",
+    "strategy",
+    "clients",
+    "pool_size",
+    "rate",
+    "scale",
+    "max_tries",
+    "fault_plan",
+    "pg_bin",
+    "params",
+    "settings",
+];
+
+/// The keys of the external load; a workload set over them clears them.
+const LOAD_KEYS: [&str; 9] = [
+    "load_cmd",
+    "setup_cmd",
+    "before_run",
+    "after_run",
+    "ready",
+    "ready_timeout",
+    "load_format",
+    "on_error",
+    "load_timeout",
+];
+
+/// `keys_set` and `take_set` over every setting field, from one list.
+macro_rules! every_key {
+    ($($k:ident),* $(,)?) => {
+        impl Settings {
+            /// The keys this layer sets, in declaration order.
+            pub fn keys_set(&self) -> Vec<&'static str> {
+                let mut keys = Vec::new();
+                $(if self.$k.is_some() { keys.push(stringify!($k)); })*
+                keys
+            }
+
+            /// Every key `over` sets replaces this layer's.
+            fn take_set(&mut self, over: Settings) {
+                $(if over.$k.is_some() { self.$k = over.$k; })*
+            }
+        }
+    };
+}
+
+every_key!(
+    workload,
+    scale,
+    isolation,
+    strategy,
+    params,
+    clients,
+    pool_size,
+    rate,
+    latency_limit,
+    fault,
+    fault_plan,
+    exclude_faulted,
+    order,
+    baseline,
+    repeat,
+    duration,
+    warmup,
+    server_wait,
+    max_tries,
+    retry_on,
+    backoff,
+    threads,
+    sample_interval,
+    observe,
+    seed,
+    dsn,
+    external,
+    settings,
+    server_user,
+    pg_bin,
+    out,
+    quiet,
+    fail_on_violation,
+    load_cmd,
+    setup_cmd,
+    before_run,
+    after_run,
+    ready,
+    ready_timeout,
+    load_format,
+    on_error,
+    load_timeout,
+    file,
+    builtin,
+    define,
+    protocol,
+    init_sql,
+);
+
+/// The flag of setting `key` (`pool_size` → `pool-size`).
+pub fn flag_of(key: &str) -> String {
+    match key.split('.').next().unwrap_or(key) {
+        "settings" => "set".into(),
+        "params" => "param".into(),
+        k => k.replace('_', "-"),
+    }
+}
+
+impl Settings {
+    /// Records that every key set here came from the command line.
+    pub fn from_flags(mut self) -> Settings {
+        for k in self.keys_set() {
+            self.origins.insert(k.to_string(), Origin::Flag);
+        }
+        self
+    }
+
+    /// This layer with `over` on top: a key `over` sets replaces this
+    /// layer's, except `params` and `settings`, which are replaced name by
+    /// name (a `--set` fixes one server setting, also one the file made a
+    /// factor). A workload over an external load clears the load, and an
+    /// external load over a workload clears the workload.
+    pub fn overlay(&mut self, mut over: Settings) {
+        if over.workload.is_some() {
+            for k in LOAD_KEYS {
+                self.origins.remove(k);
+            }
+            self.clear_load();
+        }
+        if over.load_cmd.is_some() {
+            self.workload = None;
+            self.origins.remove("workload");
+        }
+        for (table, mine, theirs) in [
+            ("params", &mut self.params, over.params.take()),
+            ("settings", &mut self.settings, over.settings.take()),
+        ] {
+            let Some(theirs) = theirs else { continue };
+            let entries = mine.get_or_insert_with(Vec::new);
+            for (name, values) in theirs {
+                entries.retain(|(n, _)| *n != name);
+                self.origins.remove(&format!("{table}.{name}"));
+                entries.push((name, values));
+            }
+        }
+        self.origins.append(&mut over.origins);
+        self.take_set(over);
+    }
+
+    fn clear_load(&mut self) {
+        self.load_cmd = None;
+        self.setup_cmd = None;
+        self.before_run = None;
+        self.after_run = None;
+        self.ready = None;
+        self.ready_timeout = None;
+        self.load_format = None;
+        self.on_error = None;
+        self.load_timeout = None;
+    }
+
+    /// An error about `key` (or its table entry `table.name`), located
+    /// where the key was set. A message that already names the flag
+    /// (`--strategy x: ...`, as the workloads write them) keeps it on the
+    /// command line and trades it for the key in a file.
+    fn error(&self, key: &str, message: impl std::fmt::Display) -> SettingsError {
+        let table = key.split('.').next().unwrap_or(key);
+        let origin = self.origins.get(key).or_else(|| self.origins.get(table));
+        let message = message.to_string();
+        let flag = flag_of(key);
+        let names_flag = message.starts_with(&format!("--{flag} "));
+        match origin {
+            Some(Origin::File { path, line, column }) => {
+                let body = match message.split_once(": ") {
+                    Some((_, body)) if names_flag => body,
+                    _ => &message,
+                };
+                SettingsError::File(StudyError {
+                    path: path.clone(),
+                    line: *line,
+                    column: *column,
+                    message: format!("{key}: {body}"),
+                })
+            }
+            Some(Origin::Flag) | None if names_flag => SettingsError::Flag(message),
+            Some(Origin::Flag) | None => SettingsError::Flag(format!("--{flag}: {message}")),
+        }
+    }
+
+    /// The experiment's configuration: every unset key at its default,
+    /// the settings checked against each other (strategies, parameters
+    /// and scale against the workload, unless an external load replaces
+    /// it; build names), lists deduplicated.
+    ///
+    /// Errors: [`SettingsError`] naming the key where the file set it
+    /// (`file:line:column: key: ...`), or the flag.
+    pub fn into_config(self) -> Result<ExperimentConfig, SettingsError> {
+        if let (Some(_), Some(_)) = (&self.workload, &self.load_cmd) {
+            return Err(self.error(
+                "load_cmd",
+                "an external load replaces the workload; remove `workload` or `load_cmd`",
+            ));
+        }
+        let external = self.load_cmd.is_some();
+        let workload = self.workload.clone().unwrap_or_else(|| "tpcb".into());
+        let spec = crate::workload::spec(&workload).expect("checked by Workload::parse");
+        if !external {
+            for s in self.strategy.iter().flatten() {
+                spec.check_strategy(s)
+                    .map_err(|e| self.error("strategy", e))?;
+            }
+            if self.scale.is_some() && spec.scale.is_none() {
+                return Err(self.error(
+                    "scale",
+                    format!(
+                        "{} has no scale factor; its size is a parameter (see `isobench workloads {}`)",
+                        spec.name, spec.name
+                    ),
+                ));
+            }
+            for (name, _) in self.params.iter().flatten() {
+                spec.check_param(name)
+                    .map_err(|e| self.error(&format!("params.{name}"), e))?;
+            }
+        }
+        let builds = crate::model::dedup_builds(self.pg_bin.clone().unwrap_or_default())
+            .map_err(|e| self.error("pg_bin", e))?;
+        let (server_build, pg_bin) = match <[PgBuild; 1]>::try_from(builds) {
+            Ok([one]) => (Some(one), Vec::new()),
+            Err(several) => (None, several),
+        };
+        let retry = RetryPolicy::default();
+        let tries = dedup(self.max_tries.clone().unwrap_or(vec![retry.max_tries]));
+        let (max_tries, tries_factor) = match tries.as_slice() {
+            [one] => (*one, Vec::new()),
+            _ => (tries[0], tries),
+        };
+        let mut fixed = Vec::new();
+        let mut setting_factors = Vec::new();
+        for (name, values) in self.settings.clone().unwrap_or_default() {
+            match dedup(values).as_slice() {
+                [one] => fixed.push((name, one.clone())),
+                several => setting_factors.push((name, several.to_vec())),
+            }
+        }
+        let s = self;
+        Ok(ExperimentConfig {
+            load: ExternalLoad {
+                cmd: s.load_cmd,
+                setup: s.setup_cmd,
+                before_run: s.before_run,
+                after_run: s.after_run,
+                ready: s.ready,
+                ready_timeout: s.ready_timeout.unwrap_or(Duration::from_secs(60)),
+                format: s.load_format.unwrap_or_default(),
+                on_error: s.on_error.unwrap_or_default(),
+                timeout_ms: s.load_timeout.map(|d| d.as_secs_f64() * 1000.0),
+            },
+            scripts: ScriptsConfig {
+                files: (s.file.unwrap_or_default().into_iter())
+                    .map(|(f, w)| (PathBuf::from(f), w))
+                    .collect(),
+                builtins: s.builtin.unwrap_or_default(),
+                defines: s.define.unwrap_or_default(),
+                mode: s.protocol.unwrap_or_default(),
+                init_sql: s.init_sql,
+                workload_named: s.workload.is_some(),
+            },
+            workload,
+            scale: dedup(s.scale.unwrap_or_default()),
+            isolation: dedup(s.isolation.unwrap_or_default()),
+            strategies: dedup(s.strategy.unwrap_or_default()),
+            params: (s.params.unwrap_or_default().into_iter())
+                .map(|(k, v)| (k, dedup(v)))
+                .collect(),
+            clients: dedup(s.clients.unwrap_or_else(|| vec![16])),
+            pool_size: dedup(s.pool_size.unwrap_or_default()),
+            rate: dedup(s.rate.unwrap_or_default()),
+            latency_limit: s.latency_limit,
+            faults: s.fault.unwrap_or_default(),
+            fault_plans: dedup(s.fault_plan.unwrap_or_default()),
+            exclude_faulted: s.exclude_faulted.unwrap_or(false),
+            max_tries: tries_factor,
+            setting_factors,
+            pg_bin,
+            order: s.order.unwrap_or_default(),
+            baseline: s.baseline,
+            file: None,
+            resume: None,
+            repeat: s.repeat.unwrap_or(3),
+            duration: s.duration.unwrap_or(Duration::from_secs(10)),
+            warmup: s.warmup.unwrap_or(Duration::from_secs(2)),
+            server_wait: s.server_wait.unwrap_or(Duration::from_secs(60)),
+            retry: RetryPolicy {
+                max_tries,
+                retry_on: dedup(s.retry_on.unwrap_or(retry.retry_on)),
+                backoff: s.backoff.unwrap_or(retry.backoff),
+            },
+            threads: s.threads.map(|t| t as usize),
+            sample_interval: s.sample_interval.unwrap_or(Duration::from_secs(5)),
+            observe: s.observe.unwrap_or_default(),
+            seed: s.seed.unwrap_or_else(rand::random),
+            target: TargetConfig {
+                dsn: s.dsn,
+                external_from_env: s.external.unwrap_or(false),
+                pg_bin: server_build,
+                settings: fixed,
+                server_user: s.server_user.unwrap_or_else(|| "postgres".into()),
+            },
+            out: s.out,
+            quiet: s.quiet.unwrap_or(false),
+            fail_on_violation: s.fail_on_violation.unwrap_or(false),
+        })
+    }
+}
+
+fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {
+    let mut out = Vec::with_capacity(v.len());
+    for x in v {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
