@@ -42,6 +42,21 @@ impl Template {
     /// Errors (naming `option` and the byte offset): an unclosed `{`, a
     /// lone `}`, an empty or malformed placeholder name.
     pub fn parse(option: &str, text: &str) -> Result<Template, String> {
+        let parts = Self::parts(text).map_err(|e| format!("{option}: {e}"))?;
+        Ok(Template {
+            option: option.to_string(),
+            parts,
+        })
+    }
+
+    /// Checks the syntax of `text` as a template.
+    ///
+    /// Errors: as [`Template::parse`], without the option.
+    pub fn check_syntax(text: &str) -> Result<(), String> {
+        Self::parts(text).map(|_| ())
+    }
+
+    fn parts(text: &str) -> Result<Vec<Part>, String> {
         let mut parts = Vec::new();
         let mut lit = String::new();
         let mut chars = text.char_indices().peekable();
@@ -57,14 +72,14 @@ impl Template {
                 }
                 '}' => {
                     return Err(format!(
-                        "{option}: a lone '}}' at offset {i} (write '}}}}' for a literal brace)"
+                        "a lone '}}' at offset {i} (write '}}}}' for a literal brace)"
                     ));
                 }
                 '{' => {
                     let rest = &text[i + 1..];
                     let Some(end) = rest.find('}') else {
                         return Err(format!(
-                            "{option}: '{{' at offset {i} is not closed (write '{{{{' for a literal brace)"
+                            "'{{' at offset {i} is not closed (write '{{{{' for a literal brace)"
                         ));
                     };
                     let name = &rest[..end];
@@ -74,7 +89,7 @@ impl Template {
                             .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
                     if !ok {
                         return Err(format!(
-                            "{option}: '{{{name}}}' at offset {i} is not a placeholder \
+                            "'{{{name}}}' at offset {i} is not a placeholder \
                              (names are letters, digits, '_', '.', '-'; write '{{{{' for a literal brace)"
                         ));
                     }
@@ -92,10 +107,7 @@ impl Template {
         if !lit.is_empty() {
             parts.push(Part::Text(lit));
         }
-        Ok(Template {
-            option: option.to_string(),
-            parts,
-        })
+        Ok(parts)
     }
 
     /// The option or key the template came from.

@@ -427,6 +427,41 @@ impl Settings {
         }
     }
 
+    /// The checks across settings: a workload and an external load
+    /// together; strategies, parameters and scale the workload does not
+    /// have (unless an external load replaces it).
+    fn check(&self) -> Result<(), SettingsError> {
+        if let (Some(_), Some(_)) = (&self.workload, &self.load_cmd) {
+            return Err(self.error(
+                "load_cmd",
+                "an external load replaces the workload; remove `workload` or `load_cmd`",
+            ));
+        }
+        if self.load_cmd.is_some() {
+            return Ok(());
+        }
+        let workload = self.workload.as_deref().unwrap_or("tpcb");
+        let spec = crate::workload::spec(workload).expect("checked by Workload::parse");
+        for s in self.strategy.iter().flatten() {
+            spec.check_strategy(s)
+                .map_err(|e| self.error("strategy", e))?;
+        }
+        if self.scale.is_some() && spec.scale.is_none() {
+            return Err(self.error(
+                "scale",
+                format!(
+                    "{} has no scale factor; its size is a parameter (see `isobench workloads {}`)",
+                    spec.name, spec.name
+                ),
+            ));
+        }
+        for (name, _) in self.params.iter().flatten() {
+            spec.check_param(name)
+                .map_err(|e| self.error(&format!("params.{name}"), e))?;
+        }
+        Ok(())
+    }
+
     /// The experiment's configuration: every unset key at its default,
     /// the settings checked against each other (strategies, parameters
     /// and scale against the workload, unless an external load replaces
@@ -435,34 +470,8 @@ impl Settings {
     /// Errors: [`SettingsError`] naming the key where the file set it
     /// (`file:line:column: key: ...`), or the flag.
     pub fn into_config(self) -> Result<ExperimentConfig, SettingsError> {
-        if let (Some(_), Some(_)) = (&self.workload, &self.load_cmd) {
-            return Err(self.error(
-                "load_cmd",
-                "an external load replaces the workload; remove `workload` or `load_cmd`",
-            ));
-        }
-        let external = self.load_cmd.is_some();
+        self.check()?;
         let workload = self.workload.clone().unwrap_or_else(|| "tpcb".into());
-        let spec = crate::workload::spec(&workload).expect("checked by Workload::parse");
-        if !external {
-            for s in self.strategy.iter().flatten() {
-                spec.check_strategy(s)
-                    .map_err(|e| self.error("strategy", e))?;
-            }
-            if self.scale.is_some() && spec.scale.is_none() {
-                return Err(self.error(
-                    "scale",
-                    format!(
-                        "{} has no scale factor; its size is a parameter (see `isobench workloads {}`)",
-                        spec.name, spec.name
-                    ),
-                ));
-            }
-            for (name, _) in self.params.iter().flatten() {
-                spec.check_param(name)
-                    .map_err(|e| self.error(&format!("params.{name}"), e))?;
-            }
-        }
         let builds = crate::model::dedup_builds(self.pg_bin.clone().unwrap_or_default())
             .map_err(|e| self.error("pg_bin", e))?;
         let (server_build, pg_bin) = match <[PgBuild; 1]>::try_from(builds) {

@@ -222,7 +222,7 @@ pub struct Template;
 impl Parse for Template {
     type Out = String;
     fn parse(s: &str) -> Result<String, String> {
-        crate::external::template::Template::parse("the command", s)?;
+        crate::external::template::Template::check_syntax(s)?;
         Ok(s.to_string())
     }
 }
