@@ -6,14 +6,16 @@
 //! counters over time, wait events, SIRead locks, pool wait and schedule
 //! lag.
 //!
-//! Every string from the results is HTML-escaped; numbers go through the
-//! formatters of [`super`] so they read as in the Markdown report. Charts
+//! The page is built with maud, so every string from the results is
+//! HTML-escaped by construction (only the charts' SVG, the stylesheet and
+//! the script go in as they are); numbers go through the formatters of
+//! [`super`] so they read as in the Markdown report. Charts
 //! come from the private `charts` module (plotters' SVG backend). Sections
 //! without data (no pool, no per-second series, no serializable cell, ...)
 //! are left out.
 //!
 //! This file holds the page skeleton ([`render_model`]) and the helpers
-//! the sections share (escaping, tables, figures, series styles); the
+//! the sections share (tables, figures, notes, series styles); the
 //! sections live in `header` (header, summary), `client` (what the clients
 //! measured), `server` (what the observer sampled) and `details` (checks,
 //! plans, runs, problems).
@@ -30,7 +32,7 @@ use details::{external_load, faults, invariants, plans, problems, runs};
 use header::{header, summary};
 use server::{counters, siread_locks, wait_events};
 
-use std::fmt::Write as _;
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use charts::{LegendItem, Marker, Style};
 
@@ -79,62 +81,51 @@ pub fn render_model(m: &ReportModel) -> String {
     .into_iter()
     .flatten()
     .collect();
-
-    let mut out = String::with_capacity(256 * 1024);
     let title = format!(
         "isobench report: {}{}",
         results.config.workload,
         scale_text(results)
     );
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        esc(&title)
-    );
-    header(&mut out, results, &title);
-    out.push_str("<nav class=\"toc\" aria-label=\"sections\"><ul>");
-    for s in &sections {
-        let _ = write!(out, "<li><a href=\"#{}\">{}</a></li>", s.id, esc(&s.title));
-    }
-    out.push_str("</ul></nav>\n<main>\n");
-    if results.runs.is_empty() {
-        out.push_str("<p class=\"note\">No runs recorded.</p>\n");
-    }
-    for s in &sections {
-        let _ = write!(
-            out,
-            "<section id=\"{}\">\n<h2>{}</h2>\n{}\n</section>\n",
-            s.id,
-            esc(&s.title),
-            s.html
-        );
-    }
-    let _ = write!(
-        out,
-        "</main>\n<footer>isobench {} · results schema {} · this page is self-contained (no network \
-         access); the script only sorts tables when a column header is clicked.</footer>\n\
-         <script>{JS}</script>\n</body>\n</html>\n",
-        esc(&results.isobench_version),
-        results.schema_version
-    );
-    out
-}
-
-/// HTML-escapes text for element content and quoted attribute values.
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) }
+                style { (PreEscaped(CSS)) }
+            }
+            body {
+                (header(results, &title))
+                nav.toc aria-label="sections" {
+                    ul {
+                        @for s in &sections {
+                            li { a href={ "#" (s.id) } { (s.title) } }
+                        }
+                    }
+                }
+                main {
+                    @if results.runs.is_empty() {
+                        p.note { "No runs recorded." }
+                    }
+                    @for s in &sections {
+                        section id=(s.id) {
+                            h2 { (s.title) }
+                            (s.html)
+                        }
+                    }
+                }
+                footer {
+                    "isobench " (results.isobench_version) " · results schema "
+                    (results.schema_version) " · this page is self-contained (no network \
+                     access); the script only sorts tables when a column header is clicked."
+                }
+                script { (PreEscaped(JS)) }
+            }
         }
-    }
+    };
+    let mut out = page.into_string();
+    out.push('\n');
     out
 }
 
@@ -144,46 +135,48 @@ fn findings(m: &ReportModel) -> Option<Section> {
     if found.is_empty() {
         return None;
     }
-    let mut items = String::new();
-    for f in &found {
-        let _ = write!(items, "<li>{}", code_spans(&f.text));
-        if let Some(a) = &f.advice {
-            let _ = write!(items, " <em>Try: {}.</em>", code_spans(a));
-        }
-        items.push_str("</li>\n");
-    }
     section(
         "findings",
         "Findings",
-        format!("<ul class=\"findings\">\n{items}</ul>\n"),
+        html! {
+            ul.findings {
+                @for f in &found {
+                    li {
+                        (code_spans(&f.text))
+                        @if let Some(a) = &f.advice {
+                            " " em { "Try: " (code_spans(a)) "." }
+                        }
+                    }
+                }
+            }
+        },
     )
 }
 
-/// `text` escaped, its Markdown code spans (`` `x` ``) as `<code>`.
-fn code_spans(text: &str) -> String {
+/// `text` with its Markdown code spans (`` `x` ``) as `<code>` (an odd
+/// backtick stays a backtick).
+fn code_spans(text: &str) -> Markup {
     let paired = text.matches('`').count().is_multiple_of(2);
-    let mut out = String::new();
-    for (i, part) in text.split('`').enumerate() {
-        if paired && i % 2 == 1 {
-            let _ = write!(out, "<code>{}</code>", esc(part));
-        } else {
-            if i > 0 && !paired {
-                out.push('`');
+    html! {
+        @for (i, part) in text.split('`').enumerate() {
+            @if paired && i % 2 == 1 {
+                code { (part) }
+            } @else {
+                @if i > 0 && !paired { "`" }
+                (part)
             }
-            out.push_str(&esc(part));
         }
     }
-    out
 }
 
 /// One `<section>` of the page.
 struct Section {
     id: &'static str,
     title: String,
-    html: String,
+    html: Markup,
 }
 
-fn section(id: &'static str, title: &str, html: String) -> Option<Section> {
+fn section(id: &'static str, title: &str, html: Markup) -> Option<Section> {
     Some(Section {
         id,
         title: title.into(),
@@ -194,86 +187,85 @@ fn section(id: &'static str, title: &str, html: String) -> Option<Section> {
 /// A value as HTML: its short form when it has one (the full text on
 /// hover), literal text in `<code>`, its mark as a class or sign, a
 /// minibar under a figure.
-fn value_html(v: &Value) -> String {
-    let mut s = esc(v.short.as_deref().unwrap_or(&v.text));
-    if v.code {
-        s = format!("<code>{s}</code>");
-    }
+fn value_html(v: &Value) -> Markup {
+    let text = html! {
+        @if v.code { code { (v.short.as_deref().unwrap_or(&v.text)) } }
+        @else { (v.short.as_deref().unwrap_or(&v.text)) }
+    };
     let title = v
         .title
         .as_deref()
-        .or(v.short.as_ref().map(|_| v.text.as_str()))
-        .map_or_else(String::new, |t| format!(" title=\"{}\"", esc(t)));
-    s = match v.mark {
-        Mark::Good => format!("<span class=\"good\"{title}>{s}</span>"),
-        Mark::Bad | Mark::Violation => format!("<span class=\"bad\"{title}>{s}</span>"),
-        Mark::Baseline => format!("<strong>{s}</strong>"),
-        Mark::Up => format!("<span class=\"up\"{title}>{s} ▲</span>"),
-        Mark::Down => format!("<span class=\"down\"{title}>{s} ▼</span>"),
-        Mark::NotSignificant => {
-            format!("<span{title}>{s} <span class=\"ns\">n.s.</span></span>")
-        }
-        Mark::NoTest => format!("<span{title}>{s} <span class=\"ns\">(no test)</span></span>"),
-        Mark::None if !title.is_empty() => format!("<span{title}>{s}</span>"),
-        Mark::None => s,
+        .or(v.short.as_ref().map(|_| v.text.as_str()));
+    let marked = match v.mark {
+        Mark::Good => html! { span.good title=[title] { (text) } },
+        Mark::Bad | Mark::Violation => html! { span.bad title=[title] { (text) } },
+        Mark::Baseline => html! { strong { (text) } },
+        Mark::Up => html! { span.up title=[title] { (text) " ▲" } },
+        Mark::Down => html! { span.down title=[title] { (text) " ▼" } },
+        Mark::NotSignificant => html! { span title=[title] { (text) " " span.ns { "n.s." } } },
+        Mark::NoTest => html! { span title=[title] { (text) " " span.ns { "(no test)" } } },
+        Mark::None if title.is_some() => html! { span title=[title] { (text) } },
+        Mark::None => text,
     };
-    if let Some(f) = v.bar {
-        let _ = write!(
-            s,
-            "<span class=\"minibar\" aria-hidden=\"true\"><span style=\"width:{:.1}%\"></span></span>",
-            100.0 * f
-        );
+    html! {
+        (marked)
+        @if let Some(f) = v.bar {
+            span.minibar aria-hidden="true" {
+                span style={ "width:" (format!("{:.1}", 100.0 * f)) "%" } {}
+            }
+        }
     }
-    s
 }
 
-/// The class attribute of a column's cells.
-fn align_class(a: Align) -> &'static str {
+/// The class of a column's cells.
+fn align_class(a: Align) -> Option<&'static str> {
     match a {
-        Align::Text => "",
-        Align::Num => " class=\"num\"",
-        Align::Long => " class=\"long\"",
+        Align::Text => None,
+        Align::Num => Some("num"),
+        Align::Long => Some("long"),
     }
 }
 
 /// A [`Table`] as a sortable HTML table, every column shown.
-fn table_html(t: &Table) -> String {
-    let mut out = String::from("<div class=\"scroll\"><table class=\"sortable\"");
-    if let Some(id) = t.id {
-        let _ = write!(out, " id=\"{id}\"");
-    }
-    out.push_str("><thead><tr>");
-    for c in &t.columns {
-        let _ = write!(
-            out,
-            "<th scope=\"col\"{}>{}</th>",
-            align_class(c.align),
-            esc(&c.header)
-        );
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for row in &t.rows {
-        if row.class.is_empty() {
-            out.push_str("<tr>");
-        } else {
-            let _ = write!(out, "<tr class=\"{}\">", row.class);
+fn table_html(t: &Table) -> Markup {
+    html! {
+        div.scroll {
+            table.sortable id=[t.id] {
+                thead {
+                    tr {
+                        @for c in &t.columns {
+                            th scope="col" class=[align_class(c.align)] { (c.header) }
+                        }
+                    }
+                }
+                tbody {
+                    @for row in &t.rows {
+                        tr class=[(!row.class.is_empty()).then_some(&row.class)] {
+                            @for (i, v) in row.values.iter().enumerate() {
+                                td class=[align_class(t.columns.get(i).map_or(Align::Text, |c| c.align))] {
+                                    (value_html(v))
+                                }
+                            }
+                        }
+                    }
+                }
+            }
         }
-        for (i, v) in row.values.iter().enumerate() {
-            let a = t.columns.get(i).map_or(Align::Text, |c| c.align);
-            let _ = write!(out, "<td{}>{}</td>", align_class(a), value_html(v));
-        }
-        out.push_str("</tr>\n");
     }
-    out.push_str("</tbody></table></div>\n");
-    out
 }
 
-/// A chart in a `<figure>` with its caption (HTML), or the drawing error.
-fn figure(svg: Result<String, String>, caption: &str) -> String {
+/// A chart (SVG from [`charts`]) in a `<figure>` with its caption, or the
+/// drawing error.
+fn figure(svg: Result<String, String>, caption: Markup) -> Markup {
     match svg {
-        Ok(svg) => format!("<figure>\n{svg}<figcaption>{caption}</figcaption>\n</figure>\n"),
-        Err(e) => format!("<p class=\"warn\">{}</p>\n", esc(&e)),
+        Ok(svg) => html! { figure { (PreEscaped(svg)) figcaption { (caption) } } },
+        Err(e) => html! { p.warn { (e) } },
     }
+}
+
+/// A note paragraph: prose under a section's title.
+fn note(text: Markup) -> Markup {
+    html! { p.note { (text) } }
 }
 
 /// Series `i`'s colour and marker (markers shift after a full palette so
@@ -309,6 +301,7 @@ mod tests {
 
     #[test]
     fn code_spans_become_code_and_the_rest_is_escaped() {
+        let code_spans = |t: &str| super::code_spans(t).into_string();
         assert_eq!(
             code_spans("`update <b>` ran as Seq Scan & `x`"),
             "<code>update &lt;b&gt;</code> ran as Seq Scan &amp; <code>x</code>"

@@ -4,13 +4,14 @@
 //! chart helpers (colours, legends) they share.
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
+
+use maud::{Markup, PreEscaped, html};
 
 use super::charts;
 use super::charts::ValueLabels;
 use super::charts::{Axis, Bar, BarSeries, HBars, Line, Marker, Panel, Point, Style, XMark};
 use super::{HALF, Section, WIDE};
-use super::{esc, figure, legend, section, series_style, table_html};
+use super::{figure, legend, note, section, series_style, table_html};
 use crate::model::Isolation;
 use crate::model::sqlstate_name;
 use crate::report::cells::CellSummary;
@@ -31,16 +32,17 @@ pub(super) fn throughput(m: &ReportModel) -> Option<Section> {
         return None;
     }
     let numeric = m.factors.numeric_varying();
-    let mut html: String = numeric.iter().map(|&j| throughput_against(m, j)).collect();
-    if numeric.is_empty() {
-        html = throughput_bars(m);
-    }
+    let html = if numeric.is_empty() {
+        throughput_bars(m)
+    } else {
+        html! { @for &j in &numeric { (throughput_against(m, j)) } }
+    };
     section("throughput", "Throughput", html)
 }
 
 /// The chart of throughput against numeric factor `j`: one line per
 /// combination of the other varying factors.
-fn throughput_against(m: &ReportModel, j: usize) -> String {
+fn throughput_against(m: &ReportModel, j: usize) -> Markup {
     let (cells, f) = (&m.cells[..], &m.factors);
     let name = &f.headers[j];
     // One line per combination of the other varying factors.
@@ -96,18 +98,17 @@ fn throughput_against(m: &ReportModel, j: usize) -> String {
     );
     figure(
         svg,
-        &format!(
-            "<strong>Throughput against {}.</strong> Mean committed transactions per second over \
-             each cell's complete runs; error bars: 95 % confidence interval of the mean (none \
-             with a single run). One line per combination of the other factors.",
-            esc(name)
-        ),
+        html! {
+            strong { "Throughput against " (name) "." } " Mean committed transactions per second \
+             over each cell's complete runs; error bars: 95 % confidence interval of the mean (none \
+             with a single run). One line per combination of the other factors."
+        },
     )
 }
 
 /// Throughput as one bar per cell, coloured by isolation level (when no
 /// numeric factor varies).
-fn throughput_bars(m: &ReportModel) -> String {
+fn throughput_bars(m: &ReportModel) -> Markup {
     let (cells, f) = (&m.cells[..], &m.factors);
     // No numeric factor varies: a bar per cell, coloured by isolation.
     let labels = f.short_labels.clone();
@@ -146,9 +147,11 @@ fn throughput_bars(m: &ReportModel) -> String {
     );
     figure(
         svg,
-        "<strong>Throughput per cell.</strong> Mean committed transactions per second over each \
-         cell's complete runs, coloured by isolation level; whiskers: 95 % confidence interval of \
-         the mean (none with a single run).",
+        html! {
+            strong { "Throughput per cell." } " Mean committed transactions per second over each \
+             cell's complete runs, coloured by isolation level; whiskers: 95 % confidence interval \
+             of the mean (none with a single run)."
+        },
     )
 }
 
@@ -222,11 +225,11 @@ pub(super) fn latency(m: &ReportModel) -> Option<Section> {
     );
     let html = figure(
         svg,
-        &format!(
-            "<strong>Latency percentiles per cell.</strong> p50, p95 and p99 of committed transactions \
-             (first attempt start to commit, retries included), mean over complete runs of each run's \
-             percentile; whiskers: 95 % confidence interval of that mean.{log_note}"
-        ),
+        html! {
+            strong { "Latency percentiles per cell." } " p50, p95 and p99 of committed transactions \
+             (first attempt start to commit, retries included), mean over complete runs of each \
+             run's percentile; whiskers: 95 % confidence interval of that mean." (log_note)
+        },
     );
     section("latency", "Latency", html)
 }
@@ -241,7 +244,7 @@ pub(super) fn failures(m: &ReportModel) -> Option<Section> {
         return None;
     }
     let labels = f.short_labels.clone();
-    let mut html = String::from("<div class=\"grid2\">\n");
+    let mut charts_html: Vec<Markup> = Vec::new();
     if any_failed {
         let codes: BTreeSet<&str> = cells
             .iter()
@@ -283,11 +286,13 @@ pub(super) fn failures(m: &ReportModel) -> Option<Section> {
             },
             "Failed transactions by SQLSTATE per cell",
         );
-        html.push_str(&figure(
+        charts_html.push(figure(
             svg,
-            "<strong>Failures by SQLSTATE.</strong> Transactions that gave up (retries exhausted or \
-             error not retried), by the SQLSTATE of their last error, as % of all transactions of the \
-             cell's complete runs; the stack is the cell's failure rate.",
+            html! {
+                strong { "Failures by SQLSTATE." } " Transactions that gave up (retries exhausted \
+                 or error not retried), by the SQLSTATE of their last error, as % of all \
+                 transactions of the cell's complete runs; the stack is the cell's failure rate."
+            },
         ));
     }
     if any_retry {
@@ -314,27 +319,29 @@ pub(super) fn failures(m: &ReportModel) -> Option<Section> {
             },
             "Retries per commit per cell",
         );
-        html.push_str(&figure(
+        charts_html.push(figure(
             svg,
-            "<strong>Retries per commit.</strong> Σ retried attempts / Σ committed transactions over \
-             the cell's complete runs: extra work per unit of goodput.",
+            html! {
+                strong { "Retries per commit." } " Σ retried attempts / Σ committed transactions \
+                 over the cell's complete runs: extra work per unit of goodput."
+            },
         ));
-    }
-    html.push_str("</div>\n");
-    if any_failed {
-        html.push_str(&table_html(&sections::failures(m)));
-    } else {
-        html.push_str("<p class=\"note\">No transaction failed.</p>\n");
     }
     let mut reasons = reasons::table(m);
-    if !reasons.is_empty() {
-        reasons.id = Some("failure-reasons");
-        html.push_str(&format!(
-            "<h3>By reason</h3>\n<p class=\"note\">{}</p>\n{}",
-            esc(reasons::NOTE),
-            table_html(&reasons)
-        ));
-    }
+    reasons.id = Some("failure-reasons");
+    let html = html! {
+        div.grid2 { @for c in &charts_html { (c) } }
+        @if any_failed {
+            (table_html(&sections::failures(m)))
+        } @else {
+            (note(html! { "No transaction failed." }))
+        }
+        @if !reasons.is_empty() {
+            h3 { "By reason" }
+            (note(html! { (reasons::NOTE) }))
+            (table_html(&reasons))
+        }
+    };
     section("failures", "Failures and retries", html)
 }
 
@@ -343,12 +350,14 @@ pub(super) fn transactions(m: &ReportModel) -> Option<Section> {
     if t.is_empty() {
         return None;
     }
-    let html = format!(
-        "<p class=\"note\">Pooled over each cell's complete runs: counts summed, latency from the runs' \
-         merged histograms. User aborts are rollbacks the workload makes on purpose (e.g. an overdraft \
-         refused), not failures.</p>\n{}",
-        table_html(&t)
-    );
+    let html = html! {
+        (note(html! {
+            "Pooled over each cell's complete runs: counts summed, latency from the runs' merged \
+             histograms. User aborts are rollbacks the workload makes on purpose (e.g. an overdraft \
+             refused), not failures."
+        }))
+        (table_html(&t))
+    };
     section("types", "Transactions by type", html)
 }
 
@@ -359,12 +368,14 @@ pub(super) fn commands(m: &ReportModel) -> Option<Section> {
     if t.is_empty() {
         return None;
     }
-    let html = format!(
-        "<p class=\"note\">Like <code>pgbench -r</code>: every execution of each script command in the \
-         measured window of a cell's complete runs, retried attempts included; mean time per execution. \
-         Failures: executions that raised the error ending their attempt.</p>\n{}",
-        table_html(&t)
-    );
+    let html = html! {
+        (note(html! {
+            "Like " code { "pgbench -r" } ": every execution of each script command in the measured \
+             window of a cell's complete runs, retried attempts included; mean time per execution. \
+             Failures: executions that raised the error ending their attempt."
+        }))
+        (table_html(&t))
+    };
     section("commands", "Latency by command", html)
 }
 
@@ -403,15 +414,15 @@ pub(super) fn time_series(m: &ReportModel) -> Option<Section> {
         p99_max = p99_max.max(p.p99_ms);
     }
     let x = Axis::linear("time in the measured window (s)", 0.0, t_max.max(1.0));
-    let mut html = String::from(
-        "<p class=\"note\">Committed transactions per second and the p99 latency of each second's \
-         commits, for every complete run of the cell overlaid (a cell without a complete run shows \
-         its interrupted ones). All cells share the y axes, so heights compare across charts. A run with \
-         faults has them marked in its colour: each injected fault (dashed, named by its kind), the \
-         outage (a band from the first lost connection to the first commit after it) and the recovery \
-         to 90 % of the throughput before (dashed, <em>recovered</em>).</p>\n\
-         <div class=\"grid2\">\n",
-    );
+    let intro = note(html! {
+        "Committed transactions per second and the p99 latency of each second's commits, for every \
+         complete run of the cell overlaid (a cell without a complete run shows its interrupted \
+         ones). All cells share the y axes, so heights compare across charts. A run with faults has \
+         them marked in its colour: each injected fault (dashed, named by its kind), the outage (a \
+         band from the first lost connection to the first commit after it) and the recovery to 90 % \
+         of the throughput before (dashed, " em { "recovered" } ")."
+    });
+    let mut figures: Vec<Markup> = Vec::new();
     for (i, runs) in &shown {
         let styles: Vec<Style> = (0..runs.len())
             .map(|k| Style {
@@ -476,20 +487,14 @@ pub(super) fn time_series(m: &ReportModel) -> Option<Section> {
             230,
             &format!("Per-second throughput and p99 latency of {label}"),
         );
-        match svg {
-            Ok(svg) => {
-                let _ = write!(
-                    html,
-                    "<figure>\n<figcaption class=\"title\"><strong>{}</strong></figcaption>\n{svg}</figure>\n",
-                    esc(&label)
-                );
-            }
-            Err(e) => {
-                let _ = writeln!(html, "<p class=\"warn\">{}</p>", esc(&e));
-            }
-        }
+        figures.push(match svg {
+            Ok(svg) => html! {
+                figure { figcaption.title { strong { (label) } } (PreEscaped(svg)) }
+            },
+            Err(e) => html! { p.warn { (e) } },
+        });
     }
-    html.push_str("</div>\n");
+    let html = html! { (intro) div.grid2 { @for f in &figures { (f) } } };
     section("timeseries", "Per-second time series", html)
 }
 
@@ -601,13 +606,13 @@ pub(super) fn pool_and_lag(m: &ReportModel) -> Option<Section> {
         },
         "Pool wait and schedule lag per cell",
     );
-    let mut html = figure(
+    let chart = figure(
         svg,
-        &format!(
-            "<strong>Pool wait and schedule lag.</strong> Pool wait: time a client waited for a pooled \
+        html! {
+            strong { "Pool wait and schedule lag." } " Pool wait: time a client waited for a pooled \
              connection, per checkout. Schedule lag (open loop): how late transactions started after \
-             their scheduled arrival. Mean over complete runs of each run's mean and p99.{log}"
-        ),
+             their scheduled arrival. Mean over complete runs of each run's mean and p99." (log)
+        },
     );
     let mut cols = vec![Column::text("cell")];
     if has_pool {
@@ -650,6 +655,9 @@ pub(super) fn pool_and_lag(m: &ReportModel) -> Option<Section> {
         }
         t.row(row);
     }
-    html.push_str(&table_html(&t));
-    section("pool", "Pool wait and schedule lag", html)
+    section(
+        "pool",
+        "Pool wait and schedule lag",
+        html! { (chart) (table_html(&t)) },
+    )
 }

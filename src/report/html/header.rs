@@ -3,42 +3,39 @@
 //! section: what a reader sees first, apart from the sections below.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+
+use maud::{Markup, html};
 
 use super::Section;
-use super::{esc, section, table_html};
+use super::{note, section, table_html};
 use crate::model::Isolation;
 use crate::report::model::ReportModel;
 use crate::report::{NA, sections};
 use crate::store::Results;
 
-/// Writes the page's `<header>`: title, completeness banner and the
+/// The page's `<header>`: title, completeness banner and the
 /// configuration/environment list.
-pub(super) fn header(out: &mut String, r: &Results, title: &str) {
-    let c = &r.config;
-    let planned = c.planned_runs();
-    let _ = write!(out, "<header>\n<h1>{}</h1>\n", esc(title));
-    if r.complete {
-        let _ = writeln!(
-            out,
-            "<p class=\"banner ok\">Complete: {} runs recorded.</p>",
-            r.runs.len()
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "<p class=\"banner bad\"><strong>INCOMPLETE</strong> (interrupted): {} of {planned} \
-             planned runs recorded. Cells with fewer complete runs than planned have wider \
-             intervals or none.</p>",
-            r.runs.len()
-        );
+pub(super) fn header(r: &Results, title: &str) -> Markup {
+    let planned = r.config.planned_runs();
+    html! {
+        header {
+            h1 { (title) }
+            @if r.complete {
+                p.banner.ok { "Complete: " (r.runs.len()) " runs recorded." }
+            } @else {
+                p.banner.bad {
+                    strong { "INCOMPLETE" } " (interrupted): " (r.runs.len()) " of " (planned)
+                    " planned runs recorded. Cells with fewer complete runs than planned have \
+                     wider intervals or none."
+                }
+            }
+            dl.meta {
+                @for (k, v) in header_items(r) {
+                    div { dt { (k) } dd { (v) } }
+                }
+            }
+        }
     }
-    let items = header_items(r);
-    out.push_str("<dl class=\"meta\">\n");
-    for (k, v) in items {
-        let _ = writeln!(out, "<div><dt>{}</dt><dd>{}</dd></div>", esc(k), esc(&v));
-    }
-    out.push_str("</dl>\n</header>\n");
 }
 
 /// The header's definition list: the configuration and the environment.
@@ -178,24 +175,22 @@ pub(super) fn summary(m: &ReportModel) -> Option<Section> {
     if m.cells.is_empty() {
         return None;
     }
-    let mut notes = String::new();
-    for n in sections::summary_notes(m) {
-        notes.push(' ');
-        notes.push_str(&esc(n));
-    }
-    let html = format!(
-        "<p class=\"note\">One row per cell (combination of factor values). Statistics over complete \
-         runs only (interrupted runs are listed but not counted). ± is the half-width of the 95 % \
-         confidence interval of the mean (Student t, n − 1 degrees of freedom; n/a with one run). \
-         <em>% vs baseline</em> compares mean TPS (committed transactions per second) with the \
-         baseline: {} (<span class=\"baseline-swatch\">highlighted</span>); <span class=\"up\">▲</span>/<span \
-         class=\"down\">▼</span>: significantly higher/lower by Welch's t-test at p &lt; 0.05 (hover \
-         for t, df and p), <span class=\"ns\">n.s.</span>: not significant. Latencies are means over \
-         runs of each run's figure. Abort ratio: retried and failed attempts / attempts. Wasted time: \
-         share of client time spent in attempts that did not commit. Anomalies: invariant violations \
-         over all runs, with the first example.{notes}</p>\n{}",
-        esc(&m.baseline),
-        table_html(&sections::summary(m))
-    );
-    section("summary", "Cells", html)
+    let text = html! {
+        "One row per cell (combination of factor values). Statistics over complete runs only \
+         (interrupted runs are listed but not counted). ± is the half-width of the 95 % confidence \
+         interval of the mean (Student t, n − 1 degrees of freedom; n/a with one run). "
+        em { "% vs baseline" } " compares mean TPS (committed transactions per second) with the \
+         baseline: " (m.baseline) " (" span.baseline-swatch { "highlighted" } "); "
+        span.up { "▲" } "/" span.down { "▼" } ": significantly higher/lower by Welch's t-test at \
+         p < 0.05 (hover for t, df and p), " span.ns { "n.s." } ": not significant. Latencies are \
+         means over runs of each run's figure. Abort ratio: retried and failed attempts / attempts. \
+         Wasted time: share of client time spent in attempts that did not commit. Anomalies: \
+         invariant violations over all runs, with the first example."
+        @for n in sections::summary_notes(m) { " " (n) }
+    };
+    section(
+        "summary",
+        "Cells",
+        html! { (note(text)) (table_html(&sections::summary(m))) },
+    )
 }

@@ -2,13 +2,14 @@
 //! counters over time, wait events and SIRead locks.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+
+use maud::{Markup, html};
 
 use super::charts;
 use super::charts::{Axis, Bar, BarSeries, HBars, Line, Panel, Point, Style};
 use super::charts::{GREY, ValueLabels};
 use super::{MAX_LINES, Section, TOP_WAIT_EVENTS, WAIT_BUCKETS, WIDE};
-use super::{figure, legend, section, series_style, table_html};
+use super::{figure, legend, note, section, series_style, table_html};
 use crate::model::Isolation;
 use crate::report::cells::CellSummary;
 use crate::report::model::ReportModel;
@@ -23,11 +24,11 @@ pub(super) fn counters(m: &ReportModel) -> Option<Section> {
         return None;
     }
     let labels = f.short_labels.clone();
-    let mut html = String::from(
-        "<p class=\"note\">pg_stat_database of the run's database, sampled every sample interval: \
-         rate per second of each interval. Counters can lag by up to ~1 s (PostgreSQL 15+ flushes \
-         backend statistics about once a second).</p>\n",
-    );
+    let mut html = note(html! {
+        "pg_stat_database of the run's database, sampled every sample interval: rate per second of \
+         each interval. Counters can lag by up to ~1 s (PostgreSQL 15+ flushes backend statistics \
+         about once a second)."
+    });
     // Over time: one panel per counter that moved, one line per cell
     // (its first complete run).
     let firsts: Vec<(usize, &RunRecord)> = cells
@@ -109,14 +110,12 @@ pub(super) fn counters(m: &ReportModel) -> Option<Section> {
         } else {
             String::new()
         };
-        html.push_str(&figure(
-            svg,
-            &format!(
-                "<strong>Server counters over time.</strong> Rate per second of each pg_stat_database \
-                 counter that moved, per sample interval (x: end of the interval), in the first \
-                 complete run of each cell.{more}"
-            ),
-        ));
+        let caption = html! {
+            strong { "Server counters over time." } " Rate per second of each pg_stat_database \
+             counter that moved, per sample interval (x: end of the interval), in the first complete \
+             run of each cell." (more)
+        };
+        html = html! { (html) (figure(svg, caption)) };
     }
     // Few cells: a row per counter (as in report.md); many: a row per cell.
     let t = if cells.len() <= 6 {
@@ -135,12 +134,14 @@ pub(super) fn counters(m: &ReportModel) -> Option<Section> {
         }
         t
     };
-    let _ = write!(
-        html,
-        "<p class=\"note\">Mean rate per second: time-weighted over each run's sample intervals, then \
-         averaged over complete runs.</p>\n{}",
-        table_html(&t)
-    );
+    let html = html! {
+        (html)
+        (note(html! {
+            "Mean rate per second: time-weighted over each run's sample intervals, then averaged over \
+             complete runs."
+        }))
+        (table_html(&t))
+    };
     section("counters", "Server counters (pg_stat_database)", html)
 }
 
@@ -214,19 +215,20 @@ pub(super) fn wait_events(m: &ReportModel) -> Option<Section> {
         },
         "Wait events per cell",
     );
-    let mut html = figure(
-        svg,
-        "<strong>Wait events.</strong> Share of the workload's backend observations (pg_stat_activity \
-         sampled once a second) by <code>wait_event_type:wait_event</code>, over each cell's complete \
-         runs; <code>CPU</code>: active and not waiting. The most frequent events overall are named, the \
-         rest is pooled as \"other\".",
-    );
+    let caption = html! {
+        strong { "Wait events." } " Share of the workload's backend observations (pg_stat_activity \
+         sampled once a second) by " code { "wait_event_type:wait_event" } ", over each cell's \
+         complete runs; " code { "CPU" } ": active and not waiting. The most frequent events overall \
+         are named, the rest is pooled as \"other\"."
+    };
     let t = sections::wait_events(m, TOP_WAIT_EVENTS);
-    let _ = write!(
-        html,
-        "<details><summary>Top {TOP_WAIT_EVENTS} wait events per cell (table)</summary>\n{}</details>\n",
-        table_html(&t)
-    );
+    let html = html! {
+        (figure(svg, caption))
+        details {
+            summary { "Top " (TOP_WAIT_EVENTS) " wait events per cell (table)" }
+            (table_html(&t))
+        }
+    };
     section("waits", "Wait events", html)
 }
 
@@ -270,7 +272,7 @@ pub(super) fn siread_locks(m: &ReportModel) -> Option<Section> {
     }
     grans.retain(|g| by.iter().any(|m| m.contains_key(g)));
     let labels: Vec<String> = ser.iter().map(|i| f.label(*i)).collect();
-    let mut html = String::new();
+    let mut html: Markup = html! {};
     if !grans.is_empty() {
         let mut all = Vec::new();
         let series: Vec<BarSeries> = grans
@@ -307,18 +309,16 @@ pub(super) fn siread_locks(m: &ReportModel) -> Option<Section> {
             },
             "SIRead locks by granularity per serializable cell",
         );
-        html.push_str(&figure(
-            svg,
-            &format!(
-                "<strong>SIRead (predicate) locks by granularity</strong>, serializable cells: \
-                 pg_locks rows with mode SIReadLock sampled every sample interval under SERIALIZABLE, mean count over each run's \
-                 samples averaged over complete runs. Many tuple locks promote to page and relation \
-                 locks (max_pred_locks_per_*), which widens the conflicts SSI detects.{log}"
-            ),
-        ));
+        let caption = html! {
+            strong { "SIRead (predicate) locks by granularity" } ", serializable cells: pg_locks \
+             rows with mode SIReadLock sampled every sample interval under SERIALIZABLE, mean count \
+             over each run's samples averaged over complete runs. Many tuple locks promote to page \
+             and relation locks (max_pred_locks_per_*), which widens the conflicts SSI detects." (log)
+        };
+        html = figure(svg, caption);
     }
     let t = sections::siread_locks(m, &ser);
-    html.push_str(&table_html(&t));
+    html = html! { (html) (table_html(&t)) };
     let mut rel = Table::new(vec![
         Column::text("cell"),
         Column::text("relation (granularity)"),
@@ -336,11 +336,10 @@ pub(super) fn siread_locks(m: &ReportModel) -> Option<Section> {
         }
     }
     if !rel.rows.is_empty() {
-        let _ = write!(
-            html,
-            "<details><summary>By relation (top 10 per cell)</summary>\n{}</details>\n",
-            table_html(&rel)
-        );
+        html = html! {
+            (html)
+            details { summary { "By relation (top 10 per cell)" } (table_html(&rel)) }
+        };
     }
     section("siread", "SIRead locks", html)
 }
