@@ -113,7 +113,7 @@ pub struct MonitorArgs {
     /// How long to observe (default: until Ctrl-C).
     #[arg(long, short = 'T', value_parser = values::PositiveDur::parse, allow_hyphen_values = true)]
     pub duration: Option<Duration>,
-    /// Results directory (default results/monitor-<timestamp>).
+    /// Results directory (default `results/monitor-<timestamp>`).
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// No progress line and no summary.
@@ -168,7 +168,7 @@ pub struct AnomaliesArgs {
     /// Directory with the managed server's binaries (initdb, postgres).
     #[arg(long, value_name = "[NAME=]DIR", value_parser = pg_build)]
     pub pg_bin: Option<PgBuild>,
-    /// Results directory for anomalies.md and anomalies.json (default results/anomalies-<timestamp>).
+    /// Results directory for anomalies.md and anomalies.json (default `results/anomalies-<timestamp>`).
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// No progress and no matrix on stdout (mismatches still go to stderr).

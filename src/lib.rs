@@ -7,9 +7,9 @@
 //! (a managed server by default), loads the [`workload`] into a template
 //! database, and executes the runs in interleaved order. Each run resets
 //! the data from the template, drives clients with the [`engine`] (which
-//! records into per-client [`metrics`] recorders), samples the server with
-//! [`observe`], checks the workload's invariants, and appends a record to
-//! the results [`store`], which [`report`] renders (using [`stats`]).
+//! records into per-client `metrics` recorders), samples the server with
+//! `observe`, checks the workload's invariants, and appends a record to
+//! the results [`store`], which [`report`] renders (using `stats`).
 //! The types they share live in [`model`], which depends on none of them.
 
 pub mod cli;

@@ -1,5 +1,5 @@
 //! `isobench monitor`: observe a server under someone else's load, with
-//! the same observations as a run ([`crate::observe`]): `pg_stat_database`
+//! the same observations as a run (`crate::observe`): `pg_stat_database`
 //! deltas and rates every sample interval, and once a second the wait
 //! events of every client backend of the database and its SIRead locks.
 //! Writes `monitor.json` and `monitor.md` (per-interval rates and their
@@ -61,7 +61,7 @@ pub struct MonitorResults {
     pub observed_s: f64,
     pub server: ServerObservations,
     /// The statements that took the most execution time while observed
-    /// (`pg_stat_statements` deltas, at most [`TOP_STATEMENTS`]); empty
+    /// (`pg_stat_statements` deltas, at most `TOP_STATEMENTS`); empty
     /// when the extension is not installed in the database.
     pub statements: Vec<StatementStat>,
     /// Why `statements` is empty, when it is.

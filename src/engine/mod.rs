@@ -3,8 +3,8 @@
 //!
 //! Data flow: every client is a tokio task with its own connection. It draws
 //! inputs, runs attempts until one commits or the retry policy gives up, and
-//! records the outcome in its thread's [`Recorder`]. The ticker (this task) wakes
-//! once a second, drains every recorder into one [`Interval`], discards it
+//! records the outcome in its thread's `Recorder`. The ticker (this task) wakes
+//! once a second, drains every recorder into one `Interval`, discards it
 //! during warm-up, and otherwise appends a [`SecondPoint`] and merges it into
 //! the run's totals. Nothing is sent per transaction.
 

@@ -18,7 +18,7 @@
 //!   `results.config.strategies`, and otherwise the same factor values.
 //!   An invalid spec (see [`check_baseline`]) gives no baseline at all.
 //! - Outlier repetitions are flagged on TPS, among the complete runs of a
-//!   cell, by the modified z-score ([`stats::outliers`]); they still count
+//!   cell, by the modified z-score (`stats::outliers`); they still count
 //!   in the statistics: a flag asks a person to look, it does not decide.
 
 use std::collections::BTreeMap;
@@ -70,7 +70,7 @@ pub struct CellSummary<'a> {
     pub types: Vec<TypeSummary>,
     /// Run indexes ([`RunRecord::index`]) of the complete runs whose TPS
     /// is an outlier among the cell's complete runs (modified z-score,
-    /// [`stats::outliers`]), in execution order. Flagged, not excluded.
+    /// `stats::outliers`), in execution order. Flagged, not excluded.
     pub outliers: Vec<u32>,
     /// Latency of committed transactions from the complete runs' merged
     /// histograms (every transaction of every run counts once), ms; `None`
@@ -129,11 +129,11 @@ impl WaitStats {
 /// Lower is better.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LatencyChange {
-    /// [`stats::pct_change`] of the merged-histogram p50, %.
+    /// `stats::pct_change` of the merged-histogram p50, %.
     pub p50_pct: Option<f64>,
-    /// [`stats::pct_change`] of the merged-histogram p95, %.
+    /// `stats::pct_change` of the merged-histogram p95, %.
     pub p95_pct: Option<f64>,
-    /// [`stats::pct_change`] of the merged-histogram p99, %.
+    /// `stats::pct_change` of the merged-histogram p99, %.
     pub p99_pct: Option<f64>,
     /// The runs' own p99 (one value per complete run with commits)
     /// against the baseline's: Welch's t-test and the verdict (lower is
@@ -201,11 +201,11 @@ pub enum VsBaseline {
     Baseline,
     /// No baseline cell with the same factor values was run.
     Missing,
-    /// [`stats::pct_change`] of the mean TPS (None when either mean is
+    /// `stats::pct_change` of the mean TPS (None when either mean is
     /// missing or the baseline's is 0), its 95 % interval
-    /// ([`stats::pct_ci95`]), Welch's t-test of the two samples when both
+    /// (`stats::pct_ci95`), Welch's t-test of the two samples when both
     /// have at least 2 complete runs, and the verdict (higher TPS is
-    /// faster; [`Verdict::NotEnoughData`] without a test).
+    /// faster; `Verdict::NotEnoughData` without a test).
     Change {
         pct: Option<f64>,
         pct_ci: Option<PctCi>,

@@ -65,8 +65,8 @@ pub fn check(a: &Results, b: &Results) -> Result<(), String> {
 /// in a terminal as well. Sections: which runs each side holds and the
 /// setup differences; "TPS (tx/s, higher is better)": per matched cell A
 /// and B as `mean ± 95% CI (n=runs)`, the change of the mean in % with its
-/// 95 % interval ([`stats::pct_ci95`]), Welch's p and the verdict
-/// ([`stats::Verdict`]), then the geometric means of A's and B's mean TPS
+/// 95 % interval (`stats::pct_ci95`), Welch's p and the verdict
+/// (`stats::Verdict`), then the geometric means of A's and B's mean TPS
 /// over the cells both have, and their ratio (the geometric mean of the
 /// per-cell ratios) as a change in %; "p99 latency (ms, lower is better)":
 /// each side's p99 of its merged histograms, the change in %, and Welch's

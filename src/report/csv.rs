@@ -15,7 +15,7 @@ use crate::store::{Results, WaitSummary};
 /// One row per run, in execution order. Columns: `run` (index),
 /// `repetition`, every factor of [`super::factor_headers`], `complete`
 /// (`true`/`false`), `outlier` (`true` when the run's TPS is an outlier of
-/// its cell by the modified z-score, see [`cells::CellSummary::outliers`]),
+/// its cell by the modified z-score, see `cells::CellSummary::outliers`),
 /// `tps` (tx/s), `committed`, `retries`, `failed` (transactions),
 /// `failure_pct` (%), `latency_mean_ms`, `latency_p50_ms`,
 /// `latency_p95_ms`, `latency_p99_ms`, `pool_wait_mean_ms`,
@@ -97,7 +97,7 @@ pub fn runs_of(m: &super::model::ReportModel) -> String {
     write(header, rows)
 }
 
-/// One row per cell, in the order of [`cells::aggregate`]. Columns: every
+/// One row per cell, in the order of `cells::aggregate`. Columns: every
 /// factor, `n` (complete runs), `interrupted` (runs), `tps_mean`,
 /// `tps_sd`, `tps_ci95` (half-width of the 95 % interval of the mean),
 /// `tps_min`, `tps_max` (tx/s), `tps_cv` (ratio), `vs_baseline_pct`

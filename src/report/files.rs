@@ -52,7 +52,7 @@ pub fn write(dir: &Path, results: &Results, formats: &[Format]) -> Result<Vec<Pa
     write_model(dir, &super::model::ReportModel::new(results), formats)
 }
 
-/// [`write`] from an aggregated model (the cells are aggregated once for
+/// [`write()`] from an aggregated model (the cells are aggregated once for
 /// every format).
 pub fn write_model(
     dir: &Path,

@@ -43,7 +43,7 @@ use crate::store::Results;
 /// ```
 ///
 /// Statistics are over complete runs (see [`super::cells`]); p-values are from
-/// Welch's two-sided t-test, verdicts at p < 0.05 ([`stats::Verdict`]).
+/// Welch's two-sided t-test, verdicts at p < 0.05 (`stats::Verdict`).
 pub fn cells(results: &Results) -> String {
     cells_of(&super::model::ReportModel::new(results))
 }

@@ -22,7 +22,7 @@ fn run_rates(intervals: &[StatInterval]) -> BTreeMap<&str, f64> {
     sums.into_iter().map(|(k, (sum, d))| (k, sum / d)).collect()
 }
 
-/// Mean over the cell's complete runs of each counter's [`run_rates`], per
+/// Mean over the cell's complete runs of each counter's `run_rates`, per
 /// s. Runs without intervals are left out.
 pub fn counter_rates(c: &CellSummary) -> BTreeMap<String, f64> {
     let mut acc: BTreeMap<String, (f64, usize)> = BTreeMap::new();

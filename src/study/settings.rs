@@ -149,7 +149,7 @@ pub struct Settings {
     #[arg(long, conflicts_with = "dsn", num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
     #[serde(default, deserialize_with = "one::<_, Bool>")]
     pub external: Option<bool>,
-    /// Managed server setting, repeatable: --set shared_buffers=256MB (in a file, the [settings] table; a list there is a factor).
+    /// Managed server setting, repeatable: --set shared_buffers=256MB (in a file, the `[settings]` table; a list there is a factor).
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = setting)]
     #[serde(default, deserialize_with = "table_of_lists")]
     pub settings: Option<Vec<Named>>,
@@ -161,7 +161,7 @@ pub struct Settings {
     #[arg(long, value_name = "[NAME=]DIR", value_parser = Build::parse)]
     #[serde(default, deserialize_with = "builds")]
     pub pg_bin: Option<Vec<PgBuild>>,
-    /// Results directory (default results/<timestamp>).
+    /// Results directory (default `results/<timestamp>`).
     #[arg(long, short = 'o', value_name = "DIR", value_parser = PathArg::parse)]
     #[serde(default, deserialize_with = "one::<_, PathArg>")]
     pub out: Option<PathBuf>,
@@ -217,7 +217,7 @@ pub struct Settings {
     #[arg(short = 'b', long, value_name = "NAME[@WEIGHT]", value_parser = Weighted::parse, help_heading = "pgbench scripts")]
     #[serde(default, deserialize_with = "list::<_, Weighted>")]
     pub builtin: Option<Vec<(String, u32)>>,
-    /// A script variable every client starts with (like pgbench -D); repeatable (in a file, the [define] table).
+    /// A script variable every client starts with (like pgbench -D); repeatable (in a file, the `[define]` table).
     #[arg(short = 'D', long, value_name = "NAME=VALUE", value_parser = define, help_heading = "pgbench scripts")]
     #[serde(default, deserialize_with = "defines")]
     pub define: Option<Vec<(String, String)>>,

@@ -7,7 +7,7 @@
 //!
 //! The adapters deserialize lists element by element, so a file's error
 //! points at the offending element (`file:line:column`), and the key is
-//! added by [`super::file`], which knows which key holds that position.
+//! added by `super::file`, which knows which key holds that position.
 
 use std::fmt;
 use std::marker::PhantomData;

@@ -453,8 +453,8 @@ impl ServerControl {
     /// accepts connections, with the time it was down (s).
     ///
     /// Errors: [`TargetError::Start`]: the server was already stopped for
-    /// good, did not exit within [`RESTART_WAIT`] (it is then killed), or
-    /// did not start again within [`RESTART_WAIT`] (see the server log).
+    /// good, did not exit within `RESTART_WAIT` (it is then killed), or
+    /// did not start again within `RESTART_WAIT` (see the server log).
     pub fn restart(&self, how: Shutdown) -> Result<f64, TargetError> {
         let began = Instant::now();
         let mut slot = self.0.child();

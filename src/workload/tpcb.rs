@@ -216,7 +216,7 @@ impl Workload for Tpcb {
         vec![self.variant.name()]
     }
 
-    /// Loads what `pgbench -i` loads, faster: see [`Tpcb::load_accounts`].
+    /// Loads what `pgbench -i` loads, faster: see `Tpcb::load_accounts`.
     /// Errors: any statement failing, naming it.
     async fn load(&self, db: &Loader) -> Result<u64, WorkloadError> {
         let aid = if self.big_aid() { "bigint" } else { "int" };

@@ -149,7 +149,7 @@ pub struct Execution {
     /// Completed steps in completion order.
     pub records: Vec<StepRecord>,
     /// Per step that completed: whether the transaction it ran in
-    /// committed ([`txn::step_outcomes`]).
+    /// committed (`txn::step_outcomes`).
     pub step_committed: BTreeMap<StepRef, bool>,
     /// Per session: it ran steps, and every transaction they ran in
     /// committed (and it was not stuck).

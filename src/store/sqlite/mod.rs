@@ -41,7 +41,7 @@
 //!   scalars (`workload`, `repeat`, `duration_s`, `warmup_s`,
 //!   `sample_interval_s`, `latency_limit_ms`, `threads`, `retry_max_tries`,
 //!   `seed`, `target`, `run_order`, `baseline`, `file`) and the whole
-//!   [`StoredConfig`] as JSON in `config_json`.
+//!   `StoredConfig` as JSON in `config_json`.
 //! - `config_rates (ordinal, rate)`: the open-loop rates factor, tx/s.
 //! - `environment (key, value)`: `host`, `os`, `cpus`, `server_version`,
 //!   `server_version_num`; `server_settings (name, value)`: the
@@ -55,7 +55,7 @@
 //! deleting a run's row deletes all of it when foreign keys are on, as they
 //! are on every [`Store`] connection):
 //!
-//! - `cells`: one row per distinct [`Cell`] (`id`, `key` = the cell as
+//! - `cells`: one row per distinct `Cell` (`id`, `key` = the cell as
 //!   JSON, unique; `label`, `workload`, `isolation` (`read-committed`,
 //!   `repeatable-read`, `serializable`), `strategy`, `clients`, `scale`,
 //!   `pool_size`, `rate`, `max_tries`, `pg_bin`, `params_json`,
@@ -126,7 +126,7 @@
 //!   injected (`--fault`), in time order.
 //!
 //! Vectors keep their order in an `ordinal` column (from 0); maps come back
-//! sorted by key, as [`BTreeMap`] keeps them.
+//! sorted by key, as `BTreeMap` keeps them.
 //!
 //! # Values
 //!

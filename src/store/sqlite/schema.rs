@@ -27,7 +27,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V9_FAULT_PLANS),
 ];
 
-/// [`MIGRATION_LIST`] as rusqlite_migration runs it (each call applies the
+/// `MIGRATION_LIST` as rusqlite_migration runs it (each call applies the
 /// pending ones in one transaction).
 pub const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
 
