@@ -180,7 +180,7 @@ impl AnomaliesArgs {
     /// The plain configuration.
     pub fn into_config(self) -> AnomaliesConfig {
         AnomaliesConfig {
-            levels: dedup(self.isolation),
+            levels: crate::study::dedup(self.isolation),
             probes: self.probes,
             step_timeout: self.step_timeout,
             target: TargetConfig {
@@ -227,16 +227,6 @@ impl TargetArgs {
 /// `--pg-bin [NAME=]DIR` of `anomalies`.
 fn pg_build(s: &str) -> Result<PgBuild, String> {
     values::Build::parse(s)
-}
-
-fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {
-    let mut out = Vec::with_capacity(v.len());
-    for x in v {
-        if !out.contains(&x) {
-            out.push(x);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -64,6 +64,7 @@ mod settings;
 pub mod values;
 
 pub use file::{parse, read};
+pub(crate) use settings::dedup;
 pub use settings::{FACTOR_KEYS, Origin, Settings, flag_of};
 
 /// An error in an experiment file, located at `line:column` (1-based).

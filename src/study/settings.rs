@@ -255,18 +255,31 @@ pub const FACTOR_KEYS: [&str; 11] = [
     "settings",
 ];
 
-/// The keys of the external load; a workload set over them clears them.
-const LOAD_KEYS: [&str; 9] = [
-    "load_cmd",
-    "setup_cmd",
-    "before_run",
-    "after_run",
-    "ready",
-    "ready_timeout",
-    "load_format",
-    "on_error",
-    "load_timeout",
-];
+/// `LOAD_KEYS` and `clear_load` from one list: the keys of the external
+/// load, which a workload set over them clears.
+macro_rules! load_keys {
+    ($($k:ident),* $(,)?) => {
+        const LOAD_KEYS: &[&str] = &[$(stringify!($k)),*];
+
+        impl Settings {
+            fn clear_load(&mut self) {
+                $(self.$k = None;)*
+            }
+        }
+    };
+}
+
+load_keys!(
+    load_cmd,
+    setup_cmd,
+    before_run,
+    after_run,
+    ready,
+    ready_timeout,
+    load_format,
+    on_error,
+    load_timeout,
+);
 
 /// `keys_set` and `take_set` over every setting field, from one list.
 macro_rules! every_key {
@@ -362,7 +375,7 @@ impl Settings {
     /// external load over a workload clears the workload.
     pub fn overlay(&mut self, mut over: Settings) {
         if over.workload.is_some() {
-            for k in LOAD_KEYS {
+            for k in LOAD_KEYS.iter().copied() {
                 self.origins.remove(k);
             }
             self.clear_load();
@@ -385,18 +398,6 @@ impl Settings {
         }
         self.origins.append(&mut over.origins);
         self.take_set(over);
-    }
-
-    fn clear_load(&mut self) {
-        self.load_cmd = None;
-        self.setup_cmd = None;
-        self.before_run = None;
-        self.after_run = None;
-        self.ready = None;
-        self.ready_timeout = None;
-        self.load_format = None;
-        self.on_error = None;
-        self.load_timeout = None;
     }
 
     /// An error about `key` (or its table entry `table.name`), located
@@ -563,7 +564,8 @@ impl Settings {
     }
 }
 
-fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {
+/// `v` without repeats, in first-seen order.
+pub(crate) fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {
     let mut out = Vec::with_capacity(v.len());
     for x in v {
         if !out.contains(&x) {
