@@ -13,7 +13,7 @@
 //! (none,light,full), `BENCH_THREADS` (both tools' -j; default: each
 //! tool's own default), `BENCH_TCP`, `BENCH_SET`, `PGBENCH`. pgbench runs
 //! on a fresh copy of `pgbench -i` data each time; isobench loads its own
-//! (equal to pgbench's, see tests/determinism.rs) and copies it per run.
+//! (equal to pgbench's, see tests/it/determinism.rs) and copies it per run.
 //! Not a test: record results in BENCHMARKS.md.
 
 mod common;

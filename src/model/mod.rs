@@ -3,7 +3,7 @@
 //! produces, what the observer saw, and the stored results. This module imports nothing else
 //! from the crate, so the layers above it (engine, workloads, observers,
 //! store, reports, the command line) depend on it and not on each other;
-//! `tests/module_graph.rs` checks that the module graph has no cycle.
+//! `tests/it/module_graph.rs` checks that the module graph has no cycle.
 
 mod build;
 mod config;

@@ -6,7 +6,7 @@
 //! own isolationtester reproduces byte for byte); a difference exits 3
 //! and names it; bad input exits 2 before a server starts.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! Ctrl-C: the current run stops, what was measured is written with
 //! `complete: false`, the server stops, and isobench exits non-zero.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -6,7 +6,7 @@
 //! isolation (no G0, G1a, G1b, G1c, G-single; write skew, G2-item, is
 //! allowed); READ COMMITTED shows G-single or G2-item within seconds.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! before_run / ready / after_run, failing commands with on_error, and
 //! template errors before anything runs (issue #7).
 
-mod common;
+use crate::common;
 
 use common::*;
 

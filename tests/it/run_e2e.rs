@@ -1,6 +1,6 @@
 //! End to end: `isobench run` against the managed server it starts.
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -3,7 +3,7 @@
 //! TCP listener refuses a client without the password (no trust over TCP),
 //! and isobench drops the databases it created.
 
-mod common;
+use crate::common;
 
 use common::*;
 use isobench::target::{self, ManagedOptions, ManagedServer};

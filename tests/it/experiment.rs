@@ -1,7 +1,7 @@
 //! Experiment files, pool size, open loop, settings factors and resume,
 //! end to end against the managed server (issue #5).
 
-mod common;
+use crate::common;
 
 use common::*;
 use nix::sys::signal::{Signal, kill};

@@ -2,7 +2,7 @@
 //! with each of its strategies, and its invariants hold where they must;
 //! the demonstrations of what isolation buys are reproducible.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

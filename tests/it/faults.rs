@@ -6,7 +6,7 @@
 //! The faults are injected from outside, as an operator would: SIGTERM to
 //! a backend is what `pg_terminate_backend` sends; SIGKILL crashes it.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -11,7 +11,7 @@
 //! - Distributions: 4000 draws of each random function by pgbench (seed 7)
 //!   and by isobench (seed 8) must agree in range, mean and shape.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::process::Output;

@@ -5,7 +5,7 @@
 //! meta-commands, errors before and during a run, and what a retry starts
 //! from. Scripts are in tests/fixtures/scripts/.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

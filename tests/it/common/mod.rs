@@ -1,6 +1,5 @@
 //! Helpers for integration tests: run the real `isobench` binary, which
 //! starts its own managed PostgreSQL.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

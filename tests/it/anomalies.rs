@@ -3,7 +3,7 @@
 //! command with a step-by-step explanation, and the coordinator detects
 //! lock waits, deadlocks and hangs without hanging itself.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

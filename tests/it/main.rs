@@ -1,0 +1,22 @@
+//! The integration tests, one binary (as ripgrep's `tests/tests.rs`):
+//! each module drives the `isobench` binary or the library against a real
+//! PostgreSQL that isobench starts itself; `common` holds the shared
+//! run/read/assert helpers. One binary links the library once instead of
+//! once per file.
+
+mod common;
+
+mod anomalies;
+mod determinism;
+mod experiment;
+mod external;
+mod external_load;
+mod faults;
+mod interrupt;
+mod isolation_specs;
+mod list_append;
+mod module_graph;
+mod pgbench_expr;
+mod pgbench_scripts;
+mod run_e2e;
+mod workloads;
