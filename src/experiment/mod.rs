@@ -64,7 +64,6 @@ pub const SCRIPTS: &str = "pgbench-script";
 /// reached, a failed load, or a run that cannot start; completed runs are
 /// already written to the results directory when an error is returned.
 pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<ExperimentOutcome> {
-    use crate::workload::*;
     let cfg = cfg.resolve();
     if cfg.load.active() && cfg.scripts.active() {
         bail!(BadInput(
@@ -79,15 +78,24 @@ pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<Exp
         return run_scripts(cfg, cancel).await;
     }
     let name = plan::workload_spec(&cfg)?.name;
-    match name {
-        "tpcb" => run_with::<tpcb::Tpcb>(cfg, cancel).await,
-        "sibench" => run_with::<sibench::Sibench>(cfg, cancel).await,
-        "ssibench" | "simple-ssibench" => run_with::<ssibench::Ssibench>(cfg, cancel).await,
-        "smallbank" => run_with::<smallbank::Smallbank>(cfg, cancel).await,
-        "write-skew" => run_with::<write_skew::WriteSkew>(cfg, cancel).await,
-        "docstore" => run_with::<docstore::Docstore>(cfg, cancel).await,
-        "list-append" => run_with::<list_append::ListAppend>(cfg, cancel).await,
-        other => bail!("workload '{other}' is in the registry but not wired into experiment::run"),
+    match crate::workload::with_workload(name, RunWith { cfg, cancel }) {
+        Some(study) => study.await,
+        None => bail!("workload '{name}' is not registered"),
+    }
+}
+
+/// Runs a study of the workload type [`crate::workload::with_workload`]
+/// picks by name.
+struct RunWith {
+    cfg: ExperimentConfig,
+    cancel: CancellationToken,
+}
+
+impl crate::workload::WithWorkload for RunWith {
+    type Output =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<ExperimentOutcome>> + Send>>;
+    fn with<W: Workload>(self) -> Self::Output {
+        Box::pin(run_with::<W>(self.cfg, self.cancel))
     }
 }
 

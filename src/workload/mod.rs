@@ -164,17 +164,41 @@ pub fn spec(name: &str) -> Option<&'static WorkloadSpec> {
     REGISTRY.iter().copied().find(|s| s.name == name)
 }
 
-/// Every built-in workload, in the order `isobench workloads` lists them.
-pub static REGISTRY: &[&WorkloadSpec] = &[
-    &tpcb::SPEC,
-    &sibench::SPEC,
-    &ssibench::SSIBENCH,
-    &ssibench::SIMPLE_SSIBENCH,
-    &smallbank::SPEC,
-    &write_skew::SPEC,
-    &docstore::SPEC,
-    &list_append::SPEC,
-];
+/// What a caller does with one built-in workload's type, chosen by name
+/// at run time ([`with_workload`]); e.g. the experiment runs a study of it.
+pub trait WithWorkload {
+    type Output;
+    fn with<W: Workload>(self) -> Self::Output;
+}
+
+/// `REGISTRY` and `with_workload` from one list: registering a built-in
+/// workload is one line, its spec and its type.
+macro_rules! registry {
+    ($($spec:path => $ty:ty),* $(,)?) => {
+        /// Every built-in workload, in the order `isobench workloads` lists them.
+        pub static REGISTRY: &[&WorkloadSpec] = &[$(&$spec),*];
+
+        /// Calls `f` with the type of the built-in workload named `name`;
+        /// `None` for a name that is not registered.
+        pub fn with_workload<F: WithWorkload>(name: &str, f: F) -> Option<F::Output> {
+            $(if $spec.name == name {
+                return Some(f.with::<$ty>());
+            })*
+            None
+        }
+    };
+}
+
+registry! {
+    tpcb::SPEC => tpcb::Tpcb,
+    sibench::SPEC => sibench::Sibench,
+    ssibench::SSIBENCH => ssibench::Ssibench,
+    ssibench::SIMPLE_SSIBENCH => ssibench::Ssibench,
+    smallbank::SPEC => smallbank::Smallbank,
+    write_skew::SPEC => write_skew::WriteSkew,
+    docstore::SPEC => docstore::Docstore,
+    list_append::SPEC => list_append::ListAppend,
+}
 
 /// What one workload instance is built from: one cell's workload factors.
 #[derive(Debug, Clone)]
@@ -758,6 +782,32 @@ pub fn describe(name: Option<&str>) -> Result<String, WorkloadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every registered name reaches the type of its own module (the
+    /// two SSIBENCH variants share one), and no other name reaches any.
+    #[test]
+    fn each_registered_name_reaches_its_workload_type() {
+        struct TypeName;
+        impl WithWorkload for TypeName {
+            type Output = &'static str;
+            fn with<W: Workload>(self) -> &'static str {
+                std::any::type_name::<W>()
+            }
+        }
+        for spec in REGISTRY {
+            let module = match spec.name {
+                "simple-ssibench" => "ssibench".to_string(),
+                n => n.replace('-', "_"),
+            };
+            let ty = with_workload(spec.name, TypeName).unwrap();
+            assert!(
+                ty.contains(&format!("::{module}::")),
+                "{} -> {ty}",
+                spec.name
+            );
+        }
+        assert_eq!(with_workload("tpc-c", TypeName), None);
+    }
 
     #[test]
     fn registry_specs_are_well_formed() {
