@@ -134,6 +134,41 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
 mod tests {
     use super::*;
 
+    /// The committed JSON schemas name the versions the code writes: the
+    /// `schema_version` constant, the title and the `$id`.
+    #[test]
+    fn the_schema_files_carry_the_written_versions() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema");
+        for (file, kind, version) in [
+            ("results.schema.json", "results", SCHEMA_VERSION),
+            (
+                "anomalies.schema.json",
+                "anomalies",
+                crate::probe::Matrix::SCHEMA_VERSION,
+            ),
+        ] {
+            let text = fs::read_to_string(dir.join(file)).unwrap();
+            let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                schema["properties"]["schema_version"]["const"], version,
+                "{file}"
+            );
+            assert!(
+                schema["title"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with(&format!("{kind}.json, schema version {version}")),
+                "{file}: {}",
+                schema["title"]
+            );
+            assert_eq!(
+                schema["$id"],
+                format!("https://isobench.dev/schema/{kind}-{version}.json"),
+                "{file}"
+            );
+        }
+    }
+
     #[test]
     fn results_dir_is_created_and_never_reused() {
         let base = tempfile::tempdir().unwrap();
