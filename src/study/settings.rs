@@ -281,7 +281,9 @@ load_keys!(
     load_timeout,
 );
 
-/// `keys_set` and `take_set` over every setting field, from one list.
+/// `keys_set` and `take_set` over every setting field, from one list (a
+/// field left out would not override a file: the every-flag test in
+/// `cli` catches it).
 macro_rules! every_key {
     ($($k:ident),* $(,)?) => {
         impl Settings {
