@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::process::Output;
 
 use common::*;
-use isobench::pgbench::expr::{Env, Expr, Value};
+use isobench::pgbench::expr::{Env, EvalError, Expr, Value};
 use isobench::pgbench::prng::Prng;
 use isobench::pgbench::run::client_seeds;
 use isobench::pgbench::script::{self, CommandKind};
@@ -113,7 +113,7 @@ impl Client {
 
     /// Runs the `\set` commands of `script` as pgbench would; the first
     /// error stops it.
-    fn run(&mut self, script: &script::Script) -> Result<(), String> {
+    fn run(&mut self, script: &script::Script) -> Result<(), EvalError> {
         for c in &script.commands {
             let CommandKind::Set { name, expr, .. } = &c.kind else {
                 panic!("only \\set in these scripts");
@@ -126,11 +126,11 @@ impl Client {
 }
 
 impl Env for Client {
-    fn var(&self, name: &str) -> Result<Value, String> {
+    fn var(&self, name: &str) -> Result<Value, EvalError> {
         match (self.values.get(name), self.text.get(name)) {
             (Some(v), _) => Ok(*v),
             (None, Some(t)) => Value::from_text(name, t),
-            (None, None) => Err(format!("undefined variable \"{name}\"")),
+            (None, None) => Err(EvalError::Undefined(name.into())),
         }
     }
     fn rng(&mut self) -> &mut Prng {
@@ -459,7 +459,8 @@ fn errors_match_pgbench_messages() {
                 .to_string(),
             Ok(parsed) => Client::new(1, &[("bad", "abc")])
                 .run(&parsed)
-                .expect_err("isobench must refuse it too"),
+                .expect_err("isobench must refuse it too")
+                .to_string(),
         };
         if !ours.starts_with(&theirs) {
             mismatches.push(format!("{e}: pgbench '{theirs}' / isobench '{ours}'"));

@@ -2,11 +2,11 @@
 //! functions.
 
 use super::super::prng;
-use super::{Env, Func, Value, format_f};
+use super::{Env, EvalError, Func, Value};
 
 /// Evaluates a function on evaluated, non-NULL arguments (except for
 /// `IS` and `debug`).
-pub(super) fn call(func: Func, v: &[Value], env: &mut dyn Env) -> Result<Value, String> {
+pub(super) fn call(func: Func, v: &[Value], env: &mut dyn Env) -> Result<Value, EvalError> {
     use Func::*;
     let int = |i: usize| v[i].to_int();
     let dbl = |i: usize| v[i].to_double();
@@ -29,15 +29,15 @@ pub(super) fn call(func: Func, v: &[Value], env: &mut dyn Env) -> Result<Value, 
         Add | Sub | Mul | Div | Mod | Eq | Ne | Le | Lt => {
             let (l, r) = (int(0)?, int(1)?);
             match func {
-                Add => Value::Int(l.checked_add(r).ok_or("bigint add out of range")?),
-                Sub => Value::Int(l.checked_sub(r).ok_or("bigint sub out of range")?),
-                Mul => Value::Int(l.checked_mul(r).ok_or("bigint mul out of range")?),
+                Add => Value::Int(l.checked_add(r).ok_or(EvalError::Overflow("add"))?),
+                Sub => Value::Int(l.checked_sub(r).ok_or(EvalError::Overflow("sub"))?),
+                Mul => Value::Int(l.checked_mul(r).ok_or(EvalError::Overflow("mul"))?),
                 Eq => Value::Bool(l == r),
                 Ne => Value::Bool(l != r),
                 Le => Value::Bool(l <= r),
                 Lt => Value::Bool(l < r),
-                _ if r == 0 => return Err("division by zero".into()),
-                Div if r == -1 && l == i64::MIN => return Err("bigint div out of range".into()),
+                _ if r == 0 => return Err(EvalError::DivisionByZero),
+                Div if r == -1 && l == i64::MIN => return Err(EvalError::Overflow("div")),
                 Div => Value::Int(l.wrapping_div(r)),
                 _ => Value::Int(l.wrapping_rem(r)),
             }
@@ -87,14 +87,14 @@ pub(super) fn call(func: Func, v: &[Value], env: &mut dyn Env) -> Result<Value, 
         Random | RandomGaussian | RandomExponential | RandomZipfian => {
             let (min, max) = (int(0)?, int(1)?);
             if min > max {
-                return Err("empty range given to random".into());
+                return Err(EvalError::EmptyRandomRange);
             }
             if max
                 .checked_sub(min)
                 .and_then(|d| d.checked_add(1))
                 .is_none()
             {
-                return Err("random range is too large".into());
+                return Err(EvalError::RandomRangeTooLarge);
             }
             let rng = env.rng();
             Value::Int(match func {
@@ -104,31 +104,19 @@ pub(super) fn call(func: Func, v: &[Value], env: &mut dyn Env) -> Result<Value, 
                     match func {
                         RandomGaussian => {
                             if p < prng::MIN_GAUSSIAN_PARAM {
-                                return Err(format!(
-                                    "gaussian parameter must be at least {:.6} (not {})",
-                                    prng::MIN_GAUSSIAN_PARAM,
-                                    format_f(p)
-                                ));
+                                return Err(EvalError::GaussianParameter(p));
                             }
                             rng.gaussian(min, max, p)
                         }
                         RandomZipfian => {
                             if !(prng::MIN_ZIPFIAN_PARAM..=prng::MAX_ZIPFIAN_PARAM).contains(&p) {
-                                return Err(format!(
-                                    "zipfian parameter must be in range [{:.3}, {:.0}] (not {})",
-                                    prng::MIN_ZIPFIAN_PARAM,
-                                    prng::MAX_ZIPFIAN_PARAM,
-                                    format_f(p)
-                                ));
+                                return Err(EvalError::ZipfianParameter(p));
                             }
                             rng.zipfian(min, max, p)
                         }
                         _ => {
                             if p.is_nan() || p <= 0.0 {
-                                return Err(format!(
-                                    "exponential parameter must be greater than zero (not {})",
-                                    format_f(p)
-                                ));
+                                return Err(EvalError::ExponentialParameter(p));
                             }
                             rng.exponential(min, max, p)
                         }
@@ -147,7 +135,7 @@ pub(super) fn call(func: Func, v: &[Value], env: &mut dyn Env) -> Result<Value, 
         Permute => {
             let (x, size, seed) = (int(0)?, int(1)?, int(2)?);
             if size <= 0 {
-                return Err("permute size parameter must be greater than zero".into());
+                return Err(EvalError::PermuteSize);
             }
             Value::Int(prng::permute(x, size, seed))
         }

@@ -27,9 +27,11 @@ use std::fmt;
 
 use super::prng::Prng;
 
+mod error;
 mod func;
 mod parse;
 
+pub use error::EvalError;
 use func::call;
 pub use func::{hash_fnv1a, hash_murmur2};
 pub use parse::ParseError;
@@ -61,8 +63,11 @@ impl Value {
     /// other number is a double.
     ///
     /// Errors: text that is none of these, naming the variable.
-    pub fn from_text(name: &str, text: &str) -> Result<Value, String> {
-        let malformed = || format!("malformed variable \"{name}\" value: \"{text}\"");
+    pub fn from_text(name: &str, text: &str) -> Result<Value, EvalError> {
+        let malformed = || EvalError::Malformed {
+            name: name.into(),
+            text: text.into(),
+        };
         if text.is_empty() {
             return Err(malformed());
         }
@@ -83,7 +88,7 @@ impl Value {
             return t
                 .parse::<i64>()
                 .map(Value::Int)
-                .map_err(|_| format!("value \"{text}\" is out of range for type bigint"));
+                .map_err(|_| EvalError::TextOutOfRange(text.into()));
         }
         match t.parse::<f64>() {
             Ok(d) => Ok(Value::Double(d)),
@@ -113,34 +118,42 @@ impl Value {
         }
     }
 
-    fn to_bool(self) -> Result<bool, String> {
-        match self {
-            Value::Bool(b) => Ok(b),
-            other => Err(format!("cannot coerce {} to boolean", other.type_name())),
+    /// The error of using this value where a `to` is needed.
+    fn coerce_error(self, to: &'static str) -> EvalError {
+        EvalError::Coerce {
+            from: self.type_name(),
+            to,
         }
     }
 
-    fn to_int(self) -> Result<i64, String> {
+    fn to_bool(self) -> Result<bool, EvalError> {
+        match self {
+            Value::Bool(b) => Ok(b),
+            other => Err(other.coerce_error("boolean")),
+        }
+    }
+
+    fn to_int(self) -> Result<i64, EvalError> {
         match self {
             Value::Int(i) => Ok(i),
             Value::Double(d) => {
                 let r = d.round_ties_even();
                 // FLOAT8_FITS_IN_INT64: [-2^63, 2^63).
                 if r.is_nan() || !(i64::MIN as f64..-(i64::MIN as f64)).contains(&r) {
-                    Err(format!("double to int overflow for {}", format_f(r)))
+                    Err(EvalError::DoubleToInt(r))
                 } else {
                     Ok(r as i64)
                 }
             }
-            other => Err(format!("cannot coerce {} to int", other.type_name())),
+            other => Err(other.coerce_error("int")),
         }
     }
 
-    fn to_double(self) -> Result<f64, String> {
+    fn to_double(self) -> Result<f64, EvalError> {
         match self {
             Value::Double(d) => Ok(d),
             Value::Int(i) => Ok(i as f64),
-            other => Err(format!("cannot coerce {} to double", other.type_name())),
+            other => Err(other.coerce_error("double")),
         }
     }
 }
@@ -210,9 +223,10 @@ fn format_f(d: f64) -> String {
 
 /// What an expression reads and does outside itself.
 pub trait Env {
-    /// The value of variable `name`. Errors: undefined (pgbench:
-    /// `undefined variable "name"`) or malformed text.
-    fn var(&self, name: &str) -> Result<Value, String>;
+    /// The value of variable `name`. Errors: [`EvalError::Undefined`],
+    /// or [`EvalError::Malformed`] / [`EvalError::TextOutOfRange`] for
+    /// text that is no value.
+    fn var(&self, name: &str) -> Result<Value, EvalError>;
     /// The client's random state, which `random*()` draw from.
     fn rng(&mut self) -> &mut Prng;
     /// `debug(v)`: show the value (pgbench prints it to stderr).
@@ -317,10 +331,10 @@ pub enum Expr {
 impl Expr {
     /// Evaluates the expression.
     ///
-    /// Errors: pgbench's run-time messages, e.g. `division by zero`,
-    /// `bigint add out of range`, `cannot coerce boolean to int`,
-    /// `undefined variable "x"`, `empty range given to random`.
-    pub fn eval(&self, env: &mut dyn Env) -> Result<Value, String> {
+    /// Errors: [`EvalError`], which displays as pgbench's run-time
+    /// message, e.g. `division by zero`, `bigint add out of range`,
+    /// `cannot coerce boolean to int`, `undefined variable "x"`.
+    pub fn eval(&self, env: &mut dyn Env) -> Result<Value, EvalError> {
         match self {
             Expr::Const(v) => Ok(*v),
             Expr::Var(name) => env.var(name),
@@ -352,9 +366,7 @@ impl Expr {
                     vals.push(a.eval(env)?);
                 }
                 if args.len() > MAX_ARGS {
-                    return Err(format!(
-                        "too many function arguments, maximum is {MAX_ARGS}"
-                    ));
+                    return Err(EvalError::TooManyArguments(MAX_ARGS));
                 }
                 if !matches!(func, Func::Is | Func::Debug) && vals.contains(&Value::Null) {
                     return Ok(Value::Null);
@@ -374,11 +386,11 @@ mod tests {
     struct Vars(HashMap<String, Value>, Prng, Vec<String>);
 
     impl Env for Vars {
-        fn var(&self, name: &str) -> Result<Value, String> {
+        fn var(&self, name: &str) -> Result<Value, EvalError> {
             self.0
                 .get(name)
                 .copied()
-                .ok_or_else(|| format!("undefined variable \"{name}\""))
+                .ok_or_else(|| EvalError::Undefined(name.into()))
         }
         fn rng(&mut self) -> &mut Prng {
             &mut self.1
@@ -397,7 +409,7 @@ mod tests {
 
     fn eval(text: &str) -> Result<Value, String> {
         let e = Expr::parse(text).map_err(|e| format!("parse: {e} at {}", e.offset()))?;
-        e.eval(&mut env())
+        e.eval(&mut env()).map_err(|e| e.to_string())
     }
 
     fn int(text: &str) -> i64 {
@@ -571,11 +583,13 @@ mod tests {
         assert_eq!(v("n"), Ok(Value::Bool(false)));
         assert_eq!(v("-42"), Ok(Value::Int(-42)));
         assert_eq!(v("1.5e3"), Ok(Value::Double(1500.0)));
-        assert_eq!(v("o"), Err("malformed variable \"x\" value: \"o\"".into()));
-        assert!(
-            v("99999999999999999999")
-                .unwrap_err()
-                .contains("out of range")
+        assert_eq!(
+            v("o").unwrap_err().to_string(),
+            "malformed variable \"x\" value: \"o\""
+        );
+        assert_eq!(
+            v("99999999999999999999"),
+            Err(EvalError::TextOutOfRange("99999999999999999999".into()))
         );
     }
 

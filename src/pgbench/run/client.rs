@@ -12,7 +12,7 @@ use super::param::Param;
 use super::{Compiled, Var, Vars};
 use crate::model::{QueryMode, StepTime};
 use crate::pgbench::data::ScriptLedger;
-use crate::pgbench::expr::{self, Value};
+use crate::pgbench::expr::{self, EvalError, Value};
 use crate::pgbench::prng::Prng;
 use crate::pgbench::script::{self, CommandKind, Part, SleepAmount, Store};
 use crate::workload::{AttemptError, Outcome, TxControl, WorkloadClient};
@@ -89,10 +89,10 @@ struct Env<'a> {
 }
 
 impl expr::Env for Env<'_> {
-    fn var(&self, name: &str) -> Result<Value, String> {
+    fn var(&self, name: &str) -> Result<Value, EvalError> {
         match self.vars.get(name) {
             Some(v) => v.value(name),
-            None => Err(format!("undefined variable \"{name}\"")),
+            None => Err(EvalError::Undefined(name.into())),
         }
     }
 

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use tokio_postgres::Client;
 
 use super::data::ScriptData;
-use super::expr::{Expr, Value};
+use super::expr::{EvalError, Expr, Value};
 use super::history;
 use super::prng::Prng;
 use super::script::{self, CommandKind, Part, Script};
@@ -55,7 +55,7 @@ impl Var {
     }
 
     /// The value an expression sees; errors for text that is not one.
-    fn value(&self, name: &str) -> Result<Value, String> {
+    fn value(&self, name: &str) -> Result<Value, EvalError> {
         match self {
             Var::Text(t) => Value::from_text(name, t),
             Var::Value(v) => Ok(*v),
