@@ -155,7 +155,7 @@ pub struct AnomaliesArgs {
     #[arg(long, value_name = "DIR", requires = "specs")]
     pub expected: Option<PathBuf>,
     /// With --spec: the most permutations a spec without `permutation` lines may expand to.
-    #[arg(long, value_name = "N", default_value_t = 1000, requires = "specs")]
+    #[arg(long, value_name = "N", default_value_t = crate::probe::suite::DEFAULT_MAX_PERMUTATIONS, requires = "specs")]
     pub max_permutations: u64,
     /// How long a step may run, or wait on a lock, before the probe is reported stuck (with --spec: cancelled, and the spec given up after twice this).
     #[arg(long, default_value = "5s", value_parser = values::PositiveDur::parse, allow_hyphen_values = true)]

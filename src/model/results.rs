@@ -252,11 +252,6 @@ impl Cell {
         }
         s
     }
-
-    /// The server this cell needs: binaries and settings.
-    pub fn server_key(&self) -> (Option<&str>, &BTreeMap<String, String>) {
-        (self.pg_bin.as_deref(), &self.settings)
-    }
 }
 
 /// A target arrival rate in tx/s (finite, > 0). Ordered and hashed by

@@ -300,7 +300,6 @@ pub enum Comparison {
 #[derive(Debug, Clone)]
 pub struct SpecResult {
     pub name: String,
-    pub output: PathBuf,
     pub permutations: usize,
     /// Where the spec stopped early, as isolationtester would have exited
     /// (the line is in the output).
@@ -487,7 +486,6 @@ async fn run_specs(
             .map(|d| compare_with(d, &spec.name, &text));
         summary.specs.push(SpecResult {
             name: spec.name.clone(),
-            output,
             permutations: spec.permutations.len(),
             stopped: stop.map(|s| s.to_string()),
             comparison,

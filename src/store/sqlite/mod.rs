@@ -453,11 +453,6 @@ impl Store {
         read().map_err(|e| StoreError::unreadable(&self.path, e))
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Runs `f` in one transaction, committed when `f` succeeds.
     fn in_transaction(&mut self, f: impl FnOnce(&Transaction) -> R<()>) -> R<()> {
         // IMMEDIATE: take the write lock (waiting for readers) up front.
