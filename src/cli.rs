@@ -193,8 +193,9 @@ impl AnomaliesArgs {
     }
 }
 
-/// Which server: a managed one (default) or an external one. Shared by
-/// `run` and `anomalies`.
+/// Which server `anomalies` tests: a managed one (default) or an external
+/// one. `run` has the same flags as study settings ([`Settings`]), read by
+/// the same parsers.
 #[derive(Debug, Args)]
 pub struct TargetArgs {
     /// External server as a libpq URL or key=value string (password never printed).
