@@ -34,9 +34,9 @@ pub enum EvalError {
     /// Integer `/` or `%` by zero.
     #[error("division by zero")]
     DivisionByZero,
-    /// A call with more than pgbench's 16 arguments.
-    #[error("too many function arguments, maximum is {0}")]
-    TooManyArguments(usize),
+    /// A call with more arguments than pgbench takes (16).
+    #[error("too many function arguments, maximum is {}", super::MAX_ARGS)]
+    TooManyArguments,
     /// `random*(min, max)` with `min > max`.
     #[error("empty range given to random")]
     EmptyRandomRange,

@@ -366,7 +366,7 @@ impl Expr {
                     vals.push(a.eval(env)?);
                 }
                 if args.len() > MAX_ARGS {
-                    return Err(EvalError::TooManyArguments(MAX_ARGS));
+                    return Err(EvalError::TooManyArguments);
                 }
                 if !matches!(func, Func::Is | Func::Debug) && vals.contains(&Value::Null) {
                     return Ok(Value::Null);
@@ -460,6 +460,16 @@ mod tests {
             Err("cannot coerce int to boolean".into())
         );
         assert_eq!(eval("true + 1"), Err("cannot coerce boolean to int".into()));
+    }
+
+    #[test]
+    fn calls_take_at_most_sixteen_arguments() {
+        let args = |n: usize| vec!["1"; n].join(", ");
+        assert_eq!(eval(&format!("least({})", args(16))), Ok(Value::Int(1)));
+        assert_eq!(
+            eval(&format!("least({})", args(17))),
+            Err("too many function arguments, maximum is 16".into())
+        );
     }
 
     #[test]
