@@ -29,6 +29,7 @@ pub(crate) mod stats;
 pub mod store;
 pub mod study;
 pub mod target;
+pub mod wire;
 pub mod workload;
 
 /// mimalloc: the clients' hot path allocates a few small buffers per

@@ -8,9 +8,7 @@
 //! during warm-up, and otherwise appends a [`SecondPoint`] and merges it into
 //! the run's totals. Nothing is sent per transaction.
 
-mod conn;
 mod faults;
-mod inline;
 mod pace;
 mod pass;
 pub mod retry;

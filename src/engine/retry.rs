@@ -71,17 +71,11 @@ impl Retrier {
             Cause::Db(error) => error,
             Cause::Script(m) => return Verdict::Abort(m.clone()),
         };
-        let code = error.code().and_then(|c| sqlstate(c.code()));
+        let code = error.code();
         // The server ends the session after FATAL errors (57P01
         // admin_shutdown, 57P02 crash_shutdown, ...): such an error comes
         // with a SQLSTATE, yet the connection is gone all the same.
-        let fatal = error
-            .as_db_error()
-            .is_some_and(|db| matches!(db.severity(), "FATAL" | "PANIC"));
-        let broken = error.is_closed()
-            || is_io(error)
-            || fatal
-            || code.is_some_and(|c| c.starts_with(b"57P"));
+        let broken = error.is_broken() || code.is_some_and(|c| c.starts_with(b"57P"));
         self.classify_parts(code, broken, e.at_commit)
     }
 
@@ -122,17 +116,6 @@ impl Retrier {
             }
         }
     }
-}
-
-fn is_io(e: &tokio_postgres::Error) -> bool {
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        if s.is::<std::io::Error>() {
-            return true;
-        }
-        source = s.source();
-    }
-    false
 }
 
 #[cfg(test)]

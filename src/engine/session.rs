@@ -4,20 +4,18 @@
 //! exponential backoff), and shared between clients in a pool ([`Pool`],
 //! checked out as a [`Lease`]).
 
-use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{Semaphore, SemaphorePermit};
-use tokio_postgres::{Client, Config};
+use tokio_postgres::Config;
 
 use super::EngineError;
-use super::conn::{EndCode, Watched};
 use super::faults::{FaultLog, reconnect_delay};
-use super::inline;
 use crate::model::Isolation;
 use crate::target;
+use crate::wire::{self, Conn};
 use crate::workload::{TxControl, WorkloadClient};
 
 /// A connection with its prepared statements and the workload client
@@ -25,13 +23,9 @@ use crate::workload::{TxControl, WorkloadClient};
 pub(super) struct Session<C> {
     pub(super) id: u32,
     pub(super) client: C,
-    pub(super) conn: Client,
-    /// The connection's I/O half, polled by the task that owns the session
-    /// ([`inline::run`]); `None` once handed to a task of its own (a pool's
-    /// sessions move between clients) or once the connection ended.
-    pub(super) io: Option<Watched>,
-    /// The SQLSTATE the connection ended with, if the server sent one.
-    pub(super) end: Arc<EndCode>,
+    /// The connection, driven by whichever task runs the session's
+    /// attempt (no I/O task of its own: see [`crate::wire`]).
+    pub(super) conn: Conn,
     pub(super) tx: TxControl,
 }
 
@@ -45,18 +39,8 @@ pub(super) struct Pool<C> {
 }
 
 impl<C> Pool<C> {
-    /// A pool of `sessions`. A pooled session moves between client tasks,
-    /// so each one's I/O is spawned as a task of its own.
+    /// A pool of `sessions`.
     pub(super) fn new(sessions: Vec<Session<C>>) -> Self {
-        let sessions: Vec<Session<C>> = sessions
-            .into_iter()
-            .map(|mut s| {
-                if let Some(io) = s.io.take() {
-                    tokio::spawn(io);
-                }
-                s
-            })
-            .collect();
         Pool {
             size: sessions.len(),
             permits: Semaphore::new(sessions.len()),
@@ -129,44 +113,42 @@ pub(super) async fn setup<C: WorkloadClient>(
     db: &Config,
     isolation: Isolation,
 ) -> Result<Session<C>, EngineError> {
-    let (conn, io, end, tx) = open(&mut client, db, isolation)
+    let (conn, tx) = open(&mut client, db, isolation)
         .await
         .map_err(|e| match e {
-            OpenError::Connect(e) => EngineError::Connect(e),
+            OpenError::Connect(e) => EngineError::Connect(target::TargetError::Connect {
+                target: target::describe_config(db),
+                reason: e.to_string(),
+            }),
             OpenError::Prepare(e) => EngineError::Prepare {
                 client: id,
-                reason: target::error_text(&e),
+                reason: e.to_string(),
             },
         })?;
     Ok(Session {
         id,
         client,
         conn,
-        io,
-        end,
         tx,
     })
 }
 
 /// Why a session could not be opened.
 enum OpenError {
-    Connect(target::TargetError),
-    Prepare(tokio_postgres::Error),
+    Connect(wire::Error),
+    Prepare(wire::Error),
 }
 
 /// Opens a connection for `client`: connects, sets the isolation default
 /// and prepares the client's statements (again, after a reconnect).
-/// Returns the connection, its I/O half (`None` if it already ended), the
-/// code it will end with and the transaction control statements.
+/// Returns the connection and its transaction control statements.
 async fn open<C: WorkloadClient>(
     client: &mut C,
     db: &Config,
     isolation: Isolation,
-) -> Result<(Client, Option<Watched>, Arc<EndCode>, TxControl), OpenError> {
-    let (conn, io) = target::connect_io(db).await.map_err(OpenError::Connect)?;
-    let (io, end) = Watched::new(io);
-    let mut io = Some(io);
-    let tx = inline::run(&mut io, async {
+) -> Result<(Conn, TxControl), OpenError> {
+    let mut conn = wire::connect(db).await.map_err(OpenError::Connect)?;
+    let prepared = async {
         // The session default covers autocommit statements; transactions
         // also say their level in BEGIN.
         conn.batch_execute(&format!(
@@ -174,20 +156,18 @@ async fn open<C: WorkloadClient>(
             isolation.sql().to_ascii_lowercase()
         ))
         .await?;
-        let tx = TxControl::prepare(&conn, isolation).await?;
-        client.prepare(&conn, &tx).await?;
+        let tx = TxControl::prepare(&mut conn, isolation).await?;
+        client.prepare(&mut conn, &tx).await?;
         Ok(tx)
-    })
+    }
     .await
     .map_err(OpenError::Prepare)?;
-    Ok((conn, io, end, tx))
+    Ok((conn, prepared))
 }
 
 /// Opens `s`'s connection to `db` again after it was lost, trying until it
 /// works or `stop` is set, with [`reconnect_delay`] between tries; logs
-/// the reconnect in `faults`. Returns the new connection's I/O half
-/// (`Some(None)` if it already ended), or `None` when the run stopped
-/// first.
+/// the reconnect in `faults`. Returns `None` when the run stopped first.
 pub(super) async fn reconnect<C: WorkloadClient>(
     s: &mut Session<C>,
     db: &Config,
@@ -195,18 +175,17 @@ pub(super) async fn reconnect<C: WorkloadClient>(
     stop: &AtomicBool,
     faults: &FaultLog,
     rng: &mut rand::rngs::SmallRng,
-) -> Option<Option<Watched>> {
+) -> Option<()> {
     let mut failed = 0u32;
     loop {
         if stop.load(Ordering::Relaxed) {
             return None;
         }
-        if let Ok((conn, io, end, tx)) = open(&mut s.client, db, isolation).await {
+        if let Ok((conn, tx)) = open(&mut s.client, db, isolation).await {
             s.conn = conn;
-            s.end = end;
             s.tx = tx;
             faults.reconnected();
-            return Some(io);
+            return Some(());
         }
         // Sleep in slices so that the end of the run is not kept waiting.
         let until = Instant::now() + reconnect_delay(failed, rng);

@@ -25,16 +25,14 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_postgres::Config;
 
 use super::EngineError;
-use super::conn::Watched;
 use super::faults::FaultLog;
 use super::retry::{Retrier, Verdict};
 use super::session::{Pool, Session, reconnect, setup};
 use super::{ClientStop, StopReason};
-use super::{inline, pace, pass};
+use super::{pace, pass};
 use crate::metrics::{ErrorKey, Recorder};
 use crate::model::Isolation;
 use crate::model::{CONNECTION_FAILURE, SCRIPT_ERROR, SqlState};
-use crate::target;
 use crate::workload::{Ledger, Outcome, WorkloadClient};
 
 /// One client to be run by a shard.
@@ -302,7 +300,7 @@ async fn reconnect_ctx<C: WorkloadClient>(
     s: &mut Session<C>,
     ctx: &Ctx,
     rng: &mut rand::rngs::SmallRng,
-) -> Option<Option<Watched>> {
+) -> Option<()> {
     reconnect(s, &ctx.db, ctx.isolation, &ctx.stop, &ctx.faults, rng).await
 }
 
@@ -346,10 +344,7 @@ impl<C: WorkloadClient> Source<C> {
                 rec.pool_wait(waited.as_micros() as u64);
                 let s = lease.session();
                 if s.conn.is_closed() {
-                    // A pooled session's I/O runs in a task of its own.
-                    if let Some(io) = reconnect_ctx(s, ctx, rng).await? {
-                        tokio::spawn(io);
-                    }
+                    reconnect_ctx(s, ctx, rng).await?;
                 }
                 let mut a = run_attempt(s, input, &after).await;
                 a.failed_step = record_steps(&mut s.client, input, rec);
@@ -404,7 +399,7 @@ struct Attempted {
     took: Duration,
     pool_wait: Duration,
     /// ROLLBACK after the error failed with this error.
-    rollback_failed: Option<tokio_postgres::Error>,
+    rollback_failed: Option<crate::wire::Error>,
     /// The session's connection is closed.
     closed: bool,
     /// The SQLSTATE the closed connection ended with, if the server sent
@@ -421,12 +416,12 @@ async fn run_attempt<C: WorkloadClient>(
     after: &impl Fn(&crate::workload::AttemptError) -> AfterError,
 ) -> Attempted {
     let start = Instant::now();
-    let result = s.client.attempt(&s.conn, &s.tx, input).await;
+    let result = s.client.attempt(&mut s.conn, &s.tx, input).await;
     let mut rollback_failed = None;
     if let Err(e) = &result {
         match after(e) {
             AfterError::Rollback => {
-                if let Err(e) = s.tx.rollback(&s.conn).await {
+                if let Err(e) = s.tx.rollback(&mut s.conn).await {
                     rollback_failed = Some(e);
                 }
             }
@@ -440,7 +435,7 @@ async fn run_attempt<C: WorkloadClient>(
         pool_wait: Duration::ZERO,
         rollback_failed,
         closed: s.conn.is_closed(),
-        ended: s.end.get(),
+        ended: s.conn.end_code(),
         failed_step: None,
     }
 }
@@ -454,23 +449,20 @@ async fn client_loop<C: WorkloadClient>(
     mut source: Source<C>,
     ctx: Ctx,
 ) -> (C, Result<(), StopReason>) {
-    let mut io = match &mut source {
-        Source::Own(s) => s.io.take(),
-        Source::Pooled { .. } => None,
-    };
     let mut state = DriveState::new(&ctx);
     let result = loop {
-        match inline::run(&mut io, drive(&mut source, &ctx, &mut state)).await {
+        match drive(&mut source, &ctx, &mut state).await {
             Ok(()) => break Ok(()),
             Err(Halt::Stop(reason)) => break Err(reason),
             Err(Halt::Lost) => {
                 let Source::Own(s) = &mut source else {
                     unreachable!("pooled clients reconnect at checkout");
                 };
-                drop(io.take()); // the old connection's, if it has not ended
-                match reconnect_ctx(s, &ctx, &mut state.reconnect_rng).await {
-                    Some(new_io) => io = new_io,
-                    None => break Ok(()),
+                if reconnect_ctx(s, &ctx, &mut state.reconnect_rng)
+                    .await
+                    .is_none()
+                {
+                    break Ok(());
                 }
             }
         }
@@ -730,9 +722,7 @@ fn after_failure(
         return lost(a.ended.unwrap_or(CONNECTION_FAILURE));
     }
     if let Some(e) = &a.rollback_failed {
-        return Next::Halt(Halt::Stop(StopReason::RollbackFailed(target::error_text(
-            e,
-        ))));
+        return Next::Halt(Halt::Stop(StopReason::RollbackFailed(e.to_string())));
     }
     Next::Transaction
 }

@@ -34,10 +34,11 @@
 //! it reads the aliases they point at (under SERIALIZABLE, SIRead locks on
 //! them), the price of counting every anomaly, not only the survivors.
 
+use crate::wire::{Conn, Statement};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::seq::index::sample;
 use rand::{RngExt, SeedableRng};
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::Client;
 
 use super::{
     ExplainStatement, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl, Workload,
@@ -505,7 +506,7 @@ impl DocstoreClient {
     /// Deletes `id`'s references; `Some((n, example))` when `n > 0` of them
     /// were dangling.
     async fn delete_refs(
-        conn: &Client,
+        conn: &mut Conn,
         stmt: &Statement,
         id: &String,
     ) -> Result<Option<(u64, String)>, AttemptError> {
@@ -514,12 +515,7 @@ impl DocstoreClient {
             .await
             .map_err(AttemptError::body)?;
         let n: i64 = row.get(0);
-        Ok((n > 0).then(|| {
-            (
-                n as u64,
-                row.get::<_, Option<String>>(1).unwrap_or_default(),
-            )
-        }))
+        Ok((n > 0).then(|| (n as u64, row.get::<Option<String>>(1).unwrap_or_default())))
     }
 }
 
@@ -545,9 +541,9 @@ impl WorkloadClient for DocstoreClient {
 
     async fn prepare(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         _tx: &TxControl,
-    ) -> Result<(), tokio_postgres::Error> {
+    ) -> Result<(), crate::wire::Error> {
         let locking = self.w.locking;
         self.stmts = Some(Stmts {
             lookup: conn
@@ -617,7 +613,7 @@ impl WorkloadClient for DocstoreClient {
 
     async fn attempt(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         tx: &TxControl,
         i: &DocstoreInput,
     ) -> Result<Outcome, AttemptError> {

@@ -23,9 +23,10 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::wire::{Conn, Statement};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::Client;
 
 use super::{
     AttemptError, ExplainStatement, Ledger, Loader, Outcome, ParamSpec, Setup, StrategySpec,
@@ -296,10 +297,10 @@ impl ListAppendClient {
     /// Records an attempt that failed with `e` before or at COMMIT: aborted
     /// with the server's SQLSTATE, or of unknown outcome when COMMIT got no
     /// answer from the server.
-    fn failed(&mut self, ops: Vec<Op>, e: &tokio_postgres::Error, at_commit: bool) {
+    fn failed(&mut self, ops: Vec<Op>, e: &crate::wire::Error, at_commit: bool) {
         let status = match e.code() {
             Some(code) => Status::Aborted {
-                sqlstate: Some(code.code().to_string()),
+                sqlstate: Some(String::from_utf8_lossy(&code).into_owned()),
             },
             None if at_commit => Status::Unknown,
             None => Status::Aborted { sqlstate: None },
@@ -314,9 +315,9 @@ impl WorkloadClient for ListAppendClient {
 
     async fn prepare(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         _tx: &TxControl,
-    ) -> Result<(), tokio_postgres::Error> {
+    ) -> Result<(), crate::wire::Error> {
         self.stmts.clear();
         for t in 0..self.workload.tables {
             let append = conn.prepare(&append_sql(t)).await?;
@@ -356,7 +357,7 @@ impl WorkloadClient for ListAppendClient {
 
     async fn attempt(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         tx: &TxControl,
         input: &ListAppendInput,
     ) -> Result<Outcome, AttemptError> {

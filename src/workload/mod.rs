@@ -27,10 +27,11 @@ use std::future::Future;
 
 use bytes::{BufMut, BytesMut};
 use futures_util::SinkExt;
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::Client;
 
 use crate::model::Isolation;
 use crate::model::Lifetime;
+use crate::wire::{Conn, Statement};
 
 /// Errors of building, loading or checking a workload.
 #[derive(Debug, thiserror::Error)]
@@ -345,13 +346,13 @@ pub struct Location {
 /// What failed: the server (or the connection), or the client's program.
 #[derive(Debug)]
 pub enum Cause {
-    Db(tokio_postgres::Error),
+    Db(crate::wire::Error),
     /// A run-time error of a pgbench script, with its location.
     Script(String),
 }
 
 impl AttemptError {
-    pub fn body(error: tokio_postgres::Error) -> Self {
+    pub fn body(error: crate::wire::Error) -> Self {
         AttemptError {
             error: Cause::Db(error),
             at_commit: false,
@@ -360,7 +361,7 @@ impl AttemptError {
         }
     }
 
-    pub fn commit(error: tokio_postgres::Error) -> Self {
+    pub fn commit(error: crate::wire::Error) -> Self {
         AttemptError {
             error: Cause::Db(error),
             at_commit: true,
@@ -393,15 +394,14 @@ impl AttemptError {
             return None;
         };
         let db = e.as_db_error()?;
-        let code = crate::model::sqlstate(db.code().code())?;
-        FailureReason::of(code, db.message(), db.detail())
+        FailureReason::of(db.code, &db.message, db.detail.as_deref())
     }
 
     /// The error's text (the server's message and SQLSTATE, or the
     /// script's).
     pub fn text(&self) -> String {
         match &self.error {
-            Cause::Db(e) => crate::target::error_text(e),
+            Cause::Db(e) => e.to_string(),
             Cause::Script(m) => m.clone(),
         }
     }
@@ -434,9 +434,9 @@ pub struct TxControl {
 impl TxControl {
     /// Prepares `BEGIN ISOLATION LEVEL <isolation>`, `COMMIT`, `ROLLBACK`.
     pub async fn prepare(
-        conn: &Client,
+        conn: &mut Conn,
         isolation: Isolation,
-    ) -> Result<Self, tokio_postgres::Error> {
+    ) -> Result<Self, crate::wire::Error> {
         Ok(TxControl {
             isolation,
             begin: conn
@@ -452,7 +452,7 @@ impl TxControl {
         self.isolation
     }
 
-    pub async fn begin(&self, conn: &Client) -> Result<(), AttemptError> {
+    pub async fn begin(&self, conn: &mut Conn) -> Result<(), AttemptError> {
         conn.execute(&self.begin, &[])
             .await
             .map(drop)
@@ -461,7 +461,7 @@ impl TxControl {
 
     /// COMMIT; an error here is marked `at_commit` (unknown outcome if the
     /// connection broke).
-    pub async fn commit(&self, conn: &Client) -> Result<Outcome, AttemptError> {
+    pub async fn commit(&self, conn: &mut Conn) -> Result<Outcome, AttemptError> {
         conn.execute(&self.commit, &[])
             .await
             .map(|_| Outcome::Committed)
@@ -469,13 +469,13 @@ impl TxControl {
     }
 
     /// ROLLBACK after an error (the engine's), or a user abort.
-    pub async fn rollback(&self, conn: &Client) -> Result<(), tokio_postgres::Error> {
+    pub async fn rollback(&self, conn: &mut Conn) -> Result<(), crate::wire::Error> {
         conn.execute(&self.rollback, &[]).await.map(drop)
     }
 
     /// Rolls back on purpose: the application decided to abort (e.g.
     /// smallbank's TransactSaving that would overdraw). Not a failure.
-    pub async fn user_abort(&self, conn: &Client) -> Result<Outcome, AttemptError> {
+    pub async fn user_abort(&self, conn: &mut Conn) -> Result<Outcome, AttemptError> {
         // Not `at_commit`: a broken connection here cannot have committed.
         self.rollback(conn)
             .await
@@ -571,9 +571,9 @@ pub trait WorkloadClient: Send + 'static {
     /// earlier call prepared.
     fn prepare(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         tx: &TxControl,
-    ) -> impl Future<Output = Result<(), tokio_postgres::Error>> + Send;
+    ) -> impl Future<Output = Result<(), crate::wire::Error>> + Send;
 
     /// Draws the next transaction's inputs.
     fn next_input(&mut self) -> Self::Input;
@@ -585,7 +585,7 @@ pub trait WorkloadClient: Send + 'static {
     /// engine rolls back and decides whether to retry.
     fn attempt(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         tx: &TxControl,
         input: &Self::Input,
     ) -> impl Future<Output = Result<Outcome, AttemptError>> + Send;

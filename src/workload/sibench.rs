@@ -14,9 +14,10 @@
 //! row, emulating strict two-phase locking) what reader/writer blocking
 //! costs.
 
+use crate::wire::{Conn, Statement};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::Client;
 
 use super::{
     ExplainStatement, Ledger, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl, Workload,
@@ -197,9 +198,9 @@ impl WorkloadClient for SibenchClient {
 
     async fn prepare(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         _tx: &TxControl,
-    ) -> Result<(), tokio_postgres::Error> {
+    ) -> Result<(), crate::wire::Error> {
         let query = conn
             .prepare(if self.locking { QUERY_LOCKING } else { QUERY })
             .await?;
@@ -224,7 +225,7 @@ impl WorkloadClient for SibenchClient {
 
     async fn attempt(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         tx: &TxControl,
         input: &SibenchInput,
     ) -> Result<Outcome, AttemptError> {

@@ -26,9 +26,10 @@
 //! `FOR UPDATE`, which turns its rw-conflict with TransactSaving into a
 //! write-write conflict.
 
+use crate::wire::{Conn, Statement};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::Client;
 
 use super::{
     ExplainStatement, Ledger, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl, Workload,
@@ -345,7 +346,7 @@ impl SmallbankClient {
         }
     }
 
-    async fn read(conn: &Client, stmt: &Statement, custid: i64) -> Result<f64, AttemptError> {
+    async fn read(conn: &mut Conn, stmt: &Statement, custid: i64) -> Result<f64, AttemptError> {
         let row = conn
             .query_one(stmt, &[&custid])
             .await
@@ -354,7 +355,7 @@ impl SmallbankClient {
     }
 
     async fn exec(
-        conn: &Client,
+        conn: &mut Conn,
         stmt: &Statement,
         params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     ) -> Result<(), AttemptError> {
@@ -369,11 +370,7 @@ impl WorkloadClient for SmallbankClient {
     type Input = SmallbankInput;
     type Ledger = Money;
 
-    async fn prepare(
-        &mut self,
-        conn: &Client,
-        tx: &TxControl,
-    ) -> Result<(), tokio_postgres::Error> {
+    async fn prepare(&mut self, conn: &mut Conn, tx: &TxControl) -> Result<(), crate::wire::Error> {
         let mode = match self.w.balance_mode {
             1 => " READ ONLY",
             2 => " READ ONLY DEFERRABLE",
@@ -434,7 +431,7 @@ impl WorkloadClient for SmallbankClient {
 
     async fn attempt(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         tx: &TxControl,
         i: &SmallbankInput,
     ) -> Result<Outcome, AttemptError> {

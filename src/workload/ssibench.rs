@@ -19,11 +19,12 @@
 //! Reported as the original did: KTPS and abort ratio (attempts that did
 //! not commit / attempts), besides the usual figures.
 
+use crate::wire::{Conn, Statement};
 use bytes::BufMut;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::seq::index::sample;
 use rand::{RngExt, SeedableRng};
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::Client;
 
 use super::{
     ExplainStatement, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl, Workload,
@@ -286,9 +287,9 @@ impl WorkloadClient for SsibenchClient {
 
     async fn prepare(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         _tx: &TxControl,
-    ) -> Result<(), tokio_postgres::Error> {
+    ) -> Result<(), crate::wire::Error> {
         // Again after a reconnect: the old connection's statements are gone.
         self.reads.clear();
         self.updates.clear();
@@ -331,7 +332,7 @@ impl WorkloadClient for SsibenchClient {
 
     async fn attempt(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         tx: &TxControl,
         i: &SsibenchInput,
     ) -> Result<Outcome, AttemptError> {

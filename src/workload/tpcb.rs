@@ -13,10 +13,11 @@
 //! changes of tpcb-like in one autocommit statement with data-modifying
 //! CTEs, the form an evaluator used to avoid client-side retries.
 
+use crate::wire::{Conn, Statement};
 use bytes::BufMut;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::Client;
 
 use super::{
     ExplainStatement, Loader, Outcome, ParamSpec, ScaleSpec, Setup, StrategySpec, TxControl,
@@ -514,9 +515,9 @@ impl WorkloadClient for TpcbClient {
 
     async fn prepare(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         _tx: &TxControl,
-    ) -> Result<(), tokio_postgres::Error> {
+    ) -> Result<(), crate::wire::Error> {
         let single = match self.variant {
             Variant::SingleStatement => Some(conn.prepare(SINGLE_STATEMENT).await?),
             _ => None,
@@ -558,7 +559,7 @@ impl WorkloadClient for TpcbClient {
 
     async fn attempt(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         tx: &TxControl,
         i: &TpcbInput,
     ) -> Result<Outcome, AttemptError> {
@@ -569,7 +570,7 @@ impl WorkloadClient for TpcbClient {
         // One autocommit statement is the whole transaction; its isolation
         // level is the session's default_transaction_isolation. Errors
         // name the statement by its `explain_statements` label.
-        let autocommit = |r: Result<u64, tokio_postgres::Error>, label| {
+        let autocommit = |r: Result<u64, crate::wire::Error>, label| {
             r.map(|_| Outcome::Committed)
                 .map_err(|e| AttemptError::commit(e).at(label))
         };

@@ -15,9 +15,10 @@
 //! READ COMMITTED and REPEATABLE READ two concurrent go-off-calls on a
 //! shift with two doctors on call both see two and both leave.
 
+use crate::wire::{Conn, Statement};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::Client;
 
 use super::{
     ExplainStatement, Ledger, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl, Workload,
@@ -232,9 +233,9 @@ impl WorkloadClient for WriteSkewClient {
 
     async fn prepare(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         _tx: &TxControl,
-    ) -> Result<(), tokio_postgres::Error> {
+    ) -> Result<(), crate::wire::Error> {
         let read = if self.locking { READ_LOCKING } else { READ };
         self.stmts = Some([
             conn.prepare(read).await?,
@@ -258,7 +259,7 @@ impl WorkloadClient for WriteSkewClient {
 
     async fn attempt(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         tx: &TxControl,
         i: &WriteSkewInput,
     ) -> Result<Outcome, AttemptError> {
@@ -274,10 +275,10 @@ impl WorkloadClient for WriteSkewClient {
             .query(read, &[&i.shift])
             .await
             .map_err(|e| AttemptError::body(e).at("read shift"))?;
-        let on_call = rows.iter().filter(|r| r.get::<_, bool>(1)).count();
+        let on_call = rows.iter().filter(|r| r.get::<bool>(1)).count();
         let me_on = rows
             .iter()
-            .any(|r| r.get::<_, i32>(0) == i.doctor && r.get::<_, bool>(1));
+            .any(|r| r.get::<i32>(0) == i.doctor && r.get::<bool>(1));
         if on_call == 0 {
             // Counted once per transaction, on its committed attempt only.
             let outcome = tx.commit(conn).await?;

@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::Client;
+
+use crate::wire::{Conn, Statement};
 
 use crate::model::{InvariantResult, Lifetime};
 use crate::workload::{
@@ -140,9 +142,9 @@ impl WorkloadClient for FakeClient {
 
     async fn prepare(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         _tx: &TxControl,
-    ) -> Result<(), tokio_postgres::Error> {
+    ) -> Result<(), crate::wire::Error> {
         let mut sqls = vec![
             "BREAK AT COMMIT".to_string(),
             "TERMINATE AFTER COMMIT".to_string(),
@@ -169,7 +171,7 @@ impl WorkloadClient for FakeClient {
 
     async fn attempt(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         tx: &TxControl,
         input: &(u32, u64),
     ) -> Result<Outcome, AttemptError> {

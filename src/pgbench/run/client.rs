@@ -4,17 +4,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio_postgres::{Client, SimpleQueryMessage, Statement};
-
-use tokio_postgres::types::ToSql;
-
-use super::param::Param;
 use super::{Compiled, Var, Vars};
 use crate::model::{QueryMode, StepTime};
 use crate::pgbench::data::ScriptLedger;
 use crate::pgbench::expr::{self, EvalError, Value};
 use crate::pgbench::prng::Prng;
 use crate::pgbench::script::{self, CommandKind, Part, SleepAmount, Store};
+use crate::wire::{Conn, SimpleMessage, SimpleRow, Statement, TextParam};
 use crate::workload::{AttemptError, Outcome, TxControl, WorkloadClient};
 
 /// A client's variables and random state between transactions.
@@ -123,11 +119,7 @@ impl WorkloadClient for ScriptClient {
     type Input = ScriptInput;
     type Ledger = ScriptLedger;
 
-    async fn prepare(
-        &mut self,
-        conn: &Client,
-        tx: &TxControl,
-    ) -> Result<(), tokio_postgres::Error> {
+    async fn prepare(&mut self, conn: &mut Conn, tx: &TxControl) -> Result<(), crate::wire::Error> {
         conn.batch_execute(&format!(
             "SET default_transaction_isolation = '{}'",
             tx.isolation().sql().to_ascii_lowercase()
@@ -186,7 +178,7 @@ impl WorkloadClient for ScriptClient {
 
     async fn attempt(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         _tx: &TxControl,
         input: &ScriptInput,
     ) -> Result<Outcome, AttemptError> {
@@ -235,7 +227,7 @@ impl ScriptClient {
     /// appended to `steps`.
     async fn run_commands(
         &mut self,
-        conn: &Client,
+        conn: &mut Conn,
         input: &ScriptInput,
         vars: &mut Vars,
         prng: &mut Prng,
@@ -254,6 +246,11 @@ impl ScriptClient {
         let mut i = 0;
         // Whether the previous step jumped here from a false condition.
         let mut jump_pending = false;
+        // Parameters as text: their bytes, and each one's span (None: NULL).
+        let mut texts: Vec<u8> = Vec::new();
+        let mut spans: Vec<Option<std::ops::Range<usize>>> = Vec::new();
+        // Between \startpipeline and \endpipeline.
+        let mut pipeline: Option<Pipeline> = None;
         while i < commands.len() {
             if let Some(prev) = current.replace((i, Instant::now())) {
                 done(steps, prev);
@@ -297,10 +294,27 @@ impl ScriptClient {
                     }
                 }
                 CommandKind::Else => {}
-                CommandKind::Endif
-                | CommandKind::StartPipeline
-                | CommandKind::SyncPipeline
-                | CommandKind::EndPipeline => {}
+                CommandKind::Endif => {}
+                CommandKind::StartPipeline => pipeline = Some(Pipeline::default()),
+                CommandKind::SyncPipeline => {
+                    if let Some(p) = pipeline.as_mut() {
+                        conn.sync();
+                        p.syncs += 1;
+                    }
+                }
+                CommandKind::EndPipeline => {
+                    if let Some(p) = pipeline.take() {
+                        conn.sync();
+                        conn.read_pipeline(p.syncs + 1).await.map_err(|e| {
+                            if p.commits {
+                                AttemptError::commit(e)
+                            } else {
+                                AttemptError::body(e)
+                            }
+                            .located(&c.locations[i])
+                        })?;
+                    }
+                }
                 CommandKind::Sleep { amount, unit_us } => {
                     let n = match amount {
                         SleepAmount::Literal(n) => *n,
@@ -333,7 +347,7 @@ impl ScriptClient {
                     variables,
                     store,
                 } => {
-                    let fail = |e: tokio_postgres::Error| {
+                    let fail = |e: crate::wire::Error| {
                         if c.at_commit[i] {
                             AttemptError::commit(e)
                         } else {
@@ -349,12 +363,20 @@ impl ScriptClient {
                                 .map_err(|e| script_error(c, i, e))?;
                         }
                     } else {
-                        let mut params: Vec<Param> = Vec::with_capacity(variables.len());
+                        // Every variable as text, as libpq sends pgbench's
+                        // parameters; the server reads each by its type.
+                        texts.clear();
+                        spans.clear();
                         for v in variables {
+                            let start = texts.len();
                             match vars.get(v.as_str()) {
-                                Some(Var::Value(Value::Null)) => params.push(Param::Null),
-                                Some(Var::Value(Value::Int(n))) => params.push(Param::Int(*n)),
-                                Some(x) => params.push(Param::Text(x.text())),
+                                Some(Var::Value(Value::Null)) => {
+                                    spans.push(None);
+                                    continue;
+                                }
+                                Some(Var::Value(Value::Int(n))) => texts
+                                    .extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
+                                Some(x) => texts.extend_from_slice(x.text().as_bytes()),
                                 None => {
                                     return Err(script_error(
                                         c,
@@ -363,18 +385,25 @@ impl ScriptClient {
                                     ));
                                 }
                             }
+                            spans.push(Some(start..texts.len()));
                         }
-                        let refs: Vec<&(dyn ToSql + Sync)> =
-                            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-                        let result =
-                            match &self.prepared.get(input.script).and_then(|s| s[i].as_ref()) {
-                                Some(stmt) => conn.execute(*stmt, &refs).await,
-                                None => {
-                                    conn.execute(c.param_sql[i].as_deref().expect("SQL"), &refs)
-                                        .await
+                        let params: Vec<TextParam> =
+                            spans.iter().map(|r| r.clone().map(|r| &texts[r])).collect();
+                        let stmt = self.prepared.get(input.script).and_then(|s| s[i].as_ref());
+                        let sql = c.param_sql[i].as_deref().expect("SQL");
+                        match pipeline.as_mut() {
+                            Some(p) => {
+                                conn.queue(stmt, sql, &params).map_err(fail)?;
+                                p.commits |= c.at_commit[i];
+                            }
+                            None => {
+                                match stmt {
+                                    Some(stmt) => conn.execute_text(stmt, &params).await,
+                                    None => conn.execute_unnamed(sql, &params).await,
                                 }
-                            };
-                        result.map_err(fail)?;
+                                .map_err(fail)?;
+                            }
+                        }
                     }
                 }
             }
@@ -385,6 +414,15 @@ impl ScriptClient {
         }
         Ok(Outcome::Committed)
     }
+}
+
+/// A pipeline being queued (`\startpipeline` .. `\endpipeline`): the
+/// batches ended by `\syncpipeline` so far, and whether a queued
+/// statement ends the transaction (its error is then an error at COMMIT).
+#[derive(Default)]
+struct Pipeline {
+    syncs: usize,
+    commits: bool,
 }
 
 /// `sql` with every defined variable replaced by its text (undefined ones
@@ -409,28 +447,23 @@ pub(super) fn substitute(sql: &str, vars: &Vars) -> String {
 /// `\gset` (exactly one row of the last statement) or `\aset` (every
 /// row of every statement, the last value winning) into variables named
 /// prefix + column. A NULL column becomes a NULL value.
-fn store_rows(
-    store: &Store,
-    messages: &[SimpleQueryMessage],
-    vars: &mut Vars,
-) -> Result<(), String> {
+fn store_rows(store: &Store, messages: &[SimpleMessage], vars: &mut Vars) -> Result<(), String> {
     // Rows per statement: a CommandComplete ends each statement.
-    let mut statements: Vec<Vec<&tokio_postgres::SimpleQueryRow>> = vec![Vec::new()];
+    let mut statements: Vec<Vec<&SimpleRow>> = vec![Vec::new()];
     for m in messages {
         match m {
-            SimpleQueryMessage::Row(r) => statements.last_mut().expect("non-empty").push(r),
-            SimpleQueryMessage::CommandComplete(_) => statements.push(Vec::new()),
-            _ => {}
+            SimpleMessage::Row(r) => statements.last_mut().expect("non-empty").push(r),
+            SimpleMessage::CommandComplete(_) => statements.push(Vec::new()),
         }
     }
     statements.pop(); // the empty one after the last CommandComplete
-    let mut put = |prefix: &str, row: &tokio_postgres::SimpleQueryRow| {
+    let mut put = |prefix: &str, row: &SimpleRow| {
         for (k, col) in row.columns().iter().enumerate() {
             let v = match row.get(k) {
                 Some(t) => Var::Text(t.to_string()),
                 None => Var::Value(Value::Null),
             };
-            vars.insert(format!("{prefix}{}", col.name()).into(), v);
+            vars.insert(format!("{prefix}{col}").into(), v);
         }
     };
     match store {

@@ -330,7 +330,6 @@ pub fn client_seeds(run_seed: u64, clients: u32, client_id: u32) -> (u64, u64) {
 }
 
 mod client;
-mod param;
 #[cfg(test)]
 mod tests;
 

@@ -1,29 +1,7 @@
-//! Tests of script compilation, substitution and parameter encoding.
-
-use bytes::BytesMut;
+//! Tests of script compilation and substitution.
 
 use super::client::substitute;
-use super::param::encode_numeric;
 use super::*;
-
-fn numeric(t: &str) -> Vec<i16> {
-    let mut b = BytesMut::new();
-    encode_numeric(t, &mut b).unwrap();
-    b.chunks(2)
-        .map(|c| i16::from_be_bytes([c[0], c[1]]))
-        .collect()
-}
-
-#[test]
-fn numeric_binary_encoding() {
-    // ndigits, weight, sign, dscale, digits
-    assert_eq!(numeric("12345.678"), vec![3, 1, 0, 3, 1, 2345, 6780]);
-    assert_eq!(numeric("-0.0001"), vec![1, -1, 0x4000, 4, 1]);
-    assert_eq!(numeric("0"), vec![0, 0, 0, 0]);
-    assert_eq!(numeric("10000"), vec![1, 1, 0, 0, 1]);
-    assert!(encode_numeric("1e5", &mut BytesMut::new()).is_err());
-    assert!(encode_numeric(".", &mut BytesMut::new()).is_err());
-}
 
 #[test]
 fn branches_resolve_to_the_next_marker_and_the_endif() {

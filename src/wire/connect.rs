@@ -1,0 +1,181 @@
+//! Opening a [`Conn`]: the socket, the startup message and
+//! authentication (trust, password, MD5 and SCRAM-SHA-256, the methods of
+//! `pg_hba.conf` that need no TLS or Kerberos), up to the first
+//! `ReadyForQuery`.
+
+use std::time::Duration;
+
+use bytes::BytesMut;
+use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
+use postgres_protocol::message::backend::Message;
+use postgres_protocol::message::frontend;
+use tokio_postgres::Config;
+use tokio_postgres::config::Host;
+
+use super::{Conn, Error, Stream, encode, protocol};
+
+/// How long one connection attempt may take when the config sets no
+/// `connect_timeout`.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Opens a connection to the first of `config`'s hosts that accepts it
+/// (libpq's order), as `config`'s user, to its database, with its
+/// `application_name` and `options`.
+///
+/// Errors: no host accepted the connection (the last host's error), the
+/// server refused the login, or it asked for an authentication method
+/// isobench does not speak.
+pub async fn connect(config: &Config) -> Result<Conn, Error> {
+    let hosts = config.get_hosts();
+    if hosts.is_empty() {
+        return Err(Error::Protocol("no host to connect to".into()));
+    }
+    let ports = config.get_ports();
+    let timeout = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(DEFAULT_TIMEOUT);
+    let mut last = Error::Closed;
+    for (i, host) in hosts.iter().enumerate() {
+        let port = match ports {
+            [] => 5432,
+            [p] => *p,
+            ps => ps.get(i).copied().unwrap_or(5432),
+        };
+        let attempt = async {
+            let stream = open(host, port).await?;
+            startup(stream, config).await
+        };
+        match tokio::time::timeout(timeout, attempt).await {
+            Ok(Ok(conn)) => return Ok(conn),
+            Ok(Err(e)) => last = e,
+            Err(_) => {
+                last = Error::Io(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("no answer within {timeout:?}"),
+                ))
+            }
+        }
+    }
+    Err(last)
+}
+
+async fn open(host: &Host, port: u16) -> Result<Stream, Error> {
+    match host {
+        Host::Tcp(name) => {
+            let s = tokio::net::TcpStream::connect((name.as_str(), port))
+                .await
+                .map_err(Error::Io)?;
+            s.set_nodelay(true).map_err(Error::Io)?;
+            Ok(Stream::Tcp(s))
+        }
+        Host::Unix(dir) => {
+            let path = dir.join(format!(".s.PGSQL.{port}"));
+            Ok(Stream::Unix(
+                tokio::net::UnixStream::connect(path)
+                    .await
+                    .map_err(Error::Io)?,
+            ))
+        }
+    }
+}
+
+/// Sends the startup message and answers the authentication requests
+/// until the server is ready for queries.
+async fn startup(stream: Stream, config: &Config) -> Result<Conn, Error> {
+    let mut conn = Conn {
+        stream,
+        rbuf: BytesMut::with_capacity(16 * 1024),
+        wbuf: BytesMut::with_capacity(4 * 1024),
+        closed: false,
+        end: None,
+        next_statement: 0,
+        pid: 0,
+    };
+    let user = config.get_user().unwrap_or("postgres");
+    let mut params: Vec<(&str, &str)> = vec![("user", user), ("client_encoding", "UTF8")];
+    if let Some(db) = config.get_dbname() {
+        params.push(("database", db));
+    }
+    if let Some(app) = config.get_application_name() {
+        params.push(("application_name", app));
+    }
+    if let Some(options) = config.get_options() {
+        params.push(("options", options));
+    }
+    frontend::startup_message(params.iter().copied(), &mut conn.wbuf).map_err(encode)?;
+    conn.flush().await?;
+    let password = config.get_password();
+    let mut scram: Option<ScramSha256> = None;
+    let need_password = || {
+        password.ok_or_else(|| {
+            Error::Protocol(format!(
+                "the server asks user '{user}' for a password and none was given (PGPASSWORD, or the DSN's password)"
+            ))
+        })
+    };
+    loop {
+        match conn.read().await? {
+            Message::AuthenticationOk => {}
+            Message::AuthenticationCleartextPassword => {
+                frontend::password_message(need_password()?, &mut conn.wbuf).map_err(encode)?;
+                conn.flush().await?;
+            }
+            Message::AuthenticationMd5Password(body) => {
+                let hash = postgres_protocol::authentication::md5_hash(
+                    user.as_bytes(),
+                    need_password()?,
+                    body.salt(),
+                );
+                frontend::password_message(hash.as_bytes(), &mut conn.wbuf).map_err(encode)?;
+                conn.flush().await?;
+            }
+            Message::AuthenticationSasl(body) => {
+                let mut mechanisms = body.mechanisms();
+                let mut scram_offered = false;
+                while let Some(m) =
+                    fallible_iterator::FallibleIterator::next(&mut mechanisms).map_err(protocol)?
+                {
+                    scram_offered |= m == SCRAM_SHA_256;
+                }
+                if !scram_offered {
+                    return Err(Error::Protocol(
+                        "the server offers no SASL mechanism isobench speaks (SCRAM-SHA-256 without channel binding)".into(),
+                    ));
+                }
+                let s = ScramSha256::new(need_password()?, ChannelBinding::unsupported());
+                frontend::sasl_initial_response(SCRAM_SHA_256, s.message(), &mut conn.wbuf)
+                    .map_err(encode)?;
+                conn.flush().await?;
+                scram = Some(s);
+            }
+            Message::AuthenticationSaslContinue(body) => {
+                let s = scram
+                    .as_mut()
+                    .ok_or_else(|| Error::Protocol("SASL continue before SASL start".into()))?;
+                s.update(body.data()).map_err(protocol)?;
+                frontend::sasl_response(s.message(), &mut conn.wbuf).map_err(encode)?;
+                conn.flush().await?;
+            }
+            Message::AuthenticationSaslFinal(body) => {
+                let s = scram
+                    .as_mut()
+                    .ok_or_else(|| Error::Protocol("SASL final before SASL start".into()))?;
+                s.finish(body.data()).map_err(protocol)?;
+            }
+            Message::BackendKeyData(body) => conn.pid = body.process_id(),
+            Message::ErrorResponse(body) => return Err(conn.server_error(&body)),
+            Message::ReadyForQuery(_) => return Ok(conn),
+            Message::AuthenticationKerberosV5
+            | Message::AuthenticationScmCredential
+            | Message::AuthenticationGss
+            | Message::AuthenticationSspi
+            | Message::AuthenticationGssContinue(_) => {
+                return Err(Error::Protocol(
+                    "the server asks for an authentication method isobench does not speak (Kerberos, GSSAPI or SSPI); use trust, password, md5 or scram-sha-256".into(),
+                ));
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,706 @@
+//! The lean connection layer of the measured statements.
+//!
+//! A [`Conn`] owns its socket, a read buffer and a write buffer; a
+//! statement is written to the socket and its answer read back by the
+//! future that runs it, in the client's own task, with no second task,
+//! no channel and no allocation per statement beyond the rows it returns.
+//! It speaks PostgreSQL's frontend/backend protocol (version 3.0, see the
+//! PostgreSQL documentation, chapter "Frontend/Backend Protocol") through
+//! `postgres-protocol`'s message codecs, the ones tokio-postgres uses:
+//! per statement, `Bind`, `Execute` and `Sync` in one write, then
+//! `BindComplete`, rows, `CommandComplete` and `ReadyForQuery` read until
+//! the last, as libpq's `PQsendQueryPrepared` does for pgbench (which adds
+//! a `Describe` that isobench does not need: it knows a prepared
+//! statement's columns from preparing it).
+//!
+//! Why not tokio-postgres: its `Client` queues a request on a channel
+//! for its `Connection` future, which writes it and hands the answer back
+//! on another channel; the hops, the runtime's wake-ups between the two
+//! halves and the per-request allocations cost ~25 % more client CPU per
+//! transaction than libpq (BENCHMARKS.md, "Where the CPU goes"), which on a
+//! saturated machine keeps every SERIALIZABLE transaction open longer.
+//! tokio-postgres stays for everything that is not measured (loading,
+//! observers, invariant checks, probes).
+//!
+//! What it does not do: TLS (isobench connects without it everywhere),
+//! GSSAPI/SSPI authentication, COPY, and queries of other sessions'
+//! notifications (they are read and dropped, as are notices).
+
+mod connect;
+mod error;
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use fallible_iterator::FallibleIterator;
+use postgres_protocol::message::backend::{DataRowBody, Message};
+use postgres_protocol::message::frontend;
+use postgres_types::{FromSql, Kind, ToSql, Type};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+pub use connect::connect;
+pub use error::{DbError, Error};
+
+use crate::model::SqlState;
+
+/// Result formats: text (pgbench's) or binary (decoded with `FromSql`).
+const TEXT: i16 = 0;
+const BINARY: i16 = 1;
+
+/// The socket of a connection.
+enum Stream {
+    Tcp(tokio::net::TcpStream),
+    Unix(tokio::net::UnixStream),
+}
+
+/// A connection to PostgreSQL (see the module docs). Every operation
+/// takes `&mut self`: one statement at a time, or a pipeline of them
+/// ([`Conn::pipeline`]).
+pub struct Conn {
+    stream: Stream,
+    rbuf: BytesMut,
+    wbuf: BytesMut,
+    /// The connection is gone (EOF, an I/O error, or after a FATAL).
+    closed: bool,
+    /// The SQLSTATE of the FATAL error the server ended the session with.
+    end: Option<SqlState>,
+    /// Names the next prepared statement.
+    next_statement: u32,
+    /// The backend's process id (`BackendKeyData`).
+    pid: i32,
+}
+
+/// A statement prepared on one [`Conn`]; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Statement(Arc<StatementInner>);
+
+#[derive(Debug)]
+struct StatementInner {
+    name: String,
+    params: Vec<Type>,
+    columns: Arc<[Column]>,
+}
+
+/// A result column: its name and type.
+#[derive(Debug, Clone)]
+pub struct Column {
+    pub name: String,
+    pub ty: Type,
+}
+
+impl Statement {
+    /// The types of the statement's parameters, as the server inferred
+    /// them.
+    pub fn params(&self) -> &[Type] {
+        &self.0.params
+    }
+
+    /// The statement's result columns (empty for one that returns none).
+    pub fn columns(&self) -> &[Column] {
+        &self.0.columns
+    }
+}
+
+/// A row of a result, its values in binary format (see [`Row::get`]).
+pub struct Row {
+    body: Bytes,
+    ranges: Vec<Option<Range<usize>>>,
+    columns: Arc<[Column]>,
+}
+
+impl Row {
+    /// The value of column `idx` as `T`.
+    ///
+    /// Panics: no such column, or a value `T` cannot be decoded from (a
+    /// bug of the workload's SQL, as with tokio-postgres's `Row::get`).
+    pub fn get<'a, T: FromSql<'a>>(&'a self, idx: usize) -> T {
+        match self.try_get(idx) {
+            Ok(v) => v,
+            Err(e) => panic!("column {idx}: {e}"),
+        }
+    }
+
+    /// The value of column `idx` as `T`. Errors: no such column, a type
+    /// `T` does not accept, or a value that does not decode.
+    pub fn try_get<'a, T: FromSql<'a>>(&'a self, idx: usize) -> Result<T, String> {
+        let col = self
+            .columns
+            .get(idx)
+            .ok_or_else(|| format!("no column {idx} (the row has {})", self.columns.len()))?;
+        if !T::accepts(&col.ty) {
+            return Err(format!(
+                "{} (type {}) cannot be read as {}",
+                col.name,
+                col.ty,
+                std::any::type_name::<T>()
+            ));
+        }
+        let raw = self.ranges[idx].clone().map(|r| &self.body[r]);
+        T::from_sql_nullable(&col.ty, raw).map_err(|e| format!("{}: {e}", col.name))
+    }
+
+    /// The number of columns.
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+}
+
+/// What a simple-protocol query returned, message by message: rows (as
+/// text) and the end of each statement.
+#[derive(Debug)]
+pub enum SimpleMessage {
+    Row(SimpleRow),
+    /// A statement completed, with its row count (0 when the tag has none).
+    CommandComplete(u64),
+}
+
+/// A row of a simple-protocol query: every value as text.
+#[derive(Debug)]
+pub struct SimpleRow {
+    columns: Arc<[String]>,
+    values: Vec<Option<String>>,
+}
+
+impl SimpleRow {
+    /// The column names.
+    pub fn columns(&self) -> &[String] {
+        &self.columns
+    }
+
+    /// Column `idx`'s value (`None`: NULL or no such column).
+    pub fn get(&self, idx: usize) -> Option<&str> {
+        self.values.get(idx).and_then(|v| v.as_deref())
+    }
+}
+
+/// A parameter sent in text format, as libpq sends pgbench's (the server
+/// reads it by the parameter's type; `None` is NULL).
+pub type TextParam<'a> = Option<&'a [u8]>;
+
+impl Conn {
+    /// The backend's process id.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// The connection is gone: closed by the server, broken, or ended by
+    /// a FATAL error.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// The SQLSTATE of the FATAL error that ended the session (e.g.
+    /// 57P01 from `pg_terminate_backend`), if the server sent one.
+    pub fn end_code(&self) -> Option<SqlState> {
+        self.end
+    }
+
+    /// Prepares `sql` as a named statement of this connection (`Parse`,
+    /// `Describe`, `Sync`: one round trip).
+    ///
+    /// Errors: the server refused it, or the connection is gone.
+    pub async fn prepare(&mut self, sql: &str) -> Result<Statement, Error> {
+        let name = format!("i{}", self.next_statement);
+        self.next_statement += 1;
+        frontend::parse(&name, sql, std::iter::empty(), &mut self.wbuf).map_err(encode)?;
+        frontend::describe(b'S', &name, &mut self.wbuf).map_err(encode)?;
+        frontend::sync(&mut self.wbuf);
+        self.flush().await?;
+        let mut params = Vec::new();
+        let mut columns = Vec::new();
+        let mut failed = None;
+        loop {
+            match self.read().await {
+                Ok(Message::ParameterDescription(body)) => {
+                    let mut oids = body.parameters();
+                    while let Some(oid) = oids.next().map_err(protocol)? {
+                        params.push(type_of(oid));
+                    }
+                }
+                Ok(Message::RowDescription(body)) => {
+                    let mut fields = body.fields();
+                    while let Some(f) = fields.next().map_err(protocol)? {
+                        columns.push(Column {
+                            name: f.name().to_string(),
+                            ty: type_of(f.type_oid()),
+                        });
+                    }
+                }
+                Ok(Message::ErrorResponse(body)) => failed = Some(self.server_error(&body)),
+                Ok(Message::ReadyForQuery(_)) => break,
+                Ok(_) => {}
+                Err(e) => return Err(failed.unwrap_or(e)),
+            }
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(Statement(Arc::new(StatementInner {
+                name,
+                params,
+                columns: columns.into(),
+            }))),
+        }
+    }
+
+    /// Executes prepared `stmt` with `params` (binary format, encoded for
+    /// the types the server inferred); returns the rows it affected or
+    /// returned (the count of its command tag).
+    ///
+    /// Errors: a parameter that does not encode, the server's error, or
+    /// the connection is gone.
+    pub async fn execute(
+        &mut self,
+        stmt: &Statement,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<u64, Error> {
+        self.bind_typed(stmt, params, TEXT)?;
+        self.finish(|_| Ok(())).await
+    }
+
+    /// Executes prepared `stmt` and returns its rows (binary format).
+    ///
+    /// Errors: as [`Conn::execute`].
+    pub async fn query(
+        &mut self,
+        stmt: &Statement,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, Error> {
+        self.bind_typed(stmt, params, BINARY)?;
+        let mut rows = Vec::new();
+        let columns = &stmt.0.columns;
+        self.finish(|body| {
+            rows.push(row(body, columns)?);
+            Ok(())
+        })
+        .await?;
+        Ok(rows)
+    }
+
+    /// Executes prepared `stmt` and returns its only row.
+    ///
+    /// Errors: as [`Conn::execute`], or a number of rows other than one.
+    pub async fn query_one(
+        &mut self,
+        stmt: &Statement,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Row, Error> {
+        let mut rows = self.query(stmt, params).await?;
+        match rows.len() {
+            1 => Ok(rows.pop().expect("one row")),
+            n => Err(Error::Protocol(format!("expected one row, got {n}"))),
+        }
+    }
+
+    /// Executes prepared `stmt` and returns its row, if it returned one.
+    ///
+    /// Errors: as [`Conn::execute`], or more than one row.
+    pub async fn query_opt(
+        &mut self,
+        stmt: &Statement,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, Error> {
+        let mut rows = self.query(stmt, params).await?;
+        match rows.len() {
+            0 | 1 => Ok(rows.pop()),
+            n => Err(Error::Protocol(format!(
+                "expected at most one row, got {n}"
+            ))),
+        }
+    }
+
+    /// Executes prepared `stmt` with parameters in text format, as
+    /// pgbench's `-M prepared` does (the server parses each by its type);
+    /// the result rows are read and dropped.
+    ///
+    /// Errors: the server's error (a value its type cannot read included),
+    /// or the connection is gone.
+    pub async fn execute_text(
+        &mut self,
+        stmt: &Statement,
+        params: &[TextParam<'_>],
+    ) -> Result<u64, Error> {
+        self.queue_text(Some(stmt), "", params)?;
+        self.finish(|_| Ok(())).await
+    }
+
+    /// Parses, binds and executes `sql` as the unnamed statement in one
+    /// round trip, parameters in text format with their types left to the
+    /// server, as pgbench's `-M extended` does.
+    ///
+    /// Errors: as [`Conn::execute_text`].
+    pub async fn execute_unnamed(
+        &mut self,
+        sql: &str,
+        params: &[TextParam<'_>],
+    ) -> Result<u64, Error> {
+        self.queue_text(None, sql, params)?;
+        self.finish(|_| Ok(())).await
+    }
+
+    /// Queues one statement of a pipeline (pgbench's `\startpipeline`):
+    /// prepared `stmt`, or `sql` as the unnamed statement, with text
+    /// parameters, without `Sync` and without reading. [`Conn::sync`]
+    /// ends the pipeline's batch; [`Conn::read_pipeline`] reads it.
+    ///
+    /// Errors: a message that cannot be encoded.
+    pub fn queue(
+        &mut self,
+        stmt: Option<&Statement>,
+        sql: &str,
+        params: &[TextParam<'_>],
+    ) -> Result<(), Error> {
+        if let Some(s) = stmt {
+            bind_text(&s.0.name, params, &mut self.wbuf)?;
+        } else {
+            frontend::parse("", sql, std::iter::empty(), &mut self.wbuf).map_err(encode)?;
+            bind_text("", params, &mut self.wbuf)?;
+        }
+        frontend::execute("", 0, &mut self.wbuf).map_err(encode)?;
+        Ok(())
+    }
+
+    /// Ends a pipeline batch (`Sync`), written with the next flush.
+    pub fn sync(&mut self) {
+        frontend::sync(&mut self.wbuf);
+    }
+
+    /// Writes what the pipeline queued and reads the answers of `syncs`
+    /// batches. Returns the first error of any statement, after reading
+    /// every answer (a batch's statements after an error are skipped by
+    /// the server, as in libpq's pipeline mode).
+    ///
+    /// Errors: the first statement's error, or the connection is gone.
+    pub async fn read_pipeline(&mut self, syncs: usize) -> Result<(), Error> {
+        self.flush().await?;
+        let mut failed = None;
+        let mut ready = 0;
+        while ready < syncs {
+            match self.read().await {
+                Ok(Message::ReadyForQuery(_)) => ready += 1,
+                Ok(Message::ErrorResponse(body)) => {
+                    let e = self.server_error(&body);
+                    failed.get_or_insert(e);
+                }
+                Ok(_) => {}
+                Err(e) => return Err(failed.unwrap_or(e)),
+            }
+        }
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Runs `sql` (one or more statements) with the simple protocol and
+    /// returns its rows as text, each statement's end marked.
+    ///
+    /// Errors: the first statement that failed (the rest are not run),
+    /// or the connection is gone.
+    pub async fn simple_query(&mut self, sql: &str) -> Result<Vec<SimpleMessage>, Error> {
+        frontend::query(sql, &mut self.wbuf).map_err(encode)?;
+        self.flush().await?;
+        let mut out = Vec::new();
+        let mut columns: Arc<[String]> = Arc::from(Vec::new());
+        let mut failed = None;
+        loop {
+            match self.read().await {
+                Ok(Message::RowDescription(body)) => {
+                    let mut names = Vec::new();
+                    let mut fields = body.fields();
+                    while let Some(f) = fields.next().map_err(protocol)? {
+                        names.push(f.name().to_string());
+                    }
+                    columns = names.into();
+                }
+                Ok(Message::DataRow(body)) => {
+                    let buf = body.buffer();
+                    let mut values = Vec::new();
+                    let mut ranges = body.ranges();
+                    while let Some(r) = ranges.next().map_err(protocol)? {
+                        values.push(r.map(|r| String::from_utf8_lossy(&buf[r]).into_owned()));
+                    }
+                    out.push(SimpleMessage::Row(SimpleRow {
+                        columns: columns.clone(),
+                        values,
+                    }));
+                }
+                Ok(Message::CommandComplete(body)) => {
+                    let tag = body.tag().map_err(protocol)?;
+                    out.push(SimpleMessage::CommandComplete(tag_rows(tag)));
+                }
+                Ok(Message::ErrorResponse(body)) => failed = Some(self.server_error(&body)),
+                Ok(Message::ReadyForQuery(_)) => break,
+                Ok(_) => {}
+                Err(e) => return Err(failed.unwrap_or(e)),
+            }
+        }
+        failed.map_or(Ok(out), Err)
+    }
+
+    /// Runs `sql` (one or more statements) with the simple protocol,
+    /// dropping any rows.
+    ///
+    /// Errors: as [`Conn::simple_query`].
+    pub async fn batch_execute(&mut self, sql: &str) -> Result<(), Error> {
+        self.simple_query(sql).await.map(drop)
+    }
+
+    /// Queues `Bind` (binary parameters encoded by their [`ToSql`] for
+    /// `stmt`'s parameter types; results in `results` format), `Execute`
+    /// and `Sync`.
+    fn bind_typed(
+        &mut self,
+        stmt: &Statement,
+        params: &[&(dyn ToSql + Sync)],
+        results: i16,
+    ) -> Result<(), Error> {
+        let types = &stmt.0.params;
+        if types.len() != params.len() {
+            return Err(Error::Protocol(format!(
+                "the statement takes {} parameters, {} given",
+                types.len(),
+                params.len()
+            )));
+        }
+        let mut failed = None;
+        let r = frontend::bind(
+            "",
+            &stmt.0.name,
+            std::iter::once(BINARY),
+            params.iter().zip(types),
+            |(p, ty), buf| match p.to_sql_checked(ty, buf) {
+                Ok(postgres_types::IsNull::No) => Ok(postgres_protocol::IsNull::No),
+                Ok(postgres_types::IsNull::Yes) => Ok(postgres_protocol::IsNull::Yes),
+                Err(e) => {
+                    failed = Some(format!("a parameter of type {ty}: {e}"));
+                    Err(e)
+                }
+            },
+            std::iter::once(results),
+            &mut self.wbuf,
+        );
+        if let Err(e) = r {
+            self.wbuf.clear();
+            return Err(Error::Protocol(failed.unwrap_or_else(|| match e {
+                frontend::BindError::Conversion(e) => e.to_string(),
+                frontend::BindError::Serialization(e) => e.to_string(),
+            })));
+        }
+        frontend::execute("", 0, &mut self.wbuf).map_err(encode)?;
+        frontend::sync(&mut self.wbuf);
+        Ok(())
+    }
+
+    /// Queues one statement with text parameters and `Sync`.
+    fn queue_text(
+        &mut self,
+        stmt: Option<&Statement>,
+        sql: &str,
+        params: &[TextParam<'_>],
+    ) -> Result<(), Error> {
+        let queued = self.queue(stmt, sql, params);
+        if queued.is_err() {
+            self.wbuf.clear();
+        }
+        queued?;
+        frontend::sync(&mut self.wbuf);
+        Ok(())
+    }
+
+    /// Writes what is queued and reads the answer of one `Sync`ed
+    /// statement: `on_row` gets each row, the command tag's count is
+    /// returned.
+    async fn finish(
+        &mut self,
+        mut on_row: impl FnMut(DataRowBody) -> Result<(), Error>,
+    ) -> Result<u64, Error> {
+        self.flush().await?;
+        let mut failed = None;
+        let mut count = 0;
+        loop {
+            match self.read().await {
+                Ok(Message::DataRow(body)) => {
+                    if failed.is_none()
+                        && let Err(e) = on_row(body)
+                    {
+                        failed = Some(e);
+                    }
+                }
+                Ok(Message::CommandComplete(body)) => {
+                    count = tag_rows(body.tag().map_err(protocol)?);
+                }
+                Ok(Message::ErrorResponse(body)) => failed = Some(self.server_error(&body)),
+                Ok(Message::ReadyForQuery(_)) => break,
+                Ok(_) => {}
+                Err(e) => return Err(failed.unwrap_or(e)),
+            }
+        }
+        failed.map_or(Ok(count), Err)
+    }
+
+    /// The server's error; a FATAL one ends the session (the server
+    /// closes the socket after it), so it is remembered as the end code.
+    fn server_error(
+        &mut self,
+        body: &postgres_protocol::message::backend::ErrorResponseBody,
+    ) -> Error {
+        let e = DbError::parse(body);
+        if e.is_fatal() {
+            self.end = Some(e.code);
+        }
+        Error::Db(Box::new(e))
+    }
+
+    /// Writes the queued messages. A write that fails (the server closed
+    /// the connection) reads what the server sent before closing, so that
+    /// a FATAL error it ended the session with is what is returned.
+    async fn flush(&mut self) -> Result<(), Error> {
+        if self.closed {
+            self.wbuf.clear();
+            return Err(self.gone());
+        }
+        let r = match &mut self.stream {
+            Stream::Tcp(s) => s.write_all(&self.wbuf).await,
+            Stream::Unix(s) => s.write_all(&self.wbuf).await,
+        };
+        self.wbuf.clear();
+        if let Err(e) = r {
+            loop {
+                match self.read().await {
+                    Ok(Message::ErrorResponse(body)) => return Err(self.server_error(&body)),
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+            self.closed = true;
+            return Err(Error::Io(e));
+        }
+        Ok(())
+    }
+
+    /// The error of an operation on a closed connection: the FATAL it
+    /// ended with, else closed.
+    fn gone(&self) -> Error {
+        Error::Closed
+    }
+
+    /// Reads the next message, skipping notices, notifications and
+    /// parameter changes. EOF or an I/O error closes the connection.
+    async fn read(&mut self) -> Result<Message, Error> {
+        loop {
+            match Message::parse(&mut self.rbuf) {
+                Ok(Some(
+                    Message::NoticeResponse(_)
+                    | Message::NotificationResponse(_)
+                    | Message::ParameterStatus(_),
+                )) => continue,
+                Ok(Some(m)) => return Ok(m),
+                Ok(None) => {}
+                Err(e) => {
+                    self.closed = true;
+                    return Err(protocol(e));
+                }
+            }
+            if self.closed {
+                return Err(Error::Closed);
+            }
+            self.rbuf.reserve(READ_CHUNK);
+            let n = match &mut self.stream {
+                Stream::Tcp(s) => s.read_buf(&mut self.rbuf).await,
+                Stream::Unix(s) => s.read_buf(&mut self.rbuf).await,
+            };
+            match n {
+                Ok(0) => {
+                    self.closed = true;
+                    return Err(Error::Closed);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    self.closed = true;
+                    return Err(Error::Io(e));
+                }
+            }
+        }
+    }
+}
+
+/// Bytes the read buffer keeps free for the next read.
+const READ_CHUNK: usize = 8 * 1024;
+
+/// Appends a `Bind` of `statement` with text parameters (no format codes:
+/// all text) and text results.
+fn bind_text(statement: &str, params: &[TextParam<'_>], buf: &mut BytesMut) -> Result<(), Error> {
+    frontend::bind(
+        "",
+        statement,
+        std::iter::empty(),
+        params.iter(),
+        |p, buf| match p {
+            Some(v) => {
+                buf.extend_from_slice(v);
+                Ok(postgres_protocol::IsNull::No)
+            }
+            None => Ok(postgres_protocol::IsNull::Yes),
+        },
+        std::iter::empty(),
+        buf,
+    )
+    .map_err(|e| match e {
+        frontend::BindError::Conversion(e) => Error::Protocol(e.to_string()),
+        frontend::BindError::Serialization(e) => encode(e),
+    })
+}
+
+/// A row of `columns` from a `DataRow`.
+fn row(body: DataRowBody, columns: &Arc<[Column]>) -> Result<Row, Error> {
+    let mut ranges = Vec::with_capacity(columns.len());
+    let mut it = body.ranges();
+    while let Some(r) = it.next().map_err(protocol)? {
+        ranges.push(r);
+    }
+    Ok(Row {
+        body: body.buffer_bytes().clone(),
+        ranges,
+        columns: columns.clone(),
+    })
+}
+
+/// The row count at the end of a command tag (`UPDATE 1`, `INSERT 0 1`,
+/// `SELECT 5`); 0 for a tag without one (`BEGIN`).
+fn tag_rows(tag: &str) -> u64 {
+    tag.rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The type of `oid`: a built-in one, else a placeholder that only
+/// `FromSql`/`ToSql` implementations accepting any type take.
+fn type_of(oid: u32) -> Type {
+    Type::from_oid(oid)
+        .unwrap_or_else(|| Type::new(format!("oid {oid}"), oid, Kind::Simple, "unknown".into()))
+}
+
+fn protocol(e: std::io::Error) -> Error {
+    Error::Protocol(format!("protocol error: {e}"))
+}
+
+fn encode(e: std::io::Error) -> Error {
+    Error::Protocol(format!("cannot encode a message: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_tags_give_their_row_counts() {
+        assert_eq!(tag_rows("UPDATE 3"), 3);
+        assert_eq!(tag_rows("INSERT 0 1"), 1);
+        assert_eq!(tag_rows("SELECT 12"), 12);
+        assert_eq!(tag_rows("BEGIN"), 0);
+        assert_eq!(tag_rows("COMMIT"), 0);
+    }
+}
