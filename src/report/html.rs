@@ -437,6 +437,48 @@ mod tests {
         assert!(html.contains("pgbench_accounts (tuple)"));
     }
 
+    /// Issue #31: the per-second chart of a 10 s window ends at 10 s
+    /// (it ran to 12.5 s when the last point fell just past 10 s), and
+    /// the counters' caption says how often they were sampled and how
+    /// few points that gives.
+    #[test]
+    fn time_axes_end_at_the_window_and_sampling_is_explained() {
+        let mut r = fixture::rich();
+        r.config.duration_s = 10.0;
+        for run in &mut r.runs {
+            run.duration_s = 10.0;
+            run.per_second.truncate(10);
+            let mut last = run.per_second[9];
+            last.t_s = 10.02;
+            run.per_second.push(last);
+        }
+        let html = render(&r);
+        let section = |id: &str| {
+            let from = html.find(&format!("<section id=\"{id}\">")).unwrap();
+            let len = html[from..].find("</section>").unwrap();
+            &html[from..from + len]
+        };
+        // The SVG's text labels, trimmed.
+        let labels: Vec<&str> = section("timeseries")
+            .split("</text>")
+            .filter_map(|t| t.rsplit_once('>').map(|(_, l)| l.trim()))
+            .collect();
+        assert!(
+            labels.contains(&"10") && labels.contains(&"8"),
+            "{labels:?}"
+        );
+        assert!(
+            !labels.contains(&"12.5") && !labels.contains(&"12"),
+            "axis past the window: {labels:?}"
+        );
+        let counters = section("counters");
+        assert!(
+            counters.contains("Sampled every 5 s: 2 points per run, each marked.")
+                && counters.contains("--sample-interval"),
+            "{counters}"
+        );
+    }
+
     #[test]
     fn a_faults_section_only_when_a_run_had_faults() {
         assert!(!render(&fixture::results()).contains("<section id=\"faults\">"));
