@@ -73,9 +73,38 @@ pub fn load_dir(dir: &Path) -> Result<Results, StoreError> {
     let db = dir.join(sqlite::DB_FILE);
     if db.exists() {
         sqlite::Store::load(&db)
+    } else if let Some(e) = other_commands_output(dir) {
+        Err(e)
     } else {
         Results::read(dir)
     }
+}
+
+/// The main output file of each command that writes a directory other
+/// than `isobench run`'s, and the command.
+const OTHER_OUTPUTS: [(&str, &str); 2] = [
+    ("anomalies.json", "isobench anomalies"),
+    ("monitor.json", "isobench monitor"),
+];
+
+/// A directory without results that another command wrote (issue #31:
+/// `isobench report` on an `anomalies` directory said "results.json: No
+/// such file or directory"), as an error saying so.
+fn other_commands_output(dir: &Path) -> Option<StoreError> {
+    if dir.join(RESULTS_JSON).exists() {
+        return None;
+    }
+    let (file, command) = OTHER_OUTPUTS
+        .iter()
+        .find(|(file, _)| dir.join(file).exists())?;
+    Some(StoreError::Unreadable {
+        path: dir.to_path_buf(),
+        message: format!(
+            "this is an `{command}` output directory ({file}, no results.json): \
+             its report is already in it; `isobench report` and `isobench compare` \
+             read the results directories of `isobench run`"
+        ),
+    })
 }
 
 /// The results in `dir` for `--resume`, which goes on to write the store:
@@ -167,6 +196,30 @@ mod tests {
                 "{file}"
             );
         }
+    }
+
+    /// Issue #31: another command's output directory is named as such
+    /// (bad input, exit 2), not as a missing results.json.
+    #[test]
+    fn another_commands_directory_is_named() {
+        let base = tempfile::tempdir().unwrap();
+        for (file, command) in OTHER_OUTPUTS {
+            let dir = base.path().join(command.replace(' ', "-"));
+            fs::create_dir(&dir).unwrap();
+            fs::write(dir.join(file), "{}").unwrap();
+            let e = load_dir(&dir).unwrap_err();
+            assert!(e.is_bad_input(), "{e}");
+            let text = e.to_string();
+            assert!(
+                text.contains(&format!("this is an `{command}` output directory"))
+                    && text.contains("results directories of `isobench run`")
+                    && !text.contains("No such file"),
+                "{text}"
+            );
+        }
+        // An empty directory still says what is missing.
+        let e = load_dir(base.path()).unwrap_err().to_string();
+        assert!(e.contains("results.json"), "{e}");
     }
 
     #[test]
