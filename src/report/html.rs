@@ -563,18 +563,44 @@ mod tests {
         use std::process::{Command, ExitStatus, Stdio};
         use std::time::{Duration, Instant};
 
-        pub const CHROMIUM: &str = "/usr/bin/chromium";
+        /// The names Chromium's binary has: Debian's `chromium` package,
+        /// Ubuntu's `chromium-browser`.
+        const NAMES: [&str; 2] = ["chromium", "chromium-browser"];
         const TIMEOUT: Duration = Duration::from_secs(60);
+
+        /// Chromium's binary on `PATH`, or a message naming the package
+        /// to install (the README's set-up names it too).
+        pub fn find() -> Result<std::path::PathBuf, String> {
+            find_in(&std::env::var_os("PATH").unwrap_or_default())
+        }
+
+        /// [`find`] in the directories of `path` (a `PATH` value).
+        pub fn find_in(path: &std::ffi::OsStr) -> Result<std::path::PathBuf, String> {
+            NAMES
+                .iter()
+                .flat_map(|n| std::env::split_paths(path).map(move |d| d.join(n)))
+                .find(|p| p.is_file())
+                .ok_or_else(|| {
+                    format!(
+                        "Chromium is missing (no {} on PATH): the HTML report's test renders it \
+                         in a headless browser; install it with `apt-get install chromium` (see \
+                         the README's set-up), or set ISOBENCH_SKIP_BROWSER=1 to skip this check",
+                        NAMES.join(" or ")
+                    )
+                })
+        }
 
         /// Runs Chromium headless with `args`, a fresh profile in
         /// `profile`, stdout to `stdout` (a file: a DOM dump outgrows a
-        /// pipe); killed after 60 s.
+        /// pipe); killed after 60 s. `--no-sandbox`: as root (CI, a fresh
+        /// container) Chromium refuses to start with its sandbox.
         pub fn run(args: &[&str], profile: &Path, stdout: Option<&Path>) -> ExitStatus {
+            let chromium = find().unwrap_or_else(|e| panic!("{e}"));
             let out = match stdout {
                 Some(p) => Stdio::from(std::fs::File::create(p).unwrap()),
                 None => Stdio::null(),
             };
-            let mut child = Command::new(CHROMIUM)
+            let mut child = Command::new(&chromium)
                 .args([
                     "--headless",
                     "--no-sandbox",
@@ -592,7 +618,7 @@ mod tests {
                 .stdout(out)
                 .stderr(Stdio::null())
                 .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {CHROMIUM}: {e}"));
+                .unwrap_or_else(|e| panic!("cannot start {}: {e}", chromium.display()));
             let start = Instant::now();
             loop {
                 if let Some(status) = child.try_wait().unwrap() {
@@ -601,7 +627,10 @@ mod tests {
                 if start.elapsed() > TIMEOUT {
                     let _ = child.kill();
                     let _ = child.wait();
-                    panic!("{CHROMIUM} did not finish within {TIMEOUT:?}: killed");
+                    panic!(
+                        "{} did not finish within {TIMEOUT:?}: killed",
+                        chromium.display()
+                    );
                 }
                 std::thread::sleep(Duration::from_millis(100));
             }
@@ -637,6 +666,16 @@ mod tests {
         }
     }
 
+    /// Issue #31: without Chromium the browser test fails with a message
+    /// naming the package, not a bare "No such file".
+    #[test]
+    fn a_missing_chromium_names_the_package() {
+        let empty = tempfile::tempdir().unwrap();
+        let e = browser::find_in(empty.path().as_os_str()).unwrap_err();
+        assert!(e.contains("`apt-get install chromium`"), "{e}");
+        assert!(e.contains("README"), "{e}");
+    }
+
     /// The fixture's page in a real browser: it loads, draws, and parses
     /// into the expected DOM.
     #[test]
@@ -645,12 +684,9 @@ mod tests {
             eprintln!("ISOBENCH_SKIP_BROWSER=1: browser check skipped");
             return;
         }
-        assert!(
-            Path::new(browser::CHROMIUM).exists(),
-            "{} is missing: install it with `apt-get install chromium` (or set \
-             ISOBENCH_SKIP_BROWSER=1 to skip this check)",
-            browser::CHROMIUM
-        );
+        if let Err(e) = browser::find() {
+            panic!("{e}");
+        }
         let dir = tempfile::tempdir().unwrap();
         let page = dir.path().join("report.html");
         std::fs::write(&page, render(&fixture::results())).unwrap();
@@ -692,6 +728,4 @@ mod tests {
         // the parse (the footer is the last element).
         assert!(dom.contains("<footer>"));
     }
-
-    use std::path::Path;
 }

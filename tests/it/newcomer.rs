@@ -4,6 +4,38 @@
 
 use super::common::{isobench, run};
 
+/// The packages `.ci/run` installs (`apt-get install ... NAME`) are the
+/// ones the README's set-up names in its `apt-get install` line: a
+/// newcomer following the README gets what CI gets.
+#[test]
+fn the_readme_setup_names_every_package_ci_installs() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let ci = std::fs::read_to_string(format!("{root}/.ci/run")).unwrap();
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let setup = &readme[readme.find("## Set-up").unwrap()..];
+    let setup = &setup[..setup[3..].find("\n## ").unwrap()];
+    let named: Vec<&str> = setup
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("apt-get install "))
+        .flat_map(str::split_whitespace)
+        .collect();
+    let installed: Vec<&str> = ci
+        .lines()
+        .filter_map(|l| l.split_once("apt-get install ").map(|(_, rest)| rest))
+        .filter_map(|rest| rest.split_whitespace().last())
+        .collect();
+    assert!(
+        installed.contains(&"postgresql") && installed.contains(&"chromium"),
+        "{installed:?}"
+    );
+    for p in &installed {
+        assert!(
+            named.contains(p),
+            "the README's set-up does not name `{p}`, which .ci/run installs: {named:?}"
+        );
+    }
+}
+
 /// A run against a server that refuses connections fails (exit 1) and
 /// leaves neither the default `results/<timestamp>/` nor an `--out`
 /// directory it created; `anomalies` likewise.
