@@ -32,7 +32,7 @@ pub enum Command {
         /// The B side (e.g. the patched build).
         b: PathBuf,
     },
-    /// Observe a server under someone else's load: pg_stat_database every sample interval, wait events and SIRead locks every second; writes monitor.json and monitor.md.
+    /// Observe a server under someone else's load: pg_stat_database and SIRead locks every sample interval, wait events every second; writes monitor.json and monitor.md.
     Monitor(MonitorArgs),
     /// Which isolation anomalies each level prevents, and how: runs every
     /// probe (Hermitage-style interleavings) at every level and prints the
@@ -855,5 +855,97 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Issue #31: a negative number for a numeric flag reaches the flag's
+    /// own range message, not clap's tip to write `-- -4`.
+    #[test]
+    fn negative_numbers_reach_the_range_check() {
+        for (flag, value, want) in [
+            ("-c", "-4", "-4 is out of range (1 to 10000)"),
+            ("--clients", "-4,8", "-4 is out of range (1 to 10000)"),
+            ("--pool-size", "-2", "-2 is out of range (1 to 10000)"),
+            ("--repeat", "-1", "-1 is out of range (1 to 10000)"),
+            ("-s", "-3", "-3 is out of range (1 to 100000)"),
+            ("-j", "-1", "-1 is out of range (1 to 1024)"),
+            ("--max-tries", "-5", "-5 is out of range (1 to 1000000)"),
+            ("--seed", "-7", "-7 is out of range (0 to"),
+        ] {
+            let e = parse(&[flag, value]).unwrap_err();
+            assert!(e.contains(want), "{flag} {value}: {e}");
+            assert!(!e.contains("-- "), "{flag} {value}: {e}");
+        }
+        // A flag after a numeric flag is still refused by that flag's parser.
+        let e = parse(&["-c", "--quiet"]).unwrap_err();
+        assert!(
+            e.contains("--clients") && e.contains("not an integer"),
+            "{e}"
+        );
+    }
+
+    /// Issue #31: the help says what the code does, and agrees with the
+    /// README: SIRead locks are sampled every sample interval (the
+    /// observer's `siread` timer), `--load-cmd` points at the README's
+    /// section rather than at the help it is in, and `--init-sql` runs
+    /// alone instead of pgbench's tables or after them with `-w tpcb`.
+    #[test]
+    fn help_and_readme_agree() {
+        use clap::CommandFactory;
+        let mut cli = Cli::command();
+        let run = cli
+            .find_subcommand_mut("run")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        let monitor = cli
+            .find_subcommand_mut("monitor")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        let top = cli.render_long_help().to_string();
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let (run, monitor, top, readme) = (flat(&run), flat(&monitor), flat(&top), flat(&readme));
+        for (what, text) in [
+            ("run --help", &run),
+            ("monitor --help", &monitor),
+            ("--help", &top),
+            ("README", &readme),
+        ] {
+            assert!(
+                !text.contains("SIRead locks every second"),
+                "{what}: {text}"
+            );
+            assert!(
+                !text.contains("SIRead locks once a second"),
+                "{what}: {text}"
+            );
+        }
+        assert!(run.contains("SIRead locks every sample interval"), "{run}");
+        assert!(
+            monitor.contains("SIRead locks every sample interval"),
+            "{monitor}"
+        );
+        assert!(readme.contains("SIRead locks every sample interval"));
+        assert!(readme.contains("SIRead locks every `--sample-interval`"));
+        let load_cmd = &run[run.find("--load-cmd <CMD>").unwrap()..];
+        let load_cmd = &load_cmd[..load_cmd.find("--setup-cmd <CMD>").unwrap()];
+        assert!(!load_cmd.contains("--help"), "{load_cmd}");
+        assert!(
+            load_cmd.contains("\"External loads\" in the README"),
+            "{load_cmd}"
+        );
+        assert!(readme.contains("### External loads"));
+        let init_sql = &run[run.find("--init-sql <FILE>").unwrap()..];
+        assert!(
+            init_sql.contains("alone, instead of pgbench's tables"),
+            "{init_sql}"
+        );
+        assert!(
+            init_sql.contains("with -w tpcb, after pgbench's tables"),
+            "{init_sql}"
+        );
+        assert!(readme.contains("alone, instead of pgbench's tables (the scripts' own schema); with `-w tpcb`, after pgbench's tables are loaded"));
     }
 }

@@ -1,7 +1,7 @@
 //! `isobench monitor`: observe a server under someone else's load, with
 //! the same observations as a run (`crate::observe`): `pg_stat_database`
-//! deltas and rates every sample interval, and once a second the wait
-//! events of every client backend of the database and its SIRead locks.
+//! deltas and rates and its SIRead locks every sample interval, and once
+//! a second the wait events of every client backend of the database.
 //! Writes `monitor.json` and `monitor.md` (per-interval rates and their
 //! time-weighted averages) into the results directory, also when stopped
 //! by Ctrl-C.
@@ -242,7 +242,7 @@ pub fn render(r: &MonitorResults) -> String {
     let _ = writeln!(out, "# isobench monitor: {} ({})\n", r.database, r.target);
     let _ = writeln!(
         out,
-        "- **Server:** PostgreSQL {}\n- **Observed:** {:.1} s from {}{}\n- **Sample interval:** {} s (pg_stat_database); wait events and SIRead locks once a second\n",
+        "- **Server:** PostgreSQL {}\n- **Observed:** {:.1} s from {}{}\n- **Sample interval:** {} s (pg_stat_database and SIRead locks); wait events once a second\n",
         r.server_version,
         r.observed_s,
         r.started_at,
@@ -325,7 +325,7 @@ pub fn render(r: &MonitorResults) -> String {
     let s = &r.server.siread_locks;
     if !s.by_granularity.is_empty() {
         out.push_str(
-            "\n## SIRead locks (once a second)\n\n| granularity | mean | max |\n|---|---|---|\n",
+            "\n## SIRead locks (every sample interval)\n\n| granularity | mean | max |\n|---|---|---|\n",
         );
         for (g, c) in &s.by_granularity {
             let _ = writeln!(out, "| {g} | {:.1} | {} |", c.mean, c.max);

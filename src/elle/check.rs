@@ -11,16 +11,19 @@
 //! What a "case" is, per class (the `count` of a [`Finding`]):
 //! - G1a, G1b, internal: a read (one operation) showing it;
 //! - incompatible-order: a key whose reads are not prefixes of one order;
-//! - cycles: a dependency edge that closes a cycle of the class. G0: a ww
-//!   edge inside a component of the ww graph; G1c: a wr edge (not also
-//!   ww) inside a component of the ww+wr graph; G-single: an rw edge (not
-//!   also ww or wr) inside a component of the ww+wr graph, so exactly one
-//!   anti-dependency closes the cycle; G2-item: an rw edge inside a
-//!   component of the whole graph but not of the ww+wr graph, so every
-//!   cycle through it has two or more. Counting edges rather than
-//!   components keeps a count growing with how often the anomaly
-//!   happened: under READ COMMITTED most of a run is one component. A
-//!   two-transaction write skew counts 2 (both of its rw edges).
+//! - cycles: a strongly connected component holding a cycle of the class,
+//!   one per component and class, as Elle reports them (a user reads a
+//!   two-transaction write skew as one anomaly, not as its two rw edges).
+//!   A cycle of the class is closed by a dependency edge: G0, a ww edge
+//!   inside a component of the ww graph; G1c, a wr edge (not also ww)
+//!   inside a component of the ww+wr graph; G-single, an rw edge (not also
+//!   ww or wr) inside a component of the whole graph whose head reaches
+//!   its tail over ww and wr edges, so exactly one anti-dependency closes
+//!   the cycle; G2-item, an rw edge inside a component of the whole graph
+//!   whose every way back has another rw edge. Those closing edges are the
+//!   second figure ([`Finding::edges`]): it keeps growing with how often
+//!   the anomaly happened where components merge (under READ COMMITTED
+//!   most of a run is one component).
 //!
 //! Each class's example is the shortest cycle found through one of its
 //! first cases (breadth-first search from a few closing edges).
@@ -84,8 +87,13 @@ impl Class {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub class: Class,
-    /// Cases found (see the module docs for what one case is).
+    /// Cases found (see the module docs for what one case is): for the
+    /// cycle classes (G0, G1c, G-single, G2-item), components with a cycle
+    /// of the class.
     pub count: u64,
+    /// For the cycle classes, the dependency edges that close a cycle of
+    /// the class (at least `count`); 0 for the others.
+    pub edges: u64,
     /// One case explained step by step.
     pub example: Option<String>,
 }
@@ -131,7 +139,18 @@ impl Report {
         let mut s = format!("{}\n", counts.join(", "));
         for f in self.findings.iter().filter(|f| f.count > 0) {
             if let Some(e) = &f.example {
-                s.push_str(&format!("{}: {e}\n", f.class.name()));
+                let figures = if f.edges > 0 {
+                    format!(
+                        " ({} {}, {} closing {})",
+                        f.count,
+                        if f.count == 1 { "cycle" } else { "cycles" },
+                        f.edges,
+                        if f.edges == 1 { "edge" } else { "edges" }
+                    )
+                } else {
+                    String::new()
+                };
+                s.push_str(&format!("{}{figures}: {e}\n", f.class.name()));
             }
         }
         if self.unclassified > 0 {
@@ -155,6 +174,7 @@ impl Found {
                 .map(|&class| Finding {
                     class,
                     count: 0,
+                    edges: 0,
                     example: None,
                 })
                 .collect(),
@@ -324,7 +344,8 @@ fn own_view(t: &super::history::Txn, j: usize, got: &[Value]) -> Option<Vec<Valu
 const REACH_BUDGET: usize = 20_000;
 const TOTAL_REACH_BUDGET: usize = 50_000_000;
 
-/// The four cycle classes: counts by closing edge, one example each.
+/// The four cycle classes: counts by component and by closing edge, one
+/// example each.
 fn cycles(idx: &Index<'_>, graph: &Graph, found: &mut Found) -> u64 {
     let comp_ww = graph.components(WW);
     let comp_wwr = graph.components(WW | WR);
@@ -337,6 +358,8 @@ fn cycles(idx: &Index<'_>, graph: &Graph, found: &mut Found) -> u64 {
         (Class::G2Item, ALL, &comp_all, RW),
     ];
     let mut candidates: Vec<Vec<(u32, u32)>> = vec![Vec::new(); 4];
+    // The components already counted, per class.
+    let mut counted: Vec<std::collections::HashSet<u32>> = vec![Default::default(); 4];
     let mut reach_wwr = Reach::new(graph, WW | WR, &comp_wwr);
     let (mut spent, mut unclassified) = (0usize, 0u64);
     for (a, b, k) in graph.edges() {
@@ -361,7 +384,12 @@ fn cycles(idx: &Index<'_>, graph: &Graph, found: &mut Found) -> u64 {
                 }
             }
         };
-        found.0[classes[class].0 as usize].count += 1;
+        let (cls, _, comp, _) = classes[class];
+        let f = &mut found.0[cls as usize];
+        f.edges += 1;
+        if counted[class].insert(comp[ai]) {
+            f.count += 1;
+        }
         if candidates[class].len() < 8 {
             candidates[class].push((a, b));
         }

@@ -143,7 +143,7 @@ async fn run_study<D: Driver>(
     if cfg.resume.is_none() {
         check_baseline(&stored, &cells)?;
     }
-    let (dir, prior) = results_dir(&cfg, &planned)?;
+    let (dir, prior, fresh) = results_dir(&cfg, &planned)?;
     let max_clients = cfg
         .clients
         .iter()
@@ -152,7 +152,6 @@ async fn run_study<D: Driver>(
         .max()
         .unwrap_or(1);
     let progress = Progress::new(cfg.quiet);
-    progress.note(&format!("results: {}", dir.display()));
     let pid = std::process::id();
     let study = Study {
         cfg: &cfg,
@@ -173,8 +172,21 @@ async fn run_study<D: Driver>(
         .first()
         .map(|r| (r.cell.pg_bin.clone(), r.cell.settings.clone()))
         .unwrap_or_default();
-    let mut server = Some(study.start_server(first_key).await?);
+    let mut server = match study.start_server(first_key).await {
+        Ok(s) => Some(s),
+        Err(e) => {
+            // Nothing measured: no empty directory left behind.
+            if let Some(f) = &fresh {
+                f.remove_if_empty();
+            }
+            return Err(e);
+        }
+    };
     let srv = server.as_ref().expect("just started");
+    // Named once the server runs: a start that fails removes it.
+    study
+        .progress
+        .note(&format!("results: {}", study.dir.display()));
     study
         .progress
         .note(&format!("target: {}", srv.target.describe()));
@@ -234,22 +246,23 @@ fn check_baseline(stored: &StoredConfig, cells: &[Cell]) -> Result<()> {
         .map_err(|e| anyhow!("--baseline: {e}"))
 }
 
-/// The results directory, and the results to resume there, if any.
-/// Resume: the runs already measured stay; interrupted ones run again.
+/// The results directory, the results to resume there, if any, and
+/// for a new directory what was created for it. Resume: the runs already
+/// measured stay; interrupted ones run again.
 fn results_dir(
     cfg: &ExperimentConfig,
     planned: &[PlannedRun],
-) -> Result<(PathBuf, Option<Results>)> {
+) -> Result<(PathBuf, Option<Results>, Option<store::NewDir>)> {
     Ok(match &cfg.resume {
         Some(dir) => {
             let prior = store::load_dir_to_resume(dir)?;
             plan::check_resumable(&prior, planned)?;
-            (dir.to_path_buf(), Some(prior))
+            (dir.to_path_buf(), Some(prior), None)
         }
-        None => (
-            store::results_dir(cfg.out.as_deref(), "", store::RESULTS_JSON)?,
-            None,
-        ),
+        None => {
+            let d = store::create_results_dir(cfg.out.as_deref(), "", store::RESULTS_JSON)?;
+            (d.path.clone(), None, Some(d))
+        }
     })
 }
 

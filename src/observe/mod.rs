@@ -9,7 +9,8 @@
 //!   second, counted by `wait_event_type:wait_event` (`CPU` for an active
 //!   backend with no wait event). Only the workload's connections
 //!   (`application_name = 'isobench'`) count; observers use other names.
-//! - SIRead locks: `pg_locks` rows with `mode = 'SIReadLock'` once a second,
+//! - SIRead locks: `pg_locks` rows with `mode = 'SIReadLock'` every sample
+//!   interval (not every second: see [`ObserveOptions::siread_locks`]),
 //!   counted by granularity (relation/page/tuple) and by relation.
 //! - Plans: EXPLAIN (no ANALYZE) of every workload statement when the
 //!   measured window starts and again when it ends; a statement whose plan

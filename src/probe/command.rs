@@ -34,12 +34,23 @@ pub async fn run(cfg: &AnomaliesConfig, cancel: CancellationToken) -> Result<Out
     if cfg.levels.is_empty() {
         bail!("--isolation: name at least one level");
     }
-    let dir = store::results_dir(cfg.out.as_deref(), "anomalies-", ANOMALIES_JSON)?;
-    let target = target::start(&cfg.target, &dir.join(store::SERVER_LOG), 20).await?;
-    let config = target.config(&target.admin_db());
-    let admin = target::connect(&config).await?;
-    let wait_check = WaitCheck::detect(&admin).await?;
-    drop(admin);
+    let fresh = store::create_results_dir(cfg.out.as_deref(), "anomalies-", ANOMALIES_JSON)?;
+    let dir = fresh.path.clone();
+    let started = async {
+        let target = target::start(&cfg.target, &dir.join(store::SERVER_LOG), 20).await?;
+        let config = target.config(&target.admin_db());
+        let admin = target::connect(&config).await?;
+        let wait_check = WaitCheck::detect(&admin).await?;
+        anyhow::Ok((target, config, wait_check))
+    };
+    let (target, config, wait_check) = match started.await {
+        Ok(t) => t,
+        Err(e) => {
+            // Nothing probed: no empty directory left behind.
+            fresh.remove_if_empty();
+            return Err(e);
+        }
+    };
     let env = Env {
         config,
         wait_check,

@@ -2,8 +2,9 @@
 //! isolation levels as columns, each cell saying whether the level
 //! prevented the anomaly and how. Pure functions from [`Matrix`] to text.
 
-use comfy_table::{ContentArrangement, Table, presets};
+use comfy_table::{ColumnConstraint, ContentArrangement, Table, presets};
 
+use crate::probe::spec::Outcome;
 use crate::probe::{LevelResult, Matrix, ProbeResult};
 
 fn header_line(m: &Matrix) -> String {
@@ -25,49 +26,111 @@ fn header_line(m: &Matrix) -> String {
 fn cell(r: Option<&LevelResult>) -> String {
     match r {
         None => "-".into(),
-        Some(r) => {
-            let mut s = r.cell();
-            if r.as_expected == Some(false) {
-                s.push_str(&format!(
-                    " [expected {}]",
-                    r.expected.as_deref().unwrap_or("?")
-                ));
-            }
-            s
-        }
+        Some(r) => with_expected(r, r.cell()),
     }
+}
+
+/// `text`, with the probe's `@expect` for the level when the result
+/// differs from it.
+fn with_expected(r: &LevelResult, mut text: String) -> String {
+    if r.as_expected == Some(false) {
+        text.push_str(&format!(
+            " [expected {}]",
+            r.expected.as_deref().unwrap_or("?")
+        ));
+    }
+    text
+}
+
+/// The terminal's short cell: the outcome and its mechanisms in the
+/// words of `@expect` (`prevented (blocked, 40001)`, `ANOMALY`), without
+/// the steps and what they read, which anomalies.md gives.
+fn short_cell(r: Option<&LevelResult>) -> String {
+    let Some(r) = r else {
+        return "-".into();
+    };
+    let text = match r.outcome {
+        Outcome::Anomaly => "ANOMALY".to_string(),
+        o if r.mechanisms.is_empty() => o.name().to_string(),
+        o => format!("{} ({})", o.name(), r.mechanisms.join(", ")),
+    };
+    with_expected(r, text)
 }
 
 fn level_results<'a>(m: &Matrix, p: &'a ProbeResult) -> Vec<Option<&'a LevelResult>> {
     m.levels.iter().map(|l| p.results.get(l.name())).collect()
 }
 
-/// The matrix for the terminal, wrapped to `width` columns (`None`: not
-/// wrapped, e.g. into a pipe); ends with a newline.
+/// The widest the terminal matrix gets (issue #31: it printed 182
+/// columns); narrower when the terminal is.
+pub const TERMINAL_WIDTH: u16 = 100;
+
+/// The matrix for the terminal, at most [`TERMINAL_WIDTH`] columns wide
+/// (or `width`, the terminal's, when narrower): levels by short name,
+/// cells by outcome and mechanism, wrapped if still too wide; the full
+/// cells (steps, what they read) are in anomalies.md. Ends with a newline.
 pub fn terminal(m: &Matrix, width: Option<u16>) -> String {
+    let width = width.map_or(TERMINAL_WIDTH, |w| w.min(TERMINAL_WIDTH));
     let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED).force_no_tty();
-    if let Some(w) = width {
-        t.set_content_arrangement(ContentArrangement::Dynamic)
-            .set_width(w);
-    }
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .force_no_tty()
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(width);
     let mut header = vec!["probe".to_string()];
-    header.extend(m.levels.iter().map(|l| l.name().to_string()));
+    header.extend(m.levels.iter().map(|l| l.short().to_string()));
     t.set_header(header);
     for p in &m.probes {
         let mut row = vec![p.name.clone()];
-        row.extend(level_results(m, p).into_iter().map(cell));
+        row.extend(level_results(m, p).into_iter().map(short_cell));
         t.add_row(row);
     }
-    let mut out = format!(
-        "{}\n{t}\nprevented (how): blocked = a step waited on another session's lock; a SQLSTATE = a step failed with it;\nsnapshot = neither (the reads did not see the other transactions' writes). ANOMALY: what the steps read.\n",
-        header_line(m)
-    );
+    // Probe names whole; the level columns wrap.
+    if let Some(c) = t.column_mut(0) {
+        c.set_constraint(ColumnConstraint::ContentWidth);
+    }
+    let levels: Vec<String> = m
+        .levels
+        .iter()
+        .map(|l| format!("{} = {l}", l.short()))
+        .collect();
+    let width = usize::from(width);
+    let mut out = format!("{}\n{t}\n", header_line(m));
+    for text in [
+        format!("{}.", levels.join(", ")),
+        "prevented by: blocked = a step waited on another session's lock; a SQLSTATE = a step \
+         failed with it; snapshot = neither (the reads missed the other transactions' writes)."
+            .to_string(),
+        "Which steps, and what they read: anomalies.md (the full matrix).".to_string(),
+    ] {
+        out.push_str(&wrap(&text, width));
+    }
     for p in &m.probes {
         for w in &p.warnings {
-            out.push_str(&format!("warning: {}: {w}\n", p.name));
+            out.push_str(&wrap(&format!("warning: {}: {w}", p.name), width));
         }
     }
+    out
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a
+/// longer word stands alone), continuation lines indented by 2; each line
+/// ends with a newline.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let len = line.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = "  ".into();
+        } else if len > 0 {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out.push('\n');
     out
 }
 
@@ -205,6 +268,7 @@ mod tests {
             "prevented (snapshot)",
             false,
         );
+        ser.mechanisms = vec!["40001".into()];
         ser.error = Some(StepError {
             step: "s2:s2c".into(),
             sqlstate: "40001".into(),
@@ -243,6 +307,48 @@ mod tests {
     #[test]
     fn terminal_matrix() {
         insta::assert_snapshot!(terminal(&fixture(), Some(120)));
+    }
+
+    /// Issue #31: the terminal matrix printed 182 columns; with three
+    /// levels, long observations and a mismatch it fits 100 (into a pipe
+    /// too, and in a wider terminal), or the terminal when narrower. The
+    /// reads stay in anomalies.md.
+    #[test]
+    fn terminal_matrix_fits_100_columns() {
+        let mut m = fixture();
+        m.levels = vec![
+            Isolation::ReadCommitted,
+            Isolation::RepeatableRead,
+            Isolation::Serializable,
+        ];
+        let mut p = m.probes[0].clone();
+        let long = "s1r read 1,10; 2,20; 3,30; 4,40, s2r read 1,10; 2,20; 3,30; 4,40";
+        p.results.get_mut("read-committed").unwrap().how = long.into();
+        let mut rr = p.results["serializable"].clone();
+        rr.mechanisms = vec!["blocked".into(), "40001".into()];
+        rr.how = "blocked at step s2:s2u1, then 40001 at step s2:s2c".into();
+        p.results.insert("repeatable-read".into(), rr);
+        p.name = "G-single-write-predicate".into();
+        m.probes = vec![p.clone(), p];
+        for (width, limit) in [(None, 100), (Some(250), 100), (Some(80), 80)] {
+            let text = terminal(&m, width);
+            for line in text.lines() {
+                assert!(
+                    line.chars().count() <= limit,
+                    "{width:?}: {} columns: {line}\n{text}",
+                    line.chars().count()
+                );
+            }
+            assert!(text.contains("│ probe"), "{text}");
+            assert!(text.contains("ANOMALY"), "{text}");
+            if limit == 100 {
+                assert!(text.contains("prevented (blocked, 40001)"), "{text}");
+            }
+            assert!(!text.contains("s1r read"), "{text}");
+            assert!(text.contains("anomalies.md"), "{text}");
+        }
+        // The full cells stay in the file.
+        assert!(markdown(&m).contains(long));
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! differ in it, the output lists it under "Setup differences", because it
 //! may explain a change as well as the build does.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use super::cells::{self, CellSummary};
@@ -176,10 +176,14 @@ impl Matcher {
     }
 
     /// The cell's key, also its label: `isolation=rc strategy=locking
-    /// clients=16 ...`.
+    /// clients=16 ...`; a factor without a value (the strategy of a
+    /// script study) is left out rather than shown as `strategy=`.
     fn key(&self, r: &Results, c: &Cell) -> String {
         let cfg = &r.config;
-        let mut k = format!("isolation={} strategy={}", c.isolation.short(), c.strategy);
+        let mut k = format!("isolation={}", c.isolation.short());
+        if !c.strategy.is_empty() {
+            let _ = write!(k, " strategy={}", c.strategy);
+        }
         for p in &self.params {
             let v = c.params.get(p).or_else(|| cfg.param_defaults.get(p));
             let _ = write!(k, " {p}={}", v.map_or(NA, String::as_str));
@@ -274,16 +278,6 @@ fn setup_differences(a: &Results, b: &Results) -> Vec<String> {
         }
     };
     let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
-    let map = |m: &std::collections::BTreeMap<String, String>| {
-        if m.is_empty() {
-            "none".to_string()
-        } else {
-            m.iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-    };
     diff("scale", list(&x.scale), list(&y.scale));
     diff(
         "measured",
@@ -308,18 +302,21 @@ fn setup_differences(a: &Results, b: &Results) -> Vec<String> {
         x.threads.map_or("auto".into(), |t| t.to_string()),
         y.threads.map_or("auto".into(), |t| t.to_string()),
     );
-    diff(
-        "parameter defaults",
-        map(&x.param_defaults),
-        map(&y.param_defaults),
-    );
-    diff("--set", map(&x.settings), map(&y.settings));
+    // Settings lists: only the names whose values differ.
+    let mut diff_map =
+        |what: &str, ma: &BTreeMap<String, String>, mb: &BTreeMap<String, String>| {
+            let unset = |v: Option<&String>| v.map_or_else(|| "unset".to_string(), Clone::clone);
+            for k in ma.keys().chain(mb.keys()).collect::<BTreeSet<_>>() {
+                let (va, vb) = (ma.get(k), mb.get(k));
+                if va != vb {
+                    diff(&format!("{what} {k}"), unset(va), unset(vb));
+                }
+            }
+        };
+    diff_map("parameter default", &x.param_defaults, &y.param_defaults);
+    diff_map("--set", &x.settings, &y.settings);
     let (e, f) = (&a.environment, &b.environment);
-    diff(
-        "server settings",
-        map(&e.server_settings),
-        map(&f.server_settings),
-    );
+    diff_map("server setting", &e.server_settings, &f.server_settings);
     diff(
         "host",
         format!("{} ({}, {} CPUs)", e.host, e.os, e.cpus),
@@ -735,12 +732,44 @@ mod tests {
         let text = render(&fixture::results(), &y, "a", "b");
         assert!(
             text.contains(
-                "- **Setup differences:** measured: 60 s vs 30 s; --set: fsync=off vs fsync=off, synchronous_commit=off\n"
+                "- **Setup differences:** measured: 60 s vs 30 s; --set synchronous_commit: unset vs off\n"
+            ),
+            "{text}"
+        );
+        // Issue #31: of two settings lists only the settings that differ.
+        let mut z = fixture::results();
+        z.environment
+            .server_settings
+            .insert("shared_buffers".into(), "1GB".into());
+        let mut w = z.clone();
+        w.environment
+            .server_settings
+            .insert("shared_buffers".into(), "2GB".into());
+        w.environment
+            .server_settings
+            .insert("work_mem".into(), "64MB".into());
+        let text = render(&z, &w, "a", "b");
+        assert!(
+            text.contains(
+                "- **Setup differences:** server setting shared_buffers: 1GB vs 2GB; server setting work_mem: unset vs 64MB\n"
             ),
             "{text}"
         );
         let same = render(&fixture::results(), &fixture::results(), "a", "b");
         assert!(same.contains("- **Setup differences:** none\n"));
+    }
+
+    /// Issue #31: a script study's cells have no strategy; their labels
+    /// leave it out instead of printing `strategy=`.
+    #[test]
+    fn an_empty_strategy_is_left_out_of_the_cell_labels() {
+        let mut x = fixture::results();
+        for run in &mut x.runs {
+            run.cell.strategy.clear();
+        }
+        let text = render(&x, &x.clone(), "a", "b");
+        assert!(!text.contains("strategy="), "{text}");
+        assert!(text.contains("| isolation=rc clients=4 "), "{text}");
     }
 
     #[test]

@@ -437,6 +437,48 @@ mod tests {
         assert!(html.contains("pgbench_accounts (tuple)"));
     }
 
+    /// Issue #31: the per-second chart of a 10 s window ends at 10 s
+    /// (it ran to 12.5 s when the last point fell just past 10 s), and
+    /// the counters' caption says how often they were sampled and how
+    /// few points that gives.
+    #[test]
+    fn time_axes_end_at_the_window_and_sampling_is_explained() {
+        let mut r = fixture::rich();
+        r.config.duration_s = 10.0;
+        for run in &mut r.runs {
+            run.duration_s = 10.0;
+            run.per_second.truncate(10);
+            let mut last = run.per_second[9];
+            last.t_s = 10.02;
+            run.per_second.push(last);
+        }
+        let html = render(&r);
+        let section = |id: &str| {
+            let from = html.find(&format!("<section id=\"{id}\">")).unwrap();
+            let len = html[from..].find("</section>").unwrap();
+            &html[from..from + len]
+        };
+        // The SVG's text labels, trimmed.
+        let labels: Vec<&str> = section("timeseries")
+            .split("</text>")
+            .filter_map(|t| t.rsplit_once('>').map(|(_, l)| l.trim()))
+            .collect();
+        assert!(
+            labels.contains(&"10") && labels.contains(&"8"),
+            "{labels:?}"
+        );
+        assert!(
+            !labels.contains(&"12.5") && !labels.contains(&"12"),
+            "axis past the window: {labels:?}"
+        );
+        let counters = section("counters");
+        assert!(
+            counters.contains("Sampled every 5 s: 2 points per run, each marked.")
+                && counters.contains("--sample-interval"),
+            "{counters}"
+        );
+    }
+
     #[test]
     fn a_faults_section_only_when_a_run_had_faults() {
         assert!(!render(&fixture::results()).contains("<section id=\"faults\">"));
@@ -521,18 +563,44 @@ mod tests {
         use std::process::{Command, ExitStatus, Stdio};
         use std::time::{Duration, Instant};
 
-        pub const CHROMIUM: &str = "/usr/bin/chromium";
+        /// The names Chromium's binary has: Debian's `chromium` package,
+        /// Ubuntu's `chromium-browser`.
+        const NAMES: [&str; 2] = ["chromium", "chromium-browser"];
         const TIMEOUT: Duration = Duration::from_secs(60);
+
+        /// Chromium's binary on `PATH`, or a message naming the package
+        /// to install (the README's set-up names it too).
+        pub fn find() -> Result<std::path::PathBuf, String> {
+            find_in(&std::env::var_os("PATH").unwrap_or_default())
+        }
+
+        /// [`find`] in the directories of `path` (a `PATH` value).
+        pub fn find_in(path: &std::ffi::OsStr) -> Result<std::path::PathBuf, String> {
+            NAMES
+                .iter()
+                .flat_map(|n| std::env::split_paths(path).map(move |d| d.join(n)))
+                .find(|p| p.is_file())
+                .ok_or_else(|| {
+                    format!(
+                        "Chromium is missing (no {} on PATH): the HTML report's test renders it \
+                         in a headless browser; install it with `apt-get install chromium` (see \
+                         the README's set-up), or set ISOBENCH_SKIP_BROWSER=1 to skip this check",
+                        NAMES.join(" or ")
+                    )
+                })
+        }
 
         /// Runs Chromium headless with `args`, a fresh profile in
         /// `profile`, stdout to `stdout` (a file: a DOM dump outgrows a
-        /// pipe); killed after 60 s.
+        /// pipe); killed after 60 s. `--no-sandbox`: as root (CI, a fresh
+        /// container) Chromium refuses to start with its sandbox.
         pub fn run(args: &[&str], profile: &Path, stdout: Option<&Path>) -> ExitStatus {
+            let chromium = find().unwrap_or_else(|e| panic!("{e}"));
             let out = match stdout {
                 Some(p) => Stdio::from(std::fs::File::create(p).unwrap()),
                 None => Stdio::null(),
             };
-            let mut child = Command::new(CHROMIUM)
+            let mut child = Command::new(&chromium)
                 .args([
                     "--headless",
                     "--no-sandbox",
@@ -550,7 +618,7 @@ mod tests {
                 .stdout(out)
                 .stderr(Stdio::null())
                 .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {CHROMIUM}: {e}"));
+                .unwrap_or_else(|e| panic!("cannot start {}: {e}", chromium.display()));
             let start = Instant::now();
             loop {
                 if let Some(status) = child.try_wait().unwrap() {
@@ -559,7 +627,10 @@ mod tests {
                 if start.elapsed() > TIMEOUT {
                     let _ = child.kill();
                     let _ = child.wait();
-                    panic!("{CHROMIUM} did not finish within {TIMEOUT:?}: killed");
+                    panic!(
+                        "{} did not finish within {TIMEOUT:?}: killed",
+                        chromium.display()
+                    );
                 }
                 std::thread::sleep(Duration::from_millis(100));
             }
@@ -595,6 +666,16 @@ mod tests {
         }
     }
 
+    /// Issue #31: without Chromium the browser test fails with a message
+    /// naming the package, not a bare "No such file".
+    #[test]
+    fn a_missing_chromium_names_the_package() {
+        let empty = tempfile::tempdir().unwrap();
+        let e = browser::find_in(empty.path().as_os_str()).unwrap_err();
+        assert!(e.contains("`apt-get install chromium`"), "{e}");
+        assert!(e.contains("README"), "{e}");
+    }
+
     /// The fixture's page in a real browser: it loads, draws, and parses
     /// into the expected DOM.
     #[test]
@@ -603,12 +684,9 @@ mod tests {
             eprintln!("ISOBENCH_SKIP_BROWSER=1: browser check skipped");
             return;
         }
-        assert!(
-            Path::new(browser::CHROMIUM).exists(),
-            "{} is missing: install it with `apt-get install chromium` (or set \
-             ISOBENCH_SKIP_BROWSER=1 to skip this check)",
-            browser::CHROMIUM
-        );
+        if let Err(e) = browser::find() {
+            panic!("{e}");
+        }
         let dir = tempfile::tempdir().unwrap();
         let page = dir.path().join("report.html");
         std::fs::write(&page, render(&fixture::results())).unwrap();
@@ -650,6 +728,4 @@ mod tests {
         // the parse (the footer is the last element).
         assert!(dom.contains("<footer>"));
     }
-
-    use std::path::Path;
 }

@@ -73,9 +73,38 @@ pub fn load_dir(dir: &Path) -> Result<Results, StoreError> {
     let db = dir.join(sqlite::DB_FILE);
     if db.exists() {
         sqlite::Store::load(&db)
+    } else if let Some(e) = other_commands_output(dir) {
+        Err(e)
     } else {
         Results::read(dir)
     }
+}
+
+/// The main output file of each command that writes a directory other
+/// than `isobench run`'s, and the command.
+const OTHER_OUTPUTS: [(&str, &str); 2] = [
+    ("anomalies.json", "isobench anomalies"),
+    ("monitor.json", "isobench monitor"),
+];
+
+/// A directory without results that another command wrote (issue #31:
+/// `isobench report` on an `anomalies` directory said "results.json: No
+/// such file or directory"), as an error saying so.
+fn other_commands_output(dir: &Path) -> Option<StoreError> {
+    if dir.join(RESULTS_JSON).exists() {
+        return None;
+    }
+    let (file, command) = OTHER_OUTPUTS
+        .iter()
+        .find(|(file, _)| dir.join(file).exists())?;
+    Some(StoreError::Unreadable {
+        path: dir.to_path_buf(),
+        message: format!(
+            "this is an `{command}` output directory ({file}, no results.json): \
+             its report is already in it; `isobench report` and `isobench compare` \
+             read the results directories of `isobench run`"
+        ),
+    })
 }
 
 /// The results in `dir` for `--resume`, which goes on to write the store:
@@ -100,6 +129,45 @@ pub fn load_dir_to_resume(dir: &Path) -> Result<Results, StoreError> {
 /// holds `marker` (a previous command's main output), which would be
 /// overwritten.
 pub fn results_dir(out: Option<&Path>, prefix: &str, marker: &str) -> Result<PathBuf, BadInput> {
+    create_results_dir(out, prefix, marker).map(|d| d.path)
+}
+
+/// A results directory as [`create_results_dir`] made it: its path, and
+/// the topmost directory created for it (`None`: it already existed), so
+/// that a command failing before it wrote anything leaves no empty
+/// directory behind (issue #31: `run` against an unreachable `--dsn` left
+/// an empty `results/<timestamp>/`).
+#[derive(Debug, Clone)]
+pub struct NewDir {
+    pub path: PathBuf,
+    created: Option<PathBuf>,
+}
+
+impl NewDir {
+    /// Removes the directory, and the parents created with it, if
+    /// isobench created them and they are still empty; never a directory
+    /// that existed before or holds anything (a server log, results).
+    pub fn remove_if_empty(&self) {
+        let Some(top) = &self.created else {
+            return;
+        };
+        let mut d = self.path.as_path();
+        // `remove_dir` refuses a directory that is not empty.
+        while fs::remove_dir(d).is_ok() && d != top {
+            match d.parent() {
+                Some(p) => d = p,
+                None => break,
+            }
+        }
+    }
+}
+
+/// As [`results_dir`], saying which directories it created.
+pub fn create_results_dir(
+    out: Option<&Path>,
+    prefix: &str,
+    marker: &str,
+) -> Result<NewDir, BadInput> {
     let dir = match out {
         Some(d) => d.to_path_buf(),
         None => PathBuf::from("results").join(format!(
@@ -107,6 +175,11 @@ pub fn results_dir(out: Option<&Path>, prefix: &str, marker: &str) -> Result<Pat
             chrono::Local::now().format("%Y%m%d-%H%M%S")
         )),
     };
+    let created = dir
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .last()
+        .map(Path::to_path_buf);
     fs::create_dir_all(&dir).map_err(|e| {
         BadInput(format!(
             "--out: cannot create results directory {}: {e}",
@@ -119,7 +192,7 @@ pub fn results_dir(out: Option<&Path>, prefix: &str, marker: &str) -> Result<Pat
             dir.display()
         )));
     }
-    Ok(dir)
+    Ok(NewDir { path: dir, created })
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename.
@@ -167,6 +240,56 @@ mod tests {
                 "{file}"
             );
         }
+    }
+
+    /// Issue #31: another command's output directory is named as such
+    /// (bad input, exit 2), not as a missing results.json.
+    #[test]
+    fn another_commands_directory_is_named() {
+        let base = tempfile::tempdir().unwrap();
+        for (file, command) in OTHER_OUTPUTS {
+            let dir = base.path().join(command.replace(' ', "-"));
+            fs::create_dir(&dir).unwrap();
+            fs::write(dir.join(file), "{}").unwrap();
+            let e = load_dir(&dir).unwrap_err();
+            assert!(e.is_bad_input(), "{e}");
+            let text = e.to_string();
+            assert!(
+                text.contains(&format!("this is an `{command}` output directory"))
+                    && text.contains("results directories of `isobench run`")
+                    && !text.contains("No such file"),
+                "{text}"
+            );
+        }
+        // An empty directory still says what is missing.
+        let e = load_dir(base.path()).unwrap_err().to_string();
+        assert!(e.contains("results.json"), "{e}");
+    }
+
+    /// Issue #31: a command that fails before writing anything removes
+    /// the directories it created, and nothing else.
+    #[test]
+    fn an_unused_new_results_dir_is_removed() {
+        let base = tempfile::tempdir().unwrap();
+        // Two levels created, both removed.
+        let d = create_results_dir(Some(&base.path().join("a/b")), "", "x.json").unwrap();
+        d.remove_if_empty();
+        assert!(!base.path().join("a").exists());
+        // A directory that existed stays.
+        fs::create_dir(base.path().join("old")).unwrap();
+        let d = create_results_dir(Some(&base.path().join("old")), "", "x.json").unwrap();
+        d.remove_if_empty();
+        assert!(base.path().join("old").is_dir());
+        // Only the new level goes when the parent existed.
+        let d = create_results_dir(Some(&base.path().join("old/new")), "", "x.json").unwrap();
+        d.remove_if_empty();
+        assert!(!base.path().join("old/new").exists());
+        assert!(base.path().join("old").is_dir());
+        // One that holds something (a server log) stays.
+        let d = create_results_dir(Some(&base.path().join("c/d")), "", "x.json").unwrap();
+        fs::write(d.path.join(SERVER_LOG), "initdb failed").unwrap();
+        d.remove_if_empty();
+        assert!(base.path().join("c/d").join(SERVER_LOG).exists());
     }
 
     #[test]

@@ -86,6 +86,39 @@ fn key_of(path: &[String]) -> String {
     }
 }
 
+/// serde's "unknown field `repeats`, expected one of `workload`, ..." as
+/// "unknown field `repeats`; did you mean `repeat`?" when one key is close
+/// (a Levenshtein distance of at most a third of the name, at least 1);
+/// `None` (keep the list) when none is.
+fn did_you_mean(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (name, rest) = rest.split_once('`')?;
+    let (_, list) = rest.split_once("expected one of ")?;
+    let limit = (name.chars().count() / 3).max(1);
+    let (d, best) = list
+        .split(", ")
+        .filter_map(|k| k.strip_prefix('`')?.strip_suffix('`'))
+        .map(|k| (levenshtein(name, k), k))
+        .min()?;
+    (d <= limit).then(|| format!("unknown field `{name}`; did you mean `{best}`?"))
+}
+
+/// The edit distance of `a` and `b` (insertions, deletions, substitutions
+/// of characters; Levenshtein 1966), by the two-row dynamic programme.
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 /// Reads a study file's `text` (named `path` in errors) into settings:
 /// the `[factors]` table merged into the top level, relative script paths
 /// resolved against the file's directory, each key's origin recorded.
@@ -115,7 +148,10 @@ pub fn parse(path: &str, text: &str) -> Result<Settings, StudyError> {
             Some(key) if !message.starts_with("unknown field") && !key.is_empty() => {
                 src.err(at, format!("{key}: {message}"))
             }
-            _ => src.err(at, message),
+            _ => src.err(
+                at,
+                did_you_mean(message).unwrap_or_else(|| message.to_string()),
+            ),
         }
     })?;
     for k in &keys {

@@ -476,6 +476,17 @@ max_pred_locks_per_transaction = [64, 256]
             ),
             ("clients = 4\n[factors]\nclients = [8]\n", 3, "given both"),
             ("[factors]\nsize = [1]\n", 2, "unknown field `size`"),
+            // Issue #31: a near miss names the key meant, not all 47.
+            (
+                "repeats = 2\n",
+                1,
+                "unknown field `repeats`; did you mean `repeat`?",
+            ),
+            (
+                "[factors]\nclinets = [1]\n",
+                2,
+                "unknown field `clinets`; did you mean `clients`?",
+            ),
             ("repeat = [1, 2]\n", 1, "repeat: takes one value"),
             ("rate = [0]\n", 1, "rate: '0' is not a rate"),
             (
@@ -494,6 +505,17 @@ max_pred_locks_per_transaction = [64, 256]
             );
             assert!(e.message.contains(needle), "{text:?}: {e}");
         }
+    }
+
+    /// Issue #31: without a close key the message keeps serde's list of
+    /// every key; with one it names only that key.
+    #[test]
+    fn unknown_keys_suggest_the_nearest() {
+        let far = parse_err("bogus = 1\n").message;
+        assert!(far.contains("expected one of `workload`"), "{far}");
+        assert!(!far.contains("did you mean"), "{far}");
+        let near = parse_err("pool-size = [1]\n").message;
+        assert_eq!(near, "unknown field `pool-size`; did you mean `pool_size`?");
     }
 
     #[test]

@@ -38,6 +38,9 @@ pub enum Origin {
 /// (`pool_size`, `--pool-size`), except `settings` (`--set`) and `params`
 /// (`--param`). A factor takes a list (`clients = [1, 16]`,
 /// `--clients 1,16`); the cells are the cross product of all factors.
+/// Numeric flags take values that start with a hyphen, so that `-c -4`
+/// reaches their own range check ("-4 is out of range (1 to 10000)")
+/// instead of clap's "unexpected argument" (issue #31).
 #[derive(Debug, Default, Clone, Args, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
@@ -46,7 +49,7 @@ pub struct Settings {
     #[serde(default, deserialize_with = "one::<_, Workload>")]
     pub workload: Option<String>,
     /// Scale factors (default: the workload's; TPC-B: 100000 accounts per unit), e.g. 1,10.
-    #[arg(long, short = 's', value_delimiter = ',', value_parser = Count::<100_000>::parse)]
+    #[arg(long, short = 's', value_delimiter = ',', value_parser = Count::<100_000>::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "list::<_, Count<100_000>>")]
     pub scale: Option<Vec<u32>>,
     /// Isolation levels to compare: read-committed|rc, repeatable-read|rr, serializable|ser (default: rc,rr,ser; with --load-cmd: rc).
@@ -62,11 +65,11 @@ pub struct Settings {
     #[serde(default, deserialize_with = "table_of_lists")]
     pub params: Option<Vec<Named>>,
     /// Client counts to sweep, e.g. 1,16 [default: 16].
-    #[arg(long, short = 'c', value_delimiter = ',', value_parser = Count::<10_000>::parse)]
+    #[arg(long, short = 'c', value_delimiter = ',', value_parser = Count::<10_000>::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "list::<_, Count<10_000>>")]
     pub clients: Option<Vec<u32>>,
     /// Connection pool sizes to sweep: clients share this many connections and wait for a free one (default: a connection per client).
-    #[arg(long, value_delimiter = ',', value_parser = Count::<10_000>::parse)]
+    #[arg(long, value_delimiter = ',', value_parser = Count::<10_000>::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "list::<_, Count<10_000>>")]
     pub pool_size: Option<Vec<u32>>,
     /// Open loop: target total rates in tx/s with Poisson arrivals, e.g. 200,400 (default: closed loop).
@@ -98,7 +101,7 @@ pub struct Settings {
     #[serde(default, deserialize_with = "one::<_, Baseline>")]
     pub baseline: Option<String>,
     /// Repetitions of every cell (interleaved) [default: 3].
-    #[arg(long, value_parser = Count::<10_000>::parse)]
+    #[arg(long, value_parser = Count::<10_000>::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "one::<_, Count<10_000>>")]
     pub repeat: Option<u32>,
     /// Measured time of each run, e.g. 10s, 500ms, 2m [default: 10s].
@@ -114,7 +117,7 @@ pub struct Settings {
     #[serde(default, deserialize_with = "one::<_, PositiveDur>")]
     pub server_wait: Option<Duration>,
     /// Tries per transaction including the first (1 = no retries); several are a factor [default: 10].
-    #[arg(long, value_delimiter = ',', value_parser = Count::<1_000_000>::parse)]
+    #[arg(long, value_delimiter = ',', value_parser = Count::<1_000_000>::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "list::<_, Count<1_000_000>>")]
     pub max_tries: Option<Vec<u32>>,
     /// SQLSTATEs that are retried, e.g. 40001,40P01,55P03 [default: 40001,40P01].
@@ -126,19 +129,19 @@ pub struct Settings {
     #[serde(default, deserialize_with = "one::<_, Via<Backoff>>")]
     pub backoff: Option<Backoff>,
     /// OS threads driving the clients, like pgbench -j (default: one per 16 clients, at most the CPU count).
-    #[arg(long, short = 'j', value_parser = Count::<1024>::parse)]
+    #[arg(long, short = 'j', value_parser = Count::<1024>::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "one::<_, Count<1024>>")]
     pub threads: Option<u32>,
     /// pg_stat_database sampling interval [default: 5s].
     #[arg(long, value_parser = SampleInterval::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "one::<_, SampleInterval>")]
     pub sample_interval: Option<Duration>,
-    /// Server observations during each run: none, light (plans, pg_stat_database) or full (also wait events and SIRead locks every second) [default: full].
+    /// Server observations during each run: none, light (plans, pg_stat_database every sample interval) or full (also wait events every second and, under SERIALIZABLE, SIRead locks every sample interval) [default: full].
     #[arg(long, value_parser = Via::<ObserveLevel>::parse)]
     #[serde(default, deserialize_with = "one::<_, Via<ObserveLevel>>")]
     pub observe: Option<ObserveLevel>,
     /// Seed of the input generators (default: random, recorded in results); pgbench's --random-seed.
-    #[arg(long, alias = "random-seed", value_parser = Seed::parse)]
+    #[arg(long, alias = "random-seed", value_parser = Seed::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "one::<_, Seed>")]
     pub seed: Option<u64>,
     /// External server as a libpq URL or key=value string (password never printed).
@@ -173,7 +176,7 @@ pub struct Settings {
     #[arg(long, num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
     #[serde(default, deserialize_with = "one::<_, Bool>")]
     pub fail_on_violation: Option<bool>,
-    /// External load instead of a workload: a command run once per run, with placeholders like {clients}, {pool_size}, {isolation}, {duration_s}, {dsn} (see `isobench run --help` and the README).
+    /// External load instead of a workload: a command run once per run, with placeholders like {clients}, {pool_size}, {isolation}, {duration_s}, {dsn} (see "External loads" in the README).
     #[arg(long, value_name = "CMD", conflicts_with = "workload", value_parser = Template::parse, help_heading = "External load")]
     #[serde(default, deserialize_with = "one::<_, Template>")]
     pub load_cmd: Option<String>,
@@ -225,7 +228,7 @@ pub struct Settings {
     #[arg(short = 'M', long, value_parser = Via::<QueryMode>::parse, help_heading = "pgbench scripts")]
     #[serde(default, deserialize_with = "one::<_, Via<QueryMode>>")]
     pub protocol: Option<QueryMode>,
-    /// SQL run once into the template database for the scripts, instead of pgbench's tables (in a file: relative to it).
+    /// SQL run once into the template database for the scripts: alone, instead of pgbench's tables (the scripts' own schema); with -w tpcb, after pgbench's tables are loaded (in a file: relative to it).
     #[arg(long, value_name = "FILE", value_parser = PathArg::parse, help_heading = "pgbench scripts")]
     #[serde(default, deserialize_with = "one::<_, PathArg>")]
     pub init_sql: Option<PathBuf>,

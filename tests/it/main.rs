@@ -16,6 +16,7 @@ mod interrupt;
 mod isolation_specs;
 mod list_append;
 mod module_graph;
+mod newcomer;
 mod pgbench_expr;
 mod pgbench_scripts;
 mod run_e2e;

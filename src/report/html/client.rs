@@ -413,7 +413,11 @@ pub(super) fn time_series(m: &ReportModel) -> Option<Section> {
         tps_max = tps_max.max(p.tps);
         p99_max = p99_max.max(p.p99_ms);
     }
-    let x = Axis::linear("time in the measured window (s)", 0.0, t_max.max(1.0));
+    let x = Axis::window(
+        "time in the measured window (s)",
+        m.results.config.duration_s,
+        t_max,
+    );
     let intro = note(html! {
         "Committed transactions per second and the p99 latency of each second's commits, for every \
          complete run of the cell overlaid (a cell without a complete run shows its interrupted \

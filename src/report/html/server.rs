@@ -17,6 +17,26 @@ use crate::report::table::{Column, Table, Value};
 use crate::report::{fmt_fixed, fmt_opt, sections};
 use crate::store::RunRecord;
 
+/// How many points the counters' lines have: the sample interval and
+/// the points per run, and when a run has fewer than 4 how to get more
+/// (issue #31: 5 s samples in a 10 s window drew two points as a line).
+fn sampling_note(interval_s: f64, runs: &[(usize, &RunRecord)]) -> String {
+    let points = runs
+        .iter()
+        .map(|(_, r)| r.server.stat_database.len())
+        .max()
+        .unwrap_or(0);
+    let mut note = format!(
+        "Sampled every {} s: {points} {} per run, each marked.",
+        fmt_fixed(interval_s, if interval_s.fract() == 0.0 { 0 } else { 1 }),
+        if points == 1 { "point" } else { "points" }
+    );
+    if points < 4 {
+        note.push_str(" For a finer curve run with a shorter --sample-interval, e.g. 1s.");
+    }
+    note
+}
+
 pub(super) fn counters(m: &ReportModel) -> Option<Section> {
     let (cells, f) = (&m.cells[..], &m.factors);
     let (rates, names) = (&m.counter_rates, &m.counter_names);
@@ -58,7 +78,11 @@ pub(super) fn counters(m: &ReportModel) -> Option<Section> {
             .iter()
             .flat_map(|(_, r)| r.server.stat_database.iter().map(|s| s.t_s))
             .fold(1.0, f64::max);
-        let x = Axis::linear("time (s)", 0.0, t_max);
+        let x = Axis::window(
+            "time in the measured window (s)",
+            m.results.config.duration_s,
+            t_max,
+        );
         let panels: Vec<Panel> = moved
             .iter()
             .map(|name| {
@@ -113,7 +137,7 @@ pub(super) fn counters(m: &ReportModel) -> Option<Section> {
         let caption = html! {
             strong { "Server counters over time." } " Rate per second of each pg_stat_database \
              counter that moved, per sample interval (x: end of the interval), in the first complete \
-             run of each cell." (more)
+             run of each cell." (more) " " (sampling_note(m.results.config.sample_interval_s, &firsts))
         };
         html = html! { (html) (figure(svg, caption)) };
     }

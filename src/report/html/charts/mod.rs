@@ -175,6 +175,32 @@ impl Axis {
         }
     }
 
+    /// Time in the measured window, from 0 to the window's `end` (s):
+    /// ticked at nice steps of `end`, ending at `end` itself rather than
+    /// at the next tick past the last point (issue #31: a 10 s window
+    /// whose last point fell at 10.02 s drew an axis to 12.5 s), or at
+    /// `t_max` when a point lies past `end` (a last partial second).
+    /// Without a window (`end` 0) it spans the points, as [`Axis::linear`].
+    pub fn window(desc: &str, end: f64, t_max: f64) -> Axis {
+        if !(end.is_finite() && end > 0.0) {
+            return Self::linear(desc, 0.0, t_max.max(1.0));
+        }
+        let step = nice_step(end, 5);
+        let n = (end / step + 1e-9).floor() as usize;
+        Axis {
+            desc: desc.into(),
+            lo: 0.0,
+            hi: if t_max.is_finite() {
+                end.max(t_max)
+            } else {
+                end
+            },
+            ticks: (0..=n).map(|i| step * i as f64).collect(),
+            log: false,
+            step,
+        }
+    }
+
     /// A base-10 log axis over whole decades around `[min, max]` (both
     /// > 0), ticked at 1, 2, 5 × 10ᵏ (only powers of 10 past 4 decades).
     pub fn log(desc: &str, min: f64, max: f64) -> Axis {
@@ -556,6 +582,21 @@ mod tests {
         assert_eq!(s.label(s.ticks[1]), "0.2");
         assert_eq!(compact(12500.0, 2500.0), "12.5k");
         assert_eq!(compact(2_000_000.0, 1_000_000.0), "2M");
+    }
+
+    /// Issue #31: a 10 s window's axis ends at 10 s, ticked every 2 s,
+    /// although its last point lies at 10.02 s.
+    #[test]
+    fn a_window_axis_ends_at_the_window() {
+        let a = Axis::window("time (s)", 10.0, 10.02);
+        assert_eq!(a.ticks, vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        assert!((a.lo, a.hi) == (0.0, 10.02), "{a:?}");
+        let b = Axis::window("time (s)", 10.0, 7.0);
+        assert_eq!((b.lo, b.hi), (0.0, 10.0));
+        // The linear axis it replaces ran to 12.5 s.
+        assert_eq!(Axis::linear("time (s)", 0.0, 10.02).hi, 12.5);
+        // No window: the points' span.
+        assert_eq!(Axis::window("t", 0.0, 4.0).hi, 4.0);
     }
 
     #[test]
