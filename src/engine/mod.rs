@@ -14,7 +14,7 @@ mod pass;
 pub mod retry;
 mod session;
 pub use faults::FaultEvents;
-mod shard;
+mod worker;
 #[cfg(test)]
 mod tests;
 
@@ -151,7 +151,7 @@ pub struct ClientStop {
 }
 
 impl ClientStop {
-    fn shard(reason: StopReason) -> Self {
+    fn worker(reason: StopReason) -> Self {
         ClientStop {
             client: None,
             reason,
@@ -207,8 +207,8 @@ pub async fn run<W: Workload>(
         .collect();
     let (members, pooled) = deal(workload, params, threads, pool.unwrap_or(0) as u32);
     let pacing = match params.rate {
-        None => shard::Pacing::Closed,
-        Some(rate) => shard::Pacing::Open {
+        None => worker::Pacing::Closed,
+        Some(rate) => worker::Pacing::Open {
             rate_per_client: rate / f64::from(params.clients.max(1)),
             latency_limit: params.latency_limit,
         },
@@ -216,9 +216,9 @@ pub async fn run<W: Workload>(
     let retrier = Arc::new(params.retrier.clone());
     let (ready_tx, ready_rx) = tokio::sync::mpsc::unbounded_channel();
     let (go_tx, go_rx) = watch::channel(false);
-    let mut shards = Vec::with_capacity(threads);
+    let mut workers = Vec::with_capacity(threads);
     for (i, (members, pooled)) in members.into_iter().zip(pooled).enumerate() {
-        let common = shard::Common {
+        let common = worker::Common {
             db: db.clone(),
             isolation: params.isolation,
             pacing,
@@ -229,10 +229,10 @@ pub async fn run<W: Workload>(
             go: go_rx.clone(),
             faults: fault_log.clone(),
         };
-        shards.push(shard::spawn(i, members, pooled, common));
+        workers.push(worker::spawn(i, members, pooled, common));
     }
     drop(ready_tx);
-    // On an early return, dropping go_tx sends every shard home.
+    // On an early return, dropping go_tx sends every worker home.
     if !all_ready(ready_rx, threads, cancel).await? {
         return Ok((
             EngineOutcome::cancelled_before_start(types),
@@ -245,7 +245,7 @@ pub async fn run<W: Workload>(
 
     phase.send_replace(Phase::Draining);
     stop.store(true, Ordering::Relaxed);
-    let drained = drain::<<W::Client as WorkloadClient>::Ledger>(shards).await;
+    let drained = drain::<<W::Client as WorkloadClient>::Ledger>(workers).await;
     let mut lifetime = drained.lifetime;
     for r in &recorders {
         let l = r.lifetime();
@@ -271,7 +271,7 @@ pub async fn run<W: Workload>(
 }
 
 /// Members of each client thread.
-type PerThread<C> = Vec<Vec<shard::Member<C>>>;
+type PerThread<C> = Vec<Vec<worker::Member<C>>>;
 
 /// Per thread: its clients (ids `0..clients`) and its pool sessions (ids
 /// after the clients, one per connection), both dealt round-robin over the
@@ -282,7 +282,7 @@ fn deal<W: Workload>(
     threads: usize,
     pool: u32,
 ) -> (PerThread<W::Client>, PerThread<W::Client>) {
-    let member = |id: u32| shard::Member {
+    let member = |id: u32| worker::Member {
         id,
         client: workload.client(id, params.seed.wrapping_add(u64::from(id))),
         backoff_seed: backoff_seed(params.seed, id),
@@ -298,10 +298,10 @@ fn deal<W: Workload>(
     (members, pooled)
 }
 
-/// Waits until each of the `threads` shards reports its clients connected
+/// Waits until each of the `threads` workers reports its clients connected
 /// and prepared. Returns false when `cancel` fired first.
 ///
-/// Errors: a shard's connect or prepare error; a shard that ended without
+/// Errors: a worker's connect or prepare error; a worker that ended without
 /// reporting.
 async fn all_ready(
     mut ready: tokio::sync::mpsc::UnboundedReceiver<Result<(), EngineError>>,
@@ -446,7 +446,7 @@ async fn measure(
     }
 }
 
-/// What the shards handed back after the stop.
+/// What the workers handed back after the stop.
 struct Drained<L> {
     errors: Vec<ClientStop>,
     /// Unknown outcomes of threads that died or were abandoned (their
@@ -456,12 +456,12 @@ struct Drained<L> {
     ledger_complete: bool,
 }
 
-/// Waits for every shard to stop, at most 30 s in all: a thread that
+/// Waits for every worker to stop, at most 30 s in all: a thread that
 /// died (panic) or is still blocked then is counted as a stop of all its
 /// clients, whose last transactions have unknown outcomes (an abandoned
 /// thread's connections close at exit, or when the next run drops the
 /// database).
-async fn drain<L: Ledger>(shards: Vec<shard::Handle<L>>) -> Drained<L> {
+async fn drain<L: Ledger>(workers: Vec<worker::Handle<L>>) -> Drained<L> {
     let mut d = Drained {
         errors: Vec::new(),
         lifetime: Lifetime::default(),
@@ -469,20 +469,20 @@ async fn drain<L: Ledger>(shards: Vec<shard::Handle<L>>) -> Drained<L> {
         ledger_complete: true,
     };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    for shard in shards {
-        let reason = match tokio::time::timeout_at(deadline, shard.done).await {
+    for worker in workers {
+        let reason = match tokio::time::timeout_at(deadline, worker.done).await {
             Ok(Ok(done)) => {
                 d.errors.extend(done.errors);
                 d.ledger.merge(done.ledger);
                 d.ledger_complete &= done.ledger_complete;
                 continue;
             }
-            Ok(Err(_)) => StopReason::ThreadDied(shard.clients),
-            Err(_) => StopReason::Abandoned(shard.clients),
+            Ok(Err(_)) => StopReason::ThreadDied(worker.clients),
+            Err(_) => StopReason::Abandoned(worker.clients),
         };
-        d.lifetime.unknown_outcome += shard.clients as u64;
+        d.lifetime.unknown_outcome += worker.clients as u64;
         d.ledger_complete = false;
-        d.errors.push(ClientStop::shard(reason));
+        d.errors.push(ClientStop::worker(reason));
     }
     d
 }

@@ -1,4 +1,4 @@
-//! A shard's clients driven as one task, in passes, as pgbench's thread
+//! A worker's clients driven as one task, in passes, as pgbench's thread
 //! serves its clients: each time the task runs it polls the clients woken
 //! since its last pass, in client-id order (pgbench's `threadRun`: one wait
 //! on every client's socket, then each ready client in turn, lowest id
@@ -28,7 +28,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use futures_util::task::AtomicWaker;
 
-/// One client's wake-up flag; a wake also wakes the shard's task.
+/// One client's wake-up flag; a wake also wakes the worker's task.
 struct Flag {
     woken: AtomicBool,
     task: Arc<AtomicWaker>,

@@ -29,7 +29,7 @@ pub(super) struct Session<C> {
     pub(super) tx: TxControl,
 }
 
-/// A shard's share of the connection pool.
+/// A worker's share of the connection pool.
 pub(super) struct Pool<C> {
     size: usize,
     /// One permit per session; fair, so waiting clients are served in

@@ -27,7 +27,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::retry::Retrier;
-use super::{EngineOutcome, EngineParams, backoff_seed, pace, shard};
+use super::{EngineOutcome, EngineParams, backoff_seed, pace, worker};
 use crate::metrics::TxStats;
 use crate::model::{Backoff, Isolation, Phase, RetryPolicy};
 
@@ -468,7 +468,7 @@ async fn open_loop_starts_no_transaction_before_its_schedule() {
         // Client c's schedule starts when it does, after t0; its k-th
         // transaction is due at the start plus the first k gaps, which the
         // seed fixes.
-        let seed = shard::arrival_seed(backoff_seed(p.seed, c));
+        let seed = worker::arrival_seed(backoff_seed(p.seed, c));
         let mut earliest = pace::Schedule::new(r.t0, 50.0, seed);
         let starts: Vec<Instant> = r
             .ledger

@@ -10,7 +10,7 @@
 //! A *session* is a connection with its prepared statements and the
 //! workload client instance that prepared them. Without a pool every
 //! client owns one session and draws its inputs from the same instance.
-//! With a pool (`pool_size`), a shard owns its share of the pool's
+//! With a pool (`pool_size`), a worker owns its share of the pool's
 //! sessions; each client draws inputs from its own (unprepared) instance
 //! and checks a session out for every attempt, first come first served
 //! (tokio's semaphore is fair), like an application's connection pool.
@@ -35,7 +35,7 @@ use crate::model::Isolation;
 use crate::model::{CONNECTION_FAILURE, SCRIPT_ERROR, SqlState};
 use crate::workload::{Ledger, Outcome, WorkloadClient};
 
-/// One client to be run by a shard.
+/// One client to be run by a worker.
 pub(super) struct Member<C> {
     pub id: u32,
     pub client: C,
@@ -57,7 +57,7 @@ pub(super) enum Pacing {
     },
 }
 
-/// What every shard of a run shares.
+/// What every worker of a run shares.
 pub(super) struct Common {
     pub db: Config,
     pub isolation: Isolation,
@@ -65,33 +65,33 @@ pub(super) struct Common {
     pub retrier: Arc<Retrier>,
     /// Set when the measured window ends.
     pub stop: Arc<AtomicBool>,
-    /// The shard's recorder, shared by its clients (one thread: uncontended).
+    /// The worker's recorder, shared by its clients (one thread: uncontended).
     pub recorder: Arc<Recorder>,
-    /// Each shard sends one message: its clients are connected, or why not.
+    /// Each worker sends one message: its clients are connected, or why not.
     pub ready: mpsc::UnboundedSender<Result<(), EngineError>>,
-    /// Turns true when every shard is ready; dropped to call the run off.
+    /// Turns true when every worker is ready; dropped to call the run off.
     pub go: watch::Receiver<bool>,
-    /// Every shard's connection losses and reconnects.
+    /// Every worker's connection losses and reconnects.
     pub faults: Arc<FaultLog>,
 }
 
-/// What a shard hands back when its clients have stopped.
+/// What a worker hands back when its clients have stopped.
 pub(super) struct Done<L> {
     /// Clients that stopped early, and why.
     pub errors: Vec<ClientStop>,
-    /// The shard's clients' ledgers, merged.
+    /// The worker's clients' ledgers, merged.
     pub ledger: L,
     /// False when a client task died and took its ledger with it.
     pub ledger_complete: bool,
 }
 
-/// A running shard.
+/// A running worker.
 pub(super) struct Handle<L> {
     pub clients: usize,
     pub done: oneshot::Receiver<Done<L>>,
 }
 
-/// Starts shard `index` on its own thread. With `pooled` non-empty, its
+/// Starts worker `index` on its own thread. With `pooled` non-empty, its
 /// members share those sessions (see the module docs); else each member
 /// gets its own.
 pub(super) fn spawn<C: WorkloadClient>(
@@ -118,7 +118,7 @@ pub(super) fn spawn<C: WorkloadClient>(
                     return;
                 }
             };
-            rt.block_on(run_shard(members, pooled, common, done_tx));
+            rt.block_on(run_worker(members, pooled, common, done_tx));
         });
     if let Err(e) = spawned {
         let _ = ready.send(Err(EngineError::Thread(format!(
@@ -128,7 +128,7 @@ pub(super) fn spawn<C: WorkloadClient>(
     Handle { clients, done }
 }
 
-async fn run_shard<C: WorkloadClient>(
+async fn run_worker<C: WorkloadClient>(
     members: Vec<Member<C>>,
     pooled: Vec<Member<C>>,
     mut common: Common,
@@ -148,7 +148,7 @@ async fn run_shard<C: WorkloadClient>(
         }
     };
     let _ = common.ready.send(Ok(()));
-    // Drop our sender: if another shard dies while connecting, the engine
+    // Drop our sender: if another worker dies while connecting, the engine
     // then sees the channel close instead of waiting forever.
     drop(common.ready);
     if common.go.wait_for(|go| *go).await.is_err() {
@@ -225,7 +225,7 @@ async fn connect_all<C: WorkloadClient>(
 /// stopped (`Ok` at the run's end), or with the message of its panic.
 type ClientEnd<C> = Result<(C, Result<(), StopReason>), String>;
 
-/// The shard's [`Done`] from how each client's loop `ended` (its client
+/// The worker's [`Done`] from how each client's loop `ended` (its client
 /// and result, or the panic that ended it) and, with a pool, the sessions
 /// it gives back.
 fn gather<C: WorkloadClient>(
