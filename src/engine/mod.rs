@@ -14,9 +14,9 @@ mod pass;
 pub mod retry;
 mod session;
 pub use faults::FaultEvents;
-mod worker;
 #[cfg(test)]
 mod tests;
+mod worker;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -69,6 +69,9 @@ pub struct Conn {
     next_statement: u32,
     /// The backend's process id (`BackendKeyData`).
     pid: i32,
+    /// The transaction status of the last `ReadyForQuery`: `I` idle, `T`
+    /// in a transaction block, `E` in a failed one.
+    status: u8,
 }
 
 /// A statement prepared on one [`Conn`]; cheap to clone.
@@ -192,6 +195,12 @@ impl Conn {
     /// a FATAL error.
     pub fn is_closed(&self) -> bool {
         self.closed
+    }
+
+    /// A transaction block is open (possibly failed, waiting for its
+    /// ROLLBACK), as of the last answer the server completed.
+    pub fn in_transaction(&self) -> bool {
+        self.status != b'I'
     }
 
     /// The SQLSTATE of the FATAL error that ended the session (e.g.
@@ -596,6 +605,10 @@ impl Conn {
                     | Message::NotificationResponse(_)
                     | Message::ParameterStatus(_),
                 )) => continue,
+                Ok(Some(Message::ReadyForQuery(body))) => {
+                    self.status = body.status();
+                    return Ok(Message::ReadyForQuery(body));
+                }
                 Ok(Some(m)) => return Ok(m),
                 Ok(None) => {}
                 Err(e) => {

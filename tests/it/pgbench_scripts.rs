@@ -803,3 +803,49 @@ fn a_workload_that_only_fails_stops_the_study() {
     );
     assert_managed_server_gone(&r);
 }
+
+/// A pipeline whose statement fails before its COMMIT (`-M prepared`, as
+/// pgbench allows): the server skips the rest of the batch and leaves the
+/// transaction open and failed; the engine must roll it back, so the next
+/// transaction starts clean (no 25P02 in_failed_sql_transaction), and the
+/// transactions whose pipeline did not fail commit.
+#[test]
+fn a_failed_pipeline_rolls_back_and_the_next_transaction_starts_clean() {
+    let (_keep, dir) = out_dir("pipeline-error");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("pipe.sql");
+    std::fs::write(
+        &script,
+        "\\set aid random(1, 100000 * :scale)\n\\set delta random(-5000, 5000)\n\
+         \\startpipeline\nBEGIN;\n\
+         UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;\n\
+         SELECT 1 / (:aid % 2);\n\
+         INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, :aid, :delta, CURRENT_TIMESTAMP);\n\
+         END;\n\\endpipeline\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let (r, _) = run_ok(
+        &[
+            "-f",
+            script.to_str().unwrap(),
+            "-M",
+            "prepared",
+            "--isolation",
+            "rc",
+            "--scale",
+            "1",
+            "--clients",
+            "2",
+        ],
+        &out,
+    );
+    let run = run_at(&r, "read-committed");
+    let failed = failed(run);
+    assert!(
+        failed.keys().all(|k| k == "22012"),
+        "only division by zero may fail, not 25P02: {failed:?}"
+    );
+    assert!(failed.get("22012").copied().unwrap_or(0) > 0, "{failed:?}");
+    assert!(u64_of(&run["committed"]) > 0, "{}", run["committed"]);
+}

@@ -305,14 +305,18 @@ impl ScriptClient {
                 CommandKind::EndPipeline => {
                     if let Some(p) = pipeline.take() {
                         conn.sync();
-                        conn.read_pipeline(p.syncs + 1).await.map_err(|e| {
-                            if p.commits {
+                        if let Err(e) = conn.read_pipeline(p.syncs + 1).await {
+                            // An error at the pipeline's COMMIT ended the
+                            // transaction; an earlier one left it open (and
+                            // failed): the engine rolls that back.
+                            let ended = p.commits && !conn.in_transaction();
+                            return Err(if ended {
                                 AttemptError::commit(e)
                             } else {
                                 AttemptError::body(e)
                             }
-                            .located(&c.locations[i])
-                        })?;
+                            .located(&c.locations[i]));
+                        }
                     }
                 }
                 CommandKind::Sleep { amount, unit_us } => {

@@ -11,15 +11,17 @@
 //! outside one) runs at the cell's level.
 //!
 //! Query modes (pgbench `-M`): `simple` substitutes variables as text;
-//! `extended` sends them as parameters of an unnamed statement each time;
-//! `prepared` prepares every SQL command once per connection. Parameters
-//! are typed by the server; isobench encodes them for int2/4/8, float4/8,
-//! numeric, bool, oid and text types (another type is an error naming the
-//! command: use `-M simple`). Commands with `\gset`/`\aset` and commands
-//! holding several statements (`\;`) always use the simple protocol, whose
-//! text results the variables need. Pipelines (`\startpipeline` ...) run
-//! their commands one after the other: same results, without pgbench's
-//! pipelining speed-up.
+//! `extended` sends them as parameters of an unnamed statement each time
+//! (Parse, Bind, Execute and Sync in one round trip); `prepared` prepares
+//! every SQL command once per connection. As libpq does for pgbench,
+//! parameters go as text with their types left to the server, so a value
+//! its type cannot read fails with the server's own error. Commands with
+//! `\gset`/`\aset` and commands holding several statements (`\;`) always
+//! use the simple protocol, whose text results the variables need.
+//! Pipelines (`\startpipeline` ... `\endpipeline`) are sent as pgbench
+//! sends them: the commands queued without waiting, a `Sync` at
+//! `\syncpipeline` and `\endpipeline`, then every answer read; the first
+//! error of the pipeline fails the attempt.
 
 use crate::model::QueryMode;
 use std::collections::HashMap;
