@@ -207,7 +207,7 @@ async fn explain_all(
     for s in statements {
         match explain(db, &s.sql).await {
             Ok(plan) => plans.push(Plan {
-                label: s.label.into(),
+                label: s.label.to_string(),
                 sql: s.sql.clone(),
                 plan,
             }),

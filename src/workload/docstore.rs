@@ -348,7 +348,7 @@ impl Workload for Docstore {
         let p = format!("'{}'", parent_id(1));
         vec![
             ExplainStatement {
-                label: "alias lookup",
+                label: "alias lookup".into(),
                 sql: if self.locking {
                     sql::LOOKUP_LOCK
                 } else {
@@ -357,7 +357,7 @@ impl Workload for Docstore {
                 .replace("$1", &p),
             },
             ExplainStatement {
-                label: "validate references",
+                label: "validate references".into(),
                 sql: if self.locking {
                     sql::VALIDATE_LOCK
                 } else {
@@ -366,11 +366,11 @@ impl Workload for Docstore {
                 .replace("$1", &format!("ARRAY[{p}]")),
             },
             ExplainStatement {
-                label: "referenced?",
+                label: "referenced?".into(),
                 sql: sql::REFERENCED.replace("$1", &p),
             },
             ExplainStatement {
-                label: "delete references",
+                label: "delete references".into(),
                 sql: sql::DELETE_REFS.replace("$1", &format!("'{}'", child_id(1))),
             },
         ]

@@ -184,11 +184,11 @@ impl Workload for ListAppend {
     fn explain_statements(&self) -> Vec<ExplainStatement> {
         vec![
             ExplainStatement {
-                label: "append",
+                label: "append".into(),
                 sql: append_sql(0).replace("$1", "1").replace("$2", "1"),
             },
             ExplainStatement {
-                label: "read",
+                label: "read".into(),
                 sql: read_sql(0, self.locking).replace("$1", "1"),
             },
         ]

@@ -312,7 +312,7 @@ impl Setup {
 /// literal inputs, never ANALYZE).
 #[derive(Debug, Clone)]
 pub struct ExplainStatement {
-    pub label: &'static str,
+    pub label: std::borrow::Cow<'static, str>,
     pub sql: String,
 }
 

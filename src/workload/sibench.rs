@@ -122,11 +122,11 @@ impl Workload for Sibench {
     fn explain_statements(&self) -> Vec<ExplainStatement> {
         vec![
             ExplainStatement {
-                label: "query",
+                label: "query".into(),
                 sql: if self.locking { QUERY_LOCKING } else { QUERY }.into(),
             },
             ExplainStatement {
-                label: "update",
+                label: "update".into(),
                 sql: UPDATE.replace("$1", "1"),
             },
         ]

@@ -216,11 +216,11 @@ impl Workload for Smallbank {
     fn explain_statements(&self) -> Vec<ExplainStatement> {
         vec![
             ExplainStatement {
-                label: "read savings",
+                label: "read savings".into(),
                 sql: sql::READ_SAVINGS.replace("$1", "1"),
             },
             ExplainStatement {
-                label: "update checking",
+                label: "update checking".into(),
                 sql: sql::ADD_CHECKING.replace("$1", "1").replace("$2", "1"),
             },
         ]

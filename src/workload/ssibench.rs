@@ -184,13 +184,13 @@ impl Workload for Ssibench {
     fn explain_statements(&self) -> Vec<ExplainStatement> {
         vec![
             ExplainStatement {
-                label: "range read",
+                label: "range read".into(),
                 sql: read_sql(1)
                     .replace("$1 + $2", &format!("1 + {}", self.read_size))
                     .replace("$1", "1"),
             },
             ExplainStatement {
-                label: "update",
+                label: "update".into(),
                 sql: update_sql(self.tables.min(2), 1)
                     .replace("$1", "'x'")
                     .replace("$2", "ARRAY[1, 2, 3]"),

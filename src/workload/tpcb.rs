@@ -328,7 +328,7 @@ impl Workload for Tpcb {
     fn explain_statements(&self) -> Vec<ExplainStatement> {
         if self.variant == Variant::SingleStatement {
             return vec![ExplainStatement {
-                label: "single statement",
+                label: "single statement".into(),
                 sql: SINGLE_STATEMENT
                     .replace("$1", "1")
                     .replace("$2", "1")
@@ -338,23 +338,23 @@ impl Workload for Tpcb {
         }
         vec![
             ExplainStatement {
-                label: "update account",
+                label: "update account".into(),
                 sql: "UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = 1".into(),
             },
             ExplainStatement {
-                label: "select account",
+                label: "select account".into(),
                 sql: "SELECT abalance FROM pgbench_accounts WHERE aid = 1".into(),
             },
             ExplainStatement {
-                label: "update teller",
+                label: "update teller".into(),
                 sql: "UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = 1".into(),
             },
             ExplainStatement {
-                label: "update branch",
+                label: "update branch".into(),
                 sql: "UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1".into(),
             },
             ExplainStatement {
-                label: "insert history",
+                label: "insert history".into(),
                 sql: "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 1, 1, CURRENT_TIMESTAMP)"
                     .into(),
             },

@@ -142,11 +142,11 @@ impl Workload for WriteSkew {
     fn explain_statements(&self) -> Vec<ExplainStatement> {
         vec![
             ExplainStatement {
-                label: "read shift",
+                label: "read shift".into(),
                 sql: if self.locking { READ_LOCKING } else { READ }.replace("$1", "1"),
             },
             ExplainStatement {
-                label: "go off call",
+                label: "go off call".into(),
                 sql: OFF.replace("$1", "1").replace("$2", "1"),
             },
         ]

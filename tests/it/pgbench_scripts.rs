@@ -219,6 +219,26 @@ fn builtin_scripts_with_weights_under_rc_and_ser() {
         }
         let committed = u64_of(&run["committed"]);
         assert_eq!(committed, by_type.values().sum::<u64>(), "{iso}");
+        // Plans of the scripts' statements, explained with drawn values,
+        // once per distinct statement (tpcb-like and simple-update share
+        // theirs): the tellers' update has a plan, with a literal tid.
+        let plans = run["server"]["plans"].as_array().expect("plans");
+        let teller = plans
+            .iter()
+            .find(|p| {
+                p["label"]
+                    == "UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;"
+            })
+            .unwrap_or_else(|| panic!("{iso}: no plan of the tellers' update: {plans:?}"));
+        let sql = teller["sql"].as_str().unwrap();
+        assert!(!sql.contains(':'), "{iso}: variables replaced: {sql}");
+        assert!(
+            teller["plan"].as_str().unwrap().contains("pgbench_tellers"),
+            "{teller}"
+        );
+        let labels: Vec<&str> = plans.iter().map(|p| p["label"].as_str().unwrap()).collect();
+        let unique: std::collections::BTreeSet<&str> = labels.iter().copied().collect();
+        assert_eq!(labels.len(), unique.len(), "{iso}: {labels:?}");
         // Retries are counted as attempts beyond one per transaction.
         let attempts: u64 = run["transactions"]
             .as_array()

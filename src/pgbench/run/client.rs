@@ -221,6 +221,40 @@ impl WorkloadClient for ScriptClient {
 }
 
 impl ScriptClient {
+    /// Every SQL command of every script as text, its variables replaced
+    /// by this client's values: the `\set` commands of each script are
+    /// evaluated in order (every branch, ignoring `\if`), as the first
+    /// transaction would draw them; a variable no `\set` defines stays
+    /// `:name`. Returns (script, command, SQL).
+    pub(super) fn sample_statements(&mut self) -> Vec<(usize, usize, String)> {
+        let mut out = Vec::new();
+        let mut input = self.next_input();
+        for (script, c) in self.scripts.iter().enumerate() {
+            input.script = script;
+            let mut vars = input.vars.clone();
+            let mut prng = input.prng.clone();
+            for (i, cmd) in c.script.commands.iter().enumerate() {
+                match &cmd.kind {
+                    CommandKind::Set { name, .. } => {
+                        let e = c.exprs[i].as_ref().expect("compiled");
+                        let v = e.eval(&mut Env {
+                            vars: &vars,
+                            prng: &mut prng,
+                            script,
+                            command: i,
+                        });
+                        if let Ok(v) = v {
+                            vars.insert(name.as_str().into(), Var::Value(v));
+                        }
+                    }
+                    CommandKind::Sql { sql, .. } => out.push((script, i, substitute(sql, &vars))),
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+
     /// Runs `input`'s script from its first command on `vars` and `prng`
     /// (the attempt's copies). `current` is the
     /// command running and since when; every command that completes is

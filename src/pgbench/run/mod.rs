@@ -70,6 +70,84 @@ impl Var {
 /// retry, and the copies then allocate no names.
 type Vars = HashMap<Arc<str>, Var>;
 
+/// The seed of the values that a script's plans are explained with.
+const EXPLAIN_SEED: u64 = 0x005e_ed0f_9a1a;
+
+/// A statement EXPLAIN can show: it reads or writes a table.
+fn explainable(sql: &str) -> bool {
+    let head: String = sql
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect::<String>()
+        .to_ascii_uppercase();
+    matches!(
+        head.as_str(),
+        "SELECT" | "UPDATE" | "INSERT" | "DELETE" | "WITH" | "MERGE"
+    ) && table_clause(sql).is_some()
+}
+
+/// The first clause of `sql` that names a table, as `KEYWORD table`
+/// (`UPDATE pgbench_accounts`, `FROM pgbench_branches`, `INTO
+/// pgbench_history`); string literals and comments are skipped.
+fn table_clause(sql: &str) -> Option<(String, String)> {
+    let mut words: Vec<&str> = Vec::new();
+    let mut rest = sql;
+    while !rest.is_empty() {
+        let c = rest.chars().next().expect("non-empty");
+        if rest.starts_with("--") {
+            rest = rest.find('\n').map_or("", |n| &rest[n..]);
+        } else if c == '\'' {
+            rest = rest[1..].find('\'').map_or("", |n| &rest[n + 2..]);
+        } else if c.is_ascii_alphanumeric() || c == '_' || c == '"' {
+            let end = rest
+                .find(|x: char| !(x.is_ascii_alphanumeric() || matches!(x, '_' | '.' | '"')))
+                .unwrap_or(rest.len());
+            words.push(&rest[..end]);
+            rest = &rest[end..];
+        } else {
+            if c == '(' {
+                words.push("(");
+            }
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    for w in words.windows(3) {
+        let k = w[0].to_ascii_uppercase();
+        if !matches!(k.as_str(), "FROM" | "UPDATE" | "INTO" | "JOIN") {
+            continue;
+        }
+        let t = if w[1].eq_ignore_ascii_case("ONLY") {
+            w[2]
+        } else {
+            w[1]
+        };
+        let reserved = ["(", "SELECT", "LATERAL", "UNNEST", "GENERATE_SERIES"];
+        if t.starts_with(|c: char| c.is_ascii_digit())
+            || reserved.iter().any(|r| t.eq_ignore_ascii_case(r))
+        {
+            continue;
+        }
+        return Some((k, t.to_string()));
+    }
+    None
+}
+
+/// How a SQL command is named in reports: its first line, or, when that
+/// line names no table, its first word and first clause that names one
+/// (`WITH ... UPDATE pgbench_accounts`).
+fn command_label(first_line: &str, sql: &str) -> String {
+    let first = first_line.trim();
+    match table_clause(sql) {
+        Some((_, table)) if first.contains(table.as_str()) => first.to_string(),
+        Some((keyword, table)) => {
+            let head = first.split_whitespace().next().unwrap_or("");
+            format!("{} ... {keyword} {table}", head.to_ascii_uppercase())
+        }
+        None => first.to_string(),
+    }
+}
+
 /// A script with its expressions parsed and its branches resolved.
 #[derive(Debug)]
 struct Compiled {
@@ -261,18 +339,46 @@ impl Workload for ScriptWorkload {
         self.data.load(db).await
     }
 
+    /// Every script's single SQL statements that read or write a table,
+    /// with their variables replaced by values drawn as the script draws
+    /// them (client 0's `\set` commands evaluated in order, with a fixed
+    /// seed), labelled as [`Workload::step_names`] names them so that
+    /// plans and failures name a statement alike. A statement whose
+    /// variables come from `\gset` keeps them unreplaced, and its EXPLAIN
+    /// fails into the run's observer errors.
     fn explain_statements(&self) -> Vec<ExplainStatement> {
-        Vec::new()
+        let mut out: Vec<ExplainStatement> = Vec::new();
+        for (ty, i, sql) in self.client(0, EXPLAIN_SEED).sample_statements() {
+            let c = &self.scripts[ty];
+            let CommandKind::Sql { sql: text, .. } = &c.script.commands[i].kind else {
+                continue;
+            };
+            if c.simple_only[i] || !explainable(text) {
+                continue;
+            }
+            let label = command_label(&c.script.commands[i].first_line, text);
+            if out.iter().all(|e| e.label != label) {
+                out.push(ExplainStatement {
+                    label: label.into(),
+                    sql,
+                });
+            }
+        }
+        out
     }
 
     /// Script `ty`'s commands by their first line, as `pgbench -r` lists
-    /// them.
+    /// them; a command whose first line names no table (`WITH x AS (`) by
+    /// its first clause that does ([`command_label`]).
     fn step_names(&self, ty: usize) -> Vec<String> {
         self.scripts[ty]
             .script
             .commands
             .iter()
-            .map(|c| c.first_line.trim().to_string())
+            .map(|c| match &c.kind {
+                CommandKind::Sql { sql, .. } => command_label(&c.first_line, sql),
+                _ => c.first_line.trim().to_string(),
+            })
             .collect()
     }
 

@@ -36,3 +36,74 @@ fn bad_expressions_are_located_in_the_file() {
     assert_eq!((e.loc.line, e.loc.column), (2, 7), "{e}");
     assert_eq!(e.message, "\\set: unexpected function name (foo)");
 }
+
+#[test]
+fn commands_are_labelled_by_their_first_clause_naming_a_table() {
+    let upd = "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;";
+    assert_eq!(command_label(upd, upd), upd);
+    let cte = "WITH upd AS (\n  UPDATE pgbench_accounts SET abalance = abalance + 1\n  WHERE aid = :aid RETURNING abalance)\nSELECT abalance FROM upd;";
+    assert_eq!(
+        command_label("WITH upd AS (", cte),
+        "WITH ... UPDATE pgbench_accounts"
+    );
+    // Strings, comments and subqueries do not count as tables.
+    let tricky =
+        "SELECT 'from nowhere' -- FROM comment\n  FROM (SELECT 1) s JOIN ONLY public.t ON true;";
+    assert_eq!(
+        table_clause(tricky),
+        Some(("JOIN".to_string(), "public.t".to_string()))
+    );
+    assert_eq!(table_clause("SELECT 1;"), None);
+    assert!(!explainable("BEGIN;"));
+    assert!(!explainable("SELECT pg_sleep(0);"));
+    assert!(explainable(cte));
+}
+
+#[test]
+fn script_statements_are_explained_with_drawn_values() {
+    let s = script::parse(
+        "t.sql",
+        "\\set aid random(1, 100000 * :scale)\n\\set delta 7\nBEGIN;\n\
+         UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;\n\
+         SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\nEND;\n",
+        1,
+    )
+    .unwrap();
+    let data = Data::Tpcb {
+        scale: 3,
+        then: None,
+        base: HistoryBase::default(),
+    };
+    let w = ScriptWorkload::new(vec![s], QueryMode::Prepared, Vec::new(), data, 1).unwrap();
+    let stmts = w.explain_statements();
+    let labels: Vec<&str> = stmts.iter().map(|e| e.label.as_ref()).collect();
+    assert_eq!(
+        labels,
+        [
+            "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;",
+            "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;"
+        ]
+    );
+    // The same value of :aid in both, within the scale's range; :delta 7.
+    let aid = |sql: &str| -> i64 {
+        sql.rsplit("aid = ")
+            .next()
+            .unwrap()
+            .trim_end_matches(';')
+            .parse()
+            .unwrap()
+    };
+    assert!(
+        stmts[0].sql.contains("abalance + 7 WHERE"),
+        "{}",
+        stmts[0].sql
+    );
+    assert_eq!(aid(&stmts[0].sql), aid(&stmts[1].sql));
+    assert!(
+        (1..=300_000).contains(&aid(&stmts[0].sql)),
+        "{}",
+        stmts[0].sql
+    );
+    // Labels of plans are the step names failures are recorded under.
+    assert_eq!(w.step_names(0)[3], labels[0]);
+}
