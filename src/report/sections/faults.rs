@@ -5,9 +5,7 @@ use super::super::model::ReportModel;
 use super::super::table::{Column, Table, Value};
 use super::super::{NA, fmt_fixed};
 use super::{cell_value, run_cell_value};
-use crate::model::{
-    InjectedFault, RunFaults, RunRecord, recovery_measurable, recovery_start_s,
-};
+use crate::model::{InjectedFault, RunFaults, RunRecord, recovery_measurable, recovery_start_s};
 
 /// The commits a run's clients saw acknowledged that the database did not
 /// hold afterwards, over its invariant checks; `None` when no check could
