@@ -7,8 +7,10 @@
 //!   interval's figures can lag by up to ~1 s.
 //! - Wait events: `pg_stat_activity` of the run's client backends once a
 //!   second, counted by `wait_event_type:wait_event` (`CPU` for an active
-//!   backend with no wait event). Only the workload's connections
-//!   (`application_name = 'isobench'`) count; observers use other names.
+//!   backend with no wait event). Only the workload's connections count:
+//!   those with the clients' `application_name` (`isobench`, or the
+//!   user's; [`target::clients_application_name`]); observers append
+//!   to it ([`target::own_session`]).
 //! - SIRead locks: `pg_locks` rows with `mode = 'SIReadLock'` once a second,
 //!   counted by granularity (relation/page/tuple) and by relation.
 //! - Plans: EXPLAIN (no ANALYZE) of every workload statement when the
@@ -33,7 +35,8 @@ use crate::workload::ExplainStatement;
 /// Whose backends the wait-event samples count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backends {
-    /// isobench's own clients (`application_name = 'isobench'`).
+    /// isobench's own clients (the `application_name` of
+    /// [`target::clients_application_name`]).
     Isobench,
     /// Every client backend of the database but the observer's own
     /// (`isobench monitor`: someone else's load).
@@ -83,7 +86,8 @@ pub async fn observe(
     }
     let full = level == ObserveLevel::Full;
     let mut config = config;
-    config.application_name("isobench-observer");
+    let clients = target::clients_application_name(&config);
+    target::own_session(&mut config, "observer");
     let mut db = match target::connect(&config).await {
         Ok(c) => c,
         Err(e) => {
@@ -106,6 +110,7 @@ pub async fn observe(
     obs.plans = explain_all(&db, &statements, &mut obs.errors).await;
     let mut sampler = Sampler {
         all_backends: backends == Backends::All,
+        clients,
         ..Sampler::default()
     };
     let mut last = match stat_sample(&db, &dbname).await {
@@ -311,6 +316,8 @@ pub fn stat_interval(t_s: f64, duration_s: f64, prev: &[i64], now: &[i64]) -> St
 struct Sampler {
     /// Count every client backend's wait events, not only isobench's.
     all_backends: bool,
+    /// The `application_name` of isobench's clients.
+    clients: String,
     siread_samples: u64,
     granularity: BTreeMap<String, (u64, u64)>, // (sum, max)
     relation: BTreeMap<String, (u64, u64)>,
@@ -330,11 +337,11 @@ impl Sampler {
                         count(*)
                    FROM pg_stat_activity
                   WHERE datname = $1 AND backend_type = 'client backend'
-                    AND (application_name = 'isobench' OR $2)
+                    AND (application_name = $3 OR $2)
                     AND pid <> pg_backend_pid()
                     AND (wait_event IS NOT NULL OR state = 'active')
                   GROUP BY 1",
-                &[&dbname, &self.all_backends],
+                &[&dbname, &self.all_backends, &self.clients],
             )
             .await?;
         obs.wait_events.samples += 1;
