@@ -374,7 +374,7 @@ mod tests {
     #[test]
     fn the_clients_name_is_cut_as_the_server_cuts_it() {
         let mut c = Config::new();
-        c.application_name(&format!("{}é-tail", "a".repeat(62)));
+        c.application_name(format!("{}é-tail", "a".repeat(62)));
         // 62 bytes of 'a', then 'é' (2 bytes) would end at byte 64.
         assert_eq!(clients_application_name(&c), "a".repeat(62));
     }

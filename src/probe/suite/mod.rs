@@ -400,7 +400,7 @@ pub fn spec_config(
 ) -> tokio_postgres::Config {
     let mut c = config.clone();
     if user_application_name.is_none() {
-        c.application_name(&format!("isolation/{name}"));
+        c.application_name(format!("isolation/{name}"));
     }
     c
 }
