@@ -80,7 +80,7 @@ pub(super) async fn fresh_copy(
         })?;
     let db_config = target.config(run_db);
     let mut check_config = db_config.clone();
-    check_config.application_name("isobench-check");
+    target::own_session(&mut check_config, "check");
     let check_db = target::connect(&check_config).await?;
     check_db
         .batch_execute("VACUUM ANALYZE")

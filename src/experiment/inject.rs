@@ -1,7 +1,7 @@
 //! Faults isobench injects into a run on purpose (`--fault KIND@TIME`,
 //! issue #18): a task of its own, with its own connection
-//! (`application_name = 'isobench-fault'`, so that it does not terminate
-//! itself), waits for the measured window, then at each planned time
+//! (`application_name` `isobench-fault`, or the user's with
+//! `/isobench-fault` appended, so that it does not terminate itself), waits for the measured window, then at each planned time
 //! terminates the run's client connections, SIGKILLs one client backend,
 //! restarts or crashes the managed server, or pauses it. Nothing of it
 //! runs in the clients' loop; what the clients lose and how they recover
@@ -23,7 +23,7 @@ pub(super) struct InjectTarget {
     /// The run database's name.
     pub(super) run_db: String,
     /// Backends that are not clients and are left alone (the check
-    /// connection, which also has `application_name = 'isobench'`).
+    /// connection).
     pub(super) spare_pids: Vec<i32>,
     /// The managed server's processes (restart, crash, pause); `None` on
     /// an external server, where the plan has no such kinds
@@ -62,7 +62,8 @@ async fn inject(
     }
     let start = Instant::now();
     let mut config = t.config.clone();
-    config.application_name("isobench-fault");
+    let clients = target::clients_application_name(&config);
+    target::own_session(&mut config, "fault");
     let mut db: Option<Client> = None;
     for f in plan {
         let due = start + f.at;
@@ -71,7 +72,7 @@ async fn inject(
             _ = window_ends(&mut phase) => return done,
         }
         let t_s = start.elapsed().as_secs_f64();
-        let detail = match one_fault(f, &config, &mut db, &t).await {
+        let detail = match one_fault(f, &config, &clients, &mut db, &t).await {
             Ok(d) => d,
             Err(e) => format!("failed: {e}"),
         };
@@ -112,7 +113,8 @@ async fn window_ends(phase: &mut watch::Receiver<Phase>) {
 }
 
 /// Injects the fault `f`: through `db` (connected again when it is
-/// gone: after a crash) for the kinds that pick client backends, through
+/// gone: after a crash) for the kinds that pick client backends (those
+/// whose `application_name` is `clients`), through
 /// the server's processes for the others. Returns what it did.
 ///
 /// Errors: the connection or the query failed, there was no client
@@ -121,6 +123,7 @@ async fn window_ends(phase: &mut watch::Receiver<Phase>) {
 async fn one_fault(
     f: FaultSpec,
     config: &Config,
+    clients: &str,
     db: &mut Option<Client>,
     t: &InjectTarget,
 ) -> Result<String, String> {
@@ -130,7 +133,9 @@ async fn one_fault(
             .ok_or_else(|| format!("{} needs the managed server", f.kind.name()))
     };
     match f.kind {
-        FaultKind::Terminate | FaultKind::KillBackend => backend_fault(f.kind, config, db, t).await,
+        FaultKind::Terminate | FaultKind::KillBackend => {
+            backend_fault(f.kind, config, clients, db, t).await
+        }
         FaultKind::Restart | FaultKind::Crash => {
             let (how, what) = match f.kind {
                 FaultKind::Restart => (Shutdown::Fast, "fast shutdown"),
@@ -160,10 +165,12 @@ async fn one_fault(
 }
 
 /// Injects a fault of `kind` that picks client backends (terminate,
-/// kill-backend) through `db`; see [`one_fault`].
+/// kill-backend) through `db`: those whose `application_name` is
+/// `clients`; see [`one_fault`].
 async fn backend_fault(
     kind: FaultKind,
     config: &Config,
+    clients: &str,
     db: &mut Option<Client>,
     t: &InjectTarget,
 ) -> Result<String, String> {
@@ -182,9 +189,9 @@ async fn backend_fault(
                 .query_one(
                     "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))
                        FROM pg_stat_activity
-                      WHERE datname = $1 AND application_name = 'isobench'
+                      WHERE datname = $1 AND application_name = $3
                         AND pid <> ALL($2) AND pid <> pg_backend_pid()",
-                    &[&t.run_db, &t.spare_pids],
+                    &[&t.run_db, &t.spare_pids, &clients],
                 )
                 .await
                 .map_err(err)?
@@ -195,10 +202,10 @@ async fn backend_fault(
             let row = client
                 .query_opt(
                     "SELECT pid FROM pg_stat_activity
-                      WHERE datname = $1 AND application_name = 'isobench'
+                      WHERE datname = $1 AND application_name = $3
                         AND pid <> ALL($2) AND pid <> pg_backend_pid()
                       ORDER BY pid DESC LIMIT 1",
-                    &[&t.run_db, &t.spare_pids],
+                    &[&t.run_db, &t.spare_pids, &clients],
                 )
                 .await
                 .map_err(err)?

@@ -301,6 +301,40 @@ pub fn recovery_s(points: &[SecondPoint], loss_s: f64) -> Option<f64> {
     None
 }
 
+/// Whether a run's per-second `points` could show a recovery after a
+/// loss at `loss_s` at all: some point ended by `loss_s` with throughput
+/// to compare with (the baseline of [`recovery_s`]), and at least one
+/// whole second of the measured window began at or after it. When not,
+/// a missing [`RunFaults::recovery_s`] means "not measured" (the window
+/// ended, or the fault came, before a recovery could be seen), not "not
+/// recovered".
+pub fn recovery_measurable(points: &[SecondPoint], loss_s: f64) -> bool {
+    let before: Vec<f64> = points
+        .iter()
+        .filter(|p| p.t_s <= loss_s)
+        .map(|p| p.tps)
+        .collect();
+    if before.is_empty() || before.iter().sum::<f64>() <= 0.0 {
+        return false;
+    }
+    let mut start = 0.0;
+    points.iter().any(|p| {
+        let began = start;
+        start = p.t_s;
+        began >= loss_s
+    })
+}
+
+/// When a run's recovery is measured from: its first connection loss,
+/// or, for faults that lost no connection (a pause), its first injected
+/// fault (s since the measured window began).
+pub fn recovery_start_s(f: &RunFaults) -> Option<f64> {
+    f.losses
+        .first()
+        .map(|l| l.t_s)
+        .or_else(|| f.injected.first().map(|i| i.t_s))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -413,6 +447,26 @@ mod tests {
         assert_eq!(recovery_s(&p, 0.5), None, "no whole second before");
         assert_eq!(recovery_s(&p, -1.0), None, "during the warm-up");
         assert_eq!(recovery_s(&points(&[0.0, 0.0, 5.0]), 2.0), None);
+    }
+
+    #[test]
+    fn recovery_is_not_measured_when_the_window_ends_before_it_could_be_seen() {
+        // Never back to 90 % over two whole seconds after the loss: not
+        // recovered, and that was measurable.
+        let p = points(&[1000.0, 1000.0, 100.0, 100.0]);
+        assert!(recovery_measurable(&p, 2.0));
+        // The loss in the last second of the window (3.4 s of 4): no whole
+        // second after it, so nothing could be seen.
+        assert_eq!(recovery_s(&p, 3.4), None);
+        assert!(!recovery_measurable(&p, 3.4));
+        // No whole second before it, or during the warm-up: no baseline.
+        assert!(!recovery_measurable(&p, 0.5));
+        assert!(!recovery_measurable(&p, -1.0));
+        assert!(!recovery_measurable(&points(&[0.0, 0.0, 5.0]), 2.0));
+        assert!(!recovery_measurable(&[], 1.0));
+        // A recovery that was seen was measurable.
+        let p = points(&[1000.0, 1000.0, 1000.0, 990.0, 1000.0]);
+        assert!(recovery_s(&p, 3.0).is_some() && recovery_measurable(&p, 3.0));
     }
 
     #[test]

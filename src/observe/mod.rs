@@ -7,8 +7,10 @@
 //!   interval's figures can lag by up to ~1 s.
 //! - Wait events: `pg_stat_activity` of the run's client backends once a
 //!   second, counted by `wait_event_type:wait_event` (`CPU` for an active
-//!   backend with no wait event). Only the workload's connections
-//!   (`application_name = 'isobench'`) count; observers use other names.
+//!   backend with no wait event). Only the workload's connections count:
+//!   those with the clients' `application_name` (`isobench`, or the
+//!   user's; [`target::clients_application_name`]); observers append
+//!   to it ([`target::own_session`]).
 //! - SIRead locks: `pg_locks` rows with `mode = 'SIReadLock'` every sample
 //!   interval (not every second: see [`ObserveOptions::siread_locks`]),
 //!   counted by granularity (relation/page/tuple) and by relation.
@@ -34,7 +36,8 @@ use crate::workload::ExplainStatement;
 /// Whose backends the wait-event samples count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backends {
-    /// isobench's own clients (`application_name = 'isobench'`).
+    /// isobench's own clients (the `application_name` of
+    /// [`target::clients_application_name`]).
     Isobench,
     /// Every client backend of the database but the observer's own
     /// (`isobench monitor`: someone else's load).
@@ -84,7 +87,8 @@ pub async fn observe(
     }
     let full = level == ObserveLevel::Full;
     let mut config = config;
-    config.application_name("isobench-observer");
+    let clients = target::clients_application_name(&config);
+    target::own_session(&mut config, "observer");
     let mut db = match target::connect(&config).await {
         Ok(c) => c,
         Err(e) => {
@@ -107,6 +111,7 @@ pub async fn observe(
     obs.plans = explain_all(&db, &statements, &mut obs.errors).await;
     let mut sampler = Sampler {
         all_backends: backends == Backends::All,
+        clients,
         ..Sampler::default()
     };
     let mut last = match stat_sample(&db, &dbname).await {
@@ -312,6 +317,8 @@ pub fn stat_interval(t_s: f64, duration_s: f64, prev: &[i64], now: &[i64]) -> St
 struct Sampler {
     /// Count every client backend's wait events, not only isobench's.
     all_backends: bool,
+    /// The `application_name` of isobench's clients.
+    clients: String,
     siread_samples: u64,
     granularity: BTreeMap<String, (u64, u64)>, // (sum, max)
     relation: BTreeMap<String, (u64, u64)>,
@@ -331,11 +338,11 @@ impl Sampler {
                         count(*)
                    FROM pg_stat_activity
                   WHERE datname = $1 AND backend_type = 'client backend'
-                    AND (application_name = 'isobench' OR $2)
+                    AND (application_name = $3 OR $2)
                     AND pid <> pg_backend_pid()
                     AND (wait_event IS NOT NULL OR state = 'active')
                   GROUP BY 1",
-                &[&dbname, &self.all_backends],
+                &[&dbname, &self.all_backends, &self.clients],
             )
             .await?;
         obs.wait_events.samples += 1;

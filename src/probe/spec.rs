@@ -256,8 +256,10 @@ impl Syntax {
         &self.sessions[r.session].steps[r.step]
     }
 
-    /// Steps no `permutation` line names (none without such lines), in
-    /// the order of the file; the isolation tester warns about them.
+    /// Steps no `permutation` line names (none without such lines),
+    /// sorted by name byte by byte as the isolation tester sorts them
+    /// (`qsort` with `strcmp` over all steps in `check_testspec`,
+    /// isolationtester.c), and warns about them in that order.
     pub fn unused_steps(&self) -> Vec<&str> {
         if self.permutations.is_empty() {
             return Vec::new();
@@ -275,6 +277,8 @@ impl Syntax {
                 }
             }
         }
+        // str's order is the bytes' order, as strcmp's.
+        out.sort_unstable();
         out
     }
 }
@@ -583,6 +587,28 @@ teardown { SELECT 1; }
 permutation s1u s2r1(*) s1a s2r2(s1u, s1a) s2c
 permutation s2r1 s2r2 s2c s1u s1a
 "#;
+
+    #[test]
+    fn unused_steps_are_in_strcmp_order_not_the_files() {
+        // isolationtester sorts every step name with strcmp: bytes, so
+        // upper case before lower case and "s10" before "s2".
+        let spec = r#"
+session a
+step s2b { SELECT 1; }
+step zz { SELECT 1; }
+step s10 { SELECT 1; }
+session b
+step Sx { SELECT 1; }
+step s1a { SELECT 1; }
+step used { SELECT 1; }
+permutation used
+"#;
+        let s = parse_syntax(spec, "u.spec").unwrap();
+        assert_eq!(s.unused_steps(), ["Sx", "s10", "s1a", "s2b", "zz"]);
+        // Without permutation lines no step is unused.
+        let all = parse_syntax(&spec.replace("permutation used", ""), "u.spec").unwrap();
+        assert!(all.unused_steps().is_empty());
+    }
 
     #[test]
     fn parses_blocks_sessions_permutations_and_directives() {

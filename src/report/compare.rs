@@ -611,14 +611,21 @@ mod tests {
         let rc = row(&text, tps, "isolation=rc strategy=optimistic clients=4");
         // A: 98..102, mean 100, s = 1.581139; B: 109.8..110.2, mean 110,
         // s = 0.158114; se = sqrt(2.5/5 + 0.025/5) = 0.710634, t = 14.07.
+        // The interval on the log scale (stats::pct_ci95): u_B = 0.025 /
+        // (5 · 110²) = 4.132231e-7, u_A = 2.5 / (5 · 100²) = 5e-5,
+        // ν = 4.066111, t(0.975, ν) = 2.758732, half-width 0.01958762
+        // around ln 1.1: [+7.866 %, +12.176 %].
         assert_eq!(
             rc[3..].join(" | "),
-            "+10.0% | [+8.0%, +12.0%] | <0.001 | faster"
+            "+10.0% | [+7.9%, +12.2%] | <0.001 | faster"
         );
+        // ser: 148 and 152 on both sides: u = 8 / (2 · 150²) each, ν = 2,
+        // t(0.975, 2) = 4.302653, half-width 0.08113160 around ln 1 = 0:
+        // [-7.793 %, +8.451 %] (asymmetric: a ratio, not a difference).
         let ser = row(&text, tps, "isolation=ser strategy=optimistic clients=4");
         assert_eq!(
             ser[3..].join(" | "),
-            "+0.0% | [-8.1%, +8.1%] | 1.000 | no significant difference"
+            "+0.0% | [-7.8%, +8.5%] | 1.000 | no significant difference"
         );
         // Geomean: A sqrt(100 · 150) = 122.47, B sqrt(110 · 150) = 128.45:
         // +4.88 % (= sqrt(1.1) - 1).

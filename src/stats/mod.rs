@@ -1,7 +1,8 @@
 //! Statistics over the repetitions of a cell: mean, sample standard
 //! deviation, the Student t confidence interval of the mean, relative
 //! change against a baseline, Welch's unequal-variances t-test, the
-//! confidence interval of a difference of means (absolute and in %), a
+//! confidence interval of a difference of means and of a ratio of means
+//! in % (on the log scale, so never below -100 %), a
 //! verdict (faster / slower / no significant difference), and outlier
 //! repetitions by the modified z-score.
 //!
@@ -14,7 +15,11 @@
 //! population variances are involved", Biometrika 34 (1947) 28-35; F. E.
 //! Satterthwaite, "An approximate distribution of estimates of variance
 //! components", Biometrics Bulletin 2 (1946) 110-114; B. Iglewicz and D. C.
-//! Hoaglin, "How to Detect and Handle Outliers", ASQC Quality Press (1993).
+//! Hoaglin, "How to Detect and Handle Outliers", ASQC Quality Press (1993);
+//! for the interval of a ratio ([`pct_ci95`]): G. Casella and R. L.
+//! Berger, "Statistical Inference", 2nd ed. (2002), §5.5.4 (the delta
+//! method), and V. H. Franz, "Ratios: A short guide to confidence limits
+//! and proper use" (2007), arXiv:0710.2024.
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -186,6 +191,10 @@ impl DiffCi {
 /// inversion of [`welch`]: it excludes 0 exactly when Welch's two-sided
 /// p-value is below [`ALPHA`]. `None` where [`welch`] is undefined (fewer
 /// than 2 values in a sample, or zero variance in both).
+///
+/// The reports no longer show it: "% vs baseline" uses the interval of the
+/// ratio ([`pct_ci95`]); the tests keep it as the reference it replaced.
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn diff_ci95(a: &Summary, b: &Summary) -> Option<DiffCi> {
     let w = welch(a, b)?;
     let se = (a.variance() / a.n as f64 + b.variance() / b.n as f64).sqrt();
@@ -207,29 +216,81 @@ pub struct PctCi {
     pub high: f64,
 }
 
-/// The relative difference of `value` against `baseline` in %, with the
-/// 95 % interval of [`diff_ci95`] divided by the baseline mean:
-/// `100 · (diff ± half_width) / x̄₂`.
+/// The relative difference of `value` against `baseline` in %, with a
+/// 95 % interval that respects the bounds of a ratio of positive
+/// quantities: it never goes below -100 %.
 ///
-/// This treats the baseline mean as exact, so it ignores the baseline
-/// mean's own uncertainty in the denominator: the interval is a little too
-/// narrow when the baseline's coefficient of variation is not small.
-/// Fieller's theorem (E. C. Fieller, "Some problems in interval
-/// estimation", J. Royal Statistical Society B 16 (1954) 175-185) gives
-/// the exact interval of a ratio of means; with run-to-run variation of a
-/// few % the two differ in the second order. `None` when [`diff_ci95`] is
-/// undefined or the baseline mean is 0 or not finite.
+/// The point estimate is the ratio of the means, `pct = 100 · (x̄₁/x̄₂ - 1)`.
+/// The interval is taken on the log scale and transformed back
+/// (the delta method for the log of a ratio of independent means):
+///
+/// ```text
+/// L     = ln x̄₁ - ln x̄₂
+/// uᵢ    = sᵢ² / (nᵢ · x̄ᵢ²)               (≈ Var(ln x̄ᵢ), delta method)
+/// se_L  = sqrt(u₁ + u₂)
+/// ν     = (u₁ + u₂)² / (u₁²/(n₁-1) + u₂²/(n₂-1))   (Welch–Satterthwaite)
+/// CI    = 100 · (exp(L ± t(0.975, ν) · se_L) - 1)  %
+/// ```
+///
+/// `exp` is positive, so the lower end is above -100 % however noisy the
+/// runs; the interval is asymmetric around `pct` (it is symmetric around
+/// `L` on the log scale) and always contains it. For small coefficients
+/// of variation it agrees with the linear interval `100 · (diff ±
+/// half_width) / x̄₂` of [`diff_ci95`] to first order; for noisy samples
+/// the linear one could report impossible values (a study with n = 3
+/// printed [-129.8 %, -52.2 %] for throughput), which is why it is not
+/// used. Unlike the linear interval it also counts the baseline mean's own
+/// uncertainty in the denominator.
+///
+/// The [`Verdict`] and the p-value stay Welch's test of the raw means
+/// ([`welch`]): near p = 0.05 the two can disagree on whether the
+/// interval holds 0.
+///
+/// Sources: the delta method, G. Casella and R. L. Berger, "Statistical
+/// Inference", 2nd ed. (2002), §5.5.4; the log-ratio interval for a ratio
+/// of means and its comparison with Fieller's, V. H. Franz, "Ratios: A
+/// short guide to confidence limits and proper use" (2007),
+/// arXiv:0710.2024; the degrees of freedom, Satterthwaite (1946) and
+/// Welch (1947) as for [`welch`]. Fieller's interval (E. C. Fieller,
+/// "Some problems in interval estimation", J. Royal Statistical Society B
+/// 16 (1954) 175-185) is not used: its lower end can be negative (a ratio
+/// below 0, i.e. below -100 %) when the value's mean is small against its
+/// noise, and it is unbounded when the baseline's is.
+///
+/// `None` when either sample has fewer than 2 values, either mean is not
+/// positive and finite (the log is undefined; throughput and latency
+/// means are positive), or both samples have zero variance.
 pub fn pct_ci95(value: &Summary, baseline: &Summary) -> Option<PctCi> {
-    let d = diff_ci95(value, baseline)?;
-    let m = baseline.mean;
-    if m == 0.0 || !m.is_finite() {
+    let log = log_ratio_ci95(value, baseline)?;
+    Some(PctCi {
+        pct: 100.0 * (value.mean / baseline.mean - 1.0),
+        low: 100.0 * log.low().exp_m1(),
+        high: 100.0 * log.high().exp_m1(),
+    })
+}
+
+/// The 95 % interval of `ln(x̄₁ / x̄₂)` by the delta method with Welch–
+/// Satterthwaite degrees of freedom (see [`pct_ci95`] for the formula
+/// and sources), as a [`DiffCi`] on the log scale.
+pub(crate) fn log_ratio_ci95(value: &Summary, baseline: &Summary) -> Option<DiffCi> {
+    let (a, b) = (value, baseline);
+    if a.n < 2 || b.n < 2 {
         return None;
     }
-    let (a, b) = (100.0 * d.low() / m, 100.0 * d.high() / m);
-    Some(PctCi {
-        pct: 100.0 * d.diff / m,
-        low: a.min(b),
-        high: a.max(b),
+    if !(a.mean.is_finite() && b.mean.is_finite() && a.mean > 0.0 && b.mean > 0.0) {
+        return None;
+    }
+    let ua = a.variance() / (a.n as f64 * a.mean * a.mean);
+    let ub = b.variance() / (b.n as f64 * b.mean * b.mean);
+    let se2 = ua + ub;
+    if se2.is_nan() || se2 <= 0.0 {
+        return None;
+    }
+    let df = se2 * se2 / (ua * ua / (a.n as f64 - 1.0) + ub * ub / (b.n as f64 - 1.0));
+    Some(DiffCi {
+        diff: a.mean.ln() - b.mean.ln(),
+        half_width: t_quantile(0.5 + CONFIDENCE / 2.0, df) * se2.sqrt(),
+        df,
     })
 }
 
@@ -495,11 +556,17 @@ mod tests {
         assert!(close(d.df, 4.0, 1e-9));
         assert!(close(d.half_width, 4.533921, 1e-5), "{d:?}");
         assert!(d.low() < 0.0 && d.high() > 0.0);
-        // In % of b's mean 16: -25 %, [-53.337006, +3.337006].
+        // In % of b's mean 16 (log ratio, see `pct_ci95`): -25 %;
+        // u₁ = 4 / (3 · 144) = 0.00925926, u₂ = 4 / (3 · 256) = 0.00520833,
+        // se_L = sqrt(0.01446759) = 0.12028130, ν = 0.01446759² /
+        // ((u₁² + u₂²) / 2) = 3.709199, t(0.975, 3.709199) = 2.864435,
+        // L = ln(12 / 16) = -0.28768207, half-width 0.34453793:
+        // 100 · (exp(L ± 0.34453793) - 1) = [-46.858924, +5.850322].
+        // (The linear interval was [-53.337, +3.337].)
         let p = pct_ci95(&a, &b).unwrap();
         assert!(close(p.pct, -25.0, 1e-9));
-        assert!(close(p.low, -53.337006, 1e-4), "{p:?}");
-        assert!(close(p.high, 3.337006, 1e-4), "{p:?}");
+        assert!(close(p.low, -46.858924, 1e-4), "{p:?}");
+        assert!(close(p.high, 5.850322, 1e-4), "{p:?}");
     }
 
     #[test]
@@ -526,16 +593,20 @@ mod tests {
     #[test]
     fn pct_ci_of_a_tps_gain() {
         // value = [109, 110, 111]: x̄ 110, s² 1; baseline = [99, 100, 101]:
-        // x̄ 100, s² 1. se = sqrt(1/3 + 1/3) = 0.816497, ν = 4,
-        // half-width = 2.776445 · 0.816497 = 2.266954;
-        // % = +10 ± 2.266954 → [+7.733046, +12.266954].
+        // x̄ 100, s² 1. On the log scale: u₁ = 1 / (3 · 110²) = 2.754821e-5,
+        // u₂ = 1 / (3 · 100²) = 3.333333e-5, ν = 3.964206,
+        // t(0.975, ν) = 2.786360, half-width = 2.786360 · sqrt(6.088154e-5)
+        // = 0.02174103; L = ln 1.1 = 0.09531018;
+        // % = 100 · (exp(L ± 0.02174103) - 1) → [+7.634297, +12.417699]
+        // (the linear interval, +10 ± 2.266954, differs in the second order).
         let v = Summary::of(&[109.0, 110.0, 111.0]).unwrap();
         let b = Summary::of(&[99.0, 100.0, 101.0]).unwrap();
         let c = compare(&v, &b, Better::Higher);
         assert!(close(c.pct.unwrap(), 10.0, 1e-9));
         let ci = c.pct_ci.unwrap();
+        assert!(close(ci.pct, 10.0, 1e-9), "{ci:?}");
         assert!(
-            close(ci.low, 7.733046, 1e-5) && close(ci.high, 12.266954, 1e-5),
+            close(ci.low, 7.634297, 1e-5) && close(ci.high, 12.417699, 1e-5),
             "{ci:?}"
         );
         assert_eq!(c.verdict, Verdict::Faster);
@@ -543,6 +614,45 @@ mod tests {
         assert_eq!(compare(&v, &b, Better::Lower).verdict, Verdict::Slower);
         assert_eq!(compare(&b, &v, Better::Lower).verdict, Verdict::Faster);
         assert_eq!(compare(&b, &v, Better::Higher).verdict, Verdict::Slower);
+    }
+
+    #[test]
+    fn ratio_ci_of_a_noisy_drop_stays_above_minus_100_percent() {
+        // n = 3 on a noisy host: value = [20, 150, 100] (x̄ 90, s² 4300),
+        // baseline = [1000, 1100, 900] (x̄ 1000, s² 10000); -91 %.
+        // The linear interval of the difference divided by the baseline
+        // mean, as isobench printed it before: diff = -910,
+        // se = sqrt(4300/3 + 10000/3) = 69.041051, ν = 3.451599,
+        // t(0.975, ν) = 2.959379, so 100 · (-910 ± 204.318621) / 1000 =
+        // [-111.431862 %, -70.568138 %]: throughput cannot fall by more
+        // than 100 %.
+        let v = Summary::of(&[20.0, 150.0, 100.0]).unwrap();
+        let b = Summary::of(&[1000.0, 1100.0, 900.0]).unwrap();
+        let d = diff_ci95(&v, &b).unwrap();
+        let old_low = 100.0 * d.low() / b.mean;
+        assert!(close(old_low, -111.431862, 1e-4), "{old_low}");
+        // On the log scale: u₁ = 4300 / (3 · 8100) = 0.17695473,
+        // u₂ = 10000 / (3 · 10⁶) = 0.00333333, ν = 2.075322,
+        // t(0.975, ν) = 4.156415, half-width = 4.156415 · sqrt(0.18028807)
+        // = 1.76482820, L = ln 0.09 = -2.40794561:
+        // 100 · (exp(L ± 1.76482820) - 1) = [-98.459054 %, -47.434880 %].
+        let c = compare(&v, &b, Better::Higher);
+        let ci = c.pct_ci.unwrap();
+        assert!(ci.low > -100.0, "{ci:?}");
+        assert!(close(ci.low, -98.459054, 1e-4), "{ci:?}");
+        assert!(close(ci.high, -47.434880, 1e-4), "{ci:?}");
+        // The point estimate is unchanged, and inside the interval.
+        assert!(close(ci.pct, -91.0, 1e-9) && close(c.pct.unwrap(), -91.0, 1e-9));
+        assert!(ci.low < ci.pct && ci.pct < ci.high);
+        // However extreme: a value near 0 with huge noise stays above -100 %.
+        let tiny = Summary::of(&[0.001, 5.0, 400.0]).unwrap();
+        let ci = pct_ci95(&tiny, &b).unwrap();
+        assert!(ci.low > -100.0 && ci.low.is_finite(), "{ci:?}");
+        // No log of a mean that is not positive.
+        let zero = Summary::of(&[0.0, 0.0, 0.0]).unwrap();
+        assert_eq!(pct_ci95(&zero, &b), None);
+        assert_eq!(pct_ci95(&Summary::of(&[-1.0, 0.0, 1.0]).unwrap(), &b), None);
+        assert_eq!(pct_ci95(&v, &zero), None);
     }
 
     #[test]

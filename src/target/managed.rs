@@ -233,7 +233,7 @@ impl ManagedServer {
             .user(SUPERUSER)
             .password(self.password.as_str())
             .dbname(dbname)
-            .application_name("isobench");
+            .application_name(super::APPLICATION_NAME);
         c
     }
 

@@ -91,19 +91,38 @@ impl Target {
                 .unwrap_or_else(|| config.get_user().unwrap_or("postgres").to_string());
             config.dbname(&db);
         }
-        config.application_name("isobench");
+        if config.get_application_name().is_none()
+            && let Some(name) = env("PGAPPNAME")
+        {
+            config.application_name(&name);
+        }
         Ok(Target::External(config))
     }
 
-    /// Connection settings for database `dbname` on this target.
+    /// Connection settings for database `dbname` on this target. Their
+    /// `application_name` is the user's ([`Target::user_application_name`])
+    /// or else [`APPLICATION_NAME`].
     pub fn config(&self, dbname: &str) -> Config {
         match self {
             Target::Managed(s) => s.config(dbname),
             Target::External(c) => {
                 let mut c = c.clone();
                 c.dbname(dbname);
+                if c.get_application_name().is_none() {
+                    c.application_name(APPLICATION_NAME);
+                }
                 c
             }
+        }
+    }
+
+    /// The `application_name` the user gave an external target (the
+    /// DSN's `application_name`, or else `PGAPPNAME`, as libpq takes
+    /// them); `None` for a managed server or when none was given.
+    pub fn user_application_name(&self) -> Option<&str> {
+        match self {
+            Target::Managed(_) => None,
+            Target::External(c) => c.get_application_name(),
         }
     }
 
@@ -136,6 +155,41 @@ impl Target {
             Target::External(c) => format!("external {}", describe_config(c)),
         }
     }
+}
+
+/// The `application_name` of isobench's clients when the user gives
+/// none (a DSN's `application_name` or `PGAPPNAME` is kept as given).
+pub const APPLICATION_NAME: &str = "isobench";
+
+/// The longest `application_name` the server keeps, in bytes
+/// (`NAMEDATALEN - 1`); it truncates longer ones.
+const MAX_NAME_BYTES: usize = 63;
+
+/// The `application_name` the workload's connections made with `config`
+/// show in `pg_stat_activity`: the one `config` sets (the user's, or
+/// [`APPLICATION_NAME`]), cut to 63 bytes as the server cuts it. What
+/// the observer and the fault injector look for to find isobench's
+/// clients.
+pub fn clients_application_name(config: &Config) -> String {
+    let name = config.get_application_name().unwrap_or(APPLICATION_NAME);
+    let mut end = name.len().min(MAX_NAME_BYTES);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    name[..end].to_string()
+}
+
+/// Names one of isobench's own connections (`role`: `observer`, `check`,
+/// `fault`) so that it is not taken for a client: `isobench-ROLE` when
+/// the clients are `isobench`, or the user's name with `/isobench-ROLE`
+/// appended (as isolationtester appends its session names), so the
+/// user's `application_name` is kept on every connection.
+pub fn own_session(config: &mut Config, role: &str) {
+    let name = match config.get_application_name() {
+        None | Some(APPLICATION_NAME) => format!("{APPLICATION_NAME}-{role}"),
+        Some(user) => format!("{user}/{APPLICATION_NAME}-{role}"),
+    };
+    config.application_name(&name);
 }
 
 /// Starts the target `cfg` names: an external server (`--dsn`,
@@ -287,5 +341,41 @@ mod tests {
         let d = t.describe();
         assert!(!d.contains("s3cret"), "{d}");
         assert!(d.contains("bob@db:6543/x"), "{d}");
+    }
+
+    #[test]
+    fn a_users_application_name_is_kept_and_isobenchs_sessions_append() {
+        let t = Target::external(Some("host=/tmp dbname=x application_name=myapp")).unwrap();
+        assert_eq!(t.user_application_name(), Some("myapp"));
+        let mut c = t.config("run");
+        assert_eq!(c.get_application_name(), Some("myapp"));
+        assert_eq!(clients_application_name(&c), "myapp");
+        own_session(&mut c, "observer");
+        assert_eq!(c.get_application_name(), Some("myapp/isobench-observer"));
+        let t = Target::external(Some("postgres://bob@db/x?application_name=app%201")).unwrap();
+        assert_eq!(t.config("x").get_application_name(), Some("app 1"));
+    }
+
+    #[test]
+    fn without_one_the_clients_are_isobench() {
+        // (PGAPPNAME is not set in the test environment.)
+        if std::env::var_os("PGAPPNAME").is_some() {
+            return;
+        }
+        let t = Target::external(Some("host=/tmp dbname=x")).unwrap();
+        assert_eq!(t.user_application_name(), None);
+        let mut c = t.config("run");
+        assert_eq!(c.get_application_name(), Some("isobench"));
+        assert_eq!(clients_application_name(&c), "isobench");
+        own_session(&mut c, "check");
+        assert_eq!(c.get_application_name(), Some("isobench-check"));
+    }
+
+    #[test]
+    fn the_clients_name_is_cut_as_the_server_cuts_it() {
+        let mut c = Config::new();
+        c.application_name(format!("{}é-tail", "a".repeat(62)));
+        // 62 bytes of 'a', then 'é' (2 bytes) would end at byte 64.
+        assert_eq!(clients_application_name(&c), "a".repeat(62));
     }
 }

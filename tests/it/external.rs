@@ -369,3 +369,69 @@ fn an_external_server_gone_for_good_stops_the_study_and_keeps_what_it_measured()
         "{last}"
     );
 }
+
+/// A DSN's `application_name` is kept on the clients' connections, and
+/// what finds them by it still does: the wait-event samples count them,
+/// and `--fault terminate` terminates them (and not isobench's own
+/// connections, which append `/isobench-...` to it).
+#[test]
+fn a_dsns_application_name_is_kept_and_the_clients_are_still_found() {
+    let (_keep, dir) = out_dir("external-appname");
+    let server = library_server_with(&dir, vec![("log_connections".into(), "on".into())]);
+    let dsn = format!("{} application_name=myapp", socket_dsn(&server, "postgres"));
+    let out_dir = dir.join("results");
+    let (out, _, stderr) = run(&[
+        "run",
+        "--dsn",
+        &dsn,
+        "--scale",
+        "1",
+        "--clients",
+        "4",
+        "--isolation",
+        "rc",
+        "--repeat",
+        "1",
+        "--duration",
+        "3s",
+        "--warmup",
+        "0s",
+        "--fault",
+        "terminate@1s",
+        "--quiet",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    let r = read_json(&out_dir);
+    let run = &r["runs"][0];
+    let f = &run["faults"];
+    assert_eq!(
+        f["injected"][0]["detail"], "terminated 4 client connections",
+        "{f}"
+    );
+    assert_eq!(f["connections_lost"], 4, "{f}");
+    let waits = &run["server"]["wait_events"];
+    assert!(waits["samples"].as_u64().unwrap() >= 1, "{waits}");
+    let counted: u64 = waits["counts"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert!(
+        counted > 0,
+        "no client backend named myapp sampled: {waits}"
+    );
+    // Every connection kept the user's name; isobench's own appended.
+    let log = std::fs::read_to_string(dir.join("external-server.log")).unwrap();
+    let names: std::collections::BTreeSet<&str> = log
+        .lines()
+        .filter_map(|l| l.split("application_name=").nth(1))
+        .map(|n| n.trim())
+        .collect();
+    assert!(names.contains("myapp"), "{names:?}");
+    assert!(names.contains("myapp/isobench-observer"), "{names:?}");
+    assert!(names.contains("myapp/isobench-fault"), "{names:?}");
+    assert!(names.iter().all(|n| n.starts_with("myapp")), "{names:?}");
+}

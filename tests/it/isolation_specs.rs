@@ -4,7 +4,12 @@
 //! give the output written by hand from isolationtester's documented
 //! behaviour (`tests/fixtures/isolation/expected`, which PostgreSQL 15's
 //! own isolationtester reproduces byte for byte); a difference exits 3
-//! and names it; bad input exits 2 before a server starts.
+//! and names it; bad input exits 2 before a server starts. The fixtures
+//! `application-name`, `unused-steps` and `terminated` hold the outputs
+//! PostgreSQL 15's own isolationtester (run by `pg_isolation_regress`)
+//! wrote for them: sessions named in `application_name`, "unused step
+//! name" lines in strcmp order, libpq's text after a terminated backend's
+//! FATAL.
 
 use crate::common;
 
@@ -26,7 +31,7 @@ fn fixture_specs_match_their_hand_written_outputs() {
         dir.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{:?}\n{stdout}\n{stderr}", out.status);
-    assert!(stdout.contains("5 of 5 specs as expected"), "{stdout}");
+    assert!(stdout.contains("8 of 8 specs as expected"), "{stdout}");
     assert!(
         stderr.contains("setup-fails: stopped where isolationtester exits: setup failed: ERROR:  division by zero"),
         "{stderr}"
@@ -34,10 +39,13 @@ fn fixture_specs_match_their_hand_written_outputs() {
     // Byte for byte, not only as the comparison normalizes it.
     for name in [
         "all-permutations",
+        "application-name",
         "blockers",
         "deadlock",
         "notices",
         "setup-fails",
+        "terminated",
+        "unused-steps",
     ] {
         let want = std::fs::read_to_string(expected.join(format!("{name}.out"))).unwrap();
         let got = std::fs::read_to_string(dir.join(format!("{name}.out"))).unwrap();
@@ -106,5 +114,49 @@ fn bad_specs_and_too_many_permutations_exit_2_before_a_server_starts() {
     assert!(
         stderr.contains("--spec no/such.spec: no such file or directory"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn a_users_application_name_is_kept_and_the_sessions_append_to_it() {
+    use isobench::target::{self, ManagedOptions, ManagedServer};
+    let (_base, dir) = common::out_dir("appname");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A server started through the library: an external target.
+    let server = ManagedServer::start(&ManagedOptions {
+        bin_dir: target::find_bin_dir(None).expect("PostgreSQL binaries"),
+        settings: vec![],
+        log_path: dir.join("external-server.log"),
+        os_user: "postgres".into(),
+    })
+    .expect("server starts");
+    let dsn = format!(
+        "host={} port={} user={} dbname=postgres application_name=myapp",
+        server.socket_dir().display(),
+        server.port(),
+        target::SUPERUSER
+    );
+    let spec = Path::new(FIXTURES).join("application-name.spec");
+    let out_dir = dir.join("out");
+    let (out, stdout, stderr) = common::run(&[
+        "anomalies",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--dsn",
+        &dsn,
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let got = std::fs::read_to_string(out_dir.join("application-name.out")).unwrap();
+    // isolationtester appends the session's name to the user's, and no
+    // connection is named isolation/... then.
+    assert!(
+        got.contains("name    \n--------\nmyapp/s2\n(1 row)"),
+        "{got}"
+    );
+    assert!(
+        got.contains("application_name\n----------------\n(0 rows)"),
+        "{got}"
     );
 }

@@ -396,7 +396,7 @@ async fn after_server_fault(
         limit.as_secs_f64()
     ));
     let mut config = ctx.srv.target.config(ctx.run_db);
-    config.application_name("isobench-check");
+    target::own_session(&mut config, "check");
     let began = std::time::Instant::now();
     let mut back = wait_for_server(&config, limit).await;
     // Read before isobench restarts it, so that the log lines of its own

@@ -9,6 +9,16 @@
 //! `output_row`), `fe-protocol3.c` (`pqBuildErrorMessage3`: `DETAIL:`,
 //! `HINT:` and, for errors only by default, `CONTEXT:` lines).
 
+/// What libpq adds when the server closes the connection under a query
+/// (`pqReadData` in `src/interfaces/libpq/fe-misc.c`, PostgreSQL 15):
+/// after a `FATAL` (a terminated backend: `pg_terminate_backend`, a
+/// crash of another backend) the isolation tester prints it as a second
+/// error result, which has no fields, so it prints the whole text and a
+/// newline (`printf("%s\n", PQresultErrorMessage(res))`).
+pub const SERVER_CLOSED: &str = "server closed the connection unexpectedly\n\
+\tThis probably means the server terminated abnormally\n\
+\tbefore or while processing the request.\n";
+
 /// What one statement returned, as a libpq `PGresult` would hold it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StmtResult {
@@ -116,9 +126,23 @@ impl Message {
     }
 
     /// A step's error line: severity and primary message only, since the
-    /// detail may hold transaction ids (`try_complete_step`).
+    /// detail may hold transaction ids (`try_complete_step`). After a
+    /// message that ends the session (see [`Message::ends_connection`]),
+    /// the [`SERVER_CLOSED`] result libpq makes of the closed socket
+    /// follows, with the newline the isolation tester adds.
     pub fn step_error(&self) -> String {
-        format!("{}:  {}\n", self.severity, self.message)
+        let mut s = format!("{}:  {}\n", self.severity, self.message);
+        if self.ends_connection() {
+            s.push_str(SERVER_CLOSED);
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Whether the server closes the connection after this message
+    /// (severity `FATAL` or `PANIC`).
+    pub fn ends_connection(&self) -> bool {
+        matches!(self.severity.as_str(), "FATAL" | "PANIC")
     }
 
     /// libpq's default wording (`PQERRORS_DEFAULT`, `PQSHOW_CONTEXT_ERRORS`):
@@ -136,6 +160,9 @@ impl Message {
         let error = matches!(self.severity.as_str(), "ERROR" | "FATAL" | "PANIC");
         if let Some(c) = self.context.as_ref().filter(|_| error) {
             s.push_str(&format!("CONTEXT:  {c}\n"));
+        }
+        if self.ends_connection() {
+            s.push_str(SERVER_CLOSED);
         }
         s
     }
@@ -218,5 +245,31 @@ mod tests {
             e.full()
                 .ends_with("CONTEXT:  PL/pgSQL function inline_code_block line 1 at RAISE\n")
         );
+    }
+
+    #[test]
+    fn a_fatal_error_is_followed_by_libpqs_closed_connection_text() {
+        // As PostgreSQL 15's expected/temp-schema-cleanup.out has it.
+        let m = Message {
+            severity: "FATAL".into(),
+            message: "terminating connection due to administrator command".into(),
+            ..Message::default()
+        };
+        assert_eq!(
+            m.step_error(),
+            "FATAL:  terminating connection due to administrator command\n\
+             server closed the connection unexpectedly\n\
+             \tThis probably means the server terminated abnormally\n\
+             \tbefore or while processing the request.\n\n"
+        );
+        assert!(
+            m.full()
+                .ends_with("before or while processing the request.\n")
+        );
+        let e = Message {
+            severity: "ERROR".into(),
+            ..m
+        };
+        assert!(!e.step_error().contains("server closed"));
     }
 }

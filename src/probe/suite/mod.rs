@@ -386,6 +386,25 @@ async fn database(t: &target::Target) -> Result<tokio_postgres::Config> {
     Ok(t.config("isolation_regression"))
 }
 
+/// The connection settings of spec `name`'s connections: the
+/// `application_name` `isolation/NAME`, as `pg_isolation_regress` gives
+/// each test (`PGAPPNAME`, isolation_main.c), to which the tester appends
+/// each session's name (so `isolation/NAME/s1`: specs such as
+/// insert-conflict-specconflict find their sessions in `pg_stat_activity`
+/// by it); a user's own `application_name` (the DSN's, or `PGAPPNAME`)
+/// is kept instead.
+pub fn spec_config(
+    config: &tokio_postgres::Config,
+    user_application_name: Option<&str>,
+    name: &str,
+) -> tokio_postgres::Config {
+    let mut c = config.clone();
+    if user_application_name.is_none() {
+        c.application_name(format!("isolation/{name}"));
+    }
+    c
+}
+
 /// Runs one spec; its output text and where it stopped early, if it did.
 async fn run_one(
     spec: &SpecFile,
@@ -472,6 +491,7 @@ async fn run_specs(
         echoed: echo,
     };
     for spec in specs {
+        let config = spec_config(&config, target.user_application_name(), &spec.name);
         let (text, stop) = run_one(spec, &config, wait_check, cfg, &cancel, echo).await?;
         let output = dir.join(format!("{}.out", spec.name));
         store::write_atomic(&output, text.as_bytes())

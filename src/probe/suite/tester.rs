@@ -30,7 +30,7 @@ use tokio::task::JoinHandle;
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls, SimpleQueryMessage};
 use tokio_util::sync::CancellationToken;
 
-use super::format::{Message, StmtResult, table};
+use super::format::{Message, SERVER_CLOSED, StmtResult, table};
 use crate::probe::exec::WaitCheck;
 use crate::probe::spec::{Blocker, PermStep, StepRef, Syntax};
 use crate::target;
@@ -173,12 +173,30 @@ async fn open(config: &Config) -> Result<(Client, UnboundedReceiver<AsyncMessage
     Ok((client, rx))
 }
 
-/// What every session connection sets first: the session name in
-/// `application_name` (as isolationtester 14+ does), and the time zone and
-/// date style `pg_regress` gives every test (`PGTZ=PST8PDT`,
-/// `PGDATESTYLE="Postgres, MDY"`), which PostgreSQL's expected outputs
-/// assume.
+/// What every connection sets first: the time zone and date style
+/// `pg_regress` gives every test (`PGTZ=PST8PDT`, `PGDATESTYLE="Postgres,
+/// MDY"`), which PostgreSQL's expected outputs assume. Then
+/// [`APPEND_NAME`].
 const SESSION_INIT: &str = "SET TimeZone = 'PST8PDT'; SET DateStyle = 'Postgres, MDY'";
+
+/// Appends `/NAME` to the connection's `application_name`, as
+/// isolationtester 14+ does for every connection (`control connection`,
+/// then each session's name): "to make it easier to map spec file
+/// sessions to log output and pg_stat_activity".
+const APPEND_NAME: &str = "SELECT set_config('application_name', current_setting('application_name') || '/' || $1, false)";
+
+/// Opens a connection, sets it up as isolationtester does
+/// ([`SESSION_INIT`], [`APPEND_NAME`] with `name`), and hands its notices
+/// and notifications to a channel.
+async fn open_named(
+    config: &Config,
+    name: &str,
+) -> Result<(Client, UnboundedReceiver<AsyncMessage>), Stop> {
+    let (client, messages) = open(config).await?;
+    client.batch_execute(SESSION_INIT).await?;
+    client.execute(APPEND_NAME, &[&name]).await?;
+    Ok((client, messages))
+}
 
 impl<'a> Tester<'a> {
     /// Connects the control connection and one per session.
@@ -190,18 +208,10 @@ impl<'a> Tester<'a> {
         cancel: CancellationToken,
         sink: Sink,
     ) -> Result<Tester<'a>, Stop> {
-        let (ctl, _discarded) = open(config).await?;
-        ctl.batch_execute(SESSION_INIT).await?;
+        let (ctl, _discarded) = open_named(config, "control connection").await?;
         let mut conns = Vec::new();
         for s in &spec.sessions {
-            let (client, messages) = open(config).await?;
-            client.batch_execute(SESSION_INIT).await?;
-            client
-                .execute(
-                    "SELECT set_config('application_name', current_setting('application_name') || '/' || $1, false)",
-                    &[&s.name],
-                )
-                .await?;
+            let (client, messages) = open_named(config, &s.name).await?;
             let pid: i32 = client
                 .query_one("SELECT pg_backend_pid()", &[])
                 .await?
@@ -632,6 +642,9 @@ impl<'a> Tester<'a> {
         if let Some(e) = err {
             match e.as_db_error() {
                 Some(db) => self.sink.put(&Message::from_db(db).step_error()),
+                // The socket closed without a message: libpq's error
+                // result has no fields, printed whole.
+                None if e.is_closed() => self.sink.put(&format!("{SERVER_CLOSED}\n")),
                 None => return Err(e.into()),
             }
         }

@@ -5,7 +5,7 @@ use super::super::model::ReportModel;
 use super::super::table::{Column, Table, Value};
 use super::super::{NA, fmt_fixed};
 use super::{cell_value, run_cell_value};
-use crate::model::{InjectedFault, RunFaults, RunRecord};
+use crate::model::{InjectedFault, RunFaults, RunRecord, recovery_measurable, recovery_start_s};
 
 /// The commits a run's clients saw acknowledged that the database did not
 /// hold afterwards, over its invariant checks; `None` when no check could
@@ -20,6 +20,19 @@ fn lost_commits(r: &RunRecord) -> Option<u64> {
 /// Seconds to two decimals, or `none` when there is no figure.
 fn secs(v: Option<f64>, none: &str) -> Value {
     Value::opt(v, v.map_or_else(|| none.to_string(), |v| fmt_fixed(v, 2)))
+}
+
+/// A run's recovery to 90 % (s); without one, `not recovered` when the
+/// window showed whole seconds after the fault and none was back, `not
+/// measured` when it could not tell (the window ended within the second
+/// of the fault, or no whole second before the fault to compare with:
+/// [`recovery_measurable`]).
+fn recovery(run: &RunRecord, f: &RunFaults) -> Value {
+    let none = match recovery_start_s(f) {
+        Some(l) if recovery_measurable(&run.per_second, l) => "not recovered",
+        _ => "not measured",
+    };
+    secs(f.recovery_s, none)
 }
 
 /// Per cell with at least one faulted run, in the model's order: faulted
@@ -122,7 +135,7 @@ pub fn faults(m: &ReportModel) -> Table {
             Value::count(f.reconnects),
             secs(f.losses.first().map(|l| l.t_s), "-"),
             secs(f.outage_s, "no commit after"),
-            secs(f.recovery_s, "not recovered"),
+            recovery(run, f),
             secs(f.server_wait_s, "-"),
         ]);
         if any_lost {
@@ -155,4 +168,58 @@ fn injected_text(injected: &[InjectedFault]) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::SecondPoint;
+    use crate::report::fixture;
+
+    /// The `recovery to 90 % (s)` of the faulted run (run 2, its first
+    /// loss at 2.5 s) with these per-second throughputs and no recovery.
+    fn recovery_text(tps: &[f64]) -> String {
+        let mut r = fixture::faulted();
+        let run = &mut r.runs[1];
+        run.faults.as_mut().unwrap().recovery_s = None;
+        run.per_second = tps
+            .iter()
+            .enumerate()
+            .map(|(i, &tps)| SecondPoint {
+                t_s: (i + 1) as f64,
+                committed: tps as u64,
+                tps,
+                p99_ms: 1.0,
+                failed: 0,
+                lag_ms: None,
+            })
+            .collect();
+        let m = ReportModel::new(&r);
+        let t = faults(&m);
+        let col = t
+            .columns
+            .iter()
+            .position(|c| c.header == "recovery to 90 % (s)")
+            .unwrap();
+        t.rows[0].values[col].text.clone()
+    }
+
+    #[test]
+    fn a_window_that_ended_before_recovery_could_be_seen_is_not_measured() {
+        // The window ended 0.5 s after the loss: no whole second after it.
+        assert_eq!(recovery_text(&[100.0, 100.0, 100.0]), "not measured");
+        // No per-second series at all (nothing to compare with).
+        assert_eq!(recovery_text(&[]), "not measured");
+        // Two whole seconds after the loss, both below 90 %: not recovered.
+        assert_eq!(
+            recovery_text(&[100.0, 100.0, 20.0, 30.0, 40.0]),
+            "not recovered"
+        );
+        // A recovery that was seen is a number.
+        let mut r = fixture::faulted();
+        r.runs[1].per_second.clear();
+        let m = ReportModel::new(&r);
+        let t = faults(&m);
+        assert!(t.rows[0].values.iter().any(|v| v.text == "1.50"));
+    }
 }

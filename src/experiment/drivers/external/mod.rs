@@ -315,7 +315,7 @@ impl Driver for External {
             Target::Managed(_) => fresh_copy(srv, tmpl, run_db).await?,
             Target::External(_) => {
                 let mut c = srv.target.config(&database);
-                c.application_name("isobench-check");
+                target::own_session(&mut c, "check");
                 (target::connect(&c).await?, 0.0, Vec::new())
             }
         };
