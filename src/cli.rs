@@ -884,10 +884,11 @@ mod tests {
     }
 
     /// Issue #31: the help says what the code does, and agrees with the
-    /// README: SIRead locks are sampled every sample interval (the
-    /// observer's `siread` timer), `--load-cmd` points at the README's
-    /// section rather than at the help it is in, and `--init-sql` runs
-    /// alone instead of pgbench's tables or after them with `-w tpcb`.
+    /// README and the user guide (docs/src, where the reference moved):
+    /// SIRead locks are sampled every sample interval (the observer's
+    /// `siread` timer), `--load-cmd` points at the guide's section rather
+    /// than at the help it is in, and `--init-sql` runs alone instead of
+    /// pgbench's tables or after them with `-w tpcb`.
     #[test]
     fn help_and_readme_agree() {
         use clap::CommandFactory;
@@ -903,15 +904,23 @@ mod tests {
             .render_long_help()
             .to_string();
         let top = cli.render_long_help().to_string();
-        let readme =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        let root = env!("CARGO_MANIFEST_DIR");
+        let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+        let guide = guide_text();
         let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-        let (run, monitor, top, readme) = (flat(&run), flat(&monitor), flat(&top), flat(&readme));
+        let (run, monitor, top, readme, guide) = (
+            flat(&run),
+            flat(&monitor),
+            flat(&top),
+            flat(&readme),
+            flat(&guide),
+        );
         for (what, text) in [
             ("run --help", &run),
             ("monitor --help", &monitor),
             ("--help", &top),
             ("README", &readme),
+            ("docs/src", &guide),
         ] {
             assert!(
                 !text.contains("SIRead locks every second"),
@@ -927,16 +936,20 @@ mod tests {
             monitor.contains("SIRead locks every sample interval"),
             "{monitor}"
         );
-        assert!(readme.contains("SIRead locks every sample interval"));
-        assert!(readme.contains("SIRead locks every `--sample-interval`"));
+        assert!(guide.contains("SIRead locks every sample interval"));
+        assert!(guide.contains("SIRead locks every `--sample-interval`"));
         let load_cmd = &run[run.find("--load-cmd <CMD>").unwrap()..];
         let load_cmd = &load_cmd[..load_cmd.find("--setup-cmd <CMD>").unwrap()];
         assert!(!load_cmd.contains("--help"), "{load_cmd}");
         assert!(
-            load_cmd.contains("\"External loads\" in the README"),
+            load_cmd.contains("\"External loads\" in the user guide"),
             "{load_cmd}"
         );
-        assert!(readme.contains("### External loads"));
+        assert!(load_cmd.contains("docs/src/reference/external-loads.md"));
+        let external =
+            std::fs::read_to_string(format!("{root}/docs/src/reference/external-loads.md"))
+                .unwrap();
+        assert!(external.starts_with("# External loads"), "{external}");
         let init_sql = &run[run.find("--init-sql <FILE>").unwrap()..];
         assert!(
             init_sql.contains("alone, instead of pgbench's tables"),
@@ -946,6 +959,57 @@ mod tests {
             init_sql.contains("with -w tpcb, after pgbench's tables"),
             "{init_sql}"
         );
-        assert!(readme.contains("alone, instead of pgbench's tables (the scripts' own schema); with `-w tpcb`, after pgbench's tables are loaded"));
+        assert!(guide.contains("alone, instead of pgbench's tables (the scripts' own schema); with `-w tpcb`, after pgbench's tables are loaded"));
+    }
+
+    /// Every chapter of the user guide (docs/src/**/*.md), concatenated.
+    fn guide_text() -> String {
+        fn walk(dir: &std::path::Path, text: &mut String) {
+            let mut entries: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            entries.sort();
+            for p in entries {
+                if p.is_dir() {
+                    walk(&p, text);
+                } else if p.extension().is_some_and(|x| x == "md") {
+                    text.push_str(&std::fs::read_to_string(&p).unwrap());
+                    text.push('\n');
+                }
+            }
+        }
+        let mut text = String::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src"),
+            &mut text,
+        );
+        text
+    }
+
+    /// Issue #31, "finds every option in the guide": every long flag of
+    /// every subcommand appears in the user guide (docs/src) as `--flag`,
+    /// and every subcommand by name.
+    #[test]
+    fn every_flag_is_in_the_guide() {
+        use clap::CommandFactory;
+        let guide = guide_text();
+        let cli = Cli::command();
+        let mut missing = Vec::new();
+        for sub in cli.get_subcommands() {
+            if !guide.contains(&format!("isobench {}", sub.get_name())) {
+                missing.push(format!("isobench {}", sub.get_name()));
+            }
+            for arg in sub.get_arguments() {
+                let Some(long) = arg.get_long() else { continue };
+                if ["help", "version"].contains(&long) {
+                    continue;
+                }
+                if !guide.contains(&format!("--{long}")) {
+                    missing.push(format!("isobench {} --{long}", sub.get_name()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "not in docs/src: {missing:?}");
     }
 }
