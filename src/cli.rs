@@ -49,6 +49,55 @@ pub enum Command {
         /// A workload name, e.g. smallbank.
         name: Option<String>,
     },
+    /// Print a shell completion script to stdout, e.g. `isobench completions bash > ~/.local/share/bash-completion/completions/isobench`.
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout, e.g. `isobench man | man -l -`; with --dir, write one page per subcommand into DIR.
+    Man {
+        /// Write isobench.1 and one page per subcommand (isobench-run.1, ...) into DIR instead of printing isobench.1.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// `isobench completions SHELL`: the completion script of every
+/// subcommand and flag, for `shell`, written to `out`.
+pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+    use clap::CommandFactory;
+    clap_complete::generate(shell, &mut Cli::command(), "isobench", out);
+}
+
+/// `isobench man`: the top-level man page (roff) written to `out`.
+///
+/// Errors: writing to `out` failed.
+pub fn man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    use clap::CommandFactory;
+    clap_mangen::Man::new(Cli::command()).render(out)
+}
+
+/// `isobench man --dir DIR`: `isobench.1` and one page per subcommand
+/// (`isobench-run.1`, ...) in DIR, created if missing; returns the files
+/// written, sorted.
+///
+/// Errors: DIR cannot be created or a page cannot be written.
+pub fn man_pages(dir: &std::path::Path) -> std::io::Result<Vec<PathBuf>> {
+    use clap::CommandFactory;
+    std::fs::create_dir_all(dir)?;
+    clap_mangen::generate_to(Cli::command(), dir)?;
+    let mut written: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "1"))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n == "isobench.1" || n.starts_with("isobench-"))
+        })
+        .collect();
+    written.sort();
+    Ok(written)
 }
 
 /// A `--set NAME=VALUE` of `anomalies` (one value).
@@ -985,6 +1034,55 @@ mod tests {
             &mut text,
         );
         text
+    }
+
+    /// `isobench completions bash` completes the subcommands and the
+    /// flags of `run`; every shell clap_complete knows gets a script.
+    #[test]
+    fn completions_name_the_subcommands_and_flags() {
+        let mut bash = Vec::new();
+        completions(clap_complete::Shell::Bash, &mut bash);
+        let bash = String::from_utf8(bash).unwrap();
+        assert!(bash.contains("run"), "{bash}");
+        assert!(bash.contains("--isolation"), "{bash}");
+        assert!(bash.contains("complete -F"), "{bash}");
+        for shell in [
+            clap_complete::Shell::Zsh,
+            clap_complete::Shell::Fish,
+            clap_complete::Shell::Elvish,
+            clap_complete::Shell::PowerShell,
+        ] {
+            let mut script = Vec::new();
+            completions(shell, &mut script);
+            let script = String::from_utf8(script).unwrap();
+            // fish writes `-l isolation`, the others `--isolation`.
+            assert!(
+                script.contains("isolation") && script.contains("anomalies"),
+                "{shell}: {script}"
+            );
+        }
+    }
+
+    /// `isobench man` is a roff page naming the `run` subcommand; `--dir`
+    /// writes one page per subcommand.
+    #[test]
+    fn man_page_is_roff_with_the_subcommands() {
+        let mut page = Vec::new();
+        man_page(&mut page).unwrap();
+        let page = String::from_utf8(page).unwrap();
+        assert!(page.contains(".TH"), "{page}");
+        assert!(page.contains("isobench\\-run"), "{page}");
+        let dir = tempfile::tempdir().unwrap();
+        let written = man_pages(&dir.path().join("man1")).unwrap();
+        let names: Vec<String> = written
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        for want in ["isobench.1", "isobench-run.1", "isobench-anomalies.1"] {
+            assert!(names.iter().any(|n| n == want), "{names:?}");
+        }
+        let run = std::fs::read_to_string(dir.path().join("man1/isobench-run.1")).unwrap();
+        assert!(run.contains(".TH") && run.contains("isolation"), "{run}");
     }
 
     /// Issue #31, "finds every option in the guide": every long flag of

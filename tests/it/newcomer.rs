@@ -179,3 +179,30 @@ fn relative_links(text: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// `isobench completions SHELL` and `isobench man` through the binary:
+/// a bash script that completes `run --isolation`, a roff page, and one
+/// page per subcommand with `--dir`.
+#[test]
+fn completions_and_man_pages_from_the_binary() {
+    let (out, stdout, stderr) = run(&["completions", "bash"]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("isobench__subcmd__run") && stdout.contains("--isolation"),
+        "{stdout}"
+    );
+    let (out, _, stderr) = run(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (out, stdout, stderr) = run(&["man"]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains(".TH isobench 1"), "{stdout}");
+    assert!(stdout.contains("isobench\\-run(1)"), "{stdout}");
+    let dir = tempfile::tempdir().unwrap();
+    let man1 = dir.path().join("man1");
+    let (out, stdout, stderr) = run(&["man", "--dir", man1.to_str().unwrap()]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("page(s)"), "{stdout}");
+    for page in ["isobench.1", "isobench-run.1", "isobench-compare.1"] {
+        assert!(man1.join(page).is_file(), "{page}: {stdout}");
+    }
+}
