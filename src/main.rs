@@ -136,7 +136,11 @@ async fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Man { dir: Some(dir) } => {
             let written = isobench::cli::man_pages(&dir)
                 .map_err(|e| anyhow::anyhow!("man --dir {}: {e}", dir.display()))?;
-            out(&format!("written: {} page(s) in {}\n", written.len(), dir.display()));
+            out(&format!(
+                "written: {} page(s) in {}\n",
+                written.len(),
+                dir.display()
+            ));
             Ok(Exit::Done)
         }
     }

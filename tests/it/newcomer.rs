@@ -127,9 +127,15 @@ fn the_readme_is_short_and_its_links_resolve() {
     }
     assert!(readme.contains("cargo install --path ."));
     let links = relative_links(&readme);
-    assert!(links.iter().any(|l| l.starts_with("docs/src/")), "{links:?}");
+    assert!(
+        links.iter().any(|l| l.starts_with("docs/src/")),
+        "{links:?}"
+    );
     for link in links {
-        assert!(root.join(&link).exists(), "README.md links to missing {link}");
+        assert!(
+            root.join(&link).exists(),
+            "README.md links to missing {link}"
+        );
     }
 }
 
