@@ -49,6 +49,55 @@ pub enum Command {
         /// A workload name, e.g. smallbank.
         name: Option<String>,
     },
+    /// Print a shell completion script to stdout, e.g. `isobench completions bash > ~/.local/share/bash-completion/completions/isobench`.
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout, e.g. `isobench man | man -l -`; with --dir, write one page per subcommand into DIR.
+    Man {
+        /// Write isobench.1 and one page per subcommand (isobench-run.1, ...) into DIR instead of printing isobench.1.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// `isobench completions SHELL`: the completion script of every
+/// subcommand and flag, for `shell`, written to `out`.
+pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+    use clap::CommandFactory;
+    clap_complete::generate(shell, &mut Cli::command(), "isobench", out);
+}
+
+/// `isobench man`: the top-level man page (roff) written to `out`.
+///
+/// Errors: writing to `out` failed.
+pub fn man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    use clap::CommandFactory;
+    clap_mangen::Man::new(Cli::command()).render(out)
+}
+
+/// `isobench man --dir DIR`: `isobench.1` and one page per subcommand
+/// (`isobench-run.1`, ...) in DIR, created if missing; returns the files
+/// written, sorted.
+///
+/// Errors: DIR cannot be created or a page cannot be written.
+pub fn man_pages(dir: &std::path::Path) -> std::io::Result<Vec<PathBuf>> {
+    use clap::CommandFactory;
+    std::fs::create_dir_all(dir)?;
+    clap_mangen::generate_to(Cli::command(), dir)?;
+    let mut written: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "1"))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n == "isobench.1" || n.starts_with("isobench-"))
+        })
+        .collect();
+    written.sort();
+    Ok(written)
 }
 
 /// A `--set NAME=VALUE` of `anomalies` (one value).
@@ -884,10 +933,11 @@ mod tests {
     }
 
     /// Issue #31: the help says what the code does, and agrees with the
-    /// README: SIRead locks are sampled every sample interval (the
-    /// observer's `siread` timer), `--load-cmd` points at the README's
-    /// section rather than at the help it is in, and `--init-sql` runs
-    /// alone instead of pgbench's tables or after them with `-w tpcb`.
+    /// README and the user guide (docs/src, where the reference moved):
+    /// SIRead locks are sampled every sample interval (the observer's
+    /// `siread` timer), `--load-cmd` points at the guide's section rather
+    /// than at the help it is in, and `--init-sql` runs alone instead of
+    /// pgbench's tables or after them with `-w tpcb`.
     #[test]
     fn help_and_readme_agree() {
         use clap::CommandFactory;
@@ -903,15 +953,23 @@ mod tests {
             .render_long_help()
             .to_string();
         let top = cli.render_long_help().to_string();
-        let readme =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        let root = env!("CARGO_MANIFEST_DIR");
+        let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+        let guide = guide_text();
         let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-        let (run, monitor, top, readme) = (flat(&run), flat(&monitor), flat(&top), flat(&readme));
+        let (run, monitor, top, readme, guide) = (
+            flat(&run),
+            flat(&monitor),
+            flat(&top),
+            flat(&readme),
+            flat(&guide),
+        );
         for (what, text) in [
             ("run --help", &run),
             ("monitor --help", &monitor),
             ("--help", &top),
             ("README", &readme),
+            ("docs/src", &guide),
         ] {
             assert!(
                 !text.contains("SIRead locks every second"),
@@ -927,16 +985,20 @@ mod tests {
             monitor.contains("SIRead locks every sample interval"),
             "{monitor}"
         );
-        assert!(readme.contains("SIRead locks every sample interval"));
-        assert!(readme.contains("SIRead locks every `--sample-interval`"));
+        assert!(guide.contains("SIRead locks every sample interval"));
+        assert!(guide.contains("SIRead locks every `--sample-interval`"));
         let load_cmd = &run[run.find("--load-cmd <CMD>").unwrap()..];
         let load_cmd = &load_cmd[..load_cmd.find("--setup-cmd <CMD>").unwrap()];
         assert!(!load_cmd.contains("--help"), "{load_cmd}");
         assert!(
-            load_cmd.contains("\"External loads\" in the README"),
+            load_cmd.contains("\"External loads\" in the user guide"),
             "{load_cmd}"
         );
-        assert!(readme.contains("### External loads"));
+        assert!(load_cmd.contains("docs/src/reference/external-loads.md"));
+        let external =
+            std::fs::read_to_string(format!("{root}/docs/src/reference/external-loads.md"))
+                .unwrap();
+        assert!(external.starts_with("# External loads"), "{external}");
         let init_sql = &run[run.find("--init-sql <FILE>").unwrap()..];
         assert!(
             init_sql.contains("alone, instead of pgbench's tables"),
@@ -946,6 +1008,106 @@ mod tests {
             init_sql.contains("with -w tpcb, after pgbench's tables"),
             "{init_sql}"
         );
-        assert!(readme.contains("alone, instead of pgbench's tables (the scripts' own schema); with `-w tpcb`, after pgbench's tables are loaded"));
+        assert!(guide.contains("alone, instead of pgbench's tables (the scripts' own schema); with `-w tpcb`, after pgbench's tables are loaded"));
+    }
+
+    /// Every chapter of the user guide (docs/src/**/*.md), concatenated.
+    fn guide_text() -> String {
+        fn walk(dir: &std::path::Path, text: &mut String) {
+            let mut entries: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            entries.sort();
+            for p in entries {
+                if p.is_dir() {
+                    walk(&p, text);
+                } else if p.extension().is_some_and(|x| x == "md") {
+                    text.push_str(&std::fs::read_to_string(&p).unwrap());
+                    text.push('\n');
+                }
+            }
+        }
+        let mut text = String::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src"),
+            &mut text,
+        );
+        text
+    }
+
+    /// `isobench completions bash` completes the subcommands and the
+    /// flags of `run`; every shell clap_complete knows gets a script.
+    #[test]
+    fn completions_name_the_subcommands_and_flags() {
+        let mut bash = Vec::new();
+        completions(clap_complete::Shell::Bash, &mut bash);
+        let bash = String::from_utf8(bash).unwrap();
+        assert!(bash.contains("run"), "{bash}");
+        assert!(bash.contains("--isolation"), "{bash}");
+        assert!(bash.contains("complete -F"), "{bash}");
+        for shell in [
+            clap_complete::Shell::Zsh,
+            clap_complete::Shell::Fish,
+            clap_complete::Shell::Elvish,
+            clap_complete::Shell::PowerShell,
+        ] {
+            let mut script = Vec::new();
+            completions(shell, &mut script);
+            let script = String::from_utf8(script).unwrap();
+            // fish writes `-l isolation`, the others `--isolation`.
+            assert!(
+                script.contains("isolation") && script.contains("anomalies"),
+                "{shell}: {script}"
+            );
+        }
+    }
+
+    /// `isobench man` is a roff page naming the `run` subcommand; `--dir`
+    /// writes one page per subcommand.
+    #[test]
+    fn man_page_is_roff_with_the_subcommands() {
+        let mut page = Vec::new();
+        man_page(&mut page).unwrap();
+        let page = String::from_utf8(page).unwrap();
+        assert!(page.contains(".TH"), "{page}");
+        assert!(page.contains("isobench\\-run"), "{page}");
+        let dir = tempfile::tempdir().unwrap();
+        let written = man_pages(&dir.path().join("man1")).unwrap();
+        let names: Vec<String> = written
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        for want in ["isobench.1", "isobench-run.1", "isobench-anomalies.1"] {
+            assert!(names.iter().any(|n| n == want), "{names:?}");
+        }
+        let run = std::fs::read_to_string(dir.path().join("man1/isobench-run.1")).unwrap();
+        assert!(run.contains(".TH") && run.contains("isolation"), "{run}");
+    }
+
+    /// Issue #31, "finds every option in the guide": every long flag of
+    /// every subcommand appears in the user guide (docs/src) as `--flag`,
+    /// and every subcommand by name.
+    #[test]
+    fn every_flag_is_in_the_guide() {
+        use clap::CommandFactory;
+        let guide = guide_text();
+        let cli = Cli::command();
+        let mut missing = Vec::new();
+        for sub in cli.get_subcommands() {
+            if !guide.contains(&format!("isobench {}", sub.get_name())) {
+                missing.push(format!("isobench {}", sub.get_name()));
+            }
+            for arg in sub.get_arguments() {
+                let Some(long) = arg.get_long() else { continue };
+                if ["help", "version"].contains(&long) {
+                    continue;
+                }
+                if !guide.contains(&format!("--{long}")) {
+                    missing.push(format!("isobench {} --{long}", sub.get_name()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "not in docs/src: {missing:?}");
     }
 }

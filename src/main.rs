@@ -12,7 +12,7 @@ use isobench::model::BadInput;
 use isobench::target::reaper;
 use isobench::{experiment, probe, report, store, workload};
 
-/// The exit statuses (README, "Exit status").
+/// The exit statuses (user guide, docs/src/reference/exit-status.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Exit {
     Done = 0,
@@ -119,6 +119,28 @@ async fn dispatch(cli: Cli) -> Result<Exit> {
         Command::CheckHistory { files } => check_history(&files),
         Command::Workloads { name } => {
             out(&workload::describe(name.as_deref())?);
+            Ok(Exit::Done)
+        }
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            isobench::cli::completions(shell, &mut script);
+            out(&String::from_utf8_lossy(&script));
+            Ok(Exit::Done)
+        }
+        Command::Man { dir: None } => {
+            let mut page = Vec::new();
+            isobench::cli::man_page(&mut page)?;
+            out(&String::from_utf8_lossy(&page));
+            Ok(Exit::Done)
+        }
+        Command::Man { dir: Some(dir) } => {
+            let written = isobench::cli::man_pages(&dir)
+                .map_err(|e| anyhow::anyhow!("man --dir {}: {e}", dir.display()))?;
+            out(&format!(
+                "written: {} page(s) in {}\n",
+                written.len(),
+                dir.display()
+            ));
             Ok(Exit::Done)
         }
     }

@@ -3,7 +3,7 @@
 /// Input the user has to fix (a flag's value, an experiment, script or
 /// probe file, a results directory named on the command line) as opposed
 /// to a failure at run time. The message names the option or `file:line`
-/// and what to do; the binary exits 2 for it (README, "Exit status").
+/// and what to do; the binary exits 2 for it (user guide, docs/src/reference/exit-status.md).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct BadInput(pub String);

@@ -176,7 +176,7 @@ pub struct Settings {
     #[arg(long, num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
     #[serde(default, deserialize_with = "one::<_, Bool>")]
     pub fail_on_violation: Option<bool>,
-    /// External load instead of a workload: a command run once per run, with placeholders like {clients}, {pool_size}, {isolation}, {duration_s}, {dsn} (see "External loads" in the README).
+    /// External load instead of a workload: a command run once per run, with placeholders like {clients}, {pool_size}, {isolation}, {duration_s}, {dsn} (see "External loads" in the user guide, docs/src/reference/external-loads.md).
     #[arg(long, value_name = "CMD", conflicts_with = "workload", value_parser = Template::parse, help_heading = "External load")]
     #[serde(default, deserialize_with = "one::<_, Template>")]
     pub load_cmd: Option<String>,

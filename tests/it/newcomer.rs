@@ -112,3 +112,103 @@ fn report_on_an_anomalies_dir_says_what_it_is() {
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     }
 }
+
+/// Issue #31: the README is what a newcomer reads first (under 250
+/// lines); the reference lives in the user guide. Every relative link of
+/// the README points at a file that exists.
+#[test]
+fn the_readme_is_short_and_its_links_resolve() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines < 250, "README.md has {lines} lines");
+    for cmd in ["    cargo run --release -- run\n", "    cargo test\n"] {
+        assert!(readme.contains(cmd), "the README lost `{}`", cmd.trim());
+    }
+    assert!(readme.contains("cargo install --path ."));
+    let links = relative_links(&readme);
+    assert!(
+        links.iter().any(|l| l.starts_with("docs/src/")),
+        "{links:?}"
+    );
+    for link in links {
+        assert!(
+            root.join(&link).exists(),
+            "README.md links to missing {link}"
+        );
+    }
+}
+
+/// The guide's SUMMARY.md lists every chapter under docs/src, and every
+/// relative link in the guide resolves (mdbook would render a broken one
+/// silently).
+#[test]
+fn the_guide_lists_every_chapter_and_its_links_resolve() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src");
+    let summary = std::fs::read_to_string(src.join("SUMMARY.md")).unwrap();
+    let listed = relative_links(&summary);
+    let mut chapters = Vec::new();
+    let mut dirs = vec![src.clone()];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                chapters.push(p);
+            }
+        }
+    }
+    assert!(chapters.len() > 20, "{chapters:?}");
+    for chapter in &chapters {
+        let rel = chapter.strip_prefix(&src).unwrap().to_str().unwrap();
+        if rel != "SUMMARY.md" {
+            assert!(listed.iter().any(|l| l == rel), "SUMMARY.md lacks {rel}");
+        }
+        let text = std::fs::read_to_string(chapter).unwrap();
+        for link in relative_links(&text) {
+            let target = chapter.parent().unwrap().join(&link);
+            assert!(target.exists(), "{rel} links to missing {link}");
+        }
+    }
+}
+
+/// The relative Markdown link targets of `text` (`[..](target)`), without
+/// `#anchors`; web links and pure anchors are left out.
+fn relative_links(text: &str) -> Vec<String> {
+    text.match_indices("](")
+        .filter_map(|(i, _)| {
+            let rest = &text[i + 2..];
+            let target = &rest[..rest.find(')')?];
+            let target = target.split('#').next().unwrap_or_default();
+            (!target.is_empty() && !target.contains("://")).then(|| target.to_string())
+        })
+        .collect()
+}
+
+/// `isobench completions SHELL` and `isobench man` through the binary:
+/// a bash script that completes `run --isolation`, a roff page, and one
+/// page per subcommand with `--dir`.
+#[test]
+fn completions_and_man_pages_from_the_binary() {
+    let (out, stdout, stderr) = run(&["completions", "bash"]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("isobench__subcmd__run") && stdout.contains("--isolation"),
+        "{stdout}"
+    );
+    let (out, _, stderr) = run(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (out, stdout, stderr) = run(&["man"]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains(".TH isobench 1"), "{stdout}");
+    assert!(stdout.contains("isobench\\-run(1)"), "{stdout}");
+    let dir = tempfile::tempdir().unwrap();
+    let man1 = dir.path().join("man1");
+    let (out, stdout, stderr) = run(&["man", "--dir", man1.to_str().unwrap()]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("page(s)"), "{stdout}");
+    for page in ["isobench.1", "isobench-run.1", "isobench-compare.1"] {
+        assert!(man1.join(page).is_file(), "{page}: {stdout}");
+    }
+}
