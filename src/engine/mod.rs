@@ -9,6 +9,7 @@
 //! the run's totals. Nothing is sent per transaction.
 
 mod faults;
+pub mod hlog;
 mod pace;
 mod pass;
 pub mod retry;
@@ -79,6 +80,11 @@ pub struct EngineOutcome {
     /// Length of the measured window, s.
     pub measured_s: f64,
     pub per_second: Vec<SecondPoint>,
+    /// The measured window's latencies as an HdrHistogram interval log
+    /// (V2, compressed; see [`hlog`]): one interval a second per
+    /// transaction type, tagged by its name. Empty when the window never
+    /// opened.
+    pub hlog: Vec<u8>,
     /// Over the clients' whole life: what the database must hold.
     pub lifetime: Lifetime,
     /// isobench's own CPU time (user + system) during the measured window, s.
@@ -107,6 +113,7 @@ impl EngineOutcome {
             measured: Interval::new(types),
             measured_s: 0.0,
             per_second: Vec::new(),
+            hlog: Vec::new(),
             lifetime: Lifetime::default(),
             cpu_s: 0.0,
             host_cpu: None,
@@ -241,7 +248,8 @@ pub async fn run<W: Workload>(
     }
     go_tx.send_replace(true);
 
-    let w = measure(&recorders, params, types, cancel, phase, on_tick).await;
+    let names = workload.tx_types();
+    let w = measure(&recorders, params, &names, cancel, phase, on_tick).await;
 
     phase.send_replace(Phase::Draining);
     stop.store(true, Ordering::Relaxed);
@@ -257,6 +265,7 @@ pub async fn run<W: Workload>(
             measured: w.measured,
             measured_s: w.measured_s,
             per_second: w.per_second,
+            hlog: w.hlog,
             lifetime,
             cpu_s: w.cpu_s,
             host_cpu: w.host_cpu,
@@ -333,6 +342,7 @@ struct Window {
     /// The window's length as measured (s): shorter when interrupted.
     measured_s: f64,
     per_second: Vec<SecondPoint>,
+    hlog: Vec<u8>,
     /// isobench's CPU time during the window (s).
     cpu_s: f64,
     host_cpu: Option<HostCpu>,
@@ -348,12 +358,14 @@ struct Window {
 async fn measure(
     recorders: &[Arc<Recorder>],
     params: &EngineParams,
-    types: usize,
+    names: &[&str],
     cancel: &CancellationToken,
     phase: &watch::Sender<Phase>,
     on_tick: &mut (dyn FnMut(&Tick) + Send),
 ) -> Window {
+    let types = names.len();
     let started = Instant::now();
+    let mut hlog = hlog::Log::default();
     let warm_end = started + params.warmup;
     let mut next = (started + Duration::from_secs(1)).min(warm_end);
     let mut window: Option<(Instant, Instant)> = None; // (start, end)
@@ -387,6 +399,7 @@ async fn measure(
             r.drain_into(&mut tick);
         }
         let secs = now.duration_since(last).as_secs_f64().max(1e-9);
+        let last_tick = last;
         let total = tick.total();
         let mut report = Tick {
             phase: Phase::Warmup,
@@ -410,6 +423,8 @@ async fn measure(
             }
             Some((start, end)) => {
                 report.phase = Phase::Measuring;
+                let from = last_tick.saturating_duration_since(start);
+                hlog.write(&tick, names, from, now.duration_since(start) - from);
                 measured.merge(&tick);
                 per_second.push(SecondPoint {
                     t_s: now.duration_since(start).as_secs_f64(),
@@ -439,6 +454,7 @@ async fn measure(
         measured,
         measured_s: window.map_or(0.0, |(start, _)| last.duration_since(start).as_secs_f64()),
         per_second,
+        hlog: hlog.finish(),
         cpu_s,
         host_cpu,
         interrupted,

@@ -322,3 +322,71 @@ fn a_default_like_study_explains_itself_in_findings() {
     }
     assert_managed_server_gone(&r);
 }
+
+/// Every run writes `histograms/run-N.hlog`, an HdrHistogram interval log
+/// (one interval a second, tagged by transaction type): read back with the
+/// `hdrhistogram` crate's own interval-log reader, its intervals add up to
+/// exactly the run's stored latency histogram.
+#[test]
+fn interval_logs_add_up_to_the_stored_histograms() {
+    use base64::Engine;
+    use hdrhistogram::serialization::Deserializer;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let (_keep, dir) = out_dir("hlog");
+    let (out, _, stderr) = run(&[
+        "run",
+        "-w",
+        "tpcb",
+        "-s",
+        "1",
+        "-c",
+        "2",
+        "--isolation",
+        "rc",
+        "-T",
+        "2s",
+        "--warmup",
+        "0s",
+        "--repeat",
+        "1",
+        "--observe",
+        "none",
+        "-q",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    let r = read_json(&dir);
+    let decode = |s: &str| -> hdrhistogram::Histogram<u64> {
+        let raw = base64::engine::general_purpose::STANDARD.decode(s).unwrap();
+        Deserializer::new()
+            .deserialize(&mut raw.as_slice())
+            .unwrap()
+    };
+    let stored = decode(
+        r["runs"][0]["transactions"][0]["latency_histogram"]
+            .as_str()
+            .unwrap(),
+    );
+    let bytes = std::fs::read(dir.join("histograms/run-1.hlog")).expect("histograms/run-1.hlog");
+    let mut merged = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+    let mut intervals = 0;
+    for e in IntervalLogIterator::new(&bytes) {
+        let LogEntry::Interval(i) = e.expect("a valid interval log") else {
+            continue;
+        };
+        assert_eq!(i.tag().map(|t| t.as_str()), Some("tpcb-like"));
+        merged.add(decode(i.encoded_histogram())).unwrap();
+        intervals += 1;
+    }
+    assert!(intervals >= 2, "{intervals} intervals in a 2 s window");
+    assert_eq!(merged.len(), stored.len());
+    assert_eq!(merged.len(), r["runs"][0]["committed"].as_u64().unwrap());
+    for q in [0.5, 0.9, 0.99, 1.0] {
+        assert_eq!(
+            merged.value_at_quantile(q),
+            stored.value_at_quantile(q),
+            "q {q}"
+        );
+    }
+}

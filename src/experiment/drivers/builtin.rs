@@ -282,6 +282,9 @@ async fn one_run<W: Workload>(
     if let Err(e) = ledger.save(ctx.dir, ctx.index) {
         errors.push(format!("writing the run's history: {e}"));
     }
+    if let Err(e) = save_hlog(ctx.dir, ctx.index, &outcome.hlog) {
+        errors.push(format!("writing the run's latency log: {e}"));
+    }
     let invariants = match &after.check_db {
         Some(check_db) => workload
             .check(check_db, outcome.lifetime, ledger)
@@ -441,6 +444,18 @@ async fn after_server_fault(
             )),
         },
     }
+}
+
+/// Writes run `run`'s latency interval log ([`engine::hlog`]) to
+/// `histograms/run-N.hlog` under the results directory `dir`; nothing
+/// when the window never opened. Errors: the file could not be written.
+fn save_hlog(dir: &std::path::Path, run: u32, log: &[u8]) -> std::io::Result<()> {
+    if log.is_empty() {
+        return Ok(());
+    }
+    let dir = dir.join("histograms");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join(format!("run-{run}.hlog")), log)
 }
 
 /// Per-transaction-type records of the measured window `measured`, named
