@@ -29,7 +29,7 @@ mod server;
 use super::scale_text;
 use client::{commands, failures, latency, pool_and_lag, throughput, time_series, transactions};
 use details::{external_load, faults, invariants, plans, problems, runs};
-use header::{header, summary};
+use header::{cell_details, header, headlines, summary};
 use server::{counters, siread_locks, wait_events};
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
@@ -59,8 +59,10 @@ pub fn render(results: &Results) -> String {
 pub fn render_model(m: &ReportModel) -> String {
     let results = m.results;
     let sections: Vec<Section> = [
-        findings(m),
+        headlines(m),
         summary(m),
+        findings(m),
+        cell_details(m),
         external_load(m),
         throughput(m),
         latency(m),
@@ -129,7 +131,7 @@ pub fn render_model(m: &ReportModel) -> String {
     out
 }
 
-/// The findings ([`super::findings`]), first.
+/// The findings ([`super::findings`]), after the Cells table.
 fn findings(m: &ReportModel) -> Option<Section> {
     let found = super::findings::findings(m);
     if found.is_empty() {
@@ -351,7 +353,10 @@ mod tests {
         assert!(html.contains("pivot, during commit attempt"));
         // The baseline row is marked, the other cell significantly higher.
         assert!(html.contains("<tr class=\"baseline\">"));
-        assert!(html.contains("+50.0% ▲"), "significance mark");
+        assert!(
+            html.contains("+50.0% [+37.8%, +62.2%] ▲"),
+            "the change, its interval and its significance mark"
+        );
         // Same formatters as the Markdown report.
         assert!(html.contains(&crate::report::fmt_tps_ci(
             crate::report::cells::aggregate(&r)[1].tps.as_ref()
@@ -418,8 +423,9 @@ mod tests {
         );
         assert!(html.contains("throughput (tx/s)"), "y axis label");
         assert_eq!(table_rows(&html, "cells"), 6);
-        // Each clients value's cells have their own baseline.
-        assert_eq!(html.matches("<tr class=\"baseline\">").count(), 3);
+        // Each clients value's cells have their own baseline (in Cells and
+        // in Cells in detail).
+        assert_eq!(html.matches("<tr class=\"baseline\">").count(), 2 * 3);
         // One line per isolation level: the legend names them.
         let chart = &html[html.find("Throughput against clients").unwrap()..];
         let chart = &chart[..chart.find("</svg>").unwrap()];
