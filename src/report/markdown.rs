@@ -579,6 +579,32 @@ mod tests {
         );
     }
 
+    /// Issue #31: report.md opens with the answer: its first section is
+    /// the headlines, one per compared cell with the interval of its
+    /// throughput change and the share of failed transactions; then the
+    /// Cells table; the setup is the last section.
+    #[test]
+    fn the_first_section_is_the_headlines_then_cells() {
+        let md = render(&fixture::with_clients(fixture::results()));
+        let headings: Vec<&str> = md.lines().filter(|l| l.starts_with("## ")).collect();
+        assert_eq!(headings[..3], ["## Headlines", "## Cells", "## Findings"]);
+        assert_eq!(headings.last(), Some(&"## Setup"));
+        let section = md.split("## Headlines\n\n").nth(1).unwrap();
+        let items: Vec<&str> = section.split("\n\n").next().unwrap().lines().collect();
+        // 6 cells, one baseline (rc) per clients value: 3 headlines.
+        assert_eq!(items.len(), 3, "{items:#?}");
+        for (item, clients) in items.iter().zip([1, 4, 8]) {
+            assert!(
+                item.starts_with(&format!("- ser · clients={clients}: +")),
+                "{item}"
+            );
+            assert!(
+                item.contains(" vs rc (95 % CI [") && item.contains("% of transactions failed"),
+                "{item}"
+            );
+        }
+    }
+
     /// The rows of the section titled `title` (header included, separator
     /// excluded).
     fn section_rows<'a>(md: &'a str, title: &str) -> Vec<&'a str> {

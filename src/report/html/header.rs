@@ -215,7 +215,7 @@ pub(super) fn cell_details(m: &ReportModel) -> Option<Section> {
         @for n in sections::summary_notes(m) { " " (n) }
     };
     section(
-        "cells-more",
+        "cell-details",
         "Cells in detail",
         html! { (note(text)) (table_html(&sections::cell_details(m))) },
     )
