@@ -545,6 +545,7 @@ mod tests {
             ("fixture", fixture::results()),
             ("rich", fixture::rich()),
             ("big", fixture::big()),
+            ("plan-changed", fixture::plan_changed()),
         ] {
             let page = dir.join(format!("{name}.html"));
             std::fs::write(&page, render(&r)).unwrap();

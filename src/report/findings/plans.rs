@@ -8,6 +8,9 @@ use crate::model::plan_shape;
 use crate::report::model::ReportModel;
 use crate::report::plans::{Moment, When, changes, group_by, moments, story};
 
+/// Cells (indexes into the model's cells) and when each ran a plan.
+type CellsWhen = Vec<(usize, When)>;
+
 /// A statement started its measured windows with plans of different
 /// shapes (estimates aside), in different cells or in different runs of
 /// one cell: the comparison mixes a plan effect with the factor's effect
@@ -25,7 +28,7 @@ pub(super) fn plans_differ(m: &ReportModel) -> Vec<Finding> {
     }
     for label in labels {
         // Shapes, each with the cells that ran it and when.
-        let mut shapes: Vec<(Vec<String>, Vec<(usize, When)>)> = Vec::new();
+        let mut shapes: Vec<(Vec<String>, CellsWhen)> = Vec::new();
         for g in m.plans.iter().filter(|p| p.label == label) {
             let shape = plan_shape(g.plan);
             match shapes.iter_mut().find(|(s, _)| *s == shape) {
