@@ -645,3 +645,37 @@ pub fn faulted() -> Results {
         .push_str("; 3 acknowledged commits lost (synchronous_commit=off: not durable by design)");
     r
 }
+
+/// [`results`] with the story of issue #31: every run EXPLAINs `update
+/// teller` as a sequential scan of the one-page pgbench_tellers, except
+/// that run 1 (rc) ended its window with an index scan; the ser runs
+/// hold relation-level SIRead locks on pgbench_tellers.
+pub(crate) fn plan_changed() -> Results {
+    let mut r = results();
+    let sql = "UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = 1";
+    let seq = "Update on pgbench_tellers  (cost=0.00..1.13 rows=0 width=0)\n  ->  Seq Scan on pgbench_tellers  (cost=0.00..1.13 rows=1 width=10)\n        Filter: (tid = 1)";
+    let index = "Update on pgbench_tellers  (cost=0.14..8.16 rows=0 width=0)\n  ->  Index Scan using pgbench_tellers_pkey on pgbench_tellers  (cost=0.14..8.16 rows=1 width=10)\n        Index Cond: (tid = 1)";
+    for run in &mut r.runs {
+        run.server.plans.push(Plan {
+            label: "update teller".into(),
+            sql: sql.into(),
+            plan: seq.into(),
+        });
+        if run.cell.isolation == Isolation::Serializable {
+            let l = &mut run.server.siread_locks;
+            l.by_granularity
+                .insert("relation".into(), CountStat { mean: 2.0, max: 3 });
+            l.by_relation.insert(
+                "pgbench_tellers (relation)".into(),
+                CountStat { mean: 2.0, max: 3 },
+            );
+        }
+    }
+    r.runs[0].server.plan_changes = vec![crate::model::PlanChange {
+        label: "update teller".into(),
+        sql: sql.into(),
+        start: seq.into(),
+        end: index.into(),
+    }];
+    r
+}

@@ -29,7 +29,7 @@ mod server;
 use super::scale_text;
 use client::{commands, failures, latency, pool_and_lag, throughput, time_series, transactions};
 use details::{external_load, faults, invariants, plans, problems, runs};
-use header::{header, summary};
+use header::{cell_details, header, headlines, summary};
 use server::{counters, siread_locks, wait_events};
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
@@ -59,8 +59,10 @@ pub fn render(results: &Results) -> String {
 pub fn render_model(m: &ReportModel) -> String {
     let results = m.results;
     let sections: Vec<Section> = [
-        findings(m),
+        headlines(m),
         summary(m),
+        findings(m),
+        cell_details(m),
         external_load(m),
         throughput(m),
         latency(m),
@@ -129,7 +131,7 @@ pub fn render_model(m: &ReportModel) -> String {
     out
 }
 
-/// The findings ([`super::findings`]), first.
+/// The findings ([`super::findings`]), after the Cells table.
 fn findings(m: &ReportModel) -> Option<Section> {
     let found = super::findings::findings(m);
     if found.is_empty() {
@@ -351,7 +353,10 @@ mod tests {
         assert!(html.contains("pivot, during commit attempt"));
         // The baseline row is marked, the other cell significantly higher.
         assert!(html.contains("<tr class=\"baseline\">"));
-        assert!(html.contains("+50.0% ▲"), "significance mark");
+        assert!(
+            html.contains("+50.0% [+33.1%, +69.1%] ▲"),
+            "the change, its interval and its significance mark"
+        );
         // Same formatters as the Markdown report.
         assert!(html.contains(&crate::report::fmt_tps_ci(
             crate::report::cells::aggregate(&r)[1].tps.as_ref()
@@ -418,8 +423,9 @@ mod tests {
         );
         assert!(html.contains("throughput (tx/s)"), "y axis label");
         assert_eq!(table_rows(&html, "cells"), 6);
-        // Each clients value's cells have their own baseline.
-        assert_eq!(html.matches("<tr class=\"baseline\">").count(), 3);
+        // Each clients value's cells have their own baseline (in Cells and
+        // in Cells in detail).
+        assert_eq!(html.matches("<tr class=\"baseline\">").count(), 2 * 3);
         // One line per isolation level: the legend names them.
         let chart = &html[html.find("Throughput against clients").unwrap()..];
         let chart = &chart[..chart.find("</svg>").unwrap()];
@@ -539,6 +545,7 @@ mod tests {
             ("fixture", fixture::results()),
             ("rich", fixture::rich()),
             ("big", fixture::big()),
+            ("plan-changed", fixture::plan_changed()),
         ] {
             let page = dir.join(format!("{name}.html"));
             std::fs::write(&page, render(&r)).unwrap();
@@ -663,6 +670,170 @@ mod tests {
                 colours.len(),
                 non_white as f64 / n as f64,
             )
+        }
+    }
+
+    /// Issue #31: the page opens with the answer: the headlines are the
+    /// first section (one per compared cell, with its interval and the
+    /// share of failed transactions), the Cells table the second, and the
+    /// setup is collapsed.
+    #[test]
+    fn the_first_section_is_the_headlines_then_cells() {
+        let r = fixture::with_clients(fixture::results());
+        let html = render(&r);
+        let ids: Vec<&str> = html
+            .match_indices("<section id=\"")
+            .map(|(i, m)| {
+                let rest = &html[i + m.len()..];
+                &rest[..rest.find('"').unwrap()]
+            })
+            .collect();
+        assert_eq!(ids[..3], ["headlines", "summary", "findings"], "{ids:?}");
+        let section = &html[html.find("<section id=\"headlines\">").unwrap()..];
+        let section = &section[..section.find("</section>").unwrap()];
+        // 6 cells, one baseline (rc) per clients value: 3 headlines.
+        let items: Vec<&str> = section.split("<li>").skip(1).collect();
+        assert_eq!(items.len(), 3, "{section}");
+        for (item, clients) in items.iter().zip([1, 4, 8]) {
+            assert!(
+                item.starts_with(&format!("ser · clients={clients}: ")),
+                "{item}"
+            );
+            assert!(
+                item.contains(" vs rc (95 % CI [") && item.contains("% of transactions failed"),
+                "{item}"
+            );
+        }
+        // The setup is in the header, collapsed, before any section.
+        let meta = html
+            .find("<details class=\"meta\">")
+            .expect("collapsed setup");
+        assert!(meta < html.find("<section").unwrap());
+        assert!(
+            html[meta..].find("<dl class=\"meta\">").unwrap()
+                < html[meta..].find("</details>").unwrap()
+        );
+    }
+
+    /// Issue #31: Plans and the findings say the same of a plan that
+    /// changed within a run.
+    #[test]
+    fn plans_and_findings_tell_one_story() {
+        let html = render(&fixture::plan_changed());
+        let section = |id: &str| {
+            let from = html.find(&format!("<section id=\"{id}\">")).unwrap();
+            let len = html[from..].find("</section>").unwrap();
+            &html[from..from + len]
+        };
+        let (findings, plans) = (section("findings"), section("plans"));
+        let index = "Index Scan using pgbench_tellers_pkey on pgbench_tellers";
+        assert!(
+            findings.contains(&format!("{index} at the end of run 1)")),
+            "{findings}"
+        );
+        assert!(plans.contains("(rc at the end of run 1)"), "{plans}");
+        assert!(
+            plans.contains("(rc at the start of every run and at the end of run 3; ser)"),
+            "{plans}"
+        );
+        let change = format!(
+            "<code>update teller</code> changed plan within run 1 (rc): Seq Scan on \
+             pgbench_tellers at the start, {index} at the end."
+        );
+        assert!(findings.contains(&change), "{findings}");
+        assert!(plans.contains(&change), "{plans}");
+    }
+
+    /// Issue #31: the Cells table fits a 1400 px window without
+    /// scrolling sideways, laid out by Chromium (its scroll container
+    /// is no wider than the page's column), for the fixture, many cells
+    /// with three varying factors, a pool and builds.
+    #[test]
+    fn the_cells_table_fits_1400_px() {
+        if std::env::var("ISOBENCH_SKIP_BROWSER").is_ok_and(|v| v == "1") {
+            eprintln!("ISOBENCH_SKIP_BROWSER=1: browser check skipped");
+            return;
+        }
+        // Writes the overflow of the Cells table's scroll box into the
+        // DOM, where --dump-dom shows it.
+        const MEASURE: &str = "<script>{const t=document.getElementById('cells');\
+            const s=t.closest('.scroll');document.body.setAttribute('data-cells-overflow',\
+            String(s.scrollWidth-s.clientWidth));document.body.setAttribute('data-cells-width',\
+            String(t.getBoundingClientRect().width));}</script>";
+        let dir = tempfile::tempdir().unwrap();
+        for (name, r) in [
+            ("fixture", fixture::results()),
+            ("big", fixture::big()),
+            ("rich", fixture::rich()),
+            ("builds", fixture::with_builds()),
+        ] {
+            let html = render(&r).replace("</body>", &format!("{MEASURE}</body>"));
+            let page = dir.path().join(format!("{name}.html"));
+            std::fs::write(&page, html).unwrap();
+            let dom = dir.path().join(format!("{name}.dom"));
+            let profile = tempfile::tempdir().unwrap();
+            let status = browser::run(
+                &[
+                    "--window-size=1400,900",
+                    "--dump-dom",
+                    &format!("file://{}", page.display()),
+                ],
+                profile.path(),
+                Some(&dom),
+            );
+            assert!(status.success(), "{name}: chromium --dump-dom: {status}");
+            let dom = std::fs::read_to_string(&dom).unwrap();
+            let attr = |a: &str| -> f64 {
+                let at = dom
+                    .find(&format!("{a}=\""))
+                    .unwrap_or_else(|| panic!("{name}: no {a}"));
+                let v = &dom[at + a.len() + 2..];
+                v[..v.find('"').unwrap()].parse().unwrap()
+            };
+            let (overflow, width) = (attr("data-cells-overflow"), attr("data-cells-width"));
+            assert!(
+                overflow <= 0.0,
+                "{name}: the Cells table ({width} px) scrolls {overflow} px sideways at 1400 px"
+            );
+        }
+    }
+
+    /// The Cells table's columns: the varying factors and at most
+    /// [`sections::CELLS_MAX_COLUMNS`] more, whatever optional figures the
+    /// study has (a pool, a rate with a latency limit, outliers, ssibench).
+    #[test]
+    fn the_cells_table_has_a_bounded_number_of_columns() {
+        let mut r = fixture::rich();
+        r.config.rate = vec![100.0];
+        r.config.latency_limit_ms = Some(50.0);
+        r.config.workload = "ssibench".into();
+        for run in &mut r.runs {
+            run.cell.rate = Some(crate::store::Rate(100.0));
+        }
+        let m = ReportModel::new(&r);
+        let t = crate::report::sections::summary(&m);
+        let factors = crate::report::sections::shown_factors(&m);
+        assert_eq!(
+            factors
+                .iter()
+                .map(|&j| m.factors.headers[j].as_str())
+                .collect::<Vec<_>>(),
+            ["isolation", "clients"]
+        );
+        assert_eq!(
+            t.columns.len(),
+            factors.len() + crate::report::sections::CELLS_MAX_COLUMNS
+        );
+        // What it leaves out is in Cells in detail.
+        let d = crate::report::sections::cell_details(&m);
+        let headers: Vec<&str> = d.columns.iter().map(|c| c.header.as_str()).collect();
+        for h in [
+            "KTPS (1000 tx/s)",
+            "pool wait mean (ms, mean of runs)",
+            "schedule lag p99 (ms, worst run)",
+            "abort ratio (attempts)",
+        ] {
+            assert!(headers.contains(&h), "{h}: {headers:?}");
         }
     }
 

@@ -21,9 +21,11 @@ pub fn render(results: &Results) -> String {
 /// Renders report.md from an aggregated model.
 pub fn render_model(m: &ReportModel) -> String {
     let mut out = String::new();
-    header(&mut out, m);
-    findings(&mut out, m);
+    title(&mut out, m);
+    headlines(&mut out, m);
     summary(&mut out, m);
+    findings(&mut out, m);
+    cell_details(&mut out, m);
     external_load(&mut out, m);
     latency(&mut out, m);
     transactions(&mut out, m);
@@ -38,12 +40,54 @@ pub fn render_model(m: &ReportModel) -> String {
     faults(&mut out, m);
     runs(&mut out, m);
     problems(&mut out, m);
+    setup(&mut out, m);
     out.truncate(out.trim_end().len());
     out.push('\n');
     out
 }
 
-/// The findings, first: one bullet each, with what to try.
+/// The title and one line on how complete the results are; the setup
+/// (configuration and environment) is the last section.
+fn title(out: &mut String, m: &ReportModel) {
+    let r = m.results;
+    let _ = writeln!(
+        out,
+        "# isobench report: {}{}\n",
+        r.config.workload,
+        super::scale_text(r)
+    );
+    let status = if r.complete {
+        format!("Complete: {} runs", r.runs.len())
+    } else {
+        format!(
+            "**INCOMPLETE** (interrupted): {} of {} planned runs recorded",
+            r.runs.len(),
+            r.config.planned_runs()
+        )
+    };
+    let _ = writeln!(
+        out,
+        "{status}; {}. Configuration and environment: [Setup](#setup), at the end.\n",
+        super::fmt_runs(&r.config)
+    );
+}
+
+/// The answer first: one headline per cell compared with a baseline
+/// ([`super::findings::headlines`]).
+fn headlines(out: &mut String, m: &ReportModel) {
+    let h = super::findings::headlines(m);
+    if h.is_empty() {
+        return;
+    }
+    out.push_str("## Headlines\n\n");
+    for h in &h {
+        let _ = writeln!(out, "- {}", h.text);
+    }
+    out.push('\n');
+}
+
+/// The findings, after the Cells table: one bullet each, with what to
+/// try.
 fn findings(out: &mut String, m: &ReportModel) {
     let found = super::findings::findings(m);
     if found.is_empty() {
@@ -61,7 +105,8 @@ fn findings(out: &mut String, m: &ReportModel) {
 }
 
 /// A value as Markdown text: literal text in a code span (backticks in it
-/// become `'`), a violation's first word in bold.
+/// become `'`), a violation's first word in bold, a change against the
+/// baseline with its mark (▲, ▼, n.s., (no test)) as in report.html.
 fn md_value(v: &Value) -> String {
     if v.code {
         return format!("`{}`", v.text.replace('`', "'"));
@@ -69,6 +114,11 @@ fn md_value(v: &Value) -> String {
     match (v.mark, v.text.split_once(' ')) {
         (Mark::Violation, Some((word, rest))) => format!("**{word}** {rest}"),
         (Mark::Violation, None) => format!("**{}**", v.text),
+        // The marks of a change against the baseline, as in report.html.
+        (Mark::Up, _) => format!("{} ▲", v.text),
+        (Mark::Down, _) => format!("{} ▼", v.text),
+        (Mark::NotSignificant, _) => format!("{} n.s.", v.text),
+        (Mark::NoTest, _) => format!("{} (no test)", v.text),
         _ => v.text.clone(),
     }
 }
@@ -103,12 +153,14 @@ fn esc(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-fn header(out: &mut String, m: &ReportModel) {
+/// The configuration and the environment, last (the title says how
+/// complete the results are).
+fn setup(out: &mut String, m: &ReportModel) {
     let r = m.results;
     let c = &r.config;
     let e = &r.environment;
     let scale = super::scale_text(r);
-    let _ = writeln!(out, "# isobench report: {}{scale}\n", c.workload);
+    out.push_str("## Setup\n\n");
     let planned = c.planned_runs();
     let status = if r.complete {
         format!("complete ({} runs)", r.runs.len())
@@ -208,29 +260,32 @@ fn header(out: &mut String, m: &ReportModel) {
     out.push('\n');
 }
 
+/// The Cells table, right after the headlines.
 fn summary(out: &mut String, m: &ReportModel) {
-    out.push_str("## Summary\n\n");
-    let _ = write!(
-        out,
-        "Statistics over complete runs only (interrupted runs are listed but not counted). \
-         ± is the half-width of the 95 % confidence interval of the mean (Student t, n - 1 degrees of freedom; \
-         n/a with one run). % vs baseline compares mean TPS (goodput: committed transactions per second) with \
-         the baseline: {}. Its 95 % CI is that of the difference of the means (Welch–Satterthwaite degrees of \
-         freedom) divided by the baseline's mean, which it treats as exact. p: Welch's two-sided t-test; \
-         verdict: faster or slower when p < 0.05, else no significant difference (the runs do not show one); \
-         not enough data with fewer than 2 complete runs on a side. Latencies here are means over runs of each \
-         run's figure (see the next section for the merged histograms). Abort ratio: attempts that neither \
-         committed nor were rolled back by the workload on purpose (retried and failed attempts) / attempts. \
-         Wasted time: share of client time spent in attempts that did not commit. Anomalies: invariant \
-         violations summed over all runs, with the first example.",
-        m.baseline
-    );
+    out.push_str("## Cells\n\n");
+    if m.cells.is_empty() {
+        out.push_str("No runs recorded.\n\n");
+        return;
+    }
+    out.push_str(&sections::cells_note(m));
+    out.push_str("\n\n");
+    table(out, &sections::summary(m));
+}
+
+/// The per-cell figures the Cells table leaves out, and how all of them
+/// are computed.
+fn cell_details(out: &mut String, m: &ReportModel) {
+    if m.cells.is_empty() {
+        return;
+    }
+    out.push_str("## Cells in detail\n\n");
+    out.push_str(sections::CELL_DETAILS_NOTE);
     for note in sections::summary_notes(m) {
         out.push(' ');
         out.push_str(note);
     }
     out.push_str("\n\n");
-    table(out, &sections::summary(m));
+    table(out, &sections::cell_details(m));
 }
 
 /// The load tool's own figures, per cell and per run (external loads).
@@ -361,43 +416,41 @@ fn siread_locks(out: &mut String, m: &ReportModel) {
 }
 
 fn plans(out: &mut String, m: &ReportModel) {
-    out.push_str("## Plans\n\nEXPLAIN of each workload statement at the start of the first complete run of each cell; each distinct plan once. Every run EXPLAINs again when its window ends; plans that changed are listed last.\n\n");
+    out.push_str(&format!("## Plans\n\n{PLANS_NOTE}\n\n"));
     if m.plans.is_empty() {
         out.push_str("No plans recorded.\n\n");
     }
     for g in &m.plans {
-        let who = if g.cells.len() == m.cells.len() {
-            "all cells".to_string()
-        } else {
-            g.cells
-                .iter()
-                .map(|c| c.label())
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
         let _ = writeln!(
             out,
-            "### {} ({who})\n\n```sql\n{}\n```\n\n```\n{}\n```\n",
-            g.label, g.sql, g.plan
+            "### {} ({})\n\n```sql\n{}\n```\n\n```\n{}\n```\n",
+            g.label,
+            g.who(&m.factors.short_labels),
+            g.sql,
+            g.plan
         );
     }
-    if !m.plan_changes.is_empty() {
-        out.push_str(
-            "### Plans that changed within a run
-
-EXPLAIN again when the measured window ended gave another plan (estimates aside).
-
-",
-        );
-    }
-    for (run, c) in &m.plan_changes {
-        let _ = writeln!(
-            out,
-            "#### {} (run {run})\n\nWhen the window started:\n\n```\n{}\n```\n\nWhen it ended:\n\n```\n{}\n```\n",
-            c.label, c.start, c.end
-        );
+    let changes = super::plans::changes(m);
+    if !changes.is_empty() {
+        out.push_str(&format!(
+            "### Plans that changed within a run\n\n{PLAN_CHANGES_NOTE}\n\n"
+        ));
+        for g in &changes {
+            let _ = writeln!(out, "- {}.", g.text());
+        }
+        out.push('\n');
     }
 }
+
+/// What the Plans section shows (report.md and report.html).
+pub(super) const PLANS_NOTE: &str = "EXPLAIN of each workload statement when each run's measured window \
+     started and again when it ended; each distinct plan (estimates aside; those shown are from its \
+     first EXPLAIN) once, with the cells that ran it. A cell named alone ran that plan at the start and \
+     at the end of every one of its runs; otherwise the runs are named.";
+
+/// What the list of plans that changed within a run says.
+pub(super) const PLAN_CHANGES_NOTE: &str = "EXPLAIN when the window ended gave another plan than when \
+     it started (estimates aside): the first step where the two part.";
 
 fn invariants(out: &mut String, m: &ReportModel) {
     out.push_str("## Invariants\n\nChecked after every run, interrupted ones included.\n\n");
@@ -471,10 +524,10 @@ mod tests {
     use crate::report::fixture;
     use crate::store::WaitSummary;
 
-    /// The rows of the summary table (header and separator excluded).
+    /// The rows of the Cells table (header and separator excluded).
     fn summary_rows(md: &str) -> Vec<&str> {
         let section = md
-            .split("## Summary")
+            .split("## Cells\n")
             .nth(1)
             .unwrap()
             .split("\n## ")
@@ -498,14 +551,18 @@ mod tests {
         let md = render(&fixture::results());
         let rows = summary_rows(&md);
         assert_eq!(rows.len(), 2, "{rows:#?}");
+        // Only the varying factor (isolation); the others are named once.
         assert!(
-            rows[0].starts_with("| rc | optimistic | 4 | 2 | 100.0 ± ")
-                && rows[0].contains("| baseline |"),
+            md.contains("Same in every cell: strategy optimistic, clients 4."),
+            "{md}"
+        );
+        assert!(
+            rows[0].starts_with("| rc | 2 | 100.0 ± ") && rows[0].contains("| baseline |"),
             "{}",
             rows[0]
         );
         assert!(
-            rows[1].starts_with("| ser | optimistic | 4 | 2 (+1 interrupted) | 150.0 ± "),
+            rows[1].starts_with("| ser | 2 (+1 interrupted) | 150.0 ± "),
             "{}",
             rows[1]
         );
@@ -514,10 +571,42 @@ mod tests {
         // ν = 1.742268, t(0.975, ν) = 4.974031, half-width 0.11956082
         // around ln 1.5: [+33.097 %, +69.050 %].
         assert!(
-            rows[1].contains("| +50.0% | [+33.1%, +69.1%] | 0.003 | faster |"),
+            rows[1].contains("| +50.0% [+33.1%, +69.1%] ▲ |"),
             "{}",
             rows[1]
         );
+        let details = section_rows(&md, "Cells in detail");
+        assert!(
+            details[2].starts_with("| ser | 0.003 | faster |"),
+            "{}",
+            details[2]
+        );
+    }
+
+    /// Issue #31: report.md opens with the answer: its first section is
+    /// the headlines, one per compared cell with the interval of its
+    /// throughput change and the share of failed transactions; then the
+    /// Cells table; the setup is the last section.
+    #[test]
+    fn the_first_section_is_the_headlines_then_cells() {
+        let md = render(&fixture::with_clients(fixture::results()));
+        let headings: Vec<&str> = md.lines().filter(|l| l.starts_with("## ")).collect();
+        assert_eq!(headings[..3], ["## Headlines", "## Cells", "## Findings"]);
+        assert_eq!(headings.last(), Some(&"## Setup"));
+        let section = md.split("## Headlines\n\n").nth(1).unwrap();
+        let items: Vec<&str> = section.split("\n\n").next().unwrap().lines().collect();
+        // 6 cells, one baseline (rc) per clients value: 3 headlines.
+        assert_eq!(items.len(), 3, "{items:#?}");
+        for (item, clients) in items.iter().zip([1, 4, 8]) {
+            assert!(
+                item.starts_with(&format!("- ser · clients={clients}: +")),
+                "{item}"
+            );
+            assert!(
+                item.contains(" vs rc (95 % CI [") && item.contains("% of transactions failed"),
+                "{item}"
+            );
+        }
     }
 
     /// The rows of the section titled `title` (header included, separator
@@ -563,7 +652,7 @@ mod tests {
             run.late = 1;
         }
         let md = render(&r);
-        let summary = section_rows(&md, "Summary");
+        let summary = section_rows(&md, "Cells in detail");
         assert!(
             summary[0].contains(
                 "| pool wait mean (ms, mean of runs) | pool wait p99 (ms, worst run) | schedule lag mean (ms, mean of runs) | schedule lag p99 (ms, worst run) | skipped (transactions) | late (transactions) |"
@@ -606,7 +695,7 @@ mod tests {
             runs[8]
         );
         assert_eq!(md.matches("(outlier) |").count(), 1);
-        let summary = section_rows(&md, "Summary");
+        let summary = section_rows(&md, "Cells in detail");
         assert!(summary[0].contains("| outlier runs (TPS) |"));
         // rc (the baseline) lists run 8; ser has none.
         assert!(summary[1].contains("| baseline | 8 |"), "{}", summary[1]);
@@ -626,14 +715,8 @@ mod tests {
              finer-lock: PostgreSQL 18.1 from /opt/pg-patched/bin\n"
         ));
         let summary = summary_rows(&md);
-        assert!(
-            summary[0].starts_with("| rc | optimistic | 4 | stock |"),
-            "{summary:?}"
-        );
-        assert!(
-            summary[2].starts_with("| rc | optimistic | 4 | finer-lock |"),
-            "{summary:?}"
-        );
+        assert!(summary[0].starts_with("| rc | stock |"), "{summary:?}");
+        assert!(summary[2].starts_with("| rc | finer-lock |"), "{summary:?}");
         let runs = section_rows(&md, "Runs");
         assert!(
             runs.iter().any(|r| r.contains("pg_bin=finer-lock")),
@@ -668,27 +751,57 @@ mod tests {
         assert!(md.contains("clients=4 pg_bin=/opt/pg-patched/bin"));
     }
 
+    /// Issue #31: a plan that changed within a run is told the same way
+    /// in the findings and in Plans: `update teller` ran as a Seq Scan
+    /// at the start of both rc runs and at the end of run 3, as an Index
+    /// Scan at the end of run 1.
     #[test]
-    fn a_plan_that_changed_within_a_run_is_shown_with_both_plans() {
-        let mut r = fixture::results();
-        assert!(!render(&r).contains("Plans that changed within a run"));
-        r.runs[2].server.plan_changes = vec![crate::model::PlanChange {
-            label: "update account".into(),
-            sql: "UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = 1".into(),
-            start: "Seq Scan on pgbench_accounts".into(),
-            end: "Index Scan using pgbench_accounts_pkey on pgbench_accounts".into(),
-        }];
-        let md = render(&r);
-        let at = md.find("### Plans that changed within a run").unwrap();
-        let rest = &md[at..];
-        assert!(rest.contains("#### update account (run 3)"), "{rest}");
-        let (start, end) = (
-            rest.find("Seq Scan").unwrap(),
-            rest.find("Index Scan").unwrap(),
+    fn a_plan_that_changed_within_a_run_is_one_story_in_findings_and_plans() {
+        assert!(!render(&fixture::results()).contains("Plans that changed within a run"));
+        let md = render(&fixture::plan_changed());
+        let section = |title: &str| {
+            let from = md.find(&format!("\n## {title}\n")).unwrap() + 1;
+            let len = md[from + 3..]
+                .find("\n## ")
+                .map_or(md.len() - from, |l| l + 3);
+            &md[from..from + len]
+        };
+        let (findings, plans) = (section("Findings"), section("Plans"));
+        let index = "Index Scan using pgbench_tellers_pkey on pgbench_tellers";
+        // The SIRead finding: ser's Seq Scan, and rc's two plans with when.
+        let rc = format!(
+            "(but in rc: Seq Scan on pgbench_tellers at the start of every run and at the end of run 3, \
+             {index} at the end of run 1)"
         );
-        assert!(start < end, "{rest}");
-        assert!(md.find("## Findings").unwrap() < md.find("## Plans").unwrap());
-        assert!(md.contains("changed plan within run(s) 3"), "{md}");
+        assert!(
+            findings.contains(&format!(
+                "`update teller` ran as Seq Scan on pgbench_tellers {rc}"
+            )),
+            "{findings}"
+        );
+        assert!(!findings.contains(&format!("{index} in rc")), "{findings}");
+        // Plans: each plan with the same cells and times.
+        for (who, step) in [
+            (
+                "rc at the start of every run and at the end of run 3; ser",
+                "Seq Scan on pgbench_tellers",
+            ),
+            ("rc at the end of run 1", index),
+        ] {
+            let h = format!("### update teller ({who})\n");
+            let at = plans.find(&h).unwrap_or_else(|| panic!("{h}: {plans}"));
+            let block = &plans[at + h.len()..];
+            let block = &block[..block.find("\n### ").unwrap_or(block.len())];
+            assert!(block.contains(step), "{block}");
+        }
+        // The change: one sentence, in both.
+        let change = format!(
+            "`update teller` changed plan within run 1 (rc): Seq Scan on pgbench_tellers at the \
+             start, {index} at the end."
+        );
+        assert!(findings.contains(&change), "{findings}");
+        let changes = &plans[plans.find("### Plans that changed within a run").unwrap()..];
+        assert!(changes.contains(&format!("- {change}")), "{changes}");
     }
 
     #[test]

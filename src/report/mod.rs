@@ -19,6 +19,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod model;
+pub mod plans;
 pub mod reasons;
 pub mod sections;
 pub mod server;

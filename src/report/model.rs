@@ -10,8 +10,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::cells::{self, CellSummary};
+use super::plans::{self, PlanGroup};
 use super::reasons::{self, ReasonTally};
-use super::server::{self, PlanGroup, WaitShare};
+use super::server::{self, WaitShare};
 use crate::model::{CountStat, PlanChange};
 use crate::store::{Cell, Results};
 
@@ -41,7 +42,8 @@ pub struct ReportModel<'a> {
     /// Per cell: SIRead locks by granularity
     /// ([`server::siread_by_granularity`]).
     pub siread: Vec<BTreeMap<String, CountStat>>,
-    /// Each distinct plan with its cells ([`server::distinct_plans`]).
+    /// Each distinct plan with the cells that ran it and when
+    /// ([`plans::distinct_plans`]).
     pub plans: Vec<PlanGroup<'a>>,
     /// Plans that changed within a run: (run index, the change), in
     /// execution order.
@@ -78,7 +80,7 @@ impl<'a> ReportModel<'a> {
                 .map(|c| server::top_wait_events(c, usize::MAX))
                 .collect(),
             siread: cells.iter().map(server::siread_by_granularity).collect(),
-            plans: server::distinct_plans(&cells),
+            plans: plans::distinct_plans(&cells),
             plan_changes: results
                 .runs
                 .iter()
@@ -154,6 +156,27 @@ impl Factors {
             .collect();
         if parts.is_empty() {
             format!("{} · {}", self.values[i][0], self.values[i][1])
+        } else {
+            parts.join(" · ")
+        }
+    }
+
+    /// Cell `b`'s label as seen from cell `i`: only the factors in which
+    /// the two differ (`rc` for the baseline of `ser · clients=8` at 8
+    /// clients); [`Self::label`] when they differ in none.
+    pub fn label_against(&self, b: usize, i: usize) -> String {
+        let parts: Vec<String> = (0..self.headers.len())
+            .filter(|&j| self.varying[j] && self.values[b][j] != self.values[i][j])
+            .map(|j| {
+                if j < 2 {
+                    self.values[b][j].clone()
+                } else {
+                    format!("{}={}", self.headers[j], self.values[b][j])
+                }
+            })
+            .collect();
+        if parts.is_empty() {
+            self.label(b)
         } else {
             parts.join(" · ")
         }

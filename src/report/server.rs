@@ -1,11 +1,12 @@
 //! Server observations aggregated per cell (over its complete runs):
-//! `pg_stat_database` rates, wait events, SIRead locks, plans.
+//! `pg_stat_database` rates, wait events, SIRead locks (plans:
+//! [`super::plans`]).
 
 use std::collections::BTreeMap;
 
 use super::cells::CellSummary;
 use crate::model::{CountStat, STAT_COUNTERS, StatInterval};
-use crate::store::{Cell, RunRecord};
+use crate::store::RunRecord;
 
 /// Time-weighted mean rate of each `pg_stat_database` counter over one
 /// run's intervals, per s: `Σ rateᵢ · dᵢ / Σ dᵢ` (the short last interval
@@ -108,41 +109,6 @@ pub fn siread_by_granularity(c: &CellSummary) -> BTreeMap<String, CountStat> {
     out
 }
 
-/// A distinct plan of one statement and the cells that had it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlanGroup<'a> {
-    pub label: &'a str,
-    pub sql: &'a str,
-    pub plan: &'a str,
-    pub cells: Vec<&'a Cell>,
-}
-
-/// Each distinct plan (by statement label, SQL and plan text) from the
-/// first complete run of each cell (its first run if none completed), with
-/// the cells that had it, in order of first appearance.
-pub fn distinct_plans<'a>(cells: &[CellSummary<'a>]) -> Vec<PlanGroup<'a>> {
-    let mut groups: Vec<PlanGroup<'a>> = Vec::new();
-    for c in cells {
-        let Some(run) = c.runs.iter().find(|r| r.complete).or(c.runs.first()) else {
-            continue;
-        };
-        for p in &run.server.plans {
-            let same =
-                |g: &&mut PlanGroup| g.label == p.label && g.sql == p.sql && g.plan == p.plan;
-            match groups.iter_mut().find(same) {
-                Some(g) => g.cells.push(c.cell),
-                None => groups.push(PlanGroup {
-                    label: &p.label,
-                    sql: &p.sql,
-                    plan: &p.plan,
-                    cells: vec![c.cell],
-                }),
-            }
-        }
-    }
-    groups
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,14 +138,5 @@ mod tests {
                 .abs()
                 < 1e-9
         );
-    }
-
-    #[test]
-    fn plans_deduplicated() {
-        let r = fixture::results();
-        let cells = cells::aggregate(&r);
-        let plans = distinct_plans(&cells);
-        assert_eq!(plans.len(), 2);
-        assert_eq!(plans[0].cells.len(), 2);
     }
 }

@@ -1,5 +1,6 @@
-//! The end-of-experiment summary table for the terminal: one row per cell,
-//! the same figures as the summary of report.md. No colors (so `NO_COLOR`
+//! The end-of-experiment summary for the terminal: the headlines (as in
+//! report.md), then one row per cell with the figures of report.md's
+//! Cells table, then the first findings. No colors (so `NO_COLOR`
 //! and pipes need nothing special) and no wrapping, so the output does not
 //! depend on the terminal.
 
@@ -21,9 +22,25 @@ pub fn summary(results: &Results) -> String {
 /// Findings shown under the table; the rest are in report.md.
 const FINDINGS_SHOWN: usize = 5;
 
+/// Headlines shown above the table; the rest are in report.md.
+const HEADLINES_SHOWN: usize = 12;
+
 /// [`summary`] from an aggregated model.
 pub fn summary_of(m: &super::model::ReportModel) -> String {
     let (results, cells) = (m.results, &m.cells);
+    // The answer first: the headlines (all of them are in report.md).
+    let mut out = String::new();
+    let headlines = super::findings::headlines(m);
+    for h in headlines.iter().take(HEADLINES_SHOWN) {
+        let _ = writeln!(out, "{}", h.text);
+    }
+    if headlines.len() > HEADLINES_SHOWN {
+        let _ = writeln!(
+            out,
+            "({} more headlines in report.md)",
+            headlines.len() - HEADLINES_SHOWN
+        );
+    }
     let factors = factor_headers(results);
     let mut header = factors.clone();
     let (name, unit) = super::throughput_label(results);
@@ -72,7 +89,7 @@ pub fn summary_of(m: &super::model::ReportModel) -> String {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let mut out = t.to_string();
+    out.push_str(&t.to_string());
     out.push('\n');
     out.push_str(
         "n: complete runs; ± 95% CI of the mean (Student t); % vs baseline: mean TPS against the baseline cell,\n\
@@ -80,9 +97,12 @@ pub fn summary_of(m: &super::model::ReportModel) -> String {
          anomalies: invariant violations over all runs (see report.md).\n",
     );
     let _ = writeln!(out, "baseline: {}.", m.baseline);
-    // The findings' headlines (the reasons and what to try are in
-    // report.md).
-    let found = super::findings::findings(m);
+    // The findings' sentences (what to try is in report.md); the
+    // throughput cost is in the headlines already.
+    let found: Vec<_> = super::findings::findings(m)
+        .into_iter()
+        .filter(|f| f.rule != "cost")
+        .collect();
     for f in found.iter().take(FINDINGS_SHOWN) {
         let _ = writeln!(out, "finding: {}", f.text);
     }

@@ -285,12 +285,39 @@ fn a_default_like_study_explains_itself_in_findings() {
     assert_schema_valid(&r);
 
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    // Issue #31: the headlines first (one per ser cell, against rc at
+    // the same enable_indexscan), then Cells, then Findings.
+    let section = |title: &str| {
+        let from = report
+            .find(&format!("\n## {title}\n"))
+            .unwrap_or_else(|| panic!("no {title}:\n{report}"))
+            + 1;
+        let rest = &report[from..];
+        &rest[..rest[3..].find("\n## ").map_or(rest.len(), |l| l + 3)]
+    };
     let first = report.find("\n## ").map(|i| &report[i + 4..]).unwrap();
     assert!(
-        first.starts_with("Findings"),
-        "Findings must come first:\n{report}"
+        first.starts_with("Headlines\n"),
+        "Headlines must come first:\n{report}"
     );
-    let findings = &first[..first.find("\n## ").unwrap_or(first.len())];
+    let headlines: Vec<&str> = section("Headlines")
+        .lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .collect();
+    assert_eq!(headlines.len(), 2, "{headlines:#?}");
+    for h in &headlines {
+        assert!(
+            h.starts_with("ser · enable_indexscan=") && h.contains(" TPS vs rc ("),
+            "{h}"
+        );
+        // The terminal prints them first too.
+        assert!(stdout.lines().any(|l| l == *h), "{h}\n{stdout}");
+    }
+    assert!(
+        report.find("\n## Cells\n").unwrap() < report.find("\n## Findings\n").unwrap(),
+        "{report}"
+    );
+    let findings = section("Findings");
     let ser = findings
         .lines()
         .find(|l| l.contains("of serialization failures ("))
@@ -304,10 +331,12 @@ fn a_default_like_study_explains_itself_in_findings() {
         "no plan finding although enable_indexscan differs:\n{findings}"
     );
     assert!(report.contains("## Failures by reason"), "{report}");
-    // The headlines under the terminal table, in the report's order.
+    // The findings under the terminal table, in the report's order
+    // (the throughput cost is in the headlines there).
     let first = findings
         .lines()
-        .find_map(|l| l.strip_prefix("- "))
+        .filter_map(|l| l.strip_prefix("- "))
+        .find(|l| !l.contains(" TPS vs "))
         .expect("a finding");
     let first = &first[..first.find(" Try: ").unwrap_or(first.len())];
     assert!(

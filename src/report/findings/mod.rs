@@ -4,12 +4,15 @@
 //! one more function in [`RULES`]. Shown first in report.md and as
 //! headlines in the terminal summary.
 
+use super::cells::VsBaseline;
 use super::model::ReportModel;
 
+mod headlines;
 mod integrity;
 mod plans;
 
 use crate::model::sqlstate_name;
+pub use headlines::{Headline, headlines};
 pub use integrity::{ANOMALY_CLASSES, HISTORY_MISSING_MIN, admitted_classes};
 use integrity::{faults, forbidden_anomalies, history_missing, unknown};
 use plans::{coarse_siread, plan_changes, plans_differ};
@@ -29,6 +32,7 @@ type Rule = fn(&ReportModel) -> Vec<Finding>;
 
 /// The rules, in the order their findings are shown.
 pub const RULES: &[Rule] = &[
+    cost,
     failures,
     forbidden_anomalies,
     failure_reasons,
@@ -325,40 +329,72 @@ pub const REASON_MIN_ATTEMPTS: u64 = 10;
 /// See [`REASON_MIN_ATTEMPTS`]: % of the cell's attempts.
 pub const REASON_MIN_PCT: f64 = 1.0;
 
+/// The reason most of cell `i`'s serialization failures gave, where it
+/// passes [`REASON_MIN_ATTEMPTS`] and [`REASON_MIN_PCT`].
+pub(crate) struct DominantReason<'a> {
+    pub reason: &'a str,
+    /// Attempts that failed with 40001 and this reason.
+    pub n: u64,
+    /// Attempts that failed with 40001.
+    pub total: u64,
+    /// Where most of them were raised: `` , at `s` ``, `` , 75 % of them
+    /// at `s` ``, or nothing when the statement is not known.
+    pub at: String,
+}
+
+impl DominantReason<'_> {
+    /// The reason's share of the serialization failures, %.
+    pub fn share(&self) -> f64 {
+        100.0 * self.n as f64 / self.total as f64
+    }
+}
+
+/// [`DominantReason`] of cell `i`.
+pub(crate) fn dominant_reason<'a>(m: &'a ReportModel, i: usize) -> Option<DominantReason<'a>> {
+    let (c, tallies) = (&m.cells[i], &m.failure_reasons[i]);
+    let ser: Vec<_> = tallies.iter().filter(|r| r.sqlstate == "40001").collect();
+    let total: u64 = ser.iter().map(|r| r.attempts).sum();
+    let attempts: u64 = c.complete_runs().map(|r| r.attempts).sum();
+    if total < REASON_MIN_ATTEMPTS || (100.0 * total as f64) < REASON_MIN_PCT * attempts as f64 {
+        return None;
+    }
+    let (_, Some(reason), n) = super::reasons::by_reason(tallies)
+        .into_iter()
+        .find(|(code, _, _)| *code == "40001")?
+    else {
+        return None;
+    };
+    // The statement that raised most of this reason's failures.
+    let mut at: Vec<(&str, u64)> = Vec::new();
+    for r in ser.iter().filter(|r| r.reason.as_deref() == Some(reason)) {
+        let Some(s) = r.statement.as_deref() else {
+            continue;
+        };
+        match at.iter_mut().find(|(x, _)| *x == s) {
+            Some((_, k)) => *k += r.attempts,
+            None => at.push((s, r.attempts)),
+        }
+    }
+    let at = match at.iter().max_by_key(|(_, k)| *k) {
+        Some((s, k)) if 1000 * *k >= 995 * n => format!(", at `{s}`"),
+        Some((s, k)) => format!(", {:.0} % of them at `{s}`", 100.0 * *k as f64 / n as f64),
+        None => String::new(),
+    };
+    Some(DominantReason {
+        reason,
+        n,
+        total,
+        at,
+    })
+}
+
 fn failure_reasons(m: &ReportModel) -> Vec<Finding> {
     let mut out = Vec::new();
-    for (i, (c, tallies)) in m.cells.iter().zip(&m.failure_reasons).enumerate() {
-        let ser: Vec<_> = tallies.iter().filter(|r| r.sqlstate == "40001").collect();
-        let total: u64 = ser.iter().map(|r| r.attempts).sum();
-        let attempts: u64 = c.complete_runs().map(|r| r.attempts).sum();
-        if total < REASON_MIN_ATTEMPTS || (100.0 * total as f64) < REASON_MIN_PCT * attempts as f64
-        {
-            continue;
-        }
-        let Some((_, Some(reason), n)) = super::reasons::by_reason(tallies)
-            .into_iter()
-            .find(|(code, _, _)| *code == "40001")
-        else {
+    for i in 0..m.cells.len() {
+        let Some(d) = dominant_reason(m, i) else {
             continue;
         };
-        // The statement that raised most of this reason's failures.
-        let mut at: Vec<(&str, u64)> = Vec::new();
-        for r in ser.iter().filter(|r| r.reason.as_deref() == Some(reason)) {
-            let Some(s) = r.statement.as_deref() else {
-                continue;
-            };
-            match at.iter_mut().find(|(x, _)| *x == s) {
-                Some((_, k)) => *k += r.attempts,
-                None => at.push((s, r.attempts)),
-            }
-        }
-        let statement = match at.iter().max_by_key(|(_, k)| *k) {
-            Some((s, k)) if 1000 * *k >= 995 * n => format!(", at `{s}`"),
-            Some((s, k)) => format!(", {:.0} % of them at `{s}`", 100.0 * *k as f64 / n as f64),
-            None => String::new(),
-        };
-        let share = 100.0 * n as f64 / total as f64;
-        let advice = if crate::model::is_write_write(reason) {
+        let advice = if crate::model::is_write_write(d.reason) {
             "these are write-write conflicts on the same rows (hot rows): a larger scale or fewer clients spreads them"
         } else {
             "these are read-write conflicts found by SSI's predicate locks: see SIRead locks (a relation- or page-level lock conflicts with every writer of it) and Plans (an index scan takes finer locks than a sequential scan); shorter transactions, or READ ONLY where they are, have fewer"
@@ -366,13 +402,96 @@ fn failure_reasons(m: &ReportModel) -> Vec<Finding> {
         out.push(Finding {
             rule: "reasons",
             text: format!(
-                "{}: {share:.0} % of serialization failures ({n} of {total} failed attempts, retried ones included): {reason}{statement}.",
-                m.factors.short_labels[i]
+                "{}: {:.0} % of serialization failures ({} of {} failed attempts, retried ones included): {}{}.",
+                m.factors.short_labels[i],
+                d.share(),
+                d.n,
+                d.total,
+                d.reason,
+                d.at
             ),
             advice: Some(advice.into()),
         });
     }
     out
+}
+
+/// What each cell's level (or other factor) costs in throughput: every
+/// cell with a baseline to compare with gets one finding, however small
+/// the difference, with the 95 % interval of the change and whether
+/// Welch's test finds it significant ([`cost_text`]).
+fn cost(m: &ReportModel) -> Vec<Finding> {
+    (0..m.cells.len())
+        .filter_map(|i| {
+            let text = cost_text(m, i)?;
+            let c = &m.cells[i];
+            let base = c.baseline.map(|b| &m.cells[b]);
+            let (Some(s), Some(b)) = (c.tps.as_ref(), base.and_then(|b| b.tps.as_ref())) else {
+                return None;
+            };
+            let unit = m.throughput.1;
+            Some(Finding {
+                rule: "cost",
+                text: format!(
+                    "{}: {text}: {} against {} {unit} (mean of {} and {} complete runs).",
+                    m.factors.short_labels[i],
+                    super::fmt_tps(s.mean),
+                    super::fmt_tps(b.mean),
+                    s.n,
+                    b.n
+                ),
+                advice: match &c.vs_baseline {
+                    VsBaseline::Change { welch: Some(w), .. } if w.significant() => None,
+                    _ => Some(
+                        "more repetitions (--repeat) narrow the interval; see the noise findings"
+                            .into(),
+                    ),
+                },
+            })
+        })
+        .collect()
+}
+
+/// Cell `i`'s throughput against its baseline's, in words: `-65.7 %
+/// TPS vs rc (95 % CI [-80.1%, -51.3%], significant: p < 0.001)`;
+/// `None` for a baseline cell, or without a baseline or a change.
+pub(crate) fn cost_text(m: &ReportModel, i: usize) -> Option<String> {
+    let c = &m.cells[i];
+    let VsBaseline::Change {
+        pct: Some(pct),
+        pct_ci,
+        welch,
+        ..
+    } = &c.vs_baseline
+    else {
+        return None;
+    };
+    let base = m.factors.label_against(c.baseline?, i);
+    let test = match welch {
+        Some(w) if w.significant() => format!("significant: p {}", p_text(w)),
+        Some(w) => format!("not significant: p {}", p_text(w)),
+        None => "no test: fewer than 2 complete runs on a side".into(),
+    };
+    let ci = match pct_ci {
+        Some(_) => format!(
+            "95 % CI {}, ",
+            super::fmt_pct_ci(pct_ci.as_ref()).replace('%', " %")
+        ),
+        None => String::new(),
+    };
+    Some(format!(
+        "{} {} vs {base} ({ci}{test})",
+        super::fmt_pct_change(*pct).replace('%', " %"),
+        m.throughput.0
+    ))
+}
+
+/// `< 0.001` or `= 0.330`.
+fn p_text(w: &crate::stats::Welch) -> String {
+    match super::fmt_p(Some(w)) {
+        p if p.starts_with('<') => format!("< {}", &p[1..]),
+        p => format!("= {p}"),
+    }
 }
 
 #[cfg(test)]
@@ -558,14 +677,16 @@ mod tests {
         let m = ReportModel::new(&r);
         let f = of_rule(&m, "plan-change");
         assert_eq!(f.len(), 1, "{f:?}");
-        let t = &f[0].text;
-        assert!(t.contains("run(s) 2, 4"), "{t}");
+        assert_eq!(
+            f[0].text,
+            "`update branch` changed plan within runs 2, 4 (ser): Seq Scan on pgbench_branches at \
+             the start, Index Scan using pgbench_branches_pkey on pgbench_branches at the end."
+        );
+        // Both cells started with the same plans: no plan difference.
         assert!(
-            t.contains("Seq Scan on pgbench_branches when the window started")
-                && t.contains(
-                    "Index Scan using pgbench_branches_pkey on pgbench_branches when it ended"
-                ),
-            "{t}"
+            of_rule(&m, "plans").is_empty(),
+            "{:?}",
+            of_rule(&m, "plans")
         );
     }
 

@@ -1,15 +1,23 @@
 //! Findings about plans and SIRead locks: a statement planned differently
 //! across cells or within a run, relation-level predicate locks that make
-//! SSI conflict with every writer.
+//! SSI conflict with every writer. What ran when is said in the words of
+//! [`crate::report::plans`], as in the Plans section.
 
 use super::Finding;
 use crate::model::plan_shape;
 use crate::report::model::ReportModel;
+use crate::report::plans::{Moment, When, changes, group_by, moments, story};
 
-/// A statement ran with plans of different shapes in different cells
-/// (estimates aside): the comparison mixes a plan effect with the factor's
-/// effect (under SERIALIZABLE a sequential scan takes a relation-level
-/// SIRead lock that every writer conflicts with).
+/// Cells (indexes into the model's cells) and when each ran a plan.
+type CellsWhen = Vec<(usize, When)>;
+
+/// A statement started its measured windows with plans of different
+/// shapes (estimates aside), in different cells or in different runs of
+/// one cell: the comparison mixes a plan effect with the factor's effect
+/// (under SERIALIZABLE a sequential scan takes a relation-level SIRead
+/// lock that every writer conflicts with). Each plan is named with the
+/// cells that ran it and, when not throughout, when
+/// ([`When::phrase`], the words of the Plans section).
 pub(super) fn plans_differ(m: &ReportModel) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut labels: Vec<&str> = Vec::new();
@@ -19,20 +27,21 @@ pub(super) fn plans_differ(m: &ReportModel) -> Vec<Finding> {
         }
     }
     for label in labels {
-        // Shapes, each with the cells whose plan has it.
-        let mut shapes: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+        // Shapes, each with the cells that ran it and when.
+        let mut shapes: Vec<(Vec<String>, CellsWhen)> = Vec::new();
         for g in m.plans.iter().filter(|p| p.label == label) {
             let shape = plan_shape(g.plan);
-            let cells = g
-                .cells
-                .iter()
-                .filter_map(|c| m.cell_index(c).map(|i| m.factors.short_labels[i].clone()));
             match shapes.iter_mut().find(|(s, _)| *s == shape) {
-                Some((_, c)) => c.extend(cells),
-                None => shapes.push((shape, cells.collect())),
+                Some((_, c)) => c.extend(g.cells.iter().cloned()),
+                None => shapes.push((shape, g.cells.clone())),
             }
         }
-        if shapes.len() < 2 {
+        // Plans that differ only within runs are the plan-change rule's.
+        let started = shapes
+            .iter()
+            .filter(|(_, cells)| cells.iter().any(|(_, w)| !w.starts.is_empty()))
+            .count();
+        if started < 2 {
             continue;
         }
         // The first plan line where the shapes part.
@@ -43,11 +52,25 @@ pub(super) fn plans_differ(m: &ReportModel) -> Vec<Finding> {
             .iter()
             .map(|(s, cells)| {
                 let line = s.get(at).map_or("(no such step)", String::as_str);
+                let who: Vec<String> = cells
+                    .iter()
+                    .map(|(i, w)| {
+                        let label = &m.factors.short_labels[*i];
+                        match w.phrase() {
+                            p if p.is_empty() => label.clone(),
+                            p => format!("{label} {p}"),
+                        }
+                    })
+                    .collect();
+                let mut noted: Vec<usize> = Vec::new();
                 let locks: Vec<String> = cells
                     .iter()
-                    .filter_map(|label| {
-                        let i = m.factors.short_labels.iter().position(|l| l == label)?;
-                        siread_note(m, i).map(|n| format!("{label}: {n}"))
+                    .filter_map(|(i, _)| {
+                        if noted.contains(i) {
+                            return None;
+                        }
+                        noted.push(*i);
+                        siread_note(m, *i).map(|n| format!("{}: {n}", m.factors.short_labels[*i]))
                     })
                     .collect();
                 let locks = if locks.is_empty() {
@@ -55,7 +78,7 @@ pub(super) fn plans_differ(m: &ReportModel) -> Vec<Finding> {
                 } else {
                     format!(" (SIRead locks in {})", locks.join("; "))
                 };
-                format!("{line} in {}{locks}", cells.join("; "))
+                format!("{line} in {}{locks}", who.join("; "))
             })
             .collect();
         out.push(Finding {
@@ -108,61 +131,92 @@ pub(super) fn siread_note(m: &ReportModel, i: usize) -> Option<String> {
     Some(format!("{}{coarse}", shares.join(", ")))
 }
 
+/// Relation-level SIRead locks of one cell explained by its plans: the
+/// share of its SIRead locks that were relation-level (`None` when no
+/// granularity was sampled), the relations locked whole, and each
+/// statement that scanned one of them sequentially (at some point of a
+/// run), with its relation and what it ran when.
+pub(crate) struct CoarseSiread<'a> {
+    pub share: Option<f64>,
+    pub relations: Vec<&'a str>,
+    /// (statement label, relation, `` `label` ran as ... ``).
+    pub statements: Vec<(&'a str, &'a str, String)>,
+}
+
+/// [`CoarseSiread`] of cell `i`; `None` when no statement scanned a
+/// relation it locked whole sequentially.
+pub(crate) fn coarse<'a>(m: &'a ReportModel, i: usize) -> Option<CoarseSiread<'a>> {
+    let c = &m.cells[i];
+    let mut relations: Vec<&str> = Vec::new();
+    for run in c.complete_runs() {
+        for (name, s) in &run.server.siread_locks.by_relation {
+            if let Some(rel) = name.strip_suffix(" (relation)")
+                && s.max > 0
+                && !relations.contains(&rel)
+            {
+                relations.push(rel);
+            }
+        }
+    }
+    let moments = moments(c);
+    let mut labels: Vec<&str> = Vec::new();
+    for mo in &moments {
+        if !labels.contains(&mo.label) {
+            labels.push(mo.label);
+        }
+    }
+    let mut statements = Vec::new();
+    for label in labels {
+        for rel in &relations {
+            let parts = steps_on(&moments, label, rel);
+            if !parts.iter().any(|(s, _)| s.starts_with("Seq Scan on ")) {
+                continue;
+            }
+            let elsewhere = other_cells_steps(m, i, label, rel, &parts);
+            statements.push((
+                label,
+                *rel,
+                format!("`{label}` ran as {}{elsewhere}", story(&parts)),
+            ));
+            break;
+        }
+    }
+    if statements.is_empty() {
+        return None;
+    }
+    let g = &m.siread[i];
+    let total: f64 = g.values().map(|c| c.mean).sum();
+    let rel = g.get("relation").map_or(0.0, |c| c.mean);
+    Some(CoarseSiread {
+        share: (total > 0.0).then(|| 100.0 * rel / total),
+        relations,
+        statements,
+    })
+}
+
 /// Relation-level SIRead locks explained by plans: a cell holding SIRead
 /// locks on whole relations (any sample) whose statements scan those
 /// relations sequentially (a sequential scan under SERIALIZABLE locks the
 /// relation, so every write to it is a read-write conflict). Names the
-/// share of relation-level locks, the statements and plan steps, and how
-/// other cells ran the same statements when they differ (start or end of
-/// the window). Any relation-level lock with such a plan is a finding.
+/// share of relation-level locks, the statements and plan steps (and
+/// when, if not throughout: [`story`]), and how other cells ran the same
+/// statements when they differ. Any relation-level lock with such a plan
+/// is a finding.
 pub(super) fn coarse_siread(m: &ReportModel) -> Vec<Finding> {
     let mut out = Vec::new();
-    for (i, c) in m.cells.iter().enumerate() {
-        let mut relations: Vec<&str> = Vec::new();
-        for run in c.complete_runs() {
-            for (name, s) in &run.server.siread_locks.by_relation {
-                if let Some(rel) = name.strip_suffix(" (relation)")
-                    && s.max > 0
-                    && !relations.contains(&rel)
-                {
-                    relations.push(rel);
-                }
-            }
-        }
-        // (statement, plan step) scanning one of them sequentially.
-        let mut scans: Vec<(&str, String)> = Vec::new();
-        for (label, step) in cell_plan_steps(m, i) {
-            let seq = relations
-                .iter()
-                .any(|r| step.starts_with("Seq Scan on ") && step.ends_with(&format!(" {r}")));
-            if seq && !scans.iter().any(|(l, _)| *l == label) {
-                scans.push((label, step));
-            }
-        }
-        if scans.is_empty() {
-            continue;
-        }
-        let g = &m.siread[i];
-        let total: f64 = g.values().map(|c| c.mean).sum();
-        let rel = g.get("relation").map_or(0.0, |c| c.mean);
-        let share = if total > 0.0 {
-            format!("{:.0} % of its SIRead locks were", 100.0 * rel / total)
-        } else {
-            "it held SIRead locks".into()
+    for i in 0..m.cells.len() {
+        let Some(c) = coarse(m, i) else { continue };
+        let share = match c.share {
+            Some(s) => format!("{s:.0} % of its SIRead locks were"),
+            None => "it held SIRead locks".into(),
         };
-        let statements: Vec<String> = scans
-            .iter()
-            .map(|(label, step)| {
-                let elsewhere = other_cells_steps(m, i, label, step);
-                format!("`{label}` ran as {step}{elsewhere}")
-            })
-            .collect();
+        let statements: Vec<&str> = c.statements.iter().map(|(_, _, t)| t.as_str()).collect();
         out.push(Finding {
             rule: "siread",
             text: format!(
                 "{}: {share} relation-level, on {}: {}; a relation-level SIRead lock makes every write to the relation a read-write conflict.",
                 m.factors.short_labels[i],
-                relations.join(", "),
+                c.relations.join(", "),
                 statements.join("; ")
             ),
             advice: Some(
@@ -173,99 +227,70 @@ pub(super) fn coarse_siread(m: &ReportModel) -> Vec<Finding> {
     out
 }
 
-/// The scan steps (plan lines naming a scan, estimates stripped) of each
-/// statement of cell `i`, at the start of its first complete run's window
-/// and, where they changed, at the end of any of its runs' windows:
-/// `(statement label, step)`.
-pub(super) fn cell_plan_steps<'a>(m: &'a ReportModel, i: usize) -> Vec<(&'a str, String)> {
-    let c = &m.cells[i];
-    let mut plans: Vec<(&str, &str)> = Vec::new();
-    if let Some(run) = c.runs.iter().find(|r| r.complete).or(c.runs.first()) {
-        plans.extend(
-            run.server
-                .plans
-                .iter()
-                .map(|p| (p.label.as_str(), p.plan.as_str())),
-        );
-    }
-    for run in c.complete_runs() {
-        plans.extend(
-            run.server
-                .plan_changes
-                .iter()
-                .map(|p| (p.label.as_str(), p.end.as_str())),
-        );
-    }
-    let mut steps = Vec::new();
-    for (label, plan) in plans {
-        for step in plan_shape(plan)
+/// The scan step on `relation` (a plan line naming a scan of it,
+/// estimates stripped) of statement `label` at each of `moments`, with
+/// when it held; `no scan of relation` when a plan had none.
+fn steps_on(moments: &[Moment], label: &str, relation: &str) -> Vec<(String, When)> {
+    let suffix = format!(" {relation}");
+    group_by(moments, label, |mo| {
+        plan_shape(mo.plan)
             .into_iter()
-            .filter(|l| l.contains(" Scan "))
-        {
-            if !steps.contains(&(label, step.clone())) {
-                steps.push((label, step));
-            }
-        }
-    }
-    steps
+            .find(|l| l.contains(" Scan ") && l.ends_with(&suffix))
+    })
+    .into_iter()
+    .map(|(step, _, w)| (step.unwrap_or_else(|| format!("no scan of {relation}")), w))
+    .collect()
 }
 
-/// How cells other than `i` ran `label` when some scan step differs from
-/// `step` (same relation): ` (Index Scan using t_pkey on t in rc)`, or
-/// nothing.
-pub(super) fn other_cells_steps(m: &ReportModel, i: usize, label: &str, step: &str) -> String {
-    let relation = step.rsplit(' ').next().unwrap_or("");
+/// How cells other than `i` ran `label` on `relation` when one of their
+/// steps is none of `parts`': ` (but Index Scan using t_pkey on t in
+/// rc)`, ` (but in rc: Seq Scan on t at the start of every run, Index
+/// Scan using t_pkey on t at the end of run 1)`, or nothing.
+fn other_cells_steps(
+    m: &ReportModel,
+    i: usize,
+    label: &str,
+    relation: &str,
+    parts: &[(String, When)],
+) -> String {
     let mut other: Vec<String> = Vec::new();
     for j in (0..m.cells.len()).filter(|&j| j != i) {
-        for (l, s) in cell_plan_steps(m, j) {
-            if l == label && s != step && s.ends_with(&format!(" {relation}")) {
-                other.push(format!("{s} in {}", m.factors.short_labels[j]));
-            }
+        let theirs = steps_on(&moments(&m.cells[j]), label, relation);
+        if theirs
+            .iter()
+            .all(|(s, _)| parts.iter().any(|(p, _)| p == s))
+        {
+            continue;
         }
+        let cell = &m.factors.short_labels[j];
+        other.push(match theirs.as_slice() {
+            [(step, w)] if w.always() => format!("{step} in {cell}"),
+            _ => format!("in {cell}: {}", story(&theirs)),
+        });
     }
     if other.is_empty() {
         String::new()
     } else {
-        format!(" (but {})", other.join(", "))
+        format!(" (but {})", other.join("; "))
     }
 }
 
 /// A statement whose plan changed shape between the start and the end of
 /// a run's measured window (autovacuum, new statistics, a table that
 /// grew): the run measured two different programs. Any change is a
-/// finding.
+/// finding, in the words of the Plans section ([`crate::report::plans::ChangeGroup::text`]).
 pub(super) fn plan_changes(m: &ReportModel) -> Vec<Finding> {
-    // (label, first differing start line, end line) -> runs
-    let mut seen: Vec<((String, String, String), Vec<u32>)> = Vec::new();
-    for run in &m.results.runs {
-        for c in &run.server.plan_changes {
-            let (a, b) = (plan_shape(&c.start), plan_shape(&c.end));
-            let at = (0..).find(|&k| a.get(k) != b.get(k)).unwrap_or(0);
-            let step = |v: &[String]| {
-                v.get(at)
-                    .cloned()
-                    .unwrap_or_else(|| "(no such step)".into())
-            };
-            let key = (c.label.clone(), step(&a), step(&b));
-            match seen.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, runs)) => runs.push(run.index),
-                None => seen.push((key, vec![run.index])),
-            }
-        }
-    }
-    seen.into_iter()
-        .map(|((label, start, end), runs)| {
-            let runs: Vec<String> = runs.iter().map(u32::to_string).collect();
+    changes(m)
+        .into_iter()
+        .map(|g| {
             Finding {
-                rule: "plan-change",
-                text: format!(
-                    "`{label}` changed plan within run(s) {}: {start} when the window started, {end} when it ended.",
-                    runs.join(", ")
-                ),
-                advice: Some(
-                    "those runs mix two plans; see Plans (a longer warm-up, or ANALYZE before each run)".into(),
-                ),
-            }
+            rule: "plan-change",
+            text: format!("{}.", g.text()),
+            advice: Some(
+                "those runs mix two plans; see Plans (a longer warm-up, or ANALYZE before each run)"
+                    .into(),
+            ),
+        }
         })
         .collect()
 }

@@ -30,48 +30,32 @@ pub(super) fn invariants(m: &ReportModel) -> Option<Section> {
 }
 
 pub(super) fn plans(m: &ReportModel) -> Option<Section> {
-    let (cells, f) = (&m.cells[..], &m.factors);
     let groups = &m.plans;
-    if groups.is_empty() && m.plan_changes.is_empty() {
+    let changes = crate::report::plans::changes(m);
+    if groups.is_empty() && changes.is_empty() {
         return None;
     }
-    let labels = &f.short_labels;
-    let who = |g: &crate::report::server::PlanGroup| {
-        if g.cells.len() == cells.len() {
-            return "all cells".to_string();
-        }
-        g.cells
-            .iter()
-            .filter_map(|gc| cells.iter().position(|c| c.cell == *gc))
-            .map(|i| labels[i].clone())
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
+    let labels = &m.factors.short_labels;
     section(
         "plans",
         "Plans",
         html! {
-            (note(html! {
-                "EXPLAIN of each workload statement at the start of the first complete run of each \
-                 cell; each distinct plan once. Every run EXPLAINs again when its window ends; plans \
-                 that changed are listed last."
-            }))
+            (note(html! { (crate::report::markdown::PLANS_NOTE) }))
             @for g in groups {
-                details.plan {
-                    summary { strong { (g.label) } " " span.who { "(" (who(g)) ")" } }
+                // A plan that did not hold throughout is shown open.
+                details.plan open[g.cells.iter().any(|(_, w)| !w.always())] {
+                    summary { strong { (g.label) } " " span.who { "(" (g.who(labels)) ")" } }
                     pre.sql { (g.sql) }
                     pre { (g.plan) }
                 }
             }
-            @for (run, c) in &m.plan_changes {
-                details.plan open {
-                    summary {
-                        strong { (c.label) } " " span.who { "(changed within run " (run) ")" }
+            @if !changes.is_empty() {
+                h3 { "Plans that changed within a run" }
+                (note(html! { (crate::report::markdown::PLAN_CHANGES_NOTE) }))
+                ul.changes {
+                    @for g in &changes {
+                        li { (super::code_spans(&g.text())) "." }
                     }
-                    (note(html! { "When the window started:" }))
-                    pre { (c.start) }
-                    (note(html! { "When it ended:" }))
-                    pre { (c.end) }
                 }
             }
         },

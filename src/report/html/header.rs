@@ -14,7 +14,7 @@ use crate::report::{NA, sections};
 use crate::store::Results;
 
 /// The page's `<header>`: title, completeness banner and the
-/// configuration/environment list.
+/// configuration/environment list, collapsed.
 pub(super) fn header(r: &Results, title: &str) -> Markup {
     let planned = r.config.planned_runs();
     html! {
@@ -29,9 +29,13 @@ pub(super) fn header(r: &Results, title: &str) -> Markup {
                      wider intervals or none."
                 }
             }
-            dl.meta {
-                @for (k, v) in header_items(r) {
-                    div { dt { (k) } dd { (v) } }
+            // The setup, collapsed: the answer comes first.
+            details.meta {
+                summary { "Setup: workload, server, factors, settings, versions" }
+                dl.meta {
+                    @for (k, v) in header_items(r) {
+                        div { dt { (k) } dd { (v) } }
+                    }
                 }
             }
         }
@@ -171,26 +175,48 @@ fn baseline_text(c: &crate::store::StoredConfig) -> String {
     }
 }
 
+/// The answer first: one headline per cell compared with a baseline
+/// ([`crate::report::findings::headlines`]).
+pub(super) fn headlines(m: &ReportModel) -> Option<Section> {
+    let h = crate::report::findings::headlines(m);
+    if h.is_empty() {
+        return None;
+    }
+    section(
+        "headlines",
+        "Headlines",
+        html! {
+            ul.headlines {
+                @for h in &h { li { (super::code_spans(&h.text)) } }
+            }
+        },
+    )
+}
+
+/// The Cells table, right after the headlines.
 pub(super) fn summary(m: &ReportModel) -> Option<Section> {
     if m.cells.is_empty() {
         return None;
     }
-    let text = html! {
-        "One row per cell (combination of factor values). Statistics over complete runs only \
-         (interrupted runs are listed but not counted). ± is the half-width of the 95 % confidence \
-         interval of the mean (Student t, n − 1 degrees of freedom; n/a with one run). "
-        em { "% vs baseline" } " compares mean TPS (committed transactions per second) with the \
-         baseline: " (m.baseline) " (" span.baseline-swatch { "highlighted" } "); "
-        span.up { "▲" } "/" span.down { "▼" } ": significantly higher/lower by Welch's t-test at \
-         p < 0.05 (hover for t, df and p), " span.ns { "n.s." } ": not significant. Latencies are \
-         means over runs of each run's figure. Abort ratio: retried and failed attempts / attempts. \
-         Wasted time: share of client time spent in attempts that did not commit. Anomalies: \
-         invariant violations over all runs, with the first example."
-        @for n in sections::summary_notes(m) { " " (n) }
-    };
     section(
         "summary",
         "Cells",
-        html! { (note(text)) (table_html(&sections::summary(m))) },
+        html! { (note(html! { (sections::cells_note(m)) })) (table_html(&sections::summary(m))) },
+    )
+}
+
+/// The per-cell figures the Cells table leaves out.
+pub(super) fn cell_details(m: &ReportModel) -> Option<Section> {
+    if m.cells.is_empty() {
+        return None;
+    }
+    let text = html! {
+        (sections::CELL_DETAILS_NOTE)
+        @for n in sections::summary_notes(m) { " " (n) }
+    };
+    section(
+        "cell-details",
+        "Cells in detail",
+        html! { (note(text)) (table_html(&sections::cell_details(m))) },
     )
 }

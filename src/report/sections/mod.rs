@@ -134,6 +134,39 @@ impl WaitColumns {
     }
 }
 
+/// The note above the Cells table (report.md and report.html): what a
+/// row is, what the intervals and marks mean, the baseline, and the
+/// factors left out because every cell has the same value.
+pub fn cells_note(m: &ReportModel) -> String {
+    let same = constant_factors(m);
+    let same = if same.is_empty() {
+        String::new()
+    } else {
+        format!(" Same in every cell: {same}.")
+    };
+    format!(
+        "One row per cell, over its complete runs.{same} ± and [ ]: 95 % confidence intervals. % vs \
+         baseline: mean TPS against {}; ▲/▼: significantly higher/lower (Welch's t-test, p < 0.05), n.s.: \
+         not significant, (no test): fewer than 2 complete runs on a side. More figures per cell, and how \
+         each is computed: Cells in detail.",
+        m.baseline
+    )
+}
+
+/// How the figures of the Cells tables are computed (report.md's Cells
+/// in detail; report.html's likewise).
+pub const CELL_DETAILS_NOTE: &str = "The figures of Cells and more, per cell. ± is the half-width of the \
+     95 % confidence interval of the mean (Student t, n - 1 degrees of freedom; n/a with one run). % vs \
+     baseline compares mean TPS (goodput: committed transactions per second) with the baseline cell's; its \
+     95 % CI is that of the difference of the means (Welch–Satterthwaite degrees of freedom) divided by the \
+     baseline's mean, which it treats as exact. p: Welch's two-sided t-test; verdict: faster or slower when \
+     p < 0.05, else no significant difference (the runs do not show one); not enough data with fewer than 2 \
+     complete runs on a side. Latencies are means over runs of each run's figure (see Latency for the \
+     merged histograms). Abort ratio: attempts that neither committed nor were rolled back by the workload \
+     on purpose (retried and failed attempts) / attempts. Wasted time: share of client time spent in \
+     attempts that did not commit. Anomalies: invariant violations summed over all runs, with the first \
+     example.";
+
 /// The notes of the summary table about its optional columns: pool wait,
 /// schedule lag, skipped/late, outlier runs (in that order, each when
 /// its columns are shown).
@@ -167,25 +200,30 @@ pub fn summary_notes(m: &ReportModel) -> Vec<&'static str> {
     notes
 }
 
-/// The "% vs baseline" value: the change (`baseline`, `+50.0%`, n/a),
-/// marked by Welch's test, the test in its title.
+/// The "% vs baseline" value: the change with its 95 % interval
+/// (`baseline`, `+50.0% [+37.8%, +62.2%]`, n/a), marked by Welch's test,
+/// the test in its title.
 fn vs_baseline_value(v: &VsBaseline) -> Value {
-    let text = fmt_vs_baseline_pct(v);
+    let mut text = fmt_vs_baseline_pct(v);
+    if let VsBaseline::Change {
+        pct: Some(_),
+        pct_ci: Some(ci),
+        ..
+    } = v
+    {
+        text = format!("{text} {}", fmt_pct_ci(Some(ci)));
+    }
     match v {
         VsBaseline::Baseline => Value::text(text).mark(Mark::Baseline),
         VsBaseline::Missing | VsBaseline::Change { pct: None, .. } => Value::text(text),
         VsBaseline::Change {
             pct: Some(p),
             welch: Some(w),
-            pct_ci,
             ..
         } => {
             let title = format!(
-                "95 % CI of the change {}; Welch's t-test: t = {:.3}, df = {:.1}, p = {:.4}",
-                fmt_pct_ci(pct_ci.as_ref()),
-                w.t,
-                w.df,
-                w.p
+                "Welch's t-test: t = {:.3}, df = {:.1}, p = {:.4}",
+                w.t, w.df, w.p
             );
             let (mark, sig) = match (w.significant(), *p >= 0.0) {
                 (true, true) => (Mark::Up, "significant"),
@@ -206,75 +244,159 @@ fn vs_baseline_value(v: &VsBaseline) -> Value {
     }
 }
 
-fn summary_columns(m: &ReportModel) -> Vec<Column> {
+/// The factor columns the Cells tables show: those whose value varies
+/// between cells (isolation when none does); the others are the same in
+/// every cell ([`constant_factors`]).
+pub fn shown_factors(m: &ReportModel) -> Vec<usize> {
+    let f = &m.factors;
+    let shown: Vec<usize> = (0..f.headers.len()).filter(|&j| f.varying[j]).collect();
+    if shown.is_empty() && !f.headers.is_empty() {
+        vec![0]
+    } else {
+        shown
+    }
+}
+
+/// The factors the Cells tables leave out, as `strategy optimistic,
+/// clients 16`: the same in every cell.
+pub fn constant_factors(m: &ReportModel) -> String {
+    let shown = shown_factors(m);
+    let f = &m.factors;
+    let Some(values) = f.values.first() else {
+        return String::new();
+    };
+    (0..f.headers.len())
+        .filter(|j| !shown.contains(j))
+        .map(|j| format!("{} {}", f.headers[j], values[j]))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// [`shown_factors`]' columns and cell `i`'s values of them.
+fn shown_factor_columns(m: &ReportModel) -> Vec<Column> {
+    shown_factors(m)
+        .into_iter()
+        .map(|j| Column::text(m.factors.headers[j].clone()))
+        .collect()
+}
+
+fn shown_factor_values(m: &ReportModel, i: usize, shown: &[usize]) -> Vec<Value> {
+    shown
+        .iter()
+        .map(|&j| Value::text(m.factors.values[i][j].clone()))
+        .collect()
+}
+
+/// The Cells table: what a reader needs first, narrow enough for a
+/// 1400 px page (at most [`CELLS_MAX_COLUMNS`] columns besides the
+/// varying factors): runs, throughput with its interval, the change
+/// against the baseline with its interval (marked by Welch's test),
+/// latency p50 and p99, retries, failures and anomalies. The rest is in
+/// [`cell_details`].
+pub fn summary(m: &ReportModel) -> Table {
     let (tp_name, tp_unit) = m.throughput;
-    let mut cols = factor_columns(&m.factors.headers);
+    let mut cols = shown_factor_columns(m);
     cols.extend([
         Column::num("runs (n)"),
         Column::num(format!("{tp_name} mean ± 95% CI ({tp_unit})")),
-        Column::num("% vs baseline (TPS)"),
-        Column::num("95% CI of % (TPS)"),
-        Column::num("p (Welch)"),
-        Column::text("verdict (TPS)"),
+        Column::num("% vs baseline (TPS) [95% CI]"),
+        Column::num("p50 (ms)"),
+        Column::num("p99 (ms)"),
+        Column::num("retries per commit"),
+        Column::num("failed (% of transactions)"),
+        Column::num("anomalies (violations)"),
     ]);
-    if !m.outlier_runs.is_empty() {
-        cols.push(Column::text("outlier runs (TPS)"));
-    }
-    if m.ssibench() {
-        cols.push(Column::num("KTPS (1000 tx/s)"));
-    }
-    cols.extend(["latency mean (ms)", "p50 (ms)", "p95 (ms)", "p99 (ms)"].map(Column::num));
-    cols.extend(WaitColumns::of(m).columns(false));
-    cols.extend(
-        [
-            "retries per commit (ratio)",
-            "failed (% of transactions)",
-            "abort ratio (attempts)",
-            "wasted time (% of client time)",
-            "unknown outcomes (transactions)",
-            "anomalies (violations)",
-        ]
-        .map(Column::num),
-    );
-    cols.push(Column::text("invariants").detail());
-    cols
-}
-
-/// One row per cell: runs, throughput with its interval, the comparison
-/// with the baseline, latency means over runs, waits, retries, failures,
-/// anomalies.
-pub fn summary(m: &ReportModel) -> Table {
-    let mut t = Table::new(summary_columns(m));
+    let mut t = Table::new(cols);
     t.id = Some("cells");
-    let waits = WaitColumns::of(m);
+    let shown = shown_factors(m);
     let max_tps = m
         .cells
         .iter()
         .filter_map(|c| c.tps.map(|s| s.mean))
         .fold(0.0, f64::max);
     for (i, c) in m.cells.iter().enumerate() {
-        let mut row = factor_values(&m.factors.values[i]);
-        let (ci, p) = match &c.vs_baseline {
-            VsBaseline::Change { pct_ci, welch, .. } => {
-                (fmt_pct_ci(pct_ci.as_ref()), fmt_p(welch.as_ref()))
-            }
-            VsBaseline::Baseline => ("baseline".into(), "baseline".into()),
-            VsBaseline::Missing => (NA.into(), NA.into()),
-        };
+        let mut row = shown_factor_values(m, i, &shown);
         let mut tps = mean_value(c.tps.as_ref(), fmt_tps);
         tps.text = fmt_tps_ci(c.tps.as_ref());
         tps.bar = c
             .tps
             .filter(|s| max_tps > 0.0 && s.mean.is_finite())
             .map(|s| s.mean / max_tps);
+        let anomalies = if c.invariants.checked == 0 {
+            Value::text(NA)
+        } else {
+            let v = Value::count(c.anomalies);
+            match (&c.anomaly_example, c.anomalies > 0) {
+                (Some(e), true) => v.mark(Mark::Bad).title(e.clone()),
+                _ => v,
+            }
+        };
         row.extend([
             Value::num(c.n as f64, c.runs_label()),
             tps,
             vs_baseline_value(&c.vs_baseline),
-            ci.into(),
-            p.into(),
-            fmt_verdict(&c.vs_baseline).into(),
+            mean_value(c.latency.p50.as_ref(), fmt_ms),
+            mean_value(c.latency.p99.as_ref(), fmt_ms),
+            opt_value(c.retries_per_commit, 3),
+            opt_value(c.failure_pct, 2),
+            anomalies,
         ]);
+        t.rows.push(Row {
+            values: row,
+            class: row_class(c),
+        });
+    }
+    t
+}
+
+/// Columns of the Cells table besides the varying factors.
+pub const CELLS_MAX_COLUMNS: usize = 8;
+
+fn row_class(c: &CellSummary) -> &'static str {
+    if c.vs_baseline == VsBaseline::Baseline {
+        "baseline"
+    } else {
+        ""
+    }
+}
+
+/// The per-cell figures the Cells table leaves out: the test against
+/// the baseline (p, verdict), outlier runs, KTPS (ssibench), latency
+/// mean and p95, pool wait and schedule lag, abort ratio, wasted time,
+/// unknown outcomes, the anomalies' first example and the invariants.
+pub fn cell_details(m: &ReportModel) -> Table {
+    let mut cols = shown_factor_columns(m);
+    cols.extend([Column::num("p (Welch)"), Column::text("verdict (TPS)")]);
+    if !m.outlier_runs.is_empty() {
+        cols.push(Column::text("outlier runs (TPS)"));
+    }
+    if m.ssibench() {
+        cols.push(Column::num("KTPS (1000 tx/s)"));
+    }
+    cols.extend(["latency mean (ms)", "p95 (ms)"].map(Column::num));
+    cols.extend(WaitColumns::of(m).columns(false));
+    cols.extend(
+        [
+            "abort ratio (attempts)",
+            "wasted time (% of client time)",
+            "unknown outcomes (transactions)",
+        ]
+        .map(Column::num),
+    );
+    cols.push(Column::long("anomalies (first example)"));
+    cols.push(Column::text("invariants").detail());
+    let mut t = Table::new(cols);
+    t.id = Some("cells-more");
+    let waits = WaitColumns::of(m);
+    let shown = shown_factors(m);
+    for (i, c) in m.cells.iter().enumerate() {
+        let mut row = shown_factor_values(m, i, &shown);
+        let p = match &c.vs_baseline {
+            VsBaseline::Change { welch, .. } => fmt_p(welch.as_ref()),
+            VsBaseline::Baseline => "baseline".into(),
+            VsBaseline::Missing => NA.into(),
+        };
+        row.extend([p.into(), fmt_verdict(&c.vs_baseline).into()]);
         if !m.outlier_runs.is_empty() {
             row.push(if c.outliers.is_empty() {
                 "none".into()
@@ -288,15 +410,10 @@ pub fn summary(m: &ReportModel) -> Table {
         }
         row.extend([
             mean_value(c.latency.mean.as_ref(), fmt_ms),
-            mean_value(c.latency.p50.as_ref(), fmt_ms),
             mean_value(c.latency.p95.as_ref(), fmt_ms),
-            mean_value(c.latency.p99.as_ref(), fmt_ms),
         ]);
         row.extend(waits.cell(c));
-        let anomalies = Value::count(c.anomalies);
         row.extend([
-            opt_value(c.retries_per_commit, 3),
-            opt_value(c.failure_pct, 2),
             opt_value(c.abort_ratio, 3),
             mean_value(c.wasted_time_pct.as_ref(), |v| fmt_fixed(v, 1)),
             Value::count(c.unknown_outcome),
@@ -307,7 +424,7 @@ pub fn summary(m: &ReportModel) -> Table {
                 } else {
                     Mark::None
                 },
-                ..anomalies
+                ..Value::count(c.anomalies)
             },
             Value::text(c.invariants.label()).mark(match c.invariants {
                 i if i.violated > 0 => Mark::Bad,
@@ -315,12 +432,10 @@ pub fn summary(m: &ReportModel) -> Table {
                 _ => Mark::Good,
             }),
         ]);
-        let class = if c.vs_baseline == VsBaseline::Baseline {
-            "baseline"
-        } else {
-            ""
-        };
-        t.rows.push(Row { values: row, class });
+        t.rows.push(Row {
+            values: row,
+            class: row_class(c),
+        });
     }
     t
 }
