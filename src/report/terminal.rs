@@ -22,6 +22,10 @@ pub fn summary(results: &Results) -> String {
 /// Findings shown under the table; the rest are in report.md.
 const FINDINGS_SHOWN: usize = 5;
 
+/// Rules whose findings say the data is wrong: always printed (issue #30:
+/// a swallowed-failure finding hidden behind "(5 more findings ...)").
+const INTEGRITY_RULES: [&str; 2] = ["history", "forbidden"];
+
 /// Headlines shown above the table; the rest are in report.md.
 const HEADLINES_SHOWN: usize = 12;
 
@@ -99,19 +103,24 @@ pub fn summary_of(m: &super::model::ReportModel) -> String {
     let _ = writeln!(out, "baseline: {}.", m.baseline);
     // The findings' sentences (what to try is in report.md); the
     // throughput cost is in the headlines already.
-    let found: Vec<_> = super::findings::findings(m)
+    // Findings that say the data is wrong (an invariant a level should
+    // keep, commits missing from the history) are always shown, first;
+    // then the others up to FINDINGS_SHOWN in all.
+    let mut found: Vec<_> = super::findings::findings(m)
         .into_iter()
         .filter(|f| f.rule != "cost")
         .collect();
-    for f in found.iter().take(FINDINGS_SHOWN) {
+    found.sort_by_key(|f| !INTEGRITY_RULES.contains(&f.rule));
+    let integrity = found
+        .iter()
+        .filter(|f| INTEGRITY_RULES.contains(&f.rule))
+        .count();
+    let shown = integrity.max(FINDINGS_SHOWN.min(found.len()));
+    for f in &found[..shown] {
         let _ = writeln!(out, "finding: {}", f.text);
     }
-    if found.len() > FINDINGS_SHOWN {
-        let _ = writeln!(
-            out,
-            "({} more findings in report.md)",
-            found.len() - FINDINGS_SHOWN
-        );
+    if found.len() > shown {
+        let _ = writeln!(out, "({} more findings in report.md)", found.len() - shown);
     }
     if !results.complete {
         out.push_str("INCOMPLETE (interrupted): statistics cover the runs recorded so far.\n");
@@ -123,6 +132,33 @@ pub fn summary_of(m: &super::model::ReportModel) -> String {
 mod tests {
     use super::*;
     use crate::report::fixture;
+
+    /// Issue #30: the finding that committed transactions left fewer
+    /// history rows than they insert is printed, first, however many other
+    /// findings there are.
+    #[test]
+    fn integrity_findings_are_always_printed_first() {
+        let r = fixture::swallowed_history();
+        let m = crate::report::model::ReportModel::new(&r);
+        let all = crate::report::findings::findings(&m);
+        let rules: Vec<&str> = all
+            .iter()
+            .map(|f| f.rule)
+            .filter(|r| *r != "cost")
+            .collect();
+        // Other findings come before it in the rules' order.
+        assert!(
+            rules.iter().position(|r| *r == "history") > Some(0),
+            "{rules:?}"
+        );
+        let text = summary_of(&m);
+        let first = text
+            .lines()
+            .find(|l| l.starts_with("finding: "))
+            .expect("findings printed");
+        let history = all.iter().find(|f| f.rule == "history").unwrap();
+        assert_eq!(first, format!("finding: {}", history.text));
+    }
 
     #[test]
     fn snapshot() {
