@@ -67,11 +67,12 @@ impl ScriptClient {
     }
 }
 
-/// A script run's start: which script, and the variables and random
-/// state a retry starts from again; `owner` is the client they belong to.
+/// A script run's start: which script, and the random state a retry
+/// starts from again; `owner` is the client it belongs to, whose variables
+/// (changed only when a transaction commits) are the ones every attempt
+/// starts from.
 pub struct ScriptInput {
     script: usize,
-    vars: Vars,
     prng: Prng,
     owner: Arc<Mutex<ClientState>>,
 }
@@ -166,7 +167,6 @@ impl WorkloadClient for ScriptClient {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         ScriptInput {
             script,
-            vars: state.vars.clone(),
             prng: state.prng.clone(),
             owner: Arc::clone(&self.state),
         }
@@ -188,7 +188,12 @@ impl WorkloadClient for ScriptClient {
         // state. The client keeps the variables of a committed attempt
         // only, but the random state of every attempt: the transaction
         // after a failed one draws new values, as in pgbench.
-        let mut vars = input.vars.clone();
+        let mut vars = input
+            .owner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .vars
+            .clone();
         let mut prng = input.prng.clone();
         let result = self
             .run_commands(conn, input, &mut vars, &mut prng, &mut steps, &mut current)
@@ -231,7 +236,12 @@ impl ScriptClient {
         let mut input = self.next_input();
         for (script, c) in self.scripts.iter().enumerate() {
             input.script = script;
-            let mut vars = input.vars.clone();
+            let mut vars = self
+                .state
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .vars
+                .clone();
             let mut prng = input.prng.clone();
             for (i, cmd) in c.script.commands.iter().enumerate() {
                 match &cmd.kind {
