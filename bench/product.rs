@@ -557,7 +557,7 @@ fn main() {
                 .await
                 .expect("connect");
             c.query(
-                "SELECT name || '=' || setting || coalesce(unit, '') FROM pg_settings
+                "SELECT name || '=' || current_setting(name) FROM pg_settings
                   WHERE name IN ('shared_buffers', 'max_connections', 'max_wal_size',
                                  'maintenance_work_mem', 'synchronous_commit', 'fsync')
                   ORDER BY name",

@@ -185,6 +185,38 @@ fn load_streams(rows: i64) -> usize {
     (rows as usize).div_ceil(250_000).min(cpus).clamp(1, 8)
 }
 
+/// `maintenance_work_mem` (kB) that sorts the primary key of `rows`
+/// accounts in one run instead of spilling to temporary files and
+/// merging (an `int` key takes ~40 B in the sort; 100 B a row leaves room
+/// for the parallel build's split): 64 MB (the server's default) to 1 GB.
+fn index_sort_kb(rows: i64) -> i64 {
+    (rows * 100 / 1024).clamp(64 * 1024, 1024 * 1024)
+}
+
+/// Raises `maintenance_work_mem` for `db`'s session only (`SET`, never
+/// `ALTER SYSTEM`) to [`index_sort_kb`] when the server's setting is
+/// lower, for the primary keys' index builds. Returns whether it did, so
+/// the caller can `RESET` it. Errors: the server refused.
+async fn raise_index_memory(db: &Client, rows: i64) -> Result<bool, WorkloadError> {
+    let what = "raising maintenance_work_mem for the index builds";
+    let current: i64 = db
+        .query_one(
+            "SELECT setting::bigint FROM pg_settings WHERE name = 'maintenance_work_mem'",
+            &[],
+        )
+        .await
+        .map_err(WorkloadError::db(what))?
+        .get(0);
+    let want = index_sort_kb(rows);
+    if want <= current {
+        return Ok(false);
+    }
+    db.batch_execute(&format!("SET maintenance_work_mem = '{want}kB'"))
+        .await
+        .map_err(WorkloadError::db(what))?;
+    Ok(true)
+}
+
 /// `1..=rows` cut into `n` contiguous ranges of nearly equal length.
 fn split_range(rows: i64, n: usize) -> Vec<std::ops::RangeInclusive<i64>> {
     let n = n.max(1) as i64;
@@ -275,14 +307,15 @@ impl Workload for Tpcb {
              ALTER TABLE pgbench_accounts ADD PRIMARY KEY (aid)";
         let vacuum =
             "VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history";
-        // pgbench -i: vacuum, then primary keys. After a parallel load the
-        // other way round: the index build's scan sets every tuple's hint
-        // bits on its way, so VACUUM only has the visibility map left to do.
-        let order = if streams == 1 {
-            [vacuum, pkeys]
-        } else {
-            [pkeys, vacuum]
-        };
+        // pgbench -i's order, VACUUM then primary keys, also after a
+        // parallel load: there VACUUM sets each page's hint bits and its
+        // all-visible flag in one visit, and the index build then reads
+        // pages it has no reason to dirty. Keys first dirtied every page
+        // twice (hint bits in the index build's scan, then the all-visible
+        // flag), one more pass of the whole table through the server's
+        // buffer ring and the kernel: ~0.4-0.8 s more server CPU at scale
+        // 50 (BENCHMARKS.md, "Loading (product path)").
+        let order = [vacuum, pkeys];
         if streams > 1 {
             let chunks = split_range(accounts, streams);
             let mut conns = Vec::with_capacity(streams - 1);
@@ -298,6 +331,7 @@ impl Workload for Tpcb {
             }
         }
         phase(&format!("accounts ({streams} streams)"));
+        let raised = raise_index_memory(db, accounts).await?;
         for sql in order {
             db.batch_execute(sql)
                 .await
@@ -309,6 +343,11 @@ impl Workload for Tpcb {
                     .join(" ")
                     .as_str(),
             );
+        }
+        if raised {
+            db.batch_execute("RESET maintenance_work_mem")
+                .await
+                .map_err(WorkloadError::db("RESET maintenance_work_mem"))?;
         }
         if self.foreign_keys {
             let sql =
