@@ -121,11 +121,7 @@ impl Bench {
             String::from_utf8_lossy(&o.stderr)
         );
         let r = read_results(&out);
-        IsobenchRun {
-            cpu_s,
-            wall_s,
-            ..r
-        }
+        IsobenchRun { cpu_s, wall_s, ..r }
     }
 
     /// The arguments that select pgbench's built-in `script` in isobench.
@@ -292,7 +288,10 @@ fn cpu(b: &mut Bench) {
     let scripts: Vec<String> = env_list("BENCH_SCRIPTS", "tpcb-like,select-only");
     let threads: u32 = env_or("BENCH_CPU_THREADS", 1);
     let short: u32 = env_or("BENCH_SHORT_SECONDS", 1);
-    assert!(short < b.seconds, "BENCH_SHORT_SECONDS must be below BENCH_SECONDS");
+    assert!(
+        short < b.seconds,
+        "BENCH_SHORT_SECONDS must be below BENCH_SECONDS"
+    );
     for script in &scripts {
         println!(
             "\ncpu | {script}, READ COMMITTED | {} clients | -j {threads} both | isobench: {} s run - {short} s run | scale {}",
@@ -329,14 +328,11 @@ fn cpu(b: &mut Bench) {
                 b.seconds.to_string(),
                 threads.to_string(),
             );
-            let pg_args = [
-                "-b", script, "-M", "prepared", "-c", &c, "-j", &j, "-T", &t,
-            ];
+            let pg_args = ["-b", script, "-M", "prepared", "-c", &c, "-j", &j, "-T", &t];
             let pgbench_run = |b: &mut Bench| {
                 b.fresh_vacuumed("bench_pg");
-                let r = b
-                    .h
-                    .pgbench("bench_pg", Some(Isolation::ReadCommitted), &pg_args);
+                let r =
+                    b.h.pgbench("bench_pg", Some(Isolation::ReadCommitted), &pg_args);
                 b.h.exec("DROP DATABASE IF EXISTS bench_pg WITH (FORCE)");
                 r
             };
@@ -411,9 +407,8 @@ fn rate(b: &mut Bench) {
             ];
             let pgbench_run = |b: &mut Bench| {
                 b.fresh_vacuumed("bench_pg");
-                let x = b
-                    .h
-                    .pgbench("bench_pg", Some(Isolation::ReadCommitted), &pg_args);
+                let x =
+                    b.h.pgbench("bench_pg", Some(Isolation::ReadCommitted), &pg_args);
                 b.h.exec("DROP DATABASE IF EXISTS bench_pg WITH (FORCE)");
                 x
             };
@@ -438,10 +433,7 @@ fn rate(b: &mut Bench) {
                 ib.latency_ms / pg.latency_ms
             );
         }
-        print_summary(
-            &format!("{r} tx/s mean latency isobench/pgbench"),
-            &ratios,
-        );
+        print_summary(&format!("{r} tx/s mean latency isobench/pgbench"), &ratios);
         println!(
             "{r} tx/s: isobench mean latency within 1.3 x pgbench + 0.05 ms in {within} of {} rounds",
             b.rounds
@@ -482,9 +474,8 @@ fn load(b: &mut Bench) {
             b.h.exec("CREATE DATABASE load_pg");
             b.h.exec("CHECKPOINT");
             let t = Instant::now();
-            let r = b
-                .h
-                .pgbench("load_pg", None, &["-i", "-q", "-s", &scale.to_string()]);
+            let r =
+                b.h.pgbench("load_pg", None, &["-i", "-q", "-s", &scale.to_string()]);
             let took = t.elapsed().as_secs_f64();
             b.h.exec("DROP DATABASE IF EXISTS load_pg");
             let detail = r
@@ -549,26 +540,25 @@ fn main() {
         as_script: env_or("BENCH_ISOBENCH", "script".to_string()) != "workload",
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let settings: Vec<String> = b
-        .h
-        .rt
-        .block_on(async {
-            let c = isobench::target::connect(&b.h.config("postgres"))
-                .await
-                .expect("connect");
-            c.query(
-                "SELECT name || '=' || current_setting(name) FROM pg_settings
+    let settings: Vec<String> =
+        b.h.rt
+            .block_on(async {
+                let c = isobench::target::connect(&b.h.config("postgres"))
+                    .await
+                    .expect("connect");
+                c.query(
+                    "SELECT name || '=' || current_setting(name) FROM pg_settings
                   WHERE name IN ('shared_buffers', 'max_connections', 'max_wal_size',
                                  'maintenance_work_mem', 'synchronous_commit', 'fsync')
                   ORDER BY name",
-                &[],
-            )
-            .await
-            .expect("settings")
-        })
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+                    &[],
+                )
+                .await
+                .expect("settings")
+            })
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
     println!(
         "product | isobench {} | {} rounds (ABBA) | {} CPUs | server: {}",
         b.bin.display(),
