@@ -175,11 +175,16 @@ impl Tpcb {
 }
 
 /// Parallel COPY streams for `rows` rows: one per 250,000 rows, at most
-/// the CPU count (and 8); below 500,000 rows one stream, which keeps
-/// pgbench's frozen rows and physical order for small scales.
+/// the CPU count (and 8). One stream, which keeps pgbench's frozen rows
+/// and physical order, below 500,000 rows and on 2 CPUs or fewer: there
+/// two plain streams copied no faster than one COPY FREEZE stream (the
+/// server's WAL insertion and page-cache writes do not split), and the
+/// lost FREEZE cost a VACUUM pass over every page on top: ~1 s more
+/// server CPU at scale 50, and slower in 4 of 5 interleaved pairs on
+/// 2 CPUs (BENCHMARKS.md, "Loading (product path)").
 fn load_streams(rows: i64) -> usize {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if rows < 500_000 {
+    if rows < 500_000 || cpus <= 2 {
         return 1;
     }
     (rows as usize).div_ceil(250_000).min(cpus).clamp(1, 8)
