@@ -350,8 +350,21 @@ fn cpu(b: &mut Bench) {
                 (pgbench_run(b), p)
             };
             let pg_us = pg.cpu_s * 1e6 / pg.committed.max(1) as f64;
-            let ib_us = (l.cpu_s - s.cpu_s) * 1e6
-                / (l.lifetime_committed.saturating_sub(s.lifetime_committed)).max(1) as f64;
+            // The difference is only meaningful when the long run did
+            // more work than the short one; on a disturbed machine a
+            // short run can commit more than a long one.
+            let (d_cpu, d_tx) = (
+                l.cpu_s - s.cpu_s,
+                l.lifetime_committed as f64 - s.lifetime_committed as f64,
+            );
+            if d_cpu <= 0.0 || d_tx <= 0.0 {
+                println!(
+                    "{round:>5} {:>9.0} {:>9.0} {pg_us:>9.1} {:>9} {:>9.1} {:>7}  (long - short: {d_cpu:.3} s CPU, {d_tx:.0} commits: round left out)",
+                    pg.tps, l.tps, "n/a", l.cpu_us_per_tx, "n/a"
+                );
+                continue;
+            }
+            let ib_us = d_cpu * 1e6 / d_tx;
             ratios.push(ib_us / pg_us);
             println!(
                 "{round:>5} {:>9.0} {:>9.0} {pg_us:>9.1} {ib_us:>9.1} {:>9.1} {:>7.3}",
