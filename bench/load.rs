@@ -4,6 +4,10 @@
 //! and 100). Both end with the same state: tables, rows, vacuumed and
 //! analysed, primary keys.
 //!
+//! Diagnostic: it calls the loader in-process on the managed server's
+//! settings; what a user waits for (`isobench run`'s `load_ms`, plain
+//! server) comes from `bench/product.rs` (`BENCH_PARTS=load`).
+//!
 //! Run: `cargo bench --bench load`. Environment: `BENCH_SCALES` (50,100),
 //! `BENCH_ROUNDS` (4), `BENCH_SET`, `PGBENCH`. Not a test: record results
 //! in BENCHMARKS.md.

@@ -3,6 +3,10 @@
 //! mean latency and schedule lag (both measured from the scheduled start),
 //! the target `isobench <= 1.3 x pgbench + 0.05 ms`, and client CPU.
 //!
+//! Diagnostic: it drives the engine in-process, on the managed server's
+//! settings, not the `isobench` binary as a user runs it; the product's
+//! figures come from `bench/product.rs` (`BENCH_PARTS=rate`).
+//!
 //! Run: `cargo bench --bench pacing`. Environment: `BENCH_RATES`
 //! (2000,20000 tx/s in all), `BENCH_CLIENTS` (4), `BENCH_SECONDS` (10),
 //! `BENCH_ROUNDS` (4), `BENCH_SCRIPT` (select-only), `BENCH_SCALE` (10),

@@ -18,30 +18,11 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::Command;
 
-use common::{Harness, env_list, env_or, summary, tcp};
+use common::{Harness, env_list, env_or, isobench_bin, summary, tcp};
 use isobench::model::Isolation;
 use isobench::target::SUPERUSER;
-
-/// The release binary next to this bench executable (target/release/).
-fn isobench_bin() -> PathBuf {
-    if let Some(p) = std::env::var_os("ISOBENCH_BIN") {
-        return p.into();
-    }
-    let exe = std::env::current_exe().expect("bench path");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
-    let bin = dir.join("isobench");
-    if !bin.exists() {
-        let ok = Command::new(env!("CARGO"))
-            .args(["build", "--release", "--bin", "isobench"])
-            .status()
-            .expect("cargo build");
-        assert!(ok.success(), "cargo build --release failed");
-    }
-    bin
-}
 
 /// Committed tps and client CPU µs/tx of the only run in `dir`.
 fn read_results(dir: &std::path::Path) -> (f64, f64) {

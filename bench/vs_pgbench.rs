@@ -2,6 +2,10 @@
 //! server, same data, same client count, alternating runs (ABBA); prints
 //! committed-tps ratios, failure %, retries per commit and client CPU.
 //!
+//! Diagnostic: it drives the engine in-process, on the managed server's
+//! settings, not the `isobench` binary as a user runs it; the product's
+//! figures come from `bench/product.rs`.
+//!
 //! Run: `cargo bench --bench vs_pgbench` (release build). Environment:
 //! - `BENCH_SCALE` (10), `BENCH_CLIENTS` (16; a list sweeps, e.g. 4,16,64),
 //!   `BENCH_SECONDS` (10), `BENCH_ROUNDS` (6)

@@ -45,6 +45,24 @@ pub fn children_cpu_s() -> f64 {
     tv(u.user_time()) + tv(u.system_time())
 }
 
+/// The release `isobench` binary next to this bench executable
+/// (target/release/), brought up to date first (`cargo build --release`,
+/// a no-op when it is), so a bench never measures a stale binary;
+/// `ISOBENCH_BIN` names another binary, used as it is.
+pub fn isobench_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("ISOBENCH_BIN") {
+        return p.into();
+    }
+    let exe = std::env::current_exe().expect("bench path");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
+    let ok = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--bin", "isobench"])
+        .status()
+        .expect("cargo build");
+    assert!(ok.success(), "cargo build --release failed");
+    dir.join("isobench")
+}
+
 /// `BENCH_TCP=1`: both tools connect over TCP on 127.0.0.1 (e.g. to
 /// capture their traffic with tcpdump) instead of the Unix socket.
 pub fn tcp() -> bool {
@@ -120,16 +138,22 @@ impl Harness {
     /// Starts a managed server with room for `clients` connections and the
     /// settings in `BENCH_SET` ("name=value name=value").
     pub fn start(clients: u32) -> Self {
+        Self::start_with(vec![(
+            "max_connections".to_string(),
+            (clients + 30).max(100).to_string(),
+        )])
+    }
+
+    /// Starts a managed server with `settings` (every other setting at
+    /// initdb's default), then those in `BENCH_SET` ("name=value
+    /// name=value"), which override them.
+    pub fn start_with(mut settings: Vec<(String, String)>) -> Self {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .expect("runtime");
         target::reaper::install_panic_hook();
         let bin_dir = target::find_bin_dir(None).expect("PostgreSQL binaries");
-        let mut settings = vec![(
-            "max_connections".to_string(),
-            (clients + 30).max(100).to_string(),
-        )];
         for kv in std::env::var("BENCH_SET")
             .unwrap_or_default()
             .split_whitespace()
@@ -137,6 +161,7 @@ impl Harness {
             let (k, v) = kv
                 .split_once('=')
                 .expect("BENCH_SET takes name=value pairs");
+            settings.retain(|(name, _)| name != k);
             settings.push((k.into(), v.into()));
         }
         let server = ManagedServer::start(&ManagedOptions {

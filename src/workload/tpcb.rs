@@ -176,14 +176,51 @@ impl Tpcb {
 }
 
 /// Parallel COPY streams for `rows` rows: one per 250,000 rows, at most
-/// the CPU count (and 8); below 500,000 rows one stream, which keeps
-/// pgbench's frozen rows and physical order for small scales.
+/// the CPU count (and 8). One stream, which keeps pgbench's frozen rows
+/// and physical order, below 500,000 rows and on 2 CPUs or fewer: there
+/// two plain streams copied no faster than one COPY FREEZE stream (the
+/// server's WAL insertion and page-cache writes do not split), and the
+/// lost FREEZE cost a VACUUM pass over every page on top: ~1 s more
+/// server CPU at scale 50, and slower in 4 of 5 interleaved pairs on
+/// 2 CPUs (BENCHMARKS.md, "Loading (product path)").
 fn load_streams(rows: i64) -> usize {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if rows < 500_000 {
+    if rows < 500_000 || cpus <= 2 {
         return 1;
     }
     (rows as usize).div_ceil(250_000).min(cpus).clamp(1, 8)
+}
+
+/// `maintenance_work_mem` (kB) that sorts the primary key of `rows`
+/// accounts in one run instead of spilling to temporary files and
+/// merging (an `int` key takes ~40 B in the sort; 100 B a row leaves room
+/// for the parallel build's split): 64 MB (the server's default) to 1 GB.
+fn index_sort_kb(rows: i64) -> i64 {
+    (rows * 100 / 1024).clamp(64 * 1024, 1024 * 1024)
+}
+
+/// Raises `maintenance_work_mem` for `db`'s session only (`SET`, never
+/// `ALTER SYSTEM`) to [`index_sort_kb`] when the server's setting is
+/// lower, for the primary keys' index builds. Returns whether it did, so
+/// the caller can `RESET` it. Errors: the server refused.
+async fn raise_index_memory(db: &Client, rows: i64) -> Result<bool, WorkloadError> {
+    let what = "raising maintenance_work_mem for the index builds";
+    let current: i64 = db
+        .query_one(
+            "SELECT setting::bigint FROM pg_settings WHERE name = 'maintenance_work_mem'",
+            &[],
+        )
+        .await
+        .map_err(WorkloadError::db(what))?
+        .get(0);
+    let want = index_sort_kb(rows);
+    if want <= current {
+        return Ok(false);
+    }
+    db.batch_execute(&format!("SET maintenance_work_mem = '{want}kB'"))
+        .await
+        .map_err(WorkloadError::db(what))?;
+    Ok(true)
 }
 
 /// `1..=rows` cut into `n` contiguous ranges of nearly equal length.
@@ -276,14 +313,14 @@ impl Workload for Tpcb {
              ALTER TABLE pgbench_accounts ADD PRIMARY KEY (aid)";
         let vacuum =
             "VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history";
-        // pgbench -i: vacuum, then primary keys. After a parallel load the
-        // other way round: the index build's scan sets every tuple's hint
-        // bits on its way, so VACUUM only has the visibility map left to do.
-        let order = if streams == 1 {
-            [vacuum, pkeys]
-        } else {
-            [pkeys, vacuum]
-        };
+        // pgbench -i's order, VACUUM then primary keys, also after a
+        // parallel load: there VACUUM sets each page's hint bits and its
+        // all-visible flag in one visit, and the index build then reads
+        // pages it has no reason to dirty. Keys first dirtied every page
+        // twice (hint bits in the index build's scan, then the all-visible
+        // flag), one more pass of the whole table through the server's
+        // buffer ring and the kernel: ~0.5 s more server CPU at scale 50
+        // (BENCHMARKS.md, "Loading (product path)").
         if streams > 1 {
             let chunks = split_range(accounts, streams);
             let mut conns = Vec::with_capacity(streams - 1);
@@ -299,7 +336,8 @@ impl Workload for Tpcb {
             }
         }
         phase(&format!("accounts ({streams} streams)"));
-        for sql in order {
+        let raised = raise_index_memory(db, accounts).await?;
+        for sql in [vacuum, pkeys] {
             db.batch_execute(sql)
                 .await
                 .map_err(WorkloadError::db(sql))?;
@@ -310,6 +348,11 @@ impl Workload for Tpcb {
                     .join(" ")
                     .as_str(),
             );
+        }
+        if raised {
+            db.batch_execute("RESET maintenance_work_mem")
+                .await
+                .map_err(WorkloadError::db("RESET maintenance_work_mem"))?;
         }
         if self.foreign_keys {
             let sql =
@@ -689,6 +732,14 @@ mod tests {
             "{min_delta} {max_delta}"
         );
         assert_ne!(w.client(1, 43).next_input(), w.client(0, 42).next_input());
+    }
+
+    #[test]
+    fn index_sort_memory_is_sized_to_the_accounts() {
+        // Never below the server's default, 100 B per account, at most 1 GB.
+        assert_eq!(index_sort_kb(100_000), 64 * 1024);
+        assert_eq!(index_sort_kb(5_000_000), 488_281);
+        assert_eq!(index_sort_kb(1_000_000_000), 1024 * 1024);
     }
 
     #[test]

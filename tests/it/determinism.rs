@@ -127,7 +127,8 @@ fn loads_are_deterministic() {
 }
 
 /// Issue #15: isobench's TPC-B loader (parallel binary COPY by `aid` range
-/// on a machine with 2+ CPUs) writes exactly what `pgbench -i` writes, and
+/// on a machine with 3+ CPUs, one binary COPY FREEZE stream on fewer, see
+/// `tpcb::load_streams`) writes exactly what `pgbench -i` writes, and
 /// leaves the tables in the same state: primary keys, vacuumed (visibility
 /// map set) and analysed.
 #[test]
@@ -142,7 +143,7 @@ fn tpcb_load_equals_pgbench_init() {
     })
     .expect("managed server");
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let scale = 6; // 600,000 accounts: enough rows for parallel streams
+    let scale = 6; // 600,000 accounts: enough rows for parallel streams (3+ CPUs)
     let ours = rt.block_on(load::<Tpcb>(
         &server,
         "ib",
