@@ -17,7 +17,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::engine::Tick;
 use crate::model::{BadInput, Phase};
-use crate::store::Cell;
+use crate::store::{Cell, RunRecord};
 
 /// The media type of OpenMetrics text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -159,10 +159,20 @@ impl Live {
         });
     }
 
-    /// The current run ended.
-    pub fn end_run(&self, done: usize) {
+    /// Run `r` ended, `done` runs of the study are measured. An external
+    /// load has no ticks: its run's figures, as the tool reported them,
+    /// are added now.
+    pub fn end_run(&self, done: usize, r: &RunRecord) {
         self.measuring.set(0);
         self.runs_done.set(done as i64);
+        if r.load.is_some() {
+            self.committed.inc_by(r.committed);
+            self.failed.inc_by(r.failed.values().sum());
+            self.retried.inc_by(r.retries);
+            self.tps.set(r.tps);
+            self.p99
+                .set(r.reported_latency().p99.map_or(0.0, |ms| ms / 1000.0));
+        }
     }
 
     /// The OpenMetrics text of the metrics now, ending with `# EOF`.
@@ -281,7 +291,7 @@ fn label_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Isolation;
+    use crate::model::{Isolation, LoadFigures, LoadFormat, LoadRecord};
     use std::collections::BTreeMap;
 
     fn cell() -> Cell {
@@ -346,7 +356,7 @@ mod tests {
         // The next run: one cell line, the counters go on.
         let mut next = cell();
         next.isolation = Isolation::ReadCommitted;
-        live.end_run(2);
+        live.end_run(2, &record(None));
         live.begin_run(3, &next, 1);
         live.tick(&tick(Phase::Warmup, 50, 0, 0, 1.0));
         let text = live.encode();
@@ -354,6 +364,60 @@ mod tests {
         assert!(text.contains("isolation=\"rc\""), "{text}");
         assert!(text.contains("isobench_transactions_committed_total 400\n"));
         assert!(text.contains("isobench_measuring 0\n"));
+    }
+
+    /// A finished run: 1000 committed, 4 failed, 9 retries, 100 tps;
+    /// `load`: of an external load.
+    fn record(load: Option<LoadRecord>) -> RunRecord {
+        let mut r = crate::report::fixture::results().runs[0].clone();
+        r.committed = 1000;
+        r.failed = BTreeMap::from([("40001".to_string(), 4)]);
+        r.retries = 9;
+        r.tps = 100.0;
+        r.load = load;
+        r
+    }
+
+    /// An external load has no ticks: its run's figures count at its end.
+    #[test]
+    fn an_external_runs_figures_count_at_its_end() {
+        let live = Live::new();
+        live.begin_run(1, &cell(), 1);
+        let load = LoadRecord {
+            command: "pgbench".into(),
+            format: LoadFormat::Pgbench,
+            exit_code: Some(0),
+            wall_s: 10.0,
+            ready_s: None,
+            output_dir: String::new(),
+            figures: Some(LoadFigures {
+                count: 1000,
+                throughput: 100.0,
+                latency_p99_ms: Some(20.0),
+                ..LoadFigures::default()
+            }),
+        };
+        live.end_run(1, &record(Some(load)));
+        let text = live.encode();
+        for line in [
+            "isobench_runs_done 1",
+            "isobench_transactions_committed_total 1000",
+            "isobench_transactions_failed_total 4",
+            "isobench_transactions_retried_total 9",
+            "isobench_tps 100.0",
+            "isobench_latency_p99_seconds 0.02",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "no line {line:?} in\n{text}"
+            );
+        }
+        // A built-in workload's run counted its ticks already.
+        live.end_run(2, &record(None));
+        assert!(
+            live.encode()
+                .contains("isobench_transactions_committed_total 1000\n")
+        );
     }
 
     #[test]

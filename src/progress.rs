@@ -149,7 +149,7 @@ impl Progress {
             (s.resumed + s.finished, s.total, per_run * left as f64)
         };
         if let Some(live) = &self.live {
-            live.end_run(done);
+            live.end_run(done, r);
         }
         if let Some(l) = &r.load {
             let figures = match &l.figures {
