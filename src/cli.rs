@@ -637,6 +637,12 @@ mod tests {
             None,
         ),
         (
+            "metrics-listen",
+            &["--metrics-listen", "127.0.0.1:9187"],
+            "metrics_listen = \"127.0.0.1:9187\"",
+            Some(("9187", "9187")),
+        ),
+        (
             "load-cmd",
             &["--load-cmd", "pgbench {dsn}"],
             "load_cmd = \"pgbench {dsn}\"",

@@ -17,6 +17,7 @@ pub mod elle;
 pub mod engine;
 pub mod experiment;
 pub(crate) mod external;
+pub mod live;
 pub(crate) mod metrics;
 pub mod model;
 pub mod monitor;

@@ -1,14 +1,16 @@
 //! What the user sees while an experiment runs: a live progress bar on a
 //! terminal (run i of N, ETA, current tps/p99/failures), one plain line per
-//! finished run on stderr otherwise, nothing with `--quiet`.
+//! finished run on stderr otherwise, nothing with `--quiet`; and, with
+//! `--metrics-listen`, the same events as metrics ([`crate::live`]).
 
 use std::io::IsTerminal;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::engine::Tick;
+use crate::live::Live;
 use crate::model::Phase;
 use crate::store::{Cell, RunRecord};
 
@@ -17,6 +19,8 @@ pub struct Progress {
     quiet: bool,
     bar: Option<ProgressBar>,
     state: Mutex<State>,
+    /// The metrics served with `--metrics-listen`.
+    live: Option<Arc<Live>>,
 }
 
 #[derive(Default)]
@@ -50,7 +54,14 @@ impl Progress {
             quiet,
             bar,
             state: Mutex::new(State::default()),
+            live: None,
         }
+    }
+
+    /// Also keeps `live`'s metrics up to date.
+    pub fn with_live(mut self, live: Option<Arc<Live>>) -> Self {
+        self.live = live;
+        self
     }
 
     /// A one-off line (results directory, target, load time).
@@ -72,6 +83,9 @@ impl Progress {
         s.resumed = done;
         s.since = Some(std::time::Instant::now());
         s.run_ms = per_run.as_millis() as u64;
+        if let Some(live) = &self.live {
+            live.start(total, done);
+        }
         if let Some(bar) = &self.bar {
             bar.set_length((total - done.min(total)) as u64 * s.run_ms);
             bar.set_position(0);
@@ -83,6 +97,9 @@ impl Progress {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         s.index = index;
         s.label = format!("run {index}/{} {} rep {repetition}", s.total, cell.label());
+        if let Some(live) = &self.live {
+            live.begin_run(index, cell, repetition);
+        }
         if let Some(bar) = &self.bar {
             bar.set_position(s.finished as u64 * s.run_ms);
             bar.set_message(format!("{}: resetting data", s.label));
@@ -98,6 +115,9 @@ impl Progress {
 
     /// Called by the engine about once a second.
     pub fn tick(&self, t: &Tick) {
+        if let Some(live) = &self.live {
+            live.tick(t);
+        }
         let Some(bar) = &self.bar else { return };
         let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let phase = match t.phase {
@@ -128,6 +148,9 @@ impl Progress {
                 .unwrap_or(0.0);
             (s.resumed + s.finished, s.total, per_run * left as f64)
         };
+        if let Some(live) = &self.live {
+            live.end_run(done, r);
+        }
         if let Some(l) = &r.load {
             let figures = match &l.figures {
                 Some(f) => format!(

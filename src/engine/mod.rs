@@ -70,6 +70,12 @@ pub struct Tick {
     pub tps: f64,
     pub p99_ms: f64,
     pub failed: u64,
+    /// Transactions committed in the tick.
+    pub committed: u64,
+    /// Tries in the tick that did not end their transaction (retried):
+    /// attempts less the transactions that ended (committed, failed, rolled
+    /// back by the application, outcome unknown).
+    pub retried: u64,
 }
 
 /// The measurements of one run.
@@ -407,6 +413,10 @@ async fn measure(
             tps: total.committed as f64 / secs,
             p99_ms: total.latency_summary().p99,
             failed: total.failed.total(),
+            committed: total.committed,
+            retried: total.attempts.saturating_sub(
+                total.committed + total.failed.total() + total.user_aborts + total.unknown_outcome,
+            ),
         };
         last = now;
         match window {

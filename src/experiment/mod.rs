@@ -137,6 +137,15 @@ async fn run_study<D: Driver>(
     header: StudyHeader,
     driver: D,
 ) -> Result<ExperimentOutcome> {
+    // Before anything runs: an address that cannot be bound is bad input.
+    let live = cfg
+        .metrics_listen
+        .as_ref()
+        .map(|addr| {
+            let live = std::sync::Arc::new(crate::live::Live::new());
+            live.serve(addr).map(|server| (live, server))
+        })
+        .transpose()?;
     let (template_of, variants) = template_indices(&driver, cells.len());
     let planned = plan(&cells, cfg.repeat, cfg.order, cfg.seed);
     let mut stored = save::stored_config(&cfg, &cells, header);
@@ -151,7 +160,10 @@ async fn run_study<D: Driver>(
         .copied()
         .max()
         .unwrap_or(1);
-    let progress = Progress::new(cfg.quiet);
+    let progress = Progress::new(cfg.quiet).with_live(live.as_ref().map(|(l, _)| l.clone()));
+    if let Some((_, server)) = &live {
+        progress.note(&format!("metrics: http://{}/metrics", server.local_addr()));
+    }
     let pid = std::process::id();
     let study = Study {
         cfg: &cfg,

@@ -477,6 +477,7 @@ mod tests {
             out: None,
             quiet: true,
             fail_on_violation: false,
+            metrics_listen: None,
         }
     }
 

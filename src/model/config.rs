@@ -427,6 +427,9 @@ pub struct ExperimentConfig {
     pub quiet: bool,
     /// Exit non-zero when any invariant is violated.
     pub fail_on_violation: bool,
+    /// Serve OpenMetrics at `http://ADDR/metrics` while the study runs
+    /// (`--metrics-listen`, `HOST:PORT`).
+    pub metrics_listen: Option<String>,
 }
 
 impl ExperimentConfig {

@@ -224,33 +224,43 @@ impl Cell {
     /// factors that are set: `pool_size=8 rate=500 max_tries=1
     /// shared_buffers=1GB fault_plan=crash@2s pg_bin=stock`.
     pub fn label(&self) -> String {
-        let mut s = format!("isolation={}", self.isolation.short());
+        self.factors()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The factors of [`Cell::label`] as (name, value) pairs, in its
+    /// order.
+    pub fn factors(&self) -> Vec<(String, String)> {
+        let mut f = vec![("isolation".to_string(), self.isolation.short().to_string())];
         if !self.strategy.is_empty() {
-            s.push_str(&format!(" strategy={}", self.strategy));
+            f.push(("strategy".into(), self.strategy.clone()));
         }
         for (k, v) in &self.params {
-            s.push_str(&format!(" {k}={v}"));
+            f.push((k.clone(), v.clone()));
         }
-        s.push_str(&format!(" clients={}", self.clients));
+        f.push(("clients".into(), self.clients.to_string()));
         if let Some(p) = self.pool_size {
-            s.push_str(&format!(" pool_size={p}"));
+            f.push(("pool_size".into(), p.to_string()));
         }
         if let Some(r) = self.rate {
-            s.push_str(&format!(" rate={r}"));
+            f.push(("rate".into(), r.to_string()));
         }
         if let Some(t) = self.max_tries {
-            s.push_str(&format!(" max_tries={t}"));
+            f.push(("max_tries".into(), t.to_string()));
         }
         for (k, v) in &self.settings {
-            s.push_str(&format!(" {k}={v}"));
+            f.push((k.clone(), v.clone()));
         }
-        if let Some(f) = &self.fault_plan {
-            s.push_str(&format!(" fault_plan={f}"));
+        if let Some(p) = &self.fault_plan {
+            f.push(("fault_plan".into(), p.clone()));
         }
         if let Some(b) = &self.pg_bin {
-            s.push_str(&format!(" pg_bin={b}"));
+            f.push(("pg_bin".into(), b.clone()));
         }
-        s
+        f
     }
 }
 

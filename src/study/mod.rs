@@ -111,9 +111,10 @@ pub fn load(path: &Path) -> Result<ExperimentConfig, SettingsError> {
 
 /// The flags `--resume` takes: how to reach the server, and how to show
 /// what happens.
-const RESUME_FLAGS: [&str; 7] = [
+const RESUME_FLAGS: [&str; 8] = [
     "quiet",
     "fail_on_violation",
+    "metrics_listen",
     "observe",
     "dsn",
     "external",
@@ -140,7 +141,7 @@ pub fn from_args(
         if let Some(bad) = given.iter().find(|g| !RESUME_FLAGS.contains(g)) {
             return Err(SettingsError::Resume(format!(
                 "--resume continues the study recorded in {}; --{} cannot change it \
-                 (only --quiet, --fail-on-violation and the server flags are allowed)",
+                 (only --quiet, --fail-on-violation, --metrics-listen and the server flags are allowed)",
                 dir.display(),
                 flag_of(bad)
             )));
@@ -264,6 +265,7 @@ fn resume_study(
         out: Some(dir.to_path_buf()),
         quiet: cli.quiet,
         fail_on_violation: cli.fail_on_violation,
+        metrics_listen: cli.metrics_listen.clone(),
     })
 }
 

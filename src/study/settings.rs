@@ -176,6 +176,10 @@ pub struct Settings {
     #[arg(long, num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
     #[serde(default, deserialize_with = "one::<_, Bool>")]
     pub fail_on_violation: Option<bool>,
+    /// Serve live metrics (current run and cell, committed/failed/retried transactions, last second's tps and p99) as OpenMetrics text at http://ADDR/metrics for Prometheus, e.g. 127.0.0.1:9187.
+    #[arg(long, value_name = "HOST:PORT", value_parser = Listen::parse)]
+    #[serde(default, deserialize_with = "one::<_, Listen>")]
+    pub metrics_listen: Option<String>,
     /// External load instead of a workload: a command run once per run, with placeholders like {clients}, {pool_size}, {isolation}, {duration_s}, {dsn} (see "External loads" in the user guide, docs/src/reference/external-loads.md).
     #[arg(long, value_name = "CMD", conflicts_with = "workload", value_parser = Template::parse, help_heading = "External load")]
     #[serde(default, deserialize_with = "one::<_, Template>")]
@@ -339,6 +343,7 @@ every_key!(
     out,
     quiet,
     fail_on_violation,
+    metrics_listen,
     load_cmd,
     setup_cmd,
     before_run,
@@ -565,6 +570,7 @@ impl Settings {
             out: s.out,
             quiet: s.quiet.unwrap_or(false),
             fail_on_violation: s.fail_on_violation.unwrap_or(false),
+            metrics_listen: s.metrics_listen,
         })
     }
 }

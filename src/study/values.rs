@@ -72,6 +72,31 @@ impl Parse for PathArg {
     }
 }
 
+/// A TCP address to listen on: `HOST:PORT` (`127.0.0.1:9187`,
+/// `[::1]:9187`, `localhost:9187`; port 0: any free port).
+pub struct Listen;
+impl Parse for Listen {
+    type Out = String;
+    fn parse(s: &str) -> Result<String, String> {
+        let s = s.trim();
+        let ok = match s.rsplit_once(':') {
+            Some((host, port)) => {
+                !host.is_empty()
+                    && port.parse::<u16>().is_ok()
+                    && (s.parse::<std::net::SocketAddr>().is_ok() || !host.contains(':'))
+            }
+            None => false,
+        };
+        if ok {
+            Ok(s.to_string())
+        } else {
+            Err(format!(
+                "expected HOST:PORT to listen on, e.g. 127.0.0.1:9187 or [::]:9187, found '{s}'"
+            ))
+        }
+    }
+}
+
 /// `true` or `false`.
 pub struct Bool;
 impl Parse for Bool {
