@@ -97,8 +97,8 @@ pub struct StoredConfig {
     #[serde(default = "default_server_wait_s")]
     pub server_wait_s: f64,
     pub sample_interval_s: f64,
-    /// Client threads (`--threads`); null: one per 16 clients, at most the
-    /// CPU count, per run.
+    /// Client threads (`--threads`); null: one per CPU, at most one per
+    /// client.
     pub threads: Option<usize>,
     pub retry: RetryPolicy,
     pub seed: u64,

@@ -128,7 +128,7 @@ pub struct Settings {
     #[arg(long, value_parser = Via::<Backoff>::parse)]
     #[serde(default, deserialize_with = "one::<_, Via<Backoff>>")]
     pub backoff: Option<Backoff>,
-    /// OS threads driving the clients, like pgbench -j (default: one per 16 clients, at most the CPU count).
+    /// OS threads driving the clients, like pgbench -j (default: the CPU count, at most one per client).
     #[arg(long, short = 'j', value_parser = Count::<1024>::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "one::<_, Count<1024>>")]
     pub threads: Option<u32>,
