@@ -181,9 +181,24 @@ impl SimpleRow {
     }
 }
 
-/// A parameter sent in text format, as libpq sends pgbench's (the server
-/// reads it by the parameter's type; `None` is NULL).
-pub type TextParam<'a> = Option<&'a [u8]>;
+/// Parameters sent in text format, as libpq sends pgbench's (the server
+/// reads each by the parameter's type): parameter k is
+/// `bytes[spans[k]]`, or NULL where `spans[k]` is `None`. Both buffers are
+/// the caller's, reused from statement to statement (nothing is
+/// allocated per statement).
+#[derive(Debug, Clone, Copy)]
+pub struct TextParams<'a> {
+    pub bytes: &'a [u8],
+    pub spans: &'a [Option<Range<usize>>],
+}
+
+impl TextParams<'_> {
+    /// No parameters.
+    pub const NONE: TextParams<'static> = TextParams {
+        bytes: &[],
+        spans: &[],
+    };
+}
 
 impl Conn {
     /// The backend's process id.
@@ -331,7 +346,7 @@ impl Conn {
     pub async fn execute_text(
         &mut self,
         stmt: &Statement,
-        params: &[TextParam<'_>],
+        params: TextParams<'_>,
     ) -> Result<u64, Error> {
         self.queue_text(Some(stmt), "", params)?;
         self.finish(|_| Ok(())).await
@@ -345,7 +360,7 @@ impl Conn {
     pub async fn execute_unnamed(
         &mut self,
         sql: &str,
-        params: &[TextParam<'_>],
+        params: TextParams<'_>,
     ) -> Result<u64, Error> {
         self.queue_text(None, sql, params)?;
         self.finish(|_| Ok(())).await
@@ -361,7 +376,7 @@ impl Conn {
         &mut self,
         stmt: Option<&Statement>,
         sql: &str,
-        params: &[TextParam<'_>],
+        params: TextParams<'_>,
     ) -> Result<(), Error> {
         if let Some(s) = stmt {
             bind_text(&s.0.name, params, &mut self.wbuf)?;
@@ -507,7 +522,7 @@ impl Conn {
         &mut self,
         stmt: Option<&Statement>,
         sql: &str,
-        params: &[TextParam<'_>],
+        params: TextParams<'_>,
     ) -> Result<(), Error> {
         let queued = self.queue(stmt, sql, params);
         if queued.is_err() {
@@ -568,7 +583,7 @@ impl Conn {
     async fn flush(&mut self) -> Result<(), Error> {
         if self.closed {
             self.wbuf.clear();
-            return Err(self.gone());
+            return Err(Error::Closed);
         }
         let r = match &mut self.stream {
             Stream::Tcp(s) => s.write_all(&self.wbuf).await,
@@ -587,12 +602,6 @@ impl Conn {
             return Err(Error::Io(e));
         }
         Ok(())
-    }
-
-    /// The error of an operation on a closed connection: the FATAL it
-    /// ended with, else closed.
-    fn gone(&self) -> Error {
-        Error::Closed
     }
 
     /// Reads the next message, skipping notices, notifications and
@@ -664,15 +673,15 @@ const READ_CHUNK: usize = 8 * 1024;
 
 /// Appends a `Bind` of `statement` with text parameters (no format codes:
 /// all text) and text results.
-fn bind_text(statement: &str, params: &[TextParam<'_>], buf: &mut BytesMut) -> Result<(), Error> {
+fn bind_text(statement: &str, params: TextParams<'_>, buf: &mut BytesMut) -> Result<(), Error> {
     frontend::bind(
         "",
         statement,
         std::iter::empty(),
-        params.iter(),
+        params.spans.iter(),
         |p, buf| match p {
-            Some(v) => {
-                buf.extend_from_slice(v);
+            Some(r) => {
+                buf.extend_from_slice(&params.bytes[r.clone()]);
                 Ok(postgres_protocol::IsNull::No)
             }
             None => Ok(postgres_protocol::IsNull::Yes),

@@ -10,7 +10,7 @@ use crate::pgbench::data::ScriptLedger;
 use crate::pgbench::expr::{self, EvalError, Value};
 use crate::pgbench::prng::Prng;
 use crate::pgbench::script::{self, CommandKind, Part, SleepAmount, Store};
-use crate::wire::{Conn, SimpleMessage, SimpleRow, Statement, TextParam};
+use crate::wire::{Conn, SimpleMessage, SimpleRow, Statement, TextParams};
 use crate::workload::{AttemptError, Outcome, TxControl, WorkloadClient};
 
 /// A client's variables and random state between transactions.
@@ -424,7 +424,11 @@ impl ScriptClient {
                                 }
                                 Some(Var::Value(Value::Int(n))) => texts
                                     .extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
-                                Some(x) => texts.extend_from_slice(x.text().as_bytes()),
+                                Some(Var::Text(t)) => texts.extend_from_slice(t.as_bytes()),
+                                Some(Var::Value(v)) => {
+                                    let _ =
+                                        std::io::Write::write_fmt(&mut texts, format_args!("{v}"));
+                                }
                                 None => {
                                     return Err(script_error(
                                         c,
@@ -435,19 +439,21 @@ impl ScriptClient {
                             }
                             spans.push(Some(start..texts.len()));
                         }
-                        let params: Vec<TextParam> =
-                            spans.iter().map(|r| r.clone().map(|r| &texts[r])).collect();
+                        let params = TextParams {
+                            bytes: &texts,
+                            spans: &spans,
+                        };
                         let stmt = self.prepared.get(input.script).and_then(|s| s[i].as_ref());
                         let sql = c.param_sql[i].as_deref().expect("SQL");
                         match pipeline.as_mut() {
                             Some(p) => {
-                                conn.queue(stmt, sql, &params).map_err(fail)?;
+                                conn.queue(stmt, sql, params).map_err(fail)?;
                                 p.commits |= c.at_commit[i];
                             }
                             None => {
                                 match stmt {
-                                    Some(stmt) => conn.execute_text(stmt, &params).await,
-                                    None => conn.execute_unnamed(sql, &params).await,
+                                    Some(stmt) => conn.execute_text(stmt, params).await,
+                                    None => conn.execute_unnamed(sql, params).await,
                                 }
                                 .map_err(fail)?;
                             }
