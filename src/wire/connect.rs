@@ -92,6 +92,7 @@ async fn startup(stream: Stream, config: &Config) -> Result<Conn, Error> {
         next_statement: 0,
         pid: 0,
         status: b'I',
+        sent: false,
     };
     let user = config.get_user().unwrap_or("postgres");
     let mut params: Vec<(&str, &str)> = vec![("user", user), ("client_encoding", "UTF8")];
