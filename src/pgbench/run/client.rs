@@ -278,10 +278,12 @@ impl ScriptClient {
         steps: &mut Vec<StepTime>,
         current: &mut Option<(usize, Instant)>,
     ) -> Result<Outcome, AttemptError> {
-        let done = |steps: &mut Vec<StepTime>, (step, t0): (usize, Instant)| {
+        // One clock read per command boundary: it ends one step and starts
+        // the next.
+        let done = |steps: &mut Vec<StepTime>, (step, t0): (usize, Instant), now: Instant| {
             steps.push(StepTime {
                 step,
-                us: t0.elapsed().as_micros() as u64,
+                us: now.saturating_duration_since(t0).as_micros() as u64,
                 failed: false,
             })
         };
@@ -296,8 +298,9 @@ impl ScriptClient {
         // Between \startpipeline and \endpipeline.
         let mut pipeline: Option<Pipeline> = None;
         while i < commands.len() {
-            if let Some(prev) = current.replace((i, Instant::now())) {
-                done(steps, prev);
+            let now = Instant::now();
+            if let Some(prev) = current.replace((i, now)) {
+                done(steps, prev, now);
             }
             let jumped = std::mem::take(&mut jump_pending);
             let env = |vars: &Vars, prng: &mut Prng| -> Result<Value, AttemptError> {
@@ -464,7 +467,7 @@ impl ScriptClient {
             i += 1;
         }
         if let Some(last) = current.take() {
-            done(steps, last);
+            done(steps, last, Instant::now());
         }
         Ok(Outcome::Committed)
     }

@@ -1,0 +1,79 @@
+//! Every study file in examples/ and examples/seeds/ runs as shipped, at
+//! a tiny size (flags override the file: 1 s runs, no warm-up, one
+//! repetition; sizes as shipped, which are laptop-sized), so that the seed reproductions keep working. A
+//! study that needs an outside program (autocannon, an application) is
+//! listed in `NEEDS_TOOLS` and run only where that program is installed.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{out_dir, read_json, run};
+
+/// Study files that drive an outside program, and the program.
+const NEEDS_TOOLS: &[(&str, &str)] = &[("app-pool-study.toml", "autocannon")];
+
+fn study_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut files = Vec::new();
+    for dir in [root.clone(), root.join("seeds")] {
+        for entry in std::fs::read_dir(&dir).expect("examples directory") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}
+
+#[test]
+fn every_example_study_runs_as_shipped_at_a_tiny_size() {
+    let files = study_files();
+    let seeds = files
+        .iter()
+        .filter(|f| f.parent().is_some_and(|p| p.ends_with("seeds")))
+        .count();
+    assert!(seeds >= 5, "one study per seed (000-004), found {seeds}");
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        if let Some((_, tool)) = NEEDS_TOOLS.iter().find(|(f, _)| *f == name) {
+            if !on_path(tool) {
+                eprintln!("skipping {name}: needs {tool}");
+                continue;
+            }
+        }
+        let (_keep, dir) = out_dir("example");
+        let (out, _stdout, stderr) = run(&[
+            "run",
+            file.to_str().unwrap(),
+            "-T",
+            "1s",
+            "--warmup",
+            "0s",
+            "--repeat",
+            "1",
+            "-q",
+            "-o",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{name} failed:\n{stderr}");
+        let results = read_json(&dir);
+        let runs = results["runs"].as_array().expect("runs");
+        assert!(!runs.is_empty(), "{name}: no runs");
+        for r in runs {
+            assert!(
+                r["committed"].as_u64().unwrap_or(0) > 0,
+                "{name}: a run committed nothing: {}",
+                r["cell"]
+            );
+        }
+        for f in ["report.md", "report.html", "cells.csv"] {
+            assert!(dir.join(f).is_file(), "{name}: no {f}");
+        }
+    }
+}
