@@ -1,6 +1,6 @@
-//! Every study file in examples/ and examples/seeds/ runs as shipped, at
-//! a tiny size (flags override the file: 1 s runs, no warm-up, one
-//! repetition; sizes as shipped, which are laptop-sized), so that the seed reproductions keep working. A
+//! Every study file in examples/ and examples/seeds/ runs as shipped
+//! (laptop-sized) with 1 s runs, no warm-up and one repetition (flags
+//! override the file), so that the seed reproductions keep working. A
 //! study that needs an outside program (autocannon, an application) is
 //! listed in `NEEDS_TOOLS` and run only where that program is installed.
 

@@ -8,6 +8,7 @@ mod common;
 
 mod anomalies;
 mod determinism;
+mod examples;
 mod experiment;
 mod external;
 mod external_load;
