@@ -48,58 +48,97 @@ pub fn summary_of(m: &super::model::ReportModel) -> String {
     let factors = factor_headers(results);
     let mut header = factors.clone();
     let (name, unit) = super::throughput_label(results);
+    let effective = m.effective_differs();
+    let on = super::sections::compared_on(m);
     header.extend(["n".to_string(), format!("{name} ± 95% CI ({unit})")]);
+    if effective {
+        header.push(format!("effective {name} ± 95% CI ({unit})"));
+    }
+    header.push(format!("% vs baseline{}", if effective { " (effective)" } else { "" }));
     header.extend(
         [
-            "% vs baseline",
             "p50 (ms)",
             "p99 (ms)",
             "retries/commit",
             "failed (%)",
-            "anomalies",
         ]
         .map(String::from),
     );
+    // Open loop with a latency limit: what was skipped or late.
+    let limit = results
+        .config
+        .latency_limit_ms
+        .filter(|_| !results.config.rate.is_empty());
+    if let Some(l) = limit {
+        header.extend(["skipped".to_string(), format!("late (> {l} ms)")]);
+    }
+    header.push("anomalies".into());
     let mut t = Table::new();
     t.load_style(presets::UTF8_FULL_CONDENSED)
         .force_no_tty()
-        .set_header(header);
+        .set_header(header.clone());
     for c in cells {
         let mut row = factor_values(results, c.cell);
+        row.extend([c.runs_label(), fmt_tps_ci(c.tps.as_ref())]);
+        if effective {
+            row.push(if c.effective_tps.is_some() {
+                fmt_tps_ci(c.effective_tps.as_ref())
+            } else {
+                super::NA.into()
+            });
+        }
         row.extend([
-            c.runs_label(),
-            fmt_tps_ci(c.tps.as_ref()),
             fmt_vs_baseline(&c.vs_baseline),
             fmt_mean(c.latency.p50.as_ref(), fmt_ms),
             fmt_mean(c.latency.p99.as_ref(), fmt_ms),
             fmt_opt(c.retries_per_commit, 3),
             fmt_opt(c.failure_pct, 2),
-            super::fmt_cell_anomalies(c, 60),
         ]);
+        if limit.is_some() {
+            row.extend([c.skipped.to_string(), c.late.to_string()]);
+        }
+        row.push(super::fmt_cell_anomalies(c, 60));
         t.add_row(row);
     }
+    // Numbers right-aligned: the numeric factors and every figure but
+    // "% vs baseline" (a verdict in words) and the anomalies.
     let f = factors.len();
-    let numeric_factors = factors.iter().enumerate().filter(|(_, h)| {
-        matches!(
-            h.as_str(),
-            "clients" | "scale" | "pool_size" | "rate" | "max_tries"
-        )
+    let right = header.iter().enumerate().filter(|(i, h)| {
+        if *i < f {
+            matches!(
+                h.as_str(),
+                "clients" | "scale" | "pool_size" | "rate" | "max_tries"
+            )
+        } else {
+            !h.starts_with("% vs baseline") && h.as_str() != "anomalies" && h.as_str() != "n"
+        }
     });
-    let right = numeric_factors
-        .map(|(i, _)| i)
-        .chain([f + 1, f + 3, f + 4, f + 5, f + 6]);
-    for i in right {
+    for (i, _) in right {
         if let Some(col) = t.column_mut(i) {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
     out.push_str(&t.to_string());
     out.push('\n');
-    out.push_str(
-        "n: complete runs; ± 95% CI of the mean (Student t); % vs baseline: mean TPS against the baseline cell,\n\
+    let _ = writeln!(
+        out,
+        "n: complete runs; ± 95% CI of the mean (Student t); % vs baseline: mean {on} against the baseline cell,\n\
          faster/slower when Welch's t-test gives p < 0.05, else no significant difference (not enough data: < 2 runs);\n\
-         anomalies: invariant violations over all runs (see report.md).\n",
+         anomalies: invariant violations over all runs (see report.md)."
     );
+    if effective {
+        let swallowed: u64 = cells.iter().map(|c| c.swallowed).sum();
+        let _ = writeln!(
+            out,
+            "effective {name}: committed transactions whose work is in the database (pgbench_history rows), per second;\n\
+             {swallowed} transaction(s) counted as committed were swallowed failures (see Failures in report.md)."
+        );
+    }
+    if !results.config.rate.is_empty() && limit.is_none() {
+        out.push_str(
+            "open loop without --latency-limit: no transaction is skipped or counted late; schedule lag is in report.md.\n",
+        );
+    }
     let _ = writeln!(out, "baseline: {}.", m.baseline);
     // The findings' sentences (what to try is in report.md); the
     // throughput cost is in the headlines already.

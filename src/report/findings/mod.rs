@@ -45,6 +45,7 @@ pub const RULES: &[Rule] = &[
     client_cpu,
     pool_wait,
     lag_growing,
+    behind,
     lock_waits,
     unknown,
     history_missing,
@@ -281,6 +282,49 @@ fn lag_growing(m: &ReportModel) -> Vec<Finding> {
     out
 }
 
+/// Open loop behind schedule: in a cell with a rate and a latency limit,
+/// the transactions skipped (already later than the limit when due) and
+/// those committed later than the limit are more than [`BEHIND_PCT`] % of
+/// the scheduled transactions (complete runs): the server could not keep
+/// up with the rate, so the throughput is not the rate and the latency
+/// leaves out what was skipped.
+pub const BEHIND_PCT: f64 = 1.0;
+
+fn behind(m: &ReportModel) -> Vec<Finding> {
+    let Some(limit) = m.results.config.latency_limit_ms else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (i, c) in m.cells.iter().enumerate() {
+        let (Some(rate), Some(lag)) = (c.cell.rate, c.schedule_lag.as_ref()) else {
+            continue;
+        };
+        // Every scheduled transaction records a schedule lag, skipped
+        // ones included.
+        let scheduled = lag.count;
+        let n = c.skipped + c.late;
+        if scheduled == 0 || (100.0 * n as f64) <= BEHIND_PCT * scheduled as f64 {
+            continue;
+        }
+        out.push(Finding {
+            rule: "behind",
+            text: format!(
+                "{}: the server could not keep up with {} tx/s: {} skipped, {} late (> {limit} ms) of {} scheduled transactions ({:.1} %).",
+                m.factors.short_labels[i],
+                rate.0,
+                integrity::grouped(c.skipped),
+                integrity::grouped(c.late),
+                integrity::grouped(scheduled),
+                100.0 * n as f64 / scheduled as f64
+            ),
+            advice: Some(
+                "compare at a rate the cell sustains (below its closed-loop throughput), or with a larger --latency-limit".into(),
+            ),
+        });
+    }
+    out
+}
+
 /// Lock waits dominate: more than [`LOCK_WAIT_SHARE`] of a cell's backend
 /// samples wait on a heavyweight lock (`Lock:*`, e.g. `Lock:transactionid`:
 /// a row another transaction has updated): contention, not the server's
@@ -426,7 +470,7 @@ fn cost(m: &ReportModel) -> Vec<Finding> {
             let text = cost_text(m, i)?;
             let c = &m.cells[i];
             let base = c.baseline.map(|b| &m.cells[b]);
-            let (Some(s), Some(b)) = (c.tps.as_ref(), base.and_then(|b| b.tps.as_ref())) else {
+            let (Some(s), Some(b)) = (c.headline_tps(), base.and_then(|b| b.headline_tps())) else {
                 return None;
             };
             let unit = m.throughput.1;
@@ -479,9 +523,11 @@ pub(crate) fn cost_text(m: &ReportModel, i: usize) -> Option<String> {
         ),
         None => String::new(),
     };
+    let effective = c.effective_differs() || m.cells[c.baseline?].effective_differs();
     Some(format!(
-        "{} {} vs {base} ({ci}{test})",
+        "{} {}{} vs {base} ({ci}{test})",
         super::fmt_pct_change(*pct).replace('%', " %"),
+        if effective { "effective " } else { "" },
         m.throughput.0
     ))
 }

@@ -240,7 +240,8 @@ pub(super) fn failures(m: &ReportModel) -> Option<Section> {
     let any_retry = cells
         .iter()
         .any(|c| c.retries_per_commit.unwrap_or(0.0) > 0.0);
-    if !any_failed && !any_retry {
+    let swallowed = m.effective_differs();
+    if !any_failed && !any_retry && !swallowed {
         return None;
     }
     let labels = f.short_labels.clone();
@@ -331,7 +332,8 @@ pub(super) fn failures(m: &ReportModel) -> Option<Section> {
     reasons.id = Some("failure-reasons");
     let html = html! {
         div.grid2 { @for c in &charts_html { (c) } }
-        @if any_failed {
+        @if any_failed || swallowed {
+            @if swallowed { (note(html! { (sections::SWALLOWED_NOTE) })) }
             (table_html(&sections::failures(m)))
         } @else {
             (note(html! { "No transaction failed." }))
