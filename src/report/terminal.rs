@@ -199,6 +199,60 @@ mod tests {
         assert_eq!(first, format!("finding: {}", history.text));
     }
 
+    /// Issue #30: with a cell whose calls swallowed failures, the table
+    /// has an effective TPS column, "% vs baseline" compares it (ser reads
+    /// slower, not +50 % faster), and a line says how many were swallowed.
+    #[test]
+    fn effective_tps_column_and_comparison() {
+        let r = fixture::swallowed_history();
+        let m = crate::report::model::ReportModel::new(&r);
+        let text = summary_of(&m);
+        assert!(
+            text.contains("effective TPS ± 95% CI (tx/s)") && text.contains("% vs baseline (effective)"),
+            "{text}"
+        );
+        let ser = text
+            .lines()
+            .find(|l| l.contains("│ ser "))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(ser.contains("150.0 ± 25.4"), "reported TPS kept: {ser}");
+        assert!(ser.contains("30.7 ± 5.2"), "effective TPS: {ser}");
+        assert!(ser.contains("-69.3% slower"), "{ser}");
+        let swallowed = m.cells[1].swallowed;
+        assert!(
+            text.contains(&format!(
+                "{swallowed} transaction(s) counted as committed were swallowed failures"
+            )),
+            "{text}"
+        );
+        assert!(text.contains("% vs baseline: mean effective TPS against"), "{text}");
+        // Without swallowed commits: no such column or line.
+        let plain = summary(&fixture::results());
+        assert!(!plain.contains("effective"), "{plain}");
+    }
+
+    /// Open loop with a latency limit: skipped and late per cell.
+    #[test]
+    fn open_loop_shows_skipped_and_late() {
+        let mut r = fixture::results();
+        r.config.rate = vec![200.0];
+        r.config.latency_limit_ms = Some(50.0);
+        for run in &mut r.runs {
+            run.cell.rate = Some(crate::store::Rate(200.0));
+        }
+        r.runs[1].skipped = 120;
+        r.runs[3].late = 30;
+        let s = summary(&r);
+        assert!(s.contains("┆ skipped ┆ late (> 50 ms) ┆"), "{s}");
+        let ser = s.lines().find(|l| l.contains("│ ser ")).unwrap();
+        assert!(ser.contains("┆     120 ┆             30 ┆"), "{ser}");
+        // Without a limit nothing is skipped or late: a line says so.
+        r.config.latency_limit_ms = None;
+        let s = summary(&r);
+        assert!(!s.contains("skipped ┆"), "{s}");
+        assert!(s.contains("open loop without --latency-limit"), "{s}");
+    }
+
     #[test]
     fn snapshot() {
         insta::assert_snapshot!(summary(&fixture::results()));

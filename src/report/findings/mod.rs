@@ -1000,6 +1000,50 @@ mod tests {
         );
     }
 
+    /// Open loop: skipped + late above 1 % of the scheduled transactions
+    /// is a finding naming the rate, the counts and the limit; at 1 % or
+    /// below, or without a latency limit, none.
+    #[test]
+    fn an_open_loop_cell_that_falls_behind_is_a_finding() {
+        let mut r = fixture::results();
+        r.config.rate = vec![200.0];
+        r.config.latency_limit_ms = Some(50.0);
+        let lag = crate::store::WaitSummary {
+            count: 12_000,
+            mean: 1.0,
+            p50: 0.5,
+            p99: 9.0,
+            max: 60.0,
+        };
+        for run in &mut r.runs {
+            run.cell.rate = Some(crate::store::Rate(200.0));
+            run.schedule_lag_ms = Some(lag);
+        }
+        // ser: complete runs 2 and 4, 24,000 scheduled; 240 is 1 %.
+        r.runs[1].skipped = 200;
+        r.runs[3].late = 40;
+        let behind = |r: &crate::store::Results| -> Vec<Finding> {
+            findings(&ReportModel::new(r))
+                .into_iter()
+                .filter(|f| f.rule == "behind")
+                .collect()
+        };
+        assert!(behind(&r).is_empty(), "{:?}", behind(&r));
+        r.runs[3].late = 41;
+        let f = behind(&r);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].text.ends_with(
+                "the server could not keep up with 200 tx/s: 200 skipped, 41 late (> 50 ms) of 24,000 \
+                 scheduled transactions (1.0 %)."
+            ),
+            "{}",
+            f[0].text
+        );
+        r.config.latency_limit_ms = None;
+        assert!(behind(&r).is_empty());
+    }
+
     #[test]
     fn faulted_runs_are_a_finding_with_outage_recovery_and_cause() {
         assert!(
