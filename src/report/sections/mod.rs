@@ -182,9 +182,9 @@ pub fn compared_on(m: &ReportModel) -> String {
 /// in detail; report.html's likewise).
 pub const CELL_DETAILS_NOTE: &str = "The figures of Cells and more, per cell. ± is the half-width of the \
      95 % confidence interval of the mean (Student t, n - 1 degrees of freedom; n/a with one run). % vs \
-     baseline compares mean TPS (goodput: committed transactions per second) with the baseline cell's; its \
-     95 % CI is that of the difference of the means (Welch–Satterthwaite degrees of freedom) divided by the \
-     baseline's mean, which it treats as exact. p: Welch's two-sided t-test; verdict: faster or slower when \
+     baseline compares mean TPS (goodput: committed transactions per second; effective TPS where a history \
+     check gives one) with the baseline cell's; its 95 % CI is that of the ratio of the means, taken on the \
+     log scale (delta method, Welch–Satterthwaite degrees of freedom), so it never goes below -100 %. p: Welch's two-sided t-test; verdict: faster or slower when \
      p < 0.05, else no significant difference (the runs do not show one); not enough data with fewer than 2 \
      complete runs on a side. Latencies are means over runs of each run's figure (see Latency for the \
      merged histograms). Abort ratio: attempts that neither committed nor were rolled back by the workload \
