@@ -1105,8 +1105,14 @@ mod tests {
         let VsBaseline::Change { pct, verdict, .. } = plain.1 else {
             panic!("{:?}", plain.1)
         };
-        assert_eq!((pct.map(|p| p.round()), verdict), (Some(50.0), Verdict::Faster));
-        assert!(plain.0.is_none(), "no history check with lost commits: no effective tps");
+        assert_eq!(
+            (pct.map(|p| p.round()), verdict),
+            (Some(50.0), Verdict::Faster)
+        );
+        assert!(
+            plain.0.is_none(),
+            "no history check with lost commits: no effective tps"
+        );
 
         let r = fixture::swallowed_history();
         let cells = aggregate(&r);

@@ -616,8 +616,7 @@ pub(crate) fn swallowed_history() -> Results {
             ..InvariantResult::count(HISTORY_CHECK, h.violations(), detail)
         }];
         run.anomalies = h.violations();
-        run.effective_tps =
-            crate::model::effective_tps(run.tps, &run.lifetime, &run.invariants);
+        run.effective_tps = crate::model::effective_tps(run.tps, &run.lifetime, &run.invariants);
     }
     r
 }

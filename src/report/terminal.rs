@@ -54,16 +54,11 @@ pub fn summary_of(m: &super::model::ReportModel) -> String {
     if effective {
         header.push(format!("effective {name} ± 95% CI ({unit})"));
     }
-    header.push(format!("% vs baseline{}", if effective { " (effective)" } else { "" }));
-    header.extend(
-        [
-            "p50 (ms)",
-            "p99 (ms)",
-            "retries/commit",
-            "failed (%)",
-        ]
-        .map(String::from),
-    );
+    header.push(format!(
+        "% vs baseline{}",
+        if effective { " (effective)" } else { "" }
+    ));
+    header.extend(["p50 (ms)", "p99 (ms)", "retries/commit", "failed (%)"].map(String::from));
     // Open loop with a latency limit: what was skipped or late.
     let limit = results
         .config
@@ -208,7 +203,8 @@ mod tests {
         let m = crate::report::model::ReportModel::new(&r);
         let text = summary_of(&m);
         assert!(
-            text.contains("effective TPS ± 95% CI (tx/s)") && text.contains("% vs baseline (effective)"),
+            text.contains("effective TPS ± 95% CI (tx/s)")
+                && text.contains("% vs baseline (effective)"),
             "{text}"
         );
         let ser = text
@@ -225,7 +221,10 @@ mod tests {
             )),
             "{text}"
         );
-        assert!(text.contains("% vs baseline: mean effective TPS against"), "{text}");
+        assert!(
+            text.contains("% vs baseline: mean effective TPS against"),
+            "{text}"
+        );
         // Without swallowed commits: no such column or line.
         let plain = summary(&fixture::results());
         assert!(!plain.contains("effective"), "{plain}");

@@ -562,7 +562,8 @@ fn the_swallowing_function_over_pgbench_tables_is_flagged() {
     let (out, stdout, stderr) = common::run(&["report", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{stderr}");
     assert!(
-        stdout.contains("effective TPS ± 95% CI (tx/s)") && stdout.contains("% vs baseline (effective)"),
+        stdout.contains("effective TPS ± 95% CI (tx/s)")
+            && stdout.contains("% vs baseline (effective)"),
         "{stdout}"
     );
     assert!(

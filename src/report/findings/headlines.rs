@@ -57,7 +57,10 @@ fn headline(m: &ReportModel, i: usize) -> String {
                 "{} {unit}{effective} (mean ± 95 % CI half-width)",
                 crate::report::fmt_tps_ci(Some(s))
             ),
-            Some(s) => format!("{} {unit}{effective} (one run)", crate::report::fmt_tps(s.mean)),
+            Some(s) => format!(
+                "{} {unit}{effective} (one run)",
+                crate::report::fmt_tps(s.mean)
+            ),
             None => "no complete run".into(),
         };
         match (&c.vs_baseline, c.tps.is_some()) {

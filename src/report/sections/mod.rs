@@ -412,7 +412,10 @@ pub fn cell_details(m: &ReportModel) -> Table {
         Column::text(format!("verdict ({})", compared_on(m))),
     ]);
     if m.has_effective() {
-        cols.push(Column::num(format!("{} reported ({})", m.throughput.0, m.throughput.1)));
+        cols.push(Column::num(format!(
+            "{} reported ({})",
+            m.throughput.0, m.throughput.1
+        )));
         cols.push(Column::num("swallowed (transactions)"));
     }
     if !m.outlier_runs.is_empty() {
@@ -769,7 +772,10 @@ pub fn runs(m: &ReportModel) -> Table {
         if show_version {
             row.push(Value::text(run.server_version.clone()));
         }
-        row.extend([Value::num(run.duration_s, fmt_fixed(run.duration_s, 1)), tps]);
+        row.extend([
+            Value::num(run.duration_s, fmt_fixed(run.duration_s, 1)),
+            tps,
+        ]);
         if effective {
             row.push(Value::opt(
                 run.effective_tps,

@@ -901,7 +901,8 @@ mod tests {
     /// history check (it is not stored).
     fn with_effective_tps(mut r: Results) -> Results {
         for run in &mut r.runs {
-            run.effective_tps = crate::model::effective_tps(run.tps, &run.lifetime, &run.invariants);
+            run.effective_tps =
+                crate::model::effective_tps(run.tps, &run.lifetime, &run.invariants);
         }
         r
     }
