@@ -513,6 +513,7 @@ fn dump_outputs() {
         ("outliers", outliers),
         ("builds", builds),
         ("evil", evil),
+        ("swallowed", swallowed_history()),
     ];
     for (name, r) in variants {
         let put = |ext: &str, text: String| {
