@@ -129,7 +129,7 @@ fn throughput_bars(m: &ReportModel) -> Markup {
                 .iter()
                 .map(|c| {
                     let s = c.headline_tps().filter(|_| c.cell.isolation == *l)?;
-                    let ci = ci_of(&s);
+                    let ci = ci_of(s);
                     max = max.max(ci.map_or(s.mean, |c| c.1));
                     Some(Bar { value: s.mean, ci })
                 })
