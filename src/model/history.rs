@@ -5,8 +5,32 @@
 //! them back with [`HistoryCount::parse`]: one format, defined here, so the
 //! stored results need no extra columns.
 
+use super::{InvariantResult, Lifetime};
+
 /// The name of the check (the same as the built-in `tpcb` workload's).
 pub const HISTORY_CHECK: &str = "history-matches-commits";
+
+/// A run's effective throughput, tx/s: of the `tps` it reported (commits
+/// per second of the measured window), the share whose work is in the
+/// database. The history check ([`HISTORY_CHECK`]) counts over the
+/// clients' whole life ([`Lifetime`]: warm-up and drain included) the
+/// committed transactions whose `pgbench_history` row is missing (its
+/// `lost_commits`: a PL/pgSQL function that swallowed a serialization
+/// failure, or an asynchronous commit lost in a crash); the window is
+/// taken to lose the same share: `tps · (1 - lost / lifetime.committed)`.
+/// `None` when no history check applies (another workload, scripts over
+/// their own tables or inserting no history row) or it could not count.
+pub fn effective_tps(tps: f64, lifetime: &Lifetime, invariants: &[InvariantResult]) -> Option<f64> {
+    let lost = invariants
+        .iter()
+        .find(|i| i.name == HISTORY_CHECK)?
+        .lost_commits?;
+    if lifetime.committed == 0 {
+        return Some(tps);
+    }
+    let kept = lifetime.committed.saturating_sub(lost) as f64 / lifetime.committed as f64;
+    Some(tps * kept)
+}
 
 /// Rows `pgbench_history` gained during a run and the range the committed
 /// transactions account for.
@@ -78,6 +102,25 @@ impl HistoryCount {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn effective_tps_is_the_share_of_commits_in_the_database() {
+        let lifetime = Lifetime {
+            committed: 1000,
+            unknown_outcome: 0,
+        };
+        let mut history = InvariantResult::count(HISTORY_CHECK, 750, "x".into());
+        assert_eq!(effective_tps(90.0, &lifetime, &[history.clone()]), None);
+        history.lost_commits = Some(750);
+        let other = InvariantResult::check("accounts-match-history", true, "y".into());
+        assert_eq!(
+            effective_tps(90.0, &lifetime, &[other.clone(), history.clone()]),
+            Some(22.5)
+        );
+        history.lost_commits = Some(0);
+        assert_eq!(effective_tps(90.0, &lifetime, &[history]), Some(90.0));
+        assert_eq!(effective_tps(90.0, &lifetime, &[other]), None);
+    }
 
     #[test]
     fn detail_round_trips_and_counts_violations() {

@@ -393,6 +393,12 @@ pub struct RunRecord {
     pub committed: u64,
     /// committed / duration_s, tx/s.
     pub tps: f64,
+    /// Effective throughput, tx/s: `tps` less the committed transactions
+    /// whose work is not in the database, by the history check
+    /// ([`super::effective_tps`]); `None` (null) when no history check
+    /// applies. Reports compare cells on it when they have it.
+    #[serde(default)]
+    pub effective_tps: Option<f64>,
     /// Tries of all transactions finished in the window.
     pub attempts: u64,
     /// attempts - transactions (committed + failed + unknown).

@@ -112,8 +112,10 @@ pub struct InvariantResult {
     /// `sum(abalance)=-1234 sum(tbalance)=-1234`.
     pub detail: String,
     /// Commits the clients saw acknowledged that the database does not
-    /// hold afterwards, for a check that can tell (TPC-B's history rows);
-    /// `None` for the others. After a crash with `synchronous_commit=off`
+    /// hold afterwards, for a check that can tell (the history check of
+    /// TPC-B and of pgbench scripts over pgbench's tables: a script's
+    /// function that swallowed a serialization failure loses its row too);
+    /// `None` for the others. [`super::effective_tps`] follows from it. After a crash with `synchronous_commit=off`
     /// these are the commits the setting trades for speed, not an anomaly;
     /// with durable commits they are violations of the check.
     #[serde(default, skip_serializing_if = "Option::is_none")]

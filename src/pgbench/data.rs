@@ -179,7 +179,7 @@ impl ScriptData {
             .get(&self.key())
             .copied()
             .unwrap_or(0);
-        let (count, scripts) = history::check(
+        let (count, scripts, lost) = history::check(
             names,
             &self.inserts,
             &ledger.committed,
@@ -198,7 +198,10 @@ impl ScriptData {
                 t == b,
                 format!("sum(tbalance)={t} sum(bbalance)={b}"),
             ),
-            InvariantResult::count(HISTORY_CHECK, count.violations(), count.detail(&scripts)),
+            InvariantResult {
+                lost_commits: lost,
+                ..InvariantResult::count(HISTORY_CHECK, count.violations(), count.detail(&scripts))
+            },
         ])
     }
 }

@@ -16,7 +16,9 @@ use crate::store::{Results, WaitSummary};
 /// `repetition`, every factor of [`super::factor_headers`], `complete`
 /// (`true`/`false`), `outlier` (`true` when the run's TPS is an outlier of
 /// its cell by the modified z-score, see `cells::CellSummary::outliers`),
-/// `tps` (tx/s), `committed`, `retries`, `failed` (transactions),
+/// `tps` (tx/s), `effective_tps` (tx/s: committed transactions whose
+/// work is in the database, empty when no history check applies),
+/// `committed`, `retries`, `failed` (transactions),
 /// `failure_pct` (%), `latency_mean_ms`, `latency_p50_ms`,
 /// `latency_p95_ms`, `latency_p99_ms`, `pool_wait_mean_ms`,
 /// `pool_wait_p99_ms`, `schedule_lag_mean_ms`, `schedule_lag_p99_ms`,
@@ -38,6 +40,7 @@ pub fn runs_of(m: &super::model::ReportModel) -> String {
             "complete",
             "outlier",
             "tps",
+            "effective_tps",
             "committed",
             "retries",
             "failed",
@@ -71,6 +74,7 @@ pub fn runs_of(m: &super::model::ReportModel) -> String {
             run.complete.to_string(),
             outliers.contains(&run.index).to_string(),
             num(run.tps),
+            opt(run.effective_tps),
             run.committed.to_string(),
             run.retries.to_string(),
             run.failed.values().sum::<u64>().to_string(),
@@ -100,8 +104,12 @@ pub fn runs_of(m: &super::model::ReportModel) -> String {
 /// One row per cell, in the order of `cells::aggregate`. Columns: every
 /// factor, `n` (complete runs), `interrupted` (runs), `tps_mean`,
 /// `tps_sd`, `tps_ci95` (half-width of the 95 % interval of the mean),
-/// `tps_min`, `tps_max` (tx/s), `tps_cv` (ratio), `vs_baseline_pct`
-/// (% change of mean TPS), `vs_baseline_pct_ci95_low`,
+/// `tps_min`, `tps_max` (tx/s), `tps_cv` (ratio), `effective_tps_mean`,
+/// `effective_tps_ci95` (tx/s: committed transactions whose work is in
+/// the database; empty when no history check applies), `swallowed`
+/// (transactions counted as committed whose work is not in the
+/// database), `vs_baseline_pct` (% change of mean TPS: effective TPS
+/// where the cell has one), `vs_baseline_pct_ci95_low`,
 /// `vs_baseline_pct_ci95_high` (%), `p_value` (Welch, two-sided),
 /// `verdict` (`baseline`, `faster`, `slower`,
 /// `no_significant_difference`, `not_enough_data`, or empty without a
@@ -130,6 +138,9 @@ pub fn cells_of(m: &super::model::ReportModel) -> String {
             "tps_min",
             "tps_max",
             "tps_cv",
+            "effective_tps_mean",
+            "effective_tps_ci95",
+            "swallowed",
             "vs_baseline_pct",
             "vs_baseline_pct_ci95_low",
             "vs_baseline_pct_ci95_high",
@@ -160,6 +171,11 @@ fn cell_row(results: &Results, c: &CellSummary, reasons: &[ReasonTally]) -> Vec<
         Some(s) => row.extend([s.mean, s.sd, s.ci95, s.min, s.max, s.cv].map(num)),
         None => row.extend(std::iter::repeat_n(String::new(), 6)),
     }
+    row.extend([
+        opt(c.effective_tps.map(|s| s.mean)),
+        opt(c.effective_tps.map(|s| s.ci95)),
+        c.swallowed.to_string(),
+    ]);
     let (pct, low, high, p, verdict) = match &c.vs_baseline {
         VsBaseline::Baseline => (
             String::new(),

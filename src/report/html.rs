@@ -546,6 +546,7 @@ mod tests {
             ("rich", fixture::rich()),
             ("big", fixture::big()),
             ("plan-changed", fixture::plan_changed()),
+            ("swallowed", fixture::swallowed_history()),
         ] {
             let page = dir.join(format!("{name}.html"));
             std::fs::write(&page, render(&r)).unwrap();
@@ -766,6 +767,7 @@ mod tests {
             ("big", fixture::big()),
             ("rich", fixture::rich()),
             ("builds", fixture::with_builds()),
+            ("swallowed", fixture::swallowed_history()),
         ] {
             let html = render(&r).replace("</body>", &format!("{MEASURE}</body>"));
             let page = dir.path().join(format!("{name}.html"));

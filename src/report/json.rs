@@ -22,6 +22,11 @@ use crate::store::Results;
 ///   "cells": [ { "label", "factors" {name: value}, "runs", "n",
 ///     "interrupted", "outlier_runs" [run index],
 ///     "tps" {n, mean, sd, ci95, min, max, cv},
+///     "effective_tps" {n, mean, ...} (committed transactions whose work
+///     is in the database; null when no history check applies),
+///     "swallowed" (transactions counted as committed whose work is not
+///     in the database), "compared_on" ("effective_tps" or "tps": what
+///     tps_vs_baseline_pct, p_value and verdict compare),
 ///     "is_baseline", "baseline_cell" (label or null),
 ///     "tps_vs_baseline_pct", "tps_vs_baseline_pct_ci95" [low, high],
 ///     "p_value", "verdict" ("baseline", "faster", "slower",
@@ -100,6 +105,9 @@ struct CellJson {
     interrupted: usize,
     outlier_runs: Vec<u32>,
     tps: Option<Summary>,
+    effective_tps: Option<Summary>,
+    swallowed: u64,
+    compared_on: &'static str,
     is_baseline: bool,
     baseline_cell: Option<String>,
     tps_vs_baseline_pct: Option<f64>,
@@ -187,6 +195,13 @@ fn cell(
         interrupted: c.interrupted,
         outlier_runs: c.outliers.clone(),
         tps: c.tps,
+        effective_tps: c.effective_tps,
+        swallowed: c.swallowed,
+        compared_on: if c.effective_tps.is_some() {
+            "effective_tps"
+        } else {
+            "tps"
+        },
         is_baseline: c.vs_baseline == VsBaseline::Baseline,
         baseline_cell: c.baseline.map(|b| all[b].cell.label()),
         tps_vs_baseline_pct: pct,

@@ -352,7 +352,11 @@ fn commands(out: &mut String, m: &ReportModel) {
 }
 
 fn failures(out: &mut String, m: &ReportModel) {
-    out.push_str("## Failures by SQLSTATE\n\nTransactions that gave up, by the SQLSTATE of their last error, summed over complete runs.\n\n");
+    out.push_str("## Failures by SQLSTATE\n\nTransactions that gave up, by the SQLSTATE of their last error, summed over complete runs.");
+    if m.effective_differs() {
+        out.push_str(&format!(" {}", sections::SWALLOWED_NOTE));
+    }
+    out.push_str("\n\n");
     let t = sections::failures(m);
     if t.is_empty() {
         out.push_str("No transaction failed.\n\n");

@@ -96,6 +96,19 @@ impl<'a> ReportModel<'a> {
         self.cells.iter().position(|c| c.cell == cell)
     }
 
+    /// Whether any cell's effective TPS is below its TPS (transactions
+    /// counted as committed whose work is not in the database): the
+    /// reports then show effective TPS beside TPS and say that % vs
+    /// baseline is on it.
+    pub fn effective_differs(&self) -> bool {
+        self.cells.iter().any(CellSummary::effective_differs)
+    }
+
+    /// Whether any cell has an effective TPS (a history check applies).
+    pub fn has_effective(&self) -> bool {
+        self.cells.iter().any(|c| c.effective_tps.is_some())
+    }
+
     /// Whether the workload is ssibench (its summary adds KTPS).
     pub fn ssibench(&self) -> bool {
         matches!(

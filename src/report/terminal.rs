@@ -48,58 +48,92 @@ pub fn summary_of(m: &super::model::ReportModel) -> String {
     let factors = factor_headers(results);
     let mut header = factors.clone();
     let (name, unit) = super::throughput_label(results);
+    let effective = m.effective_differs();
+    let on = super::sections::compared_on(m);
     header.extend(["n".to_string(), format!("{name} ± 95% CI ({unit})")]);
-    header.extend(
-        [
-            "% vs baseline",
-            "p50 (ms)",
-            "p99 (ms)",
-            "retries/commit",
-            "failed (%)",
-            "anomalies",
-        ]
-        .map(String::from),
-    );
+    if effective {
+        header.push(format!("effective {name} ± 95% CI ({unit})"));
+    }
+    header.push(format!(
+        "% vs baseline{}",
+        if effective { " (effective)" } else { "" }
+    ));
+    header.extend(["p50 (ms)", "p99 (ms)", "retries/commit", "failed (%)"].map(String::from));
+    // Open loop with a latency limit: what was skipped or late.
+    let limit = results
+        .config
+        .latency_limit_ms
+        .filter(|_| !results.config.rate.is_empty());
+    if let Some(l) = limit {
+        header.extend(["skipped".to_string(), format!("late (> {l} ms)")]);
+    }
+    header.push("anomalies".into());
     let mut t = Table::new();
     t.load_style(presets::UTF8_FULL_CONDENSED)
         .force_no_tty()
-        .set_header(header);
+        .set_header(header.clone());
     for c in cells {
         let mut row = factor_values(results, c.cell);
+        row.extend([c.runs_label(), fmt_tps_ci(c.tps.as_ref())]);
+        if effective {
+            row.push(if c.effective_tps.is_some() {
+                fmt_tps_ci(c.effective_tps.as_ref())
+            } else {
+                super::NA.into()
+            });
+        }
         row.extend([
-            c.runs_label(),
-            fmt_tps_ci(c.tps.as_ref()),
             fmt_vs_baseline(&c.vs_baseline),
             fmt_mean(c.latency.p50.as_ref(), fmt_ms),
             fmt_mean(c.latency.p99.as_ref(), fmt_ms),
             fmt_opt(c.retries_per_commit, 3),
             fmt_opt(c.failure_pct, 2),
-            super::fmt_cell_anomalies(c, 60),
         ]);
+        if limit.is_some() {
+            row.extend([c.skipped.to_string(), c.late.to_string()]);
+        }
+        row.push(super::fmt_cell_anomalies(c, 60));
         t.add_row(row);
     }
+    // Numbers right-aligned: the numeric factors and every figure but
+    // "% vs baseline" (a verdict in words) and the anomalies.
     let f = factors.len();
-    let numeric_factors = factors.iter().enumerate().filter(|(_, h)| {
-        matches!(
-            h.as_str(),
-            "clients" | "scale" | "pool_size" | "rate" | "max_tries"
-        )
+    let right = header.iter().enumerate().filter(|(i, h)| {
+        if *i < f {
+            matches!(
+                h.as_str(),
+                "clients" | "scale" | "pool_size" | "rate" | "max_tries"
+            )
+        } else {
+            !h.starts_with("% vs baseline") && h.as_str() != "anomalies" && h.as_str() != "n"
+        }
     });
-    let right = numeric_factors
-        .map(|(i, _)| i)
-        .chain([f + 1, f + 3, f + 4, f + 5, f + 6]);
-    for i in right {
+    for (i, _) in right {
         if let Some(col) = t.column_mut(i) {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
     out.push_str(&t.to_string());
     out.push('\n');
-    out.push_str(
-        "n: complete runs; ± 95% CI of the mean (Student t); % vs baseline: mean TPS against the baseline cell,\n\
+    let _ = writeln!(
+        out,
+        "n: complete runs; ± 95% CI of the mean (Student t); % vs baseline: mean {on} against the baseline cell,\n\
          faster/slower when Welch's t-test gives p < 0.05, else no significant difference (not enough data: < 2 runs);\n\
-         anomalies: invariant violations over all runs (see report.md).\n",
+         anomalies: invariant violations over all runs (see report.md)."
     );
+    if effective {
+        let swallowed: u64 = cells.iter().map(|c| c.swallowed).sum();
+        let _ = writeln!(
+            out,
+            "effective {name}: committed transactions whose work is in the database (pgbench_history rows), per second;\n\
+             {swallowed} transaction(s) counted as committed were swallowed failures (see Failures in report.md)."
+        );
+    }
+    if !results.config.rate.is_empty() && limit.is_none() {
+        out.push_str(
+            "open loop without --latency-limit: no transaction is skipped or counted late; schedule lag is in report.md.\n",
+        );
+    }
     let _ = writeln!(out, "baseline: {}.", m.baseline);
     // The findings' sentences (what to try is in report.md); the
     // throughput cost is in the headlines already.
@@ -158,6 +192,64 @@ mod tests {
             .expect("findings printed");
         let history = all.iter().find(|f| f.rule == "history").unwrap();
         assert_eq!(first, format!("finding: {}", history.text));
+    }
+
+    /// Issue #30: with a cell whose calls swallowed failures, the table
+    /// has an effective TPS column, "% vs baseline" compares it (ser reads
+    /// slower, not +50 % faster), and a line says how many were swallowed.
+    #[test]
+    fn effective_tps_column_and_comparison() {
+        let r = fixture::swallowed_history();
+        let m = crate::report::model::ReportModel::new(&r);
+        let text = summary_of(&m);
+        assert!(
+            text.contains("effective TPS ± 95% CI (tx/s)")
+                && text.contains("% vs baseline (effective)"),
+            "{text}"
+        );
+        let ser = text
+            .lines()
+            .find(|l| l.contains("│ ser "))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(ser.contains("150.0 ± 25.4"), "reported TPS kept: {ser}");
+        assert!(ser.contains("30.7 ± 5.2"), "effective TPS: {ser}");
+        assert!(ser.contains("-69.3% slower"), "{ser}");
+        let swallowed = m.cells[1].swallowed;
+        assert!(
+            text.contains(&format!(
+                "{swallowed} transaction(s) counted as committed were swallowed failures"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains("% vs baseline: mean effective TPS against"),
+            "{text}"
+        );
+        // Without swallowed commits: no such column or line.
+        let plain = summary(&fixture::results());
+        assert!(!plain.contains("effective"), "{plain}");
+    }
+
+    /// Open loop with a latency limit: skipped and late per cell.
+    #[test]
+    fn open_loop_shows_skipped_and_late() {
+        let mut r = fixture::results();
+        r.config.rate = vec![200.0];
+        r.config.latency_limit_ms = Some(50.0);
+        for run in &mut r.runs {
+            run.cell.rate = Some(crate::store::Rate(200.0));
+        }
+        r.runs[1].skipped = 120;
+        r.runs[3].late = 30;
+        let s = summary(&r);
+        assert!(s.contains("┆ skipped ┆ late (> 50 ms) ┆"), "{s}");
+        let ser = s.lines().find(|l| l.contains("│ ser ")).unwrap();
+        assert!(ser.contains("┆     120 ┆             30 ┆"), "{ser}");
+        // Without a limit nothing is skipped or late: a line says so.
+        r.config.latency_limit_ms = None;
+        let s = summary(&r);
+        assert!(!s.contains("skipped ┆"), "{s}");
+        assert!(s.contains("open loop without --latency-limit"), "{s}");
     }
 
     #[test]

@@ -219,6 +219,13 @@ fn builtin_scripts_with_weights_under_rc_and_ser() {
         }
         let committed = u64_of(&run["committed"]);
         assert_eq!(committed, by_type.values().sum::<u64>(), "{iso}");
+        // pgbench's own scripts leave every commit's work in the
+        // database: the effective tps is the tps (issue #30).
+        assert_eq!(
+            run["effective_tps"].as_f64(),
+            Some(run["tps"].as_f64().unwrap()),
+            "{iso}"
+        );
         // Plans of the scripts' statements, explained with drawn values,
         // once per distinct statement (tpcb-like and simple-update share
         // theirs): the tellers' update has a plan, with a literal tid.
@@ -448,7 +455,12 @@ fn plpgsql_function_that_swallows_serialization_failures() {
 /// count as committed: the balances stay consistent (the function's work
 /// is rolled back whole), but pgbench_history gains far fewer rows than
 /// committed calls, so the history check fails, counts the missing rows
-/// as anomalies, and report.md's Findings say so.
+/// as anomalies, and report.md's Findings say so. Issue #30: the run's
+/// effective tps (its tps less the share of commits whose row is missing)
+/// is below its tps, "% vs baseline" against read committed (where the
+/// function swallows nothing) is on effective tps, the Failures table has
+/// a swallowed row, and the terminal summary (`isobench report DIR`, from
+/// the store) shows the effective TPS and the history finding.
 #[test]
 fn the_swallowing_function_over_pgbench_tables_is_flagged() {
     let (_keep, dir) = out_dir("trap");
@@ -463,7 +475,7 @@ fn the_swallowing_function_over_pgbench_tables_is_flagged() {
             "--init-sql",
             &init,
             "--isolation",
-            "rr",
+            "rc,rr",
             "--scale",
             "1",
             "--clients",
@@ -511,6 +523,55 @@ fn the_swallowing_function_over_pgbench_tables_is_flagged() {
         "{finding}"
     );
     eprintln!("{detail}\n{finding}");
+
+    // Effective throughput: the commits whose history row is there.
+    let lost = u64_of(&history["lost_commits"]);
+    assert_eq!(lost, expected - rows, "{detail}");
+    let tps = run["tps"].as_f64().unwrap();
+    let effective = run["effective_tps"].as_f64().expect("effective_tps");
+    let kept = 1.0 - lost as f64 / u64_of(&run["lifetime"]["committed"]) as f64;
+    assert!(
+        (effective - tps * kept).abs() <= 1e-9 * tps,
+        "effective {effective}, tps {tps}, kept {kept}"
+    );
+    assert!(effective < tps, "effective {effective}, tps {tps}");
+    let rc = run_at(&r, "read-committed");
+    assert_tpcb_invariants_checked(rc, "read-committed");
+    let rc_tps = rc["tps"].as_f64().unwrap();
+    assert_eq!(rc["effective_tps"].as_f64(), Some(rc_tps));
+    // % vs baseline compares effective tps.
+    let cells: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cells.json")).unwrap()).unwrap();
+    let rr_cell = cells["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["factors"]["isolation"] == "rr")
+        .expect("rr cell");
+    assert_eq!(rr_cell["compared_on"], "effective_tps", "{rr_cell:#}");
+    assert_eq!(rr_cell["effective_tps"]["mean"].as_f64(), Some(effective));
+    let pct = rr_cell["tps_vs_baseline_pct"].as_f64().unwrap();
+    let want = 100.0 * (effective / rc_tps - 1.0);
+    assert!((pct - want).abs() < 1e-9, "{pct} vs {want}");
+    assert!(u64_of(&rr_cell["swallowed"]) > 0, "{rr_cell:#}");
+    assert!(
+        report.contains("| swallowed (counted as committed, work not in the database) |"),
+        "no swallowed row in report.md:\n{report}"
+    );
+    // The terminal, from the store.
+    let (out, stdout, stderr) = common::run(&["report", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("effective TPS ± 95% CI (tx/s)")
+            && stdout.contains("% vs baseline (effective)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.lines().any(|l| l.starts_with("finding: ")
+            && l.contains("transactions committed but pgbench_history gained")),
+        "the integrity finding is not printed:\n{stdout}"
+    );
+    eprintln!("{stdout}");
     assert_managed_server_gone(&r);
 }
 

@@ -516,6 +516,11 @@ fn record<W: Workload>(
         around.server_fault.take(),
         std::mem::take(&mut around.injected),
     );
+    let tps = if outcome.measured_s > 0.0 {
+        m.committed as f64 / outcome.measured_s
+    } else {
+        0.0
+    };
     let record = RunRecord {
         index,
         cell: run.cell.clone(),
@@ -526,11 +531,8 @@ fn record<W: Workload>(
         complete: !outcome.interrupted && !lost_clients,
         duration_s: outcome.measured_s,
         committed: m.committed,
-        tps: if outcome.measured_s > 0.0 {
-            m.committed as f64 / outcome.measured_s
-        } else {
-            0.0
-        },
+        tps,
+        effective_tps: crate::model::effective_tps(tps, &outcome.lifetime, &around.invariants),
         attempts: m.attempts,
         retries: m.attempts.saturating_sub(transactions),
         failed: m.failed.iter().collect(),

@@ -47,12 +47,20 @@ fn headline(m: &ReportModel, i: usize) -> String {
     let c = &m.cells[i];
     let unit = m.throughput.1;
     let throughput = cost_text(m, i).unwrap_or_else(|| {
-        let tps = match &c.tps {
+        let effective = if c.effective_differs() {
+            " effective"
+        } else {
+            ""
+        };
+        let tps = match c.headline_tps() {
             Some(s) if s.n >= 2 => format!(
-                "{} {unit} (mean ± 95 % CI half-width)",
+                "{} {unit}{effective} (mean ± 95 % CI half-width)",
                 crate::report::fmt_tps_ci(Some(s))
             ),
-            Some(s) => format!("{} {unit} (one run)", crate::report::fmt_tps(s.mean)),
+            Some(s) => format!(
+                "{} {unit}{effective} (one run)",
+                crate::report::fmt_tps(s.mean)
+            ),
             None => "no complete run".into(),
         };
         match (&c.vs_baseline, c.tps.is_some()) {

@@ -45,6 +45,7 @@ pub const RULES: &[Rule] = &[
     client_cpu,
     pool_wait,
     lag_growing,
+    behind,
     lock_waits,
     unknown,
     history_missing,
@@ -281,6 +282,49 @@ fn lag_growing(m: &ReportModel) -> Vec<Finding> {
     out
 }
 
+/// Open loop behind schedule: in a cell with a rate and a latency limit,
+/// the transactions skipped (already later than the limit when due) and
+/// those committed later than the limit are more than [`BEHIND_PCT`] % of
+/// the scheduled transactions (complete runs): the server could not keep
+/// up with the rate, so the throughput is not the rate and the latency
+/// leaves out what was skipped.
+pub const BEHIND_PCT: f64 = 1.0;
+
+fn behind(m: &ReportModel) -> Vec<Finding> {
+    let Some(limit) = m.results.config.latency_limit_ms else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (i, c) in m.cells.iter().enumerate() {
+        let (Some(rate), Some(lag)) = (c.cell.rate, c.schedule_lag.as_ref()) else {
+            continue;
+        };
+        // Every scheduled transaction records a schedule lag, skipped
+        // ones included.
+        let scheduled = lag.count;
+        let n = c.skipped + c.late;
+        if scheduled == 0 || (100.0 * n as f64) <= BEHIND_PCT * scheduled as f64 {
+            continue;
+        }
+        out.push(Finding {
+            rule: "behind",
+            text: format!(
+                "{}: the server could not keep up with {} tx/s: {} skipped, {} late (> {limit} ms) of {} scheduled transactions ({:.1} %).",
+                m.factors.short_labels[i],
+                rate.0,
+                integrity::grouped(c.skipped),
+                integrity::grouped(c.late),
+                integrity::grouped(scheduled),
+                100.0 * n as f64 / scheduled as f64
+            ),
+            advice: Some(
+                "compare at a rate the cell sustains (below its closed-loop throughput), or with a larger --latency-limit".into(),
+            ),
+        });
+    }
+    out
+}
+
 /// Lock waits dominate: more than [`LOCK_WAIT_SHARE`] of a cell's backend
 /// samples wait on a heavyweight lock (`Lock:*`, e.g. `Lock:transactionid`:
 /// a row another transaction has updated): contention, not the server's
@@ -426,7 +470,7 @@ fn cost(m: &ReportModel) -> Vec<Finding> {
             let text = cost_text(m, i)?;
             let c = &m.cells[i];
             let base = c.baseline.map(|b| &m.cells[b]);
-            let (Some(s), Some(b)) = (c.tps.as_ref(), base.and_then(|b| b.tps.as_ref())) else {
+            let (Some(s), Some(b)) = (c.headline_tps(), base.and_then(|b| b.headline_tps())) else {
                 return None;
             };
             let unit = m.throughput.1;
@@ -479,9 +523,11 @@ pub(crate) fn cost_text(m: &ReportModel, i: usize) -> Option<String> {
         ),
         None => String::new(),
     };
+    let effective = c.effective_differs() || m.cells[c.baseline?].effective_differs();
     Some(format!(
-        "{} {} vs {base} ({ci}{test})",
+        "{} {}{} vs {base} ({ci}{test})",
         super::fmt_pct_change(*pct).replace('%', " %"),
+        if effective { "effective " } else { "" },
         m.throughput.0
     ))
 }
@@ -952,6 +998,50 @@ mod tests {
             (grouped(0), grouped(999), grouped(1_000_000)),
             ("0".into(), "999".into(), "1,000,000".into())
         );
+    }
+
+    /// Open loop: skipped + late above 1 % of the scheduled transactions
+    /// is a finding naming the rate, the counts and the limit; at 1 % or
+    /// below, or without a latency limit, none.
+    #[test]
+    fn an_open_loop_cell_that_falls_behind_is_a_finding() {
+        let mut r = fixture::results();
+        r.config.rate = vec![200.0];
+        r.config.latency_limit_ms = Some(50.0);
+        let lag = crate::store::WaitSummary {
+            count: 12_000,
+            mean: 1.0,
+            p50: 0.5,
+            p99: 9.0,
+            max: 60.0,
+        };
+        for run in &mut r.runs {
+            run.cell.rate = Some(crate::store::Rate(200.0));
+            run.schedule_lag_ms = Some(lag);
+        }
+        // ser: complete runs 2 and 4, 24,000 scheduled; 240 is 1 %.
+        r.runs[1].skipped = 200;
+        r.runs[3].late = 40;
+        let behind = |r: &crate::store::Results| -> Vec<Finding> {
+            findings(&ReportModel::new(r))
+                .into_iter()
+                .filter(|f| f.rule == "behind")
+                .collect()
+        };
+        assert!(behind(&r).is_empty(), "{:?}", behind(&r));
+        r.runs[3].late = 41;
+        let f = behind(&r);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].text.ends_with(
+                "the server could not keep up with 200 tx/s: 200 skipped, 41 late (> 50 ms) of 24,000 \
+                 scheduled transactions (1.0 %)."
+            ),
+            "{}",
+            f[0].text
+        );
+        r.config.latency_limit_ms = None;
+        assert!(behind(&r).is_empty());
     }
 
     #[test]

@@ -51,7 +51,9 @@ fn throughput_against(m: &ReportModel, j: usize) -> Markup {
     let mut xs: Vec<f64> = Vec::new();
     let mut y_max: f64 = 0.0;
     for (i, c) in cells.iter().enumerate() {
-        let Some(s) = c.tps else { continue };
+        let Some(&s) = c.headline_tps() else {
+            continue;
+        };
         let x: f64 = f.values[i][j].parse().unwrap_or(f64::NAN);
         let key = f.label_without(i, Some(j));
         let k = match keys.iter().position(|k| *k == key) {
@@ -83,7 +85,7 @@ fn throughput_against(m: &ReportModel, j: usize) -> Markup {
     let x = Axis::at_values(&factor_desc(name), &xs);
     let panel = Panel {
         title: None,
-        y: Axis::from_zero("throughput (tx/s)", y_max),
+        y: Axis::from_zero(&throughput_axis(m), y_max),
         lines,
         marks: Vec::new(),
     };
@@ -100,8 +102,9 @@ fn throughput_against(m: &ReportModel, j: usize) -> Markup {
         svg,
         html! {
             strong { "Throughput against " (name) "." } " Mean committed transactions per second \
-             over each cell's complete runs; error bars: 95 % confidence interval of the mean (none \
-             with a single run). One line per combination of the other factors."
+             over each cell's complete runs" (effective_caption(m)) "; error bars: 95 % confidence \
+             interval of the mean (none with a single run). One line per combination of the other \
+             factors."
         },
     )
 }
@@ -125,8 +128,8 @@ fn throughput_bars(m: &ReportModel) -> Markup {
             values: cells
                 .iter()
                 .map(|c| {
-                    let s = c.tps.filter(|_| c.cell.isolation == *l)?;
-                    let ci = ci_of(&s);
+                    let s = c.headline_tps().filter(|_| c.cell.isolation == *l)?;
+                    let ci = ci_of(s);
                     max = max.max(ci.map_or(s.mean, |c| c.1));
                     Some(Bar { value: s.mean, ci })
                 })
@@ -138,7 +141,7 @@ fn throughput_bars(m: &ReportModel) -> Markup {
             categories: &labels,
             series,
             stacked: true,
-            x: Axis::from_zero("throughput (tx/s)", max),
+            x: Axis::from_zero(&throughput_axis(m), max),
             labels: ValueLabels::AfterBar(fmt_tps),
             legend: true,
             width: WIDE,
@@ -149,10 +152,32 @@ fn throughput_bars(m: &ReportModel) -> Markup {
         svg,
         html! {
             strong { "Throughput per cell." } " Mean committed transactions per second over each \
-             cell's complete runs, coloured by isolation level; whiskers: 95 % confidence interval \
-             of the mean (none with a single run)."
+             cell's complete runs" (effective_caption(m)) ", coloured by isolation level; whiskers: \
+             95 % confidence interval of the mean (none with a single run)."
         },
     )
+}
+
+/// The throughput charts' axis: effective throughput when a cell's
+/// effective TPS is below its TPS (the charts plot
+/// [`crate::report::cells::CellSummary::headline_tps`]).
+fn throughput_axis(m: &ReportModel) -> String {
+    if m.effective_differs() {
+        "effective throughput (tx/s)".into()
+    } else {
+        "throughput (tx/s)".into()
+    }
+}
+
+/// What the throughput captions add when a cell's effective TPS is below
+/// its TPS.
+fn effective_caption(m: &ReportModel) -> &'static str {
+    if m.effective_differs() {
+        " whose work is in the database (effective TPS: the history check found committed \
+         transactions without their pgbench_history row; the reported TPS is in Cells)"
+    } else {
+        ""
+    }
 }
 
 /// `clients` → `clients (connections)`, and so on.
@@ -240,7 +265,8 @@ pub(super) fn failures(m: &ReportModel) -> Option<Section> {
     let any_retry = cells
         .iter()
         .any(|c| c.retries_per_commit.unwrap_or(0.0) > 0.0);
-    if !any_failed && !any_retry {
+    let swallowed = m.effective_differs();
+    if !any_failed && !any_retry && !swallowed {
         return None;
     }
     let labels = f.short_labels.clone();
@@ -331,7 +357,8 @@ pub(super) fn failures(m: &ReportModel) -> Option<Section> {
     reasons.id = Some("failure-reasons");
     let html = html! {
         div.grid2 { @for c in &charts_html { (c) } }
-        @if any_failed {
+        @if any_failed || swallowed {
+            @if swallowed { (note(html! { (sections::SWALLOWED_NOTE) })) }
             (table_html(&sections::failures(m)))
         } @else {
             (note(html! { "No transaction failed." }))

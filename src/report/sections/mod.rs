@@ -144,22 +144,47 @@ pub fn cells_note(m: &ReportModel) -> String {
     } else {
         format!(" Same in every cell: {same}.")
     };
+    let effective = if m.effective_differs() {
+        format!(" {EFFECTIVE_NOTE}")
+    } else {
+        String::new()
+    };
     format!(
         "One row per cell, over its complete runs.{same} ± and [ ]: 95 % confidence intervals. % vs \
-         baseline: mean TPS against {}; ▲/▼: significantly higher/lower (Welch's t-test, p < 0.05), n.s.: \
-         not significant, (no test): fewer than 2 complete runs on a side. More figures per cell, and how \
-         each is computed: Cells in detail.",
+         baseline: mean {} against {}; ▲/▼: significantly higher/lower (Welch's t-test, p < 0.05), n.s.: \
+         not significant, (no test): fewer than 2 complete runs on a side.{effective} More figures per \
+         cell, and how each is computed: Cells in detail.",
+        compared_on(m),
         m.baseline
     )
+}
+
+/// What the Cells tables say when a cell's effective TPS is below its
+/// TPS (report.md, report.html; the terminal words its own).
+pub const EFFECTIVE_NOTE: &str = "Effective TPS: committed transactions whose work is in the database, \
+     per second (the history check counts their pgbench_history rows; where a call swallowed a \
+     serialization failure and returned as if committed, its row is missing); a cell where it is below \
+     the reported TPS shows the reported figure after it, and % vs baseline and the verdict compare \
+     effective TPS. The difference is under Failures as swallowed.";
+
+/// What "% vs baseline" compares: `effective TPS` when a cell's effective
+/// TPS is below its TPS ([`ReportModel::effective_differs`]), else the
+/// throughput's name (`TPS`).
+pub fn compared_on(m: &ReportModel) -> String {
+    if m.effective_differs() {
+        format!("effective {}", m.throughput.0)
+    } else {
+        m.throughput.0.to_string()
+    }
 }
 
 /// How the figures of the Cells tables are computed (report.md's Cells
 /// in detail; report.html's likewise).
 pub const CELL_DETAILS_NOTE: &str = "The figures of Cells and more, per cell. ± is the half-width of the \
      95 % confidence interval of the mean (Student t, n - 1 degrees of freedom; n/a with one run). % vs \
-     baseline compares mean TPS (goodput: committed transactions per second) with the baseline cell's; its \
-     95 % CI is that of the difference of the means (Welch–Satterthwaite degrees of freedom) divided by the \
-     baseline's mean, which it treats as exact. p: Welch's two-sided t-test; verdict: faster or slower when \
+     baseline compares mean TPS (goodput: committed transactions per second; effective TPS where a history \
+     check gives one) with the baseline cell's; its 95 % CI is that of the ratio of the means, taken on the \
+     log scale (delta method, Welch–Satterthwaite degrees of freedom), so it never goes below -100 %. p: Welch's two-sided t-test; verdict: faster or slower when \
      p < 0.05, else no significant difference (the runs do not show one); not enough data with fewer than 2 \
      complete runs on a side. Latencies are means over runs of each run's figure (see Latency for the \
      merged histograms). Abort ratio: attempts that neither committed nor were rolled back by the workload \
@@ -168,8 +193,8 @@ pub const CELL_DETAILS_NOTE: &str = "The figures of Cells and more, per cell. ±
      example.";
 
 /// The notes of the summary table about its optional columns: pool wait,
-/// schedule lag, skipped/late, outlier runs (in that order, each when
-/// its columns are shown).
+/// schedule lag, skipped/late, reported TPS and swallowed, outlier runs
+/// (in that order, each when its columns are shown).
 pub fn summary_notes(m: &ReportModel) -> Vec<&'static str> {
     let waits = WaitColumns::of(m);
     let mut notes = Vec::new();
@@ -189,6 +214,14 @@ pub fn summary_notes(m: &ReportModel) -> Vec<&'static str> {
         notes.push(
             "Skipped: transactions not started because they were already later than the latency limit; \
              late: committed transactions slower than it (summed over complete runs).",
+        );
+    }
+    if m.has_effective() {
+        notes.push(
+            "TPS reported: committed transactions per second as the clients counted them; swallowed: those \
+             of them whose work is not in the database (the history check; see Failures). % vs baseline \
+             and the verdict compare effective TPS, the reported TPS less the swallowed, and the same \
+             where nothing was swallowed.",
         );
     }
     if !m.outlier_runs.is_empty() {
@@ -294,12 +327,13 @@ fn shown_factor_values(m: &ReportModel, i: usize, shown: &[usize]) -> Vec<Value>
 /// latency p50 and p99, retries, failures and anomalies. The rest is in
 /// [`cell_details`].
 pub fn summary(m: &ReportModel) -> Table {
-    let (tp_name, tp_unit) = m.throughput;
+    let tp_unit = m.throughput.1;
+    let on = compared_on(m);
     let mut cols = shown_factor_columns(m);
     cols.extend([
         Column::num("runs (n)"),
-        Column::num(format!("{tp_name} mean ± 95% CI ({tp_unit})")),
-        Column::num("% vs baseline (TPS) [95% CI]"),
+        Column::num(format!("{on} mean ± 95% CI ({tp_unit})")),
+        Column::num(format!("% vs baseline ({on}) [95% CI]")),
         Column::num("p50 (ms)"),
         Column::num("p99 (ms)"),
         Column::num("retries per commit"),
@@ -312,14 +346,21 @@ pub fn summary(m: &ReportModel) -> Table {
     let max_tps = m
         .cells
         .iter()
-        .filter_map(|c| c.tps.map(|s| s.mean))
+        .filter_map(|c| c.headline_tps().map(|s| s.mean))
         .fold(0.0, f64::max);
     for (i, c) in m.cells.iter().enumerate() {
         let mut row = shown_factor_values(m, i, &shown);
-        let mut tps = mean_value(c.tps.as_ref(), fmt_tps);
-        tps.text = fmt_tps_ci(c.tps.as_ref());
-        tps.bar = c
-            .tps
+        let headline = c.headline_tps();
+        let mut tps = mean_value(headline, fmt_tps);
+        tps.text = fmt_tps_ci(headline);
+        if let (true, Some(reported)) = (c.effective_differs(), &c.tps) {
+            tps.text = format!("{} ({} reported)", tps.text, fmt_tps(reported.mean));
+            tps = tps.mark(Mark::Bad).title(format!(
+                "{} transactions counted as committed left no work in the database (swallowed)",
+                c.swallowed
+            ));
+        }
+        tps.bar = headline
             .filter(|s| max_tps > 0.0 && s.mean.is_finite())
             .map(|s| s.mean / max_tps);
         let anomalies = if c.invariants.checked == 0 {
@@ -366,7 +407,17 @@ fn row_class(c: &CellSummary) -> &'static str {
 /// unknown outcomes, the anomalies' first example and the invariants.
 pub fn cell_details(m: &ReportModel) -> Table {
     let mut cols = shown_factor_columns(m);
-    cols.extend([Column::num("p (Welch)"), Column::text("verdict (TPS)")]);
+    cols.extend([
+        Column::num("p (Welch)"),
+        Column::text(format!("verdict ({})", compared_on(m))),
+    ]);
+    if m.has_effective() {
+        cols.push(Column::num(format!(
+            "{} reported ({})",
+            m.throughput.0, m.throughput.1
+        )));
+        cols.push(Column::num("swallowed (transactions)"));
+    }
     if !m.outlier_runs.is_empty() {
         cols.push(Column::text("outlier runs (TPS)"));
     }
@@ -397,6 +448,16 @@ pub fn cell_details(m: &ReportModel) -> Table {
             VsBaseline::Missing => NA.into(),
         };
         row.extend([p.into(), fmt_verdict(&c.vs_baseline).into()]);
+        if m.has_effective() {
+            let mut reported = mean_value(c.tps.as_ref(), fmt_tps);
+            reported.text = fmt_tps_ci(c.tps.as_ref());
+            row.push(reported);
+            row.push(Value::count(c.swallowed).mark(if c.swallowed > 0 {
+                Mark::Bad
+            } else {
+                Mark::None
+            }));
+        }
         if !m.outlier_runs.is_empty() {
             row.push(if c.outliers.is_empty() {
                 "none".into()
@@ -606,7 +667,8 @@ pub fn failure_totals(c: &CellSummary) -> (u64, f64) {
 }
 
 /// Failed transactions by SQLSTATE per cell, summed over complete runs;
-/// as rates in detail columns.
+/// as rates in detail columns; then a cell's swallowed failures
+/// ([`SWALLOWED`]) when it has any.
 pub fn failures(m: &ReportModel) -> Table {
     let mut t = Table::new(vec![
         Column::text("cell"),
@@ -630,9 +692,32 @@ pub fn failures(m: &ReportModel) -> Table {
                 opt_value(pct, 2),
             ]);
         }
+        if c.swallowed > 0 {
+            // Counted as committed, so not among the transactions above:
+            // as a share of all transactions, the reported ones.
+            let n = c.swallowed;
+            t.row(vec![
+                cell_value(m, i),
+                Value::text(NA),
+                Value::text(SWALLOWED),
+                Value::count(n).mark(Mark::Bad),
+                opt_value((secs > 0.0).then(|| n as f64 / secs), 2),
+                opt_value((tx > 0).then(|| 100.0 * n as f64 / tx as f64), 2),
+            ]);
+        }
     }
     t
 }
+
+/// What the Failures tables say about [`SWALLOWED`] rows.
+pub const SWALLOWED_NOTE: &str = "Swallowed: transactions counted as committed in the measured window \
+     whose work is not in the database (the history check found their pgbench_history rows missing: \
+     typically a function that caught the serialization failure and returned normally); no SQLSTATE \
+     reached the client, and they are not in failed (%).";
+
+/// The name of the Failures row of transactions counted as committed whose
+/// work is not in the database ([`CellSummary::swallowed`]).
+pub const SWALLOWED: &str = "swallowed (counted as committed, work not in the database)";
 
 /// A share of the host's CPU time, %, to one decimal; `n/a` when not
 /// measured.
@@ -653,7 +738,12 @@ pub fn runs(m: &ReportModel) -> Table {
     if show_version {
         cols.push(Column::text("server version"));
     }
-    cols.extend(["measured (s)", "TPS (tx/s)", "p99 (ms)"].map(Column::num));
+    cols.extend(["measured (s)", "TPS (tx/s)"].map(Column::num));
+    let effective = m.effective_differs();
+    if effective {
+        cols.push(Column::num("effective TPS (tx/s)"));
+    }
+    cols.push(Column::num("p99 (ms)"));
     cols.extend(waits.columns(true));
     cols.extend(
         [
@@ -685,8 +775,14 @@ pub fn runs(m: &ReportModel) -> Table {
         row.extend([
             Value::num(run.duration_s, fmt_fixed(run.duration_s, 1)),
             tps,
-            Value::opt(p99, p99.map_or_else(|| NA.into(), fmt_ms)),
         ]);
+        if effective {
+            row.push(Value::opt(
+                run.effective_tps,
+                run.effective_tps.map_or_else(|| NA.into(), fmt_tps),
+            ));
+        }
+        row.push(Value::opt(p99, p99.map_or_else(|| NA.into(), fmt_ms)));
         row.extend(waits.run(run));
         row.extend([
             Value::count(run.retries),

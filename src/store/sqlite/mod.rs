@@ -894,6 +894,16 @@ mod tests {
         // Run 2 keeps no wait events but its sample count.
         r.runs[1].server.wait_events.counts.clear();
         r.runs[1].server.plans.clear();
+        with_effective_tps(r)
+    }
+
+    /// `r` with every run's effective tps as the store derives it from the
+    /// history check (it is not stored).
+    fn with_effective_tps(mut r: Results) -> Results {
+        for run in &mut r.runs {
+            run.effective_tps =
+                crate::model::effective_tps(run.tps, &run.lifetime, &run.invariants);
+        }
         r
     }
 
@@ -1027,6 +1037,8 @@ mod tests {
         redo.server.plans.truncate(1);
         redo.errors.clear();
         redo.tps = 1.5;
+        redo.effective_tps =
+            crate::model::effective_tps(redo.tps, &redo.lifetime, &redo.invariants);
         store.save_run(&redo).unwrap();
         let rows = rows_of_run(&store.conn, 1);
         assert_eq!(rows["runs"], 1);
@@ -1147,7 +1159,7 @@ mod tests {
                 run.cell.fault_plan = None;
             }
         }
-        r
+        with_effective_tps(r)
     }
 
     /// A store at `dir/results.sqlite` as an isobench of store version

@@ -318,7 +318,7 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
     .collect();
 
     let seed: String = row.get("seed")?;
-    Ok(RunRecord {
+    let mut record = RunRecord {
         index: run,
         cell,
         repetition: row.get("repetition")?,
@@ -328,6 +328,7 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
         duration_s: real(row, "duration_s")?,
         committed: row.get("committed")?,
         tps: real(row, "tps")?,
+        effective_tps: None,
         attempts: row.get("attempts")?,
         retries: row.get("retries")?,
         failed,
@@ -377,7 +378,11 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
         server_settings,
         load: read_external_load(conn, run)?,
         faults: read_faults(conn, run)?,
-    })
+    };
+    // Not stored: it follows from the history check's lost commits.
+    record.effective_tps =
+        crate::model::effective_tps(record.tps, &record.lifetime, &record.invariants);
+    Ok(record)
 }
 
 /// Failure counts by SQLSTATE.

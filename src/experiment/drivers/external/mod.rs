@@ -651,6 +651,7 @@ fn record(
         duration_s,
         committed,
         tps: f.map_or(0.0, |f| f.throughput),
+        effective_tps: None,
         attempts: committed + failed_n + retries,
         retries,
         failed,
