@@ -258,6 +258,8 @@ fn run(
         server_settings: BTreeMap::from([("fsync".into(), "off".into())]),
         load: None,
         faults: None,
+        window_start: None,
+        shard_clients: None,
     }
 }
 
@@ -326,6 +328,7 @@ pub fn results() -> Results {
             settings: BTreeMap::from([("fsync".into(), "off".into())]),
             file: None,
             target_options: Default::default(),
+            shard: None,
         },
         environment: Environment {
             host: "bench-1".into(),

@@ -377,6 +377,8 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
         server_settings,
         load: read_external_load(conn, run)?,
         faults: read_faults(conn, run)?,
+        window_start: None,
+        shard_clients: None,
     })
 }
 
