@@ -477,10 +477,12 @@ pub struct RunRecord {
     /// (it measured its window) and counts in the statistics, marked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub faults: Option<RunFaults>,
-    /// When the measured window began, RFC 3339: in a sharded study the
-    /// barrier's instant plus the warm-up, by the server's clock (the same
-    /// in every shard); otherwise by the client's clock. Absent in stores
-    /// written before it (and not kept in the SQLite store).
+    /// When this process opened the measured window, RFC 3339 UTC: in a
+    /// sharded study by the server's clock (the client's plus its offset
+    /// measured at the barrier; every shard aims at the barrier's instant
+    /// plus the warm-up); otherwise by the client's clock. Absent when the
+    /// window never opened and in stores written before it (not kept in
+    /// the SQLite store).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_start: Option<String>,
     /// In a sharded study, the clients this shard ran (its share of

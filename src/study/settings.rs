@@ -627,7 +627,11 @@ impl Settings {
             threads: s.threads.map(|t| t as usize),
             sample_interval: s.sample_interval.unwrap_or(Duration::from_secs(5)),
             observe: s.observe.unwrap_or_default(),
-            seed: s.seed.unwrap_or_else(rand::random),
+            // Every shard must draw the same seed: without one given, a
+            // sharded study's is 0 (docs/src/reference/sharded-runs.md).
+            seed: s
+                .seed
+                .unwrap_or_else(|| if shard.is_some() { 0 } else { rand::random() }),
             target: TargetConfig {
                 dsn: s.dsn,
                 external_from_env: s.external.unwrap_or(false),

@@ -332,15 +332,16 @@ async fn one_run<W: Workload>(
             b.late_s * 1e3
         ));
     }
-    let window_start = match &barrier {
-        Some(b) => Some(super::super::shard::rfc3339(
-            b.start_at + cfg.warmup.as_secs_f64(),
-        )),
-        None => outcome.window_start.map(|t| {
-            chrono::DateTime::<chrono::Utc>::from(t)
-                .to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
-        }),
-    };
+    // When this process opened the window: sharded, by the server's
+    // clock (this machine's plus its measured offset), so that the shards'
+    // starts compare (the barrier's instant plus the warm-up, give or take
+    // the sleep's precision); else by this machine's clock.
+    let window_start = outcome.window_start.map(|t| {
+        let unix = t
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        super::super::shard::rfc3339(unix + barrier.as_ref().map_or(0.0, |b| b.offset_s))
+    });
     // Before marking the run ended: shard 0 may drop the run's database
     // (and this connection) once every shard has.
     let after = after_server_fault(check_db, ctx, &log, log_from).await;
