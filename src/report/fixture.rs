@@ -624,6 +624,8 @@ pub(crate) fn swallowed_history() -> Results {
 /// window, the server back after 0.4 s, 4 connections lost and reopened.
 pub fn faulted() -> Results {
     let mut r = results();
+    r.runs[1].window_start = Some("2026-01-01T10:00:02.000100Z".into());
+    r.runs[1].shard_clients = Some(3);
     r.runs[1].faults = Some(crate::model::RunFaults {
         cause: Some("server process (PID 4242) was terminated by signal 9: Killed".into()),
         connections_lost: 4,

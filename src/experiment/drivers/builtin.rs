@@ -207,6 +207,10 @@ struct Around {
     clients: u32,
     /// Sharded: `clients`.
     shard_clients: Option<u32>,
+    /// Sharded: why the checks saw only part of the clients (a shard that
+    /// did not end the run, a workload whose checks use client ledgers),
+    /// so their violations are shown but not counted as anomalies.
+    partial_checks: Option<String>,
 }
 
 /// Runs `ctx.run` with `workload`: a fresh copy, the engine under
@@ -321,7 +325,7 @@ async fn one_run<W: Workload>(
         ),
         o => (None, o),
     };
-    let (mut outcome, ledger) = outcome?;
+    let (outcome, ledger) = outcome?;
     let barrier = barrier.into_inner().expect("not poisoned");
     if let Some(b) = &barrier {
         progress.note(&format!(
@@ -347,6 +351,7 @@ async fn one_run<W: Workload>(
     let after = after_server_fault(check_db, ctx, &log, log_from).await;
     // Every shard's clients' lifetime counts, for the checks (shard 0).
     let mut lifetime = outcome.lifetime;
+    let mut partial_checks = None;
     if let Some(m) = &gate_failed {
         progress.note(m);
         errors.push(m.clone());
@@ -357,18 +362,22 @@ async fn one_run<W: Workload>(
             lifetime.committed += others.committed;
             lifetime.unknown_outcome += others.unknown_outcome;
             if !missing.is_empty() {
-                errors.push(format!(
-                    "shard(s) {missing} did not end run {index} within --shard-wait: the invariants were checked without their counts"
+                partial_checks = Some(format!(
+                    "shard(s) {missing} did not end run {index} within --shard-wait: \
+                     invariant results are checked without their commits, shown but not counted as anomalies"
                 ));
-                outcome.ledger_complete = false;
-            }
-            // A client ledger holds what the checks need of every client;
-            // shard 0 has only its own clients' (a zero-sized ledger holds
-            // nothing: the lifetime counts, added up, are all).
-            if c.spec.count > 1
+            } else if c.spec.count > 1
                 && std::mem::size_of::<<W::Client as crate::workload::WorkloadClient>::Ledger>() != 0
             {
-                outcome.ledger_complete = false;
+                // A client ledger holds what the checks need of every
+                // client, and shard 0 has only its own clients' (a
+                // zero-sized ledger holds nothing: the lifetime counts,
+                // added up over the shards, are all the checks use).
+                partial_checks = Some(
+                    "sharded: the invariant checks that use client ledgers saw shard 0's clients only: \
+                     shown but not counted as anomalies"
+                        .into(),
+                );
             }
         }
     }
@@ -404,6 +413,7 @@ async fn one_run<W: Workload>(
         window_start,
         clients,
         shard_clients: shard.map(|_| clients),
+        partial_checks,
     };
     let (record, script_error) = record(workload, ctx, outcome, around);
     // A script's own error (an expression error, an undefined variable)
@@ -704,7 +714,10 @@ fn problems(
 ) -> (u64, Option<String>) {
     // Without every client's ledger, checks that use it can report
     // violations that did not happen: shown, but not counted.
-    let anomalies = if outcome.ledger_complete {
+    let anomalies = if let Some(why) = &around.partial_checks {
+        errors.push(why.clone());
+        0
+    } else if outcome.ledger_complete {
         around.invariants.iter().map(|i| i.violations).sum()
     } else {
         errors.push(
