@@ -350,7 +350,12 @@ fn study_key(cfg: &ExperimentConfig, planned: &[PlannedRun]) -> String {
         cfg.workload, cfg.seed, cfg.warmup, cfg.duration
     );
     for r in planned {
-        key.push_str(&format!("{}#{}#{};", r.cell.label(), r.repetition, r.cell_index));
+        key.push_str(&format!(
+            "{}#{}#{};",
+            r.cell.label(),
+            r.repetition,
+            r.cell_index
+        ));
     }
     key
 }

@@ -110,7 +110,12 @@ impl Coord {
     ///
     /// Errors: the server cannot be reached, or shard 0 cannot create the
     /// schema (the role needs CREATE on the database).
-    pub async fn open(target: &Target, spec: ShardSpec, study: String, wait: Duration) -> Result<Self> {
+    pub async fn open(
+        target: &Target,
+        spec: ShardSpec,
+        study: String,
+        wait: Duration,
+    ) -> Result<Self> {
         let mut config = target.config(&target.admin_db());
         target::own_session(&mut config, &format!("shard-{}", spec.index));
         let client = target::connect(&config).await?;
@@ -169,7 +174,11 @@ impl Coord {
     ///
     /// Errors: a coordination query failed (other than the tables not
     /// existing yet).
-    pub async fn await_prepared(&self, run: u32, cancel: &CancellationToken) -> Result<Option<Join>> {
+    pub async fn await_prepared(
+        &self,
+        run: u32,
+        cancel: &CancellationToken,
+    ) -> Result<Option<Join>> {
         loop {
             let rows = self
                 .client
@@ -185,9 +194,7 @@ impl Coord {
                         let (at, started, failed, done): (i32, bool, Option<String>, bool) =
                             (r.get(0), r.get(1), r.get(2), r.get(3));
                         if at as u32 != run || rows.len() > 1 {
-                            return Ok(Some(Join::Skip(format!(
-                                "shard 0 is past run {run}"
-                            ))));
+                            return Ok(Some(Join::Skip(format!("shard 0 is past run {run}"))));
                         }
                         if let Some(f) = failed {
                             return Ok(Some(Join::Skip(format!("run {run} ended for all: {f}"))));
@@ -303,7 +310,11 @@ impl Coord {
                             break at;
                         }
                     }
-                    None => return Err(format!("run {run} is no longer in {SCHEMA}: shard 0 restarted it")),
+                    None => {
+                        return Err(format!(
+                            "run {run} is no longer in {SCHEMA}: shard 0 restarted it"
+                        ));
+                    }
                 }
                 if began.elapsed() >= limit {
                     return Err(format!(
@@ -498,10 +509,22 @@ mod tests {
 
     #[test]
     fn shard_specs_parse_and_refuse_out_of_range() {
-        assert_eq!("2/3".parse::<ShardSpec>().unwrap(), ShardSpec { index: 2, count: 3 });
-        assert!("3/3".parse::<ShardSpec>().unwrap_err().contains("out of range"));
+        assert_eq!(
+            "2/3".parse::<ShardSpec>().unwrap(),
+            ShardSpec { index: 2, count: 3 }
+        );
+        assert!(
+            "3/3"
+                .parse::<ShardSpec>()
+                .unwrap_err()
+                .contains("out of range")
+        );
         assert!("0/0".parse::<ShardSpec>().unwrap_err().contains("1 to"));
-        assert!("x".parse::<ShardSpec>().unwrap_err().contains("expected I/N"));
+        assert!(
+            "x".parse::<ShardSpec>()
+                .unwrap_err()
+                .contains("expected I/N")
+        );
     }
 
     #[test]

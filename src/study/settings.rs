@@ -17,7 +17,8 @@ use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
     Backoff, ExperimentConfig, ExternalLoad, FaultPlan, FaultSpec, Isolation, LoadFormat,
-    ObserveLevel, OnError, Order, PgBuild, QueryMode, RetryPolicy, ScriptsConfig, ShardSpec, TargetConfig,
+    ObserveLevel, OnError, Order, PgBuild, QueryMode, RetryPolicy, ScriptsConfig, ShardSpec,
+    TargetConfig,
 };
 
 /// Where a setting came from, for errors about it.
@@ -150,7 +151,10 @@ pub struct Settings {
     pub shard: Option<ShardSpec>,
     /// Run as one of N shards, the index from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_PROCID (Slurm).
     #[arg(long, value_name = "N", value_parser = Count::<{ crate::model::MAX_SHARDS }>::parse, allow_hyphen_values = true)]
-    #[serde(default, deserialize_with = "one::<_, Count<{ crate::model::MAX_SHARDS }>>")]
+    #[serde(
+        default,
+        deserialize_with = "one::<_, Count<{ crate::model::MAX_SHARDS }>>"
+    )]
     pub shards: Option<u32>,
     /// How long a sharded run waits for every shard at its start barrier (and shard 0 for every shard to end the run) before it ends the run naming the missing shards [default: 60s].
     #[arg(long, value_parser = PositiveDur::parse, allow_hyphen_values = true)]
@@ -476,7 +480,11 @@ impl Settings {
         };
         let external = self.dsn.is_some() || self.external == Some(true);
         if shard.is_some() && !external {
-            let key = if self.shard.is_some() { "shard" } else { "shards" };
+            let key = if self.shard.is_some() {
+                "shard"
+            } else {
+                "shards"
+            };
             return Err(self.error(
                 key,
                 "a sharded study needs an external server that every shard reaches: give --dsn (or --external); \

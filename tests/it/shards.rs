@@ -34,8 +34,24 @@ fn socket_dsn(server: &ManagedServer) -> String {
 /// warm-up, `repeat` repetitions, a fixed seed.
 fn study_args<'a>(dsn: &'a str, repeat: &'a str) -> Vec<&'a str> {
     vec![
-        "run", "--dsn", dsn, "--scale", "1", "--clients", "5", "--isolation", "rc", "--repeat",
-        repeat, "--duration", "1s", "--warmup", "1s", "--seed", "7", "--quiet",
+        "run",
+        "--dsn",
+        dsn,
+        "--scale",
+        "1",
+        "--clients",
+        "5",
+        "--isolation",
+        "rc",
+        "--repeat",
+        repeat,
+        "--duration",
+        "1s",
+        "--warmup",
+        "1s",
+        "--seed",
+        "7",
+        "--quiet",
     ]
 }
 
@@ -69,7 +85,10 @@ fn leftovers(server: &ManagedServer) -> (Vec<String>, bool) {
     rt.block_on(async {
         let db = target::connect(&server.config("postgres")).await.unwrap();
         let dbs = db
-            .query("SELECT datname FROM pg_database WHERE datname LIKE 'isobench_%'", &[])
+            .query(
+                "SELECT datname FROM pg_database WHERE datname LIKE 'isobench_%'",
+                &[],
+            )
             .await
             .unwrap()
             .iter()
@@ -120,10 +139,16 @@ fn three_shards_split_the_clients_and_start_together() {
     }
     for run in 0..2 {
         let runs: Vec<&serde_json::Value> = results.iter().map(|r| &r["runs"][run]).collect();
-        let clients: Vec<u64> = runs.iter().map(|r| r["shard_clients"].as_u64().unwrap()).collect();
+        let clients: Vec<u64> = runs
+            .iter()
+            .map(|r| r["shard_clients"].as_u64().unwrap())
+            .collect();
         assert_eq!(clients, vec![2, 2, 1], "run {run}");
         for (i, r) in runs.iter().enumerate() {
-            assert!(r["committed"].as_u64().unwrap() > 0, "shard {i} run {run}: {r}");
+            assert!(
+                r["committed"].as_u64().unwrap() > 0,
+                "shard {i} run {run}: {r}"
+            );
             assert_eq!(r["complete"], true, "shard {i} run {run}: {}", r["errors"]);
             assert_eq!(r["index"], runs[0]["index"]);
             assert_eq!(r["cell"], runs[0]["cell"]);
@@ -137,7 +162,10 @@ fn three_shards_split_the_clients_and_start_together() {
         let spread = starts.iter().cloned().fold(f64::MIN, f64::max)
             - starts.iter().cloned().fold(f64::MAX, f64::min);
         eprintln!("run {run}: window starts spread {:.3} ms", spread * 1e3);
-        assert!(spread < 0.05, "run {run}: windows opened {spread} s apart: {starts:?}");
+        assert!(
+            spread < 0.05,
+            "run {run}: windows opened {spread} s apart: {starts:?}"
+        );
         // Checked once, by shard 0, and they hold with every shard's
         // commits counted.
         let inv = runs[0]["invariants"].as_array().unwrap();
@@ -196,26 +224,45 @@ fn shards_need_an_index_and_an_external_server() {
     let o = isobench()
         .env_remove("JOB_COMPLETION_INDEX")
         .env_remove("SLURM_PROCID")
-        .args(["run", "--dsn", "host=/nonexistent", "--shards", "3", "--out"])
+        .args([
+            "run",
+            "--dsn",
+            "host=/nonexistent",
+            "--shards",
+            "3",
+            "--out",
+        ])
         .arg(&out)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("--shards") && stderr.contains("JOB_COMPLETION_INDEX") && stderr.contains("SLURM_PROCID"),
+        stderr.contains("--shards")
+            && stderr.contains("JOB_COMPLETION_INDEX")
+            && stderr.contains("SLURM_PROCID"),
         "{stderr}"
     );
     let o = isobench()
         .env_remove("JOB_COMPLETION_INDEX")
         .env("SLURM_PROCID", "3")
-        .args(["run", "--dsn", "host=/nonexistent", "--shards", "3", "--out"])
+        .args([
+            "run",
+            "--dsn",
+            "host=/nonexistent",
+            "--shards",
+            "3",
+            "--out",
+        ])
         .arg(&out)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("SLURM_PROCID: shard index 3 is out of range for 3 shards"), "{stderr}");
+    assert!(
+        stderr.contains("SLURM_PROCID: shard index 3 is out of range for 3 shards"),
+        "{stderr}"
+    );
     let (o, _, stderr) = run(&["run", "--shard", "0/2", "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(

@@ -277,7 +277,11 @@ async fn one_run<W: Workload>(
         workload.explain_statements(),
         observe::ObserveOptions {
             // The server is observed once, by shard 0.
-            level: if lead { cfg.observe } else { crate::model::ObserveLevel::None },
+            level: if lead {
+                cfg.observe
+            } else {
+                crate::model::ObserveLevel::None
+            },
             sample_interval: cfg.sample_interval,
             backends: observe::Backends::Isobench,
             siread_locks: run.cell.isolation == Isolation::Serializable,
@@ -367,7 +371,8 @@ async fn one_run<W: Workload>(
                      invariant results are checked without their commits, shown but not counted as anomalies"
                 ));
             } else if c.spec.count > 1
-                && std::mem::size_of::<<W::Client as crate::workload::WorkloadClient>::Ledger>() != 0
+                && std::mem::size_of::<<W::Client as crate::workload::WorkloadClient>::Ledger>()
+                    != 0
             {
                 // A client ledger holds what the checks need of every
                 // client, and shard 0 has only its own clients' (a
