@@ -271,3 +271,80 @@ fn shards_need_an_index_and_an_external_server() {
     );
     assert!(!out.exists(), "nothing written");
 }
+
+/// Shard 1 killed in the middle of run 1 and started again at once (a
+/// retried pod): shard 0 waits `--shard-wait` for it to end run 1, checks
+/// the invariants without its commits (shown, not counted, with why), and
+/// the restarted shard skips run 1 and joins run 2.
+#[test]
+fn a_killed_shard_is_named_and_its_restart_joins_the_next_run() {
+    let (_keep, dir) = out_dir("shards-killed");
+    let server = library_server(&dir);
+    let dsn = socket_dsn(&server);
+    let mut args = study_args(&dsn, "3");
+    args.extend(["--shard-wait", "3s"]);
+    let (out0, out1, out1b) = (dir.join("s0"), dir.join("s1"), dir.join("s1-again"));
+    let lead = spawn_shard(&args, "0/2", &out0, &[]);
+    let mut victim = spawn_shard(&args, "1/2", &out1, &[]);
+    // Run 1's start instant, from the coordination table.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let wait_s: f64 = rt.block_on(async {
+        let db = target::connect(&server.config("postgres")).await.unwrap();
+        for _ in 0..600 {
+            if let Ok(Some(row)) = db
+                .query_opt(
+                    "SELECT extract(epoch FROM start_at - clock_timestamp())::float8
+                       FROM isobench_coord.runs WHERE run = 1 AND start_at IS NOT NULL",
+                    &[],
+                )
+                .await
+            {
+                return row.get(0);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("run 1 never started");
+    });
+    // 1 s of warm-up, then into the measured window.
+    std::thread::sleep(std::time::Duration::from_secs_f64(wait_s.max(0.0) + 1.5));
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    let again = spawn_shard(&args, "1/2", &out1b, &[]);
+    let (code0, stderr0) = finish(lead);
+    let (code1, stderr1) = finish(again);
+    assert_eq!(code0, 0, "{stderr0}");
+    assert_eq!(code1, 0, "{stderr1}");
+    let r0 = read_json(&out0);
+    let runs0 = r0["runs"].as_array().unwrap();
+    assert_eq!(runs0.len(), 3, "{stderr0}");
+    let errors = runs0[0]["errors"].to_string();
+    assert!(
+        errors.contains("shard(s) 1 did not end run 1 within --shard-wait"),
+        "{errors}"
+    );
+    assert_eq!(
+        runs0[0]["anomalies"], 0,
+        "not counted without shard 1's commits"
+    );
+    for run in &runs0[1..] {
+        assert_eq!(run["complete"], true, "{}", run["errors"]);
+        assert_eq!(run["anomalies"], 0);
+        assert!(
+            run["invariants"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|i| i["ok"] == true)
+        );
+    }
+    let runs1: Vec<u64> = read_json(&out1b)["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(runs1, vec![2, 3], "the restarted shard joins at run 2");
+}
