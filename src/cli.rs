@@ -593,6 +593,25 @@ mod tests {
         ),
         ("external", &["--external"], "external = true", None),
         (
+            "shard",
+            &["--dsn", "postgres://a@b/c", "--shard", "1/3"],
+            "shard = \"1/3\"\ndsn = \"postgres://a@b/c\"",
+            None,
+        ),
+        (
+            // The index from SLURM_PROCID (set by the test below).
+            "shards",
+            &["--dsn", "postgres://a@b/c", "--shards", "3"],
+            "shards = 3\ndsn = \"postgres://a@b/c\"",
+            None,
+        ),
+        (
+            "shard-wait",
+            &["--shard-wait", "5s"],
+            "shard_wait = \"5s\"",
+            Some(("0s", "\"0s\"")),
+        ),
+        (
             "pg-bin",
             &["--pg-bin", "PGBIN"],
             "pg_bin = \"PGBIN\"",
@@ -829,6 +848,12 @@ mod tests {
     #[test]
     fn every_flag_has_a_file_key_of_the_same_name_and_validation() {
         use clap::CommandFactory;
+        // SAFETY: no other test reads or writes SLURM_PROCID or
+        // JOB_COMPLETION_INDEX (only `--shards` does, in this test).
+        unsafe {
+            std::env::remove_var("JOB_COMPLETION_INDEX");
+            std::env::set_var("SLURM_PROCID", "1");
+        }
         let dir = tempfile::tempdir().unwrap();
         let run = Cli::command();
         let run = run.find_subcommand("run").unwrap();

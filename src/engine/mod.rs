@@ -99,6 +99,9 @@ pub struct EngineOutcome {
     pub host_cpu: Option<HostCpu>,
     /// The run was cancelled (Ctrl-C) before its measured window ended.
     pub interrupted: bool,
+    /// When the measured window opened, by this machine's clock; `None`
+    /// when it never did.
+    pub window_start: Option<std::time::SystemTime>,
     /// Clients that stopped early, with why (a script error, a thread
     /// that died). A lost connection does not stop a client: see `faults`.
     pub client_errors: Vec<ClientStop>,
@@ -114,7 +117,9 @@ pub struct EngineOutcome {
 }
 
 impl EngineOutcome {
-    fn cancelled_before_start(types: usize) -> Self {
+    /// The outcome of a run whose clients never started (cancelled, or
+    /// its start gate refused): nothing measured, interrupted.
+    pub fn cancelled_before_start(types: usize) -> Self {
         EngineOutcome {
             measured: Interval::new(types),
             measured_s: 0.0,
@@ -124,6 +129,7 @@ impl EngineOutcome {
             cpu_s: 0.0,
             host_cpu: None,
             interrupted: true,
+            window_start: None,
             client_errors: Vec::new(),
             faults: FaultEvents::default(),
             ledger_complete: true,
@@ -189,7 +195,17 @@ pub enum EngineError {
     Prepare { client: u32, reason: String },
     #[error("{0}")]
     Thread(String),
+    /// The start gate ([`run_gated`]) refused to start the run (a sharded
+    /// run's barrier: a shard missing).
+    #[error("{0}")]
+    Gate(String),
 }
+
+/// What a run waits for once every client is connected and prepared,
+/// before its clock starts: a sharded run's start barrier
+/// (`experiment::shard`). `Err`: the run does not start, with why.
+pub type Gate<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + 'a>>;
 
 /// Runs `params.clients` closed-loop clients of `workload` against `db`:
 /// warm-up, then the measured window, then a drain. `cancel` ends the run
@@ -205,6 +221,23 @@ pub async fn run<W: Workload>(
     cancel: &CancellationToken,
     phase: &watch::Sender<Phase>,
     on_tick: &mut (dyn FnMut(&Tick) + Send),
+) -> Result<(EngineOutcome, <W::Client as WorkloadClient>::Ledger), EngineError> {
+    run_gated(workload, db, params, cancel, phase, on_tick, None).await
+}
+
+/// [`run`], with `gate` awaited after every client is connected and
+/// prepared and before the clock starts (the warm-up, then the measured
+/// window, begin when it returns).
+///
+/// Errors: [`run`]'s, and [`EngineError::Gate`] when `gate` refuses.
+pub async fn run_gated<W: Workload>(
+    workload: &W,
+    db: &Config,
+    params: &EngineParams,
+    cancel: &CancellationToken,
+    phase: &watch::Sender<Phase>,
+    on_tick: &mut (dyn FnMut(&Tick) + Send),
+    gate: Option<Gate<'_>>,
 ) -> Result<(EngineOutcome, <W::Client as WorkloadClient>::Ledger), EngineError> {
     phase.send_replace(Phase::Connecting);
     let stop = Arc::new(AtomicBool::new(false));
@@ -252,6 +285,17 @@ pub async fn run<W: Workload>(
             Default::default(),
         ));
     }
+    if let Some(gate) = gate {
+        tokio::select! {
+            r = gate => r.map_err(EngineError::Gate)?,
+            _ = cancel.cancelled() => {
+                return Ok((
+                    EngineOutcome::cancelled_before_start(types),
+                    Default::default(),
+                ));
+            }
+        }
+    }
     go_tx.send_replace(true);
 
     let names = workload.tx_types();
@@ -276,6 +320,7 @@ pub async fn run<W: Workload>(
             cpu_s: w.cpu_s,
             host_cpu: w.host_cpu,
             interrupted: w.interrupted,
+            window_start: w.window_start,
             client_errors: drained.errors,
             faults: fault_log.events(w.start),
             ledger_complete: drained.ledger_complete,
@@ -355,6 +400,8 @@ struct Window {
     interrupted: bool,
     /// When the window opened (the clients' start if it never did).
     start: Instant,
+    /// When the window opened by the wall clock, if it did.
+    window_start: Option<std::time::SystemTime>,
 }
 
 /// The run's clock, from the clients' start: the warm-up (discarded),
@@ -378,7 +425,9 @@ async fn measure(
     let mut cpu_start = 0.0;
     let mut host_start = None;
     let mut host_cpu = None;
+    let mut window_start = None;
     if params.warmup.is_zero() {
+        window_start = Some(std::time::SystemTime::now());
         // No warm-up: the window opens with the clients, so nothing they
         // record before the first tick is lost.
         window = Some((started, started + params.duration));
@@ -423,6 +472,7 @@ async fn measure(
             None => {
                 if now >= warm_end && !interrupted {
                     window = Some((now, now + params.duration));
+                    window_start = Some(std::time::SystemTime::now());
                     next = (now + Duration::from_secs(1)).min(now + params.duration);
                     cpu_start = cpu_time_s();
                     host_start = CpuTicks::now();
@@ -469,6 +519,7 @@ async fn measure(
         host_cpu,
         interrupted,
         start: window.map_or(started, |(start, _)| start),
+        window_start,
     }
 }
 

@@ -36,6 +36,7 @@ mod inject;
 mod plan;
 mod save;
 mod server;
+pub mod shard;
 
 use copies::drop_database;
 use drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};
@@ -70,6 +71,23 @@ pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<Exp
             "--load-cmd and -f/-b both given: a study is driven by an external load or by pgbench scripts, not both"
                 .into()
         ));
+    }
+    if let Some(s) = cfg.shard {
+        if cfg.target.dsn.is_none() && !cfg.target.external_from_env {
+            bail!(BadInput(format!(
+                "--shard {s}: a sharded study needs an external server that every shard reaches (--dsn or --external)"
+            )));
+        }
+        if cfg.load.active() {
+            bail!(BadInput(format!(
+                "--shard {s}: an external load (--load-cmd) is not sharded; shard a built-in workload or pgbench scripts"
+            )));
+        }
+        if !cfg.faults.is_empty() || !cfg.fault_plans.is_empty() {
+            bail!(BadInput(format!(
+                "--shard {s}: --fault and --fault-plan are not supported in a sharded study yet"
+            )));
+        }
     }
     if cfg.load.active() {
         return run_external(cfg, cancel).await;
@@ -164,22 +182,29 @@ async fn run_study<D: Driver>(
     if let Some((_, server)) = &live {
         progress.note(&format!("metrics: http://{}/metrics", server.local_addr()));
     }
-    let pid = std::process::id();
+    // Database names: per process, or, sharded, the same in every shard
+    // (from the study's id).
+    let id = match cfg.shard {
+        Some(_) => shard::study_id(&study_key(&cfg, &planned)),
+        None => std::process::id().to_string(),
+    };
     let study = Study {
         cfg: &cfg,
         driver: &driver,
         cancel: &cancel,
         template_of,
         templates: (0..variants)
-            .map(|i| format!("isobench_tmpl_{pid}_{i}"))
+            .map(|i| format!("isobench_tmpl_{id}_{i}"))
             .collect(),
-        run_db: format!("isobench_run_{pid}"),
+        run_db: format!("isobench_run_{id}"),
         log: dir.join(store::SERVER_LOG),
         dir,
         // Clients + observer + admin + invariant check, with room to spare.
         connections: max_clients + 20,
         progress,
+        coord: None,
     };
+    let mut study = study;
     let first_key = planned
         .first()
         .map(|r| (r.cell.pg_bin.clone(), r.cell.settings.clone()))
@@ -203,6 +228,25 @@ async fn run_study<D: Driver>(
         .progress
         .note(&format!("target: {}", srv.target.describe()));
     stored.target = srv.target.describe();
+    if let Some(spec) = cfg.shard {
+        let coord = shard::Coord::open(&srv.target, spec, id.clone(), cfg.shard_wait).await;
+        match coord {
+            Ok(c) => {
+                study.progress.note(&format!(
+                    "shard {spec}: study {id}, coordinated in schema {} of database {}",
+                    shard::SCHEMA,
+                    srv.target.admin_db()
+                ));
+                study.coord = Some(c);
+            }
+            Err(e) => {
+                if let Some(f) = &fresh {
+                    f.remove_if_empty();
+                }
+                return Err(e);
+            }
+        }
+    }
     let mut results =
         save::starting_results(prior, stored, &srv.env, planned.len(), &study.progress);
     let mut db = save::open_store(&cfg, &study.dir, &results)?;
@@ -293,6 +337,27 @@ struct Study<'a, D> {
     /// The connections a server must accept.
     connections: u32,
     progress: Progress,
+    /// A sharded study's coordination (`--shard`).
+    coord: Option<shard::Coord>,
+}
+
+/// What identifies a study to its shards: its planned runs (cells,
+/// repetitions, order), seed, durations and workload, as text
+/// ([`shard::study_id`] hashes it).
+fn study_key(cfg: &ExperimentConfig, planned: &[PlannedRun]) -> String {
+    let mut key = format!(
+        "{} seed={} warmup={:?} duration={:?};",
+        cfg.workload, cfg.seed, cfg.warmup, cfg.duration
+    );
+    for r in planned {
+        key.push_str(&format!(
+            "{}#{}#{};",
+            r.cell.label(),
+            r.repetition,
+            r.cell_index
+        ));
+    }
+    key
 }
 
 impl<D: Driver> Study<'_, D> {
@@ -338,6 +403,18 @@ impl<D: Driver> Study<'_, D> {
             let srv = server.as_mut().expect("started above");
             srv.ensure_admin(self.cfg.server_wait).await?;
             let t = self.template_of[run.cell_index];
+            // A non-zero shard: shard 0 loads and prepares; wait for it.
+            if let Some(c) = self.coord.as_ref().filter(|c| c.spec.index != 0) {
+                srv.loaded[t] = true;
+                match c.await_prepared(index, self.cancel).await? {
+                    None => break,
+                    Some(shard::Join::Skip(why)) => {
+                        self.progress.note(&format!("run {index} skipped: {why}"));
+                        continue;
+                    }
+                    Some(shard::Join::Join) => {}
+                }
+            }
             if !srv.loaded[t] {
                 let ctx = TemplateCtx {
                     srv,
@@ -393,6 +470,7 @@ impl<D: Driver> Study<'_, D> {
             index,
             cancel: self.cancel,
             progress: &self.progress,
+            coord: self.coord.as_ref(),
         };
         let (record, stop) = self.driver.one_run(&ctx).await.with_context(context)?;
         let stop = stop.or_else(|| all_failed_alike(&record, &self.cfg.retry.retry_on));
@@ -400,6 +478,9 @@ impl<D: Driver> Study<'_, D> {
         results.runs.push(record);
         results.runs.sort_by_key(|r| r.index);
         save(&self.dir, db, results, Some(index))?;
+        if let Some(c) = self.coord.as_ref().filter(|c| c.spec.index == 0) {
+            c.done(index).await?;
+        }
         if let Some(e) = stop {
             return Err(e.context(context()));
         }
@@ -429,8 +510,13 @@ impl<D: Driver> Study<'_, D> {
         save(&dir, &mut db, &results, None)?;
         report::files::write(&dir, &results, report::files::Format::ALL)
             .map_err(anyhow::Error::msg)?;
+        let lead = self.coord.as_ref().is_none_or(|c| c.spec.index == 0);
+        if let Some(c) = self.coord.as_ref().filter(|_| lead) {
+            let _ = c.drop_schema().await;
+        }
         if let Some(srv) = &server
             && matches!(srv.target, Target::External(_))
+            && lead
         {
             let _ = drop_database(&srv.admin, &self.run_db, srv.vnum()).await;
             for tmpl in &self.templates {

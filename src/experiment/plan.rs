@@ -478,6 +478,8 @@ mod tests {
             quiet: true,
             fail_on_violation: false,
             metrics_listen: None,
+            shard: None,
+            shard_wait: Duration::from_secs(60),
         }
     }
 

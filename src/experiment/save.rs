@@ -91,6 +91,7 @@ pub(super) fn stored_config(
             .collect::<BTreeMap<_, _>>(),
         file: cfg.file.as_ref().map(|f| f.display().to_string()),
         target_options: StoredTarget::of(&cfg.target),
+        shard: cfg.shard,
     }
 }
 

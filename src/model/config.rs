@@ -430,6 +430,83 @@ pub struct ExperimentConfig {
     /// Serve OpenMetrics at `http://ADDR/metrics` while the study runs
     /// (`--metrics-listen`, `HOST:PORT`).
     pub metrics_listen: Option<String>,
+    /// This process is one shard of a study run from several processes
+    /// (`--shard I/N`, or `--shards N` with the index from
+    /// `JOB_COMPLETION_INDEX` or `SLURM_PROCID`); `None`: not sharded.
+    pub shard: Option<ShardSpec>,
+    /// How long a run's start barrier waits for every shard to register,
+    /// and shard 0 for every shard to end a run (`--shard-wait`, default
+    /// 60 s).
+    pub shard_wait: Duration,
+}
+
+/// One shard of a sharded study: shard `index` (from 0) of `count`
+/// (docs/src/reference/sharded-runs.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardSpec {
+    pub index: u32,
+    pub count: u32,
+}
+
+/// The most shards a study may have.
+pub const MAX_SHARDS: u32 = 10_000;
+
+impl ShardSpec {
+    /// Checks `index < count` and `1 <= count <= MAX_SHARDS`.
+    ///
+    /// Errors: a message naming both numbers.
+    pub fn new(index: u32, count: u32) -> Result<Self, String> {
+        if count == 0 || count > MAX_SHARDS {
+            return Err(format!(
+                "the shard count must be 1 to {MAX_SHARDS}, found {count}"
+            ));
+        }
+        if index >= count {
+            return Err(format!(
+                "shard index {index} is out of range for {count} shards (0 to {})",
+                count - 1
+            ));
+        }
+        Ok(ShardSpec { index, count })
+    }
+
+    /// This shard's share of `clients`: `clients / count`, plus one for
+    /// the first `clients % count` shards (so the shares sum to
+    /// `clients`; a shard may get 0).
+    pub fn clients(&self, clients: u32) -> u32 {
+        clients / self.count + u32::from(self.index < clients % self.count)
+    }
+
+    /// This shard's share of an open-loop rate, tx/s: `rate / count`.
+    pub fn rate(&self, rate: f64) -> f64 {
+        rate / f64::from(self.count)
+    }
+
+    /// This shard's seed for a run whose unsharded seed is `run_seed`:
+    /// `run_seed + index * 0x9E37_79B9_7F4A_7C15` (wrapping; the 64-bit
+    /// golden ratio), so shard 0 draws what an unsharded run draws and
+    /// every other shard an unrelated stream.
+    pub fn seed(&self, run_seed: u64) -> u64 {
+        run_seed.wrapping_add(u64::from(self.index).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    }
+}
+
+impl FromStr for ShardSpec {
+    type Err = String;
+    /// `I/N`, e.g. `0/3`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("expected I/N (shard I of N, from 0), e.g. 0/3, found '{s}'");
+        let (i, n) = s.trim().split_once('/').ok_or_else(bad)?;
+        let i: u32 = i.trim().parse().map_err(|_| bad())?;
+        let n: u32 = n.trim().parse().map_err(|_| bad())?;
+        ShardSpec::new(i, n)
+    }
+}
+
+impl fmt::Display for ShardSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 impl ExperimentConfig {

@@ -110,6 +110,10 @@ pub struct StoredConfig {
     pub file: Option<String>,
     /// How the server was chosen, for `--resume`.
     pub target_options: StoredTarget,
+    /// This results directory is one shard's of a sharded study
+    /// (`--shard`); absent when not sharded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::model::ShardSpec>,
 }
 
 /// [`StoredConfig::server_wait_s`] of stores written before it, s.
@@ -479,6 +483,18 @@ pub struct RunRecord {
     /// (it measured its window) and counts in the statistics, marked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub faults: Option<RunFaults>,
+    /// When this process opened the measured window, RFC 3339 UTC: in a
+    /// sharded study by the server's clock (the client's plus its offset
+    /// measured at the barrier; every shard aims at the barrier's instant
+    /// plus the warm-up); otherwise by the client's clock. Absent when the
+    /// window never opened and in stores written before it (not kept in
+    /// the SQLite store).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_start: Option<String>,
+    /// In a sharded study, the clients this shard ran (its share of
+    /// `cell.clients`); absent when not sharded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard_clients: Option<u32>,
 }
 
 /// One run of an external load command.

@@ -259,6 +259,8 @@ fn run(
         server_settings: BTreeMap::from([("fsync".into(), "off".into())]),
         load: None,
         faults: None,
+        window_start: None,
+        shard_clients: None,
     }
 }
 
@@ -327,6 +329,7 @@ pub fn results() -> Results {
             settings: BTreeMap::from([("fsync".into(), "off".into())]),
             file: None,
             target_options: Default::default(),
+            shard: None,
         },
         environment: Environment {
             host: "bench-1".into(),
@@ -626,6 +629,8 @@ pub(crate) fn swallowed_history() -> Results {
 /// window, the server back after 0.4 s, 4 connections lost and reopened.
 pub fn faulted() -> Results {
     let mut r = results();
+    r.runs[1].window_start = Some("2026-01-01T10:00:02.000100Z".into());
+    r.runs[1].shard_clients = Some(3);
     r.runs[1].faults = Some(crate::model::RunFaults {
         cause: Some("server process (PID 4242) was terminated by signal 9: Killed".into()),
         connections_lost: 4,

@@ -180,6 +180,13 @@ fn resume_study(
             dir.display()
         ));
     }
+    if let Some(shard) = r.config.shard {
+        return Err(format!(
+            "--resume: the results in {} are shard {shard}'s of a sharded study, which is not resumed: \
+             run the shard again with a new -o directory (it joins the study's next run)",
+            dir.display()
+        ));
+    }
     let c = r.config;
     let mut target = cli.target.clone();
     // The builds as recorded (a store from before build labels: its
@@ -266,6 +273,10 @@ fn resume_study(
         quiet: cli.quiet,
         fail_on_violation: cli.fail_on_violation,
         metrics_listen: cli.metrics_listen.clone(),
+        // A sharded study is not resumed: a restarted shard joins the
+        // study's next run (docs/src/reference/sharded-runs.md).
+        shard: None,
+        shard_wait: cli.shard_wait,
     })
 }
 

@@ -17,7 +17,8 @@ use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
     Backoff, ExperimentConfig, ExternalLoad, FaultPlan, FaultSpec, Isolation, LoadFormat,
-    ObserveLevel, OnError, Order, PgBuild, QueryMode, RetryPolicy, ScriptsConfig, TargetConfig,
+    ObserveLevel, OnError, Order, PgBuild, QueryMode, RetryPolicy, ScriptsConfig, ShardSpec,
+    TargetConfig,
 };
 
 /// Where a setting came from, for errors about it.
@@ -144,6 +145,21 @@ pub struct Settings {
     #[arg(long, alias = "random-seed", value_parser = Seed::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "one::<_, Seed>")]
     pub seed: Option<u64>,
+    /// Run as shard I of N (from 0) of a study run from N processes or machines against one external server (--dsn); see "Sharded runs" in the user guide.
+    #[arg(long, value_name = "I/N", conflicts_with = "shards", value_parser = Via::<ShardSpec>::parse)]
+    #[serde(default, deserialize_with = "one::<_, Via<ShardSpec>>")]
+    pub shard: Option<ShardSpec>,
+    /// Run as one of N shards, the index from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_PROCID (Slurm).
+    #[arg(long, value_name = "N", value_parser = Count::<{ crate::model::MAX_SHARDS }>::parse, allow_hyphen_values = true)]
+    #[serde(
+        default,
+        deserialize_with = "one::<_, Count<{ crate::model::MAX_SHARDS }>>"
+    )]
+    pub shards: Option<u32>,
+    /// How long a sharded run waits for every shard at its start barrier (and shard 0 for every shard to end the run) before it ends the run naming the missing shards [default: 60s].
+    #[arg(long, value_parser = PositiveDur::parse, allow_hyphen_values = true)]
+    #[serde(default, deserialize_with = "one::<_, PositiveDur>")]
+    pub shard_wait: Option<Duration>,
     /// External server as a libpq URL or key=value string (password never printed).
     #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true, value_parser = Text::parse)]
     #[serde(default, deserialize_with = "one::<_, Text>")]
@@ -335,6 +351,9 @@ every_key!(
     sample_interval,
     observe,
     seed,
+    shard,
+    shards,
+    shard_wait,
     dsn,
     external,
     settings,
@@ -441,6 +460,62 @@ impl Settings {
     /// The checks across settings: a workload and an external load
     /// together; strategies, parameters and scale the workload does not
     /// have (unless an external load replaces it).
+    /// The shard this process runs: `shard`, or `shards` with the index
+    /// from `JOB_COMPLETION_INDEX` (a Kubernetes Indexed Job) or else
+    /// `SLURM_PROCID` (Slurm); a sharded study needs an external server.
+    ///
+    /// Errors: both keys, `shards` without either variable or with an
+    /// index out of range, a shard without `dsn`/`external`.
+    fn shard_spec(&self) -> Result<Option<ShardSpec>, SettingsError> {
+        let shard = match (self.shard, self.shards) {
+            (Some(_), Some(_)) => {
+                return Err(self.error(
+                    "shards",
+                    "give the shard as I/N (`shard`) or the count with the index from the environment (`shards`), not both",
+                ));
+            }
+            (Some(s), None) => Some(s),
+            (None, Some(n)) => Some(self.shard_from_env(n)?),
+            (None, None) => None,
+        };
+        let external = self.dsn.is_some() || self.external == Some(true);
+        if shard.is_some() && !external {
+            let key = if self.shard.is_some() {
+                "shard"
+            } else {
+                "shards"
+            };
+            return Err(self.error(
+                key,
+                "a sharded study needs an external server that every shard reaches: give --dsn (or --external); \
+                 the managed server runs on one machine and cannot be shared",
+            ));
+        }
+        Ok(shard)
+    }
+
+    /// Shard of `n` whose index is `JOB_COMPLETION_INDEX` or else
+    /// `SLURM_PROCID`.
+    fn shard_from_env(&self, n: u32) -> Result<ShardSpec, SettingsError> {
+        let (var, value) = ["JOB_COMPLETION_INDEX", "SLURM_PROCID"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok().map(|x| (*v, x)))
+            .ok_or_else(|| {
+                self.error(
+                    "shards",
+                    "--shards N takes the shard's index from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) \
+                     or SLURM_PROCID (Slurm), and neither is set: set one, or give --shard I/N",
+                )
+            })?;
+        let index: u32 = value.trim().parse().map_err(|_| {
+            self.error(
+                "shards",
+                format!("{var}='{value}' is not a shard index (an integer from 0)"),
+            )
+        })?;
+        ShardSpec::new(index, n).map_err(|e| self.error("shards", format!("{var}: {e}")))
+    }
+
     fn check(&self) -> Result<(), SettingsError> {
         if let (Some(_), Some(_)) = (&self.workload, &self.load_cmd) {
             return Err(self.error(
@@ -503,6 +578,7 @@ impl Settings {
                 several => setting_factors.push((name, several.to_vec())),
             }
         }
+        let shard = self.shard_spec()?;
         let s = self;
         Ok(ExperimentConfig {
             load: ExternalLoad {
@@ -559,7 +635,11 @@ impl Settings {
             threads: s.threads.map(|t| t as usize),
             sample_interval: s.sample_interval.unwrap_or(Duration::from_secs(5)),
             observe: s.observe.unwrap_or_default(),
-            seed: s.seed.unwrap_or_else(rand::random),
+            // Every shard must draw the same seed: without one given, a
+            // sharded study's is 0 (docs/src/reference/sharded-runs.md).
+            seed: s
+                .seed
+                .unwrap_or_else(|| if shard.is_some() { 0 } else { rand::random() }),
             target: TargetConfig {
                 dsn: s.dsn,
                 external_from_env: s.external.unwrap_or(false),
@@ -571,6 +651,8 @@ impl Settings {
             quiet: s.quiet.unwrap_or(false),
             fail_on_violation: s.fail_on_violation.unwrap_or(false),
             metrics_listen: s.metrics_listen,
+            shard,
+            shard_wait: s.shard_wait.unwrap_or(Duration::from_secs(60)),
         })
     }
 }

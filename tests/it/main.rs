@@ -22,4 +22,5 @@ mod newcomer;
 mod pgbench_expr;
 mod pgbench_scripts;
 mod run_e2e;
+mod shards;
 mod workloads;

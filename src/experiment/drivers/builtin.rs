@@ -201,6 +201,16 @@ struct Around {
     server_fault: Option<(String, f64)>,
     /// The faults isobench injected into the run (`--fault`).
     injected: Vec<crate::model::InjectedFault>,
+    /// When the measured window began, RFC 3339.
+    window_start: Option<String>,
+    /// The clients this process ran: the cell's, or a shard's share.
+    clients: u32,
+    /// Sharded: `clients`.
+    shard_clients: Option<u32>,
+    /// Sharded: why the checks saw only part of the clients (a shard that
+    /// did not end the run, a workload whose checks use client ledgers),
+    /// so their violations are shown but not counted as anomalies.
+    partial_checks: Option<String>,
 }
 
 /// Runs `ctx.run` with `workload`: a fresh copy, the engine under
@@ -224,13 +234,28 @@ async fn one_run<W: Workload>(
         ..
     } = *ctx;
     let started_at = chrono::Local::now().to_rfc3339();
-    let (check_db, reset_ms, errors) = fresh_copy(srv, tmpl, run_db).await?;
+    let coord = ctx.coord;
+    let shard = coord.map(|c| c.spec);
+    // A non-zero shard uses the copy shard 0 made (and marked prepared).
+    let lead = shard.is_none_or(|s| s.index == 0);
+    let (check_db, reset_ms, errors) = if lead {
+        fresh_copy(srv, tmpl, run_db).await?
+    } else {
+        let mut config = srv.target.config(run_db);
+        target::own_session(&mut config, "check");
+        (target::connect(&config).await?, 0.0, Vec::new())
+    };
+    if let (Some(c), true) = (coord, lead) {
+        c.prepared(index).await?;
+    }
     let db_config = srv.target.config(run_db);
     let (server_version, server_settings) = shown_settings(&check_db, cfg, &run.cell).await?;
 
     let seed = cfg.seed.wrapping_add(u64::from(index) << 32);
+    let seed = shard.map_or(seed, |s| s.seed(seed));
+    let clients = shard.map_or(run.cell.clients, |s| s.clients(run.cell.clients));
     let params = EngineParams {
-        clients: run.cell.clients,
+        clients,
         isolation: run.cell.isolation,
         retrier: retrier.clone(),
         warmup: cfg.warmup,
@@ -238,9 +263,9 @@ async fn one_run<W: Workload>(
         seed,
         threads: cfg
             .threads
-            .unwrap_or_else(|| engine::default_threads(run.cell.clients)),
+            .unwrap_or_else(|| engine::default_threads(clients)),
         pool_size: run.cell.pool_size,
-        rate: run.cell.rate.map(|r| r.0),
+        rate: run.cell.rate.map(|r| shard.map_or(r.0, |s| s.rate(r.0))),
         latency_limit: cfg.latency_limit,
     };
     let log = ctx.dir.join(store::SERVER_LOG);
@@ -251,7 +276,12 @@ async fn one_run<W: Workload>(
         run_db.to_string(),
         workload.explain_statements(),
         observe::ObserveOptions {
-            level: cfg.observe,
+            // The server is observed once, by shard 0.
+            level: if lead {
+                cfg.observe
+            } else {
+                crate::model::ObserveLevel::None
+            },
             sample_interval: cfg.sample_interval,
             backends: observe::Backends::Isobench,
             siread_locks: run.cell.isolation == Isolation::Serializable,
@@ -264,21 +294,98 @@ async fn one_run<W: Workload>(
     )
     .await?;
     let mut on_tick = |t: &engine::Tick| progress.tick(t);
-    let outcome = engine::run(
+    let barrier = std::sync::Mutex::new(None);
+    let gate: Option<engine::Gate<'_>> = coord.map(|c| {
+        let barrier = &barrier;
+        Box::pin(async move {
+            let b = c.barrier(index).await?;
+            *barrier.lock().expect("not poisoned") = Some(b);
+            Ok(())
+        }) as engine::Gate<'_>
+    });
+    let outcome = engine::run_gated(
         workload,
         &db_config,
         &params,
         cancel,
         &phase_tx,
         &mut on_tick,
+        gate,
     )
     .await;
     phase_tx.send_replace(Phase::Draining);
     let server = observer.await.unwrap_or_default();
     let injected = injector.await.unwrap_or_default();
-    let (outcome, ledger) = outcome?;
-    let after = after_server_fault(check_db, ctx, &log, log_from).await;
     let mut errors = errors;
+    // A shard missing at the barrier ends the run for all: an empty,
+    // incomplete run with why.
+    let (gate_failed, outcome) = match outcome {
+        Err(engine::EngineError::Gate(m)) => (
+            Some(m),
+            Ok((
+                EngineOutcome::cancelled_before_start(workload.tx_types().len()),
+                Default::default(),
+            )),
+        ),
+        o => (None, o),
+    };
+    let (outcome, ledger) = outcome?;
+    let barrier = barrier.into_inner().expect("not poisoned");
+    if let Some(b) = &barrier {
+        progress.note(&format!(
+            "run {index}: barrier passed after {:.3} s, clock offset to the server {:+.3} ms (round trip {:.3} ms), started {:.3} ms late",
+            b.waited_s,
+            b.offset_s * 1e3,
+            b.rtt_s * 1e3,
+            b.late_s * 1e3
+        ));
+    }
+    // When this process opened the window: sharded, by the server's
+    // clock (this machine's plus its measured offset), so that the shards'
+    // starts compare (the barrier's instant plus the warm-up, give or take
+    // the sleep's precision); else by this machine's clock.
+    let window_start = outcome.window_start.map(|t| {
+        let unix = t
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        super::super::shard::rfc3339(unix + barrier.as_ref().map_or(0.0, |b| b.offset_s))
+    });
+    // Before marking the run ended: shard 0 may drop the run's database
+    // (and this connection) once every shard has.
+    let after = after_server_fault(check_db, ctx, &log, log_from).await;
+    // Every shard's clients' lifetime counts, for the checks (shard 0).
+    let mut lifetime = outcome.lifetime;
+    let mut partial_checks = None;
+    if let Some(m) = &gate_failed {
+        progress.note(m);
+        errors.push(m.clone());
+    } else if let Some(c) = coord {
+        c.ended(index, outcome.lifetime).await?;
+        if lead {
+            let (others, missing) = c.await_ended(index).await?;
+            lifetime.committed += others.committed;
+            lifetime.unknown_outcome += others.unknown_outcome;
+            if !missing.is_empty() {
+                partial_checks = Some(format!(
+                    "shard(s) {missing} did not end run {index} within --shard-wait: \
+                     invariant results are checked without their commits, shown but not counted as anomalies"
+                ));
+            } else if c.spec.count > 1
+                && std::mem::size_of::<<W::Client as crate::workload::WorkloadClient>::Ledger>()
+                    != 0
+            {
+                // A client ledger holds what the checks need of every
+                // client, and shard 0 has only its own clients' (a
+                // zero-sized ledger holds nothing: the lifetime counts,
+                // added up over the shards, are all the checks use).
+                partial_checks = Some(
+                    "sharded: the invariant checks that use client ledgers saw shard 0's clients only: \
+                     shown but not counted as anomalies"
+                        .into(),
+                );
+            }
+        }
+    }
     if let Err(e) = ledger.save(ctx.dir, ctx.index) {
         errors.push(format!("writing the run's history: {e}"));
     }
@@ -286,8 +393,10 @@ async fn one_run<W: Workload>(
         errors.push(format!("writing the run's latency log: {e}"));
     }
     let invariants = match &after.check_db {
+        // Checked once, by shard 0, after every shard ended the run.
+        _ if !lead || gate_failed.is_some() => Vec::new(),
         Some(check_db) => workload
-            .check(check_db, outcome.lifetime, ledger)
+            .check(check_db, lifetime, ledger)
             .await
             .context("checking invariants")?,
         None => {
@@ -306,6 +415,10 @@ async fn one_run<W: Workload>(
         invariants,
         server_fault: after.server_fault,
         injected,
+        window_start,
+        clients,
+        shard_clients: shard.map(|_| clients),
+        partial_checks,
     };
     let (record, script_error) = record(workload, ctx, outcome, around);
     // A script's own error (an expression error, an undefined variable)
@@ -505,7 +618,7 @@ fn record<W: Workload>(
         .filter(|t| !t.failed.is_empty())
         .map(|t| (t.name.clone(), t.failed.clone()))
         .collect();
-    let client_time_ms = f64::from(run.cell.clients) * outcome.measured_s * 1000.0;
+    let client_time_ms = f64::from(around.clients) * outcome.measured_s * 1000.0;
     let wasted_ms = m.wasted_us as f64 / 1000.0;
     let mut errors_all = std::mem::take(&mut around.errors);
     let (anomalies, script_error) = problems(&outcome, &around, &mut errors_all);
@@ -592,6 +705,8 @@ fn record<W: Workload>(
         server_settings: around.server_settings,
         load: None,
         faults,
+        window_start: around.window_start.take(),
+        shard_clients: around.shard_clients,
     };
     (record, script_error)
 }
@@ -606,7 +721,10 @@ fn problems(
 ) -> (u64, Option<String>) {
     // Without every client's ledger, checks that use it can report
     // violations that did not happen: shown, but not counted.
-    let anomalies = if outcome.ledger_complete {
+    let anomalies = if let Some(why) = &around.partial_checks {
+        errors.push(why.clone());
+        0
+    } else if outcome.ledger_complete {
         around.invariants.iter().map(|i| i.violations).sum()
     } else {
         errors.push(

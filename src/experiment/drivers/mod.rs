@@ -45,6 +45,8 @@ pub(super) struct RunCtx<'a> {
     pub index: u32,
     pub cancel: &'a CancellationToken,
     pub progress: &'a Progress,
+    /// A sharded study's coordination (`--shard`); `None`: not sharded.
+    pub coord: Option<&'a super::shard::Coord>,
 }
 
 /// What drives a study's runs: a built-in workload ([`builtin::Builtin`])

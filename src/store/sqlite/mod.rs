@@ -15,7 +15,8 @@
 //! 6. `run_faults` and `connection_losses`;
 //! 7. `injected_faults`;
 //! 8. `lost_commits`.
-//! 9. `cell_fault_plans`.
+//! 9. `cell_fault_plans`;
+//! 10. `run_windows`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
@@ -124,6 +125,8 @@
 //!   (run, seq, t_s, client, sqlstate)` its first 100 losses in time order;
 //!   `injected_faults (run, seq, kind, t_s, detail)` the faults isobench
 //!   injected (`--fault`), in time order.
+//! - `run_windows (run, window_start, shard_clients)`: when the run's
+//!   measured window opened (RFC 3339) and, sharded, the shard's clients.
 //!
 //! Vectors keep their order in an `ordinal` column (from 0); maps come back
 //! sorted by key, as `BTreeMap` keeps them.
@@ -711,6 +714,9 @@ mod tests {
             },
         };
         c.seed = u64::MAX;
+        c.shard = Some(crate::model::ShardSpec { index: 1, count: 3 });
+        r.runs[0].window_start = Some("2026-01-01T10:00:00.000001Z".into());
+        r.runs[0].shard_clients = Some(0);
         r.runs[0].faults = Some(crate::model::RunFaults {
             cause: Some("server process (PID 12) was terminated by signal 9: Killed".into()),
             connections_lost: 2,
@@ -1158,6 +1164,10 @@ mod tests {
             if version < 9 {
                 run.cell.fault_plan = None;
             }
+            if version < 10 {
+                run.window_start = None;
+                run.shard_clients = None;
+            }
         }
         with_effective_tps(r)
     }
@@ -1209,7 +1219,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 9);
+        assert_eq!(STORE_VERSION, 10);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();

@@ -318,6 +318,11 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
     .collect();
 
     let seed: String = row.get("seed")?;
+    let (window_start, shard_clients) = conn
+        .prepare_cached("SELECT window_start, shard_clients FROM run_windows WHERE run = ?1")?
+        .query_row([run], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?
+        .unwrap_or((None, None));
     let mut record = RunRecord {
         index: run,
         cell,
@@ -378,6 +383,8 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
         server_settings,
         load: read_external_load(conn, run)?,
         faults: read_faults(conn, run)?,
+        window_start,
+        shard_clients,
     };
     // Not stored: it follows from the history check's lost commits.
     record.effective_tps =

@@ -25,6 +25,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V7_INJECTED_FAULTS),
     M::up(V8_LOST_COMMITS),
     M::up(V9_FAULT_PLANS),
+    M::up(V10_RUN_WINDOWS),
 ];
 
 /// `MIGRATION_LIST` as rusqlite_migration runs it (each call applies the
@@ -482,4 +483,19 @@ CREATE TABLE IF NOT EXISTS cell_fault_plans (
 ) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '9');
+"#;
+
+/// Store version 10: when a run's measured window opened
+/// (`RunRecord::window_start`, RFC 3339) and, in a sharded study, the
+/// shard's clients (`RunRecord::shard_clients`): one row per run that has
+/// either (none in runs stored before). IF NOT EXISTS, as in versions 3
+/// to 9.
+const V10_RUN_WINDOWS: &str = r#"
+CREATE TABLE IF NOT EXISTS run_windows (
+    run           INTEGER PRIMARY KEY REFERENCES runs (run) ON DELETE CASCADE,
+    window_start  TEXT,
+    shard_clients INTEGER CHECK (shard_clients >= 0)
+) STRICT;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '10');
 "#;

@@ -159,6 +159,13 @@ pub(super) fn write_run(tx: &Transaction, r: &RunRecord) -> R<()> {
     if let Some(f) = &r.faults {
         write_faults(tx, run, f).context("run_faults")?;
     }
+    if r.window_start.is_some() || r.shard_clients.is_some() {
+        tx.execute(
+            "INSERT INTO run_windows (run, window_start, shard_clients) VALUES (?1, ?2, ?3)",
+            rusqlite::params![run, r.window_start, r.shard_clients],
+        )
+        .context("run_windows")?;
+    }
     Ok(())
 }
 

@@ -701,6 +701,8 @@ fn record(
         server_settings,
         load: Some(load),
         faults: None,
+        window_start: None,
+        shard_clients: None,
     }
 }
 

@@ -1,0 +1,350 @@
+//! Sharded studies (`--shard I/N`, `--shards N`): shard processes of one
+//! study against one external server (here started through the library),
+//! coordinated through `isobench_coord` in the DSN's database.
+
+use std::path::Path;
+use std::process::{Child, Stdio};
+
+use crate::common;
+
+use common::*;
+use isobench::target::{self, ManagedOptions, ManagedServer};
+
+fn library_server(dir: &Path) -> ManagedServer {
+    std::fs::create_dir_all(dir).unwrap();
+    ManagedServer::start(&ManagedOptions {
+        bin_dir: target::find_bin_dir(None).expect("PostgreSQL binaries"),
+        settings: vec![("max_connections".into(), "200".into())],
+        log_path: dir.join("external-server.log"),
+        os_user: "postgres".into(),
+    })
+    .expect("server starts")
+}
+
+fn socket_dsn(server: &ManagedServer) -> String {
+    format!(
+        "host={} port={} user={} dbname=postgres",
+        server.socket_dir().display(),
+        server.port(),
+        target::SUPERUSER
+    )
+}
+
+/// A tiny study: tpcb scale 1, 5 clients, rc, 1 s runs after 1 s of
+/// warm-up, `repeat` repetitions, a fixed seed.
+fn study_args<'a>(dsn: &'a str, repeat: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        "--dsn",
+        dsn,
+        "--scale",
+        "1",
+        "--clients",
+        "5",
+        "--isolation",
+        "rc",
+        "--repeat",
+        repeat,
+        "--duration",
+        "1s",
+        "--warmup",
+        "1s",
+        "--seed",
+        "7",
+        "--quiet",
+    ]
+}
+
+/// Starts shard `shard` (`I/N`) of the study with results in `out`.
+fn spawn_shard(args: &[&str], shard: &str, out: &Path, extra: &[&str]) -> Child {
+    isobench()
+        .args(args)
+        .args(["--shard", shard, "--out", out.to_str().unwrap()])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start a shard")
+}
+
+fn finish(child: Child) -> (i32, String) {
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The server's databases named `isobench_%` and whether the
+/// coordination schema exists.
+fn leftovers(server: &ManagedServer) -> (Vec<String>, bool) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let db = target::connect(&server.config("postgres")).await.unwrap();
+        let dbs = db
+            .query(
+                "SELECT datname FROM pg_database WHERE datname LIKE 'isobench_%'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let schema: bool = db
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'isobench_coord')",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        (dbs, schema)
+    })
+}
+
+fn unix_s(rfc3339: &str) -> f64 {
+    let t = chrono::DateTime::parse_from_rfc3339(rfc3339).expect("RFC 3339");
+    t.timestamp_micros() as f64 / 1e6
+}
+
+/// Three shards of a 2-run study: each commits, their clients add up to
+/// the study's (2 + 2 + 1 of 5), the same runs in the same order, windows
+/// opening within a few ms of each other by the server's clock, the
+/// invariants checked once (by shard 0, with every shard's counts: TPC-B's
+/// history must match all commits), nothing left on the server.
+#[test]
+fn three_shards_split_the_clients_and_start_together() {
+    let (_keep, dir) = out_dir("shards");
+    let server = library_server(&dir);
+    let dsn = socket_dsn(&server);
+    let args = study_args(&dsn, "2");
+    let outs: Vec<_> = (0..3).map(|i| dir.join(format!("shard-{i}"))).collect();
+    let children: Vec<Child> = (0..3)
+        .map(|i| spawn_shard(&args, &format!("{i}/3"), &outs[i], &[]))
+        .collect();
+    for (i, c) in children.into_iter().enumerate() {
+        let (code, stderr) = finish(c);
+        assert_eq!(code, 0, "shard {i}: {stderr}");
+    }
+    let results: Vec<serde_json::Value> = outs.iter().map(|o| read_json(o)).collect();
+    for (i, r) in results.iter().enumerate() {
+        assert_schema_valid(r);
+        assert_eq!(r["config"]["shard"]["index"], i);
+        assert_eq!(r["config"]["shard"]["count"], 3);
+        assert_eq!(r["runs"].as_array().unwrap().len(), 2, "shard {i}");
+    }
+    for run in 0..2 {
+        let runs: Vec<&serde_json::Value> = results.iter().map(|r| &r["runs"][run]).collect();
+        let clients: Vec<u64> = runs
+            .iter()
+            .map(|r| r["shard_clients"].as_u64().unwrap())
+            .collect();
+        assert_eq!(clients, vec![2, 2, 1], "run {run}");
+        for (i, r) in runs.iter().enumerate() {
+            assert!(
+                r["committed"].as_u64().unwrap() > 0,
+                "shard {i} run {run}: {r}"
+            );
+            assert_eq!(r["complete"], true, "shard {i} run {run}: {}", r["errors"]);
+            assert_eq!(r["index"], runs[0]["index"]);
+            assert_eq!(r["cell"], runs[0]["cell"]);
+            assert_eq!(r["repetition"], runs[0]["repetition"]);
+        }
+        assert_ne!(runs[0]["seed"], runs[1]["seed"], "per-shard seeds");
+        let starts: Vec<f64> = runs
+            .iter()
+            .map(|r| unix_s(r["window_start"].as_str().unwrap()))
+            .collect();
+        let spread = starts.iter().cloned().fold(f64::MIN, f64::max)
+            - starts.iter().cloned().fold(f64::MAX, f64::min);
+        eprintln!("run {run}: window starts spread {:.3} ms", spread * 1e3);
+        assert!(
+            spread < 0.05,
+            "run {run}: windows opened {spread} s apart: {starts:?}"
+        );
+        // Checked once, by shard 0, and they hold with every shard's
+        // commits counted.
+        let inv = runs[0]["invariants"].as_array().unwrap();
+        assert!(!inv.is_empty());
+        assert!(inv.iter().all(|i| i["ok"] == true), "{inv:?}");
+        assert!(runs[1]["invariants"].as_array().unwrap().is_empty());
+        assert!(runs[2]["invariants"].as_array().unwrap().is_empty());
+    }
+    let (dbs, schema) = leftovers(&server);
+    assert!(dbs.is_empty(), "left databases: {dbs:?}");
+    assert!(!schema, "the coordination schema was not dropped");
+}
+
+/// A shard that never comes: shard 0 ends run 1 for all after
+/// `--shard-wait`, naming it; the late shard, started after that, skips
+/// run 1 and joins run 2, which both measure.
+#[test]
+fn a_missing_shard_ends_the_run_naming_it_and_a_late_one_joins_the_next() {
+    let (_keep, dir) = out_dir("shards-missing");
+    let server = library_server(&dir);
+    let dsn = socket_dsn(&server);
+    let args = study_args(&dsn, "2");
+    let (out0, out1) = (dir.join("shard-0"), dir.join("shard-1"));
+    let lead = spawn_shard(&args, "0/2", &out0, &["--shard-wait", "4s"]);
+    wait_for_first_run(&out0);
+    let late = spawn_shard(&args, "1/2", &out1, &["--shard-wait", "4s"]);
+    let (_, stderr0) = finish(lead);
+    let (code1, stderr1) = finish(late);
+    let r0 = read_json(&out0);
+    let runs0 = r0["runs"].as_array().unwrap();
+    assert_eq!(runs0.len(), 2, "{stderr0}");
+    assert_eq!(runs0[0]["complete"], false);
+    assert_eq!(runs0[0]["committed"], 0);
+    let errors = runs0[0]["errors"].to_string();
+    assert!(
+        errors.contains("shard(s) 1 missing at run 1's start barrier after --shard-wait 4 s"),
+        "{errors}"
+    );
+    assert_eq!(runs0[1]["complete"], true, "{}", runs0[1]["errors"]);
+    assert!(runs0[1]["committed"].as_u64().unwrap() > 0);
+    assert_eq!(code1, 0, "{stderr1}");
+    let r1 = read_json(&out1);
+    let runs1 = r1["runs"].as_array().unwrap();
+    assert_eq!(runs1.len(), 1, "the late shard measured run 2 only");
+    assert_eq!(runs1[0]["index"], 2);
+    assert!(runs1[0]["committed"].as_u64().unwrap() > 0);
+}
+
+/// `--shards N` takes the index from the environment: without one it
+/// errors, naming both variables; with SLURM_PROCID out of range it says
+/// so; a shard of the managed server is refused.
+#[test]
+fn shards_need_an_index_and_an_external_server() {
+    let (_keep, dir) = out_dir("shards-bad");
+    let out = dir.join("r");
+    let o = isobench()
+        .env_remove("JOB_COMPLETION_INDEX")
+        .env_remove("SLURM_PROCID")
+        .args([
+            "run",
+            "--dsn",
+            "host=/nonexistent",
+            "--shards",
+            "3",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--shards")
+            && stderr.contains("JOB_COMPLETION_INDEX")
+            && stderr.contains("SLURM_PROCID"),
+        "{stderr}"
+    );
+    let o = isobench()
+        .env_remove("JOB_COMPLETION_INDEX")
+        .env("SLURM_PROCID", "3")
+        .args([
+            "run",
+            "--dsn",
+            "host=/nonexistent",
+            "--shards",
+            "3",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("SLURM_PROCID: shard index 3 is out of range for 3 shards"),
+        "{stderr}"
+    );
+    let (o, _, stderr) = run(&["run", "--shard", "0/2", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--shard") && stderr.contains("needs an external server"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing written");
+}
+
+/// Shard 1 killed in the middle of run 1 and started again at once (a
+/// retried pod): shard 0 waits `--shard-wait` for it to end run 1, checks
+/// the invariants without its commits (shown, not counted, with why), and
+/// the restarted shard skips run 1 and joins run 2.
+#[test]
+fn a_killed_shard_is_named_and_its_restart_joins_the_next_run() {
+    let (_keep, dir) = out_dir("shards-killed");
+    let server = library_server(&dir);
+    let dsn = socket_dsn(&server);
+    let mut args = study_args(&dsn, "3");
+    args.extend(["--shard-wait", "3s"]);
+    let (out0, out1, out1b) = (dir.join("s0"), dir.join("s1"), dir.join("s1-again"));
+    let lead = spawn_shard(&args, "0/2", &out0, &[]);
+    let mut victim = spawn_shard(&args, "1/2", &out1, &[]);
+    // Run 1's start instant, from the coordination table.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let wait_s: f64 = rt.block_on(async {
+        let db = target::connect(&server.config("postgres")).await.unwrap();
+        for _ in 0..600 {
+            if let Ok(Some(row)) = db
+                .query_opt(
+                    "SELECT extract(epoch FROM start_at - clock_timestamp())::float8
+                       FROM isobench_coord.runs WHERE run = 1 AND start_at IS NOT NULL",
+                    &[],
+                )
+                .await
+            {
+                return row.get(0);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("run 1 never started");
+    });
+    // 1 s of warm-up, then into the measured window.
+    std::thread::sleep(std::time::Duration::from_secs_f64(wait_s.max(0.0) + 1.5));
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    let again = spawn_shard(&args, "1/2", &out1b, &[]);
+    let (code0, stderr0) = finish(lead);
+    let (code1, stderr1) = finish(again);
+    assert_eq!(code0, 0, "{stderr0}");
+    assert_eq!(code1, 0, "{stderr1}");
+    let r0 = read_json(&out0);
+    let runs0 = r0["runs"].as_array().unwrap();
+    assert_eq!(runs0.len(), 3, "{stderr0}");
+    let errors = runs0[0]["errors"].to_string();
+    assert!(
+        errors.contains("shard(s) 1 did not end run 1 within --shard-wait"),
+        "{errors}"
+    );
+    assert_eq!(
+        runs0[0]["anomalies"], 0,
+        "not counted without shard 1's commits"
+    );
+    for run in &runs0[1..] {
+        assert_eq!(run["complete"], true, "{}", run["errors"]);
+        assert_eq!(run["anomalies"], 0);
+        assert!(
+            run["invariants"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|i| i["ok"] == true)
+        );
+    }
+    let runs1: Vec<u64> = read_json(&out1b)["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(runs1, vec![2, 3], "the restarted shard joins at run 2");
+}
