@@ -55,8 +55,10 @@ pub struct Input {
     pub config: Value,
     /// `config.shard`; `None` when the study was not sharded.
     pub shard: Option<ShardOf>,
-    /// Run index -> `runs[].window_start` (RFC 3339), where present.
+    /// Run index -> `runs[].window_start`, where present: the instant,
+    /// and the RFC 3339 text as written.
     pub window_start: BTreeMap<u32, DateTime<FixedOffset>>,
+    pub window_start_text: BTreeMap<u32, String>,
 }
 
 /// Reads `dir/results.json` (schema version [`store::SCHEMA_VERSION`]),
@@ -90,6 +92,7 @@ pub fn read_input(dir: &Path) -> Result<Input, BadInput> {
         }
     };
     let mut window_start = BTreeMap::new();
+    let mut window_start_text = BTreeMap::new();
     for run in raw.get("runs").and_then(Value::as_array).into_iter().flatten() {
         let (Some(index), Some(ws)) = (
             run.get("index").and_then(Value::as_u64),
@@ -100,6 +103,7 @@ pub fn read_input(dir: &Path) -> Result<Input, BadInput> {
         let t = DateTime::parse_from_rfc3339(ws)
             .map_err(|e| bad(format!("run {index}: window_start '{ws}': {e}")))?;
         window_start.insert(index as u32, t);
+        window_start_text.insert(index as u32, ws.to_string());
     }
     Ok(Input {
         dir: dir.to_path_buf(),
@@ -107,6 +111,7 @@ pub fn read_input(dir: &Path) -> Result<Input, BadInput> {
         config,
         shard,
         window_start,
+        window_start_text,
     })
 }
 
@@ -691,12 +696,12 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> Result<Outcome> {
         }
         let earliest = inputs
             .iter()
-            .filter_map(|i| i.window_start.get(&index))
-            .min()
-            .copied();
-        if let Some(t) = earliest {
-            window_starts.insert(index, t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true));
+            .filter_map(|i| Some((*i.window_start.get(&index)?, i.window_start_text.get(&index)?)))
+            .min_by_key(|(t, _)| *t);
+        if let Some((_, text)) = earliest {
+            window_starts.insert(index, text.clone());
         }
+        let earliest = earliest.map(|(t, _)| t);
         let mut slot_p99 = BTreeMap::new();
         if !logs.is_empty() {
             if !missing.is_empty() {
@@ -973,6 +978,7 @@ mod tests {
             config,
             shard: shard.map(|(index, count)| ShardOf { index, count }),
             window_start: BTreeMap::new(),
+            window_start_text: BTreeMap::new(),
         }
     }
 
@@ -1034,5 +1040,65 @@ mod tests {
         a.shard = None;
         b.shard = None;
         assert_eq!(shifts(&[a, b], 1), vec![0, 0]);
+    }
+
+    /// Writes `r` as shard `index` of 2 into `dir`, each run's window
+    /// starting at `start` (RFC 3339), with an interval log for run 1.
+    fn shard_dir(dir: &Path, mut r: Results, index: u32, start: &str, log_bytes: &[u8]) {
+        std::fs::create_dir_all(dir.join("histograms")).unwrap();
+        for run in &mut r.runs {
+            run.per_second = vec![point(1.0, 10, 1.0), point(2.0, 10, 1.0)];
+        }
+        let mut v = serde_json::to_value(&r).unwrap();
+        v["config"]["shard"] = serde_json::json!({"index": index, "count": 2});
+        for run in v["runs"].as_array_mut().unwrap() {
+            run["window_start"] = Value::String(start.into());
+        }
+        std::fs::write(dir.join("results.json"), serde_json::to_vec(&v).unwrap()).unwrap();
+        std::fs::write(dir.join("histograms/run-1.hlog"), log_bytes).unwrap();
+    }
+
+    #[test]
+    fn shard_directories_merge_on_their_window_starts() {
+        let base = tempfile::tempdir().unwrap();
+        let r = fixture::results();
+        let (s0, s1, out) = (base.path().join("s0"), base.path().join("s1"), base.path().join("m"));
+        // Shard 1's windows began 1.2 s after shard 0's (as by a clock).
+        shard_dir(&s1, r.clone(), 1, "2026-01-01T00:00:01.2Z", &log(&[(0, "x", hist([900]))]));
+        shard_dir(&s0, r.clone(), 0, "2026-01-01T00:00:00Z", &log(&[(1, "x", hist([100]))]));
+        let o = merge_dirs(&[s1.clone(), s0.clone()], &out).unwrap();
+        assert!(o.warnings.is_empty(), "{:?}", o.warnings);
+        assert_eq!(o.hlogs, 1);
+        let v: Value =
+            serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+        assert!(v["config"].get("shard").is_none(), "{}", v["config"]);
+        let run = &v["runs"][0];
+        assert_eq!(run["window_start"], "2026-01-01T00:00:00Z");
+        assert_eq!(run["committed"], 2 * r.runs[0].committed);
+        // Seconds 0 and 1 of shard 0, 1 and 2 of shard 1 (shifted by one).
+        let committed: Vec<u64> = run["per_second"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["committed"].as_u64().unwrap())
+            .collect();
+        assert_eq!(committed, vec![10, 20, 10]);
+        // Second 1 in the merged log: both shards' samples, one interval.
+        let (m, _) = read_hlog(&std::fs::read(out.join("histograms/run-1.hlog")).unwrap(), 0).unwrap();
+        assert_eq!(m.len(), 1);
+        assert_eq!((m[0].0, m[0].3.len()), (1, 2));
+        assert_eq!(run["per_second"][1]["p99_ms"], m[0].3.value_at_quantile(0.99) as f64 / 1000.0);
+        for f in ["report.md", "report.html", "cells.csv", "runs.csv", "cells.json", "results.sqlite"] {
+            assert!(out.join(f).is_file(), "{f}");
+        }
+        // The store reads back with the merged numbers.
+        let stored = crate::store::load_dir(&out).unwrap();
+        assert_eq!(stored.runs[0].committed, 2 * r.runs[0].committed);
+        // A second merge into the same directory is refused.
+        let e = merge_dirs(&[s0.clone(), s1.clone()], &out).unwrap_err();
+        assert!(e.chain().any(|c| c.is::<BadInput>()), "{e:#}");
+        // So is merging into one of the inputs.
+        let e = merge_dirs(&[s0.clone(), s1], &s0).unwrap_err();
+        assert!(format!("{e:#}").contains("is one of the directories to merge"), "{e:#}");
     }
 }
