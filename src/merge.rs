@@ -631,6 +631,35 @@ pub fn merge_hlogs(
     Ok((buf, p99))
 }
 
+/// `results` as one study's rather than shard 0's: without `config.shard`
+/// and `runs[].shard_clients`, each run's `window_start` the earliest of
+/// the inputs' (`window_starts`). Through JSON, so that it holds whether
+/// or not this build's record types carry the sharding fields.
+///
+/// Errors: none in practice (the value is the serialization of `results`).
+fn as_whole_study(results: Results, window_starts: &BTreeMap<u32, String>) -> Result<Results> {
+    let mut v = serde_json::to_value(&results)?;
+    strip_shard(&mut v, window_starts);
+    Ok(serde_json::from_value(v)?)
+}
+
+/// [`as_whole_study`] on results.json's value.
+fn strip_shard(v: &mut Value, window_starts: &BTreeMap<u32, String>) {
+    if let Some(c) = v["config"].as_object_mut() {
+        c.remove("shard");
+    }
+    for r in v["runs"].as_array_mut().into_iter().flatten() {
+        let ws = r["index"].as_u64().and_then(|i| window_starts.get(&(i as u32)));
+        if let Some(o) = r.as_object_mut() {
+            o.remove("shard_clients");
+            match ws {
+                Some(ws) => o.insert("window_start".into(), Value::String(ws.clone())),
+                None => o.remove("window_start"),
+            };
+        }
+    }
+}
+
 /// What [`merge_dirs`] did.
 #[derive(Debug)]
 pub struct Outcome {
@@ -739,6 +768,7 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> Result<Outcome> {
         runs,
         ..first.clone()
     };
+    let results = as_whole_study(results, &window_starts)?;
     let dir = store::create_results_dir(Some(out), "merged-", store::RESULTS_JSON)?.path;
     let write = || -> Result<()> {
         let mut db = store::sqlite::Store::create(&dir.join(store::sqlite::DB_FILE))?;
@@ -757,26 +787,12 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> Result<Outcome> {
         }
         crate::report::files::write(&dir, &results, crate::report::files::Format::ALL)
             .map_err(anyhow::Error::msg)?;
-        // results.json as the report wrote it, plus the windows' starts
-        // and without a shard (fields of sharded studies this record type
-        // may not carry): the merged study is not a shard.
+        // results.json as the report wrote it, with the windows' starts
+        // (a field this build's record type may not carry).
         let path = dir.join(store::RESULTS_JSON);
         let mut v: Value = serde_json::from_slice(&std::fs::read(&path)?)?;
-        let had_shard = v["config"]
-            .as_object_mut()
-            .and_then(|c| c.remove("shard"))
-            .is_some();
-        if had_shard || !window_starts.is_empty() {
-            for r in v["runs"].as_array_mut().into_iter().flatten() {
-                let ws = r["index"]
-                    .as_u64()
-                    .and_then(|i| window_starts.get(&(i as u32)));
-                if let (Some(ws), Some(o)) = (ws, r.as_object_mut()) {
-                    o.insert("window_start".into(), Value::String(ws.clone()));
-                }
-            }
-            store::write_atomic(&path, &serde_json::to_vec_pretty(&v)?)?;
-        }
+        strip_shard(&mut v, &window_starts);
+        store::write_atomic(&path, &serde_json::to_vec_pretty(&v)?)?;
         Ok(())
     };
     write().with_context(|| format!("writing the merged results into {}", dir.display()))?;
@@ -1053,6 +1069,7 @@ mod tests {
         v["config"]["shard"] = serde_json::json!({"index": index, "count": 2});
         for run in v["runs"].as_array_mut().unwrap() {
             run["window_start"] = Value::String(start.into());
+            run["shard_clients"] = serde_json::json!(2);
         }
         std::fs::write(dir.join("results.json"), serde_json::to_vec(&v).unwrap()).unwrap();
         std::fs::write(dir.join("histograms/run-1.hlog"), log_bytes).unwrap();
@@ -1074,6 +1091,7 @@ mod tests {
         assert!(v["config"].get("shard").is_none(), "{}", v["config"]);
         let run = &v["runs"][0];
         assert_eq!(run["window_start"], "2026-01-01T00:00:00Z");
+        assert!(run.get("shard_clients").is_none(), "{run}");
         assert_eq!(run["committed"], 2 * r.runs[0].committed);
         // Seconds 0 and 1 of shard 0, 1 and 2 of shard 1 (shifted by one).
         let committed: Vec<u64> = run["per_second"]
