@@ -70,7 +70,9 @@ pub struct Input {
 pub fn read_input(dir: &Path) -> Result<Input, BadInput> {
     let bad = |what: String| BadInput(format!("merge: {}: {what}", dir.display()));
     if !dir.is_dir() {
-        return Err(bad("no such directory; name results directories written by `isobench run`".into()));
+        return Err(bad(
+            "no such directory; name results directories written by `isobench run`".into(),
+        ));
     }
     let results = Results::read(dir).map_err(|e| bad(e.to_string()))?;
     let text = std::fs::read_to_string(dir.join(store::RESULTS_JSON))
@@ -80,7 +82,11 @@ pub fn read_input(dir: &Path) -> Result<Input, BadInput> {
     let shard = match config.get("shard") {
         None | Some(Value::Null) => None,
         Some(s) => {
-            let n = |k: &str| s.get(k).and_then(Value::as_u64).and_then(|v| u32::try_from(v).ok());
+            let n = |k: &str| {
+                s.get(k)
+                    .and_then(Value::as_u64)
+                    .and_then(|v| u32::try_from(v).ok())
+            };
             match (n("index"), n("count")) {
                 (Some(index), Some(count)) if index < count => Some(ShardOf { index, count }),
                 _ => {
@@ -93,7 +99,12 @@ pub fn read_input(dir: &Path) -> Result<Input, BadInput> {
     };
     let mut window_start = BTreeMap::new();
     let mut window_start_text = BTreeMap::new();
-    for run in raw.get("runs").and_then(Value::as_array).into_iter().flatten() {
+    for run in raw
+        .get("runs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let (Some(index), Some(ws)) = (
             run.get("index").and_then(Value::as_u64),
             run.get("window_start").and_then(Value::as_str),
@@ -137,7 +148,11 @@ fn first_difference(a: &Value, b: &Value, path: &str) -> Option<String> {
         (Value::Object(x), Value::Object(y)) => {
             let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
             keys.into_iter().find_map(|k| {
-                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
                 match (x.get(k), y.get(k)) {
                     (Some(u), Some(v)) => first_difference(u, v, &p),
                     _ => Some(p),
@@ -160,7 +175,9 @@ fn first_difference(a: &Value, b: &Value, path: &str) -> Option<String> {
 /// same shard index, or different run lists (index, cell, repetition).
 pub fn check(inputs: &mut [Input]) -> Result<Vec<String>, BadInput> {
     let Some(first) = inputs.first() else {
-        return Err(BadInput("merge: name at least one results directory".into()));
+        return Err(BadInput(
+            "merge: name at least one results directory".into(),
+        ));
     };
     let base = comparable_config(&first.config);
     let key = |r: &RunRecord| (r.index, r.cell.clone(), r.repetition);
@@ -325,7 +342,10 @@ fn merge_waits(w: &[Option<WaitSummary>]) -> Option<WaitSummary> {
     let count: u64 = ws.iter().map(|w| w.count).sum();
     Some(WaitSummary {
         count,
-        mean: ratio(ws.iter().map(|w| w.mean * w.count as f64).sum(), count as f64),
+        mean: ratio(
+            ws.iter().map(|w| w.mean * w.count as f64).sum(),
+            count as f64,
+        ),
         p50: ws.iter().map(|w| w.p50).fold(0.0, f64::max),
         p99: ws.iter().map(|w| w.p99).fold(0.0, f64::max),
         max: ws.iter().map(|w| w.max).fold(0.0, f64::max),
@@ -381,7 +401,11 @@ fn merge_tx_type(ts: &[&TxTypeRecord]) -> Result<TxTypeRecord, String> {
         failed: sum_maps(&ts.iter().map(|t| &t.failed).collect::<Vec<_>>()),
         unknown_outcome: ts.iter().map(|t| t.unknown_outcome).sum(),
         wasted_ms: ts.iter().map(|t| t.wasted_ms).sum(),
-        latency_ms: if ts.len() == 1 { first.latency_ms } else { LatencySummary::of(&h) },
+        latency_ms: if ts.len() == 1 {
+            first.latency_ms
+        } else {
+            LatencySummary::of(&h)
+        },
         latency_histogram: if ts.len() == 1 {
             first.latency_histogram.clone()
         } else {
@@ -553,6 +577,9 @@ pub fn merge_run(
 /// window), length, tag and histogram.
 type Interval = (i64, Duration, Option<String>, Histogram<u64>);
 
+/// The merged intervals of one second: (tag, length, histogram).
+type Second = Vec<(Option<String>, Duration, Histogram<u64>)>;
+
 /// The intervals of interval log `bytes` (as [`crate::engine::hlog`]
 /// writes them), each start shifted by `shift` seconds, and the log's
 /// `BaseTime`.
@@ -568,7 +595,12 @@ pub fn read_hlog(bytes: &[u8], shift: i64) -> Result<(Vec<Interval>, Option<Dura
             LogEntry::Interval(i) => {
                 let h = decode_histogram(i.encoded_histogram())?;
                 let start = i.start_timestamp().as_secs_f64().round() as i64 + shift;
-                out.push((start, i.duration(), i.tag().map(|t| t.as_str().to_string()), h));
+                out.push((
+                    start,
+                    i.duration(),
+                    i.tag().map(|t| t.as_str().to_string()),
+                    h,
+                ));
             }
         }
     }
@@ -585,7 +617,7 @@ pub fn merge_hlogs(
     logs: Vec<Vec<Interval>>,
     base: Option<SystemTime>,
 ) -> Result<(Vec<u8>, BTreeMap<i64, f64>), String> {
-    let mut merged: BTreeMap<i64, Vec<(Option<String>, Duration, Histogram<u64>)>> = BTreeMap::new();
+    let mut merged: BTreeMap<i64, Second> = BTreeMap::new();
     for log in logs {
         for (start, len, tag, h) in log {
             let slot = merged.entry(start).or_default();
@@ -649,7 +681,9 @@ fn strip_shard(v: &mut Value, window_starts: &BTreeMap<u32, String>) {
         c.remove("shard");
     }
     for r in v["runs"].as_array_mut().into_iter().flatten() {
-        let ws = r["index"].as_u64().and_then(|i| window_starts.get(&(i as u32)));
+        let ws = r["index"]
+            .as_u64()
+            .and_then(|i| window_starts.get(&(i as u32)));
         if let Some(o) = r.as_object_mut() {
             o.remove("shard_clients");
             match ws {
@@ -725,7 +759,12 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> Result<Outcome> {
         }
         let earliest = inputs
             .iter()
-            .filter_map(|i| Some((*i.window_start.get(&index)?, i.window_start_text.get(&index)?)))
+            .filter_map(|i| {
+                Some((
+                    *i.window_start.get(&index)?,
+                    i.window_start_text.get(&index)?,
+                ))
+            })
             .min_by_key(|(t, _)| *t);
         if let Some((_, text)) = earliest {
             window_starts.insert(index, text.clone());
@@ -887,7 +926,10 @@ mod tests {
         // most frequent first.
         let fr = &m.transactions[0].failure_reasons;
         assert_eq!(fr.len(), 2);
-        assert_eq!((fr[0].sqlstate.as_str(), fr[0].attempts, fr[0].failed), ("40001", 13, 10));
+        assert_eq!(
+            (fr[0].sqlstate.as_str(), fr[0].attempts, fr[0].failed),
+            ("40001", 13, 10)
+        );
         assert_eq!((fr[1].sqlstate.as_str(), fr[1].attempts), ("40P01", 2));
         // The p99 of 1,000 samples near 1-2 ms and 100 near 50 ms: the
         // added histogram's (in the 50 ms group), not the average of the
@@ -900,7 +942,11 @@ mod tests {
         let ha = decode_histogram(&a.latency_histogram).unwrap();
         let hb = decode_histogram(&b.latency_histogram).unwrap();
         let avg = (ha.value_at_quantile(0.99) + hb.value_at_quantile(0.99)) as f64 / 2000.0;
-        assert!((m.latency_ms.p99 - avg).abs() > 10.0, "{} vs {avg}", m.latency_ms.p99);
+        assert!(
+            (m.latency_ms.p99 - avg).abs() > 10.0,
+            "{} vs {avg}",
+            m.latency_ms.p99
+        );
         assert_eq!(m.transactions[0].latency_ms.p99, p99);
         // Server observations and invariants: the first input's.
         assert_eq!(m.server, a.server);
@@ -937,7 +983,10 @@ mod tests {
         assert_eq!(m.len(), 3);
         assert_eq!((m[0].committed, m[0].p99_ms, m[0].t_s), (10, 2.0, 1.0));
         // Second 1: a's second and b's first; p99 from the merged log.
-        assert_eq!((m[1].committed, m[1].failed, m[1].tps, m[1].p99_ms), (25, 2, 25.0, 4.5));
+        assert_eq!(
+            (m[1].committed, m[1].failed, m[1].tps, m[1].p99_ms),
+            (25, 2, 25.0, 4.5)
+        );
         assert_eq!((m[2].committed, m[2].t_s), (6, 3.002));
         // Without the log, the larger p99 (an upper bound), never a mean.
         let m = merge_seconds(&[&a, &b], &[0, 0], &BTreeMap::new());
@@ -953,8 +1002,13 @@ mod tests {
             .begin_log_with(&mut buf, &mut s)
             .unwrap();
         for (start, tag, h) in intervals {
-            w.write_histogram(h, Duration::from_secs(*start), Duration::from_secs(1), Tag::new(tag))
-                .unwrap();
+            w.write_histogram(
+                h,
+                Duration::from_secs(*start),
+                Duration::from_secs(1),
+                Tag::new(tag),
+            )
+            .unwrap();
         }
         drop(w);
         buf
@@ -962,7 +1016,11 @@ mod tests {
 
     #[test]
     fn interval_logs_add_the_same_second_and_tag() {
-        let a = log(&[(0, "x", hist([100, 200])), (1, "x", hist([300])), (1, "y", hist([5_000]))]);
+        let a = log(&[
+            (0, "x", hist([100, 200])),
+            (1, "x", hist([300])),
+            (1, "y", hist([5_000])),
+        ]);
         let b = log(&[(0, "x", hist([400])), (0, "y", hist([7_000]))]);
         let (la, base) = read_hlog(&a, 0).unwrap();
         assert_eq!(base, Some(Duration::from_secs(1_700_000_000)));
@@ -1017,7 +1075,10 @@ mod tests {
         let e = check(&mut [input("a", r.clone(), None), input("b", other, None)])
             .unwrap_err()
             .0;
-        assert!(e.contains("a and b") && e.contains("config.duration_s differs"), "{e}");
+        assert!(
+            e.contains("a and b") && e.contains("config.duration_s differs"),
+            "{e}"
+        );
         // A managed server's address is not the study.
         let mut moved = r.clone();
         moved.config.target = format!("{} (socket /tmp/x, 127.0.0.1:5999)", r.config.target);
@@ -1030,14 +1091,20 @@ mod tests {
             .0;
         assert!(e.contains("runs differ"), "{e}");
         // The same shard twice.
-        let e = check(&mut [input("a", r.clone(), Some((1, 2))), input("b", r.clone(), Some((1, 2)))])
-            .unwrap_err()
-            .0;
+        let e = check(&mut [
+            input("a", r.clone(), Some((1, 2))),
+            input("b", r.clone(), Some((1, 2))),
+        ])
+        .unwrap_err()
+        .0;
         assert!(e.contains("a and b: both are shard 1"), "{e}");
         // Shard counts differ.
-        let e = check(&mut [input("a", r.clone(), Some((0, 2))), input("b", r.clone(), Some((1, 3)))])
-            .unwrap_err()
-            .0;
+        let e = check(&mut [
+            input("a", r.clone(), Some((0, 2))),
+            input("b", r.clone(), Some((1, 3))),
+        ])
+        .unwrap_err()
+        .0;
         assert!(e.contains("config.shard.count differs"), "{e}");
     }
 
@@ -1079,10 +1146,26 @@ mod tests {
     fn shard_directories_merge_on_their_window_starts() {
         let base = tempfile::tempdir().unwrap();
         let r = fixture::results();
-        let (s0, s1, out) = (base.path().join("s0"), base.path().join("s1"), base.path().join("m"));
+        let (s0, s1, out) = (
+            base.path().join("s0"),
+            base.path().join("s1"),
+            base.path().join("m"),
+        );
         // Shard 1's windows began 1.2 s after shard 0's (as by a clock).
-        shard_dir(&s1, r.clone(), 1, "2026-01-01T00:00:01.2Z", &log(&[(0, "x", hist([900]))]));
-        shard_dir(&s0, r.clone(), 0, "2026-01-01T00:00:00Z", &log(&[(1, "x", hist([100]))]));
+        shard_dir(
+            &s1,
+            r.clone(),
+            1,
+            "2026-01-01T00:00:01.2Z",
+            &log(&[(0, "x", hist([900]))]),
+        );
+        shard_dir(
+            &s0,
+            r.clone(),
+            0,
+            "2026-01-01T00:00:00Z",
+            &log(&[(1, "x", hist([100]))]),
+        );
         let o = merge_dirs(&[s1.clone(), s0.clone()], &out).unwrap();
         assert!(o.warnings.is_empty(), "{:?}", o.warnings);
         assert_eq!(o.hlogs, 1);
@@ -1102,11 +1185,25 @@ mod tests {
             .collect();
         assert_eq!(committed, vec![10, 20, 10]);
         // Second 1 in the merged log: both shards' samples, one interval.
-        let (m, _) = read_hlog(&std::fs::read(out.join("histograms/run-1.hlog")).unwrap(), 0).unwrap();
+        let (m, _) = read_hlog(
+            &std::fs::read(out.join("histograms/run-1.hlog")).unwrap(),
+            0,
+        )
+        .unwrap();
         assert_eq!(m.len(), 1);
         assert_eq!((m[0].0, m[0].3.len()), (1, 2));
-        assert_eq!(run["per_second"][1]["p99_ms"], m[0].3.value_at_quantile(0.99) as f64 / 1000.0);
-        for f in ["report.md", "report.html", "cells.csv", "runs.csv", "cells.json", "results.sqlite"] {
+        assert_eq!(
+            run["per_second"][1]["p99_ms"],
+            m[0].3.value_at_quantile(0.99) as f64 / 1000.0
+        );
+        for f in [
+            "report.md",
+            "report.html",
+            "cells.csv",
+            "runs.csv",
+            "cells.json",
+            "results.sqlite",
+        ] {
             assert!(out.join(f).is_file(), "{f}");
         }
         // The store reads back with the merged numbers.
@@ -1117,6 +1214,9 @@ mod tests {
         assert!(e.chain().any(|c| c.is::<BadInput>()), "{e:#}");
         // So is merging into one of the inputs.
         let e = merge_dirs(&[s0.clone(), s1], &s0).unwrap_err();
-        assert!(format!("{e:#}").contains("is one of the directories to merge"), "{e:#}");
+        assert!(
+            format!("{e:#}").contains("is one of the directories to merge"),
+            "{e:#}"
+        );
     }
 }
