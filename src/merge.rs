@@ -127,13 +127,15 @@ pub fn read_input(dir: &Path) -> Result<Input, BadInput> {
 }
 
 /// The configuration keys that may differ between the directories of one
-/// study: the shard, and the managed server's socket and port in `target`
-/// (compared up to its parenthesis).
+/// study: the shard, and a managed server's socket and port in `target`
+/// (`managed PostgreSQL from DIR (socket S, 127.0.0.1:PORT)`, compared up
+/// to its parenthesis; an external server's is compared whole).
 fn comparable_config(config: &Value) -> Value {
     let mut c = config.clone();
     if let Some(o) = c.as_object_mut() {
         o.remove("shard");
         if let Some(Value::String(t)) = o.get_mut("target")
+            && t.starts_with("managed ")
             && let Some(i) = t.find(" (")
         {
             t.truncate(i);
@@ -1083,6 +1085,14 @@ mod tests {
         let mut moved = r.clone();
         moved.config.target = format!("{} (socket /tmp/x, 127.0.0.1:5999)", r.config.target);
         assert!(check(&mut [input("a", r.clone(), None), input("b", moved, None)]).is_ok());
+        // An external server's description is compared whole.
+        let (mut x, mut y) = (r.clone(), r.clone());
+        x.config.target = "external host=db1 port=5432 (PostgreSQL 16)".into();
+        y.config.target = "external host=db2 port=5432 (PostgreSQL 16)".into();
+        let e = check(&mut [input("a", x, None), input("b", y, None)])
+            .unwrap_err()
+            .0;
+        assert!(e.contains("config.target differs"), "{e}");
         // Other runs.
         let mut fewer = r.clone();
         fewer.runs.pop();
