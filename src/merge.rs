@@ -41,14 +41,18 @@ use crate::store::{self, CommandRecord, FailureReasonRecord, Results, RunRecord,
 /// results.json): `index` of `count`, from 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShardOf {
+    /// From 0.
     pub index: u32,
+    /// Shards of the study.
     pub count: u32,
 }
 
 /// One results directory read for merging.
 #[derive(Debug, Clone)]
 pub struct Input {
+    /// The directory as named on the command line.
     pub dir: PathBuf,
+    /// Its results.json, as this isobench reads it.
     pub results: Results,
     /// `config` of results.json as written (the comparison of studies
     /// reads every key, also those this isobench does not know).
@@ -58,6 +62,7 @@ pub struct Input {
     /// Run index -> `runs[].window_start`, where present: the instant,
     /// and the RFC 3339 text as written.
     pub window_start: BTreeMap<u32, DateTime<FixedOffset>>,
+    /// The same, as written (copied to the merged results unchanged).
     pub window_start_text: BTreeMap<u32, String>,
 }
 
@@ -699,6 +704,7 @@ fn strip_shard(v: &mut Value, window_starts: &BTreeMap<u32, String>) {
 /// What [`merge_dirs`] did.
 #[derive(Debug)]
 pub struct Outcome {
+    /// The merged results, as written to results.json.
     pub results: Results,
     /// Warnings for the user (missing shards, missing interval logs).
     pub warnings: Vec<String>,
