@@ -32,6 +32,8 @@ pub enum Command {
         /// The B side (e.g. the patched build).
         b: PathBuf,
     },
+    /// One results directory from several of one study: the shards of a sharded study (`--shard I/N`) or repeated runs. Counters summed, latency histograms added (percentiles recomputed, never averaged), per-second series aligned on the window's start, the reports written as for any study.
+    Merge(MergeArgs),
     /// Observe a server under someone else's load: pg_stat_database and SIRead locks every sample interval, wait events every second; writes monitor.json and monitor.md.
     Monitor(MonitorArgs),
     /// Which isolation anomalies each level prevents, and how: runs every
@@ -142,6 +144,17 @@ pub struct ReportArgs {
     /// The baseline cell of "% vs baseline", e.g. 'isolation=rc,clients=16' (default: the experiment's).
     #[arg(long, value_name = "FACTOR=VALUE,...")]
     pub baseline: Option<String>,
+}
+
+/// Flags of `isobench merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Results directories written by `isobench run` for one study (e.g. `results/shard-*`).
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// The merged results directory (new, or empty).
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 /// Flags of `isobench monitor`.

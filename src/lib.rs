@@ -18,6 +18,7 @@ pub mod engine;
 pub mod experiment;
 pub(crate) mod external;
 pub mod live;
+pub mod merge;
 pub(crate) mod metrics;
 pub mod model;
 pub mod monitor;

@@ -114,6 +114,23 @@ async fn dispatch(cli: Cli) -> Result<Exit> {
             ));
             Ok(Exit::Done)
         }
+        Command::Merge(args) => {
+            let merged = isobench::merge::merge_dirs(&args.dirs, &args.out)?;
+            for w in &merged.warnings {
+                eprintln!("isobench merge: warning: {w}");
+            }
+            let model = report::model::ReportModel::new(&merged.results);
+            out(&format!(
+                "{}merged {} director{} ({} run(s), {} interval log(s)) into {}\n",
+                report::terminal::summary_of(&model),
+                args.dirs.len(),
+                if args.dirs.len() == 1 { "y" } else { "ies" },
+                merged.results.runs.len(),
+                merged.hlogs,
+                args.out.display()
+            ));
+            Ok(Exit::Done)
+        }
         Command::Monitor(args) => monitor(args).await,
         Command::Anomalies(args) => anomalies(*args).await,
         Command::CheckHistory { files } => check_history(&files),

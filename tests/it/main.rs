@@ -16,6 +16,7 @@ mod faults;
 mod interrupt;
 mod isolation_specs;
 mod list_append;
+mod merge;
 mod metrics_listen;
 mod module_graph;
 mod newcomer;
