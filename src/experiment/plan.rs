@@ -39,7 +39,7 @@ pub(super) fn workload_spec(cfg: &ExperimentConfig) -> Result<&'static WorkloadS
 }
 
 /// The cells of `cfg` in factor order, slowest first: server build,
-/// server settings, fault plan, scale, clients, pool size, rate, workload parameters
+/// server settings, fault plan, workload or script (when a factor), scale, clients, pool size, rate, workload parameters
 /// (the first given varies slowest), max_tries, strategy, isolation level
 /// (fastest, so that every cell's baseline is a near neighbour). Server
 /// factors vary slowest so that a repetition restarts the server as
@@ -48,7 +48,7 @@ pub(super) fn workload_spec(cfg: &ExperimentConfig) -> Result<&'static WorkloadS
 /// Errors: unknown workload, strategy or parameter, a factor given twice,
 /// `--scale` for a workload without one.
 pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
-    let (workload, scales, strategies) = driven_factors(cfg)?;
+    let works = works(cfg)?;
     let params = combinations(&cfg.params, "--param")?;
     let settings = combinations(&cfg.setting_factors, "settings")?;
     let opt = |v: Vec<Option<String>>| if v.is_empty() { vec![None] } else { v };
@@ -75,28 +75,31 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
     for pg_bin in &pg_bins {
         for setting in &settings {
             for fault in &fault_plans {
-                for &scale in &scales {
-                    for &clients in &cfg.clients {
-                        for &pool_size in &some(&cfg.pool_size) {
-                            for &rate in &rates {
-                                for param in &params {
-                                    for &max_tries in &some(&cfg.max_tries) {
-                                        for strategy in &strategies {
-                                            for &isolation in &levels {
-                                                out.push(Cell {
-                                                    workload: workload.clone(),
-                                                    isolation,
-                                                    strategy: strategy.clone(),
-                                                    params: param.clone(),
-                                                    clients,
-                                                    scale,
-                                                    pool_size,
-                                                    rate,
-                                                    max_tries,
-                                                    settings: setting.clone(),
-                                                    pg_bin: pg_bin.clone(),
-                                                    fault_plan: fault.clone(),
-                                                });
+                for (work_factor, workload, scales, strategies) in &works {
+                    for &scale in scales {
+                        for &clients in &cfg.clients {
+                            for &pool_size in &some(&cfg.pool_size) {
+                                for &rate in &rates {
+                                    for param in &params {
+                                        for &max_tries in &some(&cfg.max_tries) {
+                                            for strategy in strategies {
+                                                for &isolation in &levels {
+                                                    out.push(Cell {
+                                                        workload: workload.clone(),
+                                                        isolation,
+                                                        strategy: strategy.clone(),
+                                                        params: param.clone(),
+                                                        clients,
+                                                        scale,
+                                                        pool_size,
+                                                        rate,
+                                                        max_tries,
+                                                        settings: setting.clone(),
+                                                        pg_bin: pg_bin.clone(),
+                                                        fault_plan: fault.clone(),
+                                                        work_factor: work_factor.clone(),
+                                                    });
+                                                }
                                             }
                                         }
                                     }
@@ -109,6 +112,55 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
         }
     }
     Ok(out)
+}
+
+/// What the cells of `cfg` run, one entry per value of the workload or
+/// script factor (one entry when neither is a factor): the factor's name
+/// (`None` when neither is), the cells' `workload` (a workload name or a
+/// script set's label), scales and strategies. Errors: as
+/// [`driven_factors`], naming the workload.
+#[allow(clippy::type_complexity)]
+fn works(
+    cfg: &ExperimentConfig,
+) -> Result<Vec<(Option<String>, String, Vec<Option<u32>>, Vec<String>)>> {
+    if !cfg.scripts.sets.is_empty() && !cfg.load.active() {
+        let (_, scales, strategies) = driven_factors(cfg)?;
+        return Ok(cfg
+            .scripts
+            .sets
+            .iter()
+            .map(|s| {
+                (
+                    Some("script".to_string()),
+                    s.label.clone(),
+                    scales.clone(),
+                    strategies.clone(),
+                )
+            })
+            .collect());
+    }
+    if cfg.workloads.len() > 1 && !cfg.load.active() && !cfg.scripts.active() {
+        let any_scale = cfg
+            .workloads
+            .iter()
+            .any(|w| workload::spec(w).is_some_and(|s| s.scale.is_some()));
+        return cfg
+            .workloads
+            .iter()
+            .map(|w| {
+                let mut one = cfg.clone();
+                one.workload = w.clone();
+                // The scale applies to the workloads that have one.
+                if any_scale && workload::spec(w).is_some_and(|s| s.scale.is_none()) {
+                    one.scale.clear();
+                }
+                let (name, scales, strategies) = driven_factors(&one)?;
+                Ok((Some("workload".to_string()), name, scales, strategies))
+            })
+            .collect();
+    }
+    let (name, scales, strategies) = driven_factors(cfg)?;
+    Ok(vec![(None, name, scales, strategies)])
 }
 
 /// The workload name, scales and strategies of `cfg`'s cells, by what
@@ -355,9 +407,30 @@ pub(super) fn retrier_for(cfg: &ExperimentConfig, cell: &Cell) -> Result<Retrier
 /// The baseline when none is given and a study compares neither
 /// isolation levels nor strategies (where the default rule, "first level
 /// and strategy, other factors equal", would make every cell its own
-/// baseline): the first value of the first factor that varies, e.g.
-/// `pool_size=2` or `pg_bin=stock`.
+/// baseline): the first value of the first factor that varies (the
+/// script or workload first), e.g. `workload=tpcb`, `pool_size=2` or
+/// `pg_bin=stock`. With the workload or script as a factor, one
+/// baseline for the whole study: its first value at the first isolation
+/// level and strategy (`script=builtin:tpcb-like,isolation=rc`), other
+/// factors equal.
 pub(super) fn default_baseline(cfg: &ExperimentConfig) -> Option<String> {
+    let work = if cfg.scripts.sets.len() > 1 {
+        Some(format!("script={}", cfg.scripts.sets[0].label))
+    } else if cfg.workloads.len() > 1 && !cfg.scripts.active() {
+        Some(format!("workload={}", cfg.workloads[0]))
+    } else {
+        None
+    };
+    if let Some(work) = work {
+        let mut rule = vec![work];
+        if cfg.isolation.len() > 1 {
+            rule.push(format!("isolation={}", cfg.isolation[0].short()));
+        }
+        if cfg.strategies.len() > 1 {
+            rule.push(format!("strategy={}", cfg.strategies[0]));
+        }
+        return Some(rule.join(","));
+    }
     if cfg.isolation.len() > 1 || cfg.strategies.len() > 1 {
         return None;
     }
@@ -444,6 +517,7 @@ mod tests {
     fn cfg() -> ExperimentConfig {
         ExperimentConfig {
             workload: "tpcb".into(),
+            workloads: Vec::new(),
             load: Default::default(),
             scripts: Default::default(),
             scale: vec![1],

@@ -212,9 +212,12 @@ fn resume_study(
             dir.display()
         ));
     }
-    let workload_has_scale = crate::workload::spec(&c.workload).is_some_and(|s| s.scale.is_some());
+    let workload_has_scale = std::iter::once(&c.workload)
+        .chain(&c.workloads)
+        .any(|w| crate::workload::spec(w).is_some_and(|s| s.scale.is_some()));
     Ok(ExperimentConfig {
         workload: c.workload,
+        workloads: c.workloads,
         scale: if workload_has_scale || c.load.active() {
             c.scale
         } else {

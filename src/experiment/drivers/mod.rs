@@ -18,6 +18,7 @@ use crate::store::RunRecord;
 
 pub(super) mod builtin;
 pub(super) mod external;
+pub(super) mod factored;
 pub(super) mod scripts;
 
 /// Where a template database is loaded: on `srv`, database `tmpl`, with

@@ -16,6 +16,7 @@
 //! 7. `injected_faults`;
 //! 8. `lost_commits`.
 //! 9. `cell_fault_plans`.
+//! 10. `cell_work_factors`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
@@ -61,7 +62,8 @@
 //!   `pool_size`, `rate`, `max_tries`, `pg_bin`, `params_json`,
 //!   `settings_json`), shared by its runs; cells without runs are removed.
 //!   `cell_fault_plans (cell, plan)`: a cell's fault plan when the fault
-//!   is a factor.
+//!   is a factor; `cell_work_factors (cell, factor)`: `workload` or
+//!   `script` when that is a factor (the cell's `workload` is its value).
 //! - `runs`: one row per run; `run` is [`RunRecord::index`], `cell_id`
 //!   references `cells(id)`; the counters and ratios of the record, the
 //!   latency summary as `latency_{mean,p50,p90,p95,p99,p999,max}_ms`,
