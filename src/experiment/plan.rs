@@ -49,7 +49,7 @@ pub(super) fn workload_spec(cfg: &ExperimentConfig) -> Result<&'static WorkloadS
 /// `--scale` for a workload without one.
 pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
     let works = works(cfg)?;
-    let params = combinations(&cfg.params, "--param")?;
+    combinations(&cfg.params, "--param")?;
     let settings = combinations(&cfg.setting_factors, "settings")?;
     let opt = |v: Vec<Option<String>>| if v.is_empty() { vec![None] } else { v };
     let pg_bins = opt(cfg.pg_build_labels().into_iter().map(Some).collect());
@@ -75,12 +75,12 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
     for pg_bin in &pg_bins {
         for setting in &settings {
             for fault in &fault_plans {
-                for (work_factor, workload, scales, strategies) in &works {
+                for (work_factor, workload, scales, strategies, params) in &works {
                     for &scale in scales {
                         for &clients in &cfg.clients {
                             for &pool_size in &some(&cfg.pool_size) {
                                 for &rate in &rates {
-                                    for param in &params {
+                                    for param in params {
                                         for &max_tries in &some(&cfg.max_tries) {
                                             for strategy in strategies {
                                                 for &isolation in &levels {
@@ -114,17 +114,26 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
     Ok(out)
 }
 
-/// What the cells of `cfg` run, one entry per value of the workload or
-/// script factor (one entry when neither is a factor): the factor's name
-/// (`None` when neither is), the cells' `workload` (a workload name or a
-/// script set's label), scales and strategies. Errors: as
-/// [`driven_factors`], naming the workload.
-#[allow(clippy::type_complexity)]
-fn works(
-    cfg: &ExperimentConfig,
-) -> Result<Vec<(Option<String>, String, Vec<Option<u32>>, Vec<String>)>> {
+/// What the cells of one value of the workload or script factor run:
+/// the factor's name (`None` when neither is a factor), the cells'
+/// `workload` (a workload name or a script set's label), scales,
+/// strategies and combinations of parameter values.
+type Work = (
+    Option<String>,
+    String,
+    Vec<Option<u32>>,
+    Vec<String>,
+    Vec<BTreeMap<String, String>>,
+);
+
+/// What the cells of `cfg` run, one [`Work`] per value of the workload or
+/// script factor (one when neither is a factor). With the workload as a
+/// factor, the scale and each parameter apply to the workloads that have
+/// them (refused when none has). Errors: as [`driven_factors`].
+fn works(cfg: &ExperimentConfig) -> Result<Vec<Work>> {
     if !cfg.scripts.sets.is_empty() && !cfg.load.active() {
         let (_, scales, strategies) = driven_factors(cfg)?;
+        let params = combinations(&cfg.params, "--param")?;
         return Ok(cfg
             .scripts
             .sets
@@ -135,32 +144,50 @@ fn works(
                     s.label.clone(),
                     scales.clone(),
                     strategies.clone(),
+                    params.clone(),
                 )
             })
             .collect());
     }
     if cfg.workloads.len() > 1 && !cfg.load.active() && !cfg.scripts.active() {
-        let any_scale = cfg
-            .workloads
-            .iter()
-            .any(|w| workload::spec(w).is_some_and(|s| s.scale.is_some()));
-        return cfg
+        let specs = cfg
             .workloads
             .iter()
             .map(|w| {
+                let one = ExperimentConfig {
+                    workload: w.clone(),
+                    ..cfg.clone()
+                };
+                workload_spec(&one)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if !cfg.scale.is_empty() && specs.iter().all(|s| s.scale.is_none()) {
+            // The first workload's own message.
+            specs[0].resolve_scale(cfg.scale.first().copied())?;
+        }
+        for (name, _) in &cfg.params {
+            if specs.iter().all(|s| s.check_param(name).is_err()) {
+                specs[0].check_param(name)?;
+            }
+        }
+        return specs
+            .iter()
+            .map(|spec| {
                 let mut one = cfg.clone();
-                one.workload = w.clone();
-                // The scale applies to the workloads that have one.
-                if any_scale && workload::spec(w).is_some_and(|s| s.scale.is_none()) {
+                one.workload = spec.name.to_string();
+                if spec.scale.is_none() {
                     one.scale.clear();
                 }
+                one.params.retain(|(name, _)| spec.check_param(name).is_ok());
                 let (name, scales, strategies) = driven_factors(&one)?;
-                Ok((Some("workload".to_string()), name, scales, strategies))
+                let params = combinations(&one.params, "--param")?;
+                Ok((Some("workload".to_string()), name, scales, strategies, params))
             })
             .collect();
     }
     let (name, scales, strategies) = driven_factors(cfg)?;
-    Ok(vec![(None, name, scales, strategies)])
+    let params = combinations(&cfg.params, "--param")?;
+    Ok(vec![(None, name, scales, strategies, params)])
 }
 
 /// The workload name, scales and strategies of `cfg`'s cells, by what
@@ -673,6 +700,95 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("--max-tries")
+        );
+    }
+
+    /// The workload as a factor: every workload's cells, each at its own
+    /// scale (the scale applies to those that have one), varying slower
+    /// than clients and isolation, interleaved by repetition, named by
+    /// the workload, with one default baseline.
+    #[test]
+    fn the_workload_is_a_factor() {
+        let mut c = cfg();
+        c.workloads = vec!["tpcb".into(), "ssibench".into()];
+        c.clients = vec![4];
+        let cells = cells(&c).unwrap();
+        let got: Vec<(String, Option<u32>, Isolation)> = cells
+            .iter()
+            .map(|c| (c.workload.clone(), c.scale, c.isolation))
+            .collect();
+        use Isolation::*;
+        assert_eq!(
+            got,
+            vec![
+                ("tpcb".into(), Some(1), ReadCommitted),
+                ("tpcb".into(), Some(1), Serializable),
+                ("ssibench".into(), None, ReadCommitted),
+                ("ssibench".into(), None, Serializable),
+            ]
+        );
+        assert!(cells.iter().all(|c| c.work_factor.as_deref() == Some("workload")));
+        assert_eq!(cells[2].label(), "workload=ssibench isolation=rc strategy=optimistic clients=4");
+        for cell in &cells {
+            setup(cell).unwrap();
+        }
+        let p = plan(&cells, 2, Order::Interleaved, 1);
+        let order: Vec<(u32, usize)> = p.iter().map(|r| (r.repetition, r.cell_index)).collect();
+        assert_eq!(
+            order,
+            vec![(1, 0), (1, 1), (1, 2), (1, 3), (2, 0), (2, 1), (2, 2), (2, 3)]
+        );
+        // One baseline for the study: the first workload at the first level.
+        assert_eq!(
+            default_baseline(&c).as_deref(),
+            Some("workload=tpcb,isolation=rc")
+        );
+        c.isolation = vec![Serializable];
+        assert_eq!(default_baseline(&c).as_deref(), Some("workload=tpcb"));
+        // Server factors still vary slowest: a settings factor outside.
+        c.setting_factors = vec![("work_mem".into(), vec!["4MB".into(), "8MB".into()])];
+        let cells = super::cells(&c).unwrap();
+        let w: Vec<&str> = cells.iter().map(|c| c.workload.as_str()).collect();
+        assert_eq!(w, ["tpcb", "ssibench", "tpcb", "ssibench"]);
+        // A strategy one of the workloads lacks names the option.
+        c.strategies = vec!["locking".into()];
+        let e = super::cells(&c).unwrap_err().to_string();
+        assert!(e.contains("--strategy locking"), "{e}");
+        // Without a factor the cells are as before: no workload in labels.
+        let c = cfg();
+        assert!(super::cells(&c).unwrap().iter().all(|c| c.work_factor.is_none()));
+        assert!(!super::cells(&c).unwrap()[0].label().contains("workload"));
+    }
+
+    /// The script as a factor: one cell per set and level, the set's label
+    /// as the cell's value, pgbench's scale.
+    #[test]
+    fn the_script_is_a_factor() {
+        let mut c = cfg();
+        c.clients = vec![2];
+        c.scripts.sets = vec![
+            crate::model::ScriptSet {
+                builtins: vec![("tpcb-like".into(), 1)],
+                label: "builtin:tpcb-like".into(),
+                ..Default::default()
+            },
+            crate::model::ScriptSet {
+                files: vec![("f.sql".into(), 2), ("g.sql".into(), 1)],
+                label: "f.sql@2+g.sql".into(),
+                ..Default::default()
+            },
+        ];
+        let cells = cells(&c).unwrap();
+        assert_eq!(cells.len(), 4);
+        assert_eq!(cells[0].workload, "builtin:tpcb-like");
+        assert_eq!(
+            cells[3].label(),
+            "script=f.sql@2+g.sql isolation=ser clients=2"
+        );
+        assert!(cells.iter().all(|c| c.scale == Some(1)));
+        assert_eq!(
+            default_baseline(&c).as_deref(),
+            Some("script=builtin:tpcb-like,isolation=rc")
         );
     }
 

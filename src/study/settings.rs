@@ -483,14 +483,16 @@ impl Settings {
                     ),
                 ));
             }
-            for (name, _) in self.params.iter().flatten() {
-                // pgbench scripts over pgbench's tables take tpcb's
-                // `foreign-keys` (pgbench -I f).
-                if self.script.is_some() || self.file.is_some() || self.builtin.is_some() {
-                    continue;
-                }
-                spec.check_param(name)
-                    .map_err(|e| self.error(&format!("params.{name}"), e))?;
+        }
+        // A parameter applies to the workloads that have it (pgbench
+        // scripts over pgbench's tables take tpcb's `foreign-keys`, checked
+        // with the scripts).
+        let scripts = self.script.is_some() || self.file.is_some() || self.builtin.is_some();
+        for (name, _) in self.params.iter().flatten() {
+            let specs = workloads.iter().map(|w| spec_of(w));
+            if !scripts && specs.clone().all(|s| s.check_param(name).is_err()) {
+                let e = spec_of(&workloads[0]).check_param(name).unwrap_err();
+                return Err(self.error(&format!("params.{name}"), e));
             }
         }
         let many = |k: &str| {

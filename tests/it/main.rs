@@ -11,6 +11,7 @@ mod determinism;
 mod experiment;
 mod external;
 mod external_load;
+mod factors;
 mod faults;
 mod interrupt;
 mod isolation_specs;

@@ -71,7 +71,7 @@ pub(in crate::experiment) fn prepare(
                 } else {
                     format!(
                         "script (--script-factor) {label}: cannot read the script {}: {e}; \
-                         check the path (in a study file, relative to the file)",
+                         check the path (in a study file it is relative to the file)",
                         path.display()
                     )
                 })

@@ -740,6 +740,7 @@ mod tests {
         });
         c.faults = vec!["kill-backend@333ms".into()];
         c.fault_plans = vec!["none".into(), "pause:1s@1s+crash@2500ms".into()];
+        c.workloads = vec!["tpcb".into(), "ssibench".into()];
         r.runs[0].invariants[1].lost_commits = Some(7);
         c.target = "external PostgreSQL at host=/tmp port=5432 — 'naïve' \"quoted\"".into();
         c.file = Some("studies/ssi.toml".into());
@@ -760,6 +761,8 @@ mod tests {
         run.cell.settings = BTreeMap::from([("shared_buffers".into(), "1GB".into())]);
         run.cell.pg_bin = Some("finer-lock".into());
         run.cell.fault_plan = Some("pause:1s@1s+crash@2500ms".into());
+        run.cell.workload = "ssibench".into();
+        run.cell.work_factor = Some("workload".into());
         run.seed = u64::MAX - 1;
         run.pool_wait_ms = Some(WaitSummary {
             count: 12345,
@@ -1148,6 +1151,9 @@ mod tests {
             if version < 9 {
                 run.cell.fault_plan = None;
             }
+            if version < 10 {
+                run.cell.work_factor = None;
+            }
         }
         r
     }
@@ -1199,7 +1205,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 9);
+        assert_eq!(STORE_VERSION, 10);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();
