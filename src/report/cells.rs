@@ -486,13 +486,17 @@ fn find_baseline(
     if rule.iter().all(|r| r.matches(&own[r.column])) {
         return Found::Itself;
     }
+    // With the workload as a factor, a parameter one of the two workloads
+    // does not have (`n/a`) does not tell them apart.
+    let work = cells[i].cell.work_factor.is_some();
+    let same = |a: &str, b: &str| a == b || (work && (a == super::NA || b == super::NA));
     let found = (0..cells.len()).find(|&b| {
         // With the workload or script as a factor, its column compares it.
         (cells[b].cell.workload == cells[i].cell.workload || cells[i].cell.work_factor.is_some())
             && values[b].iter().enumerate().all(|(col, v)| {
                 match rule.iter().find(|r| r.column == col) {
                     Some(r) => r.matches(v),
-                    None => *v == own[col],
+                    None => same(v, &own[col]),
                 }
             })
     });

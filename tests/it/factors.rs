@@ -186,7 +186,7 @@ script = ["builtin:tpcb-like", "tpcb_swallow.sql"]
     assert_eq!(history_ok(&runs[1]), Some(false), "{:#}", runs[1]);
     // The built-in's transactions are its own, the file's its own.
     let types = |run: &Value| -> Vec<String> {
-        run["tx_types"]
+        run["transactions"]
             .as_array()
             .unwrap()
             .iter()
