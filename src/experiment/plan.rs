@@ -745,6 +745,26 @@ mod tests {
         );
         c.isolation = vec![Serializable];
         assert_eq!(default_baseline(&c).as_deref(), Some("workload=tpcb"));
+        // A parameter applies to the workloads that have it.
+        c.params = vec![("table-size".into(), vec!["100".into(), "1000".into()])];
+        let with_param = super::cells(&c).unwrap();
+        let sizes: Vec<(&str, Option<&String>)> = with_param
+            .iter()
+            .map(|c| (c.workload.as_str(), c.params.get("table-size")))
+            .collect();
+        let (hundred, thousand) = ("100".to_string(), "1000".to_string());
+        assert_eq!(
+            sizes,
+            [
+                ("tpcb", None),
+                ("ssibench", Some(&hundred)),
+                ("ssibench", Some(&thousand))
+            ]
+        );
+        c.params = vec![("rows".into(), vec!["1".into()])];
+        let e = super::cells(&c).unwrap_err().to_string();
+        assert!(e.contains("rows"), "{e}");
+        c.params.clear();
         // Server factors still vary slowest: a settings factor outside.
         c.setting_factors = vec![("work_mem".into(), vec!["4MB".into(), "8MB".into()])];
         let cells = super::cells(&c).unwrap();
