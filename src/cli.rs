@@ -866,7 +866,10 @@ mod tests {
             .into_study()
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("--script-factor: the script factor and -f/-b"), "{e}");
+        assert!(
+            e.starts_with("--script-factor: the script factor and -f/-b"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -178,10 +178,17 @@ fn works(cfg: &ExperimentConfig) -> Result<Vec<Work>> {
                 if spec.scale.is_none() {
                     one.scale.clear();
                 }
-                one.params.retain(|(name, _)| spec.check_param(name).is_ok());
+                one.params
+                    .retain(|(name, _)| spec.check_param(name).is_ok());
                 let (name, scales, strategies) = driven_factors(&one)?;
                 let params = combinations(&one.params, "--param")?;
-                Ok((Some("workload".to_string()), name, scales, strategies, params))
+                Ok((
+                    Some("workload".to_string()),
+                    name,
+                    scales,
+                    strategies,
+                    params,
+                ))
             })
             .collect();
     }
@@ -727,8 +734,15 @@ mod tests {
                 ("ssibench".into(), None, Serializable),
             ]
         );
-        assert!(cells.iter().all(|c| c.work_factor.as_deref() == Some("workload")));
-        assert_eq!(cells[2].label(), "workload=ssibench isolation=rc strategy=optimistic clients=4");
+        assert!(
+            cells
+                .iter()
+                .all(|c| c.work_factor.as_deref() == Some("workload"))
+        );
+        assert_eq!(
+            cells[2].label(),
+            "workload=ssibench isolation=rc strategy=optimistic clients=4"
+        );
         for cell in &cells {
             setup(cell).unwrap();
         }
@@ -736,7 +750,16 @@ mod tests {
         let order: Vec<(u32, usize)> = p.iter().map(|r| (r.repetition, r.cell_index)).collect();
         assert_eq!(
             order,
-            vec![(1, 0), (1, 1), (1, 2), (1, 3), (2, 0), (2, 1), (2, 2), (2, 3)]
+            vec![
+                (1, 0),
+                (1, 1),
+                (1, 2),
+                (1, 3),
+                (2, 0),
+                (2, 1),
+                (2, 2),
+                (2, 3)
+            ]
         );
         // One baseline for the study: the first workload at the first level.
         assert_eq!(
@@ -776,7 +799,12 @@ mod tests {
         assert!(e.contains("--strategy locking"), "{e}");
         // Without a factor the cells are as before: no workload in labels.
         let c = cfg();
-        assert!(super::cells(&c).unwrap().iter().all(|c| c.work_factor.is_none()));
+        assert!(
+            super::cells(&c)
+                .unwrap()
+                .iter()
+                .all(|c| c.work_factor.is_none())
+        );
         assert!(!super::cells(&c).unwrap()[0].label().contains("workload"));
     }
 

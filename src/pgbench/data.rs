@@ -123,7 +123,11 @@ impl ScriptData {
                 then,
                 ..
             } => {
-                let fk = if *foreign_keys { " with foreign keys" } else { "" };
+                let fk = if *foreign_keys {
+                    " with foreign keys"
+                } else {
+                    ""
+                };
                 match then {
                     None => format!("pgbench tables, scale {scale}{fk}"),
                     Some(i) => format!(

@@ -57,7 +57,10 @@ fn the_workload_as_a_factor_runs_both_against_the_first() {
     let r = read_json(&dir);
     assert_schema_valid(&r);
     assert_eq!(r["config"]["workload"], "tpcb");
-    assert_eq!(r["config"]["workloads"], serde_json::json!(["tpcb", "ssibench"]));
+    assert_eq!(
+        r["config"]["workloads"],
+        serde_json::json!(["tpcb", "ssibench"])
+    );
     assert_eq!(r["config"]["baseline"], "workload=tpcb");
     let order: Vec<(String, u64)> = r["runs"]
         .as_array()
@@ -106,15 +109,27 @@ fn the_workload_as_a_factor_runs_both_against_the_first() {
         cells[1]["baseline_cell"].as_str().unwrap(),
         cells[0]["label"].as_str().unwrap()
     );
-    assert!(cells[1]["tps_vs_baseline_pct"].is_number(), "{:#}", cells[1]);
-    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    assert!(report.starts_with("# isobench report: tpcb, ssibench"), "{report}");
     assert!(
-        report.lines().any(|l| l.starts_with("| workload | isolation")),
+        cells[1]["tps_vs_baseline_pct"].is_number(),
+        "{:#}",
+        cells[1]
+    );
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.starts_with("# isobench report: tpcb, ssibench"),
+        "{report}"
+    );
+    assert!(
+        report
+            .lines()
+            .any(|l| l.starts_with("| workload | isolation")),
         "no workload column in report.md:\n{report}"
     );
     let csv = std::fs::read_to_string(dir.join("cells.csv")).unwrap();
-    assert!(csv.lines().next().unwrap().starts_with("workload,"), "{csv}");
+    assert!(
+        csv.lines().next().unwrap().starts_with("workload,"),
+        "{csv}"
+    );
     assert_managed_server_gone(&r);
 }
 
@@ -193,8 +208,16 @@ script = ["builtin:tpcb-like", "tpcb_swallow.sql"]
             .map(|t| t["name"].as_str().unwrap().to_string())
             .collect()
     };
-    assert!(types(&runs[0])[0].contains("tpcb-like"), "{:?}", types(&runs[0]));
-    assert!(types(&runs[1])[0].contains("tpcb_swallow.sql"), "{:?}", types(&runs[1]));
+    assert!(
+        types(&runs[0])[0].contains("tpcb-like"),
+        "{:?}",
+        types(&runs[0])
+    );
+    assert!(
+        types(&runs[1])[0].contains("tpcb_swallow.sql"),
+        "{:?}",
+        types(&runs[1])
+    );
     let cells = cells_json(&dir);
     let cells = cells["cells"].as_array().unwrap();
     assert_eq!(cells[0]["factors"]["script"], "builtin:tpcb-like");
@@ -231,10 +254,7 @@ fn bad_factor_values_are_refused_before_anything_runs() {
     assert!(stderr.contains("missing.sql"), "{stderr}");
     assert!(!dir.join("results.json").exists());
     for (args, needle) in [
-        (
-            &["-w", "tpcb,tpcc"][..],
-            "unknown workload 'tpcc'",
-        ),
+        (&["-w", "tpcb,tpcc"][..], "unknown workload 'tpcc'"),
         (
             &["--script-factor", "builtin:nope"][..],
             "'builtin:nope': no such built-in script",

@@ -33,8 +33,10 @@ pub(in crate::experiment) trait DynDriver: Send + Sync {
         ctx: &'a TemplateCtx<'a>,
     ) -> BoxFut<'a, Result<Option<LoadReport>>>;
     /// As [`Driver::one_run`].
-    fn one_run<'a>(&'a self, ctx: &'a RunCtx<'a>)
-    -> BoxFut<'a, Result<(RunRecord, Option<anyhow::Error>)>>;
+    fn one_run<'a>(
+        &'a self,
+        ctx: &'a RunCtx<'a>,
+    ) -> BoxFut<'a, Result<(RunRecord, Option<anyhow::Error>)>>;
 }
 
 impl<W: Workload> DynDriver for Builtin<W> {
@@ -138,14 +140,8 @@ pub(in crate::experiment) fn prepare(
         {
             of_cell[i] = (p, local);
         }
-        let part = workload::with_workload(
-            spec.name,
-            PartWith {
-                spec,
-                cells: &mine,
-            },
-        )
-        .ok_or_else(|| anyhow!("workload '{name}' is not registered"))??;
+        let part = workload::with_workload(spec.name, PartWith { spec, cells: &mine })
+            .ok_or_else(|| anyhow!("workload '{name}' is not registered"))??;
         for c in &mine {
             if !strategies.contains(&c.strategy) {
                 strategies.push(c.strategy.clone());

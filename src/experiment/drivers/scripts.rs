@@ -15,7 +15,7 @@ use super::StudyHeader;
 use super::builtin::Builtin;
 use crate::experiment::SCRIPTS;
 use crate::experiment::plan::{cells, validate};
-use crate::model::{BadInput, ExperimentConfig};
+use crate::model::{BadInput, ExperimentConfig, ScriptSet};
 use crate::pgbench::run::ScriptWorkload;
 use crate::store::Cell;
 use crate::workload;
@@ -45,26 +45,32 @@ pub(in crate::experiment) fn prepare(
         ));
     }
     for (_, values) in &cfg.params {
-        if let Some(v) = values.iter().find(|v| !matches!(v.as_str(), "true" | "false")) {
+        if let Some(v) = values
+            .iter()
+            .find(|v| !matches!(v.as_str(), "true" | "false"))
+        {
             bail!(BadInput(format!(
                 "--param foreign-keys={v}: expected true or false"
             )));
         }
     }
-    // The script sets: the factor's, or the one mix of -f/-b.
-    let sets: Vec<(String, Vec<(std::path::PathBuf, u32)>, Vec<(String, u32)>, &str)> =
-        if sc.sets.is_empty() {
-            vec![(String::new(), sc.files.clone(), sc.builtins.clone(), "-f")]
-        } else {
-            sc.sets
-                .iter()
-                .map(|s| (s.label.clone(), s.files.clone(), s.builtins.clone(), "script"))
-                .collect()
+    // The script sets: the factor's (named `script`), or the one mix of
+    // -f/-b (named `-f`, label empty).
+    let sets: Vec<(ScriptSet, &str)> = if sc.sets.is_empty() {
+        let mix = ScriptSet {
+            files: sc.files.clone(),
+            builtins: sc.builtins.clone(),
+            label: String::new(),
         };
+        vec![(mix, "-f")]
+    } else {
+        sc.sets.iter().map(|s| (s.clone(), "script")).collect()
+    };
     let mut scripts_of: BTreeMap<String, Vec<script::Script>> = BTreeMap::new();
-    for (label, files, builtins, option) in sets {
+    for (set, option) in sets {
+        let label = &set.label;
         let mut scripts = Vec::new();
-        for (path, weight) in &files {
+        for (path, weight) in &set.files {
             let text = std::fs::read_to_string(path).map_err(|e| {
                 BadInput(if option == "-f" {
                     format!("-f {}: cannot read the script: {e}", path.display())
@@ -81,10 +87,10 @@ pub(in crate::experiment) fn prepare(
                     .map_err(BadInput::from_error)?,
             );
         }
-        for (name, weight) in &builtins {
+        for (name, weight) in &set.builtins {
             scripts.push(script::builtin(name, *weight).map_err(BadInput)?);
         }
-        scripts_of.insert(label, scripts);
+        scripts_of.insert(set.label.clone(), scripts);
     }
     if sc.workload_named && cfg.workload != "tpcb" {
         bail!(BadInput(format!(
