@@ -725,6 +725,12 @@ mod tests {
         ),
         ("file", &["-f", "/x/a.sql"], "file = [\"/x/a.sql\"]", None),
         (
+            "script-factor",
+            &["--script-factor", "builtin:select-only,/x/a.sql@2"],
+            "script = [[\"builtin:select-only\", \"/x/a.sql@2\"]]",
+            Some(("builtin:nope", "[\"builtin:nope\"]")),
+        ),
+        (
             "builtin",
             &["-b", "select-only"],
             "builtin = [\"select-only\"]",
@@ -858,6 +864,46 @@ mod tests {
         }
     }
 
+    /// `-w` takes a comma list (the workload as a factor) and
+    /// `--script-factor` one script set per occurrence, while `-f`/`-b`
+    /// stay one weighted mix.
+    #[test]
+    fn workload_and_script_factors_from_flags() {
+        let c = parse(&["-w", "tpcb,ssibench", "-s", "1"])
+            .unwrap()
+            .into_study()
+            .unwrap();
+        assert_eq!(c.workloads, ["tpcb", "ssibench"]);
+        let c = parse(&[
+            "--script-factor",
+            "builtin:tpcb-like",
+            "--script-factor",
+            "f.sql,builtin:select-only@3",
+        ])
+        .unwrap()
+        .into_study()
+        .unwrap();
+        let labels: Vec<&str> = c.scripts.sets.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["builtin:tpcb-like", "f.sql+builtin:select-only@3"]);
+        let c = parse(&["-f", "a.sql", "-b", "select-only"])
+            .unwrap()
+            .into_study()
+            .unwrap();
+        assert!(c.scripts.sets.is_empty());
+        assert_eq!(c.scripts.files.len() + c.scripts.builtins.len(), 2);
+        let e = parse(&["-w", "tpcb,nope"]).unwrap_err();
+        assert!(e.contains("unknown workload 'nope'"), "{e}");
+        let e = parse(&["--script-factor", "a.sql", "-f", "b.sql"])
+            .unwrap()
+            .into_study()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--script-factor: the script factor and -f/-b"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn every_flag_has_a_file_key_of_the_same_name_and_validation() {
         use clap::CommandFactory;
@@ -892,6 +938,7 @@ mod tests {
                 "set" => "[settings]".to_string(),
                 "param" => "[params]".to_string(),
                 "define" => "[define]".to_string(),
+                "script-factor" => "script".to_string(),
                 f => f.replace('-', "_"),
             };
             assert!(

@@ -308,6 +308,7 @@ mod tests {
             settings: BTreeMap::from([("shared_buffers".to_string(), "1GB".to_string())]),
             pg_bin: None,
             fault_plan: None,
+            work_factor: None,
         }
     }
 

@@ -95,6 +95,10 @@ pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<Exp
     if cfg.scripts.active() {
         return run_scripts(cfg, cancel).await;
     }
+    if cfg.workloads.len() > 1 {
+        let (cells, header, driver) = drivers::factored::prepare(&cfg)?;
+        return run_study(cfg, cancel, cells, header, driver).await;
+    }
     let name = plan::workload_spec(&cfg)?.name;
     match crate::workload::with_workload(name, RunWith { cfg, cancel }) {
         Some(study) => study.await,

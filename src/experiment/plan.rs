@@ -39,7 +39,7 @@ pub(super) fn workload_spec(cfg: &ExperimentConfig) -> Result<&'static WorkloadS
 }
 
 /// The cells of `cfg` in factor order, slowest first: server build,
-/// server settings, fault plan, scale, clients, pool size, rate, workload parameters
+/// server settings, fault plan, workload or script (when a factor), scale, clients, pool size, rate, workload parameters
 /// (the first given varies slowest), max_tries, strategy, isolation level
 /// (fastest, so that every cell's baseline is a near neighbour). Server
 /// factors vary slowest so that a repetition restarts the server as
@@ -48,8 +48,8 @@ pub(super) fn workload_spec(cfg: &ExperimentConfig) -> Result<&'static WorkloadS
 /// Errors: unknown workload, strategy or parameter, a factor given twice,
 /// `--scale` for a workload without one.
 pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
-    let (workload, scales, strategies) = driven_factors(cfg)?;
-    let params = combinations(&cfg.params, "--param")?;
+    let works = works(cfg)?;
+    combinations(&cfg.params, "--param")?;
     let settings = combinations(&cfg.setting_factors, "settings")?;
     let opt = |v: Vec<Option<String>>| if v.is_empty() { vec![None] } else { v };
     let pg_bins = opt(cfg.pg_build_labels().into_iter().map(Some).collect());
@@ -75,28 +75,31 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
     for pg_bin in &pg_bins {
         for setting in &settings {
             for fault in &fault_plans {
-                for &scale in &scales {
-                    for &clients in &cfg.clients {
-                        for &pool_size in &some(&cfg.pool_size) {
-                            for &rate in &rates {
-                                for param in &params {
-                                    for &max_tries in &some(&cfg.max_tries) {
-                                        for strategy in &strategies {
-                                            for &isolation in &levels {
-                                                out.push(Cell {
-                                                    workload: workload.clone(),
-                                                    isolation,
-                                                    strategy: strategy.clone(),
-                                                    params: param.clone(),
-                                                    clients,
-                                                    scale,
-                                                    pool_size,
-                                                    rate,
-                                                    max_tries,
-                                                    settings: setting.clone(),
-                                                    pg_bin: pg_bin.clone(),
-                                                    fault_plan: fault.clone(),
-                                                });
+                for (work_factor, workload, scales, strategies, params) in &works {
+                    for &scale in scales {
+                        for &clients in &cfg.clients {
+                            for &pool_size in &some(&cfg.pool_size) {
+                                for &rate in &rates {
+                                    for param in params {
+                                        for &max_tries in &some(&cfg.max_tries) {
+                                            for strategy in strategies {
+                                                for &isolation in &levels {
+                                                    out.push(Cell {
+                                                        workload: workload.clone(),
+                                                        isolation,
+                                                        strategy: strategy.clone(),
+                                                        params: param.clone(),
+                                                        clients,
+                                                        scale,
+                                                        pool_size,
+                                                        rate,
+                                                        max_tries,
+                                                        settings: setting.clone(),
+                                                        pg_bin: pg_bin.clone(),
+                                                        fault_plan: fault.clone(),
+                                                        work_factor: work_factor.clone(),
+                                                    });
+                                                }
                                             }
                                         }
                                     }
@@ -109,6 +112,89 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
         }
     }
     Ok(out)
+}
+
+/// What the cells of one value of the workload or script factor run:
+/// the factor's name (`None` when neither is a factor), the cells'
+/// `workload` (a workload name or a script set's label), scales,
+/// strategies and combinations of parameter values.
+type Work = (
+    Option<String>,
+    String,
+    Vec<Option<u32>>,
+    Vec<String>,
+    Vec<BTreeMap<String, String>>,
+);
+
+/// What the cells of `cfg` run, one [`Work`] per value of the workload or
+/// script factor (one when neither is a factor). With the workload as a
+/// factor, the scale and each parameter apply to the workloads that have
+/// them (refused when none has). Errors: as [`driven_factors`].
+fn works(cfg: &ExperimentConfig) -> Result<Vec<Work>> {
+    if !cfg.scripts.sets.is_empty() && !cfg.load.active() {
+        let (_, scales, strategies) = driven_factors(cfg)?;
+        let params = combinations(&cfg.params, "--param")?;
+        return Ok(cfg
+            .scripts
+            .sets
+            .iter()
+            .map(|s| {
+                (
+                    Some("script".to_string()),
+                    s.label.clone(),
+                    scales.clone(),
+                    strategies.clone(),
+                    params.clone(),
+                )
+            })
+            .collect());
+    }
+    if cfg.workloads.len() > 1 && !cfg.load.active() && !cfg.scripts.active() {
+        let specs = cfg
+            .workloads
+            .iter()
+            .map(|w| {
+                let one = ExperimentConfig {
+                    workload: w.clone(),
+                    ..cfg.clone()
+                };
+                workload_spec(&one)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if !cfg.scale.is_empty() && specs.iter().all(|s| s.scale.is_none()) {
+            // The first workload's own message.
+            specs[0].resolve_scale(cfg.scale.first().copied())?;
+        }
+        for (name, _) in &cfg.params {
+            if specs.iter().all(|s| s.check_param(name).is_err()) {
+                specs[0].check_param(name)?;
+            }
+        }
+        return specs
+            .iter()
+            .map(|spec| {
+                let mut one = cfg.clone();
+                one.workload = spec.name.to_string();
+                if spec.scale.is_none() {
+                    one.scale.clear();
+                }
+                one.params
+                    .retain(|(name, _)| spec.check_param(name).is_ok());
+                let (name, scales, strategies) = driven_factors(&one)?;
+                let params = combinations(&one.params, "--param")?;
+                Ok((
+                    Some("workload".to_string()),
+                    name,
+                    scales,
+                    strategies,
+                    params,
+                ))
+            })
+            .collect();
+    }
+    let (name, scales, strategies) = driven_factors(cfg)?;
+    let params = combinations(&cfg.params, "--param")?;
+    Ok(vec![(None, name, scales, strategies, params)])
 }
 
 /// The workload name, scales and strategies of `cfg`'s cells, by what
@@ -355,9 +441,30 @@ pub(super) fn retrier_for(cfg: &ExperimentConfig, cell: &Cell) -> Result<Retrier
 /// The baseline when none is given and a study compares neither
 /// isolation levels nor strategies (where the default rule, "first level
 /// and strategy, other factors equal", would make every cell its own
-/// baseline): the first value of the first factor that varies, e.g.
-/// `pool_size=2` or `pg_bin=stock`.
+/// baseline): the first value of the first factor that varies (the
+/// script or workload first), e.g. `workload=tpcb`, `pool_size=2` or
+/// `pg_bin=stock`. With the workload or script as a factor, one
+/// baseline for the whole study: its first value at the first isolation
+/// level and strategy (`script=builtin:tpcb-like,isolation=rc`), other
+/// factors equal.
 pub(super) fn default_baseline(cfg: &ExperimentConfig) -> Option<String> {
+    let work = if cfg.scripts.sets.len() > 1 {
+        Some(format!("script={}", cfg.scripts.sets[0].label))
+    } else if cfg.workloads.len() > 1 && !cfg.scripts.active() {
+        Some(format!("workload={}", cfg.workloads[0]))
+    } else {
+        None
+    };
+    if let Some(work) = work {
+        let mut rule = vec![work];
+        if cfg.isolation.len() > 1 {
+            rule.push(format!("isolation={}", cfg.isolation[0].short()));
+        }
+        if cfg.strategies.len() > 1 {
+            rule.push(format!("strategy={}", cfg.strategies[0]));
+        }
+        return Some(rule.join(","));
+    }
     if cfg.isolation.len() > 1 || cfg.strategies.len() > 1 {
         return None;
     }
@@ -444,6 +551,7 @@ mod tests {
     fn cfg() -> ExperimentConfig {
         ExperimentConfig {
             workload: "tpcb".into(),
+            workloads: Vec::new(),
             load: Default::default(),
             scripts: Default::default(),
             scale: vec![1],
@@ -601,6 +709,136 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("--max-tries")
+        );
+    }
+
+    /// The workload as a factor: every workload's cells, each at its own
+    /// scale (the scale applies to those that have one), varying slower
+    /// than clients and isolation, interleaved by repetition, named by
+    /// the workload, with one default baseline.
+    #[test]
+    fn the_workload_is_a_factor() {
+        let mut c = cfg();
+        c.workloads = vec!["tpcb".into(), "ssibench".into()];
+        c.clients = vec![4];
+        let cells = cells(&c).unwrap();
+        let got: Vec<(String, Option<u32>, Isolation)> = cells
+            .iter()
+            .map(|c| (c.workload.clone(), c.scale, c.isolation))
+            .collect();
+        use Isolation::*;
+        assert_eq!(
+            got,
+            vec![
+                ("tpcb".into(), Some(1), ReadCommitted),
+                ("tpcb".into(), Some(1), Serializable),
+                ("ssibench".into(), None, ReadCommitted),
+                ("ssibench".into(), None, Serializable),
+            ]
+        );
+        assert!(
+            cells
+                .iter()
+                .all(|c| c.work_factor.as_deref() == Some("workload"))
+        );
+        assert_eq!(
+            cells[2].label(),
+            "workload=ssibench isolation=rc strategy=optimistic clients=4"
+        );
+        for cell in &cells {
+            setup(cell).unwrap();
+        }
+        let p = plan(&cells, 2, Order::Interleaved, 1);
+        let order: Vec<(u32, usize)> = p.iter().map(|r| (r.repetition, r.cell_index)).collect();
+        assert_eq!(
+            order,
+            vec![
+                (1, 0),
+                (1, 1),
+                (1, 2),
+                (1, 3),
+                (2, 0),
+                (2, 1),
+                (2, 2),
+                (2, 3)
+            ]
+        );
+        // One baseline for the study: the first workload at the first level.
+        assert_eq!(
+            default_baseline(&c).as_deref(),
+            Some("workload=tpcb,isolation=rc")
+        );
+        c.isolation = vec![Serializable];
+        assert_eq!(default_baseline(&c).as_deref(), Some("workload=tpcb"));
+        // A parameter applies to the workloads that have it.
+        c.params = vec![("table-size".into(), vec!["100".into(), "1000".into()])];
+        let with_param = super::cells(&c).unwrap();
+        let sizes: Vec<(&str, Option<&String>)> = with_param
+            .iter()
+            .map(|c| (c.workload.as_str(), c.params.get("table-size")))
+            .collect();
+        let (hundred, thousand) = ("100".to_string(), "1000".to_string());
+        assert_eq!(
+            sizes,
+            [
+                ("tpcb", None),
+                ("ssibench", Some(&hundred)),
+                ("ssibench", Some(&thousand))
+            ]
+        );
+        c.params = vec![("rows".into(), vec!["1".into()])];
+        let e = super::cells(&c).unwrap_err().to_string();
+        assert!(e.contains("rows"), "{e}");
+        c.params.clear();
+        // Server factors still vary slowest: a settings factor outside.
+        c.setting_factors = vec![("work_mem".into(), vec!["4MB".into(), "8MB".into()])];
+        let cells = super::cells(&c).unwrap();
+        let w: Vec<&str> = cells.iter().map(|c| c.workload.as_str()).collect();
+        assert_eq!(w, ["tpcb", "ssibench", "tpcb", "ssibench"]);
+        // A strategy one of the workloads lacks names the option.
+        c.strategies = vec!["locking".into()];
+        let e = super::cells(&c).unwrap_err().to_string();
+        assert!(e.contains("--strategy locking"), "{e}");
+        // Without a factor the cells are as before: no workload in labels.
+        let c = cfg();
+        assert!(
+            super::cells(&c)
+                .unwrap()
+                .iter()
+                .all(|c| c.work_factor.is_none())
+        );
+        assert!(!super::cells(&c).unwrap()[0].label().contains("workload"));
+    }
+
+    /// The script as a factor: one cell per set and level, the set's label
+    /// as the cell's value, pgbench's scale.
+    #[test]
+    fn the_script_is_a_factor() {
+        let mut c = cfg();
+        c.clients = vec![2];
+        c.scripts.sets = vec![
+            crate::model::ScriptSet {
+                builtins: vec![("tpcb-like".into(), 1)],
+                label: "builtin:tpcb-like".into(),
+                ..Default::default()
+            },
+            crate::model::ScriptSet {
+                files: vec![("f.sql".into(), 2), ("g.sql".into(), 1)],
+                label: "f.sql@2+g.sql".into(),
+                ..Default::default()
+            },
+        ];
+        let cells = cells(&c).unwrap();
+        assert_eq!(cells.len(), 4);
+        assert_eq!(cells[0].workload, "builtin:tpcb-like");
+        assert_eq!(
+            cells[3].label(),
+            "script=f.sql@2+g.sql isolation=ser clients=2"
+        );
+        assert!(cells.iter().all(|c| c.scale == Some(1)));
+        assert_eq!(
+            default_baseline(&c).as_deref(),
+            Some("script=builtin:tpcb-like,isolation=rc")
         );
     }
 

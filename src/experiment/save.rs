@@ -49,6 +49,7 @@ pub(super) fn stored_config(
 ) -> StoredConfig {
     StoredConfig {
         workload: header.workload,
+        workloads: cfg.workloads.clone(),
         load: cfg.load.clone(),
         scripts: cfg.scripts.clone(),
         scale: distinct(cells.iter().filter_map(|c| c.scale)),

@@ -325,12 +325,32 @@ pub struct ScriptsConfig {
     /// data, and `init_sql` runs after that data is loaded.
     #[serde(default)]
     pub workload_named: bool,
+    /// The script as a factor (study key `script`, `--script-factor`):
+    /// each cell runs one script set (a weighted mix, as `-f`/`-b` give
+    /// one), named by its label in every report; empty: `files` and
+    /// `builtins` are the one mix of every cell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sets: Vec<ScriptSet>,
+}
+
+/// One value of the script factor: a pgbench script mix (files and
+/// built-ins with weights, as pgbench's `-f`/`-b` in one run).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScriptSet {
+    /// `FILE[@WEIGHT]`: pgbench script files.
+    pub files: Vec<(PathBuf, u32)>,
+    /// `NAME[@WEIGHT]`: pgbench's built-in scripts.
+    pub builtins: Vec<(String, u32)>,
+    /// How the set is named in cells and reports: its members as given
+    /// (`builtin:tpcb-like`, `tpcb_func.sql`, `a.sql@2+builtin:select-only`),
+    /// files by their name as written in the study.
+    pub label: String,
 }
 
 impl ScriptsConfig {
     /// Whether scripts drive the runs.
     pub fn active(&self) -> bool {
-        !self.files.is_empty() || !self.builtins.is_empty()
+        !self.files.is_empty() || !self.builtins.is_empty() || !self.sets.is_empty()
     }
 }
 
@@ -355,8 +375,13 @@ pub struct TargetConfig {
 /// Every list is a factor; the cells are their cross product.
 #[derive(Debug, Clone)]
 pub struct ExperimentConfig {
-    /// The built-in workload (ignored when `load` has a command).
+    /// The built-in workload (ignored when `load` has a command); the
+    /// first of `workloads` when the workload is a factor.
     pub workload: String,
+    /// The workload as a factor (`-w tpcb,ssibench`, study key
+    /// `workload = [...]`): two or more built-in workloads, in the order
+    /// given; empty: `workload` for every cell.
+    pub workloads: Vec<String>,
     /// An external load instead of the built-in workload.
     pub load: ExternalLoad,
     /// pgbench scripts instead of the built-in workload's transactions.

@@ -32,8 +32,13 @@ pub struct Results {
 /// `isobench run --resume` needs to plan the same runs again.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredConfig {
-    /// The built-in workload, or `external` with an external load.
+    /// The built-in workload, or `external` with an external load; the
+    /// first of `workloads` when the workload is a factor.
     pub workload: String,
+    /// The workload as a factor: its workloads in order (the values of
+    /// [`Cell::workload`]); empty when it is not a factor.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<String>,
     /// The external load's commands (templates as written); no command
     /// for a built-in workload.
     #[serde(default)]
@@ -221,6 +226,12 @@ pub struct Cell {
     /// study's `faults` for every run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault_plan: Option<String>,
+    /// When the workload or the script is a factor, its name (`workload`
+    /// or `script`), and `workload` holds this cell's value (a workload
+    /// name, or a script set's label, [`crate::model::ScriptSet::label`]);
+    /// `None`: `workload` is the study's one workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_factor: Option<String>,
 }
 
 impl Cell {
@@ -238,7 +249,11 @@ impl Cell {
     /// The factors of [`Cell::label`] as (name, value) pairs, in its
     /// order.
     pub fn factors(&self) -> Vec<(String, String)> {
-        let mut f = vec![("isolation".to_string(), self.isolation.short().to_string())];
+        let mut f = Vec::new();
+        if let Some(name) = &self.work_factor {
+            f.push((name.clone(), self.workload.clone()));
+        }
+        f.push(("isolation".to_string(), self.isolation.short().to_string()));
         if !self.strategy.is_empty() {
             f.push(("strategy".into(), self.strategy.clone()));
         }

@@ -50,6 +50,9 @@ pub enum Data {
     /// after loading.
     Tpcb {
         scale: u32,
+        /// pgbench's five foreign keys (`pgbench -i -I f`; the study's
+        /// `foreign-keys` parameter, `--param foreign-keys=true`).
+        foreign_keys: bool,
         then: Option<InitSql>,
         base: HistoryBase,
     },
@@ -64,6 +67,7 @@ impl Data {
     pub fn pgbench(scale: u32) -> Self {
         Data::Tpcb {
             scale,
+            foreign_keys: false,
             then: None,
             base: HistoryBase::default(),
         }
@@ -84,9 +88,15 @@ impl ScriptData {
     /// `data` for scripts with `inserts`. Errors: a scale TPC-B refuses.
     pub(super) fn new(data: Data, inserts: Vec<Inserts>) -> Result<Self, String> {
         let tpcb = match &data {
-            Data::Tpcb { scale, .. } => {
-                Some(Tpcb::with_variant(*scale, Variant::TpcbLike).map_err(|e| e.to_string())?)
-            }
+            Data::Tpcb {
+                scale,
+                foreign_keys,
+                ..
+            } => Some(
+                Tpcb::with_variant(*scale, Variant::TpcbLike)
+                    .map_err(|e| e.to_string())?
+                    .with_foreign_keys(*foreign_keys),
+            ),
             Data::InitSql(_) => None,
         };
         Ok(ScriptData {
@@ -108,16 +118,24 @@ impl ScriptData {
     pub(super) fn key(&self) -> String {
         match &self.data {
             Data::Tpcb {
-                scale, then: None, ..
-            } => format!("pgbench tables, scale {scale}"),
-            Data::Tpcb {
                 scale,
-                then: Some(i),
+                foreign_keys,
+                then,
                 ..
-            } => format!(
-                "pgbench tables, scale {scale}, then --init-sql {}",
-                i.path.display()
-            ),
+            } => {
+                let fk = if *foreign_keys {
+                    " with foreign keys"
+                } else {
+                    ""
+                };
+                match then {
+                    None => format!("pgbench tables, scale {scale}{fk}"),
+                    Some(i) => format!(
+                        "pgbench tables, scale {scale}{fk}, then --init-sql {}",
+                        i.path.display()
+                    ),
+                }
+            }
             Data::InitSql(i) => format!("--init-sql {}", i.path.display()),
         }
     }

@@ -330,14 +330,16 @@ fn baseline_rule(results: &Results) -> Result<Option<Vec<RuleItem>>, String> {
         let Some(iso) = c.isolation.first() else {
             return Ok(None);
         };
+        // The workload or script factor's column comes first.
+        let first = usize::from(super::work_factor(results).is_some());
         let mut rule = vec![RuleItem {
-            column: 0,
+            column: first,
             key: "isolation".into(),
             value: iso.short().into(),
         }];
         if let Some(s) = c.strategies.first() {
             rule.push(RuleItem {
-                column: 1,
+                column: first + 1,
                 key: "strategy".into(),
                 value: s.clone(),
             });
@@ -506,12 +508,17 @@ fn find_baseline(
     if rule.iter().all(|r| r.matches(&own[r.column])) {
         return Found::Itself;
     }
+    // With the workload as a factor, a parameter one of the two workloads
+    // does not have (`n/a`) does not tell them apart.
+    let work = cells[i].cell.work_factor.is_some();
+    let same = |a: &str, b: &str| a == b || (work && (a == super::NA || b == super::NA));
     let found = (0..cells.len()).find(|&b| {
-        cells[b].cell.workload == cells[i].cell.workload
+        // With the workload or script as a factor, its column compares it.
+        (cells[b].cell.workload == cells[i].cell.workload || cells[i].cell.work_factor.is_some())
             && values[b].iter().enumerate().all(|(col, v)| {
                 match rule.iter().find(|r| r.column == col) {
                     Some(r) => r.matches(v),
-                    None => *v == own[col],
+                    None => same(v, &own[col]),
                 }
             })
     });

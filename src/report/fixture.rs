@@ -32,6 +32,7 @@ fn cell(isolation: Isolation) -> Cell {
         settings: BTreeMap::new(),
         pg_bin: None,
         fault_plan: None,
+        work_factor: None,
     }
 }
 
@@ -294,6 +295,7 @@ pub fn results() -> Results {
         complete: false,
         config: StoredConfig {
             workload: "tpcb".into(),
+            workloads: Vec::new(),
             load: Default::default(),
             scripts: Default::default(),
             scale: vec![1],

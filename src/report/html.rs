@@ -26,7 +26,7 @@ mod details;
 mod header;
 mod server;
 
-use super::scale_text;
+use super::{scale_text, workload_text};
 use client::{commands, failures, latency, pool_and_lag, throughput, time_series, transactions};
 use details::{external_load, faults, invariants, plans, problems, runs};
 use header::{cell_details, header, headlines, summary};
@@ -85,7 +85,7 @@ pub fn render_model(m: &ReportModel) -> String {
     .collect();
     let title = format!(
         "isobench report: {}{}",
-        results.config.workload,
+        workload_text(results),
         scale_text(results)
     );
     let page = html! {

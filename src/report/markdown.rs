@@ -53,7 +53,7 @@ fn title(out: &mut String, m: &ReportModel) {
     let _ = writeln!(
         out,
         "# isobench report: {}{}\n",
-        r.config.workload,
+        super::workload_text(r),
         super::scale_text(r)
     );
     let status = if r.complete {
@@ -199,7 +199,10 @@ fn setup(out: &mut String, m: &ReportModel) {
         ),
         ("Server settings", settings(&e.server_settings)),
         ("`--set`", settings(&c.settings)),
-        ("Workload", format!("{}{scale}; load {load}", c.workload)),
+        (
+            "Workload",
+            format!("{}{scale}; load {load}", super::workload_text(r)),
+        ),
         ("Parameters (factors)", params),
         ("Parameter defaults", settings(&c.param_defaults)),
         ("Strategies", list(c.strategies.clone())),

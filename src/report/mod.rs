@@ -35,12 +35,13 @@ use crate::store::{Cell, Results};
 use cells::VsBaseline;
 
 /// Names of the factor columns every per-cell table starts with:
-/// isolation, strategy, each `--param` given, clients, then the factors
+/// workload or script (when a factor), isolation, strategy, each `--param` given, clients, then the factors
 /// the experiment varied or set: scale (when it has more than one value),
 /// pool_size, rate, max_tries, each server setting, fault_plan, pg_bin.
 pub fn factor_headers(results: &Results) -> Vec<String> {
     let c = &results.config;
-    let mut h = vec!["isolation".to_string()];
+    let mut h = work_factor(results).into_iter().collect::<Vec<_>>();
+    h.push("isolation".to_string());
     // An external load without strategies has none.
     if !c.strategies.is_empty() {
         h.push("strategy".into());
@@ -69,10 +70,42 @@ pub fn factor_headers(results: &Results) -> Vec<String> {
     h
 }
 
+/// The name of the workload or script factor of `results`' study
+/// (`workload`, `script`), `None` when neither is a factor.
+pub fn work_factor(results: &Results) -> Option<String> {
+    let c = &results.config;
+    if !c.scripts.sets.is_empty() {
+        Some("script".into())
+    } else if !c.workloads.is_empty() {
+        Some("workload".into())
+    } else {
+        None
+    }
+}
+
+/// The study's workload as reports name it: the workload (`tpcb`), the
+/// workload factor's values (`tpcb, ssibench`), or the scripts with the
+/// script factor's sets (`pgbench-script (builtin:tpcb-like, f.sql)`).
+pub fn workload_text(results: &Results) -> String {
+    let c = &results.config;
+    if !c.scripts.sets.is_empty() {
+        let sets: Vec<&str> = c.scripts.sets.iter().map(|s| s.label.as_str()).collect();
+        format!("{} ({})", c.workload, sets.join(", "))
+    } else if !c.workloads.is_empty() {
+        c.workloads.join(", ")
+    } else {
+        c.workload.clone()
+    }
+}
+
 /// A cell's values for [`factor_headers`].
 pub fn factor_values(results: &Results, cell: &Cell) -> Vec<String> {
     let c = &results.config;
-    let mut v = vec![cell.isolation.short().to_string()];
+    let mut v = Vec::new();
+    if work_factor(results).is_some() {
+        v.push(cell.workload.clone());
+    }
+    v.push(cell.isolation.short().to_string());
     if !c.strategies.is_empty() {
         v.push(cell.strategy.clone());
     }

@@ -200,6 +200,11 @@ pub fn parse(path: &str, text: &str) -> Result<Settings, StudyError> {
     for (f, _) in settings.file.iter_mut().flatten() {
         *f = here.join(&*f).display().to_string();
     }
+    for (_, members) in settings.script.iter_mut().flatten() {
+        for m in members.iter_mut().filter(|m| !m.starts_with("builtin:")) {
+            *m = here.join(&*m).display().to_string();
+        }
+    }
     if let Some(sql) = &mut settings.init_sql {
         *sql = here.join(&*sql);
     }

@@ -219,9 +219,12 @@ fn resume_study(
             dir.display()
         ));
     }
-    let workload_has_scale = crate::workload::spec(&c.workload).is_some_and(|s| s.scale.is_some());
+    let workload_has_scale = std::iter::once(&c.workload)
+        .chain(&c.workloads)
+        .any(|w| crate::workload::spec(w).is_some_and(|s| s.scale.is_some()));
     Ok(ExperimentConfig {
         workload: c.workload,
+        workloads: c.workloads,
         scale: if workload_has_scale || c.load.active() {
             c.scale
         } else {
@@ -439,6 +442,40 @@ max_pred_locks_per_transaction = [64, 256]
         );
     }
 
+    /// `workload` and `script` take lists and are factors, also in
+    /// `[factors]`; a script set is a string or a list (a mix), its files
+    /// relative to the study file.
+    #[test]
+    fn workload_and_script_factors() {
+        let c = parse_ok("workload = [\"tpcb\", \"ssibench\"]\nscale = 1\n");
+        assert_eq!(c.workload, "tpcb");
+        assert_eq!(c.workloads, ["tpcb", "ssibench"]);
+        assert_eq!(c.scale, [1]);
+        let c = parse_ok("[factors]\nworkload = [\"ssibench\", \"simple-ssibench\"]\n");
+        assert_eq!(c.workloads, ["ssibench", "simple-ssibench"]);
+        // One workload in a list is not a factor.
+        let c = parse_ok("workload = [\"sibench\"]\n");
+        assert_eq!((c.workload.as_str(), c.workloads.len()), ("sibench", 0));
+        let c = study(
+            "studies/s.toml",
+            "isolation = [\"rc\", \"ser\"]\n[factors]\nscript = [\"builtin:tpcb-like\", \"fn.sql\", [\"a.sql@2\", \"builtin:select-only@1\"]]\n",
+        )
+        .unwrap();
+        let sets = &c.scripts.sets;
+        assert_eq!(sets.len(), 3);
+        assert_eq!(sets[0].label, "builtin:tpcb-like");
+        assert_eq!(sets[0].builtins, [("tpcb-like".to_string(), 1)]);
+        assert_eq!(sets[1].files, [(PathBuf::from("studies/fn.sql"), 1)]);
+        assert_eq!(sets[1].label, "fn.sql");
+        assert_eq!(sets[2].label, "a.sql@2+builtin:select-only@1");
+        assert_eq!(sets[2].files, [(PathBuf::from("studies/a.sql"), 2)]);
+        assert_eq!(sets[2].builtins, [("select-only".to_string(), 1)]);
+        assert!(c.scripts.active() && c.scripts.files.is_empty());
+        let cells = crate::experiment::cells(&c).unwrap();
+        assert_eq!(cells.len(), 6);
+        assert_eq!(cells[2].workload, "fn.sql");
+    }
+
     #[test]
     fn errors_name_key_and_line() {
         for (text, line, needle) in [
@@ -509,6 +546,37 @@ max_pred_locks_per_transaction = [64, 256]
             ),
             ("pool_size = []\n", 1, "pool_size: the list is empty"),
             ("clients = [1,\n", 1, ""),
+            (
+                "workload = [\"tpcb\",\n \"tpcc\"]\n",
+                2,
+                "workload: unknown workload 'tpcc'",
+            ),
+            (
+                "script = [\"builtin:tpcb-like\", \"builtin:nope\"]\n",
+                1,
+                "script: 'builtin:nope': no such built-in script",
+            ),
+            (
+                "script = [\"a.sql@x\"]\n",
+                1,
+                "script: 'a.sql@x': weight 'x'",
+            ),
+            ("script = [[]]\n", 1, "script: an empty script set"),
+            (
+                "file = \"a.sql\"\nscript = [\"b.sql\", \"c.sql\"]\n",
+                2,
+                "script: the script factor and -f/-b (keys file, builtin) both given",
+            ),
+            (
+                "workload = [\"tpcb\", \"ssibench\"]\nscript = [\"b.sql\", \"c.sql\"]\n",
+                1,
+                "workload: the workload is a factor here: scripts run over pgbench's tables",
+            ),
+            (
+                "workload = [\"tpcb\", \"sibench\"]\nstrategy = \"locking\"\n",
+                2,
+                "strategy: ",
+            ),
         ] {
             let e = parse_err(text);
             assert_eq!(e.line, line, "{text:?}: {e}");

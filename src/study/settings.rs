@@ -17,7 +17,8 @@ use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
     Backoff, ExperimentConfig, ExternalLoad, FaultPlan, FaultSpec, Isolation, LoadFormat,
-    ObserveLevel, OnError, Order, PgBuild, QueryMode, RetryPolicy, ScriptsConfig, ShardSpec,
+    ObserveLevel, OnError, Order, PgBuild, QueryMode, RetryPolicy, ScriptSet, ScriptsConfig,
+    ShardSpec,
     TargetConfig,
 };
 
@@ -45,10 +46,10 @@ pub enum Origin {
 #[derive(Debug, Default, Clone, Args, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
-    /// Built-in workload (see `isobench workloads`) [default: tpcb].
-    #[arg(long, short = 'w', value_parser = Workload::parse)]
-    #[serde(default, deserialize_with = "one::<_, Workload>")]
-    pub workload: Option<String>,
+    /// Built-in workload (see `isobench workloads`); several are a factor, e.g. tpcb,ssibench [default: tpcb].
+    #[arg(long, short = 'w', value_delimiter = ',', value_parser = Workload::parse)]
+    #[serde(default, deserialize_with = "list::<_, Workload>")]
+    pub workload: Option<Vec<String>>,
     /// Scale factors (default: the workload's; TPC-B: 100000 accounts per unit), e.g. 1,10.
     #[arg(long, short = 's', value_delimiter = ',', value_parser = Count::<100_000>::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "list::<_, Count<100_000>>")]
@@ -240,6 +241,10 @@ pub struct Settings {
     #[arg(short = 'b', long, value_name = "NAME[@WEIGHT]", value_parser = Weighted::parse, help_heading = "pgbench scripts")]
     #[serde(default, deserialize_with = "list::<_, Weighted>")]
     pub builtin: Option<Vec<(String, u32)>>,
+    /// The script as a factor, repeatable: each occurrence is one cell's script set, FILE[@WEIGHT] or builtin:NAME[@WEIGHT], a comma list for a weighted mix (-f/-b stay one mix of every cell); e.g. --script-factor builtin:tpcb-like --script-factor tpcb_func.sql (study key `script`).
+    #[arg(long = "script-factor", value_name = "SET", value_parser = ScriptSetP::parse, help_heading = "pgbench scripts")]
+    #[serde(default, deserialize_with = "script_sets")]
+    pub script: Option<Vec<ScriptSetArg>>,
     /// A script variable every client starts with (like pgbench -D); repeatable (in a file, the `[define]` table).
     #[arg(short = 'D', long, value_name = "NAME=VALUE", value_parser = define, help_heading = "pgbench scripts")]
     #[serde(default, deserialize_with = "defines")]
@@ -264,7 +269,9 @@ pub struct Settings {
 }
 
 /// The keys a `[factors]` table may hold.
-pub const FACTOR_KEYS: [&str; 11] = [
+pub const FACTOR_KEYS: [&str; 13] = [
+    "workload",
+    "script",
     "isolation",
     "strategy",
     "clients",
@@ -374,6 +381,7 @@ every_key!(
     load_timeout,
     file,
     builtin,
+    script,
     define,
     protocol,
     init_sql,
@@ -384,6 +392,7 @@ pub fn flag_of(key: &str) -> String {
     match key.split('.').next().unwrap_or(key) {
         "settings" => "set".into(),
         "params" => "param".into(),
+        "script" => "script-factor".into(),
         k => k.replace('_', "-"),
     }
 }
@@ -526,24 +535,59 @@ impl Settings {
         if self.load_cmd.is_some() {
             return Ok(());
         }
-        let workload = self.workload.as_deref().unwrap_or("tpcb");
-        let spec = crate::workload::spec(workload).expect("checked by Workload::parse");
-        for s in self.strategy.iter().flatten() {
-            spec.check_strategy(s)
-                .map_err(|e| self.error("strategy", e))?;
+        let tpcb = vec!["tpcb".to_string()];
+        let workloads = self.workload.as_ref().unwrap_or(&tpcb);
+        let spec_of = |w: &str| crate::workload::spec(w).expect("checked by Workload::parse");
+        // With a workload factor, the scale applies to the workloads that
+        // have one (it is refused when none has).
+        let any_scale = workloads.iter().any(|w| spec_of(w).scale.is_some());
+        // With a workload factor, every workload must take the strategies
+        // and parameters given.
+        for workload in workloads {
+            let spec = spec_of(workload);
+            for s in self.strategy.iter().flatten() {
+                spec.check_strategy(s)
+                    .map_err(|e| self.error("strategy", e))?;
+            }
+            if self.scale.is_some() && !any_scale {
+                return Err(self.error(
+                    "scale",
+                    format!(
+                        "{} has no scale factor; its size is a parameter (see `isobench workloads {}`)",
+                        spec.name, spec.name
+                    ),
+                ));
+            }
         }
-        if self.scale.is_some() && spec.scale.is_none() {
-            return Err(self.error(
-                "scale",
-                format!(
-                    "{} has no scale factor; its size is a parameter (see `isobench workloads {}`)",
-                    spec.name, spec.name
-                ),
-            ));
-        }
+        // A parameter applies to the workloads that have it (pgbench
+        // scripts over pgbench's tables take tpcb's `foreign-keys`, checked
+        // with the scripts).
+        let scripts = self.script.is_some() || self.file.is_some() || self.builtin.is_some();
         for (name, _) in self.params.iter().flatten() {
-            spec.check_param(name)
-                .map_err(|e| self.error(&format!("params.{name}"), e))?;
+            let specs = workloads.iter().map(|w| spec_of(w));
+            if !scripts && specs.clone().all(|s| s.check_param(name).is_err()) {
+                let e = spec_of(&workloads[0]).check_param(name).unwrap_err();
+                return Err(self.error(&format!("params.{name}"), e));
+            }
+        }
+        let many = |k: &str| {
+            self.error(
+                k,
+                "the workload is a factor here: scripts run over pgbench's tables (tpcb) only; \
+                 to compare scripts, make the script the factor (study key `script`, --script-factor)",
+            )
+        };
+        if self.workload.as_ref().is_some_and(|w| w.len() > 1)
+            && (self.script.is_some() || self.file.is_some() || self.builtin.is_some())
+        {
+            return Err(many("workload"));
+        }
+        if self.script.is_some() && (self.file.is_some() || self.builtin.is_some()) {
+            return Err(self.error(
+                "script",
+                "the script factor and -f/-b (keys file, builtin) both given: list every script set in the factor, \
+                 a mix as one set (e.g. --script-factor a.sql@2,builtin:select-only)",
+            ));
         }
         Ok(())
     }
@@ -557,7 +601,30 @@ impl Settings {
     /// (`file:line:column: key: ...`), or the flag.
     pub fn into_config(self) -> Result<ExperimentConfig, SettingsError> {
         self.check()?;
-        let workload = self.workload.clone().unwrap_or_else(|| "tpcb".into());
+        let workloads = dedup(self.workload.clone().unwrap_or_else(|| vec!["tpcb".into()]));
+        let workload = workloads[0].clone();
+        let workloads = if workloads.len() > 1 {
+            workloads
+        } else {
+            Vec::new()
+        };
+        let sets = dedup(self.script.clone().unwrap_or_default())
+            .into_iter()
+            .map(|(label, members)| {
+                let mut set = ScriptSet {
+                    label,
+                    ..ScriptSet::default()
+                };
+                for m in members {
+                    let (name, w) = crate::pgbench::script::split_weight(&m).expect("checked");
+                    match name.strip_prefix("builtin:") {
+                        Some(b) => set.builtins.push((b.to_string(), w)),
+                        None => set.files.push((PathBuf::from(name), w)),
+                    }
+                }
+                set
+            })
+            .collect();
         let builds = crate::model::dedup_builds(self.pg_bin.clone().unwrap_or_default())
             .map_err(|e| self.error("pg_bin", e))?;
         let (server_build, pg_bin) = match <[PgBuild; 1]>::try_from(builds) {
@@ -601,8 +668,10 @@ impl Settings {
                 mode: s.protocol.unwrap_or_default(),
                 init_sql: s.init_sql,
                 workload_named: s.workload.is_some(),
+                sets,
             },
             workload,
+            workloads,
             scale: dedup(s.scale.unwrap_or_default()),
             isolation: dedup(s.isolation.unwrap_or_default()),
             strategies: dedup(s.strategy.unwrap_or_default()),

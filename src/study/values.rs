@@ -546,3 +546,81 @@ pub fn builds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<PgBuild>>, D
     }
     d.deserialize_any(V).map(Some)
 }
+
+/// One value of the script factor as given: its label (members joined by
+/// `+`, as written) and its members, each `builtin:NAME[@WEIGHT]` or
+/// `FILE[@WEIGHT]` (a study file's relative paths are resolved later).
+pub type ScriptSetArg = (String, Vec<String>);
+
+/// A script set (`--script-factor`, an element of the study key
+/// `script`): members separated by commas on the command line, or a TOML
+/// list of members; each member `builtin:NAME[@WEIGHT]` (pgbench's `-b`)
+/// or `FILE[@WEIGHT]` (pgbench's `-f`). Weights and built-in names are
+/// checked here; files are read before anything runs.
+pub struct ScriptSetP;
+impl ScriptSetP {
+    fn members(members: Vec<String>) -> Result<ScriptSetArg, String> {
+        if members.is_empty() {
+            return Err(
+                "an empty script set; give FILE or builtin:NAME, e.g. builtin:tpcb-like".into(),
+            );
+        }
+        for m in &members {
+            let (name, w) = crate::pgbench::script::split_weight(m)?;
+            if let Some(b) = name.strip_prefix("builtin:") {
+                crate::pgbench::script::builtin(b, w)
+                    .map_err(|e| e.replacen(&format!("-b {b}:"), &format!("'{m}':"), 1))?;
+            } else if name.trim().is_empty() {
+                return Err(format!("'{m}': empty script file name"));
+            }
+        }
+        Ok((members.join("+"), members))
+    }
+}
+impl Parse for ScriptSetP {
+    type Out = ScriptSetArg;
+    fn parse(s: &str) -> Result<ScriptSetArg, String> {
+        Self::members(
+            s.split(',')
+                .map(str::trim)
+                .filter(|m| !m.is_empty())
+                .map(String::from)
+                .collect(),
+        )
+    }
+    fn from_toml(v: &Value) -> Result<ScriptSetArg, String> {
+        match v {
+            Value::String(s) => Self::parse(s),
+            Value::Array(a) => Self::members(
+                a.iter()
+                    .map(|m| match m {
+                        Value::String(s) => Ok(s.trim().to_string()),
+                        other => Err(format!(
+                            "a script set's members are strings (FILE or builtin:NAME), found {}",
+                            other.type_str()
+                        )),
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+            other => Err(format!(
+                "expected a script set: \"FILE\", \"builtin:NAME\" or a list of them (a mix), found {}",
+                other.type_str()
+            )),
+        }
+    }
+}
+
+/// The study key `script`: one script set or a list of them (each a
+/// string or a list of strings, [`ScriptSetP`]).
+pub fn script_sets<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<ScriptSetArg>>, D::Error> {
+    let v = Value::deserialize(d)?;
+    let sets = match &v {
+        Value::Array(a) if a.is_empty() => return Err(de::Error::custom("the list is empty")),
+        Value::Array(a) => a
+            .iter()
+            .map(ScriptSetP::from_toml)
+            .collect::<Result<Vec<_>, _>>(),
+        one => ScriptSetP::from_toml(one).map(|s| vec![s]),
+    };
+    sets.map(Some).map_err(de::Error::custom)
+}

@@ -114,6 +114,13 @@ pub struct Tpcb {
 }
 
 impl Tpcb {
+    /// This workload with pgbench's foreign keys added after loading
+    /// (`pgbench -i -I f`) when `on`.
+    pub fn with_foreign_keys(mut self, on: bool) -> Self {
+        self.foreign_keys = on;
+        self
+    }
+
     /// `variant` at `scale`, without foreign keys. Errors: scale 0.
     pub fn with_variant(scale: u32, variant: Variant) -> Result<Self, WorkloadError> {
         if scale == 0 {

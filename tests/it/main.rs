@@ -12,6 +12,7 @@ mod examples;
 mod experiment;
 mod external;
 mod external_load;
+mod factors;
 mod faults;
 mod interrupt;
 mod isolation_specs;

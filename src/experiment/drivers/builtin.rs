@@ -59,12 +59,7 @@ pub(in crate::experiment) fn prepare<W: Workload>(
     validate(cfg).map_err(BadInput::from_error)?;
     let spec = workload_spec(cfg)?;
     let cells = cells(cfg)?;
-    // Build every cell's workload before starting anything, so a bad
-    // parameter value is reported at once.
-    let workloads: Vec<W> = cells
-        .iter()
-        .map(|c| Ok(W::new(&setup(c)?)?))
-        .collect::<Result<_>>()?;
+    let driver = for_cells::<W>(spec, &cells)?;
     let header = StudyHeader {
         workload: cfg.workload.clone(),
         strategies: if cfg.strategies.is_empty() {
@@ -74,7 +69,21 @@ pub(in crate::experiment) fn prepare<W: Workload>(
         },
         param_defaults: spec.defaults(),
     };
-    Ok((cells, header, Builtin { spec, workloads }))
+    Ok((cells, header, driver))
+}
+
+/// The driver of workload `spec` (of type `W`) for `cells`, every cell's
+/// workload built before anything starts, so that a bad parameter value
+/// is reported at once. Errors: a bad parameter value.
+pub(in crate::experiment) fn for_cells<W: Workload>(
+    spec: &'static WorkloadSpec,
+    cells: &[Cell],
+) -> Result<Builtin<W>> {
+    let workloads: Vec<W> = cells
+        .iter()
+        .map(|c| Ok(W::new(&setup(c)?)?))
+        .collect::<Result<_>>()?;
+    Ok(Builtin { spec, workloads })
 }
 
 /// Loads `w`'s data into template database `ctx.tmpl` on `ctx.srv`

@@ -1,5 +1,7 @@
 //! What drives a study's runs: a built-in workload or pgbench scripts
-//! ([`builtin::Builtin`], run by isobench's own clients) or an external
+//! ([`builtin::Builtin`], run by isobench's own clients), several
+//! built-in workloads when the workload is a factor
+//! ([`factored::Factored`], one `Builtin` per workload) or an external
 //! load ([`external::External`], a command isobench starts and reads the
 //! figures of). The orchestration in [`super::run`] is the same for all
 //! of them: a driver only loads a template database and measures one run.
@@ -18,6 +20,7 @@ use crate::store::RunRecord;
 
 pub(super) mod builtin;
 pub(super) mod external;
+pub(super) mod factored;
 pub(super) mod scripts;
 
 /// Where a template database is loaded: on `srv`, database `tmpl`, with

@@ -2,7 +2,10 @@
 //! workload of isobench's own clients ([`Builtin`] over
 //! [`ScriptWorkload`]s), on pgbench's tables (then `--init-sql` when
 //! `-w tpcb` is named) or on the data of `--init-sql` alone. Every script
-//! (and every expression) is parsed before anything starts.
+//! (and every expression) is parsed before anything starts. With the
+//! script as a factor (`ScriptsConfig::sets`) each cell runs its set's
+//! scripts; pgbench's tables take `--param foreign-keys=true` (pgbench's
+//! foreign keys, `pgbench -i -I f`), also as a factor.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +15,7 @@ use super::StudyHeader;
 use super::builtin::Builtin;
 use crate::experiment::SCRIPTS;
 use crate::experiment::plan::{cells, validate};
-use crate::model::{BadInput, ExperimentConfig};
+use crate::model::{BadInput, ExperimentConfig, ScriptSet};
 use crate::pgbench::run::ScriptWorkload;
 use crate::store::Cell;
 use crate::workload;
@@ -25,28 +28,69 @@ pub(in crate::experiment) fn prepare(
 ) -> Result<(Vec<Cell>, StudyHeader, Builtin<ScriptWorkload>)> {
     use crate::pgbench::{run, script};
     validate(cfg).map_err(BadInput::from_error)?;
-    if !cfg.params.is_empty() || !cfg.strategies.is_empty() {
+    let sc = &cfg.scripts;
+    // pgbench's tables take tpcb's `foreign-keys` (pgbench -I f); nothing
+    // else of a built-in workload applies to scripts.
+    let over_tables = sc.init_sql.is_none() || sc.workload_named;
+    if !cfg.strategies.is_empty()
+        || cfg
+            .params
+            .iter()
+            .any(|(name, _)| name != "foreign-keys" || !over_tables)
+    {
         bail!(BadInput(
-            "--param and --strategy belong to built-in workloads; pgbench scripts take variables with -D NAME=VALUE"
+            "--param and --strategy belong to built-in workloads; pgbench scripts take variables with -D NAME=VALUE \
+             (and, over pgbench's tables, --param foreign-keys=true for pgbench's foreign keys)"
                 .into()
         ));
     }
-    let sc = &cfg.scripts;
-    let mut scripts = Vec::new();
-    for (path, weight) in &sc.files {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            BadInput(format!(
-                "-f {}: cannot read the script: {e}",
-                path.display()
-            ))
-        })?;
-        scripts.push(
-            script::parse(&path.display().to_string(), &text, *weight)
-                .map_err(BadInput::from_error)?,
-        );
+    for (_, values) in &cfg.params {
+        if let Some(v) = values
+            .iter()
+            .find(|v| !matches!(v.as_str(), "true" | "false"))
+        {
+            bail!(BadInput(format!(
+                "--param foreign-keys={v}: expected true or false"
+            )));
+        }
     }
-    for (name, weight) in &sc.builtins {
-        scripts.push(script::builtin(name, *weight).map_err(BadInput)?);
+    // The script sets: the factor's (named `script`), or the one mix of
+    // -f/-b (named `-f`, label empty).
+    let sets: Vec<(ScriptSet, &str)> = if sc.sets.is_empty() {
+        let mix = ScriptSet {
+            files: sc.files.clone(),
+            builtins: sc.builtins.clone(),
+            label: String::new(),
+        };
+        vec![(mix, "-f")]
+    } else {
+        sc.sets.iter().map(|s| (s.clone(), "script")).collect()
+    };
+    let mut scripts_of: BTreeMap<String, Vec<script::Script>> = BTreeMap::new();
+    for (set, option) in sets {
+        let label = &set.label;
+        let mut scripts = Vec::new();
+        for (path, weight) in &set.files {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                BadInput(if option == "-f" {
+                    format!("-f {}: cannot read the script: {e}", path.display())
+                } else {
+                    format!(
+                        "script (--script-factor) {label}: cannot read the script {}: {e}; \
+                         check the path (in a study file it is relative to the file)",
+                        path.display()
+                    )
+                })
+            })?;
+            scripts.push(
+                script::parse(&path.display().to_string(), &text, *weight)
+                    .map_err(BadInput::from_error)?,
+            );
+        }
+        for (name, weight) in &set.builtins {
+            scripts.push(script::builtin(name, *weight).map_err(BadInput)?);
+        }
+        scripts_of.insert(set.label.clone(), scripts);
     }
     if sc.workload_named && cfg.workload != "tpcb" {
         bail!(BadInput(format!(
@@ -76,12 +120,18 @@ pub(in crate::experiment) fn prepare(
                 Some(i) if !sc.workload_named => run::Data::InitSql(i.clone()),
                 then => run::Data::Tpcb {
                     scale: c.scale.unwrap_or(1),
+                    foreign_keys: c.params.get("foreign-keys").is_some_and(|v| v == "true"),
                     then: then.clone(),
                     base: base.clone(),
                 },
             };
+            let set = if c.work_factor.is_some() {
+                c.workload.as_str()
+            } else {
+                ""
+            };
             run::ScriptWorkload::new(
-                scripts.clone(),
+                scripts_of[set].clone(),
                 sc.mode,
                 sc.defines.clone(),
                 data,
@@ -93,7 +143,11 @@ pub(in crate::experiment) fn prepare(
     let header = StudyHeader {
         workload: SCRIPTS.into(),
         strategies: Vec::new(),
-        param_defaults: BTreeMap::new(),
+        param_defaults: if over_tables {
+            BTreeMap::from([("foreign-keys".to_string(), "false".to_string())])
+        } else {
+            BTreeMap::new()
+        },
     };
     let spec = workload::spec("tpcb").expect("built in");
     Ok((cells, header, Builtin { spec, workloads }))

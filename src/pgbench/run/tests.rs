@@ -71,6 +71,7 @@ fn script_statements_are_explained_with_drawn_values() {
     .unwrap();
     let data = Data::Tpcb {
         scale: 3,
+        foreign_keys: false,
         then: None,
         base: HistoryBase::default(),
     };

@@ -62,7 +62,11 @@ fn header_items(r: &Results) -> Vec<(&'static str, String)> {
     let mut items: Vec<(&str, String)> = vec![
         (
             "Workload",
-            format!("{}{}; load {load}", c.workload, super::super::scale_text(r)),
+            format!(
+                "{}{}; load {load}",
+                super::super::workload_text(r),
+                super::super::scale_text(r)
+            ),
         ),
         ("Server", format!("PostgreSQL {}", list(versions))),
         ("Target", c.target.clone()),

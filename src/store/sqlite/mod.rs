@@ -16,7 +16,8 @@
 //! 7. `injected_faults`;
 //! 8. `lost_commits`.
 //! 9. `cell_fault_plans`;
-//! 10. `run_windows`.
+//! 10. `run_windows`;
+//! 11. `cell_work_factors`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
@@ -62,7 +63,8 @@
 //!   `pool_size`, `rate`, `max_tries`, `pg_bin`, `params_json`,
 //!   `settings_json`), shared by its runs; cells without runs are removed.
 //!   `cell_fault_plans (cell, plan)`: a cell's fault plan when the fault
-//!   is a factor.
+//!   is a factor; `cell_work_factors (cell, factor)`: `workload` or
+//!   `script` when that is a factor (the cell's `workload` is its value).
 //! - `runs`: one row per run; `run` is [`RunRecord::index`], `cell_id`
 //!   references `cells(id)`; the counters and ratios of the record, the
 //!   latency summary as `latency_{mean,p50,p90,p95,p99,p999,max}_ms`,
@@ -744,6 +746,7 @@ mod tests {
         });
         c.faults = vec!["kill-backend@333ms".into()];
         c.fault_plans = vec!["none".into(), "pause:1s@1s+crash@2500ms".into()];
+        c.workloads = vec!["tpcb".into(), "ssibench".into()];
         r.runs[0].invariants[1].lost_commits = Some(7);
         c.target = "external PostgreSQL at host=/tmp port=5432 — 'naïve' \"quoted\"".into();
         c.file = Some("studies/ssi.toml".into());
@@ -764,6 +767,8 @@ mod tests {
         run.cell.settings = BTreeMap::from([("shared_buffers".into(), "1GB".into())]);
         run.cell.pg_bin = Some("finer-lock".into());
         run.cell.fault_plan = Some("pause:1s@1s+crash@2500ms".into());
+        run.cell.workload = "ssibench".into();
+        run.cell.work_factor = Some("workload".into());
         run.seed = u64::MAX - 1;
         run.pool_wait_ms = Some(WaitSummary {
             count: 12345,
@@ -1168,6 +1173,9 @@ mod tests {
                 run.window_start = None;
                 run.shard_clients = None;
             }
+            if version < 11 {
+                run.cell.work_factor = None;
+            }
         }
         with_effective_tps(r)
     }
@@ -1219,7 +1227,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 10);
+        assert_eq!(STORE_VERSION, 11);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();

@@ -98,8 +98,9 @@ pub(super) fn read_results(conn: &Connection) -> R<Results> {
     let mut cells: HashMap<i64, Cell> = HashMap::new();
     {
         let mut st = conn.prepare(
-            "SELECT c.*, f.plan AS fault_plan
-               FROM cells c LEFT JOIN cell_fault_plans f ON f.cell = c.id",
+            "SELECT c.*, f.plan AS fault_plan, w.factor AS work_factor
+               FROM cells c LEFT JOIN cell_fault_plans f ON f.cell = c.id
+                 LEFT JOIN cell_work_factors w ON w.cell = c.id",
         )?;
         let mut rows = st.query([])?;
         while let Some(row) = rows.next()? {
@@ -219,6 +220,7 @@ fn read_cell(row: &Row) -> R<Cell> {
             .context("settings_json")?,
         pg_bin: row.get("pg_bin")?,
         fault_plan: row.get("fault_plan")?,
+        work_factor: row.get("work_factor")?,
     })
 }
 

@@ -26,6 +26,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V8_LOST_COMMITS),
     M::up(V9_FAULT_PLANS),
     M::up(V10_RUN_WINDOWS),
+    M::up(V11_WORK_FACTORS),
 ];
 
 /// `MIGRATION_LIST` as rusqlite_migration runs it (each call applies the
@@ -498,4 +499,17 @@ CREATE TABLE IF NOT EXISTS run_windows (
 ) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '10');
+"#;
+
+/// Store version 11: the workload or the script as a factor: a cell's
+/// factor name (`Cell::work_factor`: `workload` or `script`; the cell's
+/// `workload` column holds its value), one row per cell of a study whose
+/// workload or script is a factor. IF NOT EXISTS, as in versions 3 to 10.
+const V11_WORK_FACTORS: &str = r#"
+CREATE TABLE IF NOT EXISTS cell_work_factors (
+    cell   INTEGER PRIMARY KEY REFERENCES cells (id) ON DELETE CASCADE,
+    factor TEXT NOT NULL CHECK (factor IN ('workload', 'script'))
+) STRICT;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '11');
 "#;

@@ -127,6 +127,12 @@ fn cell_id(tx: &Transaction, cell: &Cell) -> R<i64> {
         tx.prepare_cached("INSERT OR IGNORE INTO cell_fault_plans (cell, plan) VALUES (?1, ?2)")?
             .execute(params![id, plan])?;
     }
+    if let Some(factor) = &cell.work_factor {
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO cell_work_factors (cell, factor) VALUES (?1, ?2)",
+        )?
+        .execute(params![id, factor])?;
+    }
     Ok(id)
 }
 
