@@ -106,13 +106,13 @@ const INVARIANTS: &[&str] = &[
 pub static SSIBENCH: WorkloadSpec = WorkloadSpec {
     name: "ssibench",
     summary: "3 tables, range reads of table t + updates of table t+1: rw-conflict chains and pivots",
-    source: "liumx10/pg-bench (2017 SSI conflict-tracking performance report)",
+    source: "liumx10/pg-bench src/ssibench/ssibench.go (2017 SSI conflict-tracking performance report)",
     scale: None,
     params: PARAMS,
     strategies: STRATEGIES,
     transactions: &[
-        "read-only (read-ratio): SELECT sum(b_int) over read-size keys of table t (t uniform 1..3)",
-        "read-update: the same read, then UPDATE b_value_k of update-size random keys of table t%3+1",
+        "read-only (read-ratio): SELECT sum(b_int) FROM ssibench<t> WHERE b_int_key > $1 AND b_int_key < $2 (t uniform 1..3; unnamed statement, as lib/pq)",
+        "read-update: the same read as literal text, then one literal UPDATE ssibench<t%3+1> SET b_value_k = '..' WHERE b_int_key=k1 OR ... OR b_int_key=k<update-size>",
     ],
     invariants: INVARIANTS,
     example: "--workload ssibench --isolation ser --clients 8,40 --repeat 5",
@@ -121,14 +121,14 @@ pub static SSIBENCH: WorkloadSpec = WorkloadSpec {
 /// `isobench workloads simple-ssibench`.
 pub static SIMPLE_SSIBENCH: WorkloadSpec = WorkloadSpec {
     name: "simple-ssibench",
-    summary: "1 table, range reads or 20-key updates: few aborts, long rw-conflict lists",
-    source: "liumx10/pg-bench (2017 SSI conflict-tracking performance report)",
+    summary: "1 table, range reads or 20-key updates: more conflicts; the updaters are pivots among themselves",
+    source: "liumx10/pg-bench src/simple/simple.go (2017 SSI conflict-tracking performance report)",
     scale: None,
     params: PARAMS,
     strategies: STRATEGIES,
     transactions: &[
-        "read-only (read-ratio): SELECT sum(b_int) over read-size keys",
-        "update-only: UPDATE b_value_k of update-size random keys",
+        "read-only (read-ratio): SELECT sum(b_int) FROM ssibench1 WHERE b_int_key > $1 AND b_int_key < $2 (unnamed statement)",
+        "update-only: one literal UPDATE ssibench1 SET b_value_k = '..' WHERE b_int_key=k1 OR ... OR b_int_key=k<update-size>",
     ],
     invariants: INVARIANTS,
     example: "--workload simple-ssibench --isolation rr,ser --clients 40",
