@@ -37,8 +37,10 @@
 //!   branch rows, its hot spot);
 //! - the original ignored COMMIT's error (a transaction failing at commit
 //!   was counted as committed); isobench counts it as failed.
-//! Its statements were literal text; here they are prepared (each is a
-//! primary-key lookup, planned as the same index scan either way).
+//!
+//! Its statements were literal text; here they are prepared: each looks
+//! up one key, and the literal and the parameter get the same scan (a
+//! sequential scan of the one-page `branch`, index scans elsewhere).
 
 use crate::wire::{Conn, Statement};
 use bytes::BufMut;
@@ -627,10 +629,15 @@ impl Tpcb {
         db.batch_execute(PG_BENCH_DDL)
             .await
             .map_err(WorkloadError::db("create pg-bench tables"))?;
-        let mut rows = copy_rows(db, "COPY branch (branch_id, branch_balance) FROM STDIN", branches, |b, i| {
-            put_int(b, i - 1);
-            b.put_slice(b"\t0\n");
-        })
+        let mut rows = copy_rows(
+            db,
+            "COPY branch (branch_id, branch_balance) FROM STDIN",
+            branches,
+            |b, i| {
+                put_int(b, i - 1);
+                b.put_slice(b"\t0\n");
+            },
+        )
         .await?;
         rows += copy_rows(
             db,

@@ -237,19 +237,15 @@ fn ssibench_statements_and_plans_are_the_originals() {
     for w in ["ssibench", "simple-ssibench"] {
         let r = study(
             w,
-            &[
-                "--workload",
-                w,
-                "--isolation",
-                "ser",
-                "--clients",
-                "4",
-            ],
+            &["--workload", w, "--isolation", "ser", "--clients", "4"],
         );
         let run = &runs(&r)[0];
         assert_invariants_hold(run);
         assert!(run["committed"].as_u64().unwrap() > 20, "{w}: {run}");
-        assert_eq!(r["load"][0]["rows"], if w == "ssibench" { 300_000 } else { 100_000 });
+        assert_eq!(
+            r["load"][0]["rows"],
+            if w == "ssibench" { 300_000 } else { 100_000 }
+        );
         let plans = run["server"]["plans"].as_array().expect("plans");
         let plan = |label: &str| -> (&str, &str) {
             let p = plans
@@ -263,8 +259,14 @@ fn ssibench_statements_and_plans_are_the_originals() {
         assert!(update.contains("BitmapOr"), "{w}: {update}");
         assert!(update.contains("Bitmap Heap Scan"), "{w}: {update}");
         let (sql, read) = plan("range read");
-        assert!(sql.contains("b_int_key > ") && sql.contains(" AND b_int_key < "), "{sql}");
-        assert!(read.contains("Index Scan using ssibench1_pkey"), "{w}: {read}");
+        assert!(
+            sql.contains("b_int_key > ") && sql.contains(" AND b_int_key < "),
+            "{sql}"
+        );
+        assert!(
+            read.contains("Index Scan using ssibench1_pkey"),
+            "{w}: {read}"
+        );
     }
 }
 
@@ -300,10 +302,18 @@ fn tpcb_pg_bench_variant() {
     let labels: Vec<&str> = plans.iter().map(|p| p["label"].as_str().unwrap()).collect();
     assert_eq!(
         labels,
-        ["update account", "insert history", "update teller", "update branch"]
+        [
+            "update account",
+            "insert history",
+            "update teller",
+            "update branch"
+        ]
     );
     let branch = plans[3]["sql"].as_str().unwrap();
-    assert!(branch.starts_with("UPDATE branch SET branch_balance"), "{branch}");
+    assert!(
+        branch.starts_with("UPDATE branch SET branch_balance"),
+        "{branch}"
+    );
 
     let (_keep, dir) = out_dir("tpcb-pg-bench-fk");
     let (out, _, stderr) = run(&[
@@ -318,7 +328,10 @@ fn tpcb_pg_bench_variant() {
         dir.to_str().unwrap(),
     ]);
     assert!(!out.status.success());
-    assert!(stderr.contains("foreign-keys") && stderr.contains("pg-bench"), "{stderr}");
+    assert!(
+        stderr.contains("foreign-keys") && stderr.contains("pg-bench"),
+        "{stderr}"
+    );
 }
 
 /// SmallBank keeps its money under SERIALIZABLE with both strategies and
