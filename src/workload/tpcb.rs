@@ -11,7 +11,36 @@
 //! Variants (`--param variant=`): pgbench's `tpcb-like`, `simple-update`
 //! (`-N`) and `select-only` (`-S`), and `single-statement`: the four
 //! changes of tpcb-like in one autocommit statement with data-modifying
-//! CTEs, the form an evaluator used to avoid client-side retries.
+//! CTEs, the form an evaluator used to avoid client-side retries; and
+//! `pg-bench`, the TPC-B of liumx10/pg-bench (`src/tpcb/tpcb.go`,
+//! `tpcb.json`, Go with lib/pq, 2017), which differs from pgbench's:
+//! - its own tables, ids from 0, primary keys from the start:
+//!   `branch(branch_id int PRIMARY KEY, branch_balance bigint, padding
+//!   char(88))`, `teller(teller_id int PRIMARY KEY, branch_id int,
+//!   teller_balance bigint, padding char(84))`, `account(account_id int
+//!   PRIMARY KEY, branch_id int, account_balance bigint, padding
+//!   char(84))`, `history(account_id, teller_id, branch_id int, amount
+//!   bigint, padding char(30))`; every `padding` NULL (pgbench's account
+//!   filler is 84 blanks), so the rows are short and many share a page;
+//! - 10 tellers and 10,000 accounts per branch; its `tpcb.json` has 100
+//!   branches, which is scale 10 here (scale s: 10 s branches, the same
+//!   1,000,000 accounts as pgbench's scale 10, in ten times the branches);
+//! - the branch is drawn first, the teller and the account within it;
+//!   `delta` is -500 ..= 499 (pgbench: -5000 ..= 5000, aid independent);
+//! - update account, insert history, update teller, update branch, in
+//!   that order, no SELECT of the balance;
+//! - the branch update is keyed by the *teller* id (`WHERE branch_id =
+//!   tid`, as the original has it): only tellers 0 .. branches-1 match a
+//!   branch, so 9 transactions in 10 update no branch, and branch row b
+//!   is updated by teller b alone: a branch row is no more contended than
+//!   a teller row (in pgbench every transaction updates one of `scale`
+//!   branch rows, its hot spot);
+//! - the original ignored COMMIT's error (a transaction failing at commit
+//!   was counted as committed); isobench counts it as failed.
+//!
+//! Its statements were literal text; here they are prepared: each looks
+//! up one key, and the literal and the parameter get the same scan (a
+//! sequential scan of the one-page `branch`, index scans elsewhere).
 
 use crate::wire::{Conn, Statement};
 use bytes::BufMut;
@@ -29,6 +58,11 @@ use crate::workload::AttemptError;
 
 const ACCOUNTS_PER_BRANCH: i64 = 100_000;
 const TELLERS_PER_BRANCH: i64 = 10;
+/// pg-bench's `tpcb.json`: `AccountPerBranch`, `TellerPerBranch`, and
+/// branches per unit of scale (its 100 branches are scale 10).
+pub const PG_BENCH_ACCOUNTS_PER_BRANCH: i64 = 10_000;
+pub const PG_BENCH_TELLERS_PER_BRANCH: i64 = 10;
+pub const PG_BENCH_BRANCHES_PER_SCALE: i64 = 10;
 
 /// `isobench workloads tpcb`.
 pub static SPEC: WorkloadSpec = WorkloadSpec {
@@ -43,7 +77,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
         ParamSpec {
             name: "variant",
             default: "tpcb-like",
-            help: "tpcb-like | simple-update | select-only | single-statement",
+            help: "tpcb-like | simple-update | select-only | single-statement | pg-bench (liumx10/pg-bench's TPC-B: scale s = 10 s branches of 10 tellers and 10000 accounts)",
         },
         ParamSpec {
             name: "foreign-keys",
@@ -60,9 +94,10 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
         "simple-update: update account, select it, insert history",
         "select-only: select one account (autocommit)",
         "single-statement: the tpcb-like changes in one statement with data-modifying CTEs (autocommit)",
+        "pg-bench: update account, insert history, update teller, update branch WHERE branch_id = tid (liumx10/pg-bench)",
     ],
     invariants: &[
-        "balances-consistent: sum(abalance) = sum(tbalance) = sum(bbalance) = sum(history.delta)",
+        "balances-consistent: sum(abalance) = sum(tbalance) = sum(bbalance) = sum(history.delta) (pg-bench: each branch's balance = the history amounts of the teller with its id)",
         "history-matches-commits: count(history) = client-counted commits (+ unknown outcomes)",
     ],
     example: "--workload tpcb --param variant=tpcb-like,single-statement --isolation rr,ser",
@@ -79,20 +114,25 @@ pub enum Variant {
     SelectOnly,
     /// tpcb-like's changes in one autocommit statement.
     SingleStatement,
+    /// liumx10/pg-bench's TPC-B: its own tables and sizes, branch update
+    /// keyed by the teller id.
+    PgBench,
 }
 
 impl Variant {
-    const NAMES: [&'static str; 4] = [
+    const NAMES: [&'static str; 5] = [
         "tpcb-like",
         "simple-update",
         "select-only",
         "single-statement",
+        "pg-bench",
     ];
-    const ALL: [Variant; 4] = [
+    const ALL: [Variant; 5] = [
         Variant::TpcbLike,
         Variant::SimpleUpdate,
         Variant::SelectOnly,
         Variant::SingleStatement,
+        Variant::PgBench,
     ];
 
     pub fn name(self) -> &'static str {
@@ -246,11 +286,18 @@ impl Workload for Tpcb {
         let variant = Variant::ALL[setup.choice("variant", &Variant::NAMES)?];
         let mut w = Tpcb::with_variant(setup.scale(), variant)?;
         w.foreign_keys = setup.bool("foreign-keys")?;
+        if w.foreign_keys && variant == Variant::PgBench {
+            return Err(WorkloadError::Invalid(
+                "--param foreign-keys=true: variant=pg-bench has no foreign keys (its tables are liumx10/pg-bench's); drop one of the two".into(),
+            ));
+        }
         Ok(w)
     }
 
     fn data_key(&self) -> String {
-        if self.foreign_keys {
+        if self.variant == Variant::PgBench {
+            "pg-bench".into()
+        } else if self.foreign_keys {
             "foreign-keys".into()
         } else {
             String::new()
@@ -264,6 +311,9 @@ impl Workload for Tpcb {
     /// Loads what `pgbench -i` loads, faster: see `Tpcb::load_accounts`.
     /// Errors: any statement failing, naming it.
     async fn load(&self, db: &Loader) -> Result<u64, WorkloadError> {
+        if self.variant == Variant::PgBench {
+            return self.load_pg_bench(db).await;
+        }
         let aid = if self.big_aid() { "bigint" } else { "int" };
         let ddl = format!(
             "CREATE TABLE pgbench_history (tid int, bid int, aid {aid}, delta int, mtime timestamp, filler char(22));
@@ -376,6 +426,29 @@ impl Workload for Tpcb {
     }
 
     fn explain_statements(&self) -> Vec<ExplainStatement> {
+        if self.variant == Variant::PgBench {
+            // Branch 1: teller 12, account 10001; the branch update keyed
+            // by the teller id, as the original's.
+            let bound = [
+                ["1", "10001", "", ""],
+                ["10001", "12", "1", "1"],
+                ["1", "12", "", ""],
+                ["1", "12", "", ""],
+            ];
+            return PG_BENCH_SQL
+                .iter()
+                .zip(PG_BENCH_LABELS)
+                .zip(bound)
+                .map(|((sql, label), v)| ExplainStatement {
+                    label: label.into(),
+                    sql: sql
+                        .replace("$1", v[0])
+                        .replace("$2", v[1])
+                        .replace("$3", v[2])
+                        .replace("$4", v[3]),
+                })
+                .collect();
+        }
         if self.variant == Variant::SingleStatement {
             return vec![ExplainStatement {
                 label: "single statement".into(),
@@ -415,9 +488,10 @@ impl Workload for Tpcb {
         TpcbClient {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             scale: self.scale,
-            big_aid: self.big_aid(),
+            big_aid: self.big_aid() && self.variant != Variant::PgBench,
             variant: self.variant,
             stmts: None,
+            pg_bench: Vec::new(),
         }
     }
 
@@ -427,6 +501,9 @@ impl Workload for Tpcb {
         lifetime: Lifetime,
         _ledger: (),
     ) -> Result<Vec<InvariantResult>, WorkloadError> {
+        if self.variant == Variant::PgBench {
+            return pg_bench_check(db, lifetime).await;
+        }
         let (a, t, b, h, n) = sums(db, "tpcb invariant query").await?;
         let n = n as u64;
         // simple-update leaves tellers and branches at 0.
@@ -517,6 +594,130 @@ fn history_matches_commits(n: u64, lifetime: Lifetime, durable: bool) -> Invaria
     }
 }
 
+/// pg-bench's four statements, in its order (its text with the values as
+/// parameters): $1 delta, $2 account id; history $1 account, $2 teller,
+/// $3 branch, $4 amount; $1 delta, $2 teller id; $1 delta, $2 the
+/// *teller* id again (the original's `where branch_id = tid`).
+pub const PG_BENCH_SQL: [&str; 4] = [
+    "UPDATE account SET account_balance = account_balance + $1 WHERE account_id = $2",
+    "INSERT INTO history (account_id, teller_id, branch_id, amount) VALUES ($1, $2, $3, $4)",
+    "UPDATE teller SET teller_balance = teller_balance + $1 WHERE teller_id = $2",
+    "UPDATE branch SET branch_balance = branch_balance + $1 WHERE branch_id = $2",
+];
+const PG_BENCH_LABELS: [&str; 4] = [
+    "update account",
+    "insert history",
+    "update teller",
+    "update branch",
+];
+
+/// pg-bench's schema (`createTable` in its `tpcb.go`).
+const PG_BENCH_DDL: &str = "CREATE TABLE branch (branch_id integer PRIMARY KEY, branch_balance bigint, padding char(88));
+     CREATE TABLE account (account_id integer PRIMARY KEY, branch_id integer, account_balance bigint, padding char(84));
+     CREATE TABLE teller (teller_id integer PRIMARY KEY, branch_id integer, teller_balance bigint, padding char(84));
+     CREATE TABLE history (account_id integer, teller_id integer, branch_id integer, amount bigint, padding char(30))";
+
+impl Tpcb {
+    /// (branches, tellers, accounts) of the pg-bench variant at this scale.
+    pub fn pg_bench_sizes(&self) -> (i64, i64, i64) {
+        let b = self.scale * PG_BENCH_BRANCHES_PER_SCALE;
+        (
+            b,
+            b * PG_BENCH_TELLERS_PER_BRANCH,
+            b * PG_BENCH_ACCOUNTS_PER_BRANCH,
+        )
+    }
+
+    /// Loads pg-bench's tables: ids from 0, balances 0, padding NULL;
+    /// teller `t` and account `a` belong to branch `t / 10` and
+    /// `a / 10000`. Errors: any statement failing, naming it.
+    async fn load_pg_bench(&self, db: &Loader) -> Result<u64, WorkloadError> {
+        let (branches, tellers, accounts) = self.pg_bench_sizes();
+        db.batch_execute(PG_BENCH_DDL)
+            .await
+            .map_err(WorkloadError::db("create pg-bench tables"))?;
+        let mut rows = copy_rows(
+            db,
+            "COPY branch (branch_id, branch_balance) FROM STDIN",
+            branches,
+            |b, i| {
+                put_int(b, i - 1);
+                b.put_slice(b"\t0\n");
+            },
+        )
+        .await?;
+        rows += copy_rows(
+            db,
+            "COPY teller (teller_id, branch_id, teller_balance) FROM STDIN",
+            tellers,
+            |b, i| {
+                put_int(b, i - 1);
+                b.put_u8(b'\t');
+                put_int(b, (i - 1) / PG_BENCH_TELLERS_PER_BRANCH);
+                b.put_slice(b"\t0\n");
+            },
+        )
+        .await?;
+        rows += copy_rows(
+            db,
+            "COPY account (account_id, branch_id, account_balance) FROM STDIN",
+            accounts,
+            |b, i| {
+                put_int(b, i - 1);
+                b.put_u8(b'\t');
+                put_int(b, (i - 1) / PG_BENCH_ACCOUNTS_PER_BRANCH);
+                b.put_slice(b"\t0\n");
+            },
+        )
+        .await?;
+        Ok(rows)
+    }
+}
+
+/// pg-bench's invariants: Σ account = Σ teller = Σ history.amount; each
+/// branch's balance = the amounts of the history rows whose *teller* id
+/// is that branch's id (what the branch update keyed by teller adds up
+/// to); history rows = commits.
+async fn pg_bench_check(
+    db: &Client,
+    lifetime: Lifetime,
+) -> Result<Vec<InvariantResult>, WorkloadError> {
+    let row = db
+        .query_one(
+            "SELECT (SELECT coalesce(sum(account_balance), 0) FROM account)::bigint,
+                    (SELECT coalesce(sum(teller_balance), 0) FROM teller)::bigint,
+                    (SELECT coalesce(sum(branch_balance), 0) FROM branch)::bigint,
+                    (SELECT coalesce(sum(amount), 0) FROM history)::bigint,
+                    (SELECT count(*) FROM history)::bigint,
+                    (SELECT count(*) FROM branch b WHERE b.branch_balance <>
+                        (SELECT coalesce(sum(amount), 0) FROM history h WHERE h.teller_id = b.branch_id))",
+            &[],
+        )
+        .await
+        .map_err(WorkloadError::db("pg-bench invariant query"))?;
+    let (a, t, b, h, n, wrong): (i64, i64, i64, i64, i64, i64) = (
+        row.get(0),
+        row.get(1),
+        row.get(2),
+        row.get(3),
+        row.get(4),
+        row.get(5),
+    );
+    let balances = InvariantResult::check(
+        "balances-consistent",
+        a == t && t == h && wrong == 0,
+        format!(
+            "sum(account_balance)={a} sum(teller_balance)={t} sum(amount)={h} sum(branch_balance)={b}; \
+             {wrong} branches whose balance is not the amounts of the teller with their id"
+        ),
+    );
+    let durable = commits_are_durable(db).await?;
+    Ok(vec![
+        balances,
+        history_matches_commits(n as u64, lifetime, durable),
+    ])
+}
+
 /// `single-statement`: $1 delta, $2 aid, $3 tid, $4 bid.
 const SINGLE_STATEMENT: &str = "WITH a AS (UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2 RETURNING abalance), \
      t AS (UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $3), \
@@ -543,6 +744,8 @@ pub struct TpcbClient {
     big_aid: bool,
     variant: Variant,
     stmts: Option<Stmts>,
+    /// pg-bench's statements, in [`PG_BENCH_SQL`]'s order.
+    pg_bench: Vec<Statement>,
 }
 
 /// Inputs of one tpcb-like transaction, drawn as pgbench does: each
@@ -568,6 +771,13 @@ impl WorkloadClient for TpcbClient {
         conn: &mut Conn,
         _tx: &TxControl,
     ) -> Result<(), crate::wire::Error> {
+        if self.variant == Variant::PgBench {
+            self.pg_bench.clear();
+            for sql in PG_BENCH_SQL {
+                self.pg_bench.push(conn.prepare(sql).await?);
+            }
+            return Ok(());
+        }
         let single = match self.variant {
             Variant::SingleStatement => Some(conn.prepare(SINGLE_STATEMENT).await?),
             _ => None,
@@ -595,6 +805,18 @@ impl WorkloadClient for TpcbClient {
 
     fn next_input(&mut self) -> TpcbInput {
         let s = self.scale;
+        if self.variant == Variant::PgBench {
+            // pg-bench: the branch, then a teller and an account in it.
+            let bid = self.rng.random_range(0..s * PG_BENCH_BRANCHES_PER_SCALE);
+            return TpcbInput {
+                bid: bid as i32,
+                tid: (self.rng.random_range(0..PG_BENCH_TELLERS_PER_BRANCH)
+                    + bid * PG_BENCH_TELLERS_PER_BRANCH) as i32,
+                aid: self.rng.random_range(0..PG_BENCH_ACCOUNTS_PER_BRANCH)
+                    + bid * PG_BENCH_ACCOUNTS_PER_BRANCH,
+                delta: self.rng.random_range(-500..500),
+            };
+        }
         TpcbInput {
             aid: self.rng.random_range(1..=ACCOUNTS_PER_BRANCH * s),
             bid: self.rng.random_range(1..=s) as i32,
@@ -613,6 +835,9 @@ impl WorkloadClient for TpcbClient {
         tx: &TxControl,
         i: &TpcbInput,
     ) -> Result<Outcome, AttemptError> {
+        if self.variant == Variant::PgBench {
+            return self.attempt_pg_bench(conn, tx, i).await;
+        }
         let s = self.stmts.as_ref().expect("prepare() before attempt()");
         let aid32 = i.aid as i32;
         let aid: &(dyn tokio_postgres::types::ToSql + Sync) =
@@ -636,6 +861,7 @@ impl WorkloadClient for TpcbClient {
                 return autocommit(r, "single statement");
             }
             Variant::TpcbLike | Variant::SimpleUpdate => {}
+            Variant::PgBench => unreachable!("attempt_pg_bench"),
         }
         let full = self.variant == Variant::TpcbLike;
         tx.begin(conn).await?;
@@ -660,6 +886,38 @@ impl WorkloadClient for TpcbClient {
     }
 
     fn into_ledger(self) {}
+}
+
+impl TpcbClient {
+    /// One pg-bench transaction: its four statements in its order.
+    async fn attempt_pg_bench(
+        &mut self,
+        conn: &mut Conn,
+        tx: &TxControl,
+        i: &TpcbInput,
+    ) -> Result<Outcome, AttemptError> {
+        let [account, history, teller, branch] = &self.pg_bench[..] else {
+            panic!("prepare() before attempt()");
+        };
+        let delta = i64::from(i.delta);
+        let aid = i.aid as i32;
+        let at = |label| move |e| AttemptError::body(e).at(label);
+        tx.begin(conn).await?;
+        conn.execute(account, &[&delta, &aid])
+            .await
+            .map_err(at("update account"))?;
+        conn.execute(history, &[&aid, &i.tid, &i.bid, &delta])
+            .await
+            .map_err(at("insert history"))?;
+        conn.execute(teller, &[&delta, &i.tid])
+            .await
+            .map_err(at("update teller"))?;
+        // Keyed by the teller id, as the original: 9 in 10 match no row.
+        conn.execute(branch, &[&delta, &i.tid])
+            .await
+            .map_err(at("update branch"))?;
+        tx.commit(conn).await
+    }
 }
 
 /// Σ abalance, Σ tbalance, Σ bbalance, Σ history.delta and the history's
@@ -762,6 +1020,33 @@ mod tests {
         }
         assert_eq!(load_streams(100_000), 1);
         assert!(load_streams(5_000_000) >= 1);
+    }
+
+    #[test]
+    fn pg_bench_sizes_and_inputs_are_the_originals() {
+        let w = Tpcb::with_variant(10, Variant::PgBench).unwrap();
+        // tpcb.json: 100 branches, 10 tellers and 10000 accounts each.
+        assert_eq!(w.pg_bench_sizes(), (100, 1000, 1_000_000));
+        let mut c = w.client(0, 5);
+        let mut branch_hits = 0;
+        for _ in 0..20_000 {
+            let i = c.next_input();
+            assert!((0..100).contains(&i.bid));
+            assert_eq!(i.tid / 10, i.bid, "teller in the branch");
+            assert_eq!(i.aid / 10_000, i64::from(i.bid), "account in the branch");
+            assert!((-500..500).contains(&i.delta));
+            // The branch update `WHERE branch_id = tid` matches a row only
+            // for tellers below 100.
+            branch_hits += usize::from(i.tid < 100);
+        }
+        assert!((1_500..2_500).contains(&branch_hits), "{branch_hits}");
+        assert!(PG_BENCH_SQL[3].ends_with("WHERE branch_id = $2"));
+        let explained = w.explain_statements();
+        assert_eq!(
+            explained[3].sql,
+            "UPDATE branch SET branch_balance = branch_balance + 1 WHERE branch_id = 12"
+        );
+        assert_eq!(explained[1].label, "insert history");
     }
 
     #[test]

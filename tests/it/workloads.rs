@@ -226,6 +226,114 @@ fn ssibench_and_simple_ssibench_report_ktps_and_abort_ratio() {
     }
 }
 
+/// ssibench and simple-ssibench send liumx10/pg-bench's statements, so
+/// at its table size (100000 rows) the server plans what it planned for
+/// the original: the 20-key update is a literal OR list (a BitmapOr of
+/// index scans, not one index scan with an `= ANY` array), the range read
+/// an index scan; under SERIALIZABLE both commit and keep their
+/// invariants.
+#[test]
+fn ssibench_statements_and_plans_are_the_originals() {
+    for w in ["ssibench", "simple-ssibench"] {
+        let r = study(
+            w,
+            &["--workload", w, "--isolation", "ser", "--clients", "4"],
+        );
+        let run = &runs(&r)[0];
+        assert_invariants_hold(run);
+        assert!(run["committed"].as_u64().unwrap() > 20, "{w}: {run}");
+        assert_eq!(
+            r["load"][0]["rows"],
+            if w == "ssibench" { 300_000 } else { 100_000 }
+        );
+        let plans = run["server"]["plans"].as_array().expect("plans");
+        let plan = |label: &str| -> (&str, &str) {
+            let p = plans
+                .iter()
+                .find(|p| p["label"] == label)
+                .unwrap_or_else(|| panic!("{w}: no plan of {label}: {plans:?}"));
+            (p["sql"].as_str().unwrap(), p["plan"].as_str().unwrap())
+        };
+        let (sql, update) = plan("update");
+        assert_eq!(sql.matches(" OR b_int_key=").count(), 19, "{sql}");
+        assert!(update.contains("BitmapOr"), "{w}: {update}");
+        assert!(update.contains("Bitmap Heap Scan"), "{w}: {update}");
+        let (sql, read) = plan("range read");
+        assert!(
+            sql.contains("b_int_key > ") && sql.contains(" AND b_int_key < "),
+            "{sql}"
+        );
+        assert!(
+            read.contains("Index Scan using ssibench1_pkey"),
+            "{w}: {read}"
+        );
+    }
+}
+
+/// `tpcb --param variant=pg-bench`: liumx10/pg-bench's tables and sizes
+/// (scale 1: 10 branches, 100 tellers, 100000 accounts; its 100 branches
+/// are scale 10), its statements, and its invariants under SERIALIZABLE;
+/// foreign keys are refused with it.
+#[test]
+fn tpcb_pg_bench_variant() {
+    let r = study(
+        "tpcb-pg-bench",
+        &[
+            "--workload",
+            "tpcb",
+            "--scale",
+            "1",
+            "--clients",
+            "4",
+            "--isolation",
+            "ser",
+            "--param",
+            "variant=pg-bench",
+        ],
+    );
+    let load = &r["load"][0];
+    assert_eq!(load["data"], "pg-bench");
+    assert_eq!(load["rows"], 10 + 100 + 100_000);
+    let cell = &runs(&r)[0];
+    assert_eq!(type_names(cell), ["pg-bench"]);
+    assert!(cell["committed"].as_u64().unwrap() > 20, "{cell}");
+    assert_invariants_hold(cell);
+    let plans = cell["server"]["plans"].as_array().expect("plans");
+    let labels: Vec<&str> = plans.iter().map(|p| p["label"].as_str().unwrap()).collect();
+    assert_eq!(
+        labels,
+        [
+            "update account",
+            "insert history",
+            "update teller",
+            "update branch"
+        ]
+    );
+    let branch = plans[3]["sql"].as_str().unwrap();
+    assert!(
+        branch.starts_with("UPDATE branch SET branch_balance"),
+        "{branch}"
+    );
+
+    let (_keep, dir) = out_dir("tpcb-pg-bench-fk");
+    let (out, _, stderr) = run(&[
+        "run",
+        "--workload",
+        "tpcb",
+        "--param",
+        "variant=pg-bench",
+        "--param",
+        "foreign-keys=true",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("foreign-keys") && stderr.contains("pg-bench"),
+        "{stderr}"
+    );
+}
+
 /// SmallBank keeps its money under SERIALIZABLE with both strategies and
 /// with a DEFERRABLE Balance; user aborts are counted apart from failures.
 #[test]
