@@ -23,6 +23,10 @@ use crate::engine::Tick;
 use crate::model::{Isolation, Phase, QueryMode, RunRecord, TargetConfig};
 use crate::study::Settings;
 
+/// Reads a pgbench summary (pgbench's or this command's): the reader of
+/// `isobench run --load-format pgbench`.
+pub use crate::external::parse::pgbench as parse_summary;
+
 /// pgbench's default duration when neither `-T` nor `-t` is given is
 /// `-t 10`; isobench measures a time window instead, of this many seconds.
 pub const DEFAULT_TIME_S: u32 = 10;
@@ -799,21 +803,17 @@ pub fn summary(inv: &Invocation, r: &RunRecord, scale: u32, retried: u64) -> Str
             if per_script {
                 let (sf, sser, sdead) = failures(&t.failed);
                 let stotal = t.committed + sf;
+                let w = weights.get(i).copied().unwrap_or(1);
                 o.push_str(&format!(
-                    "SQL script {}: {}\n - weight: {} (targets {:.1}% of total)\n - {} transactions ({:.1}% of total)\n",
+                    "SQL script {}: {}\n - weight: {w} (targets {:.1}% of total)\n - {} transactions ({:.1}% of total, tps = {:.6})\n",
                     i + 1,
                     descs.get(i).cloned().unwrap_or_else(|| t.name.clone()),
-                    weights.get(i).copied().unwrap_or(1),
-                    100.0 * f64::from(weights.get(i).copied().unwrap_or(1)) / f64::from(total_weight),
-                    stotal,
-                    pct(stotal, total_cnt) as f32
+                    100.0 * f64::from(w) / f64::from(total_weight),
+                    t.committed,
+                    pct(t.committed, r.committed),
+                    t.committed as f64 / r.duration_s.max(1e-9)
                 ));
                 if stotal > 0 {
-                    o.push_str(&format!(
-                        " - number of transactions actually processed: {} (tps = {:.6})\n",
-                        t.committed,
-                        t.committed as f64 / r.duration_s.max(1e-9)
-                    ));
                     o.push_str(&format!(
                         " - number of failed transactions: {sf} ({:.3}%)\n",
                         pct(sf, stotal)
@@ -827,6 +827,14 @@ pub fn summary(inv: &Invocation, r: &RunRecord, scale: u32, retried: u64) -> Str
                             " - number of deadlock failures: {sdead} ({:.3}%)\n",
                             pct(sdead, stotal)
                         ));
+                    }
+                    if inv.max_tries != 1 {
+                        // Per script, isobench counts retries but not the
+                        // transactions retried (see the docs).
+                        let retries = t
+                            .attempts
+                            .saturating_sub(t.committed + sf + t.user_aborts + t.unknown_outcome);
+                        o.push_str(&format!(" - total number of retries: {retries}\n"));
                     }
                 }
                 if t.committed > 0 {
@@ -864,12 +872,12 @@ pub fn summary(inv: &Invocation, r: &RunRecord, scale: u32, retried: u64) -> Str
                     }
                     if inv.max_tries == 1 {
                         o.push_str(&format!(
-                            "   {:>11.3}  {failed_here:>10} {}\n",
+                            "   {:>11.3}  {failed_here:>10}  {}\n",
                             c.mean_ms, c.command
                         ));
                     } else {
                         o.push_str(&format!(
-                            "   {:>11.3}  {failed_here:>10} {retries_here:>10} {}\n",
+                            "   {:>11.3}  {failed_here:>10}  {retries_here:>10}  {}\n",
                             c.mean_ms, c.command
                         ));
                     }
@@ -929,14 +937,16 @@ pub async fn run(inv: Invocation, cancel: CancellationToken) -> Result<bool> {
         initialize(&inv).await?;
         return Ok(true);
     }
-    // pgbench's :scale: for built-in scripts, the tables' (a -s given is
-    // then ignored, with pgbench's warning); for custom ones, -s or 1.
+    // The data: on a named server, a copy of its pgbench tables' scale
+    // (count of pgbench_branches, as pgbench reads it), else -s or 1.
+    // pgbench's :scale is that count for built-in scripts (a -s given is
+    // then ignored, with pgbench's warning), and -s or 1 for custom ones
+    // (`Invocation::settings`).
     let mut scale = inv.scale.unwrap_or(1);
     if inv.named_server
-        && !inv.builtins.is_empty()
         && let Some(n) = named_scale(&inv).await
     {
-        if inv.scale.is_some() {
+        if inv.scale.is_some() && !inv.builtins.is_empty() {
             eprintln!(
                 "pgbench: warning: scale option ignored, using count from pgbench_branches table ({n})"
             );
