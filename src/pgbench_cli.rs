@@ -127,7 +127,18 @@ fn int(what: &str, v: &str, min: i64) -> Result<i64> {
 /// `-c default_transaction_isolation=X` (or `--default_transaction_isolation=X`,
 /// `-cdefault-transaction-isolation=X`) and the other settings in PGOPTIONS.
 fn read_pgoptions(opts: &str) -> Result<(Option<Isolation>, Vec<(String, String)>)> {
-    let words: Vec<&str> = opts.split_whitespace().collect();
+    // libpq: words split at spaces, a backslash escapes the next character
+    // (`repeatable\ read`).
+    let mut owned: Vec<String> = vec![String::new()];
+    let mut chars = opts.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => owned.last_mut().expect("one word").extend(chars.next()),
+            c if c.is_whitespace() => owned.push(String::new()),
+            c => owned.last_mut().expect("one word").push(c),
+        }
+    }
+    let words: Vec<&str> = owned.iter().map(String::as_str).filter(|w| !w.is_empty()).collect();
     let mut settings = Vec::new();
     let mut i = 0;
     while i < words.len() {
@@ -1074,4 +1085,107 @@ async fn initialize(inv: &Invocation) -> Result<()> {
     drop(target);
     let _ = std::fs::remove_file(&log);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn inv(args: &[&str], env: &[(&str, &str)]) -> Result<Invocation> {
+        let mut full = vec!["isobench", "pgbench"];
+        full.extend_from_slice(args);
+        let Command::Pgbench(a) = Cli::try_parse_from(full).unwrap().command.unwrap() else {
+            panic!("not pgbench")
+        };
+        let env: Vec<(String, String)> =
+            env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Invocation::from_args(*a, &|k| {
+            env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn pgoptions_choose_the_level_in_every_spelling() {
+        for o in [
+            "-c default_transaction_isolation=serializable",
+            "-cdefault_transaction_isolation=serializable",
+            "--default-transaction-isolation=serializable",
+            "-c statement_timeout=0 -c default_transaction_isolation='serializable'",
+        ] {
+            let i = inv(&[], &[("PGOPTIONS", o)]).unwrap();
+            assert_eq!(i.isolation, Isolation::Serializable, "{o}");
+        }
+        let i = inv(&[], &[("PGOPTIONS", "-c default_transaction_isolation=repeatable\\ read")]);
+        assert_eq!(i.unwrap().isolation, Isolation::RepeatableRead);
+        let i = inv(&[], &[("PGOPTIONS", "-c work_mem=64MB")]).unwrap();
+        assert_eq!(i.isolation, Isolation::ReadCommitted);
+        assert_eq!(i.pgoptions_settings, vec![("work_mem".into(), "64MB".into())]);
+        // PGOPTIONS alone names no server; PGHOST does.
+        assert!(!i.named_server);
+        assert!(inv(&[], &[("PGHOST", "/tmp")]).unwrap().named_server);
+        assert!(inv(&["mydb"], &[]).unwrap().named_server);
+    }
+
+    #[test]
+    fn pgbench_defaults_and_long_forms() {
+        let i = inv(&[], &[]).unwrap();
+        assert_eq!((i.clients, i.threads, i.max_tries, i.time_s), (1, 1, 1, DEFAULT_TIME_S));
+        assert_eq!(i.mode, QueryMode::Simple);
+        assert_eq!(i.builtins, vec![("tpcb-like".to_string(), 1)]);
+        let i = inv(
+            &["--client=8", "--jobs=4", "--time=60", "--builtin=simple@3", "-S", "db", "--progress=5"],
+            &[],
+        )
+        .unwrap();
+        assert_eq!((i.clients, i.threads, i.time_s, i.progress_s), (8, 4, 60, Some(5)));
+        assert_eq!(
+            i.builtins,
+            vec![("simple-update".to_string(), 3), ("select-only".to_string(), 1)]
+        );
+        assert_eq!(i.dsn().as_deref(), Some("dbname='db'"));
+        let e = inv(&["-c", "2", "-j", "4"], &[]).unwrap_err().to_string();
+        assert!(e.contains("must not exceed number of clients"), "{e}");
+        let e = inv(&["-b", "nosuch"], &[]).unwrap_err().to_string();
+        assert!(e.contains("no builtin script found"), "{e}");
+    }
+
+    /// A custom script gets `:scale` = -s or 1 whatever the data's scale;
+    /// a built-in script the data's; `-D scale=` wins.
+    #[test]
+    fn scale_of_custom_scripts_is_pgbenchs() {
+        let d = |i: &Invocation| i.settings(7).define.unwrap_or_default();
+        let custom = inv(&["-f", "x.sql"], &[]).unwrap();
+        assert_eq!(d(&custom), vec![("scale".to_string(), "1".to_string())]);
+        let custom_s = inv(&["-f", "x.sql", "-s", "3"], &[]).unwrap();
+        assert_eq!(d(&custom_s), vec![("scale".to_string(), "3".to_string())]);
+        let own = inv(&["-f", "x.sql", "-D", "scale=9"], &[]).unwrap();
+        assert_eq!(d(&own), vec![("scale".to_string(), "9".to_string())]);
+        let builtin = inv(&["-f", "x.sql", "-b", "tpcb"], &[]).unwrap();
+        assert!(d(&builtin).is_empty());
+        assert_eq!(builtin.settings(7).scale, Some(vec![7]));
+    }
+
+    #[test]
+    fn progress_lines_are_pgbench_15s() {
+        let a = Acc {
+            committed: 10,
+            sum: 10.0 * 2.0,
+            sum2: 10.0 * (1.0 + 4.0),
+            failed: 3,
+            retried_tx: 4,
+            retries: 6,
+            skipped: 1,
+            lag_sum: 10.0 * 0.5,
+        };
+        assert_eq!(
+            progress_line(a, 2.0, 4.0, false, 1, false, false),
+            "progress: 4.0 s, 5.0 tps, lat 2.000 ms stddev 1.000, 3 failed"
+        );
+        assert_eq!(
+            progress_line(a, 2.0, 4.0, false, 3, true, true),
+            "progress: 4.0 s, 5.0 tps, lat 2.000 ms stddev 1.000, 3 failed, lag 0.500 ms, 1 skipped, 4 retried, 6 retries"
+        );
+    }
 }
