@@ -112,8 +112,13 @@ fn builtin_name(arg: &str) -> Result<&'static str> {
     let found: Vec<&str> = names.into_iter().filter(|n| n.starts_with(arg)).collect();
     match found.as_slice() {
         [n] => Ok(n),
-        [] => bail!("no builtin script found for name \"{arg}\" (available: tpcb-like, simple-update, select-only)"),
-        _ => bail!("ambiguous builtin name: {} builtin scripts found for prefix \"{arg}\"", found.len()),
+        [] => bail!(
+            "no builtin script found for name \"{arg}\" (available: tpcb-like, simple-update, select-only)"
+        ),
+        _ => bail!(
+            "ambiguous builtin name: {} builtin scripts found for prefix \"{arg}\"",
+            found.len()
+        ),
     }
 }
 
@@ -138,7 +143,11 @@ fn read_pgoptions(opts: &str) -> Result<(Option<Isolation>, Vec<(String, String)
             c => owned.last_mut().expect("one word").push(c),
         }
     }
-    let words: Vec<&str> = owned.iter().map(String::as_str).filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> = owned
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !w.is_empty())
+        .collect();
     let mut settings = Vec::new();
     let mut i = 0;
     while i < words.len() {
@@ -207,21 +216,68 @@ impl Invocation {
                 .find(|(b, _)| *b == n)
                 .map(|(_, t)| *t)
                 .unwrap_or_default();
-            return Ok(Invocation::print(format!("-- {n}: {}\n{text}", builtin_desc(n))));
+            return Ok(Invocation::print(format!(
+                "-- {n}: {}\n{text}",
+                builtin_desc(n)
+            )));
         }
         // Options isobench cannot honour, by name.
         let refusals: [(bool, &str, &str); 11] = [
-            (a.connect, "-C/--connect", "isobench keeps one connection per client for the run"),
-            (a.log, "-l/--log", "isobench records latencies as HdrHistogram logs (histograms/ in the results directory) instead of per-transaction log files"),
-            (a.log_prefix.is_some(), "--log-prefix", "there are no per-transaction log files (see -l)"),
-            (a.sampling_rate.is_some(), "--sampling-rate", "there are no per-transaction log files (see -l)"),
-            (a.aggregate_interval.is_some(), "--aggregate-interval", "isobench keeps per-second figures in results.json (runs[].per_second) instead"),
-            (a.transactions.is_some(), "-t/--transactions", "isobench measures a time window: use -T/--time"),
-            (a.debug, "-d/--debug", "use ISOBENCH_LOG=debug for isobench's own debugging output"),
-            (a.tablespace.is_some(), "--tablespace", "isobench's loader creates the tables in the default tablespace"),
-            (a.index_tablespace.is_some(), "--index-tablespace", "isobench's loader creates the indexes in the default tablespace"),
-            (a.unlogged_tables, "--unlogged-tables", "isobench's loader creates logged tables"),
-            (a.partition_method.is_some(), "--partition-method", "isobench's loader does not partition pgbench_accounts"),
+            (
+                a.connect,
+                "-C/--connect",
+                "isobench keeps one connection per client for the run",
+            ),
+            (
+                a.log,
+                "-l/--log",
+                "isobench records latencies as HdrHistogram logs (histograms/ in the results directory) instead of per-transaction log files",
+            ),
+            (
+                a.log_prefix.is_some(),
+                "--log-prefix",
+                "there are no per-transaction log files (see -l)",
+            ),
+            (
+                a.sampling_rate.is_some(),
+                "--sampling-rate",
+                "there are no per-transaction log files (see -l)",
+            ),
+            (
+                a.aggregate_interval.is_some(),
+                "--aggregate-interval",
+                "isobench keeps per-second figures in results.json (runs[].per_second) instead",
+            ),
+            (
+                a.transactions.is_some(),
+                "-t/--transactions",
+                "isobench measures a time window: use -T/--time",
+            ),
+            (
+                a.debug,
+                "-d/--debug",
+                "use ISOBENCH_LOG=debug for isobench's own debugging output",
+            ),
+            (
+                a.tablespace.is_some(),
+                "--tablespace",
+                "isobench's loader creates the tables in the default tablespace",
+            ),
+            (
+                a.index_tablespace.is_some(),
+                "--index-tablespace",
+                "isobench's loader creates the indexes in the default tablespace",
+            ),
+            (
+                a.unlogged_tables,
+                "--unlogged-tables",
+                "isobench's loader creates logged tables",
+            ),
+            (
+                a.partition_method.is_some(),
+                "--partition-method",
+                "isobench's loader does not partition pgbench_accounts",
+            ),
         ];
         if let Some((_, opt, why)) = refusals.iter().find(|(given, _, _)| *given) {
             return Err(refuse(opt, why));
@@ -413,9 +469,16 @@ impl Invocation {
             || connection.port.is_some()
             || connection.user.is_some()
             || connection.dbname.is_some()
-            || ["PGHOST", "PGPORT", "PGUSER", "PGDATABASE", "PGHOSTADDR", "PGSERVICE"]
-                .iter()
-                .any(|v| env(v).is_some());
+            || [
+                "PGHOST",
+                "PGPORT",
+                "PGUSER",
+                "PGDATABASE",
+                "PGHOSTADDR",
+                "PGSERVICE",
+            ]
+            .iter()
+            .any(|v| env(v).is_some());
         Ok(Invocation {
             initialize: a.initialize,
             init_steps,
@@ -544,8 +607,8 @@ impl Invocation {
         s.max_tries = Some(vec![self.max_tries]);
         s.rate = self.rate.map(|r| vec![r]);
         s.latency_limit = self
-                .latency_limit_ms
-                .map(|ms| Duration::from_secs_f64(ms / 1000.0));
+            .latency_limit_ms
+            .map(|ms| Duration::from_secs_f64(ms / 1000.0));
         s.seed = self.seed;
         match target.dsn {
             // Only PG* variables name the server: libpq's environment.
@@ -553,12 +616,12 @@ impl Invocation {
             d => s.dsn = d,
         }
         s.settings = (!target.settings.is_empty()).then(|| {
-                target
-                    .settings
-                    .iter()
-                    .map(|(k, v)| (k.clone(), vec![v.clone()]))
-                    .collect()
-            });
+            target
+                .settings
+                .iter()
+                .map(|(k, v)| (k.clone(), vec![v.clone()]))
+                .collect()
+        });
         s.out = self.out.clone();
         s.quiet = Some(true);
         s
@@ -658,7 +721,11 @@ fn progress_line(
     let (lat, stddev, lag) = if a.committed > 0 {
         let n = a.committed as f64;
         let mean = a.sum / n;
-        (mean, (a.sum2 / n - mean * mean).max(0.0).sqrt(), a.lag_sum / n)
+        (
+            mean,
+            (a.sum2 / n - mean * mean).max(0.0).sqrt(),
+            a.lag_sum / n,
+        )
     } else {
         (0.0, 0.0, 0.0)
     };
@@ -682,7 +749,10 @@ fn progress_line(
         }
     }
     if max_tries != 1 {
-        line.push_str(&format!(", {} retried, {} retries", a.retried_tx, a.retries));
+        line.push_str(&format!(
+            ", {} retried, {} retries",
+            a.retried_tx, a.retries
+        ));
     }
     line
 }
@@ -693,7 +763,11 @@ fn transaction_type(inv: &Invocation) -> String {
         .files
         .iter()
         .map(|(f, _)| f.clone())
-        .chain(inv.builtins.iter().map(|(b, _)| builtin_desc(b).to_string()))
+        .chain(
+            inv.builtins
+                .iter()
+                .map(|(b, _)| builtin_desc(b).to_string()),
+        )
         .collect();
     match scripts.as_slice() {
         [one] => one.clone(),
@@ -705,11 +779,7 @@ fn transaction_type(inv: &Invocation) -> String {
 /// deadlock (40P01) and all.
 fn failures(failed: &BTreeMap<String, u64>) -> (u64, u64, u64) {
     let get = |c: &str| failed.get(c).copied().unwrap_or(0);
-    (
-        failed.values().sum(),
-        get("40001"),
-        get("40P01"),
-    )
+    (failed.values().sum(), get("40001"), get("40P01"))
 }
 
 /// pgbench 15's summary (`printResults`) of run `r`: `retried` is the
@@ -717,7 +787,13 @@ fn failures(failed: &BTreeMap<String, u64>) -> (u64, u64, u64) {
 /// reported.
 pub fn summary(inv: &Invocation, r: &RunRecord, scale: u32, retried: u64) -> String {
     let mut o = String::new();
-    let pct = |n: u64, of: u64| if of > 0 { 100.0 * n as f64 / of as f64 } else { 0.0 };
+    let pct = |n: u64, of: u64| {
+        if of > 0 {
+            100.0 * n as f64 / of as f64
+        } else {
+            0.0
+        }
+    };
     let (failed, ser, dead) = failures(&r.failed);
     let total_cnt = r.committed + r.skipped + failed;
     o.push_str(&format!("transaction type: {}\n", transaction_type(inv)));
@@ -779,7 +855,11 @@ pub fn summary(inv: &Invocation, r: &RunRecord, scale: u32, retried: u64) -> Str
         o.push_str(&format!(
             "latency average = {:.3} ms{}\n",
             1000.0 * r.duration_s * f64::from(inv.clients) / total_cnt as f64,
-            if failed > 0 { " (including failures)" } else { "" }
+            if failed > 0 {
+                " (including failures)"
+            } else {
+                ""
+            }
         ));
     }
     if inv.rate.is_some() {
@@ -807,7 +887,11 @@ pub fn summary(inv: &Invocation, r: &RunRecord, scale: u32, retried: u64) -> Str
             .files
             .iter()
             .map(|(f, _)| f.clone())
-            .chain(inv.builtins.iter().map(|(b, _)| builtin_desc(b).to_string()))
+            .chain(
+                inv.builtins
+                    .iter()
+                    .map(|(b, _)| builtin_desc(b).to_string()),
+            )
             .collect();
         let total_weight: u32 = weights.iter().sum::<u32>().max(1);
         for (i, t) in r.transactions.iter().enumerate() {
@@ -849,8 +933,8 @@ pub fn summary(inv: &Invocation, r: &RunRecord, scale: u32, retried: u64) -> Str
                     }
                 }
                 if t.committed > 0 {
-                    let (mean, stddev) = hist_mean_stddev(&t.latency_histogram)
-                        .unwrap_or((t.latency_ms.mean, 0.0));
+                    let (mean, stddev) =
+                        hist_mean_stddev(&t.latency_histogram).unwrap_or((t.latency_ms.mean, 0.0));
                     o.push_str(&format!(" - latency average = {mean:.3} ms\n"));
                     o.push_str(&format!(" - latency stddev = {stddev:.3} ms\n"));
                 }
@@ -1054,7 +1138,9 @@ async fn initialize(inv: &Invocation) -> Result<()> {
     let rows = crate::workload::Workload::load(&tpcb, &loader).await?;
     let accounts = u64::from(scale) * 100_000;
     let took = t.elapsed().as_secs_f64();
-    eprintln!("{accounts} of {accounts} tuples (100%) done (elapsed {took:.2} s, remaining 0.00 s)");
+    eprintln!(
+        "{accounts} of {accounts} tuples (100%) done (elapsed {took:.2} s, remaining 0.00 s)"
+    );
     let db = crate::target::connect(&config).await?;
     if !inv.no_vacuum {
         eprintln!("vacuuming...");
@@ -1065,7 +1151,11 @@ async fn initialize(inv: &Invocation) -> Result<()> {
     }
     parts.push(format!(
         "create tables, generate, primary keys{} {took:.2} s",
-        if inv.foreign_keys { ", foreign keys" } else { "" }
+        if inv.foreign_keys {
+            ", foreign keys"
+        } else {
+            ""
+        }
     ));
     if !inv.no_vacuum {
         let t = Instant::now();
@@ -1099,8 +1189,10 @@ mod tests {
         let Command::Pgbench(a) = Cli::try_parse_from(full).unwrap().command.unwrap() else {
             panic!("not pgbench")
         };
-        let env: Vec<(String, String)> =
-            env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         Invocation::from_args(*a, &|k| {
             env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
         })
@@ -1117,11 +1209,20 @@ mod tests {
             let i = inv(&[], &[("PGOPTIONS", o)]).unwrap();
             assert_eq!(i.isolation, Isolation::Serializable, "{o}");
         }
-        let i = inv(&[], &[("PGOPTIONS", "-c default_transaction_isolation=repeatable\\ read")]);
+        let i = inv(
+            &[],
+            &[(
+                "PGOPTIONS",
+                "-c default_transaction_isolation=repeatable\\ read",
+            )],
+        );
         assert_eq!(i.unwrap().isolation, Isolation::RepeatableRead);
         let i = inv(&[], &[("PGOPTIONS", "-c work_mem=64MB")]).unwrap();
         assert_eq!(i.isolation, Isolation::ReadCommitted);
-        assert_eq!(i.pgoptions_settings, vec![("work_mem".into(), "64MB".into())]);
+        assert_eq!(
+            i.pgoptions_settings,
+            vec![("work_mem".into(), "64MB".into())]
+        );
         // PGOPTIONS alone names no server; PGHOST does.
         assert!(!i.named_server);
         assert!(inv(&[], &[("PGHOST", "/tmp")]).unwrap().named_server);
@@ -1131,18 +1232,35 @@ mod tests {
     #[test]
     fn pgbench_defaults_and_long_forms() {
         let i = inv(&[], &[]).unwrap();
-        assert_eq!((i.clients, i.threads, i.max_tries, i.time_s), (1, 1, 1, DEFAULT_TIME_S));
+        assert_eq!(
+            (i.clients, i.threads, i.max_tries, i.time_s),
+            (1, 1, 1, DEFAULT_TIME_S)
+        );
         assert_eq!(i.mode, QueryMode::Simple);
         assert_eq!(i.builtins, vec![("tpcb-like".to_string(), 1)]);
         let i = inv(
-            &["--client=8", "--jobs=4", "--time=60", "--builtin=simple@3", "-S", "db", "--progress=5"],
+            &[
+                "--client=8",
+                "--jobs=4",
+                "--time=60",
+                "--builtin=simple@3",
+                "-S",
+                "db",
+                "--progress=5",
+            ],
             &[],
         )
         .unwrap();
-        assert_eq!((i.clients, i.threads, i.time_s, i.progress_s), (8, 4, 60, Some(5)));
+        assert_eq!(
+            (i.clients, i.threads, i.time_s, i.progress_s),
+            (8, 4, 60, Some(5))
+        );
         assert_eq!(
             i.builtins,
-            vec![("simple-update".to_string(), 3), ("select-only".to_string(), 1)]
+            vec![
+                ("simple-update".to_string(), 3),
+                ("select-only".to_string(), 1)
+            ]
         );
         assert_eq!(i.dsn().as_deref(), Some("dbname='db'"));
         let e = inv(&["-c", "2", "-j", "4"], &[]).unwrap_err().to_string();

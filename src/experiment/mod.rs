@@ -90,11 +90,14 @@ pub async fn run_observed(
         return run_scripts(cfg, cancel, on_tick).await;
     }
     let name = plan::workload_spec(&cfg)?.name;
-    match crate::workload::with_workload(name, RunWith {
-        cfg,
-        cancel,
-        on_tick,
-    }) {
+    match crate::workload::with_workload(
+        name,
+        RunWith {
+            cfg,
+            cancel,
+            on_tick,
+        },
+    ) {
         Some(study) => study.await,
         None => bail!("workload '{name}' is not registered"),
     }

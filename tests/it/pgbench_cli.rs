@@ -64,7 +64,13 @@ fn per_command(stdout: &str, retries: bool) -> Vec<(f64, u64, String)> {
     Regex::new(re)
         .unwrap()
         .captures_iter(stdout)
-        .map(|c| (c[1].parse().unwrap(), c[2].parse().unwrap(), c[3].to_string()))
+        .map(|c| {
+            (
+                c[1].parse().unwrap(),
+                c[2].parse().unwrap(),
+                c[3].to_string(),
+            )
+        })
         .collect()
 }
 
@@ -83,14 +89,30 @@ fn results_dir(stderr: &str) -> std::path::PathBuf {
 fn builtin_tpcb_with_progress_and_per_command() {
     let (_keep, dir) = out_dir("pgbench-tpcb");
     let (out, stdout, stderr) = run(&[
-        "pgbench", "-c", "2", "-j", "2", "-T", "2", "-P", "1", "-r", "-o",
+        "pgbench",
+        "-c",
+        "2",
+        "-j",
+        "2",
+        "-T",
+        "2",
+        "-P",
+        "1",
+        "-r",
+        "-o",
         dir.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("transaction type: <builtin: TPC-B (sort of)>\n"), "{stdout}");
+    assert!(
+        stdout.contains("transaction type: <builtin: TPC-B (sort of)>\n"),
+        "{stdout}"
+    );
     assert!(stdout.contains("scaling factor: 1\nquery mode: simple\nnumber of clients: 2\nnumber of threads: 2\nmaximum number of tries: 1\nduration: 2 s\n"), "{stdout}");
     let s = summary(&stdout);
-    assert!(s.processed > 0 && s.failed == 0 && s.failed_pct == 0.0, "{s:?}");
+    assert!(
+        s.processed > 0 && s.failed == 0 && s.failed_pct == 0.0,
+        "{s:?}"
+    );
     // -P: latency average and stddev from the measured latencies.
     assert!(stdout.contains("latency stddev = "), "{stdout}");
     let progress = progress_lines(&stderr, false);
@@ -111,7 +133,12 @@ fn builtin_tpcb_with_progress_and_per_command() {
         names[8],
         "UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;"
     );
-    assert!(cmds.iter().filter(|c| !c.2.starts_with('\\')).all(|c| c.0 > 0.0), "{stdout}");
+    assert!(
+        cmds.iter()
+            .filter(|c| !c.2.starts_with('\\'))
+            .all(|c| c.0 > 0.0),
+        "{stdout}"
+    );
     // isobench's own reader of pgbench summaries reads the same figures.
     let f = isobench::pgbench_cli::parse_summary(&stdout).unwrap();
     assert_eq!(f.throughput, s.tps);
@@ -137,8 +164,18 @@ fn select_only_serializable_from_pgoptions_with_retries() {
     let out = isobench()
         .env("PGOPTIONS", "-c default_transaction_isolation=serializable")
         .args([
-            "pgbench", "-S", "-c", "2", "-T", "1", "--max-tries=3", "--failures-detailed",
-            "-P", "1", "-o", dir.to_str().unwrap(),
+            "pgbench",
+            "-S",
+            "-c",
+            "2",
+            "-T",
+            "1",
+            "--max-tries=3",
+            "--failures-detailed",
+            "-P",
+            "1",
+            "-o",
+            dir.to_str().unwrap(),
         ])
         .output()
         .unwrap();
@@ -147,7 +184,10 @@ fn select_only_serializable_from_pgoptions_with_retries() {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     );
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("transaction type: <builtin: select only>\n"), "{stdout}");
+    assert!(
+        stdout.contains("transaction type: <builtin: select only>\n"),
+        "{stdout}"
+    );
     assert!(stdout.contains("maximum number of tries: 3\n"), "{stdout}");
     for line in [
         "number of serialization failures: 0 (0.000%)",
@@ -160,7 +200,10 @@ fn select_only_serializable_from_pgoptions_with_retries() {
     assert!(summary(&stdout).processed > 0);
     assert_eq!(progress_lines(&stderr, true).len(), 1, "{stderr}");
     let f = isobench::pgbench_cli::parse_summary(&stdout).unwrap();
-    assert_eq!((f.serialization_failures, f.retried, f.retries), (Some(0), Some(0), Some(0)));
+    assert_eq!(
+        (f.serialization_failures, f.retried, f.retries),
+        (Some(0), Some(0), Some(0))
+    );
     let json = read_json(&dir);
     assert_eq!(json["runs"][0]["cell"]["isolation"], "serializable");
     assert_eq!(json["config"]["retry"]["max_tries"], 3);
@@ -187,12 +230,27 @@ fn named_server_initialize_builtin_scale_and_custom_script_scale() {
     let server = library_server(&dir);
     let host = server.socket_dir().display().to_string();
     let port = server.port().to_string();
-    let conn = ["-h", host.as_str(), "-p", port.as_str(), "-U", target::SUPERUSER, "postgres"];
+    let conn = [
+        "-h",
+        host.as_str(),
+        "-p",
+        port.as_str(),
+        "-U",
+        target::SUPERUSER,
+        "postgres",
+    ];
     let mut args = vec!["pgbench", "-i", "-s", "2"];
     args.extend(conn);
     let (out, stdout, stderr) = run(&args);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    for line in ["dropping old tables...", "creating tables...", "200000 of 200000 tuples (100%) done", "vacuuming...", "creating primary keys...", "done in "] {
+    for line in [
+        "dropping old tables...",
+        "creating tables...",
+        "200000 of 200000 tuples (100%) done",
+        "vacuuming...",
+        "creating primary keys...",
+        "done in ",
+    ] {
         assert!(stderr.contains(line), "{line}: {stderr}");
     }
     // A script that fails when :scale is not the expected value.
@@ -203,28 +261,59 @@ fn named_server_initialize_builtin_scale_and_custom_script_scale() {
     )
     .unwrap();
     let file = script.to_str().unwrap().to_string();
-    for (extra, want) in [(vec!["-D", "want=1"], "1"), (vec!["-s", "3", "-D", "want=3"], "3")] {
+    for (extra, want) in [
+        (vec!["-D", "want=1"], "1"),
+        (vec!["-s", "3", "-D", "want=3"], "3"),
+    ] {
         let out_dir = dir.join(format!("custom-{want}"));
-        let mut args = vec!["pgbench", "-f", file.as_str(), "-T", "1", "-o", out_dir.to_str().unwrap()];
+        let mut args = vec![
+            "pgbench",
+            "-f",
+            file.as_str(),
+            "-T",
+            "1",
+            "-o",
+            out_dir.to_str().unwrap(),
+        ];
         args.extend(extra.iter().copied());
         args.extend(conn);
         let (out, stdout, stderr) = run(&args);
         assert!(out.status.success(), "{stdout}\n{stderr}");
         let s = summary(&stdout);
-        assert!(s.processed > 0 && s.failed == 0, "scale {want}: {stdout}\n{stderr}");
-        assert!(stdout.contains(&format!("scaling factor: {want}\n")), "{stdout}");
-        assert!(stdout.contains(&format!("transaction type: {file}\n")), "{stdout}");
+        assert!(
+            s.processed > 0 && s.failed == 0,
+            "scale {want}: {stdout}\n{stderr}"
+        );
+        assert!(
+            stdout.contains(&format!("scaling factor: {want}\n")),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains(&format!("transaction type: {file}\n")),
+            "{stdout}"
+        );
     }
     // Options after DBNAME, as pgbench allows; the scale is the table's.
     let out_b = dir.join("builtin");
     let mut args = vec!["pgbench"];
     args.extend(conn);
-    args.extend(["-b", "select", "-T", "1", "-s", "5", "-o", out_b.to_str().unwrap()]);
+    args.extend([
+        "-b",
+        "select",
+        "-T",
+        "1",
+        "-s",
+        "5",
+        "-o",
+        out_b.to_str().unwrap(),
+    ]);
     let (out, stdout, stderr) = run(&args);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("scaling factor: 2\n"), "{stdout}");
     assert!(
-        stderr.contains("pgbench: warning: scale option ignored, using count from pgbench_branches table (2)"),
+        stderr.contains(
+            "pgbench: warning: scale option ignored, using count from pgbench_branches table (2)"
+        ),
         "{stderr}"
     );
     drop(server);
@@ -252,21 +341,35 @@ fn unsupported_options_are_refused_by_name() {
         let (out, stdout, stderr) = run(&full);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stdout}\n{stderr}");
         assert!(
-            stderr.contains(&format!("option {name} is not supported by isobench pgbench")),
+            stderr.contains(&format!(
+                "option {name} is not supported by isobench pgbench"
+            )),
             "{args:?}: {stderr}"
         );
         assert!(!stderr.contains("unexpected argument"), "{stderr}");
     }
     let (out, _, stderr) = run(&["pgbench", "--foreign-keys", "-T", "1"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr.contains("cannot be used in benchmarking mode"), "{stderr}");
+    assert!(
+        stderr.contains("cannot be used in benchmarking mode"),
+        "{stderr}"
+    );
     let (out, _, stderr) = run(&["pgbench", "-i", "-c", "4"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr.contains("cannot be used in initialization (-i) mode"), "{stderr}");
+    assert!(
+        stderr.contains("cannot be used in initialization (-i) mode"),
+        "{stderr}"
+    );
     let (out, _, stderr) = run(&["pgbench", "-c", "x"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr.contains("invalid number of clients: \"x\""), "{stderr}");
+    assert!(
+        stderr.contains("invalid number of clients: \"x\""),
+        "{stderr}"
+    );
     let (out, stdout, _) = run(&["pgbench", "--show-script", "select"]);
     assert!(out.status.success());
-    assert!(stdout.contains("SELECT abalance FROM pgbench_accounts WHERE aid = :aid;"), "{stdout}");
+    assert!(
+        stdout.contains("SELECT abalance FROM pgbench_accounts WHERE aid = :aid;"),
+        "{stdout}"
+    );
 }
