@@ -129,9 +129,12 @@ fn int(what: &str, v: &str, min: i64) -> Result<i64> {
     }
 }
 
+/// `NAME=VALUE` settings, in order.
+type PgSettings = Vec<(String, String)>;
+
 /// `-c default_transaction_isolation=X` (or `--default_transaction_isolation=X`,
 /// `-cdefault-transaction-isolation=X`) and the other settings in PGOPTIONS.
-fn read_pgoptions(opts: &str) -> Result<(Option<Isolation>, Vec<(String, String)>)> {
+fn read_pgoptions(opts: &str) -> Result<(Option<Isolation>, PgSettings)> {
     // libpq: words split at spaces, a backslash escapes the next character
     // (`repeatable\ read`).
     let mut owned: Vec<String> = vec![String::new()];
