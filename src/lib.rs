@@ -24,6 +24,7 @@ pub mod model;
 pub mod monitor;
 pub(crate) mod observe;
 pub mod pgbench;
+pub mod pgbench_cli;
 pub mod probe;
 pub(crate) mod progress;
 pub mod report;

@@ -321,6 +321,12 @@ mod tests {
             failed,
             committed,
             retried,
+            retried_tx: 0,
+            failed_by_kind: [failed, 0, 0],
+            lat_mean_ms: 0.0,
+            lat_stddev_ms: 0.0,
+            skipped: 0,
+            lag_ms: 0.0,
         }
     }
 

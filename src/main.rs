@@ -132,6 +132,7 @@ async fn dispatch(cli: Cli) -> Result<Exit> {
             Ok(Exit::Done)
         }
         Command::Monitor(args) => monitor(args).await,
+        Command::Pgbench(args) => pgbench(*args).await,
         Command::Anomalies(args) => anomalies(*args).await,
         Command::CheckHistory { files } => check_history(&files),
         Command::Workloads { name } => {
@@ -263,6 +264,34 @@ async fn run(args: RunArgs) -> Result<Exit> {
         return Ok(Exit::Violations);
     }
     Ok(Exit::Done)
+}
+
+/// `isobench pgbench`: pgbench's command line. Bad or refused options
+/// exit 1, as pgbench's do.
+async fn pgbench(args: isobench::cli::PgbenchArgs) -> Result<Exit> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let inv = match isobench::pgbench_cli::Invocation::from_args(args, &env) {
+        Ok(inv) => inv,
+        Err(e) => {
+            eprintln!("isobench pgbench: error: {e:#}");
+            eprintln!("Try \"isobench pgbench --help\" for more information.");
+            return Ok(Exit::Error);
+        }
+    };
+    let cancel = CancellationToken::new();
+    tokio::spawn(watch_signals(cancel.clone()));
+    match isobench::pgbench_cli::run(inv, cancel.clone()).await {
+        Ok(true) => Ok(Exit::Done),
+        Ok(false) => Ok(Exit::Interrupted),
+        Err(e) if cancel.is_cancelled() => {
+            eprintln!("isobench: interrupted: {e:#}");
+            Ok(Exit::Interrupted)
+        }
+        Err(e) => {
+            eprintln!("isobench pgbench: error: {e:#}");
+            Ok(Exit::Error)
+        }
+    }
 }
 
 async fn monitor(args: MonitorArgs) -> Result<Exit> {

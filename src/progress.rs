@@ -14,9 +14,14 @@ use crate::live::Live;
 use crate::model::Phase;
 use crate::store::{Cell, RunRecord};
 
+/// Called with every [`Tick`] of every run (e.g. `isobench pgbench -P`'s
+/// progress lines), quiet or not.
+pub type TickHook = Arc<dyn Fn(&Tick) + Send + Sync>;
+
 /// Progress reporting for one experiment.
 pub struct Progress {
     quiet: bool,
+    hook: Option<TickHook>,
     bar: Option<ProgressBar>,
     state: Mutex<State>,
     /// The metrics served with `--metrics-listen`.
@@ -52,6 +57,7 @@ impl Progress {
         });
         Progress {
             quiet,
+            hook: None,
             bar,
             state: Mutex::new(State::default()),
             live: None,
@@ -61,6 +67,12 @@ impl Progress {
     /// Also keeps `live`'s metrics up to date.
     pub fn with_live(mut self, live: Option<Arc<Live>>) -> Self {
         self.live = live;
+        self
+    }
+
+    /// Also calls `hook` with every tick.
+    pub fn with_tick_hook(mut self, hook: Option<TickHook>) -> Self {
+        self.hook = hook;
         self
     }
 
@@ -115,6 +127,9 @@ impl Progress {
 
     /// Called by the engine about once a second.
     pub fn tick(&self, t: &Tick) {
+        if let Some(hook) = &self.hook {
+            hook(t);
+        }
         if let Some(live) = &self.live {
             live.tick(t);
         }

@@ -76,6 +76,21 @@ pub struct Tick {
     /// attempts less the transactions that ended (committed, failed, rolled
     /// back by the application, outcome unknown).
     pub retried: u64,
+    /// Transactions that ended in the tick after more than one try
+    /// (pgbench's "retried", where `retried` above is its "retries").
+    pub retried_tx: u64,
+    /// Transactions that gave up in the tick with a serialization failure
+    /// (SQLSTATE 40001), a deadlock (40P01), or another error.
+    pub failed_by_kind: [u64; 3],
+    /// Mean and standard deviation of the tick's committed transactions'
+    /// latencies, ms (0 when none committed); from the tick's histogram.
+    pub lat_mean_ms: f64,
+    pub lat_stddev_ms: f64,
+    /// Open loop: transactions of the tick not started because they were
+    /// already later than the latency limit (pgbench's "skipped").
+    pub skipped: u64,
+    /// Open loop: mean schedule lag of the tick's transactions, ms.
+    pub lag_ms: f64,
 }
 
 /// The measurements of one run.
@@ -386,6 +401,20 @@ async fn all_ready(
     Ok(true)
 }
 
+/// Failed transactions as pgbench groups them: serialization failures
+/// (40001), deadlocks (40P01), others.
+fn failed_by_kind(f: &crate::metrics::FailureCounts) -> [u64; 3] {
+    let mut k = [0u64; 3];
+    for (code, n) in f.iter() {
+        match code.as_str() {
+            "40001" => k[0] += n,
+            "40P01" => k[1] += n,
+            _ => k[2] += n,
+        }
+    }
+    k
+}
+
 /// What the clock loop measured.
 struct Window {
     /// The measured window's totals.
@@ -466,6 +495,24 @@ async fn measure(
             retried: total.attempts.saturating_sub(
                 total.committed + total.failed.total() + total.user_aborts + total.unknown_outcome,
             ),
+            retried_tx: total.retried,
+            failed_by_kind: failed_by_kind(&total.failed),
+            lat_mean_ms: if total.latency_us.is_empty() {
+                0.0
+            } else {
+                total.latency_us.mean() / 1000.0
+            },
+            lat_stddev_ms: if total.latency_us.is_empty() {
+                0.0
+            } else {
+                total.latency_us.stdev() / 1000.0
+            },
+            skipped: tick.waits.skipped,
+            lag_ms: if tick.waits.lag_us.is_empty() {
+                0.0
+            } else {
+                tick.waits.lag_us.mean() / 1000.0
+            },
         };
         last = now;
         match window {

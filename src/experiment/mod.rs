@@ -23,7 +23,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use tokio_util::sync::CancellationToken;
 
 use crate::model::{BadInput, ExperimentConfig, RunRecord, first_failure_of, sqlstate_name};
-use crate::progress::Progress;
+use crate::progress::{Progress, TickHook};
 use crate::report;
 use crate::store::sqlite::Store;
 use crate::store::{self, Cell, Environment, Results, StoredConfig};
@@ -65,6 +65,18 @@ pub const SCRIPTS: &str = "pgbench-script";
 /// reached, a failed load, or a run that cannot start; completed runs are
 /// already written to the results directory when an error is returned.
 pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<ExperimentOutcome> {
+    run_observed(cfg, cancel, None).await
+}
+
+/// [`run`], calling `on_tick` with every run's ticks (about once a
+/// second, warm-up included).
+///
+/// Errors: as [`run`].
+pub async fn run_observed(
+    cfg: ExperimentConfig,
+    cancel: CancellationToken,
+    on_tick: Option<TickHook>,
+) -> Result<ExperimentOutcome> {
     let cfg = cfg.resolve();
     if cfg.load.active() && cfg.scripts.active() {
         bail!(BadInput(
@@ -90,17 +102,24 @@ pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<Exp
         }
     }
     if cfg.load.active() {
-        return run_external(cfg, cancel).await;
+        return run_external(cfg, cancel, on_tick).await;
     }
     if cfg.scripts.active() {
-        return run_scripts(cfg, cancel).await;
+        return run_scripts(cfg, cancel, on_tick).await;
     }
     if cfg.workloads.len() > 1 {
         let (cells, header, driver) = drivers::factored::prepare(&cfg)?;
         return run_study(cfg, cancel, cells, header, driver).await;
     }
     let name = plan::workload_spec(&cfg)?.name;
-    match crate::workload::with_workload(name, RunWith { cfg, cancel }) {
+    match crate::workload::with_workload(
+        name,
+        RunWith {
+            cfg,
+            cancel,
+            on_tick,
+        },
+    ) {
         Some(study) => study.await,
         None => bail!("workload '{name}' is not registered"),
     }
@@ -111,13 +130,14 @@ pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<Exp
 struct RunWith {
     cfg: ExperimentConfig,
     cancel: CancellationToken,
+    on_tick: Option<TickHook>,
 }
 
 impl crate::workload::WithWorkload for RunWith {
     type Output =
         std::pin::Pin<Box<dyn std::future::Future<Output = Result<ExperimentOutcome>> + Send>>;
     fn with<W: Workload>(self) -> Self::Output {
-        Box::pin(run_with::<W>(self.cfg, self.cancel))
+        Box::pin(run_with::<W>(self.cfg, self.cancel, self.on_tick))
     }
 }
 
@@ -125,18 +145,20 @@ impl crate::workload::WithWorkload for RunWith {
 async fn run_with<W: Workload>(
     cfg: ExperimentConfig,
     cancel: CancellationToken,
+    on_tick: Option<TickHook>,
 ) -> Result<ExperimentOutcome> {
     let (cells, header, driver) = drivers::builtin::prepare::<W>(&cfg)?;
-    run_study(cfg, cancel, cells, header, driver).await
+    run_study(cfg, cancel, cells, header, driver, on_tick).await
 }
 
 /// A study of an external load: templates checked before anything starts.
 async fn run_external(
     cfg: ExperimentConfig,
     cancel: CancellationToken,
+    on_tick: Option<TickHook>,
 ) -> Result<ExperimentOutcome> {
     let (cells, header, driver) = drivers::external::prepare(&cfg)?;
-    run_study(cfg, cancel, cells, header, driver).await
+    run_study(cfg, cancel, cells, header, driver, on_tick).await
 }
 
 /// A study of pgbench scripts: every script parsed (and every expression)
@@ -144,9 +166,10 @@ async fn run_external(
 async fn run_scripts(
     cfg: ExperimentConfig,
     cancel: CancellationToken,
+    on_tick: Option<TickHook>,
 ) -> Result<ExperimentOutcome> {
     let (cells, header, driver) = drivers::scripts::prepare(&cfg)?;
-    run_study(cfg, cancel, cells, header, driver).await
+    run_study(cfg, cancel, cells, header, driver, on_tick).await
 }
 
 /// Runs the planned runs of `cells` with `driver`: the results directory
@@ -158,6 +181,7 @@ async fn run_study<D: Driver>(
     cells: Vec<Cell>,
     header: StudyHeader,
     driver: D,
+    on_tick: Option<TickHook>,
 ) -> Result<ExperimentOutcome> {
     // Before anything runs: an address that cannot be bound is bad input.
     let live = cfg
@@ -182,7 +206,9 @@ async fn run_study<D: Driver>(
         .copied()
         .max()
         .unwrap_or(1);
-    let progress = Progress::new(cfg.quiet).with_live(live.as_ref().map(|(l, _)| l.clone()));
+    let progress = Progress::new(cfg.quiet)
+        .with_live(live.as_ref().map(|(l, _)| l.clone()))
+        .with_tick_hook(on_tick);
     if let Some((_, server)) = &live {
         progress.note(&format!("metrics: http://{}/metrics", server.local_addr()));
     }

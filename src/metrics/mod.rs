@@ -141,6 +141,9 @@ pub struct TxStats {
     pub user_aborts: u64,
     /// Tries, including the ones that committed.
     pub attempts: u64,
+    /// Transactions that ended (however) after more than one try:
+    /// pgbench's "transactions retried".
+    pub retried: u64,
     /// Transactions that gave up, by SQLSTATE of their last error.
     pub failed: FailureCounts,
     /// Transactions whose COMMIT outcome is unknown (connection lost).
@@ -171,6 +174,7 @@ impl Default for TxStats {
             committed: 0,
             user_aborts: 0,
             attempts: 0,
+            retried: 0,
             failed: FailureCounts::default(),
             unknown_outcome: 0,
             wasted_us: 0,
@@ -189,6 +193,7 @@ impl TxStats {
         self.committed += other.committed;
         self.user_aborts += other.user_aborts;
         self.attempts += other.attempts;
+        self.retried += other.retried;
         self.failed.merge(&other.failed);
         self.unknown_outcome += other.unknown_outcome;
         self.wasted_us += other.wasted_us;
@@ -209,6 +214,7 @@ impl TxStats {
         self.committed = 0;
         self.user_aborts = 0;
         self.attempts = 0;
+        self.retried = 0;
         self.failed.clear();
         self.unknown_outcome = 0;
         self.wasted_us = 0;
@@ -360,6 +366,7 @@ impl Recorder {
             s.latency_us.saturating_record(latency_us.max(1));
             s.committed += 1;
             s.attempts += u64::from(attempts);
+            s.retried += u64::from(attempts > 1);
             s.wasted_us += wasted_us;
             l.committed += 1;
         })
@@ -370,6 +377,7 @@ impl Recorder {
         self.with(ty, |s, _| {
             s.user_aborts += 1;
             s.attempts += u64::from(attempts);
+            s.retried += u64::from(attempts > 1);
             s.wasted_us += wasted_us;
         })
     }
@@ -435,6 +443,7 @@ impl Recorder {
         self.with(ty, |s, l| {
             s.unknown_outcome += 1;
             s.attempts += u64::from(attempts);
+            s.retried += u64::from(attempts > 1);
             s.wasted_us += wasted_us;
             l.unknown_outcome += 1;
         })
@@ -492,6 +501,7 @@ impl Recorder {
 fn failed(s: &mut TxStats, code: SqlState, attempts: u32, wasted_us: u64) {
     s.failed.add(code, 1);
     s.attempts += u64::from(attempts);
+    s.retried += u64::from(attempts > 1);
     s.wasted_us += wasted_us;
 }
 

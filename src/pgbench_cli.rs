@@ -1,0 +1,1312 @@
+//! `isobench pgbench [OPTION]... [DBNAME]`: PostgreSQL 15's pgbench
+//! command line run as one isobench cell. The options become the same
+//! settings `isobench run` takes (one cell, one repetition, no warm-up) and
+//! run through the same driver ([`crate::experiment::run_observed`]); the
+//! output is pgbench's: `-P` progress lines on stderr, the summary (and
+//! `-r`/per-script blocks) on stdout, in pgbench 15's formats
+//! (`printProgressReport` and `printResults` in pgbench.c), plus
+//! isobench's results directory, named on stderr. With `-i`, pgbench's
+//! tables are loaded by isobench's TPC-B loader and nothing is run.
+//!
+//! Differences from pgbench: docs/src/reference/pgbench-command.md.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, anyhow, bail};
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::PgbenchArgs;
+use crate::engine::Tick;
+use crate::model::{Isolation, Phase, QueryMode, RunRecord, TargetConfig};
+use crate::study::Settings;
+
+/// Reads a pgbench summary (pgbench's or this command's): the reader of
+/// `isobench run --load-format pgbench`.
+pub use crate::external::parse::pgbench as parse_summary;
+
+/// pgbench's default duration when neither `-T` nor `-t` is given is
+/// `-t 10`; isobench measures a time window instead, of this many seconds.
+pub const DEFAULT_TIME_S: u32 = 10;
+
+/// A pgbench option isobench cannot honour, with what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("option {option} is not supported by isobench pgbench: {why}")]
+pub struct Refused {
+    /// The option as pgbench spells it, e.g. `-C/--connect`.
+    pub option: String,
+    pub why: String,
+}
+
+/// The connection options of the command line (libpq fills the rest
+/// from `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Connection {
+    pub host: Option<String>,
+    pub port: Option<String>,
+    pub user: Option<String>,
+    pub dbname: Option<String>,
+    /// `PGOPTIONS` as given (sent as the connection's `options`).
+    pub options: Option<String>,
+}
+
+/// What `isobench pgbench` was asked to do, checked.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    /// `-i`: load pgbench's tables and exit.
+    pub initialize: bool,
+    /// `-I` steps (default `dtgvp`).
+    pub init_steps: String,
+    pub foreign_keys: bool,
+    pub no_vacuum: bool,
+    /// `-s`, when given.
+    pub scale: Option<u32>,
+    /// `-f FILE[@W]`, in order.
+    pub files: Vec<(String, u32)>,
+    /// `-b NAME[@W]` (and `-S`, `-N`), full names, in order; `tpcb-like`
+    /// when no script is named.
+    pub builtins: Vec<(String, u32)>,
+    pub defines: Vec<(String, String)>,
+    pub clients: u32,
+    pub threads: u32,
+    /// `-T`, s (default [`DEFAULT_TIME_S`]).
+    pub time_s: u32,
+    pub rate: Option<f64>,
+    /// `-L`, ms.
+    pub latency_limit_ms: Option<f64>,
+    pub mode: QueryMode,
+    /// `-P`, s.
+    pub progress_s: Option<u32>,
+    pub progress_timestamp: bool,
+    pub per_command: bool,
+    pub failures_detailed: bool,
+    pub max_tries: u32,
+    pub seed: Option<u64>,
+    /// The level from `PGOPTIONS` (`-c default_transaction_isolation=...`),
+    /// read committed (PostgreSQL's default) otherwise.
+    pub isolation: Isolation,
+    /// Other `-c NAME=VALUE` of `PGOPTIONS` (for the managed server).
+    pub pgoptions_settings: Vec<(String, String)>,
+    pub connection: Connection,
+    /// A connection option, DBNAME or `PG*` variable names a server.
+    pub named_server: bool,
+    pub out: Option<PathBuf>,
+    /// `-V`, `-b list`, `--show-script NAME`: print and exit.
+    pub print_only: Option<String>,
+}
+
+/// pgbench 15's description of a built-in script (`transaction type:`).
+pub fn builtin_desc(name: &str) -> &'static str {
+    match name {
+        "tpcb-like" => "<builtin: TPC-B (sort of)>",
+        "simple-update" => "<builtin: simple update>",
+        _ => "<builtin: select only>",
+    }
+}
+
+/// The built-in script `arg` names, or whose unique prefix it is.
+fn builtin_name(arg: &str) -> Result<&'static str> {
+    let names = ["tpcb-like", "simple-update", "select-only"];
+    let found: Vec<&str> = names.into_iter().filter(|n| n.starts_with(arg)).collect();
+    match found.as_slice() {
+        [n] => Ok(n),
+        [] => bail!(
+            "no builtin script found for name \"{arg}\" (available: tpcb-like, simple-update, select-only)"
+        ),
+        _ => bail!(
+            "ambiguous builtin name: {} builtin scripts found for prefix \"{arg}\"",
+            found.len()
+        ),
+    }
+}
+
+fn int(what: &str, v: &str, min: i64) -> Result<i64> {
+    match v.trim().parse::<i64>() {
+        Ok(n) if n >= min => Ok(n),
+        _ => bail!("invalid {what}: \"{v}\""),
+    }
+}
+
+/// `NAME=VALUE` settings, in order.
+type PgSettings = Vec<(String, String)>;
+
+/// `-c default_transaction_isolation=X` (or `--default_transaction_isolation=X`,
+/// `-cdefault-transaction-isolation=X`) and the other settings in PGOPTIONS.
+fn read_pgoptions(opts: &str) -> Result<(Option<Isolation>, PgSettings)> {
+    // libpq: words split at spaces, a backslash escapes the next character
+    // (`repeatable\ read`).
+    let mut owned: Vec<String> = vec![String::new()];
+    let mut chars = opts.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => owned.last_mut().expect("one word").extend(chars.next()),
+            c if c.is_whitespace() => owned.push(String::new()),
+            c => owned.last_mut().expect("one word").push(c),
+        }
+    }
+    let words: Vec<&str> = owned
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut settings = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        let kv = if w == "-c" {
+            i += 1;
+            words.get(i).copied()
+        } else if let Some(rest) = w.strip_prefix("-c") {
+            Some(rest)
+        } else {
+            w.strip_prefix("--")
+        };
+        if let Some((k, v)) = kv.and_then(|kv| kv.split_once('=')) {
+            settings.push((k.replace('-', "_"), v.trim_matches('\'').to_string()));
+        }
+        i += 1;
+    }
+    let mut isolation = None;
+    settings.retain(|(k, v)| {
+        if k == "default_transaction_isolation" {
+            isolation = Some(v.clone());
+            false
+        } else {
+            true
+        }
+    });
+    let isolation = isolation
+        .map(|v| {
+            v.parse::<Isolation>()
+                .map_err(|e| anyhow!("PGOPTIONS default_transaction_isolation: {e}"))
+        })
+        .transpose()?;
+    Ok((isolation, settings))
+}
+
+impl Invocation {
+    /// Checks the options as pgbench 15 does (its messages), refuses the
+    /// ones isobench cannot honour ([`Refused`]), and reads `env` for
+    /// libpq's variables (`PGOPTIONS` for the isolation level).
+    ///
+    /// Errors: a bad value (pgbench's message), a refused option, options
+    /// of the other mode (`-i` with benchmarking options or the reverse).
+    pub fn from_args(a: PgbenchArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Invocation> {
+        let refuse = |option: &str, why: &str| -> anyhow::Error {
+            Refused {
+                option: option.into(),
+                why: why.into(),
+            }
+            .into()
+        };
+        if a.version {
+            return Ok(Invocation::print(format!(
+                "pgbench (isobench {}; PostgreSQL 15's pgbench options)\n",
+                env!("CARGO_PKG_VERSION")
+            )));
+        }
+        if a.builtin.iter().any(|b| b == "list") {
+            return Ok(Invocation::print(
+                "Available builtin scripts:\n      tpcb-like: <builtin: TPC-B (sort of)>\n  simple-update: <builtin: simple update>\n    select-only: <builtin: select only>\n\n".into(),
+            ));
+        }
+        if let Some(name) = &a.show_script {
+            let n = builtin_name(name)?;
+            let text = crate::pgbench::script::BUILTINS
+                .iter()
+                .find(|(b, _)| *b == n)
+                .map(|(_, t)| *t)
+                .unwrap_or_default();
+            return Ok(Invocation::print(format!(
+                "-- {n}: {}\n{text}",
+                builtin_desc(n)
+            )));
+        }
+        // Options isobench cannot honour, by name.
+        let refusals: [(bool, &str, &str); 11] = [
+            (
+                a.connect,
+                "-C/--connect",
+                "isobench keeps one connection per client for the run",
+            ),
+            (
+                a.log,
+                "-l/--log",
+                "isobench records latencies as HdrHistogram logs (histograms/ in the results directory) instead of per-transaction log files",
+            ),
+            (
+                a.log_prefix.is_some(),
+                "--log-prefix",
+                "there are no per-transaction log files (see -l)",
+            ),
+            (
+                a.sampling_rate.is_some(),
+                "--sampling-rate",
+                "there are no per-transaction log files (see -l)",
+            ),
+            (
+                a.aggregate_interval.is_some(),
+                "--aggregate-interval",
+                "isobench keeps per-second figures in results.json (runs[].per_second) instead",
+            ),
+            (
+                a.transactions.is_some(),
+                "-t/--transactions",
+                "isobench measures a time window: use -T/--time",
+            ),
+            (
+                a.debug,
+                "-d/--debug",
+                "use ISOBENCH_LOG=debug for isobench's own debugging output",
+            ),
+            (
+                a.tablespace.is_some(),
+                "--tablespace",
+                "isobench's loader creates the tables in the default tablespace",
+            ),
+            (
+                a.index_tablespace.is_some(),
+                "--index-tablespace",
+                "isobench's loader creates the indexes in the default tablespace",
+            ),
+            (
+                a.unlogged_tables,
+                "--unlogged-tables",
+                "isobench's loader creates logged tables",
+            ),
+            (
+                a.partition_method.is_some(),
+                "--partition-method",
+                "isobench's loader does not partition pgbench_accounts",
+            ),
+        ];
+        if let Some((_, opt, why)) = refusals.iter().find(|(given, _, _)| *given) {
+            return Err(refuse(opt, why));
+        }
+        if let Some(p) = &a.partitions
+            && int("number of partitions", p, 0)? != 0
+        {
+            return Err(refuse(
+                "--partitions",
+                "isobench's loader does not partition pgbench_accounts (only --partitions=0)",
+            ));
+        }
+        if let Some(f) = &a.fillfactor {
+            let f = int("fillfactor", f, 10)?;
+            if f > 100 {
+                bail!("invalid fillfactor: \"{f}\"");
+            }
+            if f != 100 {
+                return Err(refuse(
+                    "-F/--fillfactor",
+                    "isobench's loader uses pgbench's default fillfactor 100 (only -F 100)",
+                ));
+            }
+        }
+        let mut foreign_keys = a.foreign_keys;
+        let mut no_vacuum = a.no_vacuum;
+        let init_steps = match &a.init_steps {
+            None => "dtgvp".to_string(),
+            Some(steps) => {
+                if let Some(c) = steps.chars().find(|c| !"dtgGvpf ".contains(*c)) {
+                    bail!(
+                        "unrecognized initialization step \"{c}\"\nAllowed step characters are: \"dtgGvpf\"."
+                    );
+                }
+                let has = |c: char| steps.contains(c);
+                if !(has('t') && (has('g') || has('G')) && has('p')) {
+                    return Err(refuse(
+                        "-I/--init-steps",
+                        "isobench's loader creates, fills and indexes the tables in one step: the steps must include t, g (or G) and p (d, v and f are optional)",
+                    ));
+                }
+                foreign_keys |= has('f');
+                no_vacuum |= !has('v');
+                steps.clone()
+            }
+        };
+        let scale = a
+            .scale
+            .as_deref()
+            .map(|s| int("scaling factor", s, 1).map(|n| n as u32))
+            .transpose()?;
+        // pgbench's mode checks.
+        let init_only = a.init_steps.is_some()
+            || a.fillfactor.is_some()
+            || a.foreign_keys
+            || a.partitions.is_some()
+            || a.quiet;
+        let bench_only = !a.builtin.is_empty()
+            || !a.file.is_empty()
+            || a.skip_some_updates
+            || a.select_only
+            || a.client.is_some()
+            || !a.define.is_empty()
+            || a.jobs.is_some()
+            || a.latency_limit.is_some()
+            || a.protocol.is_some()
+            || a.progress.is_some()
+            || a.report_per_command
+            || a.rate.is_some()
+            || a.time.is_some()
+            || a.vacuum_all
+            || a.failures_detailed
+            || a.max_tries.is_some()
+            || a.progress_timestamp
+            || a.random_seed.is_some()
+            || a.verbose_errors;
+        if a.initialize && bench_only {
+            bail!("some of the specified options cannot be used in initialization (-i) mode");
+        }
+        if !a.initialize && init_only {
+            bail!("some of the specified options cannot be used in benchmarking mode");
+        }
+        let weighted = |arg: &str| -> Result<(String, u32)> {
+            crate::pgbench::script::split_weight(arg)
+                .map(|(n, w)| (n.to_string(), w))
+                .map_err(|e| anyhow!("invalid weight specification: {e}"))
+        };
+        let mut files = Vec::new();
+        for f in &a.file {
+            files.push(weighted(f)?);
+        }
+        let mut builtins = Vec::new();
+        for b in &a.builtin {
+            let (n, w) = weighted(b)?;
+            builtins.push((builtin_name(&n)?.to_string(), w));
+        }
+        if a.select_only {
+            builtins.push(("select-only".into(), 1));
+        }
+        if a.skip_some_updates {
+            builtins.push(("simple-update".into(), 1));
+        }
+        if files.is_empty() && builtins.is_empty() {
+            builtins.push(("tpcb-like".into(), 1));
+        }
+        let mut defines = Vec::new();
+        for d in &a.define {
+            match d.split_once('=') {
+                Some((k, v)) if !k.is_empty() => defines.push((k.to_string(), v.to_string())),
+                _ => bail!("invalid variable definition: \"{d}\""),
+            }
+        }
+        let clients = match &a.client {
+            Some(c) => int("number of clients", c, 1)? as u32,
+            None => 1,
+        };
+        let threads = match &a.jobs {
+            Some(j) => int("number of threads", j, 1)? as u32,
+            None => 1,
+        };
+        if threads > clients {
+            bail!("number of threads ({threads}) must not exceed number of clients ({clients})");
+        }
+        let time_s = match &a.time {
+            Some(t) => int("duration", t, 1)? as u32,
+            None => DEFAULT_TIME_S,
+        };
+        let rate = match &a.rate {
+            Some(r) => match r.trim().parse::<f64>() {
+                Ok(x) if x > 0.0 => Some(x),
+                _ => bail!("invalid rate limit: \"{r}\""),
+            },
+            None => None,
+        };
+        let latency_limit_ms = match &a.latency_limit {
+            Some(l) => match l.trim().parse::<f64>() {
+                Ok(x) if x > 0.0 => Some(x),
+                _ => bail!("invalid latency limit: \"{l}\""),
+            },
+            None => None,
+        };
+        if latency_limit_ms.is_some() && rate.is_none() {
+            return Err(refuse(
+                "-L/--latency-limit",
+                "isobench applies a latency limit to open-loop runs only: give -R/--rate too",
+            ));
+        }
+        let mode = match a.protocol.as_deref() {
+            None => QueryMode::Simple,
+            Some(m) => m
+                .parse::<QueryMode>()
+                .map_err(|_| anyhow!("invalid query mode (-M): \"{m}\""))?,
+        };
+        let progress_s = a
+            .progress
+            .as_deref()
+            .map(|p| int("thread progress delay", p, 1).map(|n| n as u32))
+            .transpose()?;
+        let max_tries = match &a.max_tries {
+            Some(m) => int("number of maximum tries", m, 0)? as u32,
+            None => 1,
+        };
+        if max_tries == 0 {
+            return Err(refuse(
+                "--max-tries=0",
+                "isobench needs a bound on the tries of a transaction (give --max-tries=N)",
+            ));
+        }
+        let seed = match a.random_seed.as_deref() {
+            None | Some("time") => None,
+            Some("rand") => Some(rand::random::<u64>()),
+            Some(s) => Some(s.parse::<u64>().map_err(|_| {
+                anyhow!("unrecognized random seed option \"{s}\"\nExpecting an unsigned integer, \"time\" or \"rand\".")
+            })?),
+        };
+        let pgoptions = env("PGOPTIONS");
+        let (isolation, pgoptions_settings) = match &pgoptions {
+            Some(o) => read_pgoptions(o)?,
+            None => (None, Vec::new()),
+        };
+        let connection = Connection {
+            host: a.host,
+            port: a.port,
+            user: a.username,
+            dbname: a.dbname,
+            options: pgoptions,
+        };
+        let named_server = connection.host.is_some()
+            || connection.port.is_some()
+            || connection.user.is_some()
+            || connection.dbname.is_some()
+            || [
+                "PGHOST",
+                "PGPORT",
+                "PGUSER",
+                "PGDATABASE",
+                "PGHOSTADDR",
+                "PGSERVICE",
+            ]
+            .iter()
+            .any(|v| env(v).is_some());
+        Ok(Invocation {
+            initialize: a.initialize,
+            init_steps,
+            foreign_keys,
+            no_vacuum,
+            scale,
+            files,
+            builtins,
+            defines,
+            clients,
+            threads,
+            time_s,
+            rate,
+            latency_limit_ms,
+            mode,
+            progress_s,
+            progress_timestamp: a.progress_timestamp,
+            per_command: a.report_per_command,
+            failures_detailed: a.failures_detailed,
+            max_tries,
+            seed,
+            isolation: isolation.unwrap_or(Isolation::ReadCommitted),
+            pgoptions_settings,
+            connection,
+            named_server,
+            out: a.out,
+            print_only: None,
+        })
+    }
+
+    fn print(text: String) -> Invocation {
+        Invocation {
+            initialize: false,
+            init_steps: String::new(),
+            foreign_keys: false,
+            no_vacuum: false,
+            scale: None,
+            files: Vec::new(),
+            builtins: Vec::new(),
+            defines: Vec::new(),
+            clients: 1,
+            threads: 1,
+            time_s: DEFAULT_TIME_S,
+            rate: None,
+            latency_limit_ms: None,
+            mode: QueryMode::Simple,
+            progress_s: None,
+            progress_timestamp: false,
+            per_command: false,
+            failures_detailed: false,
+            max_tries: 1,
+            seed: None,
+            isolation: Isolation::ReadCommitted,
+            pgoptions_settings: Vec::new(),
+            connection: Connection::default(),
+            named_server: false,
+            out: None,
+            print_only: Some(text),
+        }
+    }
+
+    /// The named server as a libpq `key=value` string (libpq's variables
+    /// fill what it leaves out); `None` for the managed server.
+    pub fn dsn(&self) -> Option<String> {
+        if !self.named_server {
+            return None;
+        }
+        let quote = |v: &str| format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"));
+        let c = &self.connection;
+        let parts: Vec<String> = [
+            ("host", &c.host),
+            ("port", &c.port),
+            ("user", &c.user),
+            ("dbname", &c.dbname),
+            ("options", &c.options),
+        ]
+        .iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={}", quote(v))))
+        .collect();
+        Some(parts.join(" "))
+    }
+
+    /// The target of `-i` and of the run: the named server or a managed one
+    /// (given PGOPTIONS' other settings).
+    fn target(&self) -> TargetConfig {
+        TargetConfig {
+            dsn: self.dsn(),
+            external_from_env: self.named_server,
+            settings: if self.named_server {
+                Vec::new()
+            } else {
+                self.pgoptions_settings.clone()
+            },
+            server_user: "postgres".into(),
+            ..TargetConfig::default()
+        }
+    }
+
+    /// Only custom scripts: pgbench gives them `:scale` = `-s`, else 1.
+    fn custom_only(&self) -> bool {
+        !self.files.is_empty() && self.builtins.is_empty()
+    }
+
+    /// The settings of the one cell `isobench run` would run for this
+    /// command line: one repetition, no warm-up, quiet, `scale` the
+    /// pgbench tables' scale.
+    pub fn settings(&self, scale: u32) -> Settings {
+        let mut defines = self.defines.clone();
+        if self.custom_only() && !defines.iter().any(|(k, _)| k == "scale") {
+            // pgbench: `:scale` is -s for custom scripts, else 1.
+            defines.push(("scale".into(), self.scale.unwrap_or(1).to_string()));
+        }
+        let target = self.target();
+        let mut s = Settings::default();
+        s.file = (!self.files.is_empty()).then(|| self.files.clone());
+        s.builtin = (!self.builtins.is_empty()).then(|| self.builtins.clone());
+        s.define = (!defines.is_empty()).then_some(defines);
+        s.protocol = Some(self.mode);
+        s.scale = Some(vec![scale]);
+        s.isolation = Some(vec![self.isolation]);
+        s.clients = Some(vec![self.clients]);
+        s.threads = Some(self.threads);
+        s.duration = Some(Duration::from_secs(u64::from(self.time_s)));
+        s.warmup = Some(Duration::ZERO);
+        s.repeat = Some(1);
+        s.max_tries = Some(vec![self.max_tries]);
+        s.rate = self.rate.map(|r| vec![r]);
+        s.latency_limit = self
+            .latency_limit_ms
+            .map(|ms| Duration::from_secs_f64(ms / 1000.0));
+        s.seed = self.seed;
+        match target.dsn {
+            // Only PG* variables name the server: libpq's environment.
+            Some(d) if d.is_empty() => s.external = Some(true),
+            d => s.dsn = d,
+        }
+        s.settings = (!target.settings.is_empty()).then(|| {
+            target
+                .settings
+                .iter()
+                .map(|(k, v)| (k.clone(), vec![v.clone()]))
+                .collect()
+        });
+        s.out = self.out.clone();
+        s.quiet = Some(true);
+        s
+    }
+}
+
+/// Sums of the measured window's ticks since the last progress line.
+#[derive(Debug, Default, Clone, Copy)]
+struct Acc {
+    committed: u64,
+    /// Σ n·mean and Σ n·(stddev² + mean²) of the latencies, ms.
+    sum: f64,
+    sum2: f64,
+    failed: u64,
+    retried_tx: u64,
+    retries: u64,
+    skipped: u64,
+    lag_sum: f64,
+}
+
+impl Acc {
+    fn add(&mut self, t: &Tick) {
+        let n = t.committed as f64;
+        self.committed += t.committed;
+        self.sum += n * t.lat_mean_ms;
+        self.sum2 += n * (t.lat_stddev_ms.powi(2) + t.lat_mean_ms.powi(2));
+        self.failed += t.failed;
+        self.retried_tx += t.retried_tx;
+        self.retries += t.retried;
+        self.skipped += t.skipped;
+        self.lag_sum += n * t.lag_ms;
+    }
+}
+
+/// pgbench's `-P` lines from the engine's ticks, and the window's totals
+/// pgbench prints that results.json does not hold (transactions retried).
+struct Progress {
+    every_s: Option<u32>,
+    timestamp: bool,
+    max_tries: u32,
+    rate: bool,
+    limit: bool,
+    state: Mutex<ProgressState>,
+}
+
+#[derive(Default)]
+struct ProgressState {
+    since_line: Acc,
+    total: Acc,
+    /// `elapsed` of the last line (s).
+    last_s: f64,
+}
+
+impl Progress {
+    fn tick(&self, t: &Tick) {
+        if t.phase != Phase::Measuring && t.phase != Phase::Draining {
+            return;
+        }
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.since_line.add(t);
+        s.total.add(t);
+        let Some(every) = self.every_s else { return };
+        let now = t.elapsed.as_secs_f64();
+        // Ticks come about once a second: a line when the next multiple of
+        // -P is reached (within a tick's jitter).
+        let next = (s.last_s / f64::from(every)).round() * f64::from(every) + f64::from(every);
+        if now + 0.05 < next {
+            return;
+        }
+        let a = s.since_line;
+        let run = (now - s.last_s).max(1e-9);
+        let line = progress_line(
+            a,
+            run,
+            now,
+            self.timestamp,
+            self.max_tries,
+            self.rate,
+            self.limit,
+        );
+        eprintln!("{line}");
+        s.since_line = Acc::default();
+        s.last_s = now;
+    }
+}
+
+/// One `progress:` line of pgbench 15 (`printProgressReport`).
+fn progress_line(
+    a: Acc,
+    run_s: f64,
+    elapsed_s: f64,
+    timestamp: bool,
+    max_tries: u32,
+    rate: bool,
+    limit: bool,
+) -> String {
+    let (lat, stddev, lag) = if a.committed > 0 {
+        let n = a.committed as f64;
+        let mean = a.sum / n;
+        (
+            mean,
+            (a.sum2 / n - mean * mean).max(0.0).sqrt(),
+            a.lag_sum / n,
+        )
+    } else {
+        (0.0, 0.0, 0.0)
+    };
+    let tbuf = if timestamp {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        format!("{:.3} s", now.as_secs_f64())
+    } else {
+        format!("{elapsed_s:.1} s")
+    };
+    let mut line = format!(
+        "progress: {tbuf}, {:.1} tps, lat {lat:.3} ms stddev {stddev:.3}, {} failed",
+        a.committed as f64 / run_s,
+        a.failed
+    );
+    if rate {
+        line.push_str(&format!(", lag {lag:.3} ms"));
+        if limit {
+            line.push_str(&format!(", {} skipped", a.skipped));
+        }
+    }
+    if max_tries != 1 {
+        line.push_str(&format!(
+            ", {} retried, {} retries",
+            a.retried_tx, a.retries
+        ));
+    }
+    line
+}
+
+/// The `transaction type:` of pgbench's summary.
+fn transaction_type(inv: &Invocation) -> String {
+    let scripts: Vec<String> = inv
+        .files
+        .iter()
+        .map(|(f, _)| f.clone())
+        .chain(
+            inv.builtins
+                .iter()
+                .map(|(b, _)| builtin_desc(b).to_string()),
+        )
+        .collect();
+    match scripts.as_slice() {
+        [one] => one.clone(),
+        _ => "multiple scripts".into(),
+    }
+}
+
+/// Failed transactions as pgbench 15 counts them: serialization (40001),
+/// deadlock (40P01) and all.
+fn failures(failed: &BTreeMap<String, u64>) -> (u64, u64, u64) {
+    let get = |c: &str| failed.get(c).copied().unwrap_or(0);
+    (failed.values().sum(), get("40001"), get("40P01"))
+}
+
+/// pgbench 15's summary (`printResults`) of run `r`: `retried` is the
+/// number of transactions retried (from the ticks), `scale` the scale
+/// reported.
+pub fn summary(inv: &Invocation, r: &RunRecord, scale: u32, retried: u64) -> String {
+    let mut o = String::new();
+    let pct = |n: u64, of: u64| {
+        if of > 0 {
+            100.0 * n as f64 / of as f64
+        } else {
+            0.0
+        }
+    };
+    let (failed, ser, dead) = failures(&r.failed);
+    let total_cnt = r.committed + r.skipped + failed;
+    o.push_str(&format!("transaction type: {}\n", transaction_type(inv)));
+    o.push_str(&format!("scaling factor: {scale}\n"));
+    o.push_str(&format!("query mode: {}\n", mode_name(inv.mode)));
+    o.push_str(&format!("number of clients: {}\n", inv.clients));
+    o.push_str(&format!("number of threads: {}\n", inv.threads));
+    o.push_str(&format!("maximum number of tries: {}\n", inv.max_tries));
+    o.push_str(&format!("duration: {} s\n", inv.time_s));
+    o.push_str(&format!(
+        "number of transactions actually processed: {}\n",
+        r.committed
+    ));
+    o.push_str(&format!(
+        "number of failed transactions: {failed} ({:.3}%)\n",
+        pct(failed, total_cnt)
+    ));
+    if inv.failures_detailed {
+        o.push_str(&format!(
+            "number of serialization failures: {ser} ({:.3}%)\n",
+            pct(ser, total_cnt)
+        ));
+        o.push_str(&format!(
+            "number of deadlock failures: {dead} ({:.3}%)\n",
+            pct(dead, total_cnt)
+        ));
+    }
+    if inv.max_tries != 1 {
+        o.push_str(&format!(
+            "number of transactions retried: {retried} ({:.3}%)\n",
+            pct(retried, total_cnt)
+        ));
+        o.push_str(&format!("total number of retries: {}\n", r.retries));
+    }
+    if r.committed + r.skipped == 0 {
+        return o;
+    }
+    if inv.rate.is_some() && inv.latency_limit_ms.is_some() {
+        o.push_str(&format!(
+            "number of transactions skipped: {} ({:.3}%)\n",
+            r.skipped,
+            pct(r.skipped, total_cnt)
+        ));
+    }
+    if let Some(limit) = inv.latency_limit_ms {
+        o.push_str(&format!(
+            "number of transactions above the {limit:.1} ms latency limit: {}/{} ({:.3}%)\n",
+            r.late,
+            r.committed,
+            pct(r.late, r.committed)
+        ));
+    }
+    if inv.rate.is_some() || inv.progress_s.is_some() || inv.latency_limit_ms.is_some() {
+        let (mean, stddev) = mean_stddev(r);
+        o.push_str(&format!("latency average = {mean:.3} ms\n"));
+        o.push_str(&format!("latency stddev = {stddev:.3} ms\n"));
+    } else {
+        // pgbench: run time x clients / transactions, failures included.
+        o.push_str(&format!(
+            "latency average = {:.3} ms{}\n",
+            1000.0 * r.duration_s * f64::from(inv.clients) / total_cnt as f64,
+            if failed > 0 {
+                " (including failures)"
+            } else {
+                ""
+            }
+        ));
+    }
+    if inv.rate.is_some() {
+        let lag = r.schedule_lag_ms.unwrap_or_default();
+        o.push_str(&format!(
+            "rate limit schedule lag: avg {:.3} (max {:.3}) ms\n",
+            lag.mean, lag.max
+        ));
+    }
+    // isobench does not time the clients' connections (see the docs).
+    o.push_str("initial connection time = 0.000 ms\n");
+    o.push_str(&format!(
+        "tps = {:.6} (without initial connection time)\n",
+        r.tps
+    ));
+    let per_script = r.transactions.len() > 1;
+    if per_script || inv.per_command {
+        let weights: Vec<u32> = inv
+            .files
+            .iter()
+            .map(|(_, w)| *w)
+            .chain(inv.builtins.iter().map(|(_, w)| *w))
+            .collect();
+        let descs: Vec<String> = inv
+            .files
+            .iter()
+            .map(|(f, _)| f.clone())
+            .chain(
+                inv.builtins
+                    .iter()
+                    .map(|(b, _)| builtin_desc(b).to_string()),
+            )
+            .collect();
+        let total_weight: u32 = weights.iter().sum::<u32>().max(1);
+        for (i, t) in r.transactions.iter().enumerate() {
+            if per_script {
+                let (sf, sser, sdead) = failures(&t.failed);
+                let stotal = t.committed + sf;
+                let w = weights.get(i).copied().unwrap_or(1);
+                o.push_str(&format!(
+                    "SQL script {}: {}\n - weight: {w} (targets {:.1}% of total)\n - {} transactions ({:.1}% of total, tps = {:.6})\n",
+                    i + 1,
+                    descs.get(i).cloned().unwrap_or_else(|| t.name.clone()),
+                    100.0 * f64::from(w) / f64::from(total_weight),
+                    t.committed,
+                    pct(t.committed, r.committed),
+                    t.committed as f64 / r.duration_s.max(1e-9)
+                ));
+                if stotal > 0 {
+                    o.push_str(&format!(
+                        " - number of failed transactions: {sf} ({:.3}%)\n",
+                        pct(sf, stotal)
+                    ));
+                    if inv.failures_detailed {
+                        o.push_str(&format!(
+                            " - number of serialization failures: {sser} ({:.3}%)\n",
+                            pct(sser, stotal)
+                        ));
+                        o.push_str(&format!(
+                            " - number of deadlock failures: {sdead} ({:.3}%)\n",
+                            pct(sdead, stotal)
+                        ));
+                    }
+                    if inv.max_tries != 1 {
+                        // Per script, isobench counts retries but not the
+                        // transactions retried (see the docs).
+                        let retries = t
+                            .attempts
+                            .saturating_sub(t.committed + sf + t.user_aborts + t.unknown_outcome);
+                        o.push_str(&format!(" - total number of retries: {retries}\n"));
+                    }
+                }
+                if t.committed > 0 {
+                    let (mean, stddev) =
+                        hist_mean_stddev(&t.latency_histogram).unwrap_or((t.latency_ms.mean, 0.0));
+                    o.push_str(&format!(" - latency average = {mean:.3} ms\n"));
+                    o.push_str(&format!(" - latency stddev = {stddev:.3} ms\n"));
+                }
+            }
+            if inv.per_command {
+                o.push_str(&format!(
+                    "{}statement latencies in milliseconds{}:\n",
+                    if per_script { " - " } else { "" },
+                    if inv.max_tries == 1 {
+                        " and failures"
+                    } else {
+                        ", failures and retries"
+                    }
+                ));
+                for c in &t.commands {
+                    // Final failures and retries raised by this command.
+                    let (mut failed_here, mut retries_here) = (0u64, 0u64);
+                    let mut seen = false;
+                    for f in t
+                        .failure_reasons
+                        .iter()
+                        .filter(|f| f.statement.as_deref() == Some(c.command.as_str()))
+                    {
+                        seen = true;
+                        failed_here += f.failed;
+                        retries_here += f.attempts - f.failed;
+                    }
+                    if !seen {
+                        failed_here = c.failures;
+                    }
+                    if inv.max_tries == 1 {
+                        o.push_str(&format!(
+                            "   {:>11.3}  {failed_here:>10}  {}\n",
+                            c.mean_ms, c.command
+                        ));
+                    } else {
+                        o.push_str(&format!(
+                            "   {:>11.3}  {failed_here:>10}  {retries_here:>10}  {}\n",
+                            c.mean_ms, c.command
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    o
+}
+
+fn mode_name(m: QueryMode) -> &'static str {
+    match m {
+        QueryMode::Simple => "simple",
+        QueryMode::Extended => "extended",
+        QueryMode::Prepared => "prepared",
+    }
+}
+
+/// Mean and standard deviation (ms) of an encoded HdrHistogram of µs.
+fn hist_mean_stddev(encoded: &str) -> Option<(f64, f64)> {
+    let h = crate::metrics::decode_histogram(encoded).ok()?;
+    (!h.is_empty()).then(|| (h.mean() / 1000.0, h.stdev() / 1000.0))
+}
+
+/// The run's committed latencies' mean and standard deviation, ms.
+fn mean_stddev(r: &RunRecord) -> (f64, f64) {
+    hist_mean_stddev(&r.latency_histogram).unwrap_or((r.latency_ms.mean, 0.0))
+}
+
+/// Scale of pgbench's tables in the named database (`count(*)` of
+/// pgbench_branches, as pgbench reads it for built-in scripts); `None`
+/// when there is no such table.
+async fn named_scale(inv: &Invocation) -> Option<u32> {
+    let target = crate::target::Target::external(inv.dsn().as_deref()).ok()?;
+    let crate::target::Target::External(config) = &target else {
+        return None;
+    };
+    let db = crate::target::connect(config).await.ok()?;
+    let row = db
+        .query_one("SELECT count(*) FROM pgbench_branches", &[])
+        .await
+        .ok()?;
+    let n: i64 = row.get(0);
+    u32::try_from(n).ok().filter(|n| *n > 0)
+}
+
+/// `isobench pgbench`: `-i`, or one run with pgbench's output. Returns
+/// whether every run completed (false: interrupted).
+///
+/// Errors: as [`crate::experiment::run`], and a failed `-i`.
+pub async fn run(inv: Invocation, cancel: CancellationToken) -> Result<bool> {
+    if let Some(text) = &inv.print_only {
+        print!("{text}");
+        return Ok(true);
+    }
+    if inv.initialize {
+        initialize(&inv).await?;
+        return Ok(true);
+    }
+    // The data: on a named server, a copy of its pgbench tables' scale
+    // (count of pgbench_branches, as pgbench reads it), else -s or 1.
+    // pgbench's :scale is that count for built-in scripts (a -s given is
+    // then ignored, with pgbench's warning), and -s or 1 for custom ones
+    // (`Invocation::settings`).
+    let mut scale = inv.scale.unwrap_or(1);
+    if inv.named_server
+        && let Some(n) = named_scale(&inv).await
+    {
+        if inv.scale.is_some() && !inv.builtins.is_empty() {
+            eprintln!(
+                "pgbench: warning: scale option ignored, using count from pgbench_branches table ({n})"
+            );
+        }
+        scale = n;
+    }
+    let settings = inv.settings(scale);
+    let cfg = crate::study::from_args(None, None, settings).map_err(|e| anyhow!("{e}"))?;
+    println!(
+        "pgbench (isobench {}, {})",
+        env!("CARGO_PKG_VERSION"),
+        if inv.named_server {
+            "named server"
+        } else {
+            "managed server"
+        }
+    );
+    let progress = Arc::new(Progress {
+        every_s: inv.progress_s,
+        timestamp: inv.progress_timestamp,
+        max_tries: inv.max_tries,
+        rate: inv.rate.is_some(),
+        limit: inv.latency_limit_ms.is_some(),
+        state: Mutex::new(ProgressState::default()),
+    });
+    let hook = {
+        let p = progress.clone();
+        Arc::new(move |t: &Tick| p.tick(t)) as crate::progress::TickHook
+    };
+    let outcome = crate::experiment::run_observed(cfg, cancel, Some(hook)).await?;
+    let retried = progress
+        .state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .total
+        .retried_tx;
+    let reported_scale = if inv.custom_only() {
+        inv.scale.unwrap_or(1)
+    } else {
+        scale
+    };
+    match outcome.results.runs.last() {
+        Some(r) => print!("{}", summary(&inv, r, reported_scale, retried)),
+        None => eprintln!("pgbench: no run completed"),
+    }
+    eprintln!("isobench: results: {}", outcome.dir.display());
+    Ok(!outcome.interrupted)
+}
+
+/// `pgbench -i`: pgbench's tables at `-s` (default 1) in the named
+/// database (the managed server's `postgres` database otherwise), with
+/// pgbench 15's progress lines on stderr.
+///
+/// Errors: a server that cannot be reached or started, a failed statement.
+async fn initialize(inv: &Invocation) -> Result<()> {
+    let scale = inv.scale.unwrap_or(1);
+    let log = std::env::temp_dir().join(format!("isobench-pgbench-{}.log", std::process::id()));
+    let target = crate::target::start(&inv.target(), &log, 20).await?;
+    let mut config = match &target {
+        crate::target::Target::External(c) => c.clone(),
+        crate::target::Target::Managed(_) => target.config("postgres"),
+    };
+    crate::target::own_session(&mut config, "pgbench-init");
+    let db = crate::target::connect(&config).await?;
+    let started = Instant::now();
+    let steps = &inv.init_steps;
+    let mut parts = Vec::new();
+    if steps.contains('d') {
+        eprintln!("dropping old tables...");
+        let t = Instant::now();
+        db.batch_execute(
+            "DROP TABLE IF EXISTS pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers",
+        )
+        .await
+        .map_err(|e| anyhow!("dropping old tables: {}", crate::target::error_text(&e)))?;
+        parts.push(format!("drop tables {:.2} s", t.elapsed().as_secs_f64()));
+    }
+    eprintln!("creating tables...");
+    eprintln!(
+        "generating data ({})...",
+        if steps.contains('G') {
+            "server-side"
+        } else {
+            "client-side"
+        }
+    );
+    let t = Instant::now();
+    let spec = crate::workload::spec("tpcb").ok_or_else(|| anyhow!("tpcb is not registered"))?;
+    let mut params = BTreeMap::new();
+    params.insert("foreign-keys".to_string(), inv.foreign_keys.to_string());
+    let setup = crate::workload::Setup::new(spec, Some(scale), None, &params)?;
+    let tpcb = <crate::workload::tpcb::Tpcb as crate::workload::Workload>::new(&setup)?;
+    let loader = crate::workload::Loader::new(db, config.clone());
+    let rows = crate::workload::Workload::load(&tpcb, &loader).await?;
+    let accounts = u64::from(scale) * 100_000;
+    let took = t.elapsed().as_secs_f64();
+    eprintln!(
+        "{accounts} of {accounts} tuples (100%) done (elapsed {took:.2} s, remaining 0.00 s)"
+    );
+    let db = crate::target::connect(&config).await?;
+    if !inv.no_vacuum {
+        eprintln!("vacuuming...");
+    }
+    eprintln!("creating primary keys...");
+    if inv.foreign_keys {
+        eprintln!("creating foreign keys...");
+    }
+    parts.push(format!(
+        "create tables, generate, primary keys{} {took:.2} s",
+        if inv.foreign_keys {
+            ", foreign keys"
+        } else {
+            ""
+        }
+    ));
+    if !inv.no_vacuum {
+        let t = Instant::now();
+        db.batch_execute(
+            "VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history",
+        )
+        .await
+        .map_err(|e| anyhow!("vacuuming: {}", crate::target::error_text(&e)))?;
+        parts.push(format!("vacuum {:.2} s", t.elapsed().as_secs_f64()));
+    }
+    eprintln!(
+        "done in {:.2} s ({}).",
+        started.elapsed().as_secs_f64(),
+        parts.join(", ")
+    );
+    tracing::debug!("pgbench -i: {rows} rows");
+    drop(target);
+    let _ = std::fs::remove_file(&log);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn inv(args: &[&str], env: &[(&str, &str)]) -> Result<Invocation> {
+        let mut full = vec!["isobench", "pgbench"];
+        full.extend_from_slice(args);
+        let Command::Pgbench(a) = Cli::try_parse_from(full).unwrap().command.unwrap() else {
+            panic!("not pgbench")
+        };
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Invocation::from_args(*a, &|k| {
+            env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn pgoptions_choose_the_level_in_every_spelling() {
+        for o in [
+            "-c default_transaction_isolation=serializable",
+            "-cdefault_transaction_isolation=serializable",
+            "--default-transaction-isolation=serializable",
+            "-c statement_timeout=0 -c default_transaction_isolation='serializable'",
+        ] {
+            let i = inv(&[], &[("PGOPTIONS", o)]).unwrap();
+            assert_eq!(i.isolation, Isolation::Serializable, "{o}");
+        }
+        let i = inv(
+            &[],
+            &[(
+                "PGOPTIONS",
+                "-c default_transaction_isolation=repeatable\\ read",
+            )],
+        );
+        assert_eq!(i.unwrap().isolation, Isolation::RepeatableRead);
+        let i = inv(&[], &[("PGOPTIONS", "-c work_mem=64MB")]).unwrap();
+        assert_eq!(i.isolation, Isolation::ReadCommitted);
+        assert_eq!(
+            i.pgoptions_settings,
+            vec![("work_mem".into(), "64MB".into())]
+        );
+        // PGOPTIONS alone names no server; PGHOST does.
+        assert!(!i.named_server);
+        assert!(inv(&[], &[("PGHOST", "/tmp")]).unwrap().named_server);
+        assert!(inv(&["mydb"], &[]).unwrap().named_server);
+    }
+
+    #[test]
+    fn pgbench_defaults_and_long_forms() {
+        let i = inv(&[], &[]).unwrap();
+        assert_eq!(
+            (i.clients, i.threads, i.max_tries, i.time_s),
+            (1, 1, 1, DEFAULT_TIME_S)
+        );
+        assert_eq!(i.mode, QueryMode::Simple);
+        assert_eq!(i.builtins, vec![("tpcb-like".to_string(), 1)]);
+        let i = inv(
+            &[
+                "--client=8",
+                "--jobs=4",
+                "--time=60",
+                "--builtin=simple@3",
+                "-S",
+                "db",
+                "--progress=5",
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            (i.clients, i.threads, i.time_s, i.progress_s),
+            (8, 4, 60, Some(5))
+        );
+        assert_eq!(
+            i.builtins,
+            vec![
+                ("simple-update".to_string(), 3),
+                ("select-only".to_string(), 1)
+            ]
+        );
+        assert_eq!(i.dsn().as_deref(), Some("dbname='db'"));
+        let e = inv(&["-c", "2", "-j", "4"], &[]).unwrap_err().to_string();
+        assert!(e.contains("must not exceed number of clients"), "{e}");
+        let e = inv(&["-b", "nosuch"], &[]).unwrap_err().to_string();
+        assert!(e.contains("no builtin script found"), "{e}");
+    }
+
+    /// A custom script gets `:scale` = -s or 1 whatever the data's scale;
+    /// a built-in script the data's; `-D scale=` wins.
+    #[test]
+    fn scale_of_custom_scripts_is_pgbenchs() {
+        let d = |i: &Invocation| i.settings(7).define.unwrap_or_default();
+        let custom = inv(&["-f", "x.sql"], &[]).unwrap();
+        assert_eq!(d(&custom), vec![("scale".to_string(), "1".to_string())]);
+        let custom_s = inv(&["-f", "x.sql", "-s", "3"], &[]).unwrap();
+        assert_eq!(d(&custom_s), vec![("scale".to_string(), "3".to_string())]);
+        let own = inv(&["-f", "x.sql", "-D", "scale=9"], &[]).unwrap();
+        assert_eq!(d(&own), vec![("scale".to_string(), "9".to_string())]);
+        let builtin = inv(&["-f", "x.sql", "-b", "tpcb"], &[]).unwrap();
+        assert!(d(&builtin).is_empty());
+        assert_eq!(builtin.settings(7).scale, Some(vec![7]));
+    }
+
+    #[test]
+    fn progress_lines_are_pgbench_15s() {
+        let a = Acc {
+            committed: 10,
+            sum: 10.0 * 2.0,
+            sum2: 10.0 * (1.0 + 4.0),
+            failed: 3,
+            retried_tx: 4,
+            retries: 6,
+            skipped: 1,
+            lag_sum: 10.0 * 0.5,
+        };
+        assert_eq!(
+            progress_line(a, 2.0, 4.0, false, 1, false, false),
+            "progress: 4.0 s, 5.0 tps, lat 2.000 ms stddev 1.000, 3 failed"
+        );
+        assert_eq!(
+            progress_line(a, 2.0, 4.0, false, 3, true, true),
+            "progress: 4.0 s, 5.0 tps, lat 2.000 ms stddev 1.000, 3 failed, lag 0.500 ms, 1 skipped, 4 retried, 6 retries"
+        );
+    }
+}

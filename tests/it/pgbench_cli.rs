@@ -1,0 +1,375 @@
+//! `isobench pgbench`: pgbench's command line, parsed back the way
+//! wrappers of pgbench parse pgbench's output (regexes over the summary,
+//! `-P` and `-r` lines) and by isobench's own reader of pgbench summaries
+//! (`external::parse::pgbench`, used for `--load-format pgbench`).
+
+use crate::common;
+
+use common::*;
+use isobench::target::{self, ManagedOptions, ManagedServer};
+use regex::Regex;
+
+/// What a pgbench wrapper reads from the summary (the regexes of the
+/// usual wrappers: tps, latency average, processed, failed).
+#[derive(Debug)]
+struct Summary {
+    tps: f64,
+    latency_ms: f64,
+    processed: u64,
+    failed: u64,
+    failed_pct: f64,
+}
+
+fn summary(stdout: &str) -> Summary {
+    let cap = |re: &str| {
+        Regex::new(re)
+            .unwrap()
+            .captures(stdout)
+            .unwrap_or_else(|| panic!("no match for {re} in:\n{stdout}"))
+    };
+    let tps = cap(r"(?m)^tps = ([0-9]+\.[0-9]{6}) \(without initial connection time\)$");
+    let lat = cap(r"(?m)^latency average = ([0-9]+\.[0-9]{3}) ms");
+    let processed = cap(r"(?m)^number of transactions actually processed: ([0-9]+)$");
+    let failed = cap(r"(?m)^number of failed transactions: ([0-9]+) \(([0-9]+\.[0-9]{3})%\)$");
+    Summary {
+        tps: tps[1].parse().unwrap(),
+        latency_ms: lat[1].parse().unwrap(),
+        processed: processed[1].parse().unwrap(),
+        failed: failed[1].parse().unwrap(),
+        failed_pct: failed[2].parse().unwrap(),
+    }
+}
+
+/// The `-P` lines of pgbench 15 (stderr).
+fn progress_lines(stderr: &str, retries: bool) -> Vec<(f64, f64)> {
+    let re = if retries {
+        r"(?m)^progress: ([0-9]+\.[0-9]) s, ([0-9]+\.[0-9]) tps, lat [0-9]+\.[0-9]{3} ms stddev [0-9]+\.[0-9]{3}, [0-9]+ failed, [0-9]+ retried, [0-9]+ retries$"
+    } else {
+        r"(?m)^progress: ([0-9]+\.[0-9]) s, ([0-9]+\.[0-9]) tps, lat [0-9]+\.[0-9]{3} ms stddev [0-9]+\.[0-9]{3}, [0-9]+ failed$"
+    };
+    Regex::new(re)
+        .unwrap()
+        .captures_iter(stderr)
+        .map(|c| (c[1].parse().unwrap(), c[2].parse().unwrap()))
+        .collect()
+}
+
+/// The `-r` lines (latency, failures[, retries], command).
+fn per_command(stdout: &str, retries: bool) -> Vec<(f64, u64, String)> {
+    let re = if retries {
+        r"(?m)^ {3} *([0-9]+\.[0-9]{3})  +([0-9]+)  +[0-9]+  (.+)$"
+    } else {
+        r"(?m)^ {3} *([0-9]+\.[0-9]{3})  +([0-9]+)  (.+)$"
+    };
+    Regex::new(re)
+        .unwrap()
+        .captures_iter(stdout)
+        .map(|c| {
+            (
+                c[1].parse().unwrap(),
+                c[2].parse().unwrap(),
+                c[3].to_string(),
+            )
+        })
+        .collect()
+}
+
+fn results_dir(stderr: &str) -> std::path::PathBuf {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("isobench: results: "))
+        .unwrap_or_else(|| panic!("no results line in:\n{stderr}"));
+    std::path::PathBuf::from(line)
+}
+
+/// The built-in TPC-B-like script on the managed server, with -P 1 and
+/// -r: pgbench's summary, progress and per-command lines, the same
+/// figures in isobench's results directory.
+#[test]
+fn builtin_tpcb_with_progress_and_per_command() {
+    let (_keep, dir) = out_dir("pgbench-tpcb");
+    let (out, stdout, stderr) = run(&[
+        "pgbench",
+        "-c",
+        "2",
+        "-j",
+        "2",
+        "-T",
+        "2",
+        "-P",
+        "1",
+        "-r",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("transaction type: <builtin: TPC-B (sort of)>\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("scaling factor: 1\nquery mode: simple\nnumber of clients: 2\nnumber of threads: 2\nmaximum number of tries: 1\nduration: 2 s\n"), "{stdout}");
+    let s = summary(&stdout);
+    assert!(
+        s.processed > 0 && s.failed == 0 && s.failed_pct == 0.0,
+        "{s:?}"
+    );
+    // -P: latency average and stddev from the measured latencies.
+    assert!(stdout.contains("latency stddev = "), "{stdout}");
+    let progress = progress_lines(&stderr, false);
+    assert_eq!(progress.len(), 2, "{stderr}");
+    assert_eq!(progress[0].0, 1.0, "{stderr}");
+    // The summary's tps is the window's; the progress lines' mean is near it.
+    let mean = progress.iter().map(|p| p.1).sum::<f64>() / progress.len() as f64;
+    assert!((mean - s.tps).abs() <= 0.15 * s.tps, "{mean} vs {}", s.tps);
+    assert!(
+        stdout.contains("statement latencies in milliseconds and failures:\n"),
+        "{stdout}"
+    );
+    let cmds = per_command(&stdout, false);
+    let names: Vec<&str> = cmds.iter().map(|c| c.2.as_str()).collect();
+    assert_eq!(names.len(), 11, "{stdout}");
+    assert_eq!(names[0], r"\set aid random(1, 100000 * :scale)");
+    assert_eq!(
+        names[8],
+        "UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;"
+    );
+    assert!(
+        cmds.iter()
+            .filter(|c| !c.2.starts_with('\\'))
+            .all(|c| c.0 > 0.0),
+        "{stdout}"
+    );
+    // isobench's own reader of pgbench summaries reads the same figures.
+    let f = isobench::pgbench_cli::parse_summary(&stdout).unwrap();
+    assert_eq!(f.throughput, s.tps);
+    assert_eq!(f.count, s.processed);
+    assert_eq!(f.latency_mean_ms, Some(s.latency_ms));
+    assert_eq!(f.failed, Some(0));
+    assert_eq!(f.duration_s, Some(2.0));
+    // The results directory, named on stderr, holds the same run.
+    assert_eq!(results_dir(&stderr), dir);
+    let json = read_json(&dir);
+    let runs = json["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["committed"].as_u64(), Some(s.processed));
+    assert_eq!(runs[0]["cell"]["isolation"], "read-committed");
+    assert!(dir.join("report.md").exists());
+}
+
+/// -S with PGOPTIONS choosing SERIALIZABLE, --max-tries and
+/// --failures-detailed: the retry lines, the level in the results.
+#[test]
+fn select_only_serializable_from_pgoptions_with_retries() {
+    let (_keep, dir) = out_dir("pgbench-select");
+    let out = isobench()
+        .env("PGOPTIONS", "-c default_transaction_isolation=serializable")
+        .args([
+            "pgbench",
+            "-S",
+            "-c",
+            "2",
+            "-T",
+            "1",
+            "--max-tries=3",
+            "--failures-detailed",
+            "-P",
+            "1",
+            "-o",
+            dir.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("transaction type: <builtin: select only>\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("maximum number of tries: 3\n"), "{stdout}");
+    for line in [
+        "number of serialization failures: 0 (0.000%)",
+        "number of deadlock failures: 0 (0.000%)",
+        "number of transactions retried: 0 (0.000%)",
+        "total number of retries: 0",
+    ] {
+        assert!(stdout.contains(&format!("{line}\n")), "{line}: {stdout}");
+    }
+    assert!(summary(&stdout).processed > 0);
+    assert_eq!(progress_lines(&stderr, true).len(), 1, "{stderr}");
+    let f = isobench::pgbench_cli::parse_summary(&stdout).unwrap();
+    assert_eq!(
+        (f.serialization_failures, f.retried, f.retries),
+        (Some(0), Some(0), Some(0))
+    );
+    let json = read_json(&dir);
+    assert_eq!(json["runs"][0]["cell"]["isolation"], "serializable");
+    assert_eq!(json["config"]["retry"]["max_tries"], 3);
+}
+
+/// A server started through the library: a named server to isobench.
+fn library_server(dir: &std::path::Path) -> ManagedServer {
+    std::fs::create_dir_all(dir).unwrap();
+    ManagedServer::start(&ManagedOptions {
+        bin_dir: target::find_bin_dir(None).expect("PostgreSQL binaries"),
+        settings: vec![],
+        log_path: dir.join("named-server.log"),
+        os_user: "postgres".into(),
+    })
+    .expect("server starts")
+}
+
+/// On a named server: -i loads pgbench's tables as pgbench -i does; a
+/// built-in script reads the scale from pgbench_branches, a custom script
+/// gets `:scale` = 1 without -s (pgbench's rule) and -s with it.
+#[test]
+fn named_server_initialize_builtin_scale_and_custom_script_scale() {
+    let (_keep, dir) = out_dir("pgbench-named");
+    let server = library_server(&dir);
+    let host = server.socket_dir().display().to_string();
+    let port = server.port().to_string();
+    let conn = [
+        "-h",
+        host.as_str(),
+        "-p",
+        port.as_str(),
+        "-U",
+        target::SUPERUSER,
+        "postgres",
+    ];
+    let mut args = vec!["pgbench", "-i", "-s", "2"];
+    args.extend(conn);
+    let (out, stdout, stderr) = run(&args);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    for line in [
+        "dropping old tables...",
+        "creating tables...",
+        "200000 of 200000 tuples (100%) done",
+        "vacuuming...",
+        "creating primary keys...",
+        "done in ",
+    ] {
+        assert!(stderr.contains(line), "{line}: {stderr}");
+    }
+    // A script that fails when :scale is not the expected value.
+    let script = dir.join("scale.sql");
+    std::fs::write(
+        &script,
+        "\\if :scale != :want\nSELECT 1/0;\n\\endif\nSELECT abalance FROM pgbench_accounts WHERE aid = 1;\n",
+    )
+    .unwrap();
+    let file = script.to_str().unwrap().to_string();
+    for (extra, want) in [
+        (vec!["-D", "want=1"], "1"),
+        (vec!["-s", "3", "-D", "want=3"], "3"),
+    ] {
+        let out_dir = dir.join(format!("custom-{want}"));
+        let mut args = vec![
+            "pgbench",
+            "-f",
+            file.as_str(),
+            "-T",
+            "1",
+            "-o",
+            out_dir.to_str().unwrap(),
+        ];
+        args.extend(extra.iter().copied());
+        args.extend(conn);
+        let (out, stdout, stderr) = run(&args);
+        assert!(out.status.success(), "{stdout}\n{stderr}");
+        let s = summary(&stdout);
+        assert!(
+            s.processed > 0 && s.failed == 0,
+            "scale {want}: {stdout}\n{stderr}"
+        );
+        assert!(
+            stdout.contains(&format!("scaling factor: {want}\n")),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains(&format!("transaction type: {file}\n")),
+            "{stdout}"
+        );
+    }
+    // Options after DBNAME, as pgbench allows; the scale is the table's.
+    let out_b = dir.join("builtin");
+    let mut args = vec!["pgbench"];
+    args.extend(conn);
+    args.extend([
+        "-b",
+        "select",
+        "-T",
+        "1",
+        "-s",
+        "5",
+        "-o",
+        out_b.to_str().unwrap(),
+    ]);
+    let (out, stdout, stderr) = run(&args);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("scaling factor: 2\n"), "{stdout}");
+    assert!(
+        stderr.contains(
+            "pgbench: warning: scale option ignored, using count from pgbench_branches table (2)"
+        ),
+        "{stderr}"
+    );
+    drop(server);
+}
+
+/// Options isobench cannot honour are refused by name, exit 1, before any
+/// server starts; so are options of the other mode, as pgbench does.
+#[test]
+fn unsupported_options_are_refused_by_name() {
+    for (args, name) in [
+        (vec!["-C"], "-C/--connect"),
+        (vec!["--connect"], "-C/--connect"),
+        (vec!["-t", "100"], "-t/--transactions"),
+        (vec!["-l"], "-l/--log"),
+        (vec!["--sampling-rate=0.1"], "--sampling-rate"),
+        (vec!["--aggregate-interval", "5"], "--aggregate-interval"),
+        (vec!["-i", "--partitions=4"], "--partitions"),
+        (vec!["-i", "--unlogged-tables"], "--unlogged-tables"),
+        (vec!["-i", "-F", "90"], "-F/--fillfactor"),
+        (vec!["-i", "-I", "dtv"], "-I/--init-steps"),
+        (vec!["-L", "5"], "-L/--latency-limit"),
+    ] {
+        let mut full = vec!["pgbench"];
+        full.extend(args.iter().copied());
+        let (out, stdout, stderr) = run(&full);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "option {name} is not supported by isobench pgbench"
+            )),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("unexpected argument"), "{stderr}");
+    }
+    let (out, _, stderr) = run(&["pgbench", "--foreign-keys", "-T", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr.contains("cannot be used in benchmarking mode"),
+        "{stderr}"
+    );
+    let (out, _, stderr) = run(&["pgbench", "-i", "-c", "4"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr.contains("cannot be used in initialization (-i) mode"),
+        "{stderr}"
+    );
+    let (out, _, stderr) = run(&["pgbench", "-c", "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr.contains("invalid number of clients: \"x\""),
+        "{stderr}"
+    );
+    let (out, stdout, _) = run(&["pgbench", "--show-script", "select"]);
+    assert!(out.status.success());
+    assert!(
+        stdout.contains("SELECT abalance FROM pgbench_accounts WHERE aid = :aid;"),
+        "{stdout}"
+    );
+}
