@@ -109,7 +109,7 @@ pub async fn run_observed(
     }
     if cfg.workloads.len() > 1 {
         let (cells, header, driver) = drivers::factored::prepare(&cfg)?;
-        return run_study(cfg, cancel, cells, header, driver).await;
+        return run_study(cfg, cancel, cells, header, driver, on_tick).await;
     }
     let name = plan::workload_spec(&cfg)?.name;
     match crate::workload::with_workload(
