@@ -18,8 +18,7 @@ use super::{SettingsError, StudyError};
 use crate::model::{
     Backoff, ExperimentConfig, ExternalLoad, FaultPlan, FaultSpec, Isolation, LoadFormat,
     ObserveLevel, OnError, Order, PgBuild, QueryMode, RetryPolicy, ScriptSet, ScriptsConfig,
-    ShardSpec,
-    TargetConfig,
+    ShardSpec, TargetConfig,
 };
 
 /// Where a setting came from, for errors about it.

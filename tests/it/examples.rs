@@ -41,11 +41,11 @@ fn every_example_study_runs_as_shipped_at_a_tiny_size() {
     assert!(seeds >= 5, "one study per seed (000-004), found {seeds}");
     for file in &files {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
-        if let Some((_, tool)) = NEEDS_TOOLS.iter().find(|(f, _)| *f == name) {
-            if !on_path(tool) {
-                eprintln!("skipping {name}: needs {tool}");
-                continue;
-            }
+        if let Some((_, tool)) = NEEDS_TOOLS.iter().find(|(f, _)| *f == name)
+            && !on_path(tool)
+        {
+            eprintln!("skipping {name}: needs {tool}");
+            continue;
         }
         let (_keep, dir) = out_dir("example");
         let (out, _stdout, stderr) = run(&[
