@@ -115,7 +115,8 @@ fn unix_s(rfc3339: &str) -> f64 {
 /// the study's (2 + 2 + 1 of 5), the same runs in the same order, windows
 /// opening within a few ms of each other by the server's clock, the
 /// invariants checked once (by shard 0, with every shard's counts: TPC-B's
-/// history must match all commits), nothing left on the server.
+/// history must match all commits), nothing left on the server; `isobench
+/// merge` of the three directories sums each run's commits and attempts.
 #[test]
 fn three_shards_split_the_clients_and_start_together() {
     let (_keep, dir) = out_dir("shards");
@@ -173,6 +174,30 @@ fn three_shards_split_the_clients_and_start_together() {
         assert!(inv.iter().all(|i| i["ok"] == true), "{inv:?}");
         assert!(runs[1]["invariants"].as_array().unwrap().is_empty());
         assert!(runs[2]["invariants"].as_array().unwrap().is_empty());
+    }
+    // The shards merged: one study's results, commits and attempts summed
+    // per run, the merged latency histogram holding every shard's commits.
+    let merged = dir.join("merged");
+    let mut args = vec!["merge".to_string()];
+    args.extend(outs.iter().map(|o| o.to_str().unwrap().to_string()));
+    args.extend(["--out".to_string(), merged.to_str().unwrap().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (out, _stdout, stderr) = run(&args);
+    assert!(out.status.success(), "merge: {stderr}");
+    let m = read_json(&merged);
+    assert!(m["config"].get("shard").is_none_or(|s| s.is_null()));
+    for run in 0..2 {
+        for key in ["committed", "attempts"] {
+            let sum: u64 = results
+                .iter()
+                .map(|r| r["runs"][run][key].as_u64().unwrap())
+                .sum();
+            assert_eq!(
+                m["runs"][run][key].as_u64().unwrap(),
+                sum,
+                "run {run} {key}"
+            );
+        }
     }
     let (dbs, schema) = leftovers(&server);
     assert!(dbs.is_empty(), "left databases: {dbs:?}");
