@@ -785,6 +785,40 @@ fn failures(failed: &BTreeMap<String, u64>) -> (u64, u64, u64) {
     (failed.values().sum(), get("40001"), get("40P01"))
 }
 
+/// pgbench's failure lines (`number of failed transactions: N (x%)`, and
+/// by kind with `--failures-detailed`), each after `prefix` (`" - "` in a
+/// script's block); the percentages are of `total` (0 when it is 0).
+fn push_failures(
+    o: &mut String,
+    prefix: &str,
+    counts: (u64, u64, u64),
+    total: u64,
+    detailed: bool,
+) {
+    let pct = |n: u64| {
+        if total > 0 {
+            100.0 * n as f64 / total as f64
+        } else {
+            0.0
+        }
+    };
+    let (failed, ser, dead) = counts;
+    o.push_str(&format!(
+        "{prefix}number of failed transactions: {failed} ({:.3}%)\n",
+        pct(failed)
+    ));
+    if detailed {
+        o.push_str(&format!(
+            "{prefix}number of serialization failures: {ser} ({:.3}%)\n",
+            pct(ser)
+        ));
+        o.push_str(&format!(
+            "{prefix}number of deadlock failures: {dead} ({:.3}%)\n",
+            pct(dead)
+        ));
+    }
+}
+
 /// pgbench 15's summary (`printResults`) of run `r`: `retried` is the
 /// number of transactions retried (from the ticks), `scale` the scale
 /// reported.
@@ -810,20 +844,13 @@ pub fn summary(inv: &Invocation, r: &RunRecord, scale: u32, retried: u64) -> Str
         "number of transactions actually processed: {}\n",
         r.committed
     ));
-    o.push_str(&format!(
-        "number of failed transactions: {failed} ({:.3}%)\n",
-        pct(failed, total_cnt)
-    ));
-    if inv.failures_detailed {
-        o.push_str(&format!(
-            "number of serialization failures: {ser} ({:.3}%)\n",
-            pct(ser, total_cnt)
-        ));
-        o.push_str(&format!(
-            "number of deadlock failures: {dead} ({:.3}%)\n",
-            pct(dead, total_cnt)
-        ));
-    }
+    push_failures(
+        &mut o,
+        "",
+        (failed, ser, dead),
+        total_cnt,
+        inv.failures_detailed,
+    );
     if inv.max_tries != 1 {
         o.push_str(&format!(
             "number of transactions retried: {retried} ({:.3}%)\n",
@@ -912,20 +939,13 @@ pub fn summary(inv: &Invocation, r: &RunRecord, scale: u32, retried: u64) -> Str
                     t.committed as f64 / r.duration_s.max(1e-9)
                 ));
                 if stotal > 0 {
-                    o.push_str(&format!(
-                        " - number of failed transactions: {sf} ({:.3}%)\n",
-                        pct(sf, stotal)
-                    ));
-                    if inv.failures_detailed {
-                        o.push_str(&format!(
-                            " - number of serialization failures: {sser} ({:.3}%)\n",
-                            pct(sser, stotal)
-                        ));
-                        o.push_str(&format!(
-                            " - number of deadlock failures: {sdead} ({:.3}%)\n",
-                            pct(sdead, stotal)
-                        ));
-                    }
+                    push_failures(
+                        &mut o,
+                        " - ",
+                        (sf, sser, sdead),
+                        stotal,
+                        inv.failures_detailed,
+                    );
                     if inv.max_tries != 1 {
                         // Per script, isobench counts retries but not the
                         // transactions retried (see the docs).
