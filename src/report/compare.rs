@@ -71,8 +71,11 @@ pub fn check(a: &Results, b: &Results) -> Result<(), String> {
 /// per-cell ratios) as a change in %; "p99 latency (ms, lower is better)":
 /// each side's p99 of its merged histograms, the change in %, and Welch's
 /// p and verdict over the runs' own p99 (one value per complete run), then
-/// the geometric means; the cells that only one side has. See the module
-/// docs for how cells are matched.
+/// the geometric means; the cells that only one side has. When a history
+/// check found lost commits on either side (the effective TPS is below the
+/// reported, issue #30), "Effective TPS" leads, compared the same way on
+/// [`CellSummary::headline_tps`], and "Reported TPS" follows it. See the
+/// module docs for how cells are matched.
 pub fn render(a: &Results, b: &Results, a_name: &str, b_name: &str) -> String {
     let m = Matcher::new(a, b);
     let ca = cells::aggregate(a);
@@ -115,7 +118,33 @@ pub fn render(a: &Results, b: &Results, a_name: &str, b_name: &str) -> String {
     if pairs.is_empty() {
         out.push_str("No cell in common.\n\n");
     } else {
-        tps_table(&mut out, &pairs);
+        if pairs
+            .iter()
+            .any(|(_, x, y)| x.effective_differs() || y.effective_differs())
+        {
+            tps_table(
+                &mut out,
+                &pairs,
+                "## Effective TPS (tx/s whose work is in the database, higher is better)\n\n\
+                 Some runs counted commits that left no work in the database (their history \
+                 check found lost commits); the cells are compared on the work that remained. \
+                 The reported TPS follows.\n\n",
+                CellSummary::headline_tps,
+            );
+            tps_table(
+                &mut out,
+                &pairs,
+                "## Reported TPS (tx/s as the clients counted commits)\n\n",
+                |c| c.tps.as_ref(),
+            );
+        } else {
+            tps_table(
+                &mut out,
+                &pairs,
+                "## TPS (tx/s, higher is better)\n\n",
+                |c| c.tps.as_ref(),
+            );
+        }
         p99_table(&mut out, &pairs);
         out.push_str(
             "A and B: mean over complete runs ± half-width of its 95 % confidence interval (Student t), \
@@ -402,8 +431,14 @@ fn geomean_row(pairs: &[(f64, f64)], fmt: fn(f64) -> String, cols: usize) -> Vec
     row
 }
 
-fn tps_table(out: &mut String, pairs: &[(&str, &CellSummary, &CellSummary)]) {
-    out.push_str("## TPS (tx/s, higher is better)\n\n");
+/// A table of `tps` (a cell's reported or effective TPS) under `title`.
+fn tps_table<'a>(
+    out: &mut String,
+    pairs: &[(&str, &'a CellSummary<'a>, &'a CellSummary<'a>)],
+    title: &str,
+    tps: fn(&'a CellSummary<'a>) -> Option<&'a Summary>,
+) {
+    out.push_str(title);
     let header = [
         "cell",
         "A (tx/s)",
@@ -416,22 +451,18 @@ fn tps_table(out: &mut String, pairs: &[(&str, &CellSummary, &CellSummary)]) {
     let mut rows: Vec<Vec<String>> = pairs
         .iter()
         .map(|(k, x, y)| {
-            let cmp = match (&x.tps, &y.tps) {
+            let cmp = match (tps(x), tps(y)) {
                 (Some(sx), Some(sy)) => Some(stats::compare(sy, sx, Better::Higher)),
                 _ => None,
             };
-            let mut row = vec![
-                k.to_string(),
-                tps_cell(x.tps.as_ref()),
-                tps_cell(y.tps.as_ref()),
-            ];
+            let mut row = vec![k.to_string(), tps_cell(tps(x)), tps_cell(tps(y))];
             row.extend(comparison_cells(cmp.as_ref(), true));
             row
         })
         .collect();
     let means: Vec<(f64, f64)> = pairs
         .iter()
-        .filter_map(|(_, x, y)| Some((x.tps?.mean, y.tps?.mean)))
+        .filter_map(|(_, x, y)| Some((tps(x)?.mean, tps(y)?.mean)))
         .collect();
     rows.push(geomean_row(&means, fmt_tps, header.len()));
     aligned_table(out, &header, &rows);
@@ -602,6 +633,37 @@ mod tests {
             })
             .find(|cells| cells[0] == first)
             .unwrap_or_else(|| panic!("{first} in {section}: {text}"))
+    }
+
+    /// Issue #30: A's ser function swallowed serialization failures (its
+    /// effective TPS is 20.4 % of the 150 tx/s it reported), B's is fixed
+    /// and commits the same 150 tx/s with its work in the database. On the
+    /// reported TPS the two look equal; the first table compares the work
+    /// that remained, and says B is ~4.9x A.
+    #[test]
+    fn compares_effective_tps_first_when_commits_were_lost() {
+        let a = fixture::swallowed_history();
+        let mut b = fixture::swallowed_history();
+        for run in &mut b.runs {
+            for inv in &mut run.invariants {
+                inv.lost_commits = Some(0);
+            }
+            run.effective_tps = Some(run.tps);
+        }
+        let text = render(&a, &b, "A-dir", "B-dir");
+        let (eff, rep) = ("## Effective TPS", "## Reported TPS");
+        assert!(text.find(eff).unwrap() < text.find(rep).unwrap(), "{text}");
+        assert!(!text.contains("## TPS"), "{text}");
+        let ser = "isolation=ser strategy=optimistic clients=4";
+        let kept = 5_550.0 / 27_150.0;
+        let e = row(&text, eff, ser);
+        assert_eq!(e[1], tps_cell(Some(&Summary::of(&[148.0 * kept, 152.0 * kept]).unwrap())));
+        assert_eq!(e[3], fmt_pct_change(100.0 * (1.0 / kept - 1.0)));
+        assert_eq!(e[6], "faster");
+        let r = row(&text, rep, ser);
+        assert_eq!(r[3..].join(" | "), "+0.0% | [-7.8%, +8.5%] | 1.000 | no significant difference");
+        // Without lost commits on either side there is one TPS table.
+        assert!(!render(&b, &b, "B", "B").contains(eff));
     }
 
     #[test]
