@@ -38,6 +38,9 @@ pub struct ScriptClient {
     steps: Vec<StepTime>,
     /// The transactions this client committed, per script.
     ledger: ScriptLedger,
+    /// The running attempt's variables: a copy of the owner's, in memory
+    /// kept from one attempt to the next.
+    scratch: Vars,
 }
 
 impl ScriptClient {
@@ -63,6 +66,7 @@ impl ScriptClient {
             prepared: Vec::new(),
             steps: Vec::new(),
             ledger: ScriptLedger::default(),
+            scratch: Vars::default(),
         }
     }
 }
@@ -188,19 +192,15 @@ impl WorkloadClient for ScriptClient {
         // state. The client keeps the variables of a committed attempt
         // only, but the random state of every attempt: the transaction
         // after a failed one draws new values, as in pgbench.
-        let mut vars = input
-            .owner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .vars
-            .clone();
+        let mut vars = std::mem::take(&mut self.scratch);
+        vars.clone_from(&input.owner.lock().unwrap_or_else(|e| e.into_inner()).vars);
         let mut prng = input.prng.clone();
         let result = self
             .run_commands(conn, input, &mut vars, &mut prng, &mut steps, &mut current)
             .await;
         let mut owner = input.owner.lock().unwrap_or_else(|e| e.into_inner());
         if result.is_ok() {
-            owner.vars = vars;
+            std::mem::swap(&mut owner.vars, &mut vars);
             self.ledger.commit(input.script);
         }
         owner.prng = prng;
@@ -213,6 +213,7 @@ impl WorkloadClient for ScriptClient {
             });
         }
         self.steps = steps;
+        self.scratch = vars;
         result
     }
 
@@ -517,7 +518,7 @@ fn store_rows(store: &Store, messages: &[SimpleMessage], vars: &mut Vars) -> Res
     let mut put = |prefix: &str, row: &SimpleRow| {
         for (k, col) in row.columns().iter().enumerate() {
             let v = match row.get(k) {
-                Some(t) => Var::Text(t.to_string()),
+                Some(t) => Var::Text(t.into()),
                 None => Var::Value(Value::Null),
             };
             vars.insert(format!("{prefix}{col}").into(), v);

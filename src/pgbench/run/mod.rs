@@ -44,14 +44,15 @@ pub use super::data::{Data, HistoryBase, InitSql, ScriptLedger};
 /// A variable's value: text (from `-D` or `\gset`) or an expression's.
 #[derive(Debug, Clone, PartialEq)]
 enum Var {
-    Text(String),
+    /// Shared, so that copying a transaction's variables allocates nothing.
+    Text(Arc<str>),
     Value(Value),
 }
 
 impl Var {
     fn text(&self) -> String {
         match self {
-            Var::Text(t) => t.clone(),
+            Var::Text(t) => t.to_string(),
             Var::Value(v) => v.to_string(),
         }
     }
@@ -65,10 +66,12 @@ impl Var {
     }
 }
 
-/// A client's variables by name. Names are shared (`Arc<str>`): a
-/// transaction's variables are copied at its start and again for every
-/// retry, and the copies then allocate no names.
-type Vars = HashMap<Arc<str>, Var>;
+/// A client's variables by name. Names and texts are shared (`Arc<str>`):
+/// a transaction's variables are copied at its start and again for every
+/// retry into a map the client reuses, and the copies then allocate
+/// nothing. Hashed with foldhash: the names are the script's, not an
+/// adversary's, and SipHash cost more than the copy itself.
+type Vars = HashMap<Arc<str>, Var, foldhash::fast::RandomState>;
 
 /// The seed of the values that a script's plans are explained with.
 const EXPLAIN_SEED: u64 = 0x005e_ed0f_9a1a;
@@ -390,7 +393,7 @@ impl Workload for ScriptWorkload {
     fn client(&self, client_id: u32, seed: u64) -> ScriptClient {
         let run_seed = seed.wrapping_sub(u64::from(client_id));
         let (client_seed, default_seed) = client_seeds(run_seed, self.clients, client_id);
-        let mut vars: Vars = HashMap::new();
+        let mut vars = Vars::default();
         let mut put = |k: &str, v: Value| {
             vars.insert(k.into(), Var::Value(v));
         };
@@ -399,7 +402,7 @@ impl Workload for ScriptWorkload {
         put("random_seed", Value::Int(run_seed as i64));
         put("default_seed", Value::Int(default_seed as i64));
         for (k, v) in &self.defines {
-            vars.insert(k.as_str().into(), Var::Text(v.clone()));
+            vars.insert(k.as_str().into(), Var::Text(v.as_str().into()));
         }
         ScriptClient::new(
             self.scripts.clone(),

@@ -18,7 +18,7 @@ fn branches_resolve_to_the_next_marker_and_the_endif() {
 
 #[test]
 fn substitution_keeps_undefined_variables() {
-    let mut v = Vars::new();
+    let mut v = Vars::default();
     v.insert("a".into(), Var::Value(Value::Int(-5)));
     v.insert("t".into(), Var::Text("x y".into()));
     assert_eq!(
