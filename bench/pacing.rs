@@ -88,6 +88,7 @@ fn main() {
             let isobench_run = || {
                 h.fresh_copy("tmpl", "run");
                 let params = EngineParams {
+                    first_client: 0,
                     clients,
                     isolation: Isolation::ReadCommitted,
                     retrier: Retrier::new(&RetryPolicy::default()).unwrap(),

@@ -215,6 +215,7 @@ fn main() {
                             h.exec("CHECKPOINT");
                         }
                         let params = EngineParams {
+                            first_client: 0,
                             clients,
                             isolation,
                             retrier: Retrier::new(&policy).unwrap(),

@@ -41,11 +41,17 @@ use retry::Retrier;
 #[derive(Debug, Clone)]
 pub struct EngineParams {
     pub clients: u32,
+    /// The id of this process's first client: 0, or in a sharded run the
+    /// clients (and pool sessions) of the shards before this one, so that
+    /// ids are unique across the shards (`ShardSpec::first_id`). Clients
+    /// are `first_client..first_client + clients`, pool sessions follow.
+    pub first_client: u32,
     pub isolation: Isolation,
     pub retrier: Retrier,
     pub warmup: Duration,
     pub duration: Duration,
-    /// Client `i` seeds its input generator with `seed + i`.
+    /// Client `i` (its id, [`Self::first_client`] counted) seeds its input
+    /// generator with `seed + i`.
     pub seed: u64,
     /// OS threads driving the clients, each with its own single-threaded
     /// runtime (like pgbench -j); clamped to 1..=clients (and to the pool
@@ -348,9 +354,9 @@ pub async fn run_gated<W: Workload>(
 /// Members of each client thread.
 type PerThread<C> = Vec<Vec<worker::Member<C>>>;
 
-/// Per thread: its clients (ids `0..clients`) and its pool sessions (ids
-/// after the clients, one per connection), both dealt round-robin over the
-/// `threads`.
+/// Per thread: its clients (ids `first_client..first_client + clients`)
+/// and its pool sessions (ids after the clients, one per connection), both
+/// dealt round-robin over the `threads`.
 fn deal<W: Workload>(
     workload: &W,
     params: &EngineParams,
@@ -363,12 +369,13 @@ fn deal<W: Workload>(
         backoff_seed: backoff_seed(params.seed, id),
     };
     let mut members: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
-    for id in 0..params.clients {
-        members[id as usize % threads].push(member(id));
+    let first = params.first_client;
+    for k in 0..params.clients {
+        members[k as usize % threads].push(member(first + k));
     }
     let mut pooled: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
     for j in 0..pool {
-        pooled[j as usize % threads].push(member(params.clients + j));
+        pooled[j as usize % threads].push(member(first + params.clients + j));
     }
     (members, pooled)
 }

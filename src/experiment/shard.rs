@@ -55,7 +55,21 @@ CREATE TABLE IF NOT EXISTS isobench_coord.members (
     ended_at timestamptz,
     committed bigint,
     unknown_outcome bigint,
-    PRIMARY KEY (study, run, shard));";
+    ledger bytea,
+    PRIMARY KEY (study, run, shard));
+ALTER TABLE isobench_coord.members ADD COLUMN IF NOT EXISTS ledger bytea;";
+
+/// What the other shards sent when they ended a run ([`Coord::await_ended`]).
+pub struct Ended {
+    /// Their clients' lifetime counts, added up.
+    pub lifetime: Lifetime,
+    /// Their client ledgers as sent (the workload's ledger as JSON), by
+    /// shard index.
+    pub ledgers: Vec<(u32, Vec<u8>)>,
+    /// The shards that did not end in time, as text ("1, 3"); empty when
+    /// none.
+    pub missing: String,
+}
 
 /// The id of a study that every shard computes alike from what it plans
 /// (`key`: the planned runs, the seed, the durations): 16 hex digits of
@@ -371,20 +385,21 @@ impl Coord {
 
     /// This shard ended run `run`, with its clients' `lifetime` counts
     /// (shard 0 adds them up for the invariant checks).
-    pub async fn ended(&self, run: u32, lifetime: Lifetime) -> Result<()> {
+    pub async fn ended(&self, run: u32, lifetime: Lifetime, ledger: Option<&[u8]>) -> Result<()> {
         self.client
             .execute(
-                "INSERT INTO isobench_coord.members (study, run, shard, ended_at, committed, unknown_outcome)
-                 VALUES ($1, $2, $3, clock_timestamp(), $4, $5)
+                "INSERT INTO isobench_coord.members (study, run, shard, ended_at, committed, unknown_outcome, ledger)
+                 VALUES ($1, $2, $3, clock_timestamp(), $4, $5, $6)
                  ON CONFLICT (study, run, shard) DO UPDATE
                    SET ended_at = excluded.ended_at, committed = excluded.committed,
-                       unknown_outcome = excluded.unknown_outcome",
+                       unknown_outcome = excluded.unknown_outcome, ledger = excluded.ledger",
                 &[
                     &self.study,
                     &(run as i32),
                     &(self.spec.index as i32),
                     &(lifetime.committed as i64),
                     &(lifetime.unknown_outcome as i64),
+                    &ledger,
                 ],
             )
             .await
@@ -393,16 +408,17 @@ impl Coord {
     }
 
     /// Shard 0, after its own clients ended run `run`: waits (at most
-    /// `--shard-wait`) for every other shard to end it. Returns the other shards' lifetime counts added up
-    /// and the shards that did not end in time (as text, empty when
-    /// none).
-    pub async fn await_ended(&self, run: u32) -> Result<(Lifetime, String)> {
+    /// `--shard-wait`) for every other shard to end it. Returns what the
+    /// other shards that ended sent: their lifetime counts added up and
+    /// their client ledgers (as [`Coord::ended`] got them, by shard), and
+    /// the shards that did not end in time (as text, empty when none).
+    pub async fn await_ended(&self, run: u32) -> Result<Ended> {
         let began = Instant::now();
         loop {
             let rows = self
                 .client
                 .query(
-                    "SELECT shard, coalesce(committed, 0), coalesce(unknown_outcome, 0)
+                    "SELECT shard, coalesce(committed, 0), coalesce(unknown_outcome, 0), ledger
                        FROM isobench_coord.members
                       WHERE study = $1 AND run = $2 AND ended_at IS NOT NULL AND shard <> 0",
                     &[&self.study, &(run as i32)],
@@ -411,14 +427,22 @@ impl Coord {
                 .map_err(|e| anyhow!("waiting for run {run}'s shards to end: {}", pg(&e)))?;
             let ended: Vec<i32> = rows.iter().map(|r| r.get(0)).collect();
             if ended.len() + 1 >= self.spec.count as usize || began.elapsed() >= self.wait {
-                let mut sum = Lifetime::default();
+                let mut lifetime = Lifetime::default();
+                let mut ledgers = Vec::new();
                 for r in &rows {
-                    sum.committed += r.get::<_, i64>(1) as u64;
-                    sum.unknown_outcome += r.get::<_, i64>(2) as u64;
+                    lifetime.committed += r.get::<_, i64>(1) as u64;
+                    lifetime.unknown_outcome += r.get::<_, i64>(2) as u64;
+                    if let Some(l) = r.get::<_, Option<Vec<u8>>>(3) {
+                        ledgers.push((r.get::<_, i32>(0) as u32, l));
+                    }
                 }
                 let mut all = ended.clone();
                 all.push(0);
-                return Ok((sum, missing_shards(&all, self.spec.count)));
+                return Ok(Ended {
+                    lifetime,
+                    ledgers,
+                    missing: missing_shards(&all, self.spec.count),
+                });
             }
             tokio::time::sleep(POLL).await;
         }

@@ -502,6 +502,20 @@ impl ShardSpec {
         clients / self.count + u32::from(self.index < clients % self.count)
     }
 
+    /// The id of this shard's first client when each shard runs its share
+    /// of `clients` and, after them, `pool` pool sessions: the clients and
+    /// sessions of the shards before it. Without a pool the shards' clients
+    /// are numbered `0..clients` as in one process.
+    pub fn first_id(&self, clients: u32, pool: u32) -> u32 {
+        let before = ShardSpec {
+            index: 0,
+            count: self.count,
+        };
+        (0..self.index)
+            .map(|i| ShardSpec { index: i, ..before }.clients(clients) + pool)
+            .sum()
+    }
+
     /// This shard's share of an open-loop rate, tx/s: `rate / count`.
     pub fn rate(&self, rate: f64) -> f64 {
         rate / f64::from(self.count)
@@ -752,6 +766,20 @@ mod tests {
         );
         assert_eq!("ser".parse::<Isolation>(), Ok(Isolation::Serializable));
         assert!("bogus".parse::<Isolation>().unwrap_err().contains("bogus"));
+    }
+
+    /// 10 clients over 3 shards: 4, 3, 3, numbered 0-3, 4-6, 7-9 as one
+    /// process numbers them; with a pool of 2 each shard's sessions follow
+    /// its clients and the next shard starts after them.
+    #[test]
+    fn shard_shares_and_first_ids() {
+        let s = |i| ShardSpec::new(i, 3).unwrap();
+        let shares: Vec<u32> = (0..3).map(|i| s(i).clients(10)).collect();
+        assert_eq!(shares, [4, 3, 3]);
+        let firsts: Vec<u32> = (0..3).map(|i| s(i).first_id(10, 0)).collect();
+        assert_eq!(firsts, [0, 4, 7]);
+        let pooled: Vec<u32> = (0..3).map(|i| s(i).first_id(10, 2)).collect();
+        assert_eq!(pooled, [0, 6, 11]);
     }
 
     #[test]

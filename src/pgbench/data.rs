@@ -226,7 +226,7 @@ impl ScriptData {
 
 /// Committed transactions per script, over a client's whole life (warm-up
 /// and drain included), for the history check.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct ScriptLedger {
     /// Indexed by script.
     pub committed: Vec<u64>,

@@ -657,11 +657,17 @@ mod tests {
         let ser = "isolation=ser strategy=optimistic clients=4";
         let kept = 5_550.0 / 27_150.0;
         let e = row(&text, eff, ser);
-        assert_eq!(e[1], tps_cell(Some(&Summary::of(&[148.0 * kept, 152.0 * kept]).unwrap())));
+        assert_eq!(
+            e[1],
+            tps_cell(Some(&Summary::of(&[148.0 * kept, 152.0 * kept]).unwrap()))
+        );
         assert_eq!(e[3], fmt_pct_change(100.0 * (1.0 / kept - 1.0)));
         assert_eq!(e[6], "faster");
         let r = row(&text, rep, ser);
-        assert_eq!(r[3..].join(" | "), "+0.0% | [-7.8%, +8.5%] | 1.000 | no significant difference");
+        assert_eq!(
+            r[3..].join(" | "),
+            "+0.0% | [-7.8%, +8.5%] | 1.000 | no significant difference"
+        );
         // Without lost commits on either side there is one TPS table.
         assert!(!render(&b, &b, "B", "B").contains(eff));
     }

@@ -521,7 +521,7 @@ impl DocstoreClient {
 
 /// Dangling references that committed requests removed (replaced or
 /// deleted) during the run.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Dangling {
     pub count: u64,
     /// `child -> missing parent`.

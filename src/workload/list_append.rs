@@ -115,7 +115,7 @@ fn read_sql(table: u64, locking: bool) -> String {
 }
 
 /// The history of every attempt, merged over clients.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Recorded(pub History);
 
 impl Ledger for Recorded {

@@ -495,8 +495,12 @@ pub enum Outcome {
 
 /// What clients count for the invariant checks (money moved, anomalies
 /// seen): accumulated per client without synchronisation, merged once
-/// after the run.
-pub trait Ledger: Default + Send + 'static {
+/// after the run. Serializable, because in a sharded run every shard's
+/// ledger travels to shard 0 (as JSON through the coordination schema)
+/// to be merged before the checks.
+pub trait Ledger:
+    Default + Send + serde::Serialize + serde::de::DeserializeOwned + 'static
+{
     fn merge(&mut self, other: Self);
 
     /// Writes what the ledger recorded for run `run` under the results

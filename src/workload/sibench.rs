@@ -74,7 +74,7 @@ const QUERY_LOCKING: &str =
 const UPDATE: &str = "UPDATE sibench SET v = v + 1 WHERE k = $1";
 
 /// Committed (and possibly committed) updates.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Updates {
     pub committed: u64,
     pub unknown: u64,

@@ -135,7 +135,7 @@ impl Smallbank {
 }
 
 /// Money the clients moved, as whole units.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Money {
     /// Σ of committed changes to the bank's total (deposits, savings
     /// changes, minus check debits).

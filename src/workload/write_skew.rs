@@ -89,7 +89,7 @@ const OFF: &str = "UPDATE oncall SET on_call = false WHERE shift = $1 AND doctor
 const ON: &str = "UPDATE oncall SET on_call = true WHERE shift = $1 AND doctor = $2";
 
 /// Empty shifts that transactions observed.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Observed {
     pub count: u64,
     /// The first observation, e.g. `shift 3`.

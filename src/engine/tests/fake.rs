@@ -42,16 +42,18 @@ pub(super) struct Fake {
 }
 
 /// One attempt as the client saw it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(super) struct Tried {
     pub(super) client: u32,
     pub(super) n: u64,
     pub(super) try_no: u32,
-    /// When the attempt started (before BEGIN).
+    /// When the attempt started (before BEGIN); not carried over a
+    /// serialized ledger.
+    #[serde(skip, default = "Instant::now")]
     pub(super) at: Instant,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct FakeLedger {
     pub(super) tried: Vec<Tried>,
     pub(super) committed: u64,

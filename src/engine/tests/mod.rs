@@ -52,6 +52,7 @@ fn retrier(max_tries: u32, backoff: Backoff) -> Retrier {
 /// A closed-loop run of `clients` without warm-up, measured for 300 ms.
 fn params(clients: u32) -> EngineParams {
     EngineParams {
+        first_client: 0,
         clients,
         isolation: Isolation::Serializable,
         retrier: retrier(3, Backoff::None),

@@ -265,6 +265,9 @@ async fn one_run<W: Workload>(
     let clients = shard.map_or(run.cell.clients, |s| s.clients(run.cell.clients));
     let params = EngineParams {
         clients,
+        first_client: shard.map_or(0, |s| {
+            s.first_id(run.cell.clients, run.cell.pool_size.unwrap_or(0))
+        }),
         isolation: run.cell.isolation,
         retrier: retrier.clone(),
         warmup: cfg.warmup,
@@ -338,7 +341,7 @@ async fn one_run<W: Workload>(
         ),
         o => (None, o),
     };
-    let (outcome, ledger) = outcome?;
+    let (outcome, mut ledger) = outcome?;
     let barrier = barrier.into_inner().expect("not poisoned");
     if let Some(b) = &barrier {
         progress.note(&format!(
@@ -369,29 +372,33 @@ async fn one_run<W: Workload>(
         progress.note(m);
         errors.push(m.clone());
     } else if let Some(c) = coord {
-        c.ended(index, outcome.lifetime).await?;
+        // A client ledger holds what the checks need of every client:
+        // the other shards send theirs to shard 0 (a zero-sized ledger
+        // holds nothing: the lifetime counts are all the checks use).
+        type L<W> = <<W as Workload>::Client as crate::workload::WorkloadClient>::Ledger;
+        let sends_ledger = !lead && std::mem::size_of::<L<W>>() != 0;
+        let sent = if sends_ledger {
+            Some(serde_json::to_vec(&ledger).context("encoding the run's client ledger")?)
+        } else {
+            None
+        };
+        c.ended(index, outcome.lifetime, sent.as_deref()).await?;
         if lead {
-            let (others, missing) = c.await_ended(index).await?;
-            lifetime.committed += others.committed;
-            lifetime.unknown_outcome += others.unknown_outcome;
-            if !missing.is_empty() {
+            let others = c.await_ended(index).await?;
+            lifetime.committed += others.lifetime.committed;
+            lifetime.unknown_outcome += others.lifetime.unknown_outcome;
+            for (shard, bytes) in others.ledgers {
+                let l: L<W> = serde_json::from_slice(&bytes).with_context(|| {
+                    format!("decoding shard {shard}'s client ledger of run {index}")
+                })?;
+                ledger.merge(l);
+            }
+            if !others.missing.is_empty() {
                 partial_checks = Some(format!(
-                    "shard(s) {missing} did not end run {index} within --shard-wait: \
-                     invariant results are checked without their commits, shown but not counted as anomalies"
+                    "shard(s) {} did not end run {index} within --shard-wait: \
+                     invariant results are checked without their commits, shown but not counted as anomalies",
+                    others.missing
                 ));
-            } else if c.spec.count > 1
-                && std::mem::size_of::<<W::Client as crate::workload::WorkloadClient>::Ledger>()
-                    != 0
-            {
-                // A client ledger holds what the checks need of every
-                // client, and shard 0 has only its own clients' (a
-                // zero-sized ledger holds nothing: the lifetime counts,
-                // added up over the shards, are all the checks use).
-                partial_checks = Some(
-                    "sharded: the invariant checks that use client ledgers saw shard 0's clients only: \
-                     shown but not counted as anomalies"
-                        .into(),
-                );
             }
         }
     }
