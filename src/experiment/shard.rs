@@ -29,6 +29,15 @@ pub const SCHEMA: &str = "isobench_coord";
 /// How often a waiting shard polls the coordination tables.
 const POLL: Duration = Duration::from_millis(50);
 
+/// How often a waiting shard looks for shard 0's session.
+const LEAD_CHECK: Duration = Duration::from_secs(1);
+
+/// The advisory lock key shard 0 holds for study `study` (its 16 hex
+/// digits as a bigint; another key when they do not parse).
+fn lead_lock_key(study: &str) -> i64 {
+    u64::from_str_radix(study, 16).unwrap_or(0x15_0b_e4c4) as i64
+}
+
 /// How far ahead of the moment every shard registered the start instant
 /// is set, by the server's clock: room for every shard to see it (one
 /// poll) and sleep until it.
@@ -101,6 +110,9 @@ pub struct Coord {
     pub spec: ShardSpec,
     /// `--shard-wait`.
     wait: Duration,
+    /// When this shard last saw shard 0 alive (its advisory lock held, or
+    /// a run it started).
+    lead_seen: std::sync::Mutex<Option<Instant>>,
 }
 
 /// An error of a coordination query, as text.
@@ -134,6 +146,12 @@ impl Coord {
         target::own_session(&mut config, &format!("shard-{}", spec.index));
         let client = target::connect(&config).await?;
         if spec.index == 0 {
+            // Held for the session's life: the other shards see shard 0
+            // alive while it is (`await_prepared`).
+            client
+                .execute("SELECT pg_advisory_lock($1)", &[&lead_lock_key(&study)])
+                .await
+                .map_err(|e| anyhow!("taking shard 0's advisory lock: {}", pg(&e)))?;
             client.batch_execute(DDL).await.map_err(|e| {
                 anyhow!(
                     "creating the coordination schema {SCHEMA} in database {}: {} (shard 0 needs CREATE on it)",
@@ -156,6 +174,7 @@ impl Coord {
             study,
             spec,
             wait,
+            lead_seen: std::sync::Mutex::new(None),
         })
     }
 
@@ -182,18 +201,42 @@ impl Coord {
     }
 
     /// A non-zero shard: waits until shard 0 prepared run `run` (no time
-    /// limit: loading the data may take long; Ctrl-C ends it), or says to
-    /// skip it when it already started, ended or failed, or shard 0 is
-    /// past it. `None`: cancelled.
+    /// limit while shard 0 is alive: loading the data may take long;
+    /// Ctrl-C ends it), or says to skip it when it already started, ended
+    /// or failed, or shard 0 is past it. `None`: cancelled.
     ///
-    /// Errors: a coordination query failed (other than the tables not
-    /// existing yet).
+    /// Shard 0 holds an advisory lock on the study's id for as long as its
+    /// coordination session lives; once this shard has seen it held, the
+    /// lock missing for `--shard-wait` means shard 0 died and no
+    /// restarted shard 0 came back.
+    ///
+    /// Errors: shard 0 gone (as above); a coordination query failed (other
+    /// than the tables not existing yet).
     pub async fn await_prepared(
         &self,
         run: u32,
         cancel: &CancellationToken,
     ) -> Result<Option<Join>> {
+        let key = lead_lock_key(&self.study);
+        // Shard 0's session is looked for once a second.
+        let mut checked = Instant::now()
+            .checked_sub(LEAD_CHECK)
+            .unwrap_or_else(Instant::now);
         loop {
+            if checked.elapsed() >= LEAD_CHECK {
+                checked = Instant::now();
+                if self.lead_alive(key).await? {
+                    self.saw_lead();
+                } else if let Some(seen) = *self.lead_seen.lock().unwrap_or_else(|e| e.into_inner())
+                    && seen.elapsed() >= self.wait
+                {
+                    return Err(anyhow!(
+                        "shard 0 is gone: its coordination session ended {:.0} s ago and no shard 0 came back \
+                         within --shard-wait; this shard stops before run {run} (restart the study with every shard)",
+                        seen.elapsed().as_secs_f64()
+                    ));
+                }
+            }
             let rows = self
                 .client
                 .query(
@@ -229,6 +272,29 @@ impl Coord {
                 _ = cancel.cancelled() => return Ok(None),
             }
         }
+    }
+
+    /// Shard 0 is alive now.
+    fn saw_lead(&self) {
+        *self.lead_seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    }
+
+    /// Whether shard 0's session holds the study's advisory lock
+    /// (`pg_locks` shows a bigint key as classid = high and objid = low
+    /// 32 bits, objsubid 1).
+    async fn lead_alive(&self, key: i64) -> Result<bool> {
+        let (hi, lo) = ((key as u64 >> 32) as u32, key as u64 as u32);
+        let row = self
+            .client
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+                   AND classid::bigint = $1 AND objid::bigint = $2 AND objsubid = 1
+                   AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))",
+                &[&i64::from(hi), &i64::from(lo)],
+            )
+            .await
+            .map_err(|e| anyhow!("looking for shard 0's session: {}", pg(&e)))?;
+        Ok(row.get(0))
     }
 
     /// The start barrier of run `run`: registers this shard and waits for
@@ -321,6 +387,7 @@ impl Coord {
                             return Err(f);
                         }
                         if let Some(at) = row.get::<_, Option<f64>>(0) {
+                            self.saw_lead();
                             break at;
                         }
                     }

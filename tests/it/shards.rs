@@ -276,6 +276,63 @@ fn sharded_histories_are_merged_before_the_checks() {
     assert!(h0.len() > h1.len());
 }
 
+/// Sleeps until 0.5 s into run 1's measured window (1 s of warm-up after
+/// its start instant, read from the coordination table).
+fn into_run_1s_window(server: &ManagedServer) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let wait_s: f64 = rt.block_on(async {
+        let db = target::connect(&server.config("postgres")).await.unwrap();
+        for _ in 0..600 {
+            if let Ok(Some(row)) = db
+                .query_opt(
+                    "SELECT extract(epoch FROM start_at - clock_timestamp())::float8
+                       FROM isobench_coord.runs WHERE run = 1 AND start_at IS NOT NULL",
+                    &[],
+                )
+                .await
+            {
+                return row.get(0);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("run 1 never started");
+    });
+    std::thread::sleep(std::time::Duration::from_secs_f64(wait_s.max(0.0) + 1.5));
+}
+
+/// Shard 0 killed in run 1 of 3: shard 1 ends run 1, then, shard 0's
+/// session gone for --shard-wait, stops before run 2 with an error naming
+/// shard 0 (exit non-zero) instead of waiting for ever, and keeps run 1.
+#[test]
+fn a_shard_stops_when_shard_0_is_gone() {
+    let (_keep, dir) = out_dir("shards-lead-killed");
+    let server = library_server(&dir);
+    let dsn = socket_dsn(&server);
+    let mut args = study_args(&dsn, "3");
+    args.extend(["--shard-wait", "2s"]);
+    let (out0, out1) = (dir.join("s0"), dir.join("s1"));
+    let mut lead = spawn_shard(&args, "0/2", &out0, &[]);
+    let other = spawn_shard(&args, "1/2", &out1, &[]);
+    into_run_1s_window(&server);
+    lead.kill().unwrap();
+    lead.wait().unwrap();
+    let t = std::time::Instant::now();
+    let (code, stderr) = finish(other);
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("shard 0 is gone"), "{stderr}");
+    assert!(t.elapsed().as_secs_f64() < 20.0, "{:?}", t.elapsed());
+    let runs: Vec<u64> = read_json(&out1)["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(runs, vec![1], "run 1 kept; {stderr}");
+}
+
 /// A shard that never comes: shard 0 ends run 1 for all after
 /// `--shard-wait`, naming it; the late shard, started after that, skips
 /// run 1 and joins run 2, which both measure.
@@ -383,30 +440,7 @@ fn a_killed_shard_is_named_and_its_restart_joins_the_next_run() {
     let (out0, out1, out1b) = (dir.join("s0"), dir.join("s1"), dir.join("s1-again"));
     let lead = spawn_shard(&args, "0/2", &out0, &[]);
     let mut victim = spawn_shard(&args, "1/2", &out1, &[]);
-    // Run 1's start instant, from the coordination table.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let wait_s: f64 = rt.block_on(async {
-        let db = target::connect(&server.config("postgres")).await.unwrap();
-        for _ in 0..600 {
-            if let Ok(Some(row)) = db
-                .query_opt(
-                    "SELECT extract(epoch FROM start_at - clock_timestamp())::float8
-                       FROM isobench_coord.runs WHERE run = 1 AND start_at IS NOT NULL",
-                    &[],
-                )
-                .await
-            {
-                return row.get(0);
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        panic!("run 1 never started");
-    });
-    // 1 s of warm-up, then into the measured window.
-    std::thread::sleep(std::time::Duration::from_secs_f64(wait_s.max(0.0) + 1.5));
+    into_run_1s_window(&server);
     victim.kill().unwrap();
     victim.wait().unwrap();
     let again = spawn_shard(&args, "1/2", &out1b, &[]);
