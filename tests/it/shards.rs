@@ -321,7 +321,7 @@ fn a_shard_stops_when_shard_0_is_gone() {
     lead.wait().unwrap();
     let t = std::time::Instant::now();
     let (code, stderr) = finish(other);
-    assert_ne!(code, 0, "{stderr}");
+    assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("shard 0 is gone"), "{stderr}");
     assert!(t.elapsed().as_secs_f64() < 20.0, "{:?}", t.elapsed());
     let runs: Vec<u64> = read_json(&out1)["runs"]
