@@ -286,6 +286,7 @@ impl TargetArgs {
             pg_bin: None,
             settings: self.settings,
             server_user: self.server_user,
+            host_policy: Default::default(),
         }
     }
 }
@@ -864,6 +865,12 @@ mod tests {
             None,
         ),
         ("external", &["--external"], "external = true", None),
+        (
+            "host-policy",
+            &["--dsn", "postgres://a@b/c", "--host-policy", "first"],
+            "host_policy = \"first\"\ndsn = \"postgres://a@b/c\"",
+            Some(("spread", "\"spread\"")),
+        ),
         (
             "shard",
             &["--dsn", "postgres://a@b/c", "--shard", "1/3"],

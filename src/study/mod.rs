@@ -111,13 +111,14 @@ pub fn load(path: &Path) -> Result<ExperimentConfig, SettingsError> {
 
 /// The flags `--resume` takes: how to reach the server, and how to show
 /// what happens.
-const RESUME_FLAGS: [&str; 8] = [
+const RESUME_FLAGS: [&str; 9] = [
     "quiet",
     "fail_on_violation",
     "metrics_listen",
     "observe",
     "dsn",
     "external",
+    "host_policy",
     "server_user",
     "pg_bin",
 ];

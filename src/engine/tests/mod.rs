@@ -62,6 +62,7 @@ fn params(clients: u32) -> EngineParams {
         pool_size: None,
         rate: None,
         latency_limit: None,
+        host_policy: Default::default(),
     }
 }
 
