@@ -15,7 +15,9 @@
 //! points are aligned on the measured window's start (`window_start`, the
 //! server's clock when sharded) and summed. Server observations, invariants,
 //! plans, the environment and the load come from shard 0 (or the first
-//! directory). `histograms/run-N.hlog` interval logs are merged interval by
+//! directory). Per-host records (`runs[].hosts`, a DSN with several
+//! hosts) are summed by host name, histograms added.
+//! `histograms/run-N.hlog` interval logs are merged interval by
 //! interval (histograms of the same second and tag added) and written with
 //! the `hdrhistogram` crate's interval-log writer. The reports are then
 //! written as `isobench report` writes them.
@@ -576,8 +578,57 @@ pub fn merge_run(
         skipped: sum(|r| r.skipped),
         late: sum(|r| r.late),
         faults,
+        hosts: merge_hosts(runs, duration_s, first.index)?,
         ..first.clone()
     })
+}
+
+/// The per-host records of one run's `runs` (`runs[].hosts`, a DSN with
+/// several hosts) summed by host name, in first-seen order: connections,
+/// refusals, commits and failures added, latency histograms added and
+/// the percentiles recomputed, tps over `duration_s`. Run `index` names
+/// a bad histogram.
+///
+/// Errors: a latency histogram that cannot be decoded.
+fn merge_hosts(
+    runs: &[&RunRecord],
+    duration_s: f64,
+    index: u32,
+) -> Result<Vec<crate::model::HostRecord>, String> {
+    let mut names: Vec<&str> = Vec::new();
+    for r in runs {
+        for h in &r.hosts {
+            if !names.contains(&h.host.as_str()) {
+                names.push(&h.host);
+            }
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let same: Vec<&crate::model::HostRecord> = runs
+                .iter()
+                .flat_map(|r| r.hosts.iter().filter(|h| h.host == name))
+                .collect();
+            let h = add_histograms(
+                same.iter().map(|x| x.latency_histogram.as_str()),
+                &format!("run {index}, host {name}"),
+            )?;
+            let committed = same.iter().map(|x| x.committed).sum::<u64>();
+            let lat = LatencySummary::of(&h);
+            Ok(crate::model::HostRecord {
+                host: name.to_string(),
+                clients: same.iter().map(|x| x.clients).sum(),
+                refused: same.iter().map(|x| x.refused).sum(),
+                committed,
+                tps: ratio(committed as f64, duration_s),
+                p50_ms: lat.p50,
+                p99_ms: lat.p99,
+                failed: same.iter().map(|x| x.failed).sum(),
+                latency_histogram: encode_histogram(&h),
+            })
+        })
+        .collect()
 }
 
 /// One interval of an interval log: its start (whole seconds into the

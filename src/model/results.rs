@@ -510,6 +510,40 @@ pub struct RunRecord {
     /// `cell.clients`); absent when not sharded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard_clients: Option<u32>,
+    /// Per host of an external server's DSN with several hosts, in the
+    /// DSN's order (`--host-policy`); absent with one host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostRecord>,
+}
+
+/// What one host of a DSN with several did in a run's measured window
+/// (`--host-policy`, docs/src/reference/external-server.md). A
+/// transaction counts on the host of the connection that ran its last
+/// attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostRecord {
+    /// `name:port` for TCP, `directory:port` for a Unix-domain socket.
+    pub host: String,
+    /// Connections open to the host when the run started: the clients'
+    /// own, or with a pool (`pool_size`) the pool's.
+    pub clients: u32,
+    /// Connections that tried this host first and went to the next one,
+    /// since this one refused them.
+    #[serde(default)]
+    pub refused: u32,
+    /// Transactions committed on the host in the measured window.
+    pub committed: u64,
+    /// committed / the run's `duration_s`, tx/s.
+    pub tps: f64,
+    /// Latency of its committed transactions, ms (median, 99th
+    /// percentile).
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    /// Transactions that gave up on the host (any SQLSTATE).
+    pub failed: u64,
+    /// The same latencies as an HdrHistogram (µs; V2 + DEFLATE, base64),
+    /// so that `isobench merge` adds hosts exactly.
+    pub latency_histogram: String,
 }
 
 /// One run of an external load command.

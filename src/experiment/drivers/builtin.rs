@@ -717,8 +717,35 @@ fn record<W: Workload>(
         faults,
         window_start: around.window_start.take(),
         shard_clients: around.shard_clients,
+        hosts: host_records(&outcome.hosts, outcome.measured_s),
     };
     (record, script_error)
+}
+
+/// The per-host records of a run measured for `measured_s` s, from the
+/// engine's per-host outcomes (none with one host).
+fn host_records(hosts: &[engine::hosts::HostOutcome], measured_s: f64) -> Vec<crate::model::HostRecord> {
+    hosts
+        .iter()
+        .map(|h| {
+            let lat = crate::model::LatencySummary::of(&h.measured.latency_us);
+            crate::model::HostRecord {
+                host: h.label.clone(),
+                clients: h.clients,
+                refused: h.refused,
+                committed: h.measured.committed,
+                tps: if measured_s > 0.0 {
+                    h.measured.committed as f64 / measured_s
+                } else {
+                    0.0
+                },
+                p50_ms: lat.p50,
+                p99_ms: lat.p99,
+                failed: h.measured.failed,
+                latency_histogram: encode_histogram(&h.measured.latency_us),
+            }
+        })
+        .collect()
 }
 
 /// The anomalies of a run (none counted without every client's ledger)
