@@ -672,6 +672,40 @@ mod tests {
     }
 
     #[test]
+    fn per_host_tally_only_with_several_hosts() {
+        let key = ErrorKey {
+            code: *b"40001",
+            reason: None,
+            step: None,
+            statement: None,
+            at_commit: false,
+        };
+        let rec = Recorder::with_hosts(1, 2);
+        rec.commit_on(0, 0, 1000, 1, 0);
+        rec.commit_on(0, 1, 3000, 1, 0);
+        rec.commit_on(0, 1, 5000, 2, 10);
+        rec.fail_on(0, 0, *b"40P01", 1, 5);
+        rec.fail_at_on(0, 1, key, 3, 5);
+        let mut i = Interval::new(1);
+        rec.drain_into(&mut i);
+        assert_eq!(i.hosts.len(), 2);
+        assert_eq!((i.hosts[0].committed, i.hosts[0].failed), (1, 1));
+        assert_eq!((i.hosts[1].committed, i.hosts[1].failed), (2, 1));
+        assert_eq!(i.hosts[1].latency_us.len(), 2);
+        assert_eq!(i.hosts[0].latency_us.max(), 1000);
+        // The totals count every host's.
+        assert_eq!(i.total().committed, 3);
+        assert_eq!(i.total().failed.total(), 2);
+        // One host: nothing tallied per host.
+        let one = Recorder::with_hosts(1, 1);
+        one.commit_on(0, 0, 1000, 1, 0);
+        let mut j = Interval::new(1);
+        one.drain_into(&mut j);
+        assert!(j.hosts.is_empty());
+        assert_eq!(j.total().committed, 1);
+    }
+
+    #[test]
     fn failure_counts_by_code() {
         let mut f = FailureCounts::default();
         f.add(*b"40001", 2);

@@ -207,7 +207,7 @@ impl FromStr for ObserveLevel {
 /// How the clients of a run are spread over the hosts of a DSN with
 /// several (`host=h1,h2`, `postgresql://h1:5432,h2:5433/db`):
 /// `--host-policy`, study key `host_policy`
-/// (docs/src/reference/external-server.md). With one host every policy
+/// (docs/src/reference/clients-over-a-cluster.md). With one host every policy
 /// is the same.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -517,7 +517,7 @@ pub struct RunRecord {
 }
 
 /// What one host of a DSN with several did in a run's measured window
-/// (`--host-policy`, docs/src/reference/external-server.md). A
+/// (`--host-policy`, docs/src/reference/clients-over-a-cluster.md). A
 /// transaction counts on the host of the connection that ran its last
 /// attempt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -306,6 +306,22 @@ mod tests {
         }
     }
 
+    #[test]
+    fn host_policy_is_read_checked_and_needs_an_external_server() {
+        let c = parse_ok("dsn = \"host=a,b\"\nhost_policy = \"random\"\n");
+        assert_eq!(c.target.host_policy, crate::model::HostPolicy::Random);
+        let c = parse_ok("dsn = \"host=a,b\"\n");
+        assert_eq!(c.target.host_policy, crate::model::HostPolicy::RoundRobin);
+        let e = parse_err("dsn = \"host=a,b\"\nhost_policy = \"spread\"\n");
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.message.contains("round-robin, random or first"), "{e}");
+        // The managed server has one host of its own.
+        let e = parse_err("host_policy = \"first\"\n");
+        assert_eq!(e.line, 1, "{e}");
+        assert!(e.message.starts_with("host_policy: "), "{e}");
+        assert!(e.message.contains("--dsn"), "{e}");
+    }
+
     /// The example studies in examples/ stay valid study files, and the
     /// SSI plan study crosses enable_seqscan as a factor.
     #[test]
