@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ExternalLoad, HostCpu, InvariantResult, Isolation, LatencySummary, Lifetime, LoadFigures,
+    ExternalLoad, HostCpu, HostPolicy, InvariantResult, Isolation, LatencySummary, Lifetime, LoadFigures,
     LoadFormat, LoadReport, Order, RetryPolicy, RunFaults, ScriptsConfig, SecondPoint,
     ServerObservations, TargetConfig,
 };
@@ -139,6 +139,10 @@ pub struct StoredTarget {
     pub pg_bin_label: Option<String>,
     /// `--server-user`.
     pub server_user: String,
+    /// `--host-policy` of an external server; absent for the managed
+    /// server and in results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_policy: Option<HostPolicy>,
 }
 
 impl StoredTarget {
@@ -148,6 +152,7 @@ impl StoredTarget {
             pg_bin: t.pg_bin.as_ref().map(|b| b.dir.display().to_string()),
             pg_bin_label: t.pg_bin.as_ref().and_then(|b| b.name.clone()),
             server_user: t.server_user.clone(),
+            host_policy: (t.dsn.is_some() || t.external_from_env).then_some(t.host_policy),
         }
     }
 }

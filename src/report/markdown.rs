@@ -514,7 +514,7 @@ fn hosts(out: &mut String, m: &ReportModel) {
         return;
     }
     out.push_str("## Per host\n\n");
-    out.push_str(sections::HOST_NOTE);
+    out.push_str(&sections::host_note(m));
     out.push_str("\n\n");
     table(out, &t);
 }

@@ -212,6 +212,11 @@ fn resume_study(
     if !given.contains(&"server_user") {
         target.server_user = c.target_options.server_user.clone();
     }
+    if !given.contains(&"host_policy")
+        && let Some(p) = c.target_options.host_policy
+    {
+        target.host_policy = p;
+    }
     target.settings = c.settings.clone().into_iter().collect();
     let external_now = target.dsn.is_some() || target.external_from_env;
     if c.target_options.external && !external_now {

@@ -71,9 +71,10 @@ fn a_two_host_dsn_puts_half_of_the_clients_on_each_host() {
 
     let rr = dir.join("rr");
     let r = run_policy(&dsn, "round-robin", &rr);
-    let run = &r["runs"][0];
-    let hosts = run["hosts"].as_array().expect("runs[0].hosts");
+    let r0 = &r["runs"][0];
+    let hosts = r0["hosts"].as_array().expect("runs[0].hosts");
     assert_eq!(hosts.len(), 2, "{hosts:?}");
+    eprintln!("round-robin: committed {} of the run's {}", hosts.iter().map(|h| format!("{}: clients {} committed {} tps {} p99 {} ms", h["host"], h["clients"], h["committed"], h["tps"], h["p99_ms"])).collect::<Vec<_>>().join("; "), r0["committed"]);
     assert_eq!(hosts[0]["host"], socket.as_str());
     assert_eq!(hosts[1]["host"], tcp.as_str());
     for h in hosts {
@@ -83,9 +84,9 @@ fn a_two_host_dsn_puts_half_of_the_clients_on_each_host() {
         assert!(h["p99_ms"].as_f64().unwrap() > 0.0, "{h}");
     }
     let per_host: u64 = hosts.iter().map(|h| h["committed"].as_u64().unwrap()).sum();
-    assert_eq!(per_host, run["committed"].as_u64().unwrap());
+    assert_eq!(per_host, r0["committed"].as_u64().unwrap());
     let failed: u64 = hosts.iter().map(|h| h["failed"].as_u64().unwrap()).sum();
-    let run_failed: u64 = run["failed"]
+    let run_failed: u64 = r0["failed"]
         .as_object()
         .unwrap()
         .values()
@@ -95,6 +96,8 @@ fn a_two_host_dsn_puts_half_of_the_clients_on_each_host() {
     let md = std::fs::read_to_string(rr.join("report.md")).unwrap();
     let section = md.split("## Per host").nth(1).expect("a Per host section");
     assert!(section.contains(&format!("`{tcp}`")), "{section}");
+    assert!(section.contains("--host-policy round-robin"), "{section}");
+    assert_eq!(r["config"]["target_options"]["host_policy"], "round-robin");
     // `isobench report` (from the SQLite store) writes them again.
     std::fs::remove_file(rr.join("report.md")).unwrap();
     std::fs::remove_file(rr.join("results.json")).unwrap();

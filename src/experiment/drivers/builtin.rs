@@ -340,6 +340,13 @@ async fn one_run<W: Workload>(
         o => (None, o),
     };
     let (outcome, ledger) = outcome?;
+    for h in outcome.hosts.iter().filter(|h| h.refused > 0) {
+        // --host-policy: the connections went to the next host instead.
+        progress.note(&format!(
+            "run {index}: host {} refused {} connection(s) meant for it; they went to the next host in the DSN",
+            h.label, h.refused
+        ));
+    }
     let barrier = barrier.into_inner().expect("not poisoned");
     if let Some(b) = &barrier {
         progress.note(&format!(

@@ -100,7 +100,7 @@ pub(super) fn hosts(m: &ReportModel) -> Option<Section> {
         "hosts",
         "Per host",
         html! {
-            (note(html! { (sections::HOST_NOTE) }))
+            (note(html! { (sections::host_note(m)) }))
             (table_html(&t))
         },
     )

@@ -54,8 +54,17 @@ pub fn hosts(m: &ReportModel) -> Table {
     t
 }
 
-/// What the Per host section's table shows, for its note.
-pub const HOST_NOTE: &str = "Clients over a cluster: each run's connections (a client's own, or with a pool \
-     the pool's) spread over the DSN's hosts by --host-policy (round-robin, random or first); a transaction \
-     counts on the host of the connection that ran its last attempt. refused: connections that tried the \
-     host first and went to the next one, since this one refused them.";
+/// The Per host section's note: the study's host policy (when
+/// results.json records it) and what the table counts.
+pub fn host_note(m: &ReportModel) -> String {
+    let policy = m.results.config.target_options.host_policy.map_or_else(
+        || "by --host-policy".to_string(),
+        |p| format!("by --host-policy {}", p.name()),
+    );
+    format!(
+        "Clients over a cluster: each run's connections (a client's own, or with a pool the pool's) spread \
+         over the DSN's hosts {policy}; a transaction counts on the host of the connection that ran its last \
+         attempt. refused: connections that tried the host first and went to the next one, since this one \
+         refused them."
+    )
+}
