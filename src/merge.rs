@@ -1032,23 +1032,39 @@ mod tests {
         };
         let empty = encode_histogram(&new_histogram());
         // Shard a ran every commit on host x, shard b on host y and x.
-        a.hosts = vec![host("x:1", 2, 1_000, 7, &a.latency_histogram), host("y:2", 2, 0, 0, &empty)];
-        b.hosts = vec![host("y:2", 1, 100, 5, &b.latency_histogram), host("z:3", 1, 0, 0, &empty)];
+        a.hosts = vec![
+            host("x:1", 2, 1_000, 7, &a.latency_histogram),
+            host("y:2", 2, 0, 0, &empty),
+        ];
+        b.hosts = vec![
+            host("y:2", 1, 100, 5, &b.latency_histogram),
+            host("z:3", 1, 0, 0, &empty),
+        ];
         let m = merge_run(&[&a, &b], true, &[0, 0], &BTreeMap::new()).unwrap();
         let names: Vec<&str> = m.hosts.iter().map(|h| h.host.as_str()).collect();
         assert_eq!(names, ["x:1", "y:2", "z:3"]);
-        assert_eq!((m.hosts[0].clients, m.hosts[0].committed, m.hosts[0].failed), (2, 1_000, 7));
-        assert_eq!((m.hosts[1].clients, m.hosts[1].committed, m.hosts[1].failed), (3, 100, 5));
+        assert_eq!(
+            (m.hosts[0].clients, m.hosts[0].committed, m.hosts[0].failed),
+            (2, 1_000, 7)
+        );
+        assert_eq!(
+            (m.hosts[1].clients, m.hosts[1].committed, m.hosts[1].failed),
+            (3, 100, 5)
+        );
         assert_eq!(m.hosts[1].tps, 100.0 / a.duration_s);
         let y = decode_histogram(&m.hosts[1].latency_histogram).unwrap();
         assert_eq!(y.len(), 100);
         // Every host's histogram added is the run's.
         let mut sum = new_histogram();
         for h in &m.hosts {
-            sum.add(decode_histogram(&h.latency_histogram).unwrap()).unwrap();
+            sum.add(decode_histogram(&h.latency_histogram).unwrap())
+                .unwrap();
         }
         assert_eq!(sum.value_at_quantile(0.99), all.value_at_quantile(0.99));
-        assert_eq!(m.hosts.iter().map(|h| h.committed).sum::<u64>(), m.committed);
+        assert_eq!(
+            m.hosts.iter().map(|h| h.committed).sum::<u64>(),
+            m.committed
+        );
     }
 
     #[test]

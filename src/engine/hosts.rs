@@ -91,7 +91,11 @@ mod tests {
 
     #[test]
     fn one_host_is_host_0_whatever_the_policy() {
-        for p in [HostPolicy::RoundRobin, HostPolicy::Random, HostPolicy::First] {
+        for p in [
+            HostPolicy::RoundRobin,
+            HostPolicy::Random,
+            HostPolicy::First,
+        ] {
             assert_eq!(assign(p, 3, 1, 4), vec![0; 3]);
             assert_eq!(assign(p, 3, 0, 4), vec![0; 3]);
         }

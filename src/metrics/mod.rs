@@ -366,7 +366,8 @@ impl Interval {
         }
         self.waits.merge(&other.waits);
         if self.hosts.len() < other.hosts.len() {
-            self.hosts.resize_with(other.hosts.len(), HostStats::default);
+            self.hosts
+                .resize_with(other.hosts.len(), HostStats::default);
         }
         for (a, b) in self.hosts.iter_mut().zip(&other.hosts) {
             a.merge(b);
@@ -450,7 +451,14 @@ impl Recorder {
 
     /// [`Recorder::commit`] of a transaction whose last attempt ran on
     /// host `host` of the DSN (tallied per host when there are several).
-    pub fn commit_on(&self, ty: usize, host: usize, latency_us: u64, attempts: u32, wasted_us: u64) {
+    pub fn commit_on(
+        &self,
+        ty: usize,
+        host: usize,
+        latency_us: u64,
+        attempts: u32,
+        wasted_us: u64,
+    ) {
         self.on(ty, host, |s, l, h| {
             if let Some(h) = h {
                 h.committed += 1;

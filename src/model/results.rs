@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ExternalLoad, HostCpu, HostPolicy, InvariantResult, Isolation, LatencySummary, Lifetime, LoadFigures,
-    LoadFormat, LoadReport, Order, RetryPolicy, RunFaults, ScriptsConfig, SecondPoint,
+    ExternalLoad, HostCpu, HostPolicy, InvariantResult, Isolation, LatencySummary, Lifetime,
+    LoadFigures, LoadFormat, LoadReport, Order, RetryPolicy, RunFaults, ScriptsConfig, SecondPoint,
     ServerObservations, TargetConfig,
 };
 

@@ -839,17 +839,18 @@ mod tests {
         let mut r = fixture::results();
         let run = &mut r.runs[1];
         run.committed = 400;
-        let host = |host: &str, clients, refused, committed, tps, p99_ms| crate::model::HostRecord {
-            host: host.into(),
-            clients,
-            refused,
-            committed,
-            tps,
-            p50_ms: 1.5,
-            p99_ms,
-            failed: 2,
-            latency_histogram: String::new(),
-        };
+        let host =
+            |host: &str, clients, refused, committed, tps, p99_ms| crate::model::HostRecord {
+                host: host.into(),
+                clients,
+                refused,
+                committed,
+                tps,
+                p50_ms: 1.5,
+                p99_ms,
+                failed: 2,
+                latency_histogram: String::new(),
+            };
         run.hosts = vec![
             host("/var/run/postgresql:5432", 2, 0, 300, 30.0, 4.25),
             host("127.0.0.1:5432", 2, 1, 100, 10.0, 12.5),
@@ -871,12 +872,15 @@ mod tests {
         assert_eq!(rows.len(), 2, "{section}");
         // Host, clients, refused, committed, share of the run, tps, p50, p99, failed.
         assert!(
-            rows[0].ends_with("| `/var/run/postgresql:5432` | 2 | 0 | 300 | 75.0 | 30.0 | 1.500 | 4.250 | 2 |"),
+            rows[0].ends_with(
+                "| `/var/run/postgresql:5432` | 2 | 0 | 300 | 75.0 | 30.0 | 1.500 | 4.250 | 2 |"
+            ),
             "{}",
             rows[0]
         );
         assert!(
-            rows[1].ends_with("| `127.0.0.1:5432` | 2 | 1 | 100 | 25.0 | 10.0 | 1.500 | 12.50 | 2 |"),
+            rows[1]
+                .ends_with("| `127.0.0.1:5432` | 2 | 1 | 100 | 25.0 | 10.0 | 1.500 | 12.50 | 2 |"),
             "{}",
             rows[1]
         );

@@ -16,9 +16,9 @@ use serde::Deserialize;
 use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
-    Backoff, ExperimentConfig, ExternalLoad, FaultPlan, FaultSpec, Isolation, LoadFormat,
-    HostPolicy, ObserveLevel, OnError, Order, PgBuild, QueryMode, RetryPolicy, ScriptSet, ScriptsConfig,
-    ShardSpec, TargetConfig,
+    Backoff, ExperimentConfig, ExternalLoad, FaultPlan, FaultSpec, HostPolicy, Isolation,
+    LoadFormat, ObserveLevel, OnError, Order, PgBuild, QueryMode, RetryPolicy, ScriptSet,
+    ScriptsConfig, ShardSpec, TargetConfig,
 };
 
 /// Where a setting came from, for errors about it.

@@ -74,7 +74,18 @@ fn a_two_host_dsn_puts_half_of_the_clients_on_each_host() {
     let r0 = &r["runs"][0];
     let hosts = r0["hosts"].as_array().expect("runs[0].hosts");
     assert_eq!(hosts.len(), 2, "{hosts:?}");
-    eprintln!("round-robin: committed {} of the run's {}", hosts.iter().map(|h| format!("{}: clients {} committed {} tps {} p99 {} ms", h["host"], h["clients"], h["committed"], h["tps"], h["p99_ms"])).collect::<Vec<_>>().join("; "), r0["committed"]);
+    eprintln!(
+        "round-robin: committed {} of the run's {}",
+        hosts
+            .iter()
+            .map(|h| format!(
+                "{}: clients {} committed {} tps {} p99 {} ms",
+                h["host"], h["clients"], h["committed"], h["tps"], h["p99_ms"]
+            ))
+            .collect::<Vec<_>>()
+            .join("; "),
+        r0["committed"]
+    );
     assert_eq!(hosts[0]["host"], socket.as_str());
     assert_eq!(hosts[1]["host"], tcp.as_str());
     for h in hosts {
@@ -105,7 +116,10 @@ fn a_two_host_dsn_puts_half_of_the_clients_on_each_host() {
     assert!(o.status.success(), "{stderr}");
     let again = std::fs::read_to_string(rr.join("report.md")).unwrap();
     assert_eq!(
-        again.split("## Per host").nth(1).map(|s| s.split("\n## ").next()),
+        again
+            .split("## Per host")
+            .nth(1)
+            .map(|s| s.split("\n## ").next()),
         Some(section.split("\n## ").next()),
         "the Per host section from the store"
     );
@@ -117,8 +131,7 @@ fn a_two_host_dsn_puts_half_of_the_clients_on_each_host() {
     assert_eq!(hosts[1]["clients"], 0, "{hosts:?}");
     assert_eq!(hosts[1]["committed"], 0, "{hosts:?}");
     assert_eq!(
-        hosts[0]["committed"],
-        first["runs"][0]["committed"],
+        hosts[0]["committed"], first["runs"][0]["committed"],
         "{hosts:?}"
     );
 

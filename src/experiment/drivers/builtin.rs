@@ -731,7 +731,10 @@ fn record<W: Workload>(
 
 /// The per-host records of a run measured for `measured_s` s, from the
 /// engine's per-host outcomes (none with one host).
-fn host_records(hosts: &[engine::hosts::HostOutcome], measured_s: f64) -> Vec<crate::model::HostRecord> {
+fn host_records(
+    hosts: &[engine::hosts::HostOutcome],
+    measured_s: f64,
+) -> Vec<crate::model::HostRecord> {
     hosts
         .iter()
         .map(|h| {

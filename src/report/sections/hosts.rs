@@ -29,7 +29,8 @@ pub fn hosts(m: &ReportModel) -> Table {
     ]);
     for run in m.results.runs.iter().filter(|r| r.hosts.len() > 1) {
         for h in &run.hosts {
-            let share = (run.committed > 0).then(|| 100.0 * h.committed as f64 / run.committed as f64);
+            let share =
+                (run.committed > 0).then(|| 100.0 * h.committed as f64 / run.committed as f64);
             let refused = Value::count(h.refused.into());
             t.row(vec![
                 Value::count(run.index.into()),
@@ -43,7 +44,10 @@ pub fn hosts(m: &ReportModel) -> Table {
                     refused
                 },
                 Value::count(h.committed),
-                Value::opt(share, share.map_or_else(|| super::NA.into(), |s| fmt_fixed(s, 1))),
+                Value::opt(
+                    share,
+                    share.map_or_else(|| super::NA.into(), |s| fmt_fixed(s, 1)),
+                ),
                 Value::num(h.tps, fmt_tps(h.tps)),
                 Value::num(h.p50_ms, fmt_ms(h.p50_ms)),
                 Value::num(h.p99_ms, fmt_ms(h.p99_ms)),
