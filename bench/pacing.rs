@@ -99,6 +99,7 @@ fn main() {
                     pool_size: None,
                     rate: Some(rate),
                     latency_limit: None,
+                    host_policy: Default::default(),
                 };
                 let o =
                     h.rt.block_on(async {

@@ -226,6 +226,7 @@ fn main() {
                             pool_size: None,
                             rate: None,
                             latency_limit: None,
+                            host_policy: Default::default(),
                         };
                         let s = sample(db);
                         let o = match &scripted {

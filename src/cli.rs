@@ -286,6 +286,7 @@ impl TargetArgs {
             pg_bin: None,
             settings: self.settings,
             server_user: self.server_user,
+            host_policy: Default::default(),
         }
     }
 }
@@ -864,6 +865,14 @@ mod tests {
             None,
         ),
         ("external", &["--external"], "external = true", None),
+        (
+            "host-policy",
+            &["--dsn", "postgres://a@b/c", "--host-policy", "first"],
+            "host_policy = \"first\"\ndsn = \"postgres://a@b/c\"",
+            // Needs a DSN, so two lines: a bad value is checked in
+            // study::settings' tests and tests/it/hosts.rs.
+            None,
+        ),
         (
             "shard",
             &["--dsn", "postgres://a@b/c", "--shard", "1/3"],

@@ -15,7 +15,9 @@
 //! points are aligned on the measured window's start (`window_start`, the
 //! server's clock when sharded) and summed. Server observations, invariants,
 //! plans, the environment and the load come from shard 0 (or the first
-//! directory). `histograms/run-N.hlog` interval logs are merged interval by
+//! directory). Per-host records (`runs[].hosts`, a DSN with several
+//! hosts) are summed by host name, histograms added.
+//! `histograms/run-N.hlog` interval logs are merged interval by
 //! interval (histograms of the same second and tag added) and written with
 //! the `hdrhistogram` crate's interval-log writer. The reports are then
 //! written as `isobench report` writes them.
@@ -576,8 +578,57 @@ pub fn merge_run(
         skipped: sum(|r| r.skipped),
         late: sum(|r| r.late),
         faults,
+        hosts: merge_hosts(runs, duration_s, first.index)?,
         ..first.clone()
     })
+}
+
+/// The per-host records of one run's `runs` (`runs[].hosts`, a DSN with
+/// several hosts) summed by host name, in first-seen order: connections,
+/// refusals, commits and failures added, latency histograms added and
+/// the percentiles recomputed, tps over `duration_s`. Run `index` names
+/// a bad histogram.
+///
+/// Errors: a latency histogram that cannot be decoded.
+fn merge_hosts(
+    runs: &[&RunRecord],
+    duration_s: f64,
+    index: u32,
+) -> Result<Vec<crate::model::HostRecord>, String> {
+    let mut names: Vec<&str> = Vec::new();
+    for r in runs {
+        for h in &r.hosts {
+            if !names.contains(&h.host.as_str()) {
+                names.push(&h.host);
+            }
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let same: Vec<&crate::model::HostRecord> = runs
+                .iter()
+                .flat_map(|r| r.hosts.iter().filter(|h| h.host == name))
+                .collect();
+            let h = add_histograms(
+                same.iter().map(|x| x.latency_histogram.as_str()),
+                &format!("run {index}, host {name}"),
+            )?;
+            let committed = same.iter().map(|x| x.committed).sum::<u64>();
+            let lat = LatencySummary::of(&h);
+            Ok(crate::model::HostRecord {
+                host: name.to_string(),
+                clients: same.iter().map(|x| x.clients).sum(),
+                refused: same.iter().map(|x| x.refused).sum(),
+                committed,
+                tps: ratio(committed as f64, duration_s),
+                p50_ms: lat.p50,
+                p99_ms: lat.p99,
+                failed: same.iter().map(|x| x.failed).sum(),
+                latency_histogram: encode_histogram(&h),
+            })
+        })
+        .collect()
 }
 
 /// One interval of an interval log: its start (whole seconds into the
@@ -963,6 +1014,57 @@ mod tests {
         let shards = merge_run(&[&a, &b], true, &[0, 0], &BTreeMap::new()).unwrap();
         let repeats = merge_run(&[&a, &b], false, &[0, 0], &BTreeMap::new()).unwrap();
         assert!((shards.wasted_time_pct - 2.0 * repeats.wasted_time_pct).abs() < 1e-9);
+    }
+
+    #[test]
+    fn hosts_are_summed_by_name_with_their_histograms_added() {
+        let (mut a, mut b, all) = two_runs();
+        let host = |name: &str, clients, committed, failed, hist: &str| crate::model::HostRecord {
+            host: name.into(),
+            clients,
+            refused: 0,
+            committed,
+            tps: 0.0,
+            p50_ms: 0.0,
+            p99_ms: 0.0,
+            failed,
+            latency_histogram: hist.into(),
+        };
+        let empty = encode_histogram(&new_histogram());
+        // Shard a ran every commit on host x, shard b on host y and x.
+        a.hosts = vec![
+            host("x:1", 2, 1_000, 7, &a.latency_histogram),
+            host("y:2", 2, 0, 0, &empty),
+        ];
+        b.hosts = vec![
+            host("y:2", 1, 100, 5, &b.latency_histogram),
+            host("z:3", 1, 0, 0, &empty),
+        ];
+        let m = merge_run(&[&a, &b], true, &[0, 0], &BTreeMap::new()).unwrap();
+        let names: Vec<&str> = m.hosts.iter().map(|h| h.host.as_str()).collect();
+        assert_eq!(names, ["x:1", "y:2", "z:3"]);
+        assert_eq!(
+            (m.hosts[0].clients, m.hosts[0].committed, m.hosts[0].failed),
+            (2, 1_000, 7)
+        );
+        assert_eq!(
+            (m.hosts[1].clients, m.hosts[1].committed, m.hosts[1].failed),
+            (3, 100, 5)
+        );
+        assert_eq!(m.hosts[1].tps, 100.0 / a.duration_s);
+        let y = decode_histogram(&m.hosts[1].latency_histogram).unwrap();
+        assert_eq!(y.len(), 100);
+        // Every host's histogram added is the run's.
+        let mut sum = new_histogram();
+        for h in &m.hosts {
+            sum.add(decode_histogram(&h.latency_histogram).unwrap())
+                .unwrap();
+        }
+        assert_eq!(sum.value_at_quantile(0.99), all.value_at_quantile(0.99));
+        assert_eq!(
+            m.hosts.iter().map(|h| h.committed).sum::<u64>(),
+            m.committed
+        );
     }
 
     #[test]

@@ -576,6 +576,9 @@ impl Invocation {
                 self.pgoptions_settings.clone()
             },
             server_user: "postgres".into(),
+            // As pgbench's libpq: every client to the first host that
+            // accepts (-h h1,h2 is failover, not spreading).
+            host_policy: crate::model::HostPolicy::First,
             ..TargetConfig::default()
         }
     }

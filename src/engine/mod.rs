@@ -10,6 +10,7 @@
 
 mod faults;
 pub mod hlog;
+pub mod hosts;
 mod pace;
 mod pass;
 pub mod retry;
@@ -65,6 +66,9 @@ pub struct EngineParams {
     /// Open loop: skip transactions later than this; count slower commits
     /// as late (pgbench `--latency-limit`).
     pub latency_limit: Option<Duration>,
+    /// How the connections spread over the DSN's hosts when it has
+    /// several ([`hosts::assign`]).
+    pub host_policy: crate::model::HostPolicy,
 }
 
 /// What the ticker reports once a second (for live progress).
@@ -135,6 +139,10 @@ pub struct EngineOutcome {
     /// first failure's message, with its location when the workload knows
     /// it (a pgbench script's `file:line`).
     pub first_failures: Vec<(String, String)>,
+    /// Per host of a DSN with several, in the DSN's order: its
+    /// connections and the measured window's transactions on it; empty
+    /// with one host.
+    pub hosts: Vec<hosts::HostOutcome>,
 }
 
 impl EngineOutcome {
@@ -155,6 +163,7 @@ impl EngineOutcome {
             faults: FaultEvents::default(),
             ledger_complete: true,
             first_failures: Vec::new(),
+            hosts: Vec::new(),
         }
     }
 }
@@ -269,10 +278,17 @@ pub async fn run_gated<W: Workload>(
         .clamp(1, params.clients.max(1) as usize)
         .min(pool.unwrap_or(usize::MAX));
     let types = workload.tx_types().len();
+    let labels = crate::wire::host_labels(db);
     let recorders: Vec<Arc<Recorder>> = (0..threads)
-        .map(|_| Arc::new(Recorder::new(types)))
+        .map(|_| Arc::new(Recorder::with_hosts(types, labels.len())))
         .collect();
-    let (members, pooled) = deal(workload, params, threads, pool.unwrap_or(0) as u32);
+    let (members, pooled) = deal(
+        workload,
+        params,
+        threads,
+        pool.unwrap_or(0) as u32,
+        labels.len(),
+    );
     let pacing = match params.rate {
         None => worker::Pacing::Closed,
         Some(rate) => worker::Pacing::Open {
@@ -300,12 +316,12 @@ pub async fn run_gated<W: Workload>(
     }
     drop(ready_tx);
     // On an early return, dropping go_tx sends every worker home.
-    if !all_ready(ready_rx, threads, cancel).await? {
+    let Some(placed) = all_ready(ready_rx, threads, cancel).await? else {
         return Ok((
             EngineOutcome::cancelled_before_start(types),
             Default::default(),
         ));
-    }
+    };
     if let Some(gate) = gate {
         tokio::select! {
             r = gate => r.map_err(EngineError::Gate)?,
@@ -331,6 +347,11 @@ pub async fn run_gated<W: Workload>(
         lifetime.committed += l.committed;
         lifetime.unknown_outcome += l.unknown_outcome;
     }
+    let per_host = if labels.len() > 1 {
+        hosts::outcomes(&labels, &placed, &w.measured.hosts)
+    } else {
+        Vec::new()
+    };
     Ok((
         EngineOutcome {
             measured: w.measured,
@@ -346,6 +367,7 @@ pub async fn run_gated<W: Workload>(
             faults: fault_log.events(w.start),
             ledger_complete: drained.ledger_complete,
             first_failures: first_failures(&recorders),
+            hosts: per_host,
         },
         drained.ledger,
     ))
@@ -356,47 +378,68 @@ type PerThread<C> = Vec<Vec<worker::Member<C>>>;
 
 /// Per thread: its clients (ids `first_client..first_client + clients`)
 /// and its pool sessions (ids after the clients, one per connection), both
-/// dealt round-robin over the `threads`.
+/// dealt round-robin over the `threads`. The connections (the clients',
+/// or with a pool the pool's) get their first host from [`hosts::assign`]
+/// over `hosts` hosts, counted by id, so that the shards of a sharded run
+/// go on round-robin where the one before stopped.
 fn deal<W: Workload>(
     workload: &W,
     params: &EngineParams,
     threads: usize,
     pool: u32,
+    hosts: usize,
 ) -> (PerThread<W::Client>, PerThread<W::Client>) {
-    let member = |id: u32| worker::Member {
+    let first = params.first_client;
+    // The first connection's id, and the connections.
+    let (from, connections) = if pool > 0 {
+        (first + params.clients, pool)
+    } else {
+        (first, params.clients)
+    };
+    let homes = hosts::assign(
+        params.host_policy,
+        (from + connections) as usize,
+        hosts,
+        params.seed,
+    )
+    .split_off(from as usize);
+    let member = |id: u32, home: usize| worker::Member {
         id,
         client: workload.client(id, params.seed.wrapping_add(u64::from(id))),
         backoff_seed: backoff_seed(params.seed, id),
+        home,
     };
     let mut members: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
-    let first = params.first_client;
     for k in 0..params.clients {
-        members[k as usize % threads].push(member(first + k));
+        let home = if pool > 0 { 0 } else { homes[k as usize] };
+        members[k as usize % threads].push(member(first + k, home));
     }
     let mut pooled: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
     for j in 0..pool {
-        pooled[j as usize % threads].push(member(first + params.clients + j));
+        pooled[j as usize % threads].push(member(first + params.clients + j, homes[j as usize]));
     }
     (members, pooled)
 }
 
 /// Waits until each of the `threads` workers reports its clients connected
-/// and prepared. Returns false when `cancel` fired first.
+/// and prepared. Returns, per connection, the host it tried first and the
+/// one it connected to; `None` when `cancel` fired first.
 ///
 /// Errors: a worker's connect or prepare error; a worker that ended without
 /// reporting.
 async fn all_ready(
-    mut ready: tokio::sync::mpsc::UnboundedReceiver<Result<(), EngineError>>,
+    mut ready: tokio::sync::mpsc::UnboundedReceiver<Result<Vec<(usize, usize)>, EngineError>>,
     threads: usize,
     cancel: &CancellationToken,
-) -> Result<bool, EngineError> {
+) -> Result<Option<Vec<(usize, usize)>>, EngineError> {
+    let mut placed = Vec::new();
     for _ in 0..threads {
         let r = tokio::select! {
             r = ready.recv() => r,
-            _ = cancel.cancelled() => return Ok(false),
+            _ = cancel.cancelled() => return Ok(None),
         };
         match r {
-            Some(Ok(())) => {}
+            Some(Ok(p)) => placed.extend(p),
             Some(Err(e)) => return Err(e),
             None => {
                 return Err(EngineError::Thread(
@@ -405,7 +448,7 @@ async fn all_ready(
             }
         }
     }
-    Ok(true)
+    Ok(Some(placed))
 }
 
 /// Failed transactions as pgbench groups them: serialization failures

@@ -27,6 +27,12 @@ pub(super) struct Session<C> {
     /// attempt (no I/O task of its own: see [`crate::wire`]).
     pub(super) conn: Conn,
     pub(super) tx: TxControl,
+    /// The DSN's host this session tries first (`--host-policy`), an
+    /// index into its hosts.
+    pub(super) home: usize,
+    /// The host its connection is open to: `home`, or the next that
+    /// accepted when `home` refused.
+    pub(super) host: usize,
 }
 
 /// A worker's share of the connection pool.
@@ -103,8 +109,9 @@ impl<C> Drop for Lease<'_, C> {
     }
 }
 
-/// Connects client `id`'s session, sets its isolation default, and
-/// prepares its statements.
+/// Connects client `id`'s session, to `db`'s host `home` or else the
+/// next that accepts, sets its isolation default, and prepares its
+/// statements.
 ///
 /// Errors: [`EngineError::Connect`], [`EngineError::Prepare`].
 pub(super) async fn setup<C: WorkloadClient>(
@@ -112,8 +119,9 @@ pub(super) async fn setup<C: WorkloadClient>(
     mut client: C,
     db: &Config,
     isolation: Isolation,
+    home: usize,
 ) -> Result<Session<C>, EngineError> {
-    let (conn, tx) = open(&mut client, db, isolation)
+    let (conn, tx, host) = open(&mut client, db, isolation, home)
         .await
         .map_err(|e| match e {
             OpenError::Connect(e) => EngineError::Connect(target::TargetError::Connect {
@@ -130,6 +138,8 @@ pub(super) async fn setup<C: WorkloadClient>(
         client,
         conn,
         tx,
+        home,
+        host,
     })
 }
 
@@ -139,15 +149,20 @@ enum OpenError {
     Prepare(wire::Error),
 }
 
-/// Opens a connection for `client`: connects, sets the isolation default
-/// and prepares the client's statements (again, after a reconnect).
-/// Returns the connection and its transaction control statements.
+/// Opens a connection for `client` (to `db`'s host `home`, else the next
+/// that accepts): connects, sets the isolation default and prepares the
+/// client's statements (again, after a reconnect). Returns the
+/// connection, its transaction control statements and the host it went
+/// to.
 async fn open<C: WorkloadClient>(
     client: &mut C,
     db: &Config,
     isolation: Isolation,
-) -> Result<(Conn, TxControl), OpenError> {
-    let mut conn = wire::connect(db).await.map_err(OpenError::Connect)?;
+    home: usize,
+) -> Result<(Conn, TxControl, usize), OpenError> {
+    let (mut conn, host) = wire::connect_from(db, home)
+        .await
+        .map_err(OpenError::Connect)?;
     let prepared = async {
         // The session default covers autocommit statements; transactions
         // also say their level in BEGIN.
@@ -162,10 +177,11 @@ async fn open<C: WorkloadClient>(
     }
     .await
     .map_err(OpenError::Prepare)?;
-    Ok((conn, prepared))
+    Ok((conn, prepared, host))
 }
 
-/// Opens `s`'s connection to `db` again after it was lost, trying until it
+/// Opens `s`'s connection to `db` again after it was lost (its home host
+/// first, as at the start), trying until it
 /// works or `stop` is set, with [`reconnect_delay`] between tries; logs
 /// the reconnect in `faults`. Returns `None` when the run stopped first.
 pub(super) async fn reconnect<C: WorkloadClient>(
@@ -181,9 +197,10 @@ pub(super) async fn reconnect<C: WorkloadClient>(
         if stop.load(Ordering::Relaxed) {
             return None;
         }
-        if let Ok((conn, tx)) = open(&mut s.client, db, isolation).await {
+        if let Ok((conn, tx, host)) = open(&mut s.client, db, isolation, s.home).await {
             s.conn = conn;
             s.tx = tx;
+            s.host = host;
             faults.reconnected();
             return Some(());
         }

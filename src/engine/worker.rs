@@ -40,6 +40,8 @@ pub(super) struct Member<C> {
     pub id: u32,
     pub client: C,
     pub backoff_seed: u64,
+    /// The DSN's host its connection tries first (`hosts::assign`).
+    pub home: usize,
 }
 
 /// How clients pace themselves.
@@ -67,8 +69,10 @@ pub(super) struct Common {
     pub stop: Arc<AtomicBool>,
     /// The worker's recorder, shared by its clients (one thread: uncontended).
     pub recorder: Arc<Recorder>,
-    /// Each worker sends one message: its clients are connected, or why not.
-    pub ready: mpsc::UnboundedSender<Result<(), EngineError>>,
+    /// Each worker sends one message: its clients are connected (with,
+    /// per connection, the host it tried first and the one it connected
+    /// to), or why not.
+    pub ready: mpsc::UnboundedSender<Result<Vec<(usize, usize)>, EngineError>>,
     /// Turns true when every worker is ready; dropped to call the run off.
     pub go: watch::Receiver<bool>,
     /// Every worker's connection losses and reconnects.
@@ -147,7 +151,8 @@ async fn run_worker<C: WorkloadClient>(
             return;
         }
     };
-    let _ = common.ready.send(Ok(()));
+    let placed = sessions.iter().map(|(s, _)| (s.home, s.host)).collect();
+    let _ = common.ready.send(Ok(placed));
     // Drop our sender: if another worker dies while connecting, the engine
     // then sees the channel close instead of waiting forever.
     drop(common.ready);
@@ -211,7 +216,7 @@ async fn connect_all<C: WorkloadClient>(
 ) -> Result<Vec<(Session<C>, u64)>, EngineError> {
     let setups = members.into_iter().map(|m| async move {
         let seed = m.backoff_seed;
-        setup(m.id, m.client, db, isolation)
+        setup(m.id, m.client, db, isolation, m.home)
             .await
             .map(|s| (s, seed))
     });
@@ -409,6 +414,8 @@ struct Attempted {
     /// The command that raised the error, for a workload that times its
     /// commands.
     failed_step: Option<usize>,
+    /// The DSN's host the session's connection was open to.
+    host: usize,
 }
 
 async fn run_attempt<C: WorkloadClient>(
@@ -444,6 +451,7 @@ async fn run_attempt<C: WorkloadClient>(
         closed: s.conn.is_closed(),
         ended: s.conn.end_code(),
         failed_step: None,
+        host: s.host,
     }
 }
 
@@ -607,7 +615,7 @@ async fn drive<C: WorkloadClient>(
                         Pacing::Closed => elapsed.saturating_sub(pool_wait),
                         Pacing::Open { .. } => elapsed,
                     };
-                    rec.commit(ty, latency.as_micros() as u64, tries, wasted_us);
+                    rec.commit_on(ty, a.host, latency.as_micros() as u64, tries, wasted_us);
                     ctx.faults.committed();
                     if limit.is_some_and(|l| latency > l) {
                         rec.late();
@@ -693,11 +701,11 @@ fn after_failure(
             return lost(code);
         }
         Verdict::ConnectionLost(code) => {
-            rec.fail(ty, code, tries, wasted_us);
+            rec.fail_on(ty, a.host, code, tries, wasted_us);
             return lost(code);
         }
         Verdict::Abort(message) => {
-            rec.fail(ty, SCRIPT_ERROR, tries, wasted_us);
+            rec.fail_on(ty, a.host, SCRIPT_ERROR, tries, wasted_us);
             return Next::Halt(Halt::Stop(StopReason::Script(message)));
         }
         Verdict::Retry(c) => (c, true),
@@ -723,7 +731,7 @@ fn after_failure(
         rec.error(ty, key);
         return Next::Retry;
     }
-    rec.fail_at(ty, key, tries, wasted_us);
+    rec.fail_at_on(ty, a.host, key, tries, wasted_us);
     if a.closed {
         // The server closed the connection after the error.
         return lost(a.ended.unwrap_or(CONNECTION_FAILURE));

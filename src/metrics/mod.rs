@@ -289,6 +289,45 @@ impl Waits {
     }
 }
 
+/// What the transactions run on one host of a DSN with several hosts
+/// did (`--host-policy`): counted by the host of the connection that ran
+/// the transaction's last attempt.
+#[derive(Debug, Clone)]
+pub struct HostStats {
+    /// Latency of committed transactions, first attempt start to commit, µs.
+    pub latency_us: Histogram<u64>,
+    pub committed: u64,
+    /// Transactions that gave up (any SQLSTATE).
+    pub failed: u64,
+}
+
+impl Default for HostStats {
+    fn default() -> Self {
+        HostStats {
+            latency_us: new_histogram(),
+            committed: 0,
+            failed: 0,
+        }
+    }
+}
+
+impl HostStats {
+    /// Adds `other` to `self` (histograms merge exactly).
+    pub fn merge(&mut self, other: &HostStats) {
+        self.latency_us
+            .add(&other.latency_us)
+            .expect("auto-resizing histogram");
+        self.committed += other.committed;
+        self.failed += other.failed;
+    }
+
+    fn reset(&mut self) {
+        self.latency_us.reset();
+        self.committed = 0;
+        self.failed = 0;
+    }
+}
+
 /// What clients did during one tick (or a whole run, once merged), per
 /// transaction type, and the waits around the transactions.
 #[derive(Debug, Clone)]
@@ -296,14 +335,28 @@ pub struct Interval {
     /// Indexed by transaction type.
     pub types: Vec<TxStats>,
     pub waits: Waits,
+    /// Indexed by host of the DSN, when it has more than one; empty with
+    /// one host (nothing is tallied per host then).
+    pub hosts: Vec<HostStats>,
 }
 
 impl Interval {
     /// An empty interval for `types` transaction types (at least 1).
     pub fn new(types: usize) -> Self {
+        Interval::with_hosts(types, 1)
+    }
+
+    /// An empty interval for `types` transaction types and, when `hosts`
+    /// is more than 1, a tally per host.
+    pub fn with_hosts(types: usize, hosts: usize) -> Self {
         Interval {
             types: (0..types.max(1)).map(|_| TxStats::default()).collect(),
             waits: Waits::default(),
+            hosts: if hosts > 1 {
+                (0..hosts).map(|_| HostStats::default()).collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -312,11 +365,19 @@ impl Interval {
             a.merge(b);
         }
         self.waits.merge(&other.waits);
+        if self.hosts.len() < other.hosts.len() {
+            self.hosts
+                .resize_with(other.hosts.len(), HostStats::default);
+        }
+        for (a, b) in self.hosts.iter_mut().zip(&other.hosts) {
+            a.merge(b);
+        }
     }
 
     pub fn reset(&mut self) {
         self.types.iter_mut().for_each(TxStats::reset);
         self.waits.reset();
+        self.hosts.iter_mut().for_each(HostStats::reset);
     }
 
     /// All types together.
@@ -344,25 +405,65 @@ pub struct Recorder(Mutex<RecorderInner>);
 
 impl Recorder {
     /// A recorder for `types` transaction types.
+    #[cfg(test)]
     pub fn new(types: usize) -> Self {
+        Recorder::with_hosts(types, 1)
+    }
+
+    /// A recorder for `types` transaction types that, when `hosts` is
+    /// more than 1, also tallies per host (see [`HostStats`]).
+    pub fn with_hosts(types: usize, hosts: usize) -> Self {
         Recorder(Mutex::new(RecorderInner {
-            interval: Interval::new(types),
+            interval: Interval::with_hosts(types, hosts),
             lifetime: Lifetime::default(),
             first_failures: Vec::new(),
         }))
     }
 
     fn with<R>(&self, ty: usize, f: impl FnOnce(&mut TxStats, &mut Lifetime) -> R) -> R {
+        self.on(ty, usize::MAX, |s, l, _| f(s, l))
+    }
+
+    /// [`Recorder::with`], and the tally of host `host` when the
+    /// recorder keeps one for it.
+    fn on<R>(
+        &self,
+        ty: usize,
+        host: usize,
+        f: impl FnOnce(&mut TxStats, &mut Lifetime, Option<&mut HostStats>) -> R,
+    ) -> R {
         let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let inner = &mut *g;
-        f(&mut inner.interval.types[ty], &mut inner.lifetime)
+        f(
+            &mut inner.interval.types[ty],
+            &mut inner.lifetime,
+            inner.interval.hosts.get_mut(host),
+        )
     }
 
     /// A transaction of type `ty` committed after `attempts` tries,
     /// `latency_us` after its first attempt started; `wasted_us` were spent
     /// in the failed tries.
+    #[cfg(test)]
     pub fn commit(&self, ty: usize, latency_us: u64, attempts: u32, wasted_us: u64) {
-        self.with(ty, |s, l| {
+        self.commit_on(ty, usize::MAX, latency_us, attempts, wasted_us)
+    }
+
+    /// [`Recorder::commit`] of a transaction whose last attempt ran on
+    /// host `host` of the DSN (tallied per host when there are several).
+    pub fn commit_on(
+        &self,
+        ty: usize,
+        host: usize,
+        latency_us: u64,
+        attempts: u32,
+        wasted_us: u64,
+    ) {
+        self.on(ty, host, |s, l, h| {
+            if let Some(h) = h {
+                h.committed += 1;
+                h.latency_us.saturating_record(latency_us.max(1));
+            }
             s.latency_us.saturating_record(latency_us.max(1));
             s.committed += 1;
             s.attempts += u64::from(attempts);
@@ -382,16 +483,33 @@ impl Recorder {
         })
     }
 
-    /// A transaction gave up with `code` after `attempts` tries.
-    pub fn fail(&self, ty: usize, code: SqlState, attempts: u32, wasted_us: u64) {
-        self.with(ty, |s, _| failed(s, code, attempts, wasted_us))
+    /// A transaction whose last attempt ran on host `host` (tallied per
+    /// host when there are several) gave up with `code` after `attempts`
+    /// tries.
+    pub fn fail_on(&self, ty: usize, host: usize, code: SqlState, attempts: u32, wasted_us: u64) {
+        self.on(ty, host, |s, _, h| {
+            if let Some(h) = h {
+                h.failed += 1;
+            }
+            failed(s, code, attempts, wasted_us)
+        })
     }
 
     /// A transaction gave up after `attempts` tries, the last failing with
-    /// the server error `key`: [`Recorder::fail`] and the error counted
+    /// the server error `key`: [`Recorder::fail_on`] and the error counted
     /// together (one tick holds both).
+    #[cfg(test)]
     pub fn fail_at(&self, ty: usize, key: ErrorKey, attempts: u32, wasted_us: u64) {
-        self.with(ty, |s, _| {
+        self.fail_at_on(ty, usize::MAX, key, attempts, wasted_us)
+    }
+
+    /// [`Recorder::fail_at`] of a transaction whose last attempt ran on
+    /// host `host` (tallied per host when there are several).
+    pub fn fail_at_on(&self, ty: usize, host: usize, key: ErrorKey, attempts: u32, wasted_us: u64) {
+        self.on(ty, host, |s, _, h| {
+            if let Some(h) = h {
+                h.failed += 1;
+            }
             failed(s, key.code, attempts, wasted_us);
             s.errors.add(
                 key,
@@ -559,6 +677,40 @@ mod tests {
             prop_assert_eq!(again.total().committed, 0);
             prop_assert_eq!(clients.iter().map(|c| c.lifetime().committed).sum::<u64>(), values.len() as u64);
         }
+    }
+
+    #[test]
+    fn per_host_tally_only_with_several_hosts() {
+        let key = ErrorKey {
+            code: *b"40001",
+            reason: None,
+            step: None,
+            statement: None,
+            at_commit: false,
+        };
+        let rec = Recorder::with_hosts(1, 2);
+        rec.commit_on(0, 0, 1000, 1, 0);
+        rec.commit_on(0, 1, 3000, 1, 0);
+        rec.commit_on(0, 1, 5000, 2, 10);
+        rec.fail_on(0, 0, *b"40P01", 1, 5);
+        rec.fail_at_on(0, 1, key, 3, 5);
+        let mut i = Interval::new(1);
+        rec.drain_into(&mut i);
+        assert_eq!(i.hosts.len(), 2);
+        assert_eq!((i.hosts[0].committed, i.hosts[0].failed), (1, 1));
+        assert_eq!((i.hosts[1].committed, i.hosts[1].failed), (2, 1));
+        assert_eq!(i.hosts[1].latency_us.len(), 2);
+        assert_eq!(i.hosts[0].latency_us.max(), 1000);
+        // The totals count every host's.
+        assert_eq!(i.total().committed, 3);
+        assert_eq!(i.total().failed.total(), 2);
+        // One host: nothing tallied per host.
+        let one = Recorder::with_hosts(1, 1);
+        one.commit_on(0, 0, 1000, 1, 0);
+        let mut j = Interval::new(1);
+        one.drain_into(&mut j);
+        assert!(j.hosts.is_empty());
+        assert_eq!(j.total().committed, 1);
     }
 
     #[test]

@@ -204,6 +204,51 @@ impl FromStr for ObserveLevel {
     }
 }
 
+/// How the clients of a run are spread over the hosts of a DSN with
+/// several (`host=h1,h2`, `postgresql://h1:5432,h2:5433/db`):
+/// `--host-policy`, study key `host_policy`
+/// (docs/src/reference/clients-over-a-cluster.md). With one host every policy
+/// is the same.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostPolicy {
+    /// Client (or pool connection) `i` connects to host `i mod H`, and to
+    /// the next hosts in turn if that one refuses.
+    #[default]
+    RoundRobin,
+    /// Each client's host drawn from the run's seeded generator (the same
+    /// hosts for the same seed), the next hosts in turn if it refuses.
+    Random,
+    /// libpq's order: every client connects to the first host that
+    /// accepts (failover, no spreading).
+    First,
+}
+
+impl HostPolicy {
+    /// The name `--host-policy` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostPolicy::RoundRobin => "round-robin",
+            HostPolicy::Random => "random",
+            HostPolicy::First => "first",
+        }
+    }
+}
+
+impl FromStr for HostPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "round-robin" | "roundrobin" | "rr" => Ok(HostPolicy::RoundRobin),
+            "random" => Ok(HostPolicy::Random),
+            "first" => Ok(HostPolicy::First),
+            other => Err(format!(
+                "unknown host policy '{other}' (use round-robin, random or first)"
+            )),
+        }
+    }
+}
+
 /// Parses durations like `10s`, `500ms`, `1m30s`, or a bare number of
 /// seconds. Negative or malformed values are errors.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -369,6 +414,9 @@ pub struct TargetConfig {
     pub settings: Vec<(String, String)>,
     /// OS user for the managed server when isobench runs as root.
     pub server_user: String,
+    /// How each run's clients are spread over the DSN's hosts
+    /// (`--host-policy`); only an external server can have several.
+    pub host_policy: HostPolicy,
 }
 
 /// One experiment: the factors, the repetitions, and how each run goes.

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ExternalLoad, HostCpu, InvariantResult, Isolation, LatencySummary, Lifetime, LoadFigures,
-    LoadFormat, LoadReport, Order, RetryPolicy, RunFaults, ScriptsConfig, SecondPoint,
+    ExternalLoad, HostCpu, HostPolicy, InvariantResult, Isolation, LatencySummary, Lifetime,
+    LoadFigures, LoadFormat, LoadReport, Order, RetryPolicy, RunFaults, ScriptsConfig, SecondPoint,
     ServerObservations, TargetConfig,
 };
 
@@ -139,6 +139,10 @@ pub struct StoredTarget {
     pub pg_bin_label: Option<String>,
     /// `--server-user`.
     pub server_user: String,
+    /// `--host-policy` of an external server; absent for the managed
+    /// server and in results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_policy: Option<HostPolicy>,
 }
 
 impl StoredTarget {
@@ -148,6 +152,7 @@ impl StoredTarget {
             pg_bin: t.pg_bin.as_ref().map(|b| b.dir.display().to_string()),
             pg_bin_label: t.pg_bin.as_ref().and_then(|b| b.name.clone()),
             server_user: t.server_user.clone(),
+            host_policy: (t.dsn.is_some() || t.external_from_env).then_some(t.host_policy),
         }
     }
 }
@@ -510,6 +515,40 @@ pub struct RunRecord {
     /// `cell.clients`); absent when not sharded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard_clients: Option<u32>,
+    /// Per host of an external server's DSN with several hosts, in the
+    /// DSN's order (`--host-policy`); absent with one host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostRecord>,
+}
+
+/// What one host of a DSN with several did in a run's measured window
+/// (`--host-policy`, docs/src/reference/clients-over-a-cluster.md). A
+/// transaction counts on the host of the connection that ran its last
+/// attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostRecord {
+    /// `name:port` for TCP, `directory:port` for a Unix-domain socket.
+    pub host: String,
+    /// Connections open to the host when the run started: the clients'
+    /// own, or with a pool (`pool_size`) the pool's.
+    pub clients: u32,
+    /// Connections that tried this host first and went to the next one,
+    /// since this one refused them.
+    #[serde(default)]
+    pub refused: u32,
+    /// Transactions committed on the host in the measured window.
+    pub committed: u64,
+    /// committed / the run's `duration_s`, tx/s.
+    pub tps: f64,
+    /// Latency of its committed transactions, ms (median, 99th
+    /// percentile).
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    /// Transactions that gave up on the host (any SQLSTATE).
+    pub failed: u64,
+    /// The same latencies as an HdrHistogram (µs; V2 + DEFLATE, base64),
+    /// so that `isobench merge` adds hosts exactly.
+    pub latency_histogram: String,
 }
 
 /// One run of an external load command.

@@ -262,6 +262,7 @@ fn run(
         faults: None,
         window_start: None,
         shard_clients: None,
+        hosts: Vec::new(),
     }
 }
 

@@ -28,7 +28,7 @@ mod server;
 
 use super::{scale_text, workload_text};
 use client::{commands, failures, latency, pool_and_lag, throughput, time_series, transactions};
-use details::{external_load, faults, invariants, plans, problems, runs};
+use details::{external_load, faults, hosts, invariants, plans, problems, runs};
 use header::{cell_details, header, headlines, summary};
 use server::{counters, siread_locks, wait_events};
 
@@ -77,6 +77,7 @@ pub fn render_model(m: &ReportModel) -> String {
         invariants(m),
         plans(m),
         faults(m),
+        hosts(m),
         runs(m),
         problems(m),
     ]
@@ -483,6 +484,30 @@ mod tests {
                 && counters.contains("--sample-interval"),
             "{counters}"
         );
+    }
+
+    #[test]
+    fn a_per_host_section_only_when_a_run_had_several_hosts() {
+        assert!(!render(&fixture::results()).contains("<section id=\"hosts\">"));
+        let mut r = fixture::results();
+        let host = |name: &str| crate::model::HostRecord {
+            host: name.into(),
+            clients: 2,
+            refused: 0,
+            committed: 50,
+            tps: 5.0,
+            p50_ms: 1.0,
+            p99_ms: 2.0,
+            failed: 0,
+            latency_histogram: String::new(),
+        };
+        r.runs[0].hosts = vec![host("/tmp/sock:5432"), host("127.0.0.1:5432")];
+        let html = render(&r);
+        assert_self_contained(&html);
+        let section = html.split("<section id=\"hosts\">").nth(1).unwrap();
+        let section = section.split("</section>").next().unwrap();
+        assert!(section.contains("Per host"), "{section}");
+        assert!(section.contains("/tmp/sock:5432") && section.contains("127.0.0.1:5432"));
     }
 
     #[test]

@@ -38,6 +38,7 @@ pub fn render_model(m: &ReportModel) -> String {
     plans(&mut out, m);
     invariants(&mut out, m);
     faults(&mut out, m);
+    hosts(&mut out, m);
     runs(&mut out, m);
     problems(&mut out, m);
     setup(&mut out, m);
@@ -506,6 +507,18 @@ fn faults(out: &mut String, m: &ReportModel) {
     table(out, &t);
 }
 
+/// Only when a run had more than one host (`--host-policy`).
+fn hosts(out: &mut String, m: &ReportModel) {
+    let t = sections::hosts(m);
+    if t.is_empty() {
+        return;
+    }
+    out.push_str("## Per host\n\n");
+    out.push_str(&sections::host_note(m));
+    out.push_str("\n\n");
+    table(out, &t);
+}
+
 fn runs(out: &mut String, m: &ReportModel) {
     out.push_str("## Runs\n\nIn execution order.");
     if !m.outlier_runs.is_empty() {
@@ -819,6 +832,59 @@ mod tests {
         let md = render(&r);
         assert!(summary_rows(&md).is_empty());
         assert!(md.contains("No transaction failed.") && md.contains("No plans recorded."));
+    }
+
+    /// Results whose second run spread its clients over two hosts.
+    fn two_hosts() -> crate::store::Results {
+        let mut r = fixture::results();
+        let run = &mut r.runs[1];
+        run.committed = 400;
+        let host =
+            |host: &str, clients, refused, committed, tps, p99_ms| crate::model::HostRecord {
+                host: host.into(),
+                clients,
+                refused,
+                committed,
+                tps,
+                p50_ms: 1.5,
+                p99_ms,
+                failed: 2,
+                latency_histogram: String::new(),
+            };
+        run.hosts = vec![
+            host("/var/run/postgresql:5432", 2, 0, 300, 30.0, 4.25),
+            host("127.0.0.1:5432", 2, 1, 100, 10.0, 12.5),
+        ];
+        r
+    }
+
+    #[test]
+    fn a_per_host_section_only_when_a_run_had_several_hosts() {
+        assert!(!render(&fixture::results()).contains("## Per host"));
+        let r = two_hosts();
+        let md = render(&r);
+        let section = md.split("## Per host").nth(1).unwrap();
+        let section = section.split("## Runs").next().unwrap();
+        let rows: Vec<&str> = section
+            .lines()
+            .filter(|l| l.starts_with(&format!("| {} ", r.runs[1].index)))
+            .collect();
+        assert_eq!(rows.len(), 2, "{section}");
+        // Host, clients, refused, committed, share of the run, tps, p50, p99, failed.
+        assert!(
+            rows[0].ends_with(
+                "| `/var/run/postgresql:5432` | 2 | 0 | 300 | 75.0 | 30.0 | 1.500 | 4.250 | 2 |"
+            ),
+            "{}",
+            rows[0]
+        );
+        assert!(
+            rows[1]
+                .ends_with("| `127.0.0.1:5432` | 2 | 1 | 100 | 25.0 | 10.0 | 1.500 | 12.50 | 2 |"),
+            "{}",
+            rows[1]
+        );
+        assert!(section.contains("--host-policy"), "{section}");
     }
 
     #[test]

@@ -111,13 +111,14 @@ pub fn load(path: &Path) -> Result<ExperimentConfig, SettingsError> {
 
 /// The flags `--resume` takes: how to reach the server, and how to show
 /// what happens.
-const RESUME_FLAGS: [&str; 8] = [
+const RESUME_FLAGS: [&str; 9] = [
     "quiet",
     "fail_on_violation",
     "metrics_listen",
     "observe",
     "dsn",
     "external",
+    "host_policy",
     "server_user",
     "pg_bin",
 ];
@@ -211,6 +212,11 @@ fn resume_study(
     if !given.contains(&"server_user") {
         target.server_user = c.target_options.server_user.clone();
     }
+    if !given.contains(&"host_policy")
+        && let Some(p) = c.target_options.host_policy
+    {
+        target.host_policy = p;
+    }
     target.settings = c.settings.clone().into_iter().collect();
     let external_now = target.dsn.is_some() || target.external_from_env;
     if c.target_options.external && !external_now {
@@ -303,6 +309,22 @@ mod tests {
             Err(SettingsError::File(e)) => e,
             other => panic!("{text:?}: not a file error: {other:?}"),
         }
+    }
+
+    #[test]
+    fn host_policy_is_read_checked_and_needs_an_external_server() {
+        let c = parse_ok("dsn = \"host=a,b\"\nhost_policy = \"random\"\n");
+        assert_eq!(c.target.host_policy, crate::model::HostPolicy::Random);
+        let c = parse_ok("dsn = \"host=a,b\"\n");
+        assert_eq!(c.target.host_policy, crate::model::HostPolicy::RoundRobin);
+        let e = parse_err("dsn = \"host=a,b\"\nhost_policy = \"spread\"\n");
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.message.contains("round-robin, random or first"), "{e}");
+        // The managed server has one host of its own.
+        let e = parse_err("host_policy = \"first\"\n");
+        assert_eq!(e.line, 1, "{e}");
+        assert!(e.message.starts_with("host_policy: "), "{e}");
+        assert!(e.message.contains("--dsn"), "{e}");
     }
 
     /// The example studies in examples/ stay valid study files, and the

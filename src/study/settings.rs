@@ -16,9 +16,9 @@ use serde::Deserialize;
 use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
-    Backoff, ExperimentConfig, ExternalLoad, FaultPlan, FaultSpec, Isolation, LoadFormat,
-    ObserveLevel, OnError, Order, PgBuild, QueryMode, RetryPolicy, ScriptSet, ScriptsConfig,
-    ShardSpec, TargetConfig,
+    Backoff, ExperimentConfig, ExternalLoad, FaultPlan, FaultSpec, HostPolicy, Isolation,
+    LoadFormat, ObserveLevel, OnError, Order, PgBuild, QueryMode, RetryPolicy, ScriptSet,
+    ScriptsConfig, ShardSpec, TargetConfig,
 };
 
 /// Where a setting came from, for errors about it.
@@ -168,6 +168,10 @@ pub struct Settings {
     #[arg(long, conflicts_with = "dsn", num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
     #[serde(default, deserialize_with = "one::<_, Bool>")]
     pub external: Option<bool>,
+    /// How each run's clients spread over the hosts of an external server's DSN with several (host=h1,h2): round-robin, random (seeded) or first (libpq's failover, all on the first that accepts) [default: round-robin].
+    #[arg(long, value_parser = Via::<HostPolicy>::parse)]
+    #[serde(default, deserialize_with = "one::<_, Via<HostPolicy>>")]
+    pub host_policy: Option<HostPolicy>,
     /// Managed server setting, repeatable: --set shared_buffers=256MB (in a file, the `[settings]` table; a list there is a factor).
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = setting)]
     #[serde(default, deserialize_with = "table_of_lists")]
@@ -362,6 +366,7 @@ every_key!(
     shard_wait,
     dsn,
     external,
+    host_policy,
     settings,
     server_user,
     pg_bin,
@@ -645,6 +650,13 @@ impl Settings {
             }
         }
         let shard = self.shard_spec()?;
+        if self.host_policy.is_some() && self.dsn.is_none() && self.external != Some(true) {
+            return Err(self.error(
+                "host_policy",
+                "spreads the clients over the hosts of an external server's DSN (--dsn 'host=h1,h2 ...', \
+                 or --external with PGHOST=h1,h2); the managed server has one host: give --dsn or drop it",
+            ));
+        }
         let s = self;
         Ok(ExperimentConfig {
             load: ExternalLoad {
@@ -714,6 +726,7 @@ impl Settings {
                 pg_bin: server_build,
                 settings: fixed,
                 server_user: s.server_user.unwrap_or_else(|| "postgres".into()),
+                host_policy: s.host_policy.unwrap_or_default(),
             },
             out: s.out,
             quiet: s.quiet.unwrap_or(false),

@@ -26,28 +26,34 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// server refused the login, or it asked for an authentication method
 /// isobench does not speak.
 pub async fn connect(config: &Config) -> Result<Conn, Error> {
+    connect_from(config, 0).await.map(|(conn, _)| conn)
+}
+
+/// [`connect`], trying `config`'s hosts from host `first` (an index into
+/// `get_hosts()`, taken modulo their number) on, wrapping around: host
+/// `first` if it accepts, else the next. Returns the connection and the
+/// index of the host that accepted it.
+///
+/// Errors: [`connect`]'s (the last host tried's error).
+pub async fn connect_from(config: &Config, first: usize) -> Result<(Conn, usize), Error> {
     let hosts = config.get_hosts();
     if hosts.is_empty() {
         return Err(Error::Protocol("no host to connect to".into()));
     }
-    let ports = config.get_ports();
     let timeout = config
         .get_connect_timeout()
         .copied()
         .unwrap_or(DEFAULT_TIMEOUT);
     let mut last = Error::Closed;
-    for (i, host) in hosts.iter().enumerate() {
-        let port = match ports {
-            [] => 5432,
-            [p] => *p,
-            ps => ps.get(i).copied().unwrap_or(5432),
-        };
+    for k in 0..hosts.len() {
+        let i = (first + k) % hosts.len();
+        let (host, port) = (&hosts[i], port_of(config, i));
         let attempt = async {
             let stream = open(host, port).await?;
             startup(stream, config).await
         };
         match tokio::time::timeout(timeout, attempt).await {
-            Ok(Ok(conn)) => return Ok(conn),
+            Ok(Ok(conn)) => return Ok((conn, i)),
             Ok(Err(e)) => last = e,
             Err(_) => {
                 last = Error::Io(std::io::Error::new(
@@ -58,6 +64,33 @@ pub async fn connect(config: &Config) -> Result<Conn, Error> {
         }
     }
     Err(last)
+}
+
+/// The port of host `i` of `config`: libpq's rule (none: 5432; one: every
+/// host's; else the `i`-th).
+fn port_of(config: &Config, i: usize) -> u16 {
+    match config.get_ports() {
+        [] => 5432,
+        [p] => *p,
+        ps => ps.get(i).copied().unwrap_or(5432),
+    }
+}
+
+/// `config`'s hosts as reports name them, in the DSN's order: `name:port`
+/// for TCP, `dir:port` for a Unix-domain socket's directory.
+pub fn host_labels(config: &Config) -> Vec<String> {
+    config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let name = match h {
+                Host::Tcp(name) => name.clone(),
+                Host::Unix(dir) => dir.display().to_string(),
+            };
+            format!("{name}:{}", port_of(config, i))
+        })
+        .collect()
 }
 
 async fn open(host: &Host, port: u16) -> Result<Stream, Error> {

@@ -39,7 +39,7 @@ use postgres_protocol::message::frontend;
 use postgres_types::{FromSql, Kind, ToSql, Type};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-pub use connect::connect;
+pub use connect::{connect, connect_from, host_labels};
 pub use error::{DbError, Error};
 
 use crate::model::SqlState;

@@ -14,6 +14,7 @@ mod external;
 mod external_load;
 mod factors;
 mod faults;
+mod hosts;
 mod interrupt;
 mod isolation_specs;
 mod list_append;

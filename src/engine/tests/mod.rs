@@ -63,6 +63,7 @@ fn params(clients: u32) -> EngineParams {
         pool_size: None,
         rate: None,
         latency_limit: None,
+        host_policy: Default::default(),
     }
 }
 
@@ -539,4 +540,29 @@ async fn open_loop_skips_transactions_beyond_the_latency_limit() {
     assert!(w.lag_us.len() >= w.skipped + t.committed);
     assert_eq!(r.ledger.tried.len() as u64, r.outcome.lifetime.committed);
     assert!(w.late <= t.committed);
+}
+
+/// A shard's clients are numbered after the shards before it
+/// (`first_client`) and round-robin over two hosts goes on from there:
+/// clients 3..6 of a 2-host DSN start at host 1; with a pool, the pool's
+/// sessions are numbered after the clients and they get the hosts.
+#[test]
+fn a_shards_clients_are_numbered_from_its_first_id_and_spread_on() {
+    let p = EngineParams {
+        first_client: 3,
+        threads: 2,
+        ..params(3)
+    };
+    let w = Fake { plan: commit_all };
+    let (members, pooled) = super::deal(&w, &p, 2, 0, 2);
+    let placed = |m: &[Vec<super::worker::Member<_>>]| -> Vec<(u32, usize)> {
+        let mut v: Vec<(u32, usize)> = m.iter().flatten().map(|m| (m.id, m.home)).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(placed(&members), [(3, 1), (4, 0), (5, 1)]);
+    assert!(pooled.iter().all(Vec::is_empty));
+    let (members, pooled) = super::deal(&w, &p, 2, 2, 2);
+    assert!(placed(&members).iter().all(|&(_, home)| home == 0));
+    assert_eq!(placed(&pooled), [(6, 0), (7, 1)]);
 }

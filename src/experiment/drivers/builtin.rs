@@ -279,6 +279,7 @@ async fn one_run<W: Workload>(
         pool_size: run.cell.pool_size,
         rate: run.cell.rate.map(|r| shard.map_or(r.0, |s| s.rate(r.0))),
         latency_limit: cfg.latency_limit,
+        host_policy: cfg.target.host_policy,
     };
     let log = ctx.dir.join(store::SERVER_LOG);
     let log_from = log_len(&log);
@@ -342,6 +343,13 @@ async fn one_run<W: Workload>(
         o => (None, o),
     };
     let (outcome, mut ledger) = outcome?;
+    for h in outcome.hosts.iter().filter(|h| h.refused > 0) {
+        // --host-policy: the connections went to the next host instead.
+        progress.note(&format!(
+            "run {index}: host {} refused {} connection(s) meant for it; they went to the next host in the DSN",
+            h.label, h.refused
+        ));
+    }
     let barrier = barrier.into_inner().expect("not poisoned");
     if let Some(b) = &barrier {
         progress.note(&format!(
@@ -723,8 +731,38 @@ fn record<W: Workload>(
         faults,
         window_start: around.window_start.take(),
         shard_clients: around.shard_clients,
+        hosts: host_records(&outcome.hosts, outcome.measured_s),
     };
     (record, script_error)
+}
+
+/// The per-host records of a run measured for `measured_s` s, from the
+/// engine's per-host outcomes (none with one host).
+fn host_records(
+    hosts: &[engine::hosts::HostOutcome],
+    measured_s: f64,
+) -> Vec<crate::model::HostRecord> {
+    hosts
+        .iter()
+        .map(|h| {
+            let lat = crate::model::LatencySummary::of(&h.measured.latency_us);
+            crate::model::HostRecord {
+                host: h.label.clone(),
+                clients: h.clients,
+                refused: h.refused,
+                committed: h.measured.committed,
+                tps: if measured_s > 0.0 {
+                    h.measured.committed as f64 / measured_s
+                } else {
+                    0.0
+                },
+                p50_ms: lat.p50,
+                p99_ms: lat.p99,
+                failed: h.measured.failed,
+                latency_histogram: encode_histogram(&h.measured.latency_us),
+            }
+        })
+        .collect()
 }
 
 /// The anomalies of a run (none counted without every client's ledger)

@@ -90,6 +90,22 @@ pub(super) fn faults(m: &ReportModel) -> Option<Section> {
     )
 }
 
+/// Only when a run had more than one host (`--host-policy`).
+pub(super) fn hosts(m: &ReportModel) -> Option<Section> {
+    let t = sections::hosts(m);
+    if t.is_empty() {
+        return None;
+    }
+    section(
+        "hosts",
+        "Per host",
+        html! {
+            (note(html! { (sections::host_note(m)) }))
+            (table_html(&t))
+        },
+    )
+}
+
 pub(super) fn runs(m: &ReportModel) -> Option<Section> {
     if m.results.runs.is_empty() {
         return None;

@@ -19,10 +19,12 @@ use crate::store::{Cell, RunRecord, WaitSummary};
 
 mod checks;
 mod faults;
+mod hosts;
 mod server;
 
 pub use checks::{invariant_checks, invariant_summary};
 pub use faults::{cell_faults, faults};
+pub use hosts::{host_note, hosts};
 pub use server::{counters, siread_locks, wait_events};
 
 /// Cell `i` of the model: its full label, and its varying factors as the

@@ -129,6 +129,10 @@
 //!   injected (`--fault`), in time order.
 //! - `run_windows (run, window_start, shard_clients)`: when the run's
 //!   measured window opened (RFC 3339) and, sharded, the shard's clients.
+//! - `run_hosts (run, ordinal, host, clients, refused, committed, failed,
+//!   tps, p50_ms, p99_ms, latency_histogram)`: per host of a DSN with
+//!   several hosts (`--host-policy`), in the DSN's order; no rows with one
+//!   host.
 //!
 //! Vectors keep their order in an `ordinal` column (from 0); maps come back
 //! sorted by key, as `BTreeMap` keeps them.
@@ -719,6 +723,30 @@ mod tests {
         c.shard = Some(crate::model::ShardSpec { index: 1, count: 3 });
         r.runs[0].window_start = Some("2026-01-01T10:00:00.000001Z".into());
         r.runs[0].shard_clients = Some(0);
+        r.runs[0].hosts = vec![
+            crate::model::HostRecord {
+                host: "/var/run/postgresql:5432".into(),
+                clients: 2,
+                refused: 0,
+                committed: 7,
+                tps: 7.0 / 3.0,
+                p50_ms: 0.1 + 0.2,
+                p99_ms: 12.5,
+                failed: 1,
+                latency_histogram: r.runs[0].latency_histogram.clone(),
+            },
+            crate::model::HostRecord {
+                host: "127.0.0.1:5433".into(),
+                clients: 1,
+                refused: 1,
+                committed: 0,
+                tps: 0.0,
+                p50_ms: 0.0,
+                p99_ms: 0.0,
+                failed: 0,
+                latency_histogram: String::new(),
+            },
+        ];
         r.runs[0].faults = Some(crate::model::RunFaults {
             cause: Some("server process (PID 12) was terminated by signal 9: Killed".into()),
             connections_lost: 2,
@@ -1176,6 +1204,9 @@ mod tests {
             if version < 11 {
                 run.cell.work_factor = None;
             }
+            if version < 12 {
+                run.hosts.clear();
+            }
         }
         with_effective_tps(r)
     }
@@ -1227,7 +1258,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 11);
+        assert_eq!(STORE_VERSION, 12);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();

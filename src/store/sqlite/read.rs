@@ -387,6 +387,28 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
         faults: read_faults(conn, run)?,
         window_start,
         shard_clients,
+        hosts: children(
+            conn,
+            "run_hosts",
+            "SELECT host, clients, refused, committed, failed, tps, p50_ms, p99_ms,
+                    latency_histogram
+               FROM run_hosts WHERE run = ?1 ORDER BY ordinal",
+            run,
+            |r| {
+                let real = |i| r.get::<_, Option<f64>>(i).map(|v| v.unwrap_or(f64::NAN));
+                Ok(crate::model::HostRecord {
+                    host: r.get(0)?,
+                    clients: r.get(1)?,
+                    refused: r.get(2)?,
+                    committed: r.get(3)?,
+                    failed: r.get(4)?,
+                    tps: real(5)?,
+                    p50_ms: real(6)?,
+                    p99_ms: real(7)?,
+                    latency_histogram: r.get(8)?,
+                })
+            },
+        )?,
     };
     // Not stored: it follows from the history check's lost commits.
     record.effective_tps =

@@ -27,6 +27,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V9_FAULT_PLANS),
     M::up(V10_RUN_WINDOWS),
     M::up(V11_WORK_FACTORS),
+    M::up(V12_RUN_HOSTS),
 ];
 
 /// `MIGRATION_LIST` as rusqlite_migration runs it (each call applies the
@@ -512,4 +513,29 @@ CREATE TABLE IF NOT EXISTS cell_work_factors (
 ) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '11');
+"#;
+
+/// Store version 12: clients over a cluster (`--host-policy`): per host
+/// of a DSN with several hosts (`RunRecord::hosts`), in the DSN's order
+/// (`ordinal`), its connections, refusals, commits, failures, tps and
+/// latency percentiles in the measured window, with the latencies'
+/// histogram (encoded as `histograms.data`). No rows with one host, nor
+/// in runs stored before. IF NOT EXISTS, as in versions 3 to 11.
+const V12_RUN_HOSTS: &str = r#"
+CREATE TABLE IF NOT EXISTS run_hosts (
+    run               INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal           INTEGER NOT NULL,
+    host              TEXT NOT NULL,
+    clients           INTEGER NOT NULL CHECK (clients >= 0),
+    refused           INTEGER NOT NULL CHECK (refused >= 0),
+    committed         INTEGER NOT NULL CHECK (committed >= 0),
+    failed            INTEGER NOT NULL CHECK (failed >= 0),
+    tps               REAL,
+    p50_ms            REAL,
+    p99_ms            REAL,
+    latency_histogram TEXT NOT NULL,
+    PRIMARY KEY (run, ordinal)
+) STRICT;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '12');
 "#;

@@ -172,6 +172,27 @@ pub(super) fn write_run(tx: &Transaction, r: &RunRecord) -> R<()> {
         )
         .context("run_windows")?;
     }
+    for (ordinal, h) in r.hosts.iter().enumerate() {
+        tx.prepare_cached(
+            "INSERT INTO run_hosts (run, ordinal, host, clients, refused, committed, failed,
+                tps, p50_ms, p99_ms, latency_histogram)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        )?
+        .execute(params![
+            run,
+            ordinal as i64,
+            h.host,
+            h.clients,
+            h.refused,
+            h.committed,
+            h.failed,
+            h.tps,
+            h.p50_ms,
+            h.p99_ms,
+            h.latency_histogram,
+        ])
+        .context("run_hosts")?;
+    }
     Ok(())
 }
 

@@ -703,6 +703,7 @@ fn record(
         faults: None,
         window_start: None,
         shard_clients: None,
+        hosts: Vec::new(),
     }
 }
 
