@@ -12,7 +12,8 @@ use postgres_protocol::message::frontend;
 use tokio_postgres::Config;
 use tokio_postgres::config::Host;
 
-use super::{Conn, Error, Stream, encode, protocol};
+use super::socket::Socket;
+use super::{Conn, Error, encode, protocol};
 
 /// How long one connection attempt may take when the config sets no
 /// `connect_timeout`.
@@ -93,29 +94,27 @@ pub fn host_labels(config: &Config) -> Vec<String> {
         .collect()
 }
 
-async fn open(host: &Host, port: u16) -> Result<Stream, Error> {
+async fn open(host: &Host, port: u16) -> Result<Socket, Error> {
     match host {
         Host::Tcp(name) => {
             let s = tokio::net::TcpStream::connect((name.as_str(), port))
                 .await
                 .map_err(Error::Io)?;
-            s.set_nodelay(true).map_err(Error::Io)?;
-            Ok(Stream::Tcp(s))
+            Socket::tcp(s).map_err(Error::Io)
         }
         Host::Unix(dir) => {
             let path = dir.join(format!(".s.PGSQL.{port}"));
-            Ok(Stream::Unix(
-                tokio::net::UnixStream::connect(path)
-                    .await
-                    .map_err(Error::Io)?,
-            ))
+            let s = tokio::net::UnixStream::connect(path)
+                .await
+                .map_err(Error::Io)?;
+            Socket::unix(s).map_err(Error::Io)
         }
     }
 }
 
 /// Sends the startup message and answers the authentication requests
 /// until the server is ready for queries.
-async fn startup(stream: Stream, config: &Config) -> Result<Conn, Error> {
+async fn startup(stream: Socket, config: &Config) -> Result<Conn, Error> {
     let mut conn = Conn {
         stream,
         rbuf: BytesMut::with_capacity(16 * 1024),

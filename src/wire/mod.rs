@@ -28,6 +28,7 @@
 
 mod connect;
 mod error;
+mod socket;
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -37,7 +38,6 @@ use fallible_iterator::FallibleIterator;
 use postgres_protocol::message::backend::{DataRowBody, Message};
 use postgres_protocol::message::frontend;
 use postgres_types::{FromSql, Kind, ToSql, Type};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub use connect::{connect, connect_from, host_labels};
 pub use error::{DbError, Error};
@@ -48,17 +48,11 @@ use crate::model::SqlState;
 const TEXT: i16 = 0;
 const BINARY: i16 = 1;
 
-/// The socket of a connection.
-enum Stream {
-    Tcp(tokio::net::TcpStream),
-    Unix(tokio::net::UnixStream),
-}
-
 /// A connection to PostgreSQL (see the module docs). Every operation
 /// takes `&mut self`: one statement at a time, or a pipeline of them
 /// ([`Conn::pipeline`]).
 pub struct Conn {
-    stream: Stream,
+    stream: socket::Socket,
     rbuf: BytesMut,
     wbuf: BytesMut,
     /// The connection is gone (EOF, an I/O error, or after a FATAL).
@@ -588,10 +582,7 @@ impl Conn {
             self.wbuf.clear();
             return Err(Error::Closed);
         }
-        let r = match &mut self.stream {
-            Stream::Tcp(s) => s.write_all(&self.wbuf).await,
-            Stream::Unix(s) => s.write_all(&self.wbuf).await,
-        };
+        let r = self.stream.write_all(&self.wbuf).await;
         self.wbuf.clear();
         self.sent = true;
         if let Err(e) = r {
@@ -656,11 +647,7 @@ impl Conn {
                     None => {}
                 }
             }
-            let n = match &mut self.stream {
-                Stream::Tcp(s) => s.read_buf(&mut self.rbuf).await,
-                Stream::Unix(s) => s.read_buf(&mut self.rbuf).await,
-            };
-            match n {
+            match self.stream.read_buf(&mut self.rbuf).await {
                 Ok(0) => {
                     self.closed = true;
                     return Err(Error::Closed);
@@ -682,50 +669,29 @@ impl Conn {
     /// nothing has arrived yet (or on an error, which the awaited read that
     /// follows then reports).
     fn read_now(&mut self) -> Option<usize> {
-        use std::os::fd::AsRawFd;
-        let fd = match &self.stream {
-            Stream::Tcp(s) => s.as_raw_fd(),
-            Stream::Unix(s) => s.as_raw_fd(),
-        };
-        let spare = self.rbuf.spare_capacity_mut();
-        // SAFETY: `spare` is writable memory of `spare.len()` bytes owned by
-        // `rbuf`; `recv` writes at most that many and returns how many.
-        let n = unsafe {
-            libc::recv(
-                fd,
-                spare.as_mut_ptr().cast(),
-                spare.len(),
-                libc::MSG_DONTWAIT,
-            )
-        };
-        if n < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::WouldBlock {
-                // Nothing yet: the awaited read waits for the next arrival
-                // instead of first failing on a readiness left from earlier.
-                self.drained();
+        match self.stream.read_now(&mut self.rbuf) {
+            Ok(n) => Some(n),
+            Err(e) => {
+                if e.kind() == std::io::ErrorKind::WouldBlock {
+                    // Nothing yet: the awaited read waits for the next
+                    // arrival instead of first failing on a readiness left
+                    // from earlier.
+                    self.drained();
+                }
+                None
             }
-            return None;
         }
-        let n = n as usize;
-        // SAFETY: the kernel initialised the first `n` spare bytes.
-        unsafe { self.rbuf.set_len(self.rbuf.len() + n) };
-        Some(n)
     }
 
     /// A read returned less than it had room for: the socket held no more
-    /// at that moment. Tells the runtime so without a system call (a
-    /// closure that reports `WouldBlock` clears the socket's readiness), so
-    /// that the next read waits for the server instead of first trying a
-    /// read that can only fail with `EAGAIN`: one system call less per
+    /// at that moment. Tells the runtime so without a system call, so that
+    /// the next read waits for the server instead of first trying a read
+    /// that can only fail with `EAGAIN`: one system call less per
     /// statement. Data that arrived since is not lost: tokio clears the
     /// readiness only if no new readiness event came in meanwhile, and an
     /// event still queued in the kernel sets it again.
     fn drained(&self) {
-        let would_block = || Err::<(), _>(std::io::ErrorKind::WouldBlock.into());
-        let _ = match &self.stream {
-            Stream::Tcp(s) => s.try_io(tokio::io::Interest::READABLE, would_block),
-            Stream::Unix(s) => s.try_io(tokio::io::Interest::READABLE, would_block),
-        };
+        self.stream.drained();
     }
 }
 

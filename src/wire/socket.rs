@@ -1,0 +1,194 @@
+//! A connection's socket, registered with the runtime for readability
+//! only.
+//!
+//! tokio's `TcpStream` and `UnixStream` register every socket for reading
+//! and writing, edge-triggered. On a Unix-domain socket the kernel reports
+//! the socket writable each time the peer consumes what was sent
+//! (`unix_write_space`), so every statement's write came back as a wake-up
+//! when the backend read it: the client thread, asleep in `epoll_wait`
+//! because no answer had come yet, woke for nothing and slept again.
+//! pgbench's `ppoll` asks for `POLLIN` only and never sees those. Here
+//! writes go straight to the kernel (they are small and fit the socket's
+//! buffer), and only a write that would block waits for writability,
+//! through a second registration of a duplicate of the descriptor that
+//! lasts as long as that wait.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+use bytes::BytesMut;
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
+
+/// The socket itself.
+enum Sock {
+    Tcp(std::net::TcpStream),
+    Unix(std::os::unix::net::UnixStream),
+}
+
+impl AsRawFd for Sock {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Sock::Tcp(s) => s.as_raw_fd(),
+            Sock::Unix(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+/// A connected, non-blocking socket registered for readability.
+pub(super) struct Socket(AsyncFd<Sock>);
+
+impl Socket {
+    /// Takes over a connected TCP socket (with `TCP_NODELAY` set).
+    ///
+    /// Errors: the socket cannot be registered with the runtime.
+    pub(super) fn tcp(s: tokio::net::TcpStream) -> io::Result<Self> {
+        s.set_nodelay(true)?;
+        Self::register(Sock::Tcp(s.into_std()?))
+    }
+
+    /// Takes over a connected Unix-domain socket.
+    ///
+    /// Errors: the socket cannot be registered with the runtime.
+    pub(super) fn unix(s: tokio::net::UnixStream) -> io::Result<Self> {
+        Self::register(Sock::Unix(s.into_std()?))
+    }
+
+    fn register(s: Sock) -> io::Result<Self> {
+        // `into_std` keeps the socket non-blocking.
+        // SAFETY: `s` owns its open descriptor and always returns it; it
+        // is closed only when the `AsyncFd` drops `s`.
+        let fd = unsafe { AsyncFd::register_with_interest(s, Interest::READABLE)? };
+        Ok(Socket(fd))
+    }
+
+    fn fd(&self) -> RawFd {
+        self.0.get_ref().as_raw_fd()
+    }
+
+    /// Writes all of `buf`, waiting for room only when the kernel has none.
+    pub(super) async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            // SAFETY: `buf` is readable memory of `buf.len()` bytes.
+            let n = unsafe {
+                libc::send(
+                    self.fd(),
+                    buf.as_ptr().cast(),
+                    buf.len(),
+                    libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+                )
+            };
+            if n >= 0 {
+                buf = &buf[n as usize..];
+                continue;
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::WouldBlock => self.writable().await?,
+                io::ErrorKind::Interrupted => {}
+                _ => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until the socket can take more, through a registration of a
+    /// duplicate descriptor for writability that ends with the wait.
+    async fn writable(&self) -> io::Result<()> {
+        // SAFETY: `dup` returns a new descriptor this function owns, or -1.
+        let dup = unsafe { libc::dup(self.fd()) };
+        if dup < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `dup` is a valid descriptor owned by no one else.
+        let owned = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(dup) };
+        // SAFETY: `owned` owns the open duplicate and always returns it; it
+        // is closed only when `w` drops it.
+        let w = unsafe { AsyncFd::register_with_interest(owned, Interest::WRITABLE)? };
+        w.writable().await?.retain_ready();
+        Ok(())
+    }
+
+    /// Reads what has arrived into `buf`'s spare capacity, waiting for the
+    /// socket to become readable first if nothing has: the bytes read (0
+    /// at EOF).
+    pub(super) async fn read_buf(&self, buf: &mut BytesMut) -> io::Result<usize> {
+        self.0
+            .async_io(Interest::READABLE, |s| recv(s.as_raw_fd(), buf))
+            .await
+    }
+
+    /// One read of what has arrived, whatever the runtime last knew of the
+    /// socket's readiness: the bytes read (0 at EOF); `WouldBlock` when
+    /// nothing has arrived.
+    pub(super) fn read_now(&self, buf: &mut BytesMut) -> io::Result<usize> {
+        recv(self.fd(), buf)
+    }
+
+    /// Tells the runtime the socket holds nothing to read now, without a
+    /// system call (a closure that reports `WouldBlock` clears the
+    /// readiness; tokio keeps it if an event came in meanwhile).
+    pub(super) fn drained(&self) {
+        let _ = self.0.try_io(Interest::READABLE, |_| {
+            Err::<(), _>(io::ErrorKind::WouldBlock.into())
+        });
+    }
+}
+
+/// One non-blocking `recv` into `buf`'s spare capacity.
+fn recv(fd: RawFd, buf: &mut BytesMut) -> io::Result<usize> {
+    let spare = buf.spare_capacity_mut();
+    // SAFETY: `spare` is writable memory of `spare.len()` bytes owned by
+    // `buf`; `recv` writes at most that many and returns how many.
+    let n = unsafe {
+        libc::recv(
+            fd,
+            spare.as_mut_ptr().cast(),
+            spare.len(),
+            libc::MSG_DONTWAIT,
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let n = n as usize;
+    // SAFETY: the kernel initialised the first `n` spare bytes.
+    unsafe { buf.set_len(buf.len() + n) };
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A write larger than the socket's buffer waits for room (the
+    /// duplicate's writability) and completes once the peer reads; a read
+    /// waits for data and returns it; EOF reads 0.
+    #[tokio::test]
+    async fn writes_wait_for_room_and_reads_for_data() {
+        let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        b.set_nonblocking(true).unwrap();
+        let a = Socket::unix(tokio::net::UnixStream::from_std(a).unwrap()).unwrap();
+        let b = Socket::unix(tokio::net::UnixStream::from_std(b).unwrap()).unwrap();
+        let sent: Vec<u8> = (0..4 << 20).map(|i| (i % 251) as u8).collect();
+        let mut got = BytesMut::new();
+        let reader = async {
+            while got.len() < sent.len() {
+                got.reserve(64 * 1024);
+                let n = b.read_buf(&mut got).await.unwrap();
+                assert!(n > 0);
+            }
+        };
+        let (w, ()) = tokio::join!(a.write_all(&sent), reader);
+        w.unwrap();
+        assert!(got[..] == sent[..]);
+        let mut buf = BytesMut::with_capacity(16);
+        assert_eq!(
+            b.read_now(&mut buf).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+        drop(a);
+        assert_eq!(b.read_buf(&mut buf).await.unwrap(), 0);
+    }
+}
