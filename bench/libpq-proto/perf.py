@@ -9,6 +9,10 @@ import json, os, subprocess, sys, tempfile
 from measure import CLIENTS, DSN, ISOBENCH, PROTO, SCALE, SECONDS, fresh, num
 
 ROUNDS = int(os.environ.get("ROUNDS", 2))
+# TOOLS (pgbench,proto,isobench); ISOBENCH_ARGS: more arguments for isobench
+# (e.g. "--observe none").
+TOOLS = os.environ.get("TOOLS", "pgbench,proto,isobench").split(",")
+ISOBENCH_ARGS = os.environ.get("ISOBENCH_ARGS", "").split()
 EVENTS = ["task-clock", "user_time", "system_time", "context-switches",
           "syscalls:sys_enter_sendto", "syscalls:sys_enter_recvfrom", "syscalls:sys_enter_poll",
           "syscalls:sys_enter_ppoll", "syscalls:sys_enter_epoll_wait"]
@@ -34,7 +38,7 @@ def isobench(secs):
     d = tempfile.mkdtemp(prefix="libpq-ib-")
     _, c = perf([ISOBENCH, "run", "-q", "-b", "select-only", "-M", "prepared", "-s", str(SCALE), "-c",
                  str(CLIENTS), "-j", "1", "--isolation", "read-committed", "-T", f"{secs}s", "--repeat", "1", "--dsn", DSN + " dbname=postgres",
-                 "-o", d])
+                 "-o", d] + ISOBENCH_ARGS)
     v = json.load(open(os.path.join(d, "results.json")))
     subprocess.run(["rm", "-rf", d])
     return c, v["runs"][0]["lifetime"]["committed"]
@@ -50,12 +54,15 @@ def show(tool, c, tx):
 
 for rnd in range(1, ROUNDS + 1):
     print(f"round {rnd} load {os.getloadavg()[0]:.2f}")
-    fresh("bench_pg")
-    out, c = perf(["pgbench", "-n", "-M", "prepared", "-b", "select-only", "-c", str(CLIENTS), "-j", "1",
-                   "-T", str(SECONDS), "bench_pg"])
-    show("pgbench", c, num(r"number of transactions actually processed: (\d+)", out))
-    fresh("bench_pg")
-    out, c = perf([PROTO, "--dsn", DSN + " dbname=bench_pg", "-c", str(CLIENTS), "-T", str(SECONDS)])
-    show("proto", c, num(r"committed: (\d+)", out))
-    (cl, tl), (cs, ts) = isobench(SECONDS), isobench(1)
-    show("isobench", {e: cl.get(e, 0) - cs.get(e, 0) for e in EVENTS}, tl - ts)
+    if "pgbench" in TOOLS:
+        fresh("bench_pg")
+        out, c = perf(["pgbench", "-n", "-M", "prepared", "-b", "select-only", "-c", str(CLIENTS), "-j", "1",
+                       "-T", str(SECONDS), "bench_pg"])
+        show("pgbench", c, num(r"number of transactions actually processed: (\d+)", out))
+    if "proto" in TOOLS:
+        fresh("bench_pg")
+        out, c = perf([PROTO, "--dsn", DSN + " dbname=bench_pg", "-c", str(CLIENTS), "-T", str(SECONDS)])
+        show("proto", c, num(r"committed: (\d+)", out))
+    if "isobench" in TOOLS:
+        (cl, tl), (cs, ts) = isobench(SECONDS), isobench(1)
+        show("isobench", {e: cl.get(e, 0) - cs.get(e, 0) for e in EVENTS}, tl - ts)
