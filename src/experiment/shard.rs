@@ -35,7 +35,7 @@ const LEAD_CHECK: Duration = Duration::from_secs(1);
 /// The advisory lock key shard 0 holds for study `study` (its 16 hex
 /// digits as a bigint; another key when they do not parse).
 fn lead_lock_key(study: &str) -> i64 {
-    u64::from_str_radix(study, 16).unwrap_or(0x15_0b_e4c4) as i64
+    u64::from_str_radix(study, 16).unwrap_or(0x150b_e4c4) as i64
 }
 
 /// How far ahead of the moment every shard registered the start instant
