@@ -466,7 +466,11 @@ fn the_fault_plan_is_a_factor_of_one_study_file() {
     let d = dir.to_str().unwrap();
     let (out, stdout, stderr) = run(&["compare", d, d]);
     assert!(out.status.success(), "{stderr}");
-    let tables = if stdout.contains("## Effective TPS") { 3 } else { 2 };
+    let tables = if stdout.contains("## Effective TPS") {
+        3
+    } else {
+        2
+    };
     assert_eq!(
         stdout.matches("fault_plan=crash@1s").count(),
         2 * tables,
