@@ -75,6 +75,20 @@ fn finish(child: Child) -> (i32, String) {
     )
 }
 
+/// Runs the `n` shards of the study `args` side by side, results in
+/// `dir/shard-I`, and checks that each exits 0. Returns the directories.
+fn run_shards(args: &[&str], dir: &Path, n: usize) -> Vec<std::path::PathBuf> {
+    let outs: Vec<_> = (0..n).map(|i| dir.join(format!("shard-{i}"))).collect();
+    let children: Vec<Child> = (0..n)
+        .map(|i| spawn_shard(args, &format!("{i}/{n}"), &outs[i], &[]))
+        .collect();
+    for (i, c) in children.into_iter().enumerate() {
+        let (code, stderr) = finish(c);
+        assert_eq!(code, 0, "shard {i}: {stderr}");
+    }
+    outs
+}
+
 /// The server's databases named `isobench_%` and whether the
 /// coordination schema exists.
 fn leftovers(server: &ManagedServer) -> (Vec<String>, bool) {
@@ -123,14 +137,7 @@ fn three_shards_split_the_clients_and_start_together() {
     let server = library_server(&dir);
     let dsn = socket_dsn(&server);
     let args = study_args(&dsn, "2");
-    let outs: Vec<_> = (0..3).map(|i| dir.join(format!("shard-{i}"))).collect();
-    let children: Vec<Child> = (0..3)
-        .map(|i| spawn_shard(&args, &format!("{i}/3"), &outs[i], &[]))
-        .collect();
-    for (i, c) in children.into_iter().enumerate() {
-        let (code, stderr) = finish(c);
-        assert_eq!(code, 0, "shard {i}: {stderr}");
-    }
+    let outs = run_shards(&args, &dir, 3);
     let results: Vec<serde_json::Value> = outs.iter().map(|o| read_json(o)).collect();
     for (i, r) in results.iter().enumerate() {
         assert_schema_valid(r);
@@ -235,14 +242,7 @@ fn sharded_histories_are_merged_before_the_checks() {
         "7",
         "--quiet",
     ];
-    let outs: Vec<_> = (0..2).map(|i| dir.join(format!("shard-{i}"))).collect();
-    let children: Vec<Child> = (0..2)
-        .map(|i| spawn_shard(&args, &format!("{i}/2"), &outs[i], &[]))
-        .collect();
-    for (i, c) in children.into_iter().enumerate() {
-        let (code, stderr) = finish(c);
-        assert_eq!(code, 0, "shard {i}: {stderr}");
-    }
+    let outs = run_shards(&args, &dir, 2);
     let r0 = read_json(&outs[0]);
     let r1 = read_json(&outs[1]);
     let (run0, run1) = (&r0["runs"][0], &r1["runs"][0]);
