@@ -375,44 +375,41 @@ fn a_missing_shard_ends_the_run_naming_it_and_a_late_one_joins_the_next() {
 fn shards_need_an_index_and_an_external_server() {
     let (_keep, dir) = out_dir("shards-bad");
     let out = dir.join("r");
-    let o = isobench()
-        .env_remove("JOB_COMPLETION_INDEX")
-        .env_remove("SLURM_PROCID")
-        .args([
-            "run",
-            "--dsn",
-            "host=/nonexistent",
-            "--shards",
-            "3",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    // `--shards 3` with SLURM_PROCID set to `procid` (unset: None).
+    let shards = |procid: Option<&str>| {
+        let mut c = isobench();
+        c.env_remove("JOB_COMPLETION_INDEX")
+            .env_remove("SLURM_PROCID");
+        if let Some(p) = procid {
+            c.env("SLURM_PROCID", p);
+        }
+        let o = c
+            .args([
+                "run",
+                "--dsn",
+                "host=/nonexistent",
+                "--shards",
+                "3",
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = shards(None);
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("--shards")
             && stderr.contains("JOB_COMPLETION_INDEX")
             && stderr.contains("SLURM_PROCID"),
         "{stderr}"
     );
-    let o = isobench()
-        .env_remove("JOB_COMPLETION_INDEX")
-        .env("SLURM_PROCID", "3")
-        .args([
-            "run",
-            "--dsn",
-            "host=/nonexistent",
-            "--shards",
-            "3",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    let (code, stderr) = shards(Some("3"));
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("SLURM_PROCID: shard index 3 is out of range for 3 shards"),
         "{stderr}"
