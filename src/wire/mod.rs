@@ -613,6 +613,15 @@ impl Conn {
     /// and failed more often than pgbench's at the same `-j` (0.80 of
     /// pgbench's commits, 54 % against 46 % failed; with it 1.0 and within
     /// a point: BENCHMARKS.md, "Reading right after writing").
+    ///
+    /// Only inside a transaction block, though: a statement sent while the
+    /// session was idle (`BEGIN`, an autocommit statement such as
+    /// select-only's) holds no snapshot open while its client waits, and
+    /// there the early read mostly fails with `EAGAIN` (0.65 wasted
+    /// `recv` per select-only transaction) and the thread was preempted
+    /// more often (0.37-0.40 context switches per transaction against
+    /// 0.25-0.26 without it; BENCHMARKS.md, "Reading at once only inside
+    /// a transaction").
     async fn read(&mut self) -> Result<Message, Error> {
         loop {
             match Message::parse(&mut self.rbuf) {
@@ -637,7 +646,7 @@ impl Conn {
             }
             self.rbuf.reserve(READ_CHUNK);
             let room = self.rbuf.capacity() - self.rbuf.len();
-            if std::mem::take(&mut self.sent) {
+            if std::mem::take(&mut self.sent) && self.status != b'I' {
                 match self.read_now() {
                     Some(0) => {
                         self.closed = true;
