@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""perf stat of each tool's client process on select-only (16 clients, -j 1,
+"""perf stat of each tool's client process on SCRIPT (select-only; 16 clients, -j 1,
 READ COMMITTED): task-clock, user/system time, context switches and the
 system calls of the client loop, per committed transaction. isobench:
 (SECONDS run - 1 s run), as measure.py. Same environment as measure.py;
@@ -9,6 +9,8 @@ import json, os, subprocess, sys, tempfile
 from measure import CLIENTS, DSN, ISOBENCH, PROTO, SCALE, SECONDS, fresh, num
 
 ROUNDS = int(os.environ.get("ROUNDS", 2))
+# SCRIPT: pgbench's built-in script both tools run (select-only).
+SCRIPT = os.environ.get("SCRIPT", "select-only")
 # TOOLS (pgbench,proto,isobench); ISOBENCH_ARGS: more arguments for isobench
 # (e.g. "--observe none").
 TOOLS = os.environ.get("TOOLS", "pgbench,proto,isobench").split(",")
@@ -36,7 +38,7 @@ def perf(cmd):
 
 def isobench(secs):
     d = tempfile.mkdtemp(prefix="libpq-ib-")
-    _, c = perf([ISOBENCH, "run", "-q", "-b", "select-only", "-M", "prepared", "-s", str(SCALE), "-c",
+    _, c = perf([ISOBENCH, "run", "-q", "-b", SCRIPT, "-M", "prepared", "-s", str(SCALE), "-c",
                  str(CLIENTS), "-j", "1", "--isolation", "read-committed", "-T", f"{secs}s", "--repeat", "1", "--dsn", DSN + " dbname=postgres",
                  "-o", d] + ISOBENCH_ARGS)
     v = json.load(open(os.path.join(d, "results.json")))
@@ -56,7 +58,7 @@ for rnd in range(1, ROUNDS + 1):
     print(f"round {rnd} load {os.getloadavg()[0]:.2f}")
     if "pgbench" in TOOLS:
         fresh("bench_pg")
-        out, c = perf(["pgbench", "-n", "-M", "prepared", "-b", "select-only", "-c", str(CLIENTS), "-j", "1",
+        out, c = perf(["pgbench", "-n", "-M", "prepared", "-b", SCRIPT, "-c", str(CLIENTS), "-j", "1",
                        "-T", str(SECONDS), "bench_pg"])
         show("pgbench", c, num(r"number of transactions actually processed: (\d+)", out))
     if "proto" in TOOLS:
