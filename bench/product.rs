@@ -42,6 +42,12 @@
 //!   --isolation rc`'s `load[].load_ms` (and the first run's copy,
 //!   `reset_ms`); CHECKPOINT before each. Target: >= 1.5x.
 //!
+//! Every part ends with the median ratio and its 95 % distribution-free
+//! interval (`stats::median_interval`; at least 6 rounds). SERIALIZABLE
+//! throughput at 16 clients on 2 cores varies by ±15 % from run to run
+//! for both tools: 6 rounds give an interval of about ±10 %, too wide
+//! for its 0.95-1.05 band; use `BENCH_ROUNDS=12` or more there.
+//!
 //! Run: `cargo bench --bench product` (brings the release binary up to
 //! date first). Environment besides the above: `BENCH_ROUNDS` (6),
 //! `BENCH_SECONDS` (10), `BENCH_SCALE` (10, the tps/cpu/rate data),
@@ -174,8 +180,12 @@ fn read_results(dir: &Path) -> IsobenchRun {
 
 fn print_summary(what: &str, ratios: &[f64]) {
     let (geo, median, min, max) = summary(ratios);
+    let interval = isobench::stats::median_interval(ratios, 0.95).map_or_else(
+        || "95 % interval of the median: needs 6 rounds".to_string(),
+        |(lo, hi)| format!("95 % interval of the median {lo:.3}-{hi:.3}"),
+    );
     println!(
-        "{what}: median {median:.3}, geometric mean {geo:.3}, range {min:.3}-{max:.3} ({} rounds)",
+        "{what}: median {median:.3} ({interval}), geometric mean {geo:.3}, range {min:.3}-{max:.3} ({} rounds)",
         ratios.len()
     );
 }

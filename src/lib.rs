@@ -28,7 +28,7 @@ pub mod pgbench_cli;
 pub mod probe;
 pub(crate) mod progress;
 pub mod report;
-pub(crate) mod stats;
+pub mod stats;
 pub mod store;
 pub mod study;
 pub mod target;

@@ -111,6 +111,46 @@ fn t_quantile(p: f64, df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.inverse_cdf(p))
 }
 
+/// A distribution-free confidence interval of the median of `values`,
+/// with at least `level` coverage (e.g. 0.95): `(x₍ⱼ₎, x₍ₙ₊₁₋ⱼ₎)`, the
+/// j-th smallest and j-th largest value, for the largest `j` whose
+/// coverage `1 - 2·P(B ≤ j - 1)`, `B ~ Binomial(n, ½)`, is still at least
+/// `level` (W. J. Conover, "Practical Nonparametric Statistics", 3rd ed.,
+/// 1999, §3.2; NIST e-Handbook §7.2.6.1 for percentiles in general).
+/// It assumes independent runs and nothing about their distribution, which
+/// suits ratios of alternating benchmark rounds. For n = 6 it is the
+/// range (coverage 96.9 %), for n = 12 the 3rd to 10th values (96.1 %).
+///
+/// `None` when no pair of ranks reaches `level` (at 95 %, fewer than 6
+/// values: for n = 5 the range covers 93.75 %) or `level` is not in
+/// (0, 1). NaNs sort last.
+pub fn median_interval(values: &[f64], level: f64) -> Option<(f64, f64)> {
+    let n = values.len();
+    if !(level > 0.0 && level < 1.0) || n == 0 {
+        return None;
+    }
+    // P(B <= k) for B ~ Binomial(n, 1/2), summed term by term.
+    let mut term = 0.5f64.powi(n as i32); // P(B = 0)
+    let mut cdf = 0.0;
+    let mut j = 0; // the largest j found so far (0: none)
+    for k in 0..n / 2 {
+        cdf += term;
+        // Ranks j = k + 1 and n - k cover 1 - 2·P(B <= k).
+        if 1.0 - 2.0 * cdf >= level {
+            j = k + 1;
+        } else {
+            break;
+        }
+        term *= (n - k) as f64 / (k + 1) as f64;
+    }
+    if j == 0 {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    Some((sorted[j - 1], sorted[n - j]))
+}
+
 /// Relative change of `value` against `baseline`, in %:
 /// `100 · (value - baseline) / baseline`. `None` when the baseline is 0 or
 /// either number is not finite.
@@ -454,6 +494,26 @@ pub(crate) const OUTLIER_MIN_REL: f64 = 0.10;
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_median_interval_takes_the_ranks_binomial_coverage_allows() {
+        // n = 6: only the range reaches 95 % (1 - 2/64 = 96.9 %).
+        let six = [5.0, 1.0, 4.0, 2.0, 6.0, 3.0];
+        assert_eq!(median_interval(&six, 0.95), Some((1.0, 6.0)));
+        // n = 5: the range covers 1 - 2/32 = 93.75 %, below 95 %.
+        assert_eq!(median_interval(&six[..5], 0.95), None);
+        assert_eq!(median_interval(&six[..5], 0.90), Some((1.0, 6.0)));
+        // n = 12: ranks 3 and 10 (96.1 %); ranks 4 and 9 would cover
+        // only 85.4 %.
+        let twelve: Vec<f64> = (1..=12).rev().map(f64::from).collect();
+        assert_eq!(median_interval(&twelve, 0.95), Some((3.0, 10.0)));
+        assert_eq!(median_interval(&twelve, 0.80), Some((4.0, 9.0)));
+        // n = 100: ranks 40 and 61 (the textbook value for 95 %).
+        let hundred: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(median_interval(&hundred, 0.95), Some((40.0, 61.0)));
+        assert_eq!(median_interval(&[], 0.95), None);
+        assert_eq!(median_interval(&twelve, 1.0), None);
+    }
     use super::*;
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
