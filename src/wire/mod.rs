@@ -646,7 +646,7 @@ impl Conn {
             }
             self.rbuf.reserve(READ_CHUNK);
             let room = self.rbuf.capacity() - self.rbuf.len();
-            if std::mem::take(&mut self.sent) && self.status != b'I' {
+            if std::mem::take(&mut self.sent) && self.in_transaction() {
                 match self.read_now() {
                     Some(0) => {
                         self.closed = true;
