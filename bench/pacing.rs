@@ -89,6 +89,7 @@ fn main() {
                 h.fresh_copy("tmpl", "run");
                 let params = EngineParams {
                     first_client: 0,
+                    first_connection: 0,
                     clients,
                     isolation: Isolation::ReadCommitted,
                     retrier: Retrier::new(&RetryPolicy::default()).unwrap(),

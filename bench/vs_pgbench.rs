@@ -216,6 +216,7 @@ fn main() {
                         }
                         let params = EngineParams {
                             first_client: 0,
+                            first_connection: 0,
                             clients,
                             isolation,
                             retrier: Retrier::new(&policy).unwrap(),

@@ -47,6 +47,10 @@ pub struct EngineParams {
     /// ids are unique across the shards (`ShardSpec::first_id`). Clients
     /// are `first_client..first_client + clients`, pool sessions follow.
     pub first_client: u32,
+    /// The connections (the clients' own, or with a pool its sessions) of
+    /// the shards before this one, 0 unsharded: this process's round-robin
+    /// over the DSN's hosts goes on from there ([`hosts::assign`]).
+    pub first_connection: u32,
     pub isolation: Isolation,
     pub retrier: Retrier,
     pub warmup: Duration,
@@ -380,8 +384,9 @@ type PerThread<C> = Vec<Vec<worker::Member<C>>>;
 /// and its pool sessions (ids after the clients, one per connection), both
 /// dealt round-robin over the `threads`. The connections (the clients',
 /// or with a pool the pool's) get their first host from [`hosts::assign`]
-/// over `hosts` hosts, counted by id, so that the shards of a sharded run
-/// go on round-robin where the one before stopped.
+/// over `hosts` hosts, counted from [`EngineParams::first_connection`], so
+/// that the shards of a sharded run go on round-robin where the one
+/// before stopped.
 fn deal<W: Workload>(
     workload: &W,
     params: &EngineParams,
@@ -390,12 +395,8 @@ fn deal<W: Workload>(
     hosts: usize,
 ) -> (PerThread<W::Client>, PerThread<W::Client>) {
     let first = params.first_client;
-    // The first connection's id, and the connections.
-    let (from, connections) = if pool > 0 {
-        (first + params.clients, pool)
-    } else {
-        (first, params.clients)
-    };
+    let from = params.first_connection;
+    let connections = if pool > 0 { pool } else { params.clients };
     let homes = hosts::assign(
         params.host_policy,
         (from + connections) as usize,

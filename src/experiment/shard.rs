@@ -147,11 +147,30 @@ impl Coord {
         let client = target::connect(&config).await?;
         if spec.index == 0 {
             // Held for the session's life: the other shards see shard 0
-            // alive while it is (`await_prepared`).
-            client
-                .execute("SELECT pg_advisory_lock($1)", &[&lead_lock_key(&study)])
-                .await
-                .map_err(|e| anyhow!("taking shard 0's advisory lock: {}", pg(&e)))?;
+            // alive while it is (`await_prepared`). Another shard 0 of the
+            // same study (a second process, or a dead one whose session the
+            // server has not noticed yet) holds it: wait --shard-wait, then
+            // say so instead of hanging.
+            let began = Instant::now();
+            loop {
+                let got: bool = client
+                    .query_one("SELECT pg_try_advisory_lock($1)", &[&lead_lock_key(&study)])
+                    .await
+                    .map_err(|e| anyhow!("taking shard 0's advisory lock: {}", pg(&e)))?
+                    .get(0);
+                if got {
+                    break;
+                }
+                if began.elapsed() >= wait {
+                    return Err(anyhow!(
+                        "another shard 0 of study {study} holds its lock on this server \
+                         (waited --shard-wait {}s): stop that process, or wait until the \
+                         server ends its session, then start this one again",
+                        wait.as_secs()
+                    ));
+                }
+                tokio::time::sleep(POLL).await;
+            }
             client.batch_execute(DDL).await.map_err(|e| {
                 anyhow!(
                     "creating the coordination schema {SCHEMA} in database {}: {} (shard 0 needs CREATE on it)",
@@ -480,39 +499,55 @@ impl Coord {
     /// their client ledgers (as [`Coord::ended`] got them, by shard), and
     /// the shards that did not end in time (as text, empty when none).
     pub async fn await_ended(&self, run: u32) -> Result<Ended> {
+        const ENDED: &str = "FROM isobench_coord.members
+                      WHERE study = $1 AND run = $2 AND ended_at IS NOT NULL AND shard <> 0";
+        let err =
+            |e: tokio_postgres::Error| anyhow!("waiting for run {run}'s shards to end: {}", pg(&e));
         let began = Instant::now();
+        // Poll on a count; the ledgers, which can be large, are read once.
         loop {
-            let rows = self
+            let row = self
                 .client
-                .query(
-                    "SELECT shard, coalesce(committed, 0), coalesce(unknown_outcome, 0), ledger
-                       FROM isobench_coord.members
-                      WHERE study = $1 AND run = $2 AND ended_at IS NOT NULL AND shard <> 0",
+                .query_one(
+                    &format!("SELECT count(*) {ENDED}"),
                     &[&self.study, &(run as i32)],
                 )
                 .await
-                .map_err(|e| anyhow!("waiting for run {run}'s shards to end: {}", pg(&e)))?;
-            let ended: Vec<i32> = rows.iter().map(|r| r.get(0)).collect();
-            if ended.len() + 1 >= self.spec.count as usize || began.elapsed() >= self.wait {
-                let mut lifetime = Lifetime::default();
-                let mut ledgers = Vec::new();
-                for r in &rows {
-                    lifetime.committed += r.get::<_, i64>(1) as u64;
-                    lifetime.unknown_outcome += r.get::<_, i64>(2) as u64;
-                    if let Some(l) = r.get::<_, Option<Vec<u8>>>(3) {
-                        ledgers.push((r.get::<_, i32>(0) as u32, l));
-                    }
-                }
-                let mut all = ended.clone();
-                all.push(0);
-                return Ok(Ended {
-                    lifetime,
-                    ledgers,
-                    missing: missing_shards(&all, self.spec.count),
-                });
+                .map_err(err)?;
+            let ended = row.get::<_, i64>(0) as usize;
+            if ended + 1 >= self.spec.count as usize || began.elapsed() >= self.wait {
+                break;
             }
             tokio::time::sleep(POLL).await;
         }
+        // In shard order, so that a merged history is the same each time.
+        let rows = self
+            .client
+            .query(
+                &format!(
+                    "SELECT shard, coalesce(committed, 0), coalesce(unknown_outcome, 0), ledger {ENDED} ORDER BY shard"
+                ),
+                &[&self.study, &(run as i32)],
+            )
+            .await
+            .map_err(err)?;
+        let mut lifetime = Lifetime::default();
+        let mut ledgers = Vec::new();
+        let mut all = vec![0];
+        for r in &rows {
+            let shard = r.get::<_, i32>(0);
+            all.push(shard);
+            lifetime.committed += r.get::<_, i64>(1) as u64;
+            lifetime.unknown_outcome += r.get::<_, i64>(2) as u64;
+            if let Some(l) = r.get::<_, Option<Vec<u8>>>(3) {
+                ledgers.push((shard as u32, l));
+            }
+        }
+        Ok(Ended {
+            lifetime,
+            ledgers,
+            missing: missing_shards(&all, self.spec.count),
+        })
     }
 
     /// Shard 0: run `run` is over (checked and saved).

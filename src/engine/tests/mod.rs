@@ -53,6 +53,7 @@ fn retrier(max_tries: u32, backoff: Backoff) -> Retrier {
 fn params(clients: u32) -> EngineParams {
     EngineParams {
         first_client: 0,
+        first_connection: 0,
         clients,
         isolation: Isolation::Serializable,
         retrier: retrier(3, Backoff::None),
@@ -543,13 +544,16 @@ async fn open_loop_skips_transactions_beyond_the_latency_limit() {
 }
 
 /// A shard's clients are numbered after the shards before it
-/// (`first_client`) and round-robin over two hosts goes on from there:
-/// clients 3..6 of a 2-host DSN start at host 1; with a pool, the pool's
-/// sessions are numbered after the clients and they get the hosts.
+/// (`first_client`) and round-robin over two hosts goes on from its first
+/// connection: clients 3..6 of a 2-host DSN start at host 1; with a pool,
+/// the pool's sessions are numbered after the clients and they get the
+/// hosts, counted over the pool sessions only (shard 1 of pool 1 per
+/// shard: its session is connection 1, host 1, whatever its id).
 #[test]
 fn a_shards_clients_are_numbered_from_its_first_id_and_spread_on() {
     let p = EngineParams {
         first_client: 3,
+        first_connection: 3,
         threads: 2,
         ..params(3)
     };
@@ -562,7 +566,16 @@ fn a_shards_clients_are_numbered_from_its_first_id_and_spread_on() {
     };
     assert_eq!(placed(&members), [(3, 1), (4, 0), (5, 1)]);
     assert!(pooled.iter().all(Vec::is_empty));
-    let (members, pooled) = super::deal(&w, &p, 2, 2, 2);
-    assert!(placed(&members).iter().all(|&(_, home)| home == 0));
-    assert_eq!(placed(&pooled), [(6, 0), (7, 1)]);
+    let pooled_from = |first_connection, pool| {
+        let p = EngineParams {
+            first_connection,
+            ..p.clone()
+        };
+        let (members, pooled) = super::deal(&w, &p, 2, pool, 2);
+        assert!(placed(&members).iter().all(|&(_, home)| home == 0));
+        placed(&pooled)
+    };
+    assert_eq!(pooled_from(0, 2), [(6, 0), (7, 1)]);
+    assert_eq!(pooled_from(1, 1), [(6, 1)]);
+    assert_eq!(pooled_from(2, 1), [(6, 0)]);
 }

@@ -268,6 +268,10 @@ async fn one_run<W: Workload>(
         first_client: shard.map_or(0, |s| {
             s.first_id(run.cell.clients, run.cell.pool_size.unwrap_or(0))
         }),
+        first_connection: shard.map_or(0, |s| match run.cell.pool_size {
+            Some(pool) => s.index * pool,
+            None => s.first_id(run.cell.clients, 0),
+        }),
         isolation: run.cell.isolation,
         retrier: retrier.clone(),
         warmup: cfg.warmup,
