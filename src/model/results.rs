@@ -540,9 +540,9 @@ pub struct HostRecord {
     pub committed: u64,
     /// committed / the run's `duration_s`, tx/s.
     pub tps: f64,
-    /// Latency of its committed transactions, ms (median, 99th
-    /// percentile).
+    /// Median latency of its committed transactions, ms.
     pub p50_ms: f64,
+    /// 99th percentile latency of its committed transactions, ms.
     pub p99_ms: f64,
     /// Transactions that gave up on the host (any SQLSTATE).
     pub failed: u64,

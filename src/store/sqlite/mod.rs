@@ -17,7 +17,8 @@
 //! 8. `lost_commits`.
 //! 9. `cell_fault_plans`;
 //! 10. `run_windows`;
-//! 11. `cell_work_factors`.
+//! 11. `cell_work_factors`;
+//! 12. `run_hosts`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
