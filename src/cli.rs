@@ -286,7 +286,9 @@ impl TargetArgs {
             pg_bin: None,
             settings: self.settings,
             server_user: self.server_user,
-            host_policy: Default::default(),
+            // The probes' sessions go to the first host that accepts, as
+            // libpq's and isobench's own connections do.
+            host_policy: crate::model::HostPolicy::First,
         }
     }
 }

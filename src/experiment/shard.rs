@@ -250,8 +250,9 @@ impl Coord {
                     && seen.elapsed() >= self.wait
                 {
                     return Err(anyhow!(
-                        "shard 0 is gone: its coordination session ended {:.0} s ago and no shard 0 came back \
-                         within --shard-wait; this shard stops before run {run} (restart the study with every shard)",
+                        "shard 0 is gone: its coordination session ended {:.0} s ago (it ended the study without this \
+                         shard, or died) and no shard 0 came back within --shard-wait; this shard stops before \
+                         run {run} (restart the study with every shard)",
                         seen.elapsed().as_secs_f64()
                     ));
                 }
