@@ -61,7 +61,7 @@ fn main() {
                 let config = h.config("load_ib");
                 let t = Instant::now();
                 h.rt.block_on(async {
-                    let db = isobench::target::connect(&config).await.unwrap();
+                    let db = isobench::postgres::connect(&config).await.unwrap();
                     let loader = isobench::workload::Loader::new(db, config.clone());
                     w.load(&loader).await.expect("isobench load")
                 });

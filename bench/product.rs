@@ -65,7 +65,7 @@ use std::time::Instant;
 
 use common::{Harness, children_cpu_s, env_list, env_or, isobench_bin, summary};
 use isobench::model::Isolation;
-use isobench::target::SUPERUSER;
+use isobench::postgres::SUPERUSER;
 
 /// What the bench needs for every part.
 struct Bench {
@@ -150,7 +150,7 @@ impl Bench {
         self.h.fresh_copy("tmpl", db);
         let config = self.h.config(db);
         self.h.rt.block_on(async {
-            let c = isobench::target::connect(&config).await.expect("connect");
+            let c = isobench::postgres::connect(&config).await.expect("connect");
             c.batch_execute("VACUUM ANALYZE").await.expect("VACUUM");
             c.batch_execute("CHECKPOINT").await.expect("CHECKPOINT");
         });
@@ -566,7 +566,7 @@ fn main() {
     let settings: Vec<String> =
         b.h.rt
             .block_on(async {
-                let c = isobench::target::connect(&b.h.config("postgres"))
+                let c = isobench::postgres::connect(&b.h.config("postgres"))
                     .await
                     .expect("connect");
                 c.query(

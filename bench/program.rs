@@ -22,7 +22,7 @@ use std::process::Command;
 
 use common::{Harness, env_list, env_or, isobench_bin, summary, tcp};
 use isobench::model::Isolation;
-use isobench::target::SUPERUSER;
+use isobench::postgres::SUPERUSER;
 
 /// Committed tps and client CPU µs/tx of the only run in `dir`.
 fn read_results(dir: &std::path::Path) -> (f64, f64) {

@@ -666,7 +666,7 @@ mod tests {
 
     #[test]
     fn pg_bin_takes_named_builds() {
-        let b = crate::target::find_bin_dir(None).unwrap();
+        let b = crate::postgres::find_bin_dir(None).unwrap();
         let b = b.to_str().unwrap();
         // One build, named or not, is the server; several are a factor.
         let c = study_of(&["--pg-bin", b]).unwrap();
@@ -708,7 +708,7 @@ mod tests {
 
     #[test]
     fn one_name_for_two_builds_is_refused() {
-        let b = crate::target::find_bin_dir(None).unwrap();
+        let b = crate::postgres::find_bin_dir(None).unwrap();
         let other = tempfile::tempdir().unwrap();
         for exe in ["postgres", "initdb"] {
             std::os::unix::fs::symlink(b.join(exe), other.path().join(exe)).unwrap();
@@ -1196,7 +1196,7 @@ mod tests {
             assert!(listed.contains(&f.as_str()), "--{f} has no row here");
         }
         // A real server build for `--pg-bin`/`pg_bin`.
-        let pg_bin = crate::target::find_bin_dir(None).unwrap();
+        let pg_bin = crate::postgres::find_bin_dir(None).unwrap();
         let pg_bin = pg_bin.to_str().unwrap();
         for (i, (flag, args, key, bad)) in FLAG_KEYS.iter().enumerate() {
             let args: Vec<String> = args.iter().map(|a| a.replace("PGBIN", pg_bin)).collect();

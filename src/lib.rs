@@ -3,7 +3,7 @@
 //!
 //! Data flow of `isobench run`: [`cli`] turns flags, over an experiment
 //! file read by [`study`], into an [`model::ExperimentConfig`];
-//! [`experiment`] starts the [`target`]
+//! [`experiment`] starts the [`postgres`]
 //! (a managed server by default), loads the [`workload`] into a template
 //! database, and executes the runs in interleaved order. Each run resets
 //! the data from the template, drives clients with the [`engine`] (which
@@ -31,7 +31,7 @@ pub mod report;
 pub mod stats;
 pub mod store;
 pub mod study;
-pub mod target;
+pub mod postgres;
 pub mod wire;
 pub mod workload;
 

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use isobench::cli::{AnomaliesArgs, Cli, Command, MonitorArgs, RunArgs};
 use isobench::model::BadInput;
-use isobench::target::reaper;
+use isobench::postgres::reaper;
 use isobench::{experiment, probe, report, store, workload};
 
 /// The exit statuses (user guide, docs/src/reference/exit-status.md).

@@ -20,7 +20,7 @@ use crate::model::TargetConfig;
 use crate::model::{STAT_COUNTERS, ServerObservations};
 use crate::observe::{self, Backends};
 use crate::store;
-use crate::target::{self, Target};
+use crate::postgres::{self, Target};
 
 /// File names in a monitor's results directory.
 pub(crate) const MONITOR_JSON: &str = "monitor.json";
@@ -96,7 +96,7 @@ async fn statements_snapshot(
             &[],
         )
         .await
-        .map_err(|e| target::error_text(&e))?;
+        .map_err(|e| postgres::error_text(&e))?;
     Ok(rows
         .iter()
         .map(|r| ((r.get(0), r.get(1)), (r.get(2), r.get(3), r.get(4))))
@@ -148,11 +148,11 @@ pub async fn run(
         None => target.admin_db(),
     };
     let config = target.config(&database);
-    let db = target::connect(&config).await?;
+    let db = postgres::connect(&config).await?;
     let server_version: String = db
         .query_one("SHOW server_version", &[])
         .await
-        .map_err(|e| anyhow!("SHOW server_version: {}", target::error_text(&e)))?
+        .map_err(|e| anyhow!("SHOW server_version: {}", postgres::error_text(&e)))?
         .get(0);
     let before = statements_snapshot(&db).await;
     // Not held while observing: its idle backend would be sampled too.
@@ -199,7 +199,7 @@ pub async fn run(
     let server = observer
         .await
         .map_err(|e| anyhow!("the observer failed: {e}"))?;
-    let db = target::connect(&target.config(&database)).await?;
+    let db = postgres::connect(&target.config(&database)).await?;
     let (statements, statements_note) = match before {
         Ok(before) => match statements_snapshot(&db).await {
             Ok(after) => (statement_deltas(&before, &after), None),

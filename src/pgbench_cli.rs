@@ -1032,11 +1032,11 @@ fn mean_stddev(r: &RunRecord) -> (f64, f64) {
 /// pgbench_branches, as pgbench reads it for built-in scripts); `None`
 /// when there is no such table.
 async fn named_scale(inv: &Invocation) -> Option<u32> {
-    let target = crate::target::Target::external(inv.dsn().as_deref()).ok()?;
-    let crate::target::Target::External(config) = &target else {
+    let target = crate::postgres::Target::external(inv.dsn().as_deref()).ok()?;
+    let crate::postgres::Target::External(config) = &target else {
         return None;
     };
-    let db = crate::target::connect(config).await.ok()?;
+    let db = crate::postgres::connect(config).await.ok()?;
     let row = db
         .query_one("SELECT count(*) FROM pgbench_branches", &[])
         .await
@@ -1125,13 +1125,13 @@ pub async fn run(inv: Invocation, cancel: CancellationToken) -> Result<bool> {
 async fn initialize(inv: &Invocation) -> Result<()> {
     let scale = inv.scale.unwrap_or(1);
     let log = std::env::temp_dir().join(format!("isobench-pgbench-{}.log", std::process::id()));
-    let target = crate::target::start(&inv.target(), &log, 20).await?;
+    let target = crate::postgres::start(&inv.target(), &log, 20).await?;
     let mut config = match &target {
-        crate::target::Target::External(c) => c.clone(),
-        crate::target::Target::Managed(_) => target.config("postgres"),
+        crate::postgres::Target::External(c) => c.clone(),
+        crate::postgres::Target::Managed(_) => target.config("postgres"),
     };
-    crate::target::own_session(&mut config, "pgbench-init");
-    let db = crate::target::connect(&config).await?;
+    crate::postgres::own_session(&mut config, "pgbench-init");
+    let db = crate::postgres::connect(&config).await?;
     let started = Instant::now();
     let steps = &inv.init_steps;
     let mut parts = Vec::new();
@@ -1142,7 +1142,7 @@ async fn initialize(inv: &Invocation) -> Result<()> {
             "DROP TABLE IF EXISTS pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers",
         )
         .await
-        .map_err(|e| anyhow!("dropping old tables: {}", crate::target::error_text(&e)))?;
+        .map_err(|e| anyhow!("dropping old tables: {}", crate::postgres::error_text(&e)))?;
         parts.push(format!("drop tables {:.2} s", t.elapsed().as_secs_f64()));
     }
     eprintln!("creating tables...");
@@ -1167,7 +1167,7 @@ async fn initialize(inv: &Invocation) -> Result<()> {
     eprintln!(
         "{accounts} of {accounts} tuples (100%) done (elapsed {took:.2} s, remaining 0.00 s)"
     );
-    let db = crate::target::connect(&config).await?;
+    let db = crate::postgres::connect(&config).await?;
     if !inv.no_vacuum {
         eprintln!("vacuuming...");
     }
@@ -1189,7 +1189,7 @@ async fn initialize(inv: &Invocation) -> Result<()> {
             "VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history",
         )
         .await
-        .map_err(|e| anyhow!("vacuuming: {}", crate::target::error_text(&e)))?;
+        .map_err(|e| anyhow!("vacuuming: {}", crate::postgres::error_text(&e)))?;
         parts.push(format!("vacuum {:.2} s", t.elapsed().as_secs_f64()));
     }
     eprintln!(

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use isobench::model::Isolation;
-use isobench::target::{self, ManagedOptions, ManagedServer, SUPERUSER};
+use isobench::postgres::{self, ManagedOptions, ManagedServer, SUPERUSER};
 
 /// `name` from the environment, parsed, else `default`.
 pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -152,8 +152,8 @@ impl Harness {
             .enable_all()
             .build()
             .expect("runtime");
-        target::reaper::install_panic_hook();
-        let bin_dir = target::find_bin_dir(None).expect("PostgreSQL binaries");
+        postgres::reaper::install_panic_hook();
+        let bin_dir = postgres::find_bin_dir(None).expect("PostgreSQL binaries");
         for kv in std::env::var("BENCH_SET")
             .unwrap_or_default()
             .split_whitespace()
@@ -182,7 +182,7 @@ impl Harness {
                 }
             });
         let admin = rt
-            .block_on(target::connect(&server.config("postgres")))
+            .block_on(postgres::connect(&server.config("postgres")))
             .expect("admin connection");
         Harness {
             rt,
@@ -327,7 +327,7 @@ impl Sampler {
                 .build()
                 .unwrap();
             rt.block_on(async move {
-                let conn = target::connect(&config).await.expect("sampler connection");
+                let conn = postgres::connect(&config).await.expect("sampler connection");
                 let q = conn
                     .prepare(
                         "SELECT state, coalesce(wait_event_type || ':' || wait_event, 'CPU')

@@ -34,7 +34,7 @@ use crate::metrics::{Interval, Recorder};
 use crate::model::Isolation;
 use crate::model::{HostCpu, Lifetime};
 use crate::model::{Phase, SecondPoint};
-use crate::target::TargetError;
+use crate::postgres::TargetError;
 use crate::workload::{Ledger, Workload, WorkloadClient};
 use retry::Retrier;
 

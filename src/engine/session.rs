@@ -14,7 +14,7 @@ use tokio_postgres::Config;
 use super::EngineError;
 use super::faults::{FaultLog, reconnect_delay};
 use crate::model::Isolation;
-use crate::target;
+use crate::postgres;
 use crate::wire::{self, Conn};
 use crate::workload::{TxControl, WorkloadClient};
 
@@ -124,8 +124,8 @@ pub(super) async fn setup<C: WorkloadClient>(
     let (conn, tx, host) = open(&mut client, db, isolation, home)
         .await
         .map_err(|e| match e {
-            OpenError::Connect(e) => EngineError::Connect(target::TargetError::Connect {
-                target: target::describe_config(db),
+            OpenError::Connect(e) => EngineError::Connect(postgres::TargetError::Connect {
+                target: postgres::describe_config(db),
                 reason: e.to_string(),
             }),
             OpenError::Prepare(e) => EngineError::Prepare {

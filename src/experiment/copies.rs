@@ -10,7 +10,7 @@ use anyhow::{Result, anyhow};
 use tokio_postgres::Client;
 
 use super::server::Server;
-use crate::target;
+use crate::postgres;
 
 pub(super) fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -28,7 +28,7 @@ pub(super) async fn drop_database(admin: &Client, name: &str, version_num: i32) 
             quote_ident(name)
         ))
         .await
-        .map_err(|e| anyhow!("DROP DATABASE {name}: {}", target::error_text(&e)))
+        .map_err(|e| anyhow!("DROP DATABASE {name}: {}", postgres::error_text(&e)))
 }
 
 /// Creates template database `tmpl` on `srv`, empty, dropping any stale
@@ -42,7 +42,7 @@ pub(super) async fn create_template(srv: &Server, tmpl: &str, run_db: &str) -> R
         .map_err(|e| {
             anyhow!(
                 "CREATE DATABASE {tmpl}: {} (on an external server isobench needs a role with CREATEDB)",
-                target::error_text(&e)
+                postgres::error_text(&e)
             )
         })?;
     Ok(())
@@ -75,22 +75,22 @@ pub(super) async fn fresh_copy(
         .map_err(|e| {
             anyhow!(
                 "CREATE DATABASE {run_db} TEMPLATE {tmpl}: {}",
-                target::error_text(&e)
+                postgres::error_text(&e)
             )
         })?;
     let db_config = target.config(run_db);
     let mut check_config = db_config.clone();
-    target::own_session(&mut check_config, "check");
-    let check_db = target::connect(&check_config).await?;
+    postgres::own_session(&mut check_config, "check");
+    let check_db = postgres::connect(&check_config).await?;
     check_db
         .batch_execute("VACUUM ANALYZE")
         .await
-        .map_err(|e| anyhow!("VACUUM ANALYZE: {}", target::error_text(&e)))?;
+        .map_err(|e| anyhow!("VACUUM ANALYZE: {}", postgres::error_text(&e)))?;
     let mut errors = Vec::new();
     if let Err(e) = check_db.batch_execute("CHECKPOINT").await {
         errors.push(format!(
             "CHECKPOINT before the run failed: {}",
-            target::error_text(&e)
+            postgres::error_text(&e)
         ));
     }
     let reset_ms = reset_start.elapsed().as_secs_f64() * 1000.0;

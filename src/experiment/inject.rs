@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use tokio_postgres::{Client, Config};
 
 use crate::model::{FaultKind, FaultSpec, InjectedFault, Phase};
-use crate::target::{self, ServerControl, Shutdown};
+use crate::postgres::{self, ServerControl, Shutdown};
 
 /// What the injector needs about the run.
 pub(super) struct InjectTarget {
@@ -62,8 +62,8 @@ async fn inject(
     }
     let start = Instant::now();
     let mut config = t.config.clone();
-    let clients = target::clients_application_name(&config);
-    target::own_session(&mut config, "fault");
+    let clients = postgres::clients_application_name(&config);
+    postgres::own_session(&mut config, "fault");
     let mut db: Option<Client> = None;
     for f in plan {
         let due = start + f.at;
@@ -175,14 +175,14 @@ async fn backend_fault(
     t: &InjectTarget,
 ) -> Result<String, String> {
     if db.as_ref().is_none_or(Client::is_closed) {
-        let c = tokio::time::timeout(Duration::from_secs(5), target::connect(config))
+        let c = tokio::time::timeout(Duration::from_secs(5), postgres::connect(config))
             .await
             .map_err(|_| "no connection within 5 s".to_string())?
             .map_err(|e| e.to_string())?;
         *db = Some(c);
     }
     let client = db.as_ref().expect("connected above");
-    let err = |e: tokio_postgres::Error| target::error_text(&e);
+    let err = |e: tokio_postgres::Error| postgres::error_text(&e);
     match kind {
         FaultKind::Terminate => {
             let n: i64 = client

@@ -27,7 +27,7 @@ use crate::progress::{Progress, TickHook};
 use crate::report;
 use crate::store::sqlite::Store;
 use crate::store::{self, Cell, Environment, Results, StoredConfig};
-use crate::target::Target;
+use crate::postgres::Target;
 use crate::workload::Workload;
 
 mod copies;

@@ -10,7 +10,7 @@ use tokio_postgres::Client;
 
 use crate::model::{ExperimentConfig, PgBuild};
 use crate::store::{Cell, Environment};
-use crate::target::{self, Target};
+use crate::postgres::{self, Target};
 
 /// The managed or external server that runs use now. At most one
 /// managed server runs at a time: when a cell needs other binaries or
@@ -74,7 +74,7 @@ pub(super) async fn start_server(
         tc.settings.retain(|(name, _)| name != k);
         tc.settings.push((k.clone(), v.clone()));
     }
-    let target = target::start(&tc, log, connections)
+    let target = postgres::start(&tc, log, connections)
         .await
         .with_context(|| match (&key.0, key.1.is_empty()) {
             (None, true) => "starting the server".to_string(),
@@ -84,7 +84,7 @@ pub(super) async fn start_server(
                 key.1
             ),
         })?;
-    let admin = target::connect(&target.config(&target.admin_db())).await?;
+    let admin = postgres::connect(&target.config(&target.admin_db())).await?;
     let env = environment(&admin).await?;
     Ok(Server {
         key,
@@ -157,7 +157,7 @@ pub(super) async fn shown_settings(
     cfg: &ExperimentConfig,
     cell: &Cell,
 ) -> Result<(String, BTreeMap<String, String>)> {
-    let show = |e: tokio_postgres::Error| anyhow!("SHOW: {}", target::error_text(&e));
+    let show = |e: tokio_postgres::Error| anyhow!("SHOW: {}", postgres::error_text(&e));
     let version: String = db
         .query_one("SHOW server_version", &[])
         .await
@@ -198,7 +198,7 @@ pub(super) async fn wait_for_server(
     let started = std::time::Instant::now();
     loop {
         let tried =
-            tokio::time::timeout(std::time::Duration::from_secs(5), target::connect(config)).await;
+            tokio::time::timeout(std::time::Duration::from_secs(5), postgres::connect(config)).await;
         let e = match tried {
             Ok(Ok(c)) => return Ok((c, started.elapsed().as_secs_f64())),
             Ok(Err(e)) => e.to_string(),

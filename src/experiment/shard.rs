@@ -21,7 +21,7 @@ use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
 use crate::model::{Lifetime, ShardSpec};
-use crate::target::{self, Target};
+use crate::postgres::{self, Target};
 
 /// The schema of the coordination tables, in the DSN's database.
 pub const SCHEMA: &str = "isobench_coord";
@@ -117,7 +117,7 @@ pub struct Coord {
 
 /// An error of a coordination query, as text.
 fn pg(e: &tokio_postgres::Error) -> String {
-    target::error_text(e)
+    postgres::error_text(e)
 }
 
 /// Whether `e` says the coordination tables do not exist yet (shard 0
@@ -143,8 +143,8 @@ impl Coord {
         wait: Duration,
     ) -> Result<Self> {
         let mut config = target.config(&target.admin_db());
-        target::own_session(&mut config, &format!("shard-{}", spec.index));
-        let client = target::connect(&config).await?;
+        postgres::own_session(&mut config, &format!("shard-{}", spec.index));
+        let client = postgres::connect(&config).await?;
         if spec.index == 0 {
             // Held for the session's life: the other shards see shard 0
             // alive while it is (`await_prepared`). Another shard 0 of the
@@ -490,7 +490,7 @@ impl Coord {
                 ],
             )
             .await
-            .map_err(|e| anyhow!("marking run {run} ended: {}", target::error_text(&e)))?;
+            .map_err(|e| anyhow!("marking run {run} ended: {}", postgres::error_text(&e)))?;
         Ok(())
     }
 

@@ -23,7 +23,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio_util::sync::CancellationToken;
 
-use crate::target::reaper;
+use crate::postgres::reaper;
 
 /// How a command ended.
 #[derive(Debug, Clone, PartialEq)]

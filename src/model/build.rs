@@ -50,7 +50,7 @@ pub enum PgBuildError {
 
 impl PgBuild {
     /// A build named `name` (checked by [`check_build_label`]) in `dir`
-    /// (not checked here: see `target::pg_build`).
+    /// (not checked here: see `postgres::pg_build`).
     ///
     /// Errors: [`PgBuildError::EmptyName`], [`PgBuildError::BadName`],
     /// [`PgBuildError::EmptyDir`].

@@ -408,7 +408,7 @@ pub struct TargetConfig {
     pub external_from_env: bool,
     /// `--pg-bin`: the managed server's build, when one is given (its
     /// name, if any, is shown in reports; `None`: the binaries
-    /// `target::find_bin_dir` finds).
+    /// `postgres::find_bin_dir` finds).
     pub pg_bin: Option<PgBuild>,
     /// `--set name=value` settings of the managed server.
     pub settings: Vec<(String, String)>,

@@ -9,8 +9,8 @@
 //!   second, counted by `wait_event_type:wait_event` (`CPU` for an active
 //!   backend with no wait event). Only the workload's connections count:
 //!   those with the clients' `application_name` (`isobench`, or the
-//!   user's; [`target::clients_application_name`]); observers append
-//!   to it ([`target::own_session`]).
+//!   user's; [`postgres::clients_application_name`]); observers append
+//!   to it ([`postgres::own_session`]).
 //! - SIRead locks: `pg_locks` rows with `mode = 'SIReadLock'` every sample
 //!   interval (not every second: see [`ObserveOptions::siread_locks`]),
 //!   counted by granularity (relation/page/tuple) and by relation.
@@ -30,14 +30,14 @@ use tokio_postgres::{Client, Config};
 
 use crate::model::ObserveLevel;
 use crate::model::Phase;
-use crate::target;
+use crate::postgres;
 use crate::workload::ExplainStatement;
 
 /// Whose backends the wait-event samples count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backends {
     /// isobench's own clients (the `application_name` of
-    /// [`target::clients_application_name`]).
+    /// [`postgres::clients_application_name`]).
     Isobench,
     /// Every client backend of the database but the observer's own
     /// (`isobench monitor`: someone else's load).
@@ -87,9 +87,9 @@ pub async fn observe(
     }
     let full = level == ObserveLevel::Full;
     let mut config = config;
-    let clients = target::clients_application_name(&config);
-    target::own_session(&mut config, "observer");
-    let mut db = match target::connect(&config).await {
+    let clients = postgres::clients_application_name(&config);
+    postgres::own_session(&mut config, "observer");
+    let mut db = match postgres::connect(&config).await {
         Ok(c) => c,
         Err(e) => {
             obs.errors.push(e.to_string());
@@ -118,7 +118,7 @@ pub async fn observe(
         Ok(s) => Some((Instant::now(), s)),
         Err(e) => {
             obs.errors
-                .push(format!("pg_stat_database: {}", target::error_text(&e)));
+                .push(format!("pg_stat_database: {}", postgres::error_text(&e)));
             None
         }
     };
@@ -152,7 +152,7 @@ pub async fn observe(
                 continue;
             }
             reconnects += 1;
-            match tokio::time::timeout(Duration::from_secs(2), target::connect(&config)).await {
+            match tokio::time::timeout(Duration::from_secs(2), postgres::connect(&config)).await {
                 Ok(Ok(c)) => {
                     db = c;
                     last = None;
@@ -181,7 +181,7 @@ pub async fn observe(
         };
         if let Some((what, e)) = failed {
             obs.errors
-                .push(format!("{what}: {}", target::error_text(&e)));
+                .push(format!("{what}: {}", postgres::error_text(&e)));
         }
     }
     // The last, usually partial, interval (skip slivers under 0.5 s).
@@ -216,7 +216,7 @@ async fn explain_all(
                 sql: s.sql.clone(),
                 plan,
             }),
-            Err(e) => errors.push(format!("EXPLAIN {}: {}", s.label, target::error_text(&e))),
+            Err(e) => errors.push(format!("EXPLAIN {}: {}", s.label, postgres::error_text(&e))),
         }
     }
     plans
@@ -284,7 +284,7 @@ async fn take_interval(
         }
         Err(e) => obs
             .errors
-            .push(format!("pg_stat_database: {}", target::error_text(&e))),
+            .push(format!("pg_stat_database: {}", postgres::error_text(&e))),
     }
 }
 

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::exec::{Env, WaitCheck};
 use super::{Matrix, run_matrix, select};
 use crate::model::AnomaliesConfig;
-use crate::{report, store, target};
+use crate::{postgres, report, store};
 
 pub(crate) const ANOMALIES_JSON: &str = "anomalies.json";
 pub(crate) const ANOMALIES_MD: &str = "anomalies.md";
@@ -37,9 +37,9 @@ pub async fn run(cfg: &AnomaliesConfig, cancel: CancellationToken) -> Result<Out
     let fresh = store::create_results_dir(cfg.out.as_deref(), "anomalies-", ANOMALIES_JSON)?;
     let dir = fresh.path.clone();
     let started = async {
-        let target = target::start(&cfg.target, &dir.join(store::SERVER_LOG), 20).await?;
+        let target = postgres::start(&cfg.target, &dir.join(store::SERVER_LOG), 20).await?;
         let config = target.config(&target.admin_db());
-        let admin = target::connect(&config).await?;
+        let admin = postgres::connect(&config).await?;
         let wait_check = WaitCheck::detect(&admin).await?;
         anyhow::Ok((target, config, wait_check))
     };

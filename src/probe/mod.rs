@@ -581,7 +581,7 @@ pub async fn run_matrix(
     mut progress: impl FnMut(usize, &Probe),
 ) -> Result<Matrix> {
     let start = Instant::now();
-    let ctl = crate::target::connect(&env.config).await?;
+    let ctl = crate::postgres::connect(&env.config).await?;
     let version: String = ctl.query_one("SHOW server_version", &[]).await?.get(0);
     let num: String = ctl.query_one("SHOW server_version_num", &[]).await?.get(0);
     drop(ctl);

@@ -629,7 +629,7 @@ max_pred_locks_per_transaction = [64, 256]
 
     /// A real PostgreSQL bin directory (the tests need the server installed).
     fn bin() -> String {
-        crate::target::find_bin_dir(None)
+        crate::postgres::find_bin_dir(None)
             .unwrap()
             .display()
             .to_string()

@@ -286,13 +286,13 @@ impl Parse for Baseline {
 }
 
 /// A server build, `[NAME=]DIR` ([`PgBuild::split_arg`]), with `initdb`
-/// and `postgres` in DIR ([`crate::target::pg_build`]).
+/// and `postgres` in DIR ([`crate::postgres::pg_build`]).
 pub struct Build;
 impl Parse for Build {
     type Out = PgBuild;
     fn parse(s: &str) -> Result<PgBuild, String> {
         let (name, dir) = PgBuild::split_arg(s);
-        crate::target::pg_build(name, dir).map_err(|e| e.to_string())
+        crate::postgres::pg_build(name, dir).map_err(|e| e.to_string())
     }
     fn from_toml(v: &Value) -> Result<PgBuild, String> {
         match v {
@@ -540,7 +540,7 @@ pub fn builds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<PgBuild>>, D
                     v.type_str()
                 )));
             };
-            crate::target::pg_build(Some(&self.0), &dir)
+            crate::postgres::pg_build(Some(&self.0), &dir)
                 .map_err(|e: PgBuildError| de::Error::custom(e))
         }
     }

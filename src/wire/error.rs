@@ -104,7 +104,7 @@ impl Error {
 
 impl fmt::Display for Error {
     /// The server's message and SQLSTATE (`... (40001)`), as
-    /// [`crate::target::error_text`] words a tokio-postgres error.
+    /// [`crate::postgres::error_text`] words a tokio-postgres error.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Db(e) => write!(

@@ -47,7 +47,7 @@ impl WorkloadError {
         let what = what.into();
         move |e| WorkloadError::Db {
             what,
-            reason: crate::target::error_text(&e),
+            reason: crate::postgres::error_text(&e),
         }
     }
 }
@@ -626,7 +626,7 @@ impl Loader {
 
     /// Another connection to the same database. Errors: it cannot connect.
     pub async fn connect(&self) -> Result<Client, WorkloadError> {
-        crate::target::connect(&self.config)
+        crate::postgres::connect(&self.config)
             .await
             .map_err(|e| WorkloadError::Invalid(format!("loader connection: {e}")))
     }

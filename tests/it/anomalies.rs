@@ -11,7 +11,7 @@ use isobench::model::Isolation;
 use isobench::probe::exec::{self, Env, WaitCheck};
 use isobench::probe::spec::{self, Outcome};
 use isobench::probe::{self, judge};
-use isobench::target::{self, ManagedOptions, ManagedServer};
+use isobench::postgres::{self, ManagedOptions, ManagedServer};
 
 const NAMES: [&str; 14] = [
     "G0",
@@ -200,7 +200,7 @@ permutation s1l s2m s2u s1m s1c s2c
 
 fn server(tmp: &std::path::Path) -> ManagedServer {
     ManagedServer::start(&ManagedOptions {
-        bin_dir: target::find_bin_dir(None).unwrap(),
+        bin_dir: postgres::find_bin_dir(None).unwrap(),
         settings: vec![("deadlock_timeout".into(), "200ms".into())],
         log_path: tmp.join("server.log"),
         os_user: "postgres".into(),
@@ -215,7 +215,7 @@ fn coordinator_detects_waits_deadlocks_and_hangs() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let p = spec::parse(ROW_LOCK, "row-lock.spec").unwrap();
-        let admin = target::connect(&server.config("postgres")).await.unwrap();
+        let admin = postgres::connect(&server.config("postgres")).await.unwrap();
         let detected = WaitCheck::detect(&admin).await.unwrap();
         assert_eq!(detected, WaitCheck::IsolationTestFunction);
         for wait_check in [WaitCheck::IsolationTestFunction, WaitCheck::LockWaitEvent] {

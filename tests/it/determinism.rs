@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use isobench::target::{self, ManagedOptions, ManagedServer};
+use isobench::postgres::{self, ManagedOptions, ManagedServer};
 use isobench::workload::{
     self, Setup, Workload, docstore::Docstore, sibench::Sibench, smallbank::Smallbank,
     ssibench::Ssibench, tpcb::Tpcb, write_skew::WriteSkew,
@@ -37,14 +37,14 @@ async fn load<W: Workload>(
     db: &str,
     setup: &Setup,
 ) -> BTreeMap<String, String> {
-    let admin = target::connect(&server.config("postgres")).await.unwrap();
+    let admin = postgres::connect(&server.config("postgres")).await.unwrap();
     admin
         .batch_execute(&format!("CREATE DATABASE {db}"))
         .await
         .unwrap();
-    let conn = target::connect(&server.config(db)).await.unwrap();
+    let conn = postgres::connect(&server.config(db)).await.unwrap();
     let loader = workload::Loader::new(
-        target::connect(&server.config(db)).await.unwrap(),
+        postgres::connect(&server.config(db)).await.unwrap(),
         server.config(db),
     );
     W::new(setup).unwrap().load(&loader).await.unwrap();
@@ -73,7 +73,7 @@ async fn same_and_different<W: Workload>(server: &ManagedServer, tag: &str, a: S
 fn loads_are_deterministic() {
     let tmp = tempfile::tempdir().unwrap();
     let server = ManagedServer::start(&ManagedOptions {
-        bin_dir: target::find_bin_dir(None).unwrap(),
+        bin_dir: postgres::find_bin_dir(None).unwrap(),
         settings: Vec::new(),
         log_path: tmp.path().join("server.log"),
         os_user: "postgres".into(),
@@ -134,7 +134,7 @@ fn loads_are_deterministic() {
 #[test]
 fn tpcb_load_equals_pgbench_init() {
     let tmp = tempfile::tempdir().unwrap();
-    let bin_dir = target::find_bin_dir(None).unwrap();
+    let bin_dir = postgres::find_bin_dir(None).unwrap();
     let server = ManagedServer::start(&ManagedOptions {
         bin_dir: bin_dir.clone(),
         settings: Vec::new(),
@@ -150,7 +150,7 @@ fn tpcb_load_equals_pgbench_init() {
         &setup("tpcb", Some(scale), &[]),
     ));
     rt.block_on(async {
-        let admin = target::connect(&server.config("postgres")).await.unwrap();
+        let admin = postgres::connect(&server.config("postgres")).await.unwrap();
         admin.batch_execute("CREATE DATABASE pg").await.unwrap();
     });
     let out = std::process::Command::new(bin_dir.join("pgbench"))
@@ -160,7 +160,7 @@ fn tpcb_load_equals_pgbench_init() {
             "-p",
             &server.port().to_string(),
             "-U",
-            target::SUPERUSER,
+            postgres::SUPERUSER,
             "pg",
         ])
         .output()
@@ -171,7 +171,7 @@ fn tpcb_load_equals_pgbench_init() {
         String::from_utf8_lossy(&out.stderr)
     );
     rt.block_on(async {
-        let pg = target::connect(&server.config("pg")).await.unwrap();
+        let pg = postgres::connect(&server.config("pg")).await.unwrap();
         let theirs = checksums(&pg).await;
         assert_eq!(ours, theirs, "isobench's rows differ from pgbench -i's");
         let state = "SELECT c.relname::text,
@@ -181,7 +181,7 @@ fn tpcb_load_equals_pgbench_init() {
                        FROM pg_class c
                       WHERE c.relname IN ('pgbench_accounts', 'pgbench_branches', 'pgbench_tellers')
                       ORDER BY 1";
-        let ib = target::connect(&server.config("ib")).await.unwrap();
+        let ib = postgres::connect(&server.config("ib")).await.unwrap();
         let rows = |r: Vec<tokio_postgres::Row>| -> Vec<(String, i64, bool, i64)> {
             r.iter().map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))).collect()
         };

@@ -240,7 +240,7 @@ max_pred_locks_per_transaction = [64, 128]
 /// stay in results.json.
 #[test]
 fn named_server_builds_are_a_factor_shown_by_label() {
-    let bin = isobench::target::find_bin_dir(None).expect("PostgreSQL installed");
+    let bin = isobench::postgres::find_bin_dir(None).expect("PostgreSQL installed");
     let bin = bin.to_str().unwrap();
     let (_base, dir) = out_dir("builds");
     let (stock, again) = (format!("stock={bin}"), format!("again={bin}"));

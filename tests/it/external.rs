@@ -6,7 +6,7 @@
 use crate::common;
 
 use common::*;
-use isobench::target::{self, ManagedOptions, ManagedServer};
+use isobench::postgres::{self, ManagedOptions, ManagedServer};
 
 /// A server started through the library (so isobench does not manage
 /// it), logging into `dir`.
@@ -17,7 +17,7 @@ fn library_server(dir: &std::path::Path) -> ManagedServer {
 fn library_server_with(dir: &std::path::Path, settings: Vec<(String, String)>) -> ManagedServer {
     std::fs::create_dir_all(dir).unwrap();
     ManagedServer::start(&ManagedOptions {
-        bin_dir: target::find_bin_dir(None).expect("PostgreSQL binaries"),
+        bin_dir: postgres::find_bin_dir(None).expect("PostgreSQL binaries"),
         settings,
         log_path: dir.join("external-server.log"),
         os_user: "postgres".into(),
@@ -31,7 +31,7 @@ fn socket_dsn(server: &ManagedServer, db: &str) -> String {
         "host={} port={} user={} dbname={db}",
         server.socket_dir().display(),
         server.port(),
-        target::SUPERUSER
+        postgres::SUPERUSER
     )
 }
 
@@ -81,7 +81,7 @@ fn dsn_target_runs_cleans_up_and_tcp_needs_a_password() {
         .build()
         .unwrap();
     let left: Vec<String> = rt.block_on(async {
-        let db = target::connect(&server.config("postgres")).await.unwrap();
+        let db = postgres::connect(&server.config("postgres")).await.unwrap();
         db.query(
             "SELECT datname FROM pg_database WHERE datname LIKE 'isobench_%'",
             &[],
@@ -96,7 +96,7 @@ fn dsn_target_runs_cleans_up_and_tcp_needs_a_password() {
 
     let tcp = format!(
         "postgres://{}@127.0.0.1:{}/postgres",
-        target::SUPERUSER,
+        postgres::SUPERUSER,
         server.port()
     );
     let (out, _, stderr) = run(&[
@@ -121,7 +121,7 @@ fn anomalies_on_an_external_server_leave_nothing_behind() {
     let server = library_server(&dir);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let admin = target::connect(&server.config("postgres")).await.unwrap();
+        let admin = postgres::connect(&server.config("postgres")).await.unwrap();
         admin.batch_execute("CREATE DATABASE appdb").await.unwrap();
     });
     let dsn = socket_dsn(&server, "appdb");
@@ -159,7 +159,7 @@ fn anomalies_on_an_external_server_leave_nothing_behind() {
     );
     assert!(json["probes"][1]["results"].get("read-committed").is_none());
     let left: i64 = rt.block_on(async {
-        let db = target::connect(&server.config("appdb")).await.unwrap();
+        let db = postgres::connect(&server.config("appdb")).await.unwrap();
         db.query_one(
             "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'isobench_probe_%'",
             &[],
@@ -184,10 +184,10 @@ fn monitor_observes_a_concurrent_pgbench_load() {
             "pg_stat_statements".into(),
         )],
     );
-    let bins = target::find_bin_dir(None).unwrap();
+    let bins = postgres::find_bin_dir(None).unwrap();
     let psql = std::process::Command::new(bins.join("psql"))
         .args(["-h", server.socket_dir().to_str().unwrap()])
-        .args(["-p", &server.port().to_string(), "-U", target::SUPERUSER])
+        .args(["-p", &server.port().to_string(), "-U", postgres::SUPERUSER])
         .args(["-qc", "CREATE EXTENSION pg_stat_statements", "postgres"])
         .output()
         .unwrap();
@@ -196,7 +196,7 @@ fn monitor_observes_a_concurrent_pgbench_load() {
     let pgbench = |args: &[&str]| {
         std::process::Command::new(&bin)
             .args(["-h", server.socket_dir().to_str().unwrap()])
-            .args(["-p", &server.port().to_string(), "-U", target::SUPERUSER])
+            .args(["-p", &server.port().to_string(), "-U", postgres::SUPERUSER])
             .args(args)
             .arg("postgres")
             .stdout(std::process::Stdio::null())

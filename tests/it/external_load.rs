@@ -8,7 +8,7 @@ use crate::common;
 use common::*;
 
 fn pgbench() -> String {
-    isobench::target::find_bin_dir(None)
+    isobench::postgres::find_bin_dir(None)
         .expect("PostgreSQL binaries")
         .join("pgbench")
         .display()

@@ -5,13 +5,13 @@
 use crate::common;
 
 use common::*;
-use isobench::target::{self, ManagedOptions, ManagedServer};
+use isobench::postgres::{self, ManagedOptions, ManagedServer};
 
 /// A server started through the library (isobench does not manage it).
 fn library_server(dir: &std::path::Path) -> ManagedServer {
     std::fs::create_dir_all(dir).unwrap();
     ManagedServer::start(&ManagedOptions {
-        bin_dir: target::find_bin_dir(None).expect("PostgreSQL binaries"),
+        bin_dir: postgres::find_bin_dir(None).expect("PostgreSQL binaries"),
         settings: vec![],
         log_path: dir.join("external-server.log"),
         os_user: "postgres".into(),
@@ -65,7 +65,7 @@ fn a_two_host_dsn_puts_half_of_the_clients_on_each_host() {
         "host={},127.0.0.1 port={} user={} password={} dbname=postgres",
         server.socket_dir().display(),
         server.port(),
-        target::SUPERUSER,
+        postgres::SUPERUSER,
         server.password()
     );
 
@@ -140,7 +140,7 @@ fn a_two_host_dsn_puts_half_of_the_clients_on_each_host() {
         "host=127.0.0.1,{} port=1,{} user={} password={} dbname=postgres connect_timeout=2",
         server.socket_dir().display(),
         server.port(),
-        target::SUPERUSER,
+        postgres::SUPERUSER,
         server.password()
     );
     let fell = run_policy(&refusing, "round-robin", &dir.join("refused"));

@@ -119,12 +119,12 @@ fn bad_specs_and_too_many_permutations_exit_2_before_a_server_starts() {
 
 #[test]
 fn a_users_application_name_is_kept_and_the_sessions_append_to_it() {
-    use isobench::target::{self, ManagedOptions, ManagedServer};
+    use isobench::postgres::{self, ManagedOptions, ManagedServer};
     let (_base, dir) = common::out_dir("appname");
     std::fs::create_dir_all(&dir).unwrap();
     // A server started through the library: an external target.
     let server = ManagedServer::start(&ManagedOptions {
-        bin_dir: target::find_bin_dir(None).expect("PostgreSQL binaries"),
+        bin_dir: postgres::find_bin_dir(None).expect("PostgreSQL binaries"),
         settings: vec![],
         log_path: dir.join("external-server.log"),
         os_user: "postgres".into(),
@@ -134,7 +134,7 @@ fn a_users_application_name_is_kept_and_the_sessions_append_to_it() {
         "host={} port={} user={} dbname=postgres application_name=myapp",
         server.socket_dir().display(),
         server.port(),
-        target::SUPERUSER
+        postgres::SUPERUSER
     );
     let spec = Path::new(FIXTURES).join("application-name.spec");
     let out_dir = dir.join("out");

@@ -6,7 +6,7 @@
 use crate::common;
 
 use common::*;
-use isobench::target::{self, ManagedOptions, ManagedServer};
+use isobench::postgres::{self, ManagedOptions, ManagedServer};
 use regex::Regex;
 
 /// What a pgbench wrapper reads from the summary (the regexes of the
@@ -213,7 +213,7 @@ fn select_only_serializable_from_pgoptions_with_retries() {
 fn library_server(dir: &std::path::Path) -> ManagedServer {
     std::fs::create_dir_all(dir).unwrap();
     ManagedServer::start(&ManagedOptions {
-        bin_dir: target::find_bin_dir(None).expect("PostgreSQL binaries"),
+        bin_dir: postgres::find_bin_dir(None).expect("PostgreSQL binaries"),
         settings: vec![],
         log_path: dir.join("named-server.log"),
         os_user: "postgres".into(),
@@ -236,7 +236,7 @@ fn named_server_initialize_builtin_scale_and_custom_script_scale() {
         "-p",
         port.as_str(),
         "-U",
-        target::SUPERUSER,
+        postgres::SUPERUSER,
         "postgres",
     ];
     let mut args = vec!["pgbench", "-i", "-s", "2"];

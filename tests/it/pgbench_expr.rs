@@ -21,7 +21,7 @@ use isobench::pgbench::expr::{Env, EvalError, Expr, Value};
 use isobench::pgbench::prng::Prng;
 use isobench::pgbench::run::client_seeds;
 use isobench::pgbench::script::{self, CommandKind};
-use isobench::target::{self, ManagedOptions, ManagedServer};
+use isobench::postgres::{self, ManagedOptions, ManagedServer};
 
 struct Pgbench {
     server: ManagedServer,
@@ -35,7 +35,7 @@ impl Pgbench {
         std::fs::create_dir_all(&dir).unwrap();
         let server = ManagedServer::start(&ManagedOptions {
             // ISOBENCH_TEST_PG_BIN: another build's binaries (e.g. 18).
-            bin_dir: target::find_bin_dir(
+            bin_dir: postgres::find_bin_dir(
                 std::env::var_os("ISOBENCH_TEST_PG_BIN")
                     .map(std::path::PathBuf::from)
                     .as_deref(),
@@ -63,7 +63,7 @@ impl Pgbench {
                 "-p",
                 &self.server.port().to_string(),
                 "-U",
-                target::SUPERUSER,
+                postgres::SUPERUSER,
             ])
             .args(["-n", "-f", path.to_str().unwrap()])
             .args(args)

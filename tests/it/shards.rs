@@ -8,12 +8,12 @@ use std::process::{Child, Stdio};
 use crate::common;
 
 use common::*;
-use isobench::target::{self, ManagedOptions, ManagedServer};
+use isobench::postgres::{self, ManagedOptions, ManagedServer};
 
 fn library_server(dir: &Path) -> ManagedServer {
     std::fs::create_dir_all(dir).unwrap();
     ManagedServer::start(&ManagedOptions {
-        bin_dir: target::find_bin_dir(None).expect("PostgreSQL binaries"),
+        bin_dir: postgres::find_bin_dir(None).expect("PostgreSQL binaries"),
         settings: vec![("max_connections".into(), "200".into())],
         log_path: dir.join("external-server.log"),
         os_user: "postgres".into(),
@@ -26,7 +26,7 @@ fn socket_dsn(server: &ManagedServer) -> String {
         "host={} port={} user={} dbname=postgres",
         server.socket_dir().display(),
         server.port(),
-        target::SUPERUSER
+        postgres::SUPERUSER
     )
 }
 
@@ -97,7 +97,7 @@ fn leftovers(server: &ManagedServer) -> (Vec<String>, bool) {
         .build()
         .unwrap();
     rt.block_on(async {
-        let db = target::connect(&server.config("postgres")).await.unwrap();
+        let db = postgres::connect(&server.config("postgres")).await.unwrap();
         let dbs = db
             .query(
                 "SELECT datname FROM pg_database WHERE datname LIKE 'isobench_%'",
@@ -285,7 +285,7 @@ fn into_run_1s_window(server: &ManagedServer) {
         .build()
         .unwrap();
     let wait_s: f64 = rt.block_on(async {
-        let db = target::connect(&server.config("postgres")).await.unwrap();
+        let db = postgres::connect(&server.config("postgres")).await.unwrap();
         for _ in 0..600 {
             if let Ok(Some(row)) = db
                 .query_opt(

@@ -22,7 +22,7 @@ use crate::model::{
 };
 use crate::observe;
 use crate::store::{self, Cell, RunRecord, TxTypeRecord};
-use crate::target;
+use crate::postgres;
 use crate::workload::{self, Ledger, Workload, WorkloadSpec};
 
 /// A built-in workload, one instance per cell.
@@ -109,7 +109,7 @@ async fn load_template<W: Workload>(
     };
     progress.note(&format!("loading {what} ..."));
     let config = srv.target.config(tmpl);
-    let db = workload::Loader::new(target::connect(&config).await?, config);
+    let db = workload::Loader::new(postgres::connect(&config).await?, config);
     let started = Instant::now();
     let rows = tokio::select! {
         r = w.load(&db) => r.with_context(|| format!("loading {what}"))?,
@@ -251,8 +251,8 @@ async fn one_run<W: Workload>(
         fresh_copy(srv, tmpl, run_db).await?
     } else {
         let mut config = srv.target.config(run_db);
-        target::own_session(&mut config, "check");
-        (target::connect(&config).await?, 0.0, Vec::new())
+        postgres::own_session(&mut config, "check");
+        (postgres::connect(&config).await?, 0.0, Vec::new())
     };
     if let (Some(c), true) = (coord, lead) {
         c.prepared(index).await?;
@@ -472,7 +472,7 @@ async fn start_injector(
     check_db: &tokio_postgres::Client,
     db_config: &tokio_postgres::Config,
     run_db: &str,
-    server: Option<crate::target::ServerControl>,
+    server: Option<crate::postgres::ServerControl>,
     phase: &watch::Sender<Phase>,
 ) -> Result<tokio::task::JoinHandle<Vec<crate::model::InjectedFault>>> {
     let check_pid: i32 = check_db
@@ -532,7 +532,7 @@ async fn after_server_fault(
                 gone: None,
             };
         }
-        Ok(Err(e)) => target::error_text(&e),
+        Ok(Err(e)) => postgres::error_text(&e),
         Err(_) => format!("no answer within {} s", limit.as_secs_f64()),
     };
     ctx.progress.note(&format!(
@@ -540,7 +540,7 @@ async fn after_server_fault(
         limit.as_secs_f64()
     ));
     let mut config = ctx.srv.target.config(ctx.run_db);
-    target::own_session(&mut config, "check");
+    postgres::own_session(&mut config, "check");
     let began = std::time::Instant::now();
     let mut back = wait_for_server(&config, limit).await;
     // Read before isobench restarts it, so that the log lines of its own
@@ -555,7 +555,7 @@ async fn after_server_fault(
         ctx.progress
             .note(&format!("{e}; restarting the managed server ..."));
         back = match tokio::task::spawn_blocking(move || {
-            server.restart(crate::target::Shutdown::Immediate)
+            server.restart(crate::postgres::Shutdown::Immediate)
         })
         .await
         {

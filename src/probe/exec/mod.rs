@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::spec::{Probe, StepRef};
 use crate::model::Isolation;
-use crate::target;
+use crate::postgres;
 
 /// How to tell that a backend waits on another session's lock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,7 +234,7 @@ pub async fn execute(
     level: Isolation,
     serial: bool,
 ) -> Result<Execution> {
-    let ctl = target::connect(&env.config).await?;
+    let ctl = postgres::connect(&env.config).await?;
     let schema = format!(
         "isobench_probe_{}_{}",
         std::process::id(),

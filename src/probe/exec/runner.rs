@@ -13,7 +13,7 @@ use super::{Env, ErrorAt, Execution, StepRecord, StepResult, Stuck};
 use crate::model::Isolation;
 use crate::probe::spec::{Probe, StepRef, show_rows};
 use crate::probe::txn;
-use crate::target;
+use crate::postgres;
 
 type StepTask = JoinHandle<Result<Vec<SimpleQueryMessage>, tokio_postgres::Error>>;
 
@@ -105,7 +105,7 @@ impl Runner<'_> {
             "probe {} ({}:{line}): {what} failed: {}",
             self.probe.name,
             self.probe.file,
-            target::error_text(e)
+            postgres::error_text(e)
         )
     }
 
@@ -154,7 +154,7 @@ impl Runner<'_> {
 
     /// Connects session `s`, sets its level and search path, runs its setup.
     async fn open_session(&mut self, s: usize) -> Result<()> {
-        let client = target::connect(&self.env.config).await?;
+        let client = postgres::connect(&self.env.config).await?;
         let init = format!(
             "SET search_path = {}; SET default_transaction_isolation = '{}'",
             self.schema,
@@ -304,7 +304,7 @@ impl Runner<'_> {
                         "probe {}: session {} lost its connection: {}",
                         self.probe.name,
                         self.probe.sessions[s].name,
-                        target::error_text(&e)
+                        postgres::error_text(&e)
                     ),
                 },
                 Err(e) => bail!("probe {}: a step task failed: {e}", self.probe.name),
@@ -505,7 +505,7 @@ impl Runner<'_> {
                     if let Err(e) = &r {
                         let (sqlstate, message) = match e.as_db_error() {
                             Some(db) => (db.code().code().to_string(), db.message().to_string()),
-                            None => ("08000".to_string(), target::error_text(e)),
+                            None => ("08000".to_string(), postgres::error_text(e)),
                         };
                         self.exec
                             .trace

@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 use super::exec::WaitCheck;
 use super::spec::{self, PermStep, SpecError, StepRef, Syntax};
 use crate::model::{BadInput, TargetConfig};
-use crate::{store, target};
+use crate::{postgres, store};
 use tester::{Sink, Stop, Tester};
 
 /// The most permutations a spec without `permutation` lines may expand
@@ -362,12 +362,12 @@ pub fn compare_with(dir: &Path, name: &str, actual: &str) -> Comparison {
 /// Where the specs run: a managed server gets a database like
 /// pg_regress's (`isolation_regression`, from `template0`, messages and
 /// formats in the C locale); an external target is used as given.
-async fn database(t: &target::Target) -> Result<tokio_postgres::Config> {
+async fn database(t: &postgres::Target) -> Result<tokio_postgres::Config> {
     let admin = t.config(&t.admin_db());
-    if !matches!(t, target::Target::Managed(_)) {
+    if !matches!(t, postgres::Target::Managed(_)) {
         return Ok(admin);
     }
-    let c = target::connect(&admin).await?;
+    let c = postgres::connect(&admin).await?;
     // CREATE DATABASE cannot share a multi-statement query (an implicit
     // transaction) with the rest.
     c.batch_execute("CREATE DATABASE isolation_regression TEMPLATE template0")
@@ -463,7 +463,7 @@ pub async fn run(cfg: &SuiteConfig, cancel: CancellationToken) -> Result<Summary
         .map(|s| s.syntax.sessions.len())
         .max()
         .unwrap_or(1);
-    let target = target::start(
+    let target = postgres::start(
         &cfg.target,
         &dir.join(store::SERVER_LOG),
         sessions as u32 + 8,
@@ -477,12 +477,12 @@ pub async fn run(cfg: &SuiteConfig, cancel: CancellationToken) -> Result<Summary
 async fn run_specs(
     cfg: &SuiteConfig,
     specs: &[SpecFile],
-    target: &target::Target,
+    target: &postgres::Target,
     dir: &Path,
     cancel: CancellationToken,
 ) -> Result<Summary> {
     let config = database(target).await?;
-    let wait_check = WaitCheck::detect(&target::connect(&config).await?).await?;
+    let wait_check = WaitCheck::detect(&postgres::connect(&config).await?).await?;
     let echo = specs.len() == 1 && !cfg.quiet;
     let mut summary = Summary {
         dir: dir.to_path_buf(),

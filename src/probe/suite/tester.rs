@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 use super::format::{Message, SERVER_CLOSED, StmtResult, table};
 use crate::probe::exec::WaitCheck;
 use crate::probe::spec::{Blocker, PermStep, StepRef, Syntax};
-use crate::target;
+use crate::postgres;
 
 /// Why a spec stopped before its end.
 #[derive(Debug, thiserror::Error)]
@@ -52,7 +52,7 @@ pub enum Stop {
 
 impl From<tokio_postgres::Error> for Stop {
     fn from(e: tokio_postgres::Error) -> Stop {
-        Stop::Server(target::error_text(&e))
+        Stop::Server(postgres::error_text(&e))
     }
 }
 
@@ -161,7 +161,7 @@ pub struct Tester<'a> {
 /// Opens a connection and hands its notices and notifications to a
 /// channel (the I/O half is polled by a task of its own).
 async fn open(config: &Config) -> Result<(Client, UnboundedReceiver<AsyncMessage>), Stop> {
-    let (client, mut io) = target::connect_io(config)
+    let (client, mut io) = postgres::connect_io(config)
         .await
         .map_err(|e| Stop::Server(e.to_string()))?;
     let (tx, rx) = unbounded_channel();

@@ -34,7 +34,7 @@ use crate::model::{BadInput, LatencySummary, LoadFormat, ServerObservations};
 use crate::model::{ExperimentConfig, OnError};
 use crate::observe::{self, Backends};
 use crate::store::{Cell, LoadRecord, RunRecord};
-use crate::target::{self, Target};
+use crate::postgres::{self, Target};
 use vars::{SERVER_VARS, cell_vars, env_of, known_placeholders, plain, server_vars, unused_note};
 
 /// The external load of a study: its parsed templates, checked against
@@ -266,7 +266,7 @@ impl Driver for External {
                 srv.admin
                     .batch_execute(&format!("CREATE DATABASE {}", quote_ident(tmpl)))
                     .await
-                    .map_err(|e| anyhow!("CREATE DATABASE {tmpl}: {}", target::error_text(&e)))?;
+                    .map_err(|e| anyhow!("CREATE DATABASE {tmpl}: {}", postgres::error_text(&e)))?;
                 tmpl.to_string()
             }
             Target::External(_) => srv.target.admin_db(),
@@ -315,8 +315,8 @@ impl Driver for External {
             Target::Managed(_) => fresh_copy(srv, tmpl, run_db).await?,
             Target::External(_) => {
                 let mut c = srv.target.config(&database);
-                target::own_session(&mut c, "check");
-                (target::connect(&c).await?, 0.0, Vec::new())
+                postgres::own_session(&mut c, "check");
+                (postgres::connect(&c).await?, 0.0, Vec::new())
             }
         };
         let (server_version, server_settings) = shown_settings(&check_db, cfg, &run.cell).await?;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::external::template::{Value, Vars};
 use crate::model::ExperimentConfig;
 use crate::store::Cell;
-use crate::target::{self, Target};
+use crate::postgres::{self, Target};
 
 /// Placeholders of the server, filled when a run starts.
 pub(super) const SERVER_VARS: [&str; 6] = ["host", "port", "user", "password", "database", "dsn"];
@@ -184,7 +184,7 @@ pub(super) fn server_vars(target: &Target, database: &str, dsn: Option<&str>) ->
                 "dsn",
                 format!(
                     "postgresql://{}@{}:{}/{database}",
-                    target::SUPERUSER,
+                    postgres::SUPERUSER,
                     host.replace('%', "%25").replace('/', "%2F"),
                     m.port()
                 ),
@@ -192,7 +192,7 @@ pub(super) fn server_vars(target: &Target, database: &str, dsn: Option<&str>) ->
             );
             put("host", host, false);
             put("port", m.port().to_string(), false);
-            put("user", target::SUPERUSER.into(), false);
+            put("user", postgres::SUPERUSER.into(), false);
             put("password", m.password().into(), true);
         }
         Target::External(c) => {

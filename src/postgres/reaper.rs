@@ -2,7 +2,7 @@
 //!
 //! Three layers, because each covers a way of dying the others miss:
 //!
-//! 1. [`crate::target::ManagedServer`]'s `Drop` stops the server on normal
+//! 1. [`crate::postgres::ManagedServer`]'s `Drop` stops the server on normal
 //!    exit, on error, and while unwinding from a panic on the owning thread.
 //! 2. A registry of live postmaster pids that [`kill_all`] signals; the panic
 //!    hook and the second Ctrl-C call it, because they end the process
