@@ -23,11 +23,11 @@ use anyhow::{Context, Result, anyhow, bail};
 use tokio_util::sync::CancellationToken;
 
 use crate::model::{BadInput, ExperimentConfig, RunRecord, first_failure_of, sqlstate_name};
+use crate::postgres::Target;
 use crate::progress::{Progress, TickHook};
 use crate::report;
 use crate::store::sqlite::Store;
 use crate::store::{self, Cell, Environment, Results, StoredConfig};
-use crate::postgres::Target;
 use crate::workload::Workload;
 
 mod copies;
@@ -157,7 +157,7 @@ async fn run_external(
     cancel: CancellationToken,
     on_tick: Option<TickHook>,
 ) -> Result<ExperimentOutcome> {
-    let (cells, header, driver) = drivers::external::prepare(&cfg)?;
+    let (cells, header, driver) = drivers::load_cmd::prepare(&cfg)?;
     run_study(cfg, cancel, cells, header, driver, on_tick).await
 }
 
@@ -188,7 +188,7 @@ async fn run_study<D: Driver>(
         .metrics_listen
         .as_ref()
         .map(|addr| {
-            let live = std::sync::Arc::new(crate::live::Live::new());
+            let live = std::sync::Arc::new(crate::progress::live::Live::new());
             live.serve(addr).map(|server| (live, server))
         })
         .transpose()?;
