@@ -77,28 +77,16 @@ pub fn check(a: &Results, b: &Results) -> Result<(), String> {
 /// [`CellSummary::headline_tps`], and "Reported TPS" follows it. See the
 /// module docs for how cells are matched.
 pub fn render(a: &Results, b: &Results, a_name: &str, b_name: &str) -> String {
-    let m = Matcher::new(a, b);
     let ca = cells::aggregate(a);
     let cb = cells::aggregate(b);
-    let keys_a: Vec<String> = ca.iter().map(|c| m.key(a, c.cell)).collect();
-    let keys_b: Vec<String> = cb.iter().map(|c| m.key(b, c.cell)).collect();
-    let mut pairs: Vec<(&str, &CellSummary, &CellSummary)> = Vec::new();
-    let mut only_a: Vec<&str> = Vec::new();
-    for (i, k) in keys_a.iter().enumerate() {
-        if keys_a[..i].contains(k) {
-            continue; // a second pg_bin of A (see `check`)
-        }
-        match keys_b.iter().position(|kb| kb == k) {
-            Some(j) => pairs.push((k, &ca[i], &cb[j])),
-            None => only_a.push(k),
-        }
-    }
-    let mut only_b: Vec<&str> = Vec::new();
-    for (j, k) in keys_b.iter().enumerate() {
-        if !keys_a.contains(k) && !keys_b[..j].contains(k) {
-            only_b.push(k);
-        }
-    }
+    let matched = Matched::of(a, b, &ca, &cb);
+    let pairs: Vec<(&str, &CellSummary, &CellSummary)> = matched
+        .pairs
+        .iter()
+        .map(|(k, i, j)| (k.as_str(), &ca[*i], &cb[*j]))
+        .collect();
+    let only_a: Vec<&str> = matched.only_a.iter().map(String::as_str).collect();
+    let only_b: Vec<&str> = matched.only_b.iter().map(String::as_str).collect();
 
     let mut out = String::new();
     let _ = writeln!(out, "# isobench compare: {}\n", a.config.workload);
@@ -148,10 +136,12 @@ pub fn render(a: &Results, b: &Results, a_name: &str, b_name: &str) -> String {
         p99_table(&mut out, &pairs);
         out.push_str(
             "A and B: mean over complete runs ± half-width of its 95 % confidence interval (Student t), \
-             n complete runs. delta: change from A to B in %; its 95 % CI is that of the difference of \
-             the means (Welch–Satterthwaite) divided by A's mean. p: Welch's two-sided t-test; verdict: \
-             faster or slower when p < 0.05, else no significant difference (not enough data: fewer than \
-             2 complete runs on a side). p99: from the merged histograms of the complete runs; its p and \
+             n complete runs. delta: change from A to B in %, the ratio of the means; its 95 % CI is \
+             that of the log ratio (delta method, Welch–Satterthwaite df). p: the two-sided t-test of \
+             that log ratio, so p < 0.05 exactly when the CI excludes 0; verdict: faster or slower when \
+             p < 0.05, else no significant difference (too few runs: fewer than 3 complete runs on a \
+             side). MDE: the smallest change this comparison detects with 80 % power at α = 0.05 \
+             (noncentral t); \"cannot tell\" lines name the runs per side a 5 % one needs. p99: from the merged histograms of the complete runs; its p and \
              verdict test the runs' own p99 values. geomean: geometric mean over the cells both sides \
              have; its delta is the geometric mean of the per-cell ratios. Cells are matched on isolation, \
              strategy, clients, pool size, rate and the factors either side varied, never on the server \
@@ -170,6 +160,50 @@ pub fn render(a: &Results, b: &Results, a_name: &str, b_name: &str) -> String {
     out.truncate(out.trim_end().len());
     out.push('\n');
     out
+}
+
+/// The cells of A and B matched by key (see the module docs).
+pub struct Matched {
+    /// (key, index into A's aggregated cells, index into B's), in A's
+    /// order; a key A has twice (a second pg_bin, see [`check`]) counts
+    /// once.
+    pub pairs: Vec<(String, usize, usize)>,
+    /// Keys only A has.
+    pub only_a: Vec<String>,
+    /// Keys only B has.
+    pub only_b: Vec<String>,
+    /// B's key of each of B's aggregated cells, in their order.
+    pub keys_b: Vec<String>,
+}
+
+impl Matched {
+    /// Matches `ca` (A's [`cells::aggregate`]) with `cb` (B's).
+    pub fn of(a: &Results, b: &Results, ca: &[CellSummary], cb: &[CellSummary]) -> Matched {
+        let m = Matcher::new(a, b);
+        let keys_a: Vec<String> = ca.iter().map(|c| m.key(a, c.cell)).collect();
+        let keys_b: Vec<String> = cb.iter().map(|c| m.key(b, c.cell)).collect();
+        let mut out = Matched {
+            pairs: Vec::new(),
+            only_a: Vec::new(),
+            only_b: Vec::new(),
+            keys_b: keys_b.clone(),
+        };
+        for (i, k) in keys_a.iter().enumerate() {
+            if keys_a[..i].contains(k) {
+                continue; // a second pg_bin of A (see `check`)
+            }
+            match keys_b.iter().position(|kb| kb == k) {
+                Some(j) => out.pairs.push((k.clone(), i, j)),
+                None => out.only_a.push(k.clone()),
+            }
+        }
+        for (j, k) in keys_b.iter().enumerate() {
+            if !keys_a.contains(k) && !keys_b[..j].contains(k) {
+                out.only_b.push(k.clone());
+            }
+        }
+        out
+    }
 }
 
 /// How cells of A and B are keyed (see the module docs).
@@ -395,6 +429,10 @@ fn comparison_cells(c: Option<&Comparison>, with_ci: bool) -> Vec<String> {
     }
     v.push(fmt_p(c.and_then(|c| c.welch.as_ref())));
     v.push(c.map_or_else(|| NA.into(), |c| c.verdict.label().into()));
+    v.push(
+        c.and_then(|c| c.mde_pct)
+            .map_or_else(|| NA.into(), |m| format!("±{}", stats::fmt_mde(m))),
+    );
     v
 }
 
@@ -447,7 +485,9 @@ fn tps_table<'a>(
         "95% CI of delta",
         "p",
         "verdict",
+        "MDE",
     ];
+    let mut caveats: Vec<String> = Vec::new();
     let mut rows: Vec<Vec<String>> = pairs
         .iter()
         .map(|(k, x, y)| {
@@ -455,6 +495,9 @@ fn tps_table<'a>(
                 (Some(sx), Some(sy)) => Some(stats::compare(sy, sx, Better::Higher)),
                 _ => None,
             };
+            if let Some(words) = cmp.as_ref().and_then(Comparison::caveat) {
+                caveats.push(format!("- {k}: cannot tell: {words}"));
+            }
             let mut row = vec![k.to_string(), tps_cell(tps(x)), tps_cell(tps(y))];
             row.extend(comparison_cells(cmp.as_ref(), true));
             row
@@ -466,6 +509,10 @@ fn tps_table<'a>(
         .collect();
     rows.push(geomean_row(&means, fmt_tps, header.len()));
     aligned_table(out, &header, &rows);
+    if !caveats.is_empty() {
+        out.push_str(&caveats.join("\n"));
+        out.push_str("\n\n");
+    }
 }
 
 fn p99_table(out: &mut String, pairs: &[(&str, &CellSummary, &CellSummary)]) {
@@ -477,6 +524,7 @@ fn p99_table(out: &mut String, pairs: &[(&str, &CellSummary, &CellSummary)]) {
         "delta",
         "p (runs' p99)",
         "verdict",
+        "MDE",
     ];
     let p99 = |c: &CellSummary| c.merged_latency.map(|l| l.p99);
     let mut rows: Vec<Vec<String>> = pairs
@@ -512,11 +560,11 @@ fn p99_table(out: &mut String, pairs: &[(&str, &CellSummary, &CellSummary)]) {
 }
 
 /// A Markdown table whose columns are padded to a common width (the
-/// first and last, text, left-aligned; the others, numbers,
+/// first and the verdict, text, left-aligned; the others, numbers,
 /// right-aligned), so that the raw text reads as a table too.
 fn aligned_table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
-    let last = header.len() - 1;
-    let left = |i: usize| i == 0 || i == last;
+    // Text columns (the cell, the verdict) left-aligned, numbers right.
+    let left = |i: usize| i == 0 || header[i] == "verdict";
     let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
     let header: Vec<String> = header.iter().map(|h| esc(h)).collect();
     let rows: Vec<Vec<String>> = rows
@@ -662,12 +710,18 @@ mod tests {
             tps_cell(Some(&Summary::of(&[148.0 * kept, 152.0 * kept]).unwrap()))
         );
         assert_eq!(e[3], fmt_pct_change(100.0 * (1.0 / kept - 1.0)));
-        assert_eq!(e[6], "faster");
+        // Two complete runs a side: too few for a verdict (issue #37).
+        assert_eq!(e[6], "too few runs");
         let r = row(&text, rep, ser);
         assert_eq!(
-            r[3..].join(" | "),
-            "+0.0% | [-7.8%, +8.5%] | 1.000 | no significant difference"
+            r[3..7].join(" | "),
+            "+0.0% | [-7.8%, +8.5%] | 1.000 | too few runs"
         );
+        assert!(text.contains(&format!("- {ser}: cannot tell: too few runs (2 on the smaller side")));
+        // With a third run a side, B is faster.
+        let (a3, b3) = (fixture::third_runs(a.clone()), fixture::third_runs(b.clone()));
+        let text = render(&a3, &b3, "A-dir", "B-dir");
+        assert_eq!(row(&text, eff, ser)[6], "faster");
         // Without lost commits on either side there is one TPS table.
         assert!(!render(&b, &b, "B", "B").contains(eff));
     }
@@ -683,24 +737,28 @@ mod tests {
         // (5 · 110²) = 4.132231e-7, u_A = 2.5 / (5 · 100²) = 5e-5,
         // ν = 4.066111, t(0.975, ν) = 2.758732, half-width 0.01958762
         // around ln 1.1: [+7.866 %, +12.176 %].
+        // MDE: ν = 4.066111, se_L = sqrt(u_A + u_B) = 0.00710023, the
+        // noncentrality for 80 % power at that ν 3.739683 (SciPy's nct):
+        // 100 · (exp(3.739683 · 0.00710023) - 1) = 2.69 %.
         assert_eq!(
             rc[3..].join(" | "),
-            "+10.0% | [+7.9%, +12.2%] | <0.001 | faster"
+            "+10.0% | [+7.9%, +12.2%] | <0.001 | faster | ±2.7 %"
         );
         // ser: 148 and 152 on both sides: u = 8 / (2 · 150²) each, ν = 2,
         // t(0.975, 2) = 4.302653, half-width 0.08113160 around ln 1 = 0:
         // [-7.793 %, +8.451 %] (asymmetric: a ratio, not a difference).
         let ser = row(&text, tps, "isolation=ser strategy=optimistic clients=4");
+        // Two complete runs a side: too few for a verdict.
         assert_eq!(
-            ser[3..].join(" | "),
-            "+0.0% | [-7.8%, +8.5%] | 1.000 | no significant difference"
+            ser[3..7].join(" | "),
+            "+0.0% | [-7.8%, +8.5%] | 1.000 | too few runs"
         );
         // Geomean: A sqrt(100 · 150) = 122.47, B sqrt(110 · 150) = 128.45:
         // +4.88 % (= sqrt(1.1) - 1).
         let g = row(&text, tps, "geomean (2 cells)");
         assert_eq!(g[1..4].join(" | "), "122.5 | 128.5 | +4.9%");
         let l = row(&text, p99, "isolation=rc strategy=optimistic clients=4");
-        assert_eq!(l[3..].join(" | "), "-20.0% | <0.001 | faster");
+        assert_eq!(l[3..6].join(" | "), "-20.0% | <0.001 | faster");
         assert!(
             text.contains("Only in B (B-dir):\n\n- isolation=rr strategy=optimistic clients=4\n")
         );
@@ -774,7 +832,7 @@ mod tests {
             "## TPS",
             "isolation=rc strategy=optimistic clients=4 fault_plan=none",
         );
-        assert_eq!(rc[6], "no significant difference", "{text}");
+        assert_eq!(rc[6], "too few runs", "{text}");
         assert!(
             text.contains("isolation=rc strategy=optimistic clients=4 fault_plan=crash@2s"),
             "{text}"

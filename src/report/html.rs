@@ -206,7 +206,7 @@ fn value_html(v: &Value) -> Markup {
         Mark::Up => html! { span.up title=[title] { (text) " ▲" } },
         Mark::Down => html! { span.down title=[title] { (text) " ▼" } },
         Mark::NotSignificant => html! { span title=[title] { (text) " " span.ns { "n.s." } } },
-        Mark::NoTest => html! { span title=[title] { (text) " " span.ns { "(no test)" } } },
+        Mark::NoTest => html! { span title=[title] { (text) " " span.ns { "(too few runs)" } } },
         Mark::None if title.is_some() => html! { span title=[title] { (text) } },
         Mark::None => text,
     };
@@ -355,7 +355,11 @@ mod tests {
         // The baseline row is marked, the other cell significantly higher.
         assert!(html.contains("<tr class=\"baseline\">"));
         assert!(
-            html.contains("+50.0% [+33.1%, +69.1%] ▲"),
+            html.contains("+50.0% [+33.1%, +69.1%] <span class=\"ns\">(too few runs)</span>"),
+            "the change, its interval and, at 2 runs a side, no verdict"
+        );
+        assert!(
+            render(&fixture::third_runs(fixture::results())).contains("+50.0% [+44.0%, +56.3%] ▲"),
             "the change, its interval and its significance mark"
         );
         // Same formatters as the Markdown report.

@@ -30,7 +30,14 @@ use crate::store::Results;
 ///     "is_baseline", "baseline_cell" (label or null),
 ///     "tps_vs_baseline_pct", "tps_vs_baseline_pct_ci95" [low, high],
 ///     "p_value", "verdict" ("baseline", "faster", "slower",
-///     "no_significant_difference", "not_enough_data", or null),
+///     "no_significant_difference", "not_enough_data" (too few runs: fewer
+///     than 3 complete runs a side), or null),
+///     "tps_mde_pct" (the smallest change of the compared TPS this
+///     comparison detects with 80 % power at α = 0.05, %),
+///     "runs_for_5pct_mde" (complete runs per side for a 5 % MDE at the
+///     observed noise), "verdict_caveat" (in words, when the verdict found
+///     no difference and the MDE is above 5 % or the runs too few; else
+///     null),
 ///     "latency_{mean,p50,p95,p99,p999,max}_ms" (merged histograms),
 ///     "latency_{p50,p95,p99}_vs_baseline_pct",
 ///     "latency_p99_runs_p_value", "latency_p99_runs_verdict",
@@ -47,8 +54,10 @@ use crate::store::Results;
 ///     "skipped", "late" } ] }
 /// ```
 ///
-/// Statistics are over complete runs (see [`super::cells`]); p-values are from
-/// Welch's two-sided t-test, verdicts at p < 0.05 (`stats::Verdict`).
+/// Statistics are over complete runs (see [`super::cells`]); p-values are
+/// from the two-sided test of the log ratio of the means whose interval is
+/// `tps_vs_baseline_pct_ci95` (`stats::ratio_test`), verdicts at p < 0.05
+/// (`stats::Verdict`).
 pub fn cells(results: &Results) -> String {
     cells_of(&super::model::ReportModel::new(results))
 }
@@ -114,6 +123,9 @@ struct CellJson {
     tps_vs_baseline_pct_ci95: Option<[f64; 2]>,
     p_value: Option<f64>,
     verdict: Option<&'static str>,
+    tps_mde_pct: Option<f64>,
+    runs_for_5pct_mde: Option<usize>,
+    verdict_caveat: Option<String>,
     latency_mean_ms: Option<f64>,
     latency_p50_ms: Option<f64>,
     latency_p95_ms: Option<f64>,
@@ -169,6 +181,7 @@ fn cell(
             pct_ci,
             welch,
             verdict,
+            ..
         } => (
             *pct,
             pct_ci.map(|c| [c.low, c.high]),
@@ -176,6 +189,7 @@ fn cell(
             Some(verdict.token()),
         ),
     };
+    let cmp = c.vs_baseline.comparison();
     let l = c.merged_latency;
     let lc = c.latency_vs_baseline;
     let p99_runs = lc.and_then(|l| l.p99_runs);
@@ -208,6 +222,9 @@ fn cell(
         tps_vs_baseline_pct_ci95: ci,
         p_value: p,
         verdict,
+        tps_mde_pct: cmp.and_then(|c| c.mde_pct),
+        runs_for_5pct_mde: cmp.and_then(|c| c.runs_for_target),
+        verdict_caveat: cmp.and_then(|c| c.caveat()),
         latency_mean_ms: l.map(|l| l.mean),
         latency_p50_ms: l.map(|l| l.p50),
         latency_p95_ms: l.map(|l| l.p95),

@@ -107,7 +107,7 @@ fn findings(out: &mut String, m: &ReportModel) {
 
 /// A value as Markdown text: literal text in a code span (backticks in it
 /// become `'`), a violation's first word in bold, a change against the
-/// baseline with its mark (▲, ▼, n.s., (no test)) as in report.html.
+/// baseline with its mark (▲, ▼, n.s., (too few runs)) as in report.html.
 fn md_value(v: &Value) -> String {
     if v.code {
         return format!("`{}`", v.text.replace('`', "'"));
@@ -119,7 +119,7 @@ fn md_value(v: &Value) -> String {
         (Mark::Up, _) => format!("{} ▲", v.text),
         (Mark::Down, _) => format!("{} ▼", v.text),
         (Mark::NotSignificant, _) => format!("{} n.s.", v.text),
-        (Mark::NoTest, _) => format!("{} (no test)", v.text),
+        (Mark::NoTest, _) => format!("{} (too few runs)", v.text),
         _ => v.text.clone(),
     }
 }
@@ -590,17 +590,22 @@ mod tests {
         // (stats::pct_ci95): u = 8 / (2 · 150²) and 8 / (2 · 100²),
         // ν = 1.742268, t(0.975, ν) = 4.974031, half-width 0.11956082
         // around ln 1.5: [+33.097 %, +69.050 %].
+        // Two complete runs a side: the interval, but no verdict.
         assert!(
-            rows[1].contains("| +50.0% [+33.1%, +69.1%] ▲ |"),
+            rows[1].contains("| +50.0% [+33.1%, +69.1%] (too few runs) |"),
             "{}",
             rows[1]
         );
         let details = section_rows(&md, "Cells in detail");
-        assert!(
-            details[2].starts_with("| ser | 0.003 | faster |"),
-            "{}",
-            details[2]
-        );
+        assert!(details[2].contains("| too few runs |"), "{}", details[2]);
+        // A third run a side: significantly higher.
+        let md = render(&fixture::third_runs(fixture::results()));
+        let rows = section_rows(&md, "Cells");
+        let ser = rows.iter().find(|r| r.starts_with("| ser ")).unwrap();
+        assert!(ser.contains("▲ |"), "{ser}");
+        let details = section_rows(&md, "Cells in detail");
+        let ser = details.iter().find(|r| r.starts_with("| ser ")).unwrap();
+        assert!(ser.contains("| faster |"), "{ser}");
     }
 
     /// Issue #31: report.md opens with the answer: its first section is
@@ -719,7 +724,8 @@ mod tests {
         assert!(summary[0].contains("| outlier runs (TPS) |"));
         // rc (the baseline) lists run 8; ser has none.
         assert!(summary[1].contains("| baseline | 8 |"), "{}", summary[1]);
-        assert!(summary[2].contains("| faster | none |"), "{}", summary[2]);
+        // ser has 2 complete runs: too few for a verdict.
+        assert!(summary[2].contains("| too few runs | none |"), "{}", summary[2]);
         assert!(md.contains("- **Server versions of the runs:** 16.4, 17.2\n"));
     }
 

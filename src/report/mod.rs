@@ -10,10 +10,12 @@
 
 pub mod anomalies;
 pub mod cells;
+pub mod ci_formats;
 pub mod compare;
 pub mod csv;
 pub mod files;
 pub mod findings;
+pub mod gate;
 pub mod html;
 pub mod json;
 pub mod load_cmd;

@@ -213,7 +213,7 @@ mod tests {
             .unwrap_or_else(|| panic!("{text}"));
         assert!(ser.contains("150.0 ± 25.4"), "reported TPS kept: {ser}");
         assert!(ser.contains("30.7 ± 5.2"), "effective TPS: {ser}");
-        assert!(ser.contains("-69.3% slower"), "{ser}");
+        assert!(ser.contains("-69.3% too few runs"), "{ser}");
         let swallowed = m.cells[1].swallowed;
         assert!(
             text.contains(&format!(
@@ -268,6 +268,8 @@ mod tests {
             2,
             "{s}"
         );
+        assert!(s.contains("┆ +50.0% too few runs ┆"), "{s}");
+        let s = summary(&fixture::third_runs(fixture::results()));
         assert!(s.contains("┆ +50.0% faster ┆"), "{s}");
         assert!(s.contains("baseline: the cell with isolation=rc and strategy=optimistic"));
     }

@@ -200,6 +200,23 @@ impl Parse for Rate {
     }
 }
 
+/// A percentage in (0, 100), written `2%`, `2 %` or `2`, e.g. a target
+/// precision or a regression threshold; the value in % (2.0).
+pub struct Percent;
+impl Parse for Percent {
+    type Out = f64;
+    fn parse(s: &str) -> Result<f64, String> {
+        let t = s.trim();
+        let t = t.strip_suffix('%').unwrap_or(t).trim();
+        match t.parse::<f64>() {
+            Ok(p) if p.is_finite() && p > 0.0 && p < 100.0 => Ok(p),
+            _ => Err(format!(
+                "'{s}' is not a percentage; give a number above 0 and below 100, e.g. 2% or 5"
+            )),
+        }
+    }
+}
+
 /// A built-in workload's name.
 pub struct Workload;
 impl Parse for Workload {

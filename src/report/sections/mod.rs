@@ -153,8 +153,9 @@ pub fn cells_note(m: &ReportModel) -> String {
     };
     format!(
         "One row per cell, over its complete runs.{same} ± and [ ]: 95 % confidence intervals. % vs \
-         baseline: mean {} against {}; ▲/▼: significantly higher/lower (Welch's t-test, p < 0.05), n.s.: \
-         not significant, (no test): fewer than 2 complete runs on a side.{effective} More figures per \
+         baseline: mean {} against {}; ▲/▼: significantly higher/lower (the t-test of the log ratio whose \
+         interval is shown, p < 0.05), n.s.: not significant, (too few runs): fewer than 3 complete runs \
+         on a side; hover for the smallest detectable change.{effective} More figures per \
          cell, and how each is computed: Cells in detail.",
         compared_on(m),
         m.baseline
@@ -254,28 +255,34 @@ fn vs_baseline_value(v: &VsBaseline) -> Value {
         VsBaseline::Change {
             pct: Some(p),
             welch: Some(w),
+            verdict,
+            n_min,
             ..
-        } => {
+        } if *n_min >= crate::stats::MIN_RUNS => {
             let title = format!(
-                "Welch's t-test: t = {:.3}, df = {:.1}, p = {:.4}",
+                "t-test of the log ratio (the interval's): t = {:.3}, df = {:.1}, p = {:.4}",
                 w.t, w.df, w.p
             );
-            let (mark, sig) = match (w.significant(), *p >= 0.0) {
+            let (mark, sig) = match (verdict.significant(), *p >= 0.0) {
                 (true, true) => (Mark::Up, "significant"),
                 (true, false) => (Mark::Down, "significant"),
                 (false, _) => (Mark::NotSignificant, "not significant"),
             };
+            let caveat = v
+                .comparison()
+                .and_then(|c| c.caveat())
+                .map_or(String::new(), |c| format!("; {c}"));
             Value::num(*p, text)
                 .mark(mark)
-                .title(format!("{title} ({sig} at 5 %)"))
+                .title(format!("{title} ({sig} at 5 %){caveat}"))
         }
-        VsBaseline::Change {
-            pct: Some(p),
-            welch: None,
-            ..
-        } => Value::num(*p, text)
+        VsBaseline::Change { pct: Some(p), .. } => Value::num(*p, text)
             .mark(Mark::NoTest)
-            .title("no test: a cell has fewer than 2 complete runs, or neither varies"),
+            .title(
+                v.comparison()
+                    .and_then(|c| c.caveat())
+                    .unwrap_or_else(|| "too few runs: a verdict needs 3 complete runs a side".into()),
+            ),
     }
 }
 
