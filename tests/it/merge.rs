@@ -16,7 +16,7 @@ fn study(dir: &Path, duration: &str) {
         .duration(duration)
         .warmup("500ms")
         .sample_interval("1s")
-        .out(&dir)
+        .out(dir)
         .args(&[
             "--scale",
             "1",
