@@ -192,6 +192,10 @@ async fn run_study<D: Driver>(
             live.serve(addr).map(|server| (live, server))
         })
         .transpose()?;
+    // `--cpus`: the managed server's processes and the client threads.
+    let cpus = cfg.cpus.clone().unwrap_or_default();
+    crate::metrics::cpus::set_server_cpus(cpus.server);
+    crate::metrics::cpus::set_client_cpus(cpus.clients);
     let (template_of, variants) = template_indices(&driver, cells.len());
     let planned = plan(&cells, cfg.repeat, cfg.order, cfg.seed);
     let mut stored = save::stored_config(&cfg, &cells, header);

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use toml::Value;
 
-use crate::model::{PgBuild, PgBuildError, parse_duration};
+use crate::model::{CpuPlacement, PgBuild, PgBuildError, parse_duration};
 
 /// How one kind of setting value is read and checked.
 pub trait Parse {
@@ -214,6 +214,17 @@ impl Parse for Percent {
                 "'{s}' is not a percentage; give a number above 0 and below 100, e.g. 2% or 5"
             )),
         }
+    }
+}
+
+/// A CPU placement, `server=LIST,clients=LIST`
+/// ([`CpuPlacement::parse`]), checked against the CPUs this process may
+/// use.
+pub struct Cpus;
+impl Parse for Cpus {
+    type Out = CpuPlacement;
+    fn parse(s: &str) -> Result<CpuPlacement, String> {
+        CpuPlacement::parse(s, &crate::metrics::cpus::allowed_cpus())
     }
 }
 
