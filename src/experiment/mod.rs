@@ -34,6 +34,7 @@ mod copies;
 mod drivers;
 mod inject;
 mod plan;
+mod precision;
 mod save;
 mod target;
 pub mod shard;
@@ -293,10 +294,31 @@ async fn run_study<D: Driver>(
     study
         .progress
         .start(planned.len(), results.runs.len(), cfg.warmup + cfg.duration);
-    let body = study
+    let mut body = study
         .run_all(todo, &mut server, &mut results, &mut db)
         .await;
-    study.finish(body, server, results, db, planned.len()).await
+    // `--precision`: another interleaved round of the cells that have not
+    // reached the target, until all have or the maximum.
+    let mut total = planned.len();
+    while body.is_ok() && !cancel.is_cancelled() {
+        let Some(p) = cfg.precision else { break };
+        let round = precision::next_round(&cells, &results, p, cfg.exclude_faulted);
+        if round.is_empty() {
+            break;
+        }
+        study.progress.more(round.len());
+        total += round.len();
+        let next = results.runs.iter().map(|r| r.index).max().unwrap_or(0) + 1;
+        let todo: Vec<(u32, &PlannedRun)> = round
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (next + i as u32, r))
+            .collect();
+        body = study
+            .run_all(todo, &mut server, &mut results, &mut db)
+            .await;
+    }
+    study.finish(body, server, results, db, total).await
 }
 
 /// The template database of every one of `cells` cells (an index), one
@@ -336,6 +358,17 @@ fn check_baseline(stored: &StoredConfig, cells: &[Cell]) -> Result<()> {
         .map_err(|e| anyhow!("--baseline: {e}"))
 }
 
+/// The distinct cells of `planned`, in order of first run.
+fn distinct_planned(planned: &[PlannedRun]) -> Vec<Cell> {
+    let mut cells: Vec<Cell> = Vec::new();
+    for p in planned {
+        if !cells.contains(&p.cell) {
+            cells.push(p.cell.clone());
+        }
+    }
+    cells
+}
+
 /// The results directory, the results to resume there, if any, and
 /// for a new directory what was created for it. Resume: the runs already
 /// measured stay; interrupted ones run again.
@@ -346,7 +379,16 @@ fn results_dir(
     Ok(match &cfg.resume {
         Some(dir) => {
             let prior = store::load_dir_to_resume(dir)?;
-            plan::check_resumable(&prior, planned)?;
+            match cfg.precision {
+                // Repetitions beyond the first stage were added by the
+                // sequential rule, up to the maximum.
+                Some(p) => {
+                    let cells: Vec<Cell> = distinct_planned(planned);
+                    let most = plan(&cells, p.max_repeat, cfg.order, cfg.seed);
+                    plan::check_resumable(&prior, &most)?;
+                }
+                None => plan::check_resumable(&prior, planned)?,
+            }
             (dir.to_path_buf(), Some(prior), None)
         }
         None => {

@@ -109,6 +109,9 @@ pub struct CellSummary<'a> {
     /// Runs with faults are left out of the statistics
     /// ([`crate::store::StoredConfig::exclude_faulted`]).
     pub exclude_faulted: bool,
+    /// With `--precision`: whether the cell's TPS reached the target, and
+    /// with how many runs.
+    pub precision: Option<super::precision::PrecisionOutcome>,
 }
 
 /// A wait (pool wait, schedule lag) summarised over a cell's complete runs.
@@ -327,6 +330,10 @@ pub fn aggregate(results: &Results) -> Vec<CellSummary<'_>> {
         };
         let latency = base.map(|b| latency_change(&cells[i], &cells[b]));
         let c = &mut cells[i];
+        c.precision = results
+            .config
+            .precision
+            .and_then(|p| super::precision::PrecisionOutcome::of(c, p));
         c.vs_baseline = vs;
         c.baseline = base;
         c.latency_vs_baseline = latency;
@@ -673,6 +680,7 @@ fn summarise<'a>(
         failures,
         invariants,
         vs_baseline: VsBaseline::Missing,
+        precision: None,
         runs,
     }
 }

@@ -333,6 +333,9 @@ pub fn results() -> Results {
             file: None,
             target_options: Default::default(),
             shard: None,
+            precision: None,
+            cpus: None,
+            calibrate: None,
         },
         environment: Environment {
             host: "bench-1".into(),

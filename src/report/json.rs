@@ -38,6 +38,10 @@ use crate::store::Results;
 ///     observed noise), "verdict_caveat" (in words, when the verdict found
 ///     no difference and the MDE is above 5 % or the runs too few; else
 ///     null),
+///     "precision" (with `--precision` only: {"target_pct", "reached",
+///     "runs", "half_width_pct"}: whether the TPS reached the target by
+///     the sequential rule, with how many complete runs, and the relative
+///     half-width of its 95 % interval, %),
 ///     "latency_{mean,p50,p95,p99,p999,max}_ms" (merged histograms),
 ///     "latency_{p50,p95,p99}_vs_baseline_pct",
 ///     "latency_p99_runs_p_value", "latency_p99_runs_verdict",
@@ -105,6 +109,15 @@ impl Serialize for Factors {
     }
 }
 
+/// `--precision`: the target, whether it was reached, with how many runs.
+#[derive(Serialize)]
+struct PrecisionJson {
+    target_pct: f64,
+    reached: bool,
+    runs: usize,
+    half_width_pct: f64,
+}
+
 #[derive(Serialize)]
 struct CellJson {
     label: String,
@@ -126,6 +139,8 @@ struct CellJson {
     tps_mde_pct: Option<f64>,
     runs_for_5pct_mde: Option<usize>,
     verdict_caveat: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    precision: Option<PrecisionJson>,
     latency_mean_ms: Option<f64>,
     latency_p50_ms: Option<f64>,
     latency_p95_ms: Option<f64>,
@@ -225,6 +240,12 @@ fn cell(
         tps_mde_pct: cmp.and_then(|c| c.mde_pct),
         runs_for_5pct_mde: cmp.and_then(|c| c.runs_for_target),
         verdict_caveat: cmp.and_then(|c| c.caveat()),
+        precision: c.precision.map(|p| PrecisionJson {
+            target_pct: p.target_pct,
+            reached: p.reached,
+            runs: p.n,
+            half_width_pct: p.half_width_pct,
+        }),
         latency_mean_ms: l.map(|l| l.mean),
         latency_p50_ms: l.map(|l| l.p50),
         latency_p95_ms: l.map(|l| l.p95),

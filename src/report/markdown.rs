@@ -274,6 +274,13 @@ fn summary(out: &mut String, m: &ReportModel) {
     out.push_str(&sections::cells_note(m));
     out.push_str("\n\n");
     table(out, &sections::summary(m));
+    let notes = super::precision::notes(m);
+    if !notes.is_empty() {
+        for n in notes {
+            let _ = writeln!(out, "- {n}");
+        }
+        out.push('\n');
+    }
 }
 
 /// The per-cell figures the Cells table leaves out, and how all of them

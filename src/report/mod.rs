@@ -22,6 +22,7 @@ pub mod load_cmd;
 pub mod markdown;
 pub mod model;
 pub mod plans;
+pub mod precision;
 pub mod reasons;
 pub mod sections;
 pub mod server;

@@ -118,7 +118,8 @@ pub fn summary_of(m: &super::model::ReportModel) -> String {
     let _ = writeln!(
         out,
         "n: complete runs; ± 95% CI of the mean (Student t); % vs baseline: mean {on} against the baseline cell,\n\
-         faster/slower when Welch's t-test gives p < 0.05, else no significant difference (not enough data: < 2 runs);\n\
+         faster/slower when the t-test of the log ratio (whose interval is the CI) gives p < 0.05, else no significant\n\
+         difference (too few runs: < 3 complete runs a side);\n\
          anomalies: invariant violations over all runs (see report.md)."
     );
     if effective {
@@ -135,6 +136,11 @@ pub fn summary_of(m: &super::model::ReportModel) -> String {
         );
     }
     let _ = writeln!(out, "baseline: {}.", m.baseline);
+    // The smallest change each comparison could see, when it found none
+    // and could not have seen 5 %; and --precision per cell.
+    for line in super::precision::notes(m) {
+        let _ = writeln!(out, "{line}");
+    }
     // The findings' sentences (what to try is in report.md); the
     // throughput cost is in the headlines already.
     // Findings that say the data is wrong (an invariant a level should
