@@ -27,6 +27,9 @@ pub struct CompareArgs {
     /// What to print: md (the comparison, Markdown), bmf (B's cells as Bencher Metric Format JSON), gab (B's TPS as github-action-benchmark's customBiggerIsBetter JSON), gab-latency (B's p99 as customSmallerIsBetter JSON) [default: md].
     #[arg(long, value_enum, default_value_t = CompareFormat::Md)]
     pub format: CompareFormat,
+    /// A results directory of `isobench calibrate`: its noise (CV between runs, false-positive rate) is shown for the cells it has, and the gate says "cannot tell" where that noise could hide a regression of the threshold's size.
+    #[arg(long, value_name = "DIR")]
+    pub noise: Option<PathBuf>,
 }
 
 /// `--format` of `isobench compare`.
@@ -36,6 +39,47 @@ pub enum CompareFormat {
     Bmf,
     Gab,
     GabLatency,
+}
+
+/// `## Calibrated noise`: for each cell of A the calibration has, its CV
+/// of TPS between runs, the false-positive rate of the verdict over its
+/// A/A pairs, and the MDE at this comparison's runs (A's and B's n).
+fn noise_section(
+    n: &crate::stats::noise::Noise,
+    a: &crate::store::Results,
+    b: &crate::store::Results,
+    dir: &std::path::Path,
+) -> String {
+    use std::fmt::Write as _;
+    let ca = report::cells::aggregate(a);
+    let cb = report::cells::aggregate(b);
+    let m = report::compare::Matched::of(a, b, &ca, &cb);
+    let mut s = format!(
+        "## Calibrated noise ({}: {} A/A pairs of {} runs a side)\n\n",
+        dir.display(),
+        n.pairs,
+        n.per_side
+    );
+    for (key, i, j) in &m.pairs {
+        let Some(c) = n.cells.iter().find(|c| c.cell == ca[*i].cell.label()) else {
+            let _ = writeln!(s, "- {key}: not in the calibration");
+            continue;
+        };
+        let cv = c.tps.cv_between_pct / 100.0;
+        let mde = crate::stats::power::mde_pct(cv, ca[*i].n, cv, cb[*j].n);
+        let fp = c.false_positives.map_or("n/a".to_string(), |p| {
+            format!("{} of {} ({:.0} %)", p.x, p.n, 100.0 * p.rate)
+        });
+        let _ = writeln!(
+            s,
+            "- {key}: TPS CV between runs {:.1} %; false positives {fp}; MDE at {} and {} runs: {}",
+            c.tps.cv_between_pct,
+            ca[*i].n,
+            cb[*j].n,
+            mde.map_or("n/a".to_string(), |m| format!("±{}", crate::stats::fmt_mde(m)))
+        );
+    }
+    s
 }
 
 /// Prints the comparison of the two directories (or B's figures in a
@@ -49,9 +93,18 @@ pub fn run(args: CompareArgs) -> Result<Exit> {
     let ra = store::load_dir(&args.a)?;
     let rb = store::load_dir(&args.b)?;
     report::compare::check(&ra, &rb).map_err(BadInput)?;
+    let noise = match &args.noise {
+        None => None,
+        Some(dir) => Some(crate::stats::noise::of(&store::load_dir(dir)?).ok_or_else(|| {
+            BadInput(format!(
+                "--noise {}: not a calibration (written by `isobench calibrate`): it has no noise section",
+                dir.display()
+            ))
+        })?),
+    };
     let gate = args
         .fail_on_regression
-        .map(|t| (t, gate::evaluate(&ra, &rb, t)));
+        .map(|t| (t, gate::evaluate_with_noise(&ra, &rb, t, noise.as_ref())));
     match args.format {
         CompareFormat::Md => {
             let mut text = report::compare::render(
@@ -60,6 +113,10 @@ pub fn run(args: CompareArgs) -> Result<Exit> {
                 &args.a.display().to_string(),
                 &args.b.display().to_string(),
             );
+            if let (Some(n), Some(dir)) = (&noise, &args.noise) {
+                text.push('\n');
+                text.push_str(&noise_section(n, &ra, &rb, dir));
+            }
             if let Some((t, rows)) = &gate {
                 text.push('\n');
                 text.push_str(&gate::render(rows, *t, false));

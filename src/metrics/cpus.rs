@@ -87,6 +87,14 @@ pub fn set_client_cpus(cpus: Option<Vec<usize>>) {
     *CLIENT_CPUS.lock().unwrap_or_else(|e| e.into_inner()) = cpus;
 }
 
+/// The CPUs [`set_client_cpus`] recorded.
+pub fn client_cpus() -> Option<Vec<usize>> {
+    CLIENT_CPUS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+}
+
 /// Pins the calling thread to the client CPUs, if any are set.
 ///
 /// Errors: the kernel refused the mask (a CPU went offline since it was

@@ -75,7 +75,7 @@ pub fn write_model(
             Format::Json => {
                 put(
                     store::RESULTS_JSON,
-                    serde_json::to_string_pretty(results).map_err(|e| e.to_string())?,
+                    store::results_json(results).map_err(|e| e.to_string())?,
                 )?;
                 put(CELLS_JSON, super::json::cells_of(m))?;
             }

@@ -71,6 +71,56 @@ pub struct Row {
 /// metrics in the order tps, effective_tps (when either side's history
 /// check found lost commits), p99_ms, failure_pct.
 pub fn evaluate(base: &Results, new: &Results, threshold_pct: f64) -> Vec<Row> {
+    evaluate_with_noise(base, new, threshold_pct, None)
+}
+
+/// [`evaluate`], with the noise of a calibration (`isobench calibrate`,
+/// `compare --noise DIR`): a TPS row that passed because its own runs
+/// looked quiet is "cannot tell" when the calibrated coefficient of
+/// variation of the same cell (matched by label) gives an MDE above the
+/// threshold at the comparison's numbers of runs.
+pub fn evaluate_with_noise(
+    base: &Results,
+    new: &Results,
+    threshold_pct: f64,
+    noise: Option<&stats::noise::Noise>,
+) -> Vec<Row> {
+    let mut rows = evaluate_rows(base, new, threshold_pct);
+    let Some(noise) = noise else {
+        return rows;
+    };
+    let ca = cells::aggregate(base);
+    let cb = cells::aggregate(new);
+    let matched = Matched::of(base, new, &ca, &cb);
+    for (key, i, j) in &matched.pairs {
+        let Some(nc) = noise.cells.iter().find(|n| n.cell == ca[*i].cell.label()) else {
+            continue;
+        };
+        let cv = nc.tps.cv_between_pct / 100.0;
+        let mde = stats::power::mde_pct(cv, ca[*i].n, cv, cb[*j].n);
+        for r in rows
+            .iter_mut()
+            .filter(|r| r.cell == *key && r.metric == "tps" && r.status == Status::Pass)
+        {
+            if let Some(m) = mde.filter(|m| *m > threshold_pct)
+                && !r.comparison.is_some_and(|c| c.verdict.significant())
+            {
+                r.status = Status::CannotTell;
+                r.why = format!(
+                    "the calibrated noise (CV {:.1} %) gives an MDE of {} at these runs; {} runs per side would detect {}",
+                    nc.tps.cv_between_pct,
+                    stats::fmt_mde(m),
+                    stats::power::runs_for_mde(cv, cv, threshold_pct)
+                        .map_or("more than 10000".into(), |n| n.to_string()),
+                    stats::fmt_mde(threshold_pct)
+                );
+            }
+        }
+    }
+    rows
+}
+
+fn evaluate_rows(base: &Results, new: &Results, threshold_pct: f64) -> Vec<Row> {
     let ca = cells::aggregate(base);
     let cb = cells::aggregate(new);
     let matched = Matched::of(base, new, &ca, &cb);

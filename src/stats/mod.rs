@@ -31,6 +31,7 @@
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
+pub mod noise;
 pub mod power;
 pub mod proportion;
 pub mod sequential;

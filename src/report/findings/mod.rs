@@ -9,6 +9,7 @@ use super::model::ReportModel;
 
 mod headlines;
 mod integrity;
+mod placement;
 mod plans;
 
 use crate::model::sqlstate_name;
@@ -43,6 +44,7 @@ pub const RULES: &[Rule] = &[
     outliers,
     host_cpu,
     client_cpu,
+    placement::shared_cpus,
     pool_wait,
     lag_growing,
     behind,

@@ -1,0 +1,208 @@
+//! The noise of a calibration (`isobench calibrate`): the same cell run as
+//! A and as B, interleaved, in `pairs` A/A comparisons of `per_side` runs
+//! a side ([`Calibration::slot`]). Per cell and metric (TPS, p50 and p99
+//! latency, the failure share) the coefficient of variation between
+//! repetitions and within a run's per-second series; the false-positive
+//! rate of isobench's own verdict ([`super::compare`] of B against A)
+//! over the pairs, with its exact binomial interval; the MDE of a study of
+//! `per_side` runs a side at this noise, and the runs a side the target
+//! MDE needs ([`super::power`]). `results.json` carries it as `noise`, and
+//! `isobench compare --noise DIR` reads it.
+
+use serde::{Deserialize, Serialize};
+
+use super::proportion::Proportion;
+use super::{Better, MIN_RUNS, Summary, compare, power};
+use crate::model::{Calibration, Results, RunRecord};
+
+/// The noise section of a calibration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Noise {
+    pub pairs: u32,
+    pub per_side: u32,
+    /// The MDE repetitions are planned for, %.
+    pub target_mde_pct: f64,
+    pub cells: Vec<NoiseCell>,
+}
+
+/// One cell's noise.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoiseCell {
+    /// The cell's label (`isolation=rc strategy=optimistic clients=16`).
+    pub cell: String,
+    /// Complete runs counted.
+    pub runs: usize,
+    pub tps: MetricNoise,
+    pub latency_p50_ms: MetricNoise,
+    pub latency_p99_ms: MetricNoise,
+    pub failure_pct: MetricNoise,
+    /// A/A comparisons with at least 3 complete runs a side, and how
+    /// many of them isobench's verdict called significant (either
+    /// direction): the false-positive rate, with its 95 % Clopper–Pearson
+    /// interval. `None` without such a comparison.
+    pub false_positives: Option<Proportion>,
+    /// The MDE of TPS of a comparison of `per_side` runs against as many
+    /// at the CV between repetitions, % (80 % power, α = 0.05).
+    pub tps_mde_pct: Option<f64>,
+    /// Runs a side whose TPS MDE is `target_mde_pct`.
+    pub runs_for_target: Option<usize>,
+}
+
+/// One metric's coefficients of variation, % (NaN/null where undefined).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MetricNoise {
+    /// Mean over the runs, in the metric's unit.
+    pub mean: f64,
+    /// `sd / mean` of the runs' values, %.
+    pub cv_between_pct: f64,
+    /// Mean over runs of the CV of the run's per-second series, %; null
+    /// for a metric without a per-second series (p50).
+    pub cv_within_pct: Option<f64>,
+}
+
+impl MetricNoise {
+    fn of(values: &[f64], within: Option<Vec<f64>>) -> MetricNoise {
+        let s = Summary::of(values);
+        MetricNoise {
+            mean: s.map_or(f64::NAN, |s| s.mean),
+            cv_between_pct: s.map_or(f64::NAN, |s| 100.0 * s.cv),
+            cv_within_pct: within.and_then(|w| {
+                let w: Vec<f64> = w.into_iter().filter(|x| x.is_finite()).collect();
+                Summary::of(&w).map(|s| 100.0 * s.mean)
+            }),
+        }
+    }
+}
+
+/// The CV (a ratio) of `values`; NaN with fewer than 2 or a zero mean.
+fn cv(values: impl Iterator<Item = f64>) -> f64 {
+    let v: Vec<f64> = values.collect();
+    Summary::of(&v).map_or(f64::NAN, |s| s.cv)
+}
+
+/// The noise of `results` when it is a calibration
+/// (`config.calibrate`); `None` otherwise. Runs counted as in the
+/// reports: complete, and without faults when `exclude_faulted`.
+pub fn of(results: &Results) -> Option<Noise> {
+    let cal = results.config.calibrate?;
+    let exclude = results.config.exclude_faulted;
+    let counted = |r: &&RunRecord| r.complete && !(exclude && r.faults.is_some());
+    let mut cells: Vec<&crate::model::Cell> = Vec::new();
+    for r in &results.runs {
+        if !cells.contains(&&r.cell) {
+            cells.push(&r.cell);
+        }
+    }
+    let cells = cells
+        .into_iter()
+        .map(|cell| {
+            let runs: Vec<&RunRecord> = results
+                .runs
+                .iter()
+                .filter(|r| r.cell == *cell)
+                .filter(counted)
+                .collect();
+            cell_noise(cell.label(), &runs, cal)
+        })
+        .collect();
+    Some(Noise {
+        pairs: cal.pairs,
+        per_side: cal.per_side,
+        target_mde_pct: cal.target_mde_pct,
+        cells,
+    })
+}
+
+fn cell_noise(label: String, runs: &[&RunRecord], cal: Calibration) -> NoiseCell {
+    let values = |f: fn(&RunRecord) -> f64| runs.iter().map(|r| f(r)).collect::<Vec<_>>();
+    let within = |f: fn(&crate::model::SecondPoint) -> f64| {
+        Some(runs.iter().map(|r| cv(r.per_second.iter().map(f))).collect())
+    };
+    let committed: Vec<&RunRecord> = runs.iter().copied().filter(|r| r.committed > 0).collect();
+    let lat = |f: fn(&RunRecord) -> f64| committed.iter().map(|r| f(r)).collect::<Vec<_>>();
+    let tps = MetricNoise::of(&values(|r| r.tps), within(|p| p.tps));
+    let fp = false_positives(runs, cal);
+    let cv_tps = tps.cv_between_pct / 100.0;
+    let per_side = cal.per_side as usize;
+    NoiseCell {
+        cell: label,
+        runs: runs.len(),
+        latency_p50_ms: MetricNoise::of(&lat(|r| r.latency_ms.p50), None),
+        latency_p99_ms: MetricNoise::of(&lat(|r| r.latency_ms.p99), within(|p| p.p99_ms)),
+        failure_pct: MetricNoise::of(
+            &values(|r| r.failure_pct),
+            within(|p| {
+                let all = p.committed + p.failed;
+                if all == 0 {
+                    f64::NAN
+                } else {
+                    100.0 * p.failed as f64 / all as f64
+                }
+            }),
+        ),
+        tps,
+        false_positives: fp,
+        tps_mde_pct: power::mde_pct(cv_tps, per_side, cv_tps, per_side),
+        runs_for_target: power::runs_for_mde(cv_tps, cv_tps, cal.target_mde_pct),
+    }
+}
+
+/// Over the pairs with at least [`MIN_RUNS`] complete runs a side: how
+/// many B-against-A verdicts on TPS were significant.
+fn false_positives(runs: &[&RunRecord], cal: Calibration) -> Option<Proportion> {
+    let (mut tests, mut significant) = (0u64, 0u64);
+    for pair in 0..cal.pairs {
+        let side = |a: bool| {
+            let v: Vec<f64> = runs
+                .iter()
+                .filter(|r| cal.slot(r.repetition) == (pair, a))
+                .map(|r| r.tps)
+                .collect();
+            Summary::of(&v)
+        };
+        let (Some(a), Some(b)) = (side(true), side(false)) else {
+            continue;
+        };
+        if a.n < MIN_RUNS || b.n < MIN_RUNS {
+            continue;
+        }
+        tests += 1;
+        if compare(&b, &a, Better::Higher).verdict.significant() {
+            significant += 1;
+        }
+    }
+    Proportion::of(significant, tests)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Over many simulated A/A pairs of normal runs (CV 5 %, 3 runs a
+    /// side), isobench's verdict is significant about 5 % of the time:
+    /// the test keeps its level (the one method of every verdict).
+    #[test]
+    fn the_verdict_keeps_its_level_over_simulated_a_a_pairs() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(37);
+        let mut normal = || {
+            let u1: f64 = rng.random::<f64>().max(1e-300);
+            let u2: f64 = rng.random();
+            (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+        };
+        let (pairs, mut hits) = (4000, 0);
+        for _ in 0..pairs {
+            let a: Vec<f64> = (0..3).map(|_| 1000.0 * (1.0 + 0.05 * normal())).collect();
+            let b: Vec<f64> = (0..3).map(|_| 1000.0 * (1.0 + 0.05 * normal())).collect();
+            let c = compare(
+                &Summary::of(&b).unwrap(),
+                &Summary::of(&a).unwrap(),
+                Better::Higher,
+            );
+            hits += usize::from(c.verdict.significant());
+        }
+        let rate = hits as f64 / pairs as f64;
+        // Welch's test with n = 3 a side is slightly conservative.
+        assert!((0.03..=0.065).contains(&rate), "false-positive rate {rate}");
+    }
+}
