@@ -16,12 +16,13 @@ pub mod run;
 use std::path::PathBuf;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
 use crate::model::BadInput;
 use crate::pgbench_cli::PgbenchArgs;
 use crate::postgres::reaper;
+use crate::report::render::terminal::{DEFAULT_WIDTH, MIN_WIDTH};
 use crate::{store, workload};
 use anomalies::AnomaliesArgs;
 use check_history::CheckHistoryArgs;
@@ -183,16 +184,32 @@ async fn pgbench(args: PgbenchArgs) -> Result<Exit> {
     }
 }
 
-/// The width to wrap tables to: `COLUMNS`, else the terminal's width when
-/// stdout is one, else none (a pipe gets unwrapped lines).
-pub fn terminal_width() -> Option<u16> {
-    if let Some(w) = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse::<u16>().ok())
-    {
-        return Some(w.max(40));
+/// `--width N`, the flag the commands that print reports share (`run`,
+/// `report`, `compare`, `merge`, `anomalies`).
+#[derive(Debug, Default, Clone, Args)]
+pub struct WidthArg {
+    /// Fit what is printed to N columns (at least 40; default: COLUMNS, else the terminal's width, else 100 when stdout is not a terminal).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(40..))]
+    pub width: Option<u16>,
+}
+
+impl WidthArg {
+    /// The width to fit output to, in columns: `--width`, else
+    /// `COLUMNS`, else the terminal's width when stdout is a terminal,
+    /// else [`DEFAULT_WIDTH`] (docs/src/reference/report-compare.md).
+    pub fn columns(&self) -> usize {
+        let columns = || {
+            std::env::var("COLUMNS")
+                .ok()
+                .and_then(|c| c.trim().parse::<u16>().ok())
+        };
+        let w = self
+            .width
+            .or_else(columns)
+            .or_else(|| comfy_table::Table::new().width())
+            .map_or(DEFAULT_WIDTH, usize::from);
+        w.max(MIN_WIDTH)
     }
-    comfy_table::Table::new().width()
 }
 
 /// Writes to stdout; a closed pipe (`isobench workloads | head`) is not an
@@ -864,7 +881,7 @@ mod tests {
         let flags: Vec<String> = run
             .get_arguments()
             .filter_map(|a| a.get_long().map(str::to_string))
-            .filter(|l| !["help", "version", "resume"].contains(&l.as_str()))
+            .filter(|l| !["help", "version", "resume", "width"].contains(&l.as_str()))
             .collect();
         let listed: Vec<&str> = FLAG_KEYS.iter().map(|f| f.0).collect();
         for f in &flags {

@@ -328,7 +328,7 @@ fn check_baseline(stored: &StoredConfig, cells: &[Cell]) -> Result<()> {
         runs: Vec::new(),
     };
     let planned_cells: Vec<&Cell> = cells.iter().collect();
-    report::cells::check_baseline_among(&probe, &planned_cells)
+    report::analysis::cells::check_baseline_among(&probe, &planned_cells)
         .map_err(|e| anyhow!("--baseline: {e}"))
 }
 

@@ -34,7 +34,7 @@ pub(super) fn save(
         .with_context(|| format!("writing {}", dir.join(store::RESULTS_JSON).display()))?;
     store::write_atomic(
         &dir.join(store::REPORT_MD),
-        report::markdown::render(results).as_bytes(),
+        report::render::markdown::render(results).as_bytes(),
     )
     .with_context(|| format!("writing {}", dir.join(store::REPORT_MD).display()))?;
     Ok(())
