@@ -35,11 +35,14 @@ pub const TERMINAL_WIDTH: usize = 100;
 /// newline.
 pub fn terminal(m: &Matrix, width: usize) -> String {
     let width = width.min(TERMINAL_WIDTH);
-    let table = fit::table(
-        &tables::anomalies::matrix(m),
-        width,
-        &fit::DropOrder::default(),
-    );
+    // The anomaly's plain name beside its code, in one column.
+    let mut t = tables::anomalies::matrix(m);
+    t.remove_column(1);
+    t.columns[0].header = "probe: anomaly".into();
+    for (row, p) in t.rows.iter_mut().zip(&m.probes) {
+        row.values[0].text = format!("{}: {}", p.name, p.title);
+    }
+    let table = fit::table(&t, width, &fit::DropOrder::default());
     let levels: Vec<String> = m
         .levels
         .iter()

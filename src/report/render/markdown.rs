@@ -577,7 +577,8 @@ mod tests {
         // rc (the baseline) lists run 8; ser has none.
         assert!(summary[1].contains("| baseline | 8 |"), "{}", summary[1]);
         assert!(summary[2].contains("| faster | none |"), "{}", summary[2]);
-        assert!(md.contains("- **Server versions of the runs:** 16.4, 17.2\n"));
+        // The Server item lists every version the runs reported.
+        assert!(md.contains("- **Server:** PostgreSQL 16.4, 17.2\n"));
     }
 
     /// Builds named in `pg_bin` appear by label (with their server version
