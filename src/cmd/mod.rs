@@ -866,6 +866,43 @@ mod tests {
         );
     }
 
+    /// Issue #37: `--width N` for every command that prints a report,
+    /// at least 40 columns, the flag over `COLUMNS`.
+    #[test]
+    fn the_printing_commands_take_a_width() {
+        let commands: [&[&str]; 5] = [
+            &["run"],
+            &["report", "dir"],
+            &["compare", "a", "b"],
+            &["merge", "dir", "-o", "out"],
+            &["anomalies"],
+        ];
+        for command in commands {
+            let args = |w: &'static str| {
+                let mut a = vec!["isobench"];
+                a.extend_from_slice(command);
+                a.extend(["--width", w]);
+                a
+            };
+            let cli =
+                Cli::try_parse_from(args("120")).unwrap_or_else(|e| panic!("{command:?}: {e}"));
+            let width = match cli.command.unwrap() {
+                Command::Run(a) => a.width,
+                Command::Report(a) => a.width,
+                Command::Compare(a) => a.width,
+                Command::Merge(a) => a.width,
+                Command::Anomalies(a) => a.width,
+                _ => unreachable!(),
+            };
+            assert_eq!(width.columns(), 120, "{command:?}");
+            let e = Cli::try_parse_from(args("30")).unwrap_err().to_string();
+            assert!(
+                e.contains("--width") && e.contains("40"),
+                "{command:?}: {e}"
+            );
+        }
+    }
+
     #[test]
     fn every_flag_has_a_file_key_of_the_same_name_and_validation() {
         use clap::CommandFactory;
