@@ -546,8 +546,7 @@ fn the_swallowing_function_over_pgbench_tables_is_flagged() {
         "no swallowed row in report.md:\n{report}"
     );
     // The terminal, from the store (wide enough that nothing wraps).
-    let (out, stdout, stderr) =
-        common::run(&["report", dir.to_str().unwrap(), "--width", "1000"]);
+    let (out, stdout, stderr) = common::run(&["report", dir.to_str().unwrap(), "--width", "1000"]);
     assert!(out.status.success(), "{stderr}");
     assert!(
         stdout.contains("effective TPS (tx/s)")
