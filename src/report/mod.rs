@@ -16,7 +16,7 @@
 //!   (`report.html`), the terminal (fitted to its width), CSV and JSON
 //!   (from one serializable per-cell row).
 //!
-//! [`format`]'s number and label formatting is shared by all three, so a
+//! [`mod@format`]'s number and label formatting is shared by all three, so a
 //! figure reads the same everywhere; [`files`] writes a results
 //! directory's report files.
 

@@ -6,7 +6,7 @@
 //!   (report.md, `isobench compare`, anomalies.md).
 //! - [`html`]: report.html, with charts.
 //! - [`terminal`]: what commands print, fitted to the terminal's width
-//!   ([`terminal::Width`]).
+//!   ([`terminal::fit`]).
 //! - [`csv`] and [`json`]: runs.csv, cells.csv and cells.json, the cells
 //!   from one serializable row ([`cell_row::CellRow`]).
 //! - [`compare`]: `isobench compare`'s Markdown; [`anomalies`]: the

@@ -8,9 +8,9 @@
 //! differ between report.md and report.html.
 //!
 //! One file per part of the report: [`cells`] (Cells, Cells in detail),
-//! [`client`] (latency, transactions, commands), [`failures`],
+//! [`client`] (latency, transactions, commands), [`mod@failures`],
 //! [`server`] (counters, wait events, SIRead locks), [`checks`],
-//! [`faults`], [`hosts`], [`runs`], [`load_cmd`] (an external load's
+//! [`mod@faults`], [`mod@hosts`], [`mod@runs`], [`load_cmd`] (an external load's
 //! figures), [`compare`] (`isobench compare`), [`anomalies`] (the anomaly
 //! matrix).
 

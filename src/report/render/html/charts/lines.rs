@@ -23,7 +23,7 @@ pub struct Line {
     pub points: Vec<Point>,
 }
 
-/// One plot of a [`lines`] chart, sharing the x axis.
+/// One plot of a [`lines()`] chart, sharing the x axis.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Panel {
     /// Drawn above the plot (small multiples), or none.
