@@ -13,6 +13,7 @@
 //! invariants. The specification of every built-in workload is
 //! `../shared/docs/WORKLOADS.md` in the project's docs.
 
+pub mod dist;
 pub mod docstore;
 pub mod list_append;
 pub mod sibench;
