@@ -21,6 +21,7 @@ pub mod smallbank;
 pub mod ssibench;
 pub mod tpcb;
 pub mod write_skew;
+pub mod ycsb;
 
 use crate::model::{FailureReason, InvariantResult, StepTime};
 use std::collections::BTreeMap;
@@ -200,6 +201,7 @@ registry! {
     write_skew::SPEC => write_skew::WriteSkew,
     docstore::SPEC => docstore::Docstore,
     list_append::SPEC => list_append::ListAppend,
+    ycsb::SPEC => ycsb::Ycsb,
 }
 
 /// What one workload instance is built from: one cell's workload factors.
