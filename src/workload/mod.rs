@@ -19,6 +19,7 @@ pub mod list_append;
 pub mod sibench;
 pub mod smallbank;
 pub mod ssibench;
+pub mod sysbench;
 pub mod tpcb;
 pub mod write_skew;
 pub mod ycsb;
@@ -202,6 +203,7 @@ registry! {
     docstore::SPEC => docstore::Docstore,
     list_append::SPEC => list_append::ListAppend,
     ycsb::SPEC => ycsb::Ycsb,
+    sysbench::SPEC => sysbench::Sysbench,
 }
 
 /// What one workload instance is built from: one cell's workload factors.
