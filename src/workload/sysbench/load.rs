@@ -208,25 +208,35 @@ mod tests {
     }
 
     #[test]
-    fn the_k_sum_is_the_loaders() {
+    fn tables_are_sysbenchs() {
         let d = Data {
             tables: 2,
             rows: 100,
             auto_inc: true,
             create_secondary: true,
-            rand: SysbenchRand::Uniform,
+            rand: SysbenchRand::DEFAULT,
             k_max: 100,
         };
-        let mut manual = 0i64;
-        for t in 1..=2 {
-            let mut rng = k_stream(t);
-            for _ in 0..100 {
-                manual += i64::from(SysbenchRand::Uniform.sample(&mut rng, 1, 100));
+        assert_eq!(
+            d.ddl(3),
+            "CREATE TABLE sbtest3(\n  id SERIAL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL\n)"
+        );
+        let plain = Data {
+            auto_inc: false,
+            ..d
+        };
+        assert!(plain.ddl(1).contains("id INTEGER NOT NULL,"));
+        // Special over 1..=100: Σ k of 200 rows near 200 x 50.5, and
+        // another distribution loads other k.
+        let sum = d.k_sum();
+        assert!((9_000..11_300).contains(&sum), "{sum}");
+        assert_ne!(
+            sum,
+            Data {
+                rand: SysbenchRand::Uniform,
+                ..d
             }
-        }
-        assert_eq!(d.k_sum(), manual);
-        // Uniform over 1..=100, 200 rows: near 200 * 50.5.
-        assert!((8_000..12_200).contains(&manual), "{manual}");
-        assert!(d.ddl(3).starts_with("CREATE TABLE sbtest3(\n  id SERIAL,"));
+            .k_sum()
+        );
     }
 }

@@ -39,7 +39,7 @@ use super::{
 };
 use crate::model::{InvariantResult, Lifetime};
 use crate::workload::dist::SysbenchRand;
-pub use client::{SysbenchClient, SysbenchInput};
+pub use client::{Stmt, SysbenchClient, SysbenchInput};
 pub use load::{Data, digit_groups, unique_id};
 pub use statements::{Counts, Kind, Test};
 
@@ -444,4 +444,142 @@ pub async fn check(
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::WorkloadClient;
+    use client::Stmt;
+    use std::collections::BTreeMap;
+
+    fn options(params: &[(&str, &str)]) -> Result<Options, WorkloadError> {
+        let given: BTreeMap<String, String> = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Options::from_setup(&Setup::new(&SPEC, None, None, &given)?)
+    }
+
+    #[test]
+    fn defaults_are_sysbenchs() {
+        let o = options(&[]).unwrap();
+        assert_eq!(o.test, Test::ReadWrite);
+        assert_eq!(o.counts, Counts::DEFAULT);
+        assert_eq!((o.tables, o.table_size, o.range_size), (1, 10_000, 100));
+        assert!(!o.skip_trx && o.auto_inc && o.create_secondary);
+        assert_eq!(o.rand, SysbenchRand::DEFAULT);
+        assert!(o.transaction() && o.deletes());
+        let ro = options(&[("test", "oltp_read_only")]).unwrap();
+        assert!(ro.transaction() && !ro.deletes());
+        assert!(
+            !options(&[("test", "oltp_update_index")])
+                .unwrap()
+                .transaction()
+        );
+        assert!(!options(&[("skip_trx", "on")]).unwrap().transaction());
+        let e = options(&[("test", "oltp_bulk")]).unwrap_err().to_string();
+        assert!(
+            e.contains("--param test=oltp_bulk") && e.contains("oltp_delete"),
+            "{e}"
+        );
+        let e = options(&[("rand-type", "zipfian")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--param rand-type=zipfian"), "{e}");
+        // oltp_insert without auto_inc starts from empty tables.
+        let ins = options(&[("test", "oltp_insert"), ("auto_inc", "off")]).unwrap();
+        assert_eq!(ins.data().rows, 0);
+    }
+
+    #[test]
+    fn events_draw_sysbenchs_inputs() {
+        let o = options(&[
+            ("tables", "3"),
+            ("table_size", "1000"),
+            ("rand-type", "uniform"),
+        ])
+        .unwrap();
+        let mut c = SysbenchClient::new(o, 0, 5);
+        let mut tables = std::collections::BTreeSet::new();
+        for _ in 0..500 {
+            let input = c.next_input();
+            assert_eq!(input.stmts.len(), 10 + 4 + 1 + 1 + 2);
+            // The point selects of one event share a table.
+            let t0 = match input.stmts[0] {
+                Stmt::Id { table, .. } => table,
+                _ => panic!("point select first"),
+            };
+            for s in &input.stmts[..10] {
+                let Stmt::Id {
+                    kind: Kind::PointSelects,
+                    table,
+                    id,
+                } = *s
+                else {
+                    panic!("{s:?}")
+                };
+                assert_eq!(table, t0);
+                assert!((1..=1000).contains(&id));
+            }
+            for s in &input.stmts[10..14] {
+                let Stmt::Range { lo, hi, table, .. } = *s else {
+                    panic!("{s:?}")
+                };
+                assert_eq!(hi, lo + 99);
+                tables.insert(table);
+            }
+            // The delete and the insert of the pair share their id.
+            let (
+                Stmt::Id {
+                    kind: Kind::Deletes,
+                    id: d,
+                    table: td,
+                },
+                Stmt::Insert {
+                    id: i, table: ti, ..
+                },
+            ) = (&input.stmts[16], &input.stmts[17])
+            else {
+                panic!("delete/insert last")
+            };
+            assert_eq!((d, td), (i, ti));
+        }
+        assert_eq!(tables.into_iter().collect::<Vec<_>>(), [1, 2, 3]);
+    }
+
+    #[test]
+    fn ids_follow_rand_type() {
+        // special: three quarters of the ids in the centre window.
+        let o = options(&[("test", "oltp_point_select")]).unwrap();
+        let mut c = SysbenchClient::new(o, 0, 5);
+        let centre = (0..4000)
+            .filter(|_| {
+                let Stmt::Id { id, .. } = c.next_input().stmts[0] else {
+                    panic!()
+                };
+                (4975..=5051).contains(&id)
+            })
+            .count();
+        assert!((2900..3200).contains(&centre), "{centre}");
+        // oltp_insert without auto_inc: unique ids per client.
+        let o = options(&[("test", "oltp_insert"), ("auto_inc", "off")]).unwrap();
+        let mut a = SysbenchClient::new(o.clone(), 0, 1);
+        let mut b = SysbenchClient::new(o, 1, 1);
+        let mut ids = std::collections::HashSet::new();
+        for _ in 0..1000 {
+            for c in [&mut a, &mut b] {
+                let Stmt::InsertLiteral {
+                    id: Some(id), sql, ..
+                } = &c.next_input().stmts[0]
+                else {
+                    panic!("literal insert with an id")
+                };
+                assert!(ids.insert(*id));
+                assert!(sql.starts_with(&format!(
+                    "INSERT INTO sbtest1 (id, k, c, pad) VALUES ({id}, "
+                )));
+            }
+        }
+    }
 }

@@ -487,11 +487,13 @@ impl Workload for Ycsb {
     fn explain_statements(&self) -> Vec<ExplainStatement> {
         let key = format!("'{}'", self.cfg.keys.key(0));
         let text = format!("'{}'", "x".repeat(self.cfg.field_length));
+        let mut seen = std::collections::HashSet::new();
         txn::statements(&self.cfg)
             .into_iter()
-            .map(|(label, sql)| ExplainStatement {
-                label: label.into(),
-                sql: txn::bind_for_explain(&sql, &key, &text),
+            .filter(|st| seen.insert(st.label))
+            .map(|st| ExplainStatement {
+                label: st.label.into(),
+                sql: txn::bind_for_explain(&st.sql, &key, &text),
             })
             .collect()
     }
@@ -578,4 +580,218 @@ pub async fn check(
         out.push(InvariantResult::count("rmw-count", violations, detail));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::WorkloadClient;
+    use std::collections::BTreeMap;
+
+    fn setup(params: &[(&str, &str)], strategy: Option<&str>) -> Result<Setup, WorkloadError> {
+        let given: BTreeMap<String, String> = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Setup::new(&SPEC, None, strategy, &given)
+    }
+
+    fn config(params: &[(&str, &str)]) -> Result<Config, WorkloadError> {
+        Config::from_setup(&setup(params, None)?)
+    }
+
+    #[test]
+    fn core_workloads_have_ycsbs_mixes_and_distributions() {
+        let mix = |w: &str| config(&[("workload", w)]).unwrap();
+        assert_eq!(mix("a").mix, [0.5, 0.5, 0.0, 0.0, 0.0]);
+        assert_eq!(mix("b").mix, [0.95, 0.05, 0.0, 0.0, 0.0]);
+        assert_eq!(mix("c").mix, [1.0, 0.0, 0.0, 0.0, 0.0]);
+        assert_eq!(mix("d").mix, [0.95, 0.0, 0.05, 0.0, 0.0]);
+        assert_eq!(mix("d").dist, RequestDist::Latest);
+        assert_eq!(mix("e").mix, [0.0, 0.0, 0.05, 0.95, 0.0]);
+        assert_eq!((mix("e").scan_min, mix("e").scan_max), (1, 100));
+        assert_eq!(mix("f").mix, [0.5, 0.0, 0.0, 0.0, 0.5]);
+        for w in ["a", "b", "c", "e", "f"] {
+            assert_eq!(mix(w).dist, RequestDist::Zipfian, "{w}");
+        }
+        let a = mix("a");
+        assert_eq!(
+            (a.records, a.fields, a.field_length, a.ops),
+            (1000, 10, 100, 1)
+        );
+        assert!(!a.keys.ordered && !a.write_all);
+    }
+
+    #[test]
+    fn parameters_override_the_core_workload() {
+        let c = config(&[
+            ("workload", "a"),
+            ("readproportion", "0.2"),
+            ("updateproportion", "0.6"),
+            ("scanproportion", "0.2"),
+            ("requestdistribution", "hotspot"),
+            ("hotspotdatafraction", "0.1"),
+        ])
+        .unwrap();
+        assert_eq!(c.mix, [0.2, 0.6, 0.0, 0.2, 0.0]);
+        assert_eq!(
+            c.dist,
+            RequestDist::Hotspot {
+                data_fraction: 0.1,
+                opn_fraction: 0.8
+            }
+        );
+        // operationcount sizes the zipfian's room for inserts.
+        let d = config(&[("workload", "e"), ("operationcount", "10000")]).unwrap();
+        assert_eq!(d.expected_inserts, 1000);
+    }
+
+    #[test]
+    fn bad_values_name_their_parameter() {
+        let e = |p: &[(&str, &str)]| config(p).unwrap_err().to_string();
+        assert!(e(&[("workload", "g")]).contains("--param workload=g"));
+        assert!(e(&[("workload", "f"), ("fieldlength", "8")]).contains("--param fieldlength=8"));
+        assert!(e(&[("workload", "c"), ("readproportion", "0")]).contains("no operation"));
+        assert!(e(&[("maxscanlength", "5"), ("minscanlength", "6")]).contains("maxscanlength=5"));
+        assert!(e(&[("requestdistribution", "pareto")]).contains("requestdistribution"));
+        // Without read-modify-writes a short field is fine.
+        assert!(config(&[("workload", "a"), ("fieldlength", "1")]).is_ok());
+    }
+
+    #[test]
+    fn statements_are_the_jdbc_bindings() {
+        let a = config(&[("workload", "a"), ("fieldcount", "3")]).unwrap();
+        let sql: Vec<String> = txn::statements(&a).into_iter().map(|s| s.sql).collect();
+        assert_eq!(
+            sql,
+            [
+                "SELECT * FROM usertable WHERE ycsb_key = $1",
+                "UPDATE usertable SET field0 = $1 WHERE ycsb_key = $2",
+                "UPDATE usertable SET field1 = $1 WHERE ycsb_key = $2",
+                "UPDATE usertable SET field2 = $1 WHERE ycsb_key = $2",
+            ]
+        );
+        let e = config(&[("workload", "e"), ("fieldcount", "2")]).unwrap();
+        let sql: Vec<String> = txn::statements(&e).into_iter().map(|s| s.sql).collect();
+        assert_eq!(
+            sql[1..],
+            [
+                "SELECT * FROM usertable WHERE ycsb_key >= $1 ORDER BY ycsb_key LIMIT $2",
+                "INSERT INTO usertable (ycsb_key, field0, field1) VALUES ($1, $2, $3)",
+            ]
+        );
+        // F: the read-modify-write writes its field and field0's counter;
+        // with locking, it reads FOR UPDATE.
+        let f = Config::from_setup(
+            &setup(&[("workload", "f"), ("fieldcount", "2")], Some("locking")).unwrap(),
+        )
+        .unwrap();
+        let sql: Vec<String> = txn::statements(&f).into_iter().map(|s| s.sql).collect();
+        assert_eq!(
+            sql[1..],
+            [
+                "SELECT * FROM usertable WHERE ycsb_key = $1 FOR UPDATE",
+                "UPDATE usertable SET field0 = $1 WHERE ycsb_key = $2",
+                "UPDATE usertable SET field0 = $1 || substr(field0, 11), field1 = $2 WHERE ycsb_key = $3",
+            ]
+        );
+        // Updates keep the counter when the mix has read-modify-writes.
+        let mixed = config(&[
+            ("workload", "f"),
+            ("updateproportion", "0.1"),
+            ("writeallfields", "true"),
+            ("fieldcount", "2"),
+        ])
+        .unwrap();
+        let sql: Vec<String> = txn::statements(&mixed).into_iter().map(|s| s.sql).collect();
+        assert!(sql.contains(&"UPDATE usertable SET field0 = left(field0, 10) || substr($1, 11), field1 = $2 WHERE ycsb_key = $3".to_string()), "{sql:?}");
+        let w = Ycsb::new(&setup(&[("workload", "e")], None).unwrap()).unwrap();
+        let explained = w.explain_statements();
+        assert_eq!(explained[1].label, "scan");
+        assert!(
+            explained[1]
+                .sql
+                .ends_with("ycsb_key >= 'user6284781860667377211' ORDER BY ycsb_key LIMIT 10"),
+            "{}",
+            explained[1].sql
+        );
+        assert!(!explained.iter().any(|e| e.sql.contains('$')));
+    }
+
+    #[test]
+    fn clients_draw_the_mix_and_number_inserts_in_one_sequence() {
+        let w = Ycsb::new(&setup(&[("workload", "d")], None).unwrap()).unwrap();
+        let mut c0 = w.client(0, 1);
+        let mut c1 = w.client(1, 2);
+        let (mut reads, mut inserts) = (0, Vec::new());
+        for i in 0..20_000 {
+            let c = if i % 2 == 0 { &mut c0 } else { &mut c1 };
+            let input = c.next_input();
+            assert_eq!(input.ops.len(), 1);
+            match &input.ops[0] {
+                Op::Read { .. } => reads += 1,
+                Op::Insert {
+                    keynum,
+                    values,
+                    key,
+                } => {
+                    inserts.push(*keynum);
+                    assert_eq!(values.len(), 10);
+                    assert!(values[0].starts_with("0000000000") && values[0].len() == 100);
+                    assert_eq!(*key, w.config().keys.key(*keynum));
+                }
+                other => panic!("workload d drew {other:?}"),
+            }
+        }
+        assert!((18_700..19_300).contains(&reads), "{reads}");
+        // Both clients' inserts share one sequence from recordcount on.
+        inserts.sort();
+        assert_eq!(inserts.first(), Some(&1000));
+        assert!(inserts.windows(2).all(|p| p[1] == p[0] + 1));
+        // A new run (client 0 again) starts the sequence over.
+        let mut again = w.client(0, 1);
+        let first_insert = (0..1000)
+            .find_map(|_| match &again.next_input().ops[0] {
+                Op::Insert { keynum, .. } => Some(*keynum),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(first_insert, 1000);
+    }
+
+    #[test]
+    fn transactions_hold_ops_operations_and_are_typed() {
+        let w = Ycsb::new(&setup(&[("workload", "e"), ("ops", "4")], None).unwrap()).unwrap();
+        assert_eq!(w.tx_types(), ["read-only", "read-write"]);
+        let mut c = w.client(0, 9);
+        let mut seen = [0; 2];
+        for _ in 0..2000 {
+            let input = c.next_input();
+            assert_eq!(input.ops.len(), 4);
+            for op in &input.ops {
+                if let Op::Scan { len, .. } = op {
+                    assert!((1..=100).contains(len));
+                }
+            }
+            let writes = input.ops.iter().any(|o| matches!(o, Op::Insert { .. }));
+            assert_eq!(c.tx_type(&input), usize::from(writes));
+            seen[usize::from(writes)] += 1;
+        }
+        // 1 - 0.95^4 = 18.5 % of transactions insert.
+        assert!((300..450).contains(&seen[1]), "{seen:?}");
+        let one = Ycsb::new(&setup(&[("workload", "f")], None).unwrap()).unwrap();
+        assert_eq!(one.tx_types(), ["READ", "READ-MODIFY-WRITE"]);
+    }
+
+    #[test]
+    fn random_text_needs_no_copy_escaping() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+        let mut s = String::new();
+        random_text(&mut rng, 95, &mut s);
+        assert_eq!(s.len(), 95);
+        assert!(
+            s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        );
+    }
 }

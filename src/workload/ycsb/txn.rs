@@ -63,56 +63,81 @@ pub struct YcsbInput {
     pub ops: Vec<Op>,
 }
 
-/// Every statement a configuration uses, labelled, in preparation order:
-/// read, scan, update of each field (or of all), insert, the locking
-/// read, read-modify-write of each field (or all). Parameters: the
-/// values in field order, then the key (updates); the key then the
-/// fields (insert); the key and the scan length (scan).
-pub fn statements(cfg: &Config) -> Vec<(String, String)> {
+/// Where a prepared statement goes in a client's set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    Read,
+    Scan,
+    /// One per field set, in [`field_sets`]' order.
+    Update,
+    Insert,
+    ReadLock,
+    /// One per field set.
+    Rmw,
+}
+
+/// A statement a configuration uses: its slot, its label in reports (the
+/// per-field variants of an update share one), its SQL.
+#[derive(Debug, Clone)]
+pub struct SqlStatement {
+    pub slot: Slot,
+    pub label: &'static str,
+    pub sql: String,
+}
+
+/// Every statement a configuration uses, in preparation order: read,
+/// scan, update of each field (or of all), insert, the locking read,
+/// read-modify-write of each field (or all). Parameters: the values in
+/// field order, then the key (updates); the key then the fields
+/// (insert); the key and the scan length (scan).
+pub fn statements(cfg: &Config) -> Vec<SqlStatement> {
     let mut out = Vec::new();
+    let mut add = |slot, label, sql: String| out.push(SqlStatement { slot, label, sql });
     let keep = cfg.counts_rmw();
-    out.push((
-        "read".into(),
+    add(
+        Slot::Read,
+        "read",
         "SELECT * FROM usertable WHERE ycsb_key = $1".into(),
-    ));
+    );
     if cfg.has(OpKind::Scan) {
-        out.push((
-            "scan".into(),
+        add(
+            Slot::Scan,
+            "scan",
             "SELECT * FROM usertable WHERE ycsb_key >= $1 ORDER BY ycsb_key LIMIT $2".into(),
-        ));
+        );
     }
     if cfg.has(OpKind::Update) {
         for fields in field_sets(cfg) {
-            out.push((
-                format!("update {}", set_label(&fields)),
-                update_sql(&fields, keep, false),
-            ));
+            add(Slot::Update, "update", update_sql(&fields, keep, false));
         }
     }
     if cfg.has(OpKind::Insert) {
         let cols: Vec<String> = (0..cfg.fields).map(|i| format!("field{i}")).collect();
         let params: Vec<String> = (1..=cfg.fields + 1).map(|i| format!("${i}")).collect();
-        out.push((
-            "insert".into(),
+        add(
+            Slot::Insert,
+            "insert",
             format!(
                 "INSERT INTO usertable (ycsb_key, {}) VALUES ({})",
                 cols.join(", "),
                 params.join(", ")
             ),
-        ));
+        );
     }
     if cfg.has(OpKind::Rmw) {
         if cfg.locking {
-            out.push((
-                "read for update".into(),
+            add(
+                Slot::ReadLock,
+                "read for update",
                 "SELECT * FROM usertable WHERE ycsb_key = $1 FOR UPDATE".into(),
-            ));
+            );
         }
         for fields in field_sets(cfg) {
-            out.push((
-                format!("read-modify-write {}", set_label(&fields)),
+            add(
+                Slot::Rmw,
+                "read-modify-write",
                 update_sql(&fields, false, true),
-            ));
+            );
         }
     }
     out
@@ -124,14 +149,6 @@ fn field_sets(cfg: &Config) -> Vec<Vec<usize>> {
         vec![(0..cfg.fields).collect()]
     } else {
         (0..cfg.fields).map(|f| vec![f]).collect()
-    }
-}
-
-fn set_label(fields: &[usize]) -> String {
-    if fields.len() == 1 {
-        format!("field{}", fields[0])
-    } else {
-        "all fields".into()
     }
 }
 
@@ -195,7 +212,7 @@ pub fn bind_for_explain(sql: &str, key: &str, text: &str) -> String {
 }
 
 /// Prepared statements of one connection, in [`statements`]' order.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Stmts {
     read: Option<Statement>,
     scan: Option<Statement>,
@@ -345,27 +362,18 @@ impl WorkloadClient for YcsbClient {
         conn: &mut Conn,
         _tx: &TxControl,
     ) -> Result<(), crate::wire::Error> {
-        let mut read = None;
-        let mut stmts = Stmts {
-            read: None,
-            scan: None,
-            update: Vec::new(),
-            insert: None,
-            read_lock: None,
-            rmw: Vec::new(),
-        };
-        for (label, sql) in statements(&self.cfg) {
-            let s = conn.prepare(&sql).await?;
-            match label.as_str() {
-                "read" => read = Some(s),
-                "scan" => stmts.scan = Some(s),
-                "insert" => stmts.insert = Some(s),
-                "read for update" => stmts.read_lock = Some(s),
-                l if l.starts_with("update") => stmts.update.push(s),
-                _ => stmts.rmw.push(s),
+        let mut stmts = Stmts::default();
+        for st in statements(&self.cfg) {
+            let s = conn.prepare(&st.sql).await?;
+            match st.slot {
+                Slot::Read => stmts.read = Some(s),
+                Slot::Scan => stmts.scan = Some(s),
+                Slot::Insert => stmts.insert = Some(s),
+                Slot::ReadLock => stmts.read_lock = Some(s),
+                Slot::Update => stmts.update.push(s),
+                Slot::Rmw => stmts.rmw.push(s),
             }
         }
-        stmts.read = read;
         self.stmts = Some(stmts);
         Ok(())
     }
@@ -485,7 +493,7 @@ impl WorkloadClient for YcsbClient {
                     params.push(key);
                     conn.execute(stmt, &params)
                         .await
-                        .map_err(wrap("read-modify-write update"))?;
+                        .map_err(wrap("read-modify-write"))?;
                     rmw += 1;
                 }
             }
