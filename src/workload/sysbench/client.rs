@@ -103,12 +103,11 @@ impl SysbenchClient {
             self.next_unique = self.next_unique.wrapping_add(1);
             unique_id(i)
         });
-        let text = |b: &[u8]| std::str::from_utf8(b).expect("digits").to_string();
         Stmt::InsertLiteral {
             table,
             id,
             k,
-            sql: insert_literal(table, id, k, &text(&c), &text(&pad)),
+            sql: insert_literal(table, id, k, text(&c), text(&pad)),
         }
     }
 }
@@ -290,6 +289,11 @@ impl WorkloadClient for SysbenchClient {
     }
 }
 
+/// `c` or `pad` as text (sysbench's digits and dashes).
+fn text(b: &[u8]) -> &str {
+    std::str::from_utf8(b).expect("digits")
+}
+
 /// Runs one statement; returns what it changed, or its error with its
 /// label.
 async fn run(
@@ -302,7 +306,6 @@ async fn run(
             .as_ref()
             .expect("prepared for the test")
     };
-    let text = |b: &[u8]| std::str::from_utf8(b).expect("digits").to_owned();
     let (r, label) = match s {
         Stmt::Id { kind, table, id } => (
             conn.execute(prepared(*table, *kind), &[id]).await,
