@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use tokio_util::sync::CancellationToken;
 
-use super::exec::{Env, WaitCheck};
-use super::{Matrix, run_matrix, select};
 use crate::model::AnomaliesConfig;
+use crate::probe::exec::{Env, WaitCheck};
+use crate::probe::{Matrix, run_matrix, select};
 use crate::{postgres, report, store};
 
 pub(crate) const ANOMALIES_JSON: &str = "anomalies.json";
