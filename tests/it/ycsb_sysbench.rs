@@ -7,35 +7,16 @@ use std::collections::BTreeMap;
 
 use crate::common::*;
 use isobench::model::{Isolation, Lifetime};
-use isobench::postgres::{self, ManagedOptions, ManagedServer};
+use isobench::postgres::{self, ManagedServer};
 use isobench::workload::{self, Loader, Setup, TxControl, Workload, WorkloadClient};
 use isobench::workload::{sysbench::Sysbench, ycsb::Ycsb};
 use serde_json::Value;
 
 /// A short study (1 repetition, no warm-up, 1.5 s runs) with `args`;
-/// checks success and the schema; returns results.json.
-fn study(name: &str, args: &[&str]) -> Value {
-    let (_keep, dir) = out_dir(name);
-    let mut full = vec![
-        "run",
-        "--quiet",
-        "--repeat",
-        "1",
-        "--warmup",
-        "0s",
-        "--duration",
-        "1500ms",
-        "--sample-interval",
-        "1s",
-        "--out",
-        dir.to_str().unwrap(),
-    ];
-    full.extend_from_slice(args);
-    let (out, _, stderr) = run(&full);
-    assert!(out.status.success(), "isobench {args:?} failed: {stderr}");
-    let r = read_json(&dir);
-    assert_schema_valid(&r);
-    assert_eq!(r["complete"], true);
+/// checks success, the schema and that the managed server is gone;
+/// returns results.json.
+fn study(args: &[&str]) -> Value {
+    let r = Study::short().duration("1500ms").args(args).ok();
     assert_managed_server_gone(&r);
     r
 }
@@ -71,21 +52,18 @@ fn assert_all_hold(run: &Value, label: &str) {
 
 #[test]
 fn ycsb_workloads_a_to_f_hold_their_invariants_under_serializable() {
-    let r = study(
-        "ycsb-ser",
-        &[
-            "-w",
-            "ycsb",
-            "--param",
-            "workload=a,b,c,d,e,f",
-            "--param",
-            "ops=1,3",
-            "--isolation",
-            "ser",
-            "-c",
-            "4",
-        ],
-    );
+    let r = study(&[
+        "-w",
+        "ycsb",
+        "--param",
+        "workload=a,b,c,d,e,f",
+        "--param",
+        "ops=1,3",
+        "--isolation",
+        "ser",
+        "-c",
+        "4",
+    ]);
     let runs = r["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 12);
     for run in runs {
@@ -127,25 +105,22 @@ fn ycsb_workloads_a_to_f_hold_their_invariants_under_serializable() {
 /// reading FOR UPDATE or SERIALIZABLE does not.
 #[test]
 fn ycsb_f_loses_updates_under_read_committed_unless_locked() {
-    let r = study(
-        "ycsb-f-rc",
-        &[
-            "-w",
-            "ycsb",
-            "--param",
-            "workload=f",
-            "--param",
-            "recordcount=10",
-            "--param",
-            "readproportion=0",
-            "--isolation",
-            "rc,ser",
-            "--strategy",
-            "optimistic,locking",
-            "-c",
-            "8",
-        ],
-    );
+    let r = study(&[
+        "-w",
+        "ycsb",
+        "--param",
+        "workload=f",
+        "--param",
+        "recordcount=10",
+        "--param",
+        "readproportion=0",
+        "--isolation",
+        "rc,ser",
+        "--strategy",
+        "optimistic,locking",
+        "-c",
+        "8",
+    ]);
     for run in r["runs"].as_array().unwrap() {
         let level = run["cell"]["isolation"].as_str().unwrap();
         let strategy = run["cell"]["strategy"].as_str().unwrap();
@@ -167,21 +142,18 @@ fn ycsb_f_loses_updates_under_read_committed_unless_locked() {
 fn sysbench_tests_hold_their_invariants_under_serializable() {
     let tests = "oltp_read_write,oltp_read_only,oltp_write_only,oltp_point_select,\
                  oltp_update_index,oltp_update_non_index,oltp_insert,oltp_delete";
-    let r = study(
-        "sysbench-ser",
-        &[
-            "-w",
-            "sysbench",
-            "--param",
-            &format!("test={tests}"),
-            "--param",
-            "table_size=2000",
-            "--isolation",
-            "ser",
-            "-c",
-            "4",
-        ],
-    );
+    let r = study(&[
+        "-w",
+        "sysbench",
+        "--param",
+        &format!("test={tests}"),
+        "--param",
+        "table_size=2000",
+        "--isolation",
+        "ser",
+        "-c",
+        "4",
+    ]);
     let runs = r["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 8);
     for run in runs {
@@ -207,27 +179,24 @@ fn sysbench_tests_hold_their_invariants_under_serializable() {
     }
     // sysbench's own variants: autocommit statements, empty tables for
     // oltp_insert without auto_inc.
-    let r = study(
-        "sysbench-variants",
-        &[
-            "-w",
-            "sysbench",
-            "--param",
-            "test=oltp_read_write,oltp_insert",
-            "--param",
-            "auto_inc=off",
-            "--param",
-            "skip_trx=on",
-            "--param",
-            "table_size=500",
-            "--param",
-            "rand-type=uniform",
-            "--isolation",
-            "ser",
-            "-c",
-            "2",
-        ],
-    );
+    let r = study(&[
+        "-w",
+        "sysbench",
+        "--param",
+        "test=oltp_read_write,oltp_insert",
+        "--param",
+        "auto_inc=off",
+        "--param",
+        "skip_trx=on",
+        "--param",
+        "table_size=500",
+        "--param",
+        "rand-type=uniform",
+        "--isolation",
+        "ser",
+        "-c",
+        "2",
+    ]);
     for run in r["runs"].as_array().unwrap() {
         assert_all_hold(run, param(run, "test"));
     }
@@ -239,16 +208,6 @@ fn setup(name: &str, params: &[(&str, &str)]) -> Setup {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     Setup::new(workload::spec(name).unwrap(), None, None, &given).unwrap()
-}
-
-fn server(tmp: &tempfile::TempDir) -> ManagedServer {
-    ManagedServer::start(&ManagedOptions {
-        bin_dir: postgres::find_bin_dir(None).unwrap(),
-        settings: Vec::new(),
-        log_path: tmp.path().join("server.log"),
-        os_user: "postgres".into(),
-    })
-    .expect("managed server")
 }
 
 /// Loads `w` into a new database `db`; returns a connection to it.
@@ -304,7 +263,7 @@ fn violations(results: &[isobench::model::InvariantResult], name: &str) -> u64 {
 #[test]
 fn ycsb_checks_catch_a_deleted_acknowledged_insert() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = server(&tmp);
+    let server = library_server(tmp.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let w = Ycsb::new(&setup("ycsb", &[("workload", "d"), ("recordcount", "200")])).unwrap();
@@ -347,7 +306,7 @@ fn ycsb_checks_catch_a_deleted_acknowledged_insert() {
 #[test]
 fn ycsb_checks_catch_an_undone_read_modify_write() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = server(&tmp);
+    let server = library_server(tmp.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let w = Ycsb::new(&setup("ycsb", &[("workload", "f"), ("recordcount", "50")])).unwrap();
@@ -372,7 +331,7 @@ fn ycsb_checks_catch_an_undone_read_modify_write() {
 #[test]
 fn sysbench_checks_catch_a_deleted_row_and_a_changed_k() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = server(&tmp);
+    let server = library_server(tmp.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let w = Sysbench::new(&setup(
