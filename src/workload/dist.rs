@@ -200,9 +200,16 @@ pub struct Latest {
 
 impl Latest {
     /// For a newest item of at least `max`; grows as needed later.
+    /// Computes ζ(max + 1): O(max).
     pub fn new(max: u64) -> Self {
+        Self::with_zeta(max, zeta(max + 1, YCSB_ZIPFIAN_CONSTANT))
+    }
+
+    /// [`Latest::new`] with ζ(max + 1, 0.99) = `zetan` computed once
+    /// elsewhere (clients of one workload share it).
+    pub fn with_zeta(max: u64, zetan: f64) -> Self {
         Latest {
-            zipf: Zipfian::new(max + 1, YCSB_ZIPFIAN_CONSTANT),
+            zipf: Zipfian::with_zeta(max + 1, YCSB_ZIPFIAN_CONSTANT, zetan),
         }
     }
 

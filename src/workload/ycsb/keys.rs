@@ -149,14 +149,23 @@ impl Chooser {
     /// For `records` loaded records; the scrambled zipfian spans
     /// `expected_inserts` more (YCSB: twice `operationcount` times
     /// `insertproportion`), so the popular keys do not move as the table
-    /// grows.
-    pub fn new(dist: RequestDist, records: u64, expected_inserts: u64) -> Self {
+    /// grows. `latest_zeta` gives ζ(records, 0.99) for `latest` (computed
+    /// here when `None`: O(records)).
+    pub fn new(
+        dist: RequestDist,
+        records: u64,
+        expected_inserts: u64,
+        latest_zeta: Option<f64>,
+    ) -> Self {
         match dist {
             RequestDist::Uniform => Chooser::Uniform { records },
             RequestDist::Zipfian => {
                 Chooser::Zipfian(ScrambledZipfian::new(0, records + expected_inserts))
             }
-            RequestDist::Latest => Chooser::Latest(Latest::new(records - 1)),
+            RequestDist::Latest => Chooser::Latest(match latest_zeta {
+                Some(z) => Latest::with_zeta(records - 1, z),
+                None => Latest::new(records - 1),
+            }),
             RequestDist::Hotspot {
                 data_fraction,
                 opn_fraction,
@@ -233,8 +242,8 @@ mod tests {
     #[test]
     fn choosers_stay_below_the_last_acknowledged_record() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
-        let mut z = Chooser::new(RequestDist::Zipfian, 1000, 200);
-        let mut l = Chooser::new(RequestDist::Latest, 1000, 0);
+        let mut z = Chooser::new(RequestDist::Zipfian, 1000, 200, None);
+        let mut l = Chooser::new(RequestDist::Latest, 1000, 0, None);
         let mut newest = 0;
         for _ in 0..20_000 {
             assert!(z.next(&mut rng, 999) <= 999);

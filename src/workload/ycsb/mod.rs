@@ -63,6 +63,7 @@ use super::{
     WorkloadSpec, copy_rows,
 };
 use crate::model::{InvariantResult, Lifetime};
+use crate::workload::dist;
 pub use keys::{Chooser, InsertSeq, KeyFormat, RequestDist, RunSeqs};
 pub use txn::{Op, YcsbClient, YcsbInput};
 
@@ -386,6 +387,8 @@ impl Ledger for YcsbLedger {
 pub struct Ycsb {
     cfg: Arc<Config>,
     seqs: RunSeqs,
+    /// ζ(recordcount, 0.99) for `latest`, computed by the first client.
+    latest_zeta: std::sync::OnceLock<f64>,
 }
 
 impl Ycsb {
@@ -429,6 +432,7 @@ impl Workload for Ycsb {
         Ok(Ycsb {
             seqs: RunSeqs::new(cfg.records),
             cfg: Arc::new(cfg),
+            latest_zeta: std::sync::OnceLock::new(),
         })
     }
 
@@ -499,7 +503,17 @@ impl Workload for Ycsb {
     }
 
     fn client(&self, client_id: u32, seed: u64) -> YcsbClient {
-        YcsbClient::new(Arc::clone(&self.cfg), self.seqs.for_client(client_id), seed)
+        let zeta = (self.cfg.dist == RequestDist::Latest).then(|| {
+            *self
+                .latest_zeta
+                .get_or_init(|| dist::zeta(self.cfg.records, dist::YCSB_ZIPFIAN_CONSTANT))
+        });
+        YcsbClient::new(
+            Arc::clone(&self.cfg),
+            self.seqs.for_client(client_id),
+            seed,
+            zeta,
+        )
     }
 
     async fn check(

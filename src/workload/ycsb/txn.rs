@@ -234,13 +234,22 @@ pub struct YcsbClient {
     /// Record numbers the last input inserts: acknowledged when the next
     /// input is drawn (the transaction has ended by then).
     unacked: Vec<u64>,
+    /// With one operation per transaction: the transaction type of each
+    /// [`OpKind`] (its index among the kinds the mix uses).
+    type_of: [usize; 5],
     stmts: Option<Stmts>,
     ledger: YcsbLedger,
 }
 
 impl YcsbClient {
-    pub fn new(cfg: Arc<Config>, seq: Arc<InsertSeq>, seed: u64) -> Self {
-        let chooser = Chooser::new(cfg.dist, cfg.records, cfg.expected_inserts);
+    /// A client of `cfg` inserting along `seq`, its generator seeded with
+    /// `seed`; `latest_zeta` is ζ(recordcount, 0.99) for `latest`.
+    pub fn new(cfg: Arc<Config>, seq: Arc<InsertSeq>, seed: u64, latest_zeta: Option<f64>) -> Self {
+        let chooser = Chooser::new(cfg.dist, cfg.records, cfg.expected_inserts, latest_zeta);
+        let mut type_of = [0; 5];
+        for (i, k) in cfg.kinds().into_iter().enumerate() {
+            type_of[k as usize] = i;
+        }
         let scan_zipf = cfg.scan_zipfian.then(|| {
             Zipfian::new(
                 u64::from(cfg.scan_max - cfg.scan_min) + 1,
@@ -254,6 +263,7 @@ impl YcsbClient {
             chooser,
             scan_zipf,
             unacked: Vec::new(),
+            type_of,
             stmts: None,
             ledger: YcsbLedger::default(),
         }
@@ -388,13 +398,7 @@ impl WorkloadClient for YcsbClient {
 
     fn tx_type(&self, input: &YcsbInput) -> usize {
         if self.cfg.ops == 1 {
-            let kind = input.ops[0].kind();
-            return self
-                .cfg
-                .kinds()
-                .iter()
-                .position(|k| *k == kind)
-                .unwrap_or(0);
+            return self.type_of[input.ops[0].kind() as usize];
         }
         let writes = input
             .ops
