@@ -14,6 +14,9 @@ use crate::wire::{Conn, Statement};
 use crate::workload::dist::Zipfian;
 use crate::workload::{AttemptError, Outcome, TxControl, WorkloadClient};
 
+/// A statement's parameter.
+type Param<'a> = &'a (dyn tokio_postgres::types::ToSql + Sync);
+
 /// One operation with its inputs (values drawn once: a retry writes the
 /// same).
 #[derive(Debug, Clone)]
@@ -444,33 +447,23 @@ impl WorkloadClient for YcsbClient {
                 }
                 Op::Update { key, field, values } => {
                     let stmt = &s.update[field.unwrap_or(0)];
-                    let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = values
-                        .iter()
-                        .map(|v| v as &(dyn tokio_postgres::types::ToSql + Sync))
-                        .collect();
+                    let mut params: Vec<Param<'_>> =
+                        values.iter().map(|v| v as Param<'_>).collect();
                     params.push(key);
                     conn.execute(stmt, &params).await.map_err(wrap("update"))?;
                 }
                 Op::Insert { key, values, .. } => {
                     let stmt = s.insert.as_ref().expect("insert prepared");
-                    let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![key];
-                    params.extend(
-                        values
-                            .iter()
-                            .map(|v| v as &(dyn tokio_postgres::types::ToSql + Sync)),
-                    );
+                    let mut params: Vec<Param<'_>> = vec![key];
+                    params.extend(values.iter().map(|v| v as Param<'_>));
                     conn.execute(stmt, &params).await.map_err(wrap("insert"))?;
                 }
                 Op::Rmw { key, field, values } => {
-                    let read = s
-                        .read_lock
-                        .as_ref()
-                        .or(s.read.as_ref())
-                        .expect("read prepared");
-                    let row = conn
-                        .query_opt(read, &[key])
-                        .await
-                        .map_err(wrap("read-modify-write read"))?;
+                    let (read, label) = match &s.read_lock {
+                        Some(r) => (r, "read for update"),
+                        None => (s.read.as_ref().expect("read prepared"), "read"),
+                    };
+                    let row = conn.query_opt(read, &[key]).await.map_err(wrap(label))?;
                     // A record that is not there: nothing to modify.
                     let Some(row) = row else { continue };
                     let n = counter_of(row.get::<Option<&str>>(1).unwrap_or(""));
@@ -483,17 +476,13 @@ impl WorkloadClient for YcsbClient {
                         scratch.push_str(values[0].get(COUNTER_DIGITS..).unwrap_or(""));
                     }
                     let stmt = &s.rmw[field.unwrap_or(0)];
-                    let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
-                        vec![&scratch];
+                    let mut params: Vec<Param<'_>> = vec![&scratch];
                     let rest = if writes_field0 {
                         &values[1..]
                     } else {
                         &values[..]
                     };
-                    params.extend(
-                        rest.iter()
-                            .map(|v| v as &(dyn tokio_postgres::types::ToSql + Sync)),
-                    );
+                    params.extend(rest.iter().map(|v| v as Param<'_>));
                     params.push(key);
                     conn.execute(stmt, &params)
                         .await
