@@ -402,13 +402,9 @@ mod tests {
             counts[z.sample(&mut r) as usize] += 1;
         }
         // Items 0 and 1 are exact in Gray et al.'s method.
-        for i in 0..2 {
-            assert!(
-                near(counts[i], draws, z.probability(i as u64), 4.0),
-                "item {i}: {} vs p {}",
-                counts[i],
-                z.probability(i as u64)
-            );
+        for (i, &count) in counts.iter().enumerate().take(2) {
+            let p = z.probability(i as u64);
+            assert!(near(count, draws, p, 4.0), "item {i}: {count} vs p {p}");
         }
         // Beyond them the method approximates: its own distribution, in
         // closed form, overweights item 2 by 17 % and stays within 4 % of

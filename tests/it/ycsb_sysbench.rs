@@ -369,3 +369,64 @@ fn sysbench_checks_catch_a_deleted_row_and_a_changed_k() {
         assert_eq!(violations(&bad, "row-count"), 1, "{bad:?}");
     });
 }
+
+/// `isobench workloads` lists both under the names their users know, and
+/// a bad value is refused before anything starts, naming the parameter.
+#[test]
+fn workloads_are_listed_and_bad_values_refused() {
+    let (out, stdout, _) = run(&["workloads"]);
+    assert!(out.status.success());
+    for name in ["ycsb", "sysbench"] {
+        assert!(stdout.lines().any(|l| l.starts_with(name)), "{stdout}");
+    }
+    let (_, ycsb, _) = run(&["workloads", "ycsb"]);
+    for p in [
+        "recordcount",
+        "fieldcount",
+        "fieldlength",
+        "requestdistribution",
+        "ops",
+    ] {
+        assert!(ycsb.contains(&format!("  {p} ")), "{p}: {ycsb}");
+    }
+    let (_, sb, _) = run(&["workloads", "sysbench"]);
+    for p in [
+        "table_size",
+        "range_size",
+        "point_selects",
+        "skip_trx",
+        "rand-type",
+    ] {
+        assert!(sb.contains(&format!("  {p} ")), "{p}: {sb}");
+    }
+    for (args, needle) in [
+        (
+            &["run", "-w", "ycsb", "--param", "workload=g"][..],
+            "--param workload=g: ycsb expects one of a, b, c, d, e, f",
+        ),
+        (
+            &[
+                "run",
+                "-w",
+                "ycsb",
+                "--param",
+                "workload=f",
+                "--param",
+                "fieldlength=5",
+            ][..],
+            "--param fieldlength=5",
+        ),
+        (
+            &["run", "-w", "sysbench", "--param", "test=oltp_bulk_insert"][..],
+            "--param test=oltp_bulk_insert",
+        ),
+        (
+            &["run", "-w", "sysbench", "--param", "tables=0"][..],
+            "--param tables=0",
+        ),
+    ] {
+        let (out, _, stderr) = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}
