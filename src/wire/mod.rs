@@ -50,7 +50,7 @@ const BINARY: i16 = 1;
 
 /// A connection to PostgreSQL (see the module docs). Every operation
 /// takes `&mut self`: one statement at a time, or a pipeline of them
-/// ([`Conn::pipeline`]).
+/// ([`Conn::queue`], [`Conn::read_pipeline`]).
 pub struct Conn {
     stream: socket::Socket,
     rbuf: BytesMut,
