@@ -13,13 +13,16 @@
 //! invariants. The specification of every built-in workload is
 //! `../shared/docs/WORKLOADS.md` in the project's docs.
 
+pub mod dist;
 pub mod docstore;
 pub mod list_append;
 pub mod sibench;
 pub mod smallbank;
 pub mod ssibench;
+pub mod sysbench;
 pub mod tpcb;
 pub mod write_skew;
+pub mod ycsb;
 
 use crate::model::{FailureReason, InvariantResult, StepTime};
 use std::collections::BTreeMap;
@@ -199,6 +202,8 @@ registry! {
     write_skew::SPEC => write_skew::WriteSkew,
     docstore::SPEC => docstore::Docstore,
     list_append::SPEC => list_append::ListAppend,
+    ycsb::SPEC => ycsb::Ycsb,
+    sysbench::SPEC => sysbench::Sysbench,
 }
 
 /// What one workload instance is built from: one cell's workload factors.

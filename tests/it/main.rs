@@ -29,3 +29,4 @@ mod pgbench_scripts;
 mod run_e2e;
 mod shards;
 mod workloads;
+mod ycsb_sysbench;
