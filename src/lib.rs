@@ -25,13 +25,13 @@ pub mod monitor;
 pub(crate) mod observe;
 pub mod pgbench;
 pub mod pgbench_cli;
+pub mod postgres;
 pub mod probe;
 pub(crate) mod progress;
 pub mod report;
 pub mod stats;
 pub mod store;
 pub mod study;
-pub mod postgres;
 pub mod wire;
 pub mod workload;
 
