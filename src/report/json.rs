@@ -25,7 +25,9 @@ use crate::store::Results;
 ///     "effective_tps" {n, mean, ...} (committed transactions whose work
 ///     is in the database; null when no history check applies),
 ///     "swallowed" (transactions counted as committed whose work is not
-///     in the database), "compared_on" ("effective_tps" or "tps": what
+///     in the database), "tpmc" {n, mean, ...} (TPC-C's New-Order
+///     commits per minute; absent for other workloads),
+///     "compared_on" ("effective_tps" or "tps": what
 ///     tps_vs_baseline_pct, p_value and verdict compare),
 ///     "is_baseline", "baseline_cell" (label or null),
 ///     "tps_vs_baseline_pct", "tps_vs_baseline_pct_ci95" [low, high],
@@ -106,6 +108,8 @@ struct CellJson {
     outlier_runs: Vec<u32>,
     tps: Option<Summary>,
     effective_tps: Option<Summary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tpmc: Option<Summary>,
     swallowed: u64,
     compared_on: &'static str,
     is_baseline: bool,
@@ -196,6 +200,7 @@ fn cell(
         outlier_runs: c.outliers.clone(),
         tps: c.tps,
         effective_tps: c.effective_tps,
+        tpmc: c.tpmc,
         swallowed: c.swallowed,
         compared_on: if c.effective_tps.is_some() {
             "effective_tps"

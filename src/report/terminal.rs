@@ -54,6 +54,10 @@ pub fn summary_of(m: &super::model::ReportModel) -> String {
     if effective {
         header.push(format!("effective {name} ± 95% CI ({unit})"));
     }
+    let tpmc = m.has_tpmc();
+    if tpmc {
+        header.push("tpmC ± 95% CI (New-Order/min)".to_string());
+    }
     header.push(format!(
         "% vs baseline{}",
         if effective { " (effective)" } else { "" }
@@ -81,6 +85,9 @@ pub fn summary_of(m: &super::model::ReportModel) -> String {
             } else {
                 super::NA.into()
             });
+        }
+        if tpmc {
+            row.push(fmt_tps_ci(c.tpmc.as_ref()));
         }
         row.extend([
             fmt_vs_baseline(&c.vs_baseline),
@@ -228,6 +235,27 @@ mod tests {
         // Without swallowed commits: no such column or line.
         let plain = summary(&fixture::results());
         assert!(!plain.contains("effective"), "{plain}");
+    }
+
+    /// TPC-C: a tpmC column beside TPS, the mean of the runs' tpmC; none
+    /// for other workloads. The Runs and Cells-in-detail tables too.
+    #[test]
+    fn tpmc_beside_tps_for_tpcc() {
+        let mut r = fixture::results();
+        for (k, run) in r.runs.iter_mut().enumerate() {
+            run.tpmc = Some(600.0 + 60.0 * (k % 2) as f64);
+        }
+        let m = crate::report::model::ReportModel::new(&r);
+        assert!(m.has_tpmc());
+        let text = summary_of(&m);
+        assert!(text.contains("tpmC ± 95% CI (New-Order/min)"), "{text}");
+        let tpmc = m.cells[0].tpmc.unwrap();
+        assert!((600.0..=660.0).contains(&tpmc.mean), "{tpmc:?}");
+        let runs = crate::report::sections::runs(&m);
+        assert!(runs.columns.iter().any(|c| c.header.starts_with("tpmC")));
+        let details = crate::report::sections::cell_details(&m);
+        assert!(details.columns.iter().any(|c| c.header.starts_with("tpmC")));
+        assert!(!summary(&fixture::results()).contains("tpmC"));
     }
 
     /// Open loop with a latency limit: skipped and late per cell.

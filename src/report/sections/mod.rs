@@ -426,6 +426,9 @@ pub fn cell_details(m: &ReportModel) -> Table {
     if m.ssibench() {
         cols.push(Column::num("KTPS (1000 tx/s)"));
     }
+    if m.has_tpmc() {
+        cols.push(Column::num("tpmC (New-Order commits/min)"));
+    }
     cols.extend(["latency mean (ms)", "p95 (ms)"].map(Column::num));
     cols.extend(WaitColumns::of(m).columns(false));
     cols.extend(
@@ -470,6 +473,11 @@ pub fn cell_details(m: &ReportModel) -> Table {
         }
         if m.ssibench() {
             row.push(mean_value(c.tps.as_ref(), |v| fmt_fixed(v / 1000.0, 3)));
+        }
+        if m.has_tpmc() {
+            let mut tpmc = mean_value(c.tpmc.as_ref(), fmt_tps);
+            tpmc.text = fmt_tps_ci(c.tpmc.as_ref());
+            row.push(tpmc);
         }
         row.extend([
             mean_value(c.latency.mean.as_ref(), fmt_ms),
@@ -745,6 +753,10 @@ pub fn runs(m: &ReportModel) -> Table {
     if effective {
         cols.push(Column::num("effective TPS (tx/s)"));
     }
+    let tpmc = m.has_tpmc();
+    if tpmc {
+        cols.push(Column::num("tpmC (New-Order commits/min)"));
+    }
     cols.push(Column::num("p99 (ms)"));
     cols.extend(waits.columns(true));
     cols.extend(
@@ -782,6 +794,12 @@ pub fn runs(m: &ReportModel) -> Table {
             row.push(Value::opt(
                 run.effective_tps,
                 run.effective_tps.map_or_else(|| NA.into(), fmt_tps),
+            ));
+        }
+        if tpmc {
+            row.push(Value::opt(
+                run.tpmc,
+                run.tpmc.map_or_else(|| NA.into(), fmt_tps),
             ));
         }
         row.push(Value::opt(p99, p99.map_or_else(|| NA.into(), fmt_ms)));
