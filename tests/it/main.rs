@@ -27,4 +27,5 @@ mod pgbench_expr;
 mod pgbench_scripts;
 mod run_e2e;
 mod shards;
+mod tpcc;
 mod workloads;

@@ -68,7 +68,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
         ParamSpec {
             name: "mix",
             default: "spec",
-            help: "weights of New-Order,Payment,Order-Status,Delivery,Stock-Level[,Credit-Check], e.g. 45,43,4,4,4; spec: 45,43,4,4,4 (tpcc++: 41,43,4,4,4,4)",
+            help: "weights of New-Order/Payment/Order-Status/Delivery/Stock-Level[/Credit-Check], e.g. 45/43/4/4/4 (slashes: a comma separates a factor's values); spec: 45/43/4/4/4, tpcc++ 41/43/4/4/4/4",
         },
         ParamSpec {
             name: "think",
@@ -189,14 +189,14 @@ fn parse_mix(text: &str, plus: bool) -> Result<Vec<u32>, WorkloadError> {
     let bad = || {
         WorkloadError::Invalid(format!(
             "--param mix={text}: tpcc expects `spec` or {want} weights (whole numbers, not all 0) \
-             of New-Order,Payment,Order-Status,Delivery,Stock-Level{}, separated by commas or \
-             slashes, e.g. {}",
-            if plus { ",Credit-Check" } else { "" },
+             of New-Order/Payment/Order-Status/Delivery/Stock-Level{}, separated by slashes (a \
+             comma separates the values of a factor), e.g. {}",
+            if plus { "/Credit-Check" } else { "" },
             if plus { "41/43/4/4/4/4" } else { "45/43/4/4/4" }
         ))
     };
     let weights: Vec<u32> = text
-        .split([',', '/', ':'])
+        .split(['/', ':'])
         .map(|w| w.trim().parse::<u32>())
         .collect::<Result<_, _>>()
         .map_err(|_| bad())?;
@@ -354,8 +354,15 @@ mod tests {
         assert_eq!(workload(1, &[]).cfg.mix, MIX);
         assert_eq!(workload(1, &[("variant", "tpcc++")]).cfg.mix, MIX_PLUS);
         assert_eq!(parse_mix("10/0/0/0/0", false).unwrap(), [10, 0, 0, 0, 0]);
-        assert_eq!(parse_mix("1,2,3,4,5,6", true).unwrap(), [1, 2, 3, 4, 5, 6]);
-        for bad in ["45,43,4,4", "1,2,3,4,5,6", "0,0,0,0,0", "a,b,c,d,e", ""] {
+        assert_eq!(parse_mix("1/2/3/4/5/6", true).unwrap(), [1, 2, 3, 4, 5, 6]);
+        for bad in [
+            "45/43/4/4",
+            "1/2/3/4/5/6",
+            "0/0/0/0/0",
+            "a/b/c/d/e",
+            "",
+            "45,43,4,4,4",
+        ] {
             let e = parse_mix(bad, false).unwrap_err().to_string();
             assert!(
                 e.contains("--param mix=") && e.contains("45/43/4/4/4"),

@@ -37,7 +37,7 @@ fn the_mix_is_the_specifications() {
 /// of lines from another warehouse, items and quantities in range.
 #[test]
 fn new_orders_roll_back_one_in_a_hundred_and_one_line_in_a_hundred_is_remote() {
-    let inputs = draws(3, &[("mix", "1,0,0,0,0")], 4, 50_000);
+    let inputs = draws(3, &[("mix", "1/0/0/0/0")], 4, 50_000);
     let (mut rollbacks, mut lines, mut remote) = (0, 0, 0);
     for i in &inputs {
         let Input::NewOrder { w, d, c, lines: ls } = i else {
@@ -71,7 +71,7 @@ fn new_orders_roll_back_one_in_a_hundred_and_one_line_in_a_hundred_is_remote() {
         "{remote} of {lines}"
     );
     // One warehouse: nothing is remote.
-    let single = draws(1, &[("mix", "1,0,0,0,0")], 0, 2_000);
+    let single = draws(1, &[("mix", "1/0/0/0/0")], 0, 2_000);
     assert!(single.iter().all(|i| match i {
         Input::NewOrder { lines, .. } => lines.iter().all(|l| l.supply_w == 1),
         _ => false,
@@ -82,7 +82,7 @@ fn new_orders_roll_back_one_in_a_hundred_and_one_line_in_a_hundred_is_remote() {
 /// warehouse, 60 % of lookups by last name, amounts 1.00 to 5,000.00.
 #[test]
 fn payments_are_15_percent_remote_and_60_percent_by_name() {
-    let inputs = draws(4, &[("mix", "0,1,1,0,0")], 1, 60_000);
+    let inputs = draws(4, &[("mix", "0/1/1/0/0")], 1, 60_000);
     let (mut payments, mut remote, mut by_name, mut lookups) = (0, 0, 0, 0);
     for i in &inputs {
         let customer = match i {
@@ -124,7 +124,7 @@ fn payments_are_15_percent_remote_and_60_percent_by_name() {
 /// the terminal's district (clause 2.8.1.1).
 #[test]
 fn each_client_is_a_terminal_of_one_warehouse_and_district() {
-    let w = workload(2, &[("mix", "0,0,0,0,1")]);
+    let w = workload(2, &[("mix", "0/0/0/0/1")]);
     let mut seen = std::collections::BTreeSet::new();
     for id in 0..20 {
         let mut c = w.client(id, u64::from(id));
@@ -149,7 +149,7 @@ fn each_client_is_a_terminal_of_one_warehouse_and_district() {
 fn hotspot_and_determinism() {
     let a = draws(
         1,
-        &[("customer-hotspot", "3"), ("mix", "1,0,0,0,0")],
+        &[("customer-hotspot", "3"), ("mix", "1/0/0/0/0")],
         0,
         3_000,
     );
@@ -159,13 +159,13 @@ fn hotspot_and_determinism() {
     );
     let again = draws(
         1,
-        &[("customer-hotspot", "3"), ("mix", "1,0,0,0,0")],
+        &[("customer-hotspot", "3"), ("mix", "1/0/0/0/0")],
         0,
         3_000,
     );
     let other = draws(
         1,
-        &[("customer-hotspot", "3"), ("mix", "1,0,0,0,0")],
+        &[("customer-hotspot", "3"), ("mix", "1/0/0/0/0")],
         1,
         3_000,
     );
@@ -181,7 +181,7 @@ fn think_times_only_with_think_spec() {
     let mut c = w.client(0, 1);
     let i = c.next_input();
     assert_eq!(c.pause_before(&i), Duration::ZERO);
-    let w = workload(1, &[("think", "spec"), ("mix", "1,0,0,0,0")]);
+    let w = workload(1, &[("think", "spec"), ("mix", "1/0/0/0/0")]);
     let mut c = w.client(0, 1);
     let i = c.next_input();
     assert_eq!(
