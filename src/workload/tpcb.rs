@@ -242,7 +242,7 @@ fn load_streams(rows: i64) -> usize {
 /// accounts in one run instead of spilling to temporary files and
 /// merging (an `int` key takes ~40 B in the sort; 100 B a row leaves room
 /// for the parallel build's split): 64 MB (the server's default) to 1 GB.
-fn index_sort_kb(rows: i64) -> i64 {
+pub(super) fn index_sort_kb(rows: i64) -> i64 {
     (rows * 100 / 1024).clamp(64 * 1024, 1024 * 1024)
 }
 

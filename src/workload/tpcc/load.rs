@@ -409,16 +409,38 @@ fn streams(warehouses: i64) -> usize {
     (warehouses as usize).clamp(1, cpus.min(8))
 }
 
+/// What [`load_timed`] did: rows copied, COPY streams, and the seconds
+/// each phase took.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoadTimes {
+    pub rows: u64,
+    pub streams: usize,
+    /// Creating the tables and copying every row, s.
+    pub copy_s: f64,
+    /// `VACUUM ANALYZE`, s.
+    pub vacuum_s: f64,
+    /// Primary keys and indexes, s.
+    pub index_s: f64,
+}
+
 /// Creates the tables and loads `warehouses` warehouses into the empty
 /// database of `db`; `plus`: TPC-C++'s schema. Returns the rows copied.
 /// Errors: a statement failed, naming it.
 pub async fn load(db: &Loader, warehouses: i64, plus: bool) -> Result<u64, WorkloadError> {
+    Ok(load_timed(db, warehouses, plus).await?.rows)
+}
+
+/// [`load`], with the time of each phase (`bench/load_tpcc.rs`).
+pub async fn load_timed(
+    db: &Loader,
+    warehouses: i64,
+    plus: bool,
+) -> Result<LoadTimes, WorkloadError> {
     let t0 = std::time::Instant::now();
     let phase = |what: &str| {
-        tracing::debug!(
-            "tpcc load: {what} done at {:.2} s",
-            t0.elapsed().as_secs_f64()
-        )
+        let at = t0.elapsed().as_secs_f64();
+        tracing::debug!("tpcc load: {what} done at {at:.2} s");
+        at
     };
     let c_load = CConstants::load(DATA_SEED);
     let n = streams(warehouses);
@@ -462,14 +484,32 @@ pub async fn load(db: &Loader, warehouses: i64, plus: bool) -> Result<u64, Workl
             rows += r;
         }
     }
-    phase(&format!("copy ({n} streams)"));
+    let copied = phase(&format!("copy ({n} streams)"));
     db.batch_execute("VACUUM ANALYZE")
         .await
         .map_err(WorkloadError::db("VACUUM ANALYZE"))?;
-    phase("vacuum analyze");
+    let vacuumed = phase("vacuum analyze");
     build_indexes(db, &conns, warehouses, plus).await?;
-    phase("indexes");
-    Ok(rows)
+    let indexed = phase("indexes");
+    Ok(LoadTimes {
+        rows,
+        streams: n,
+        copy_s: copied,
+        vacuum_s: vacuumed - copied,
+        index_s: indexed - vacuumed,
+    })
+}
+
+/// ORDER-LINE rows expected at `warehouses` warehouses (10 lines per
+/// order on average): what the index builds' memory is sized for.
+fn order_lines(warehouses: i64) -> i64 {
+    warehouses * DISTRICTS * ORDERS_PER_DISTRICT * 10
+}
+
+/// The `maintenance_work_mem` (kB) the loader sets for the index builds
+/// at `warehouses` warehouses when the server's is lower.
+pub fn index_memory_kb(warehouses: i64) -> i64 {
+    crate::workload::tpcb::index_sort_kb(order_lines(warehouses))
 }
 
 /// The primary keys and indexes, a table per connection when there are
@@ -486,10 +526,9 @@ async fn build_indexes(
         statements.push(super::schema::CREDIT_CHECK_INDEX);
     }
     let conns: Vec<&Client> = std::iter::once(&**db).chain(more.iter()).collect();
-    let order_lines = warehouses * DISTRICTS * ORDERS_PER_DISTRICT * 10;
     let mut raised = Vec::new();
     for c in &conns {
-        raised.push(crate::workload::tpcb::raise_index_memory(c, order_lines).await?);
+        raised.push(crate::workload::tpcb::raise_index_memory(c, order_lines(warehouses)).await?);
     }
     // A table's statements on one connection, tables round-robin.
     let table = |sql: &str| {
