@@ -16,16 +16,272 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
+use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::PgbenchArgs;
 use crate::engine::Tick;
 use crate::model::{Isolation, Phase, QueryMode, RunRecord, TargetConfig};
 use crate::study::Settings;
 
+/// `isobench pgbench`: PostgreSQL 15's pgbench options, short and long,
+/// as pgbench spells them (values are checked by
+/// [`crate::pgbench_cli::Invocation::from_args`] with pgbench's messages).
+/// Options may follow DBNAME, as with pgbench.
+#[derive(Debug, Default, Args)]
+pub struct PgbenchArgs {
+    /// Invoke initialization mode.
+    #[arg(short = 'i', long, help_heading = "Initialization options")]
+    pub initialize: bool,
+    /// Run selected initialization steps (of dtgGvpf) [default: dtgvp].
+    #[arg(
+        short = 'I',
+        long,
+        value_name = "STEPS",
+        help_heading = "Initialization options"
+    )]
+    pub init_steps: Option<String>,
+    /// Set fill factor (isobench: only 100).
+    #[arg(
+        short = 'F',
+        long,
+        value_name = "NUM",
+        help_heading = "Initialization options"
+    )]
+    pub fillfactor: Option<String>,
+    /// Do not run VACUUM during initialization or before tests.
+    #[arg(short = 'n', long, help_heading = "Initialization options")]
+    pub no_vacuum: bool,
+    /// Quiet logging during initialization.
+    #[arg(short = 'q', long, help_heading = "Initialization options")]
+    pub quiet: bool,
+    /// Scaling factor.
+    #[arg(
+        short = 's',
+        long,
+        value_name = "NUM",
+        allow_hyphen_values = true,
+        help_heading = "Initialization options"
+    )]
+    pub scale: Option<String>,
+    /// Create foreign key constraints between tables.
+    #[arg(long, help_heading = "Initialization options")]
+    pub foreign_keys: bool,
+    /// Create indexes in this tablespace (refused by isobench).
+    #[arg(
+        long,
+        value_name = "TABLESPACE",
+        help_heading = "Initialization options"
+    )]
+    pub index_tablespace: Option<String>,
+    /// Partition pgbench_accounts with this method (refused by isobench).
+    #[arg(
+        long,
+        value_name = "range|hash",
+        help_heading = "Initialization options"
+    )]
+    pub partition_method: Option<String>,
+    /// Partition pgbench_accounts into NUM parts (isobench: only 0).
+    #[arg(long, value_name = "NUM", help_heading = "Initialization options")]
+    pub partitions: Option<String>,
+    /// Create tables in this tablespace (refused by isobench).
+    #[arg(
+        long,
+        value_name = "TABLESPACE",
+        help_heading = "Initialization options"
+    )]
+    pub tablespace: Option<String>,
+    /// Create tables as unlogged tables (refused by isobench).
+    #[arg(long, help_heading = "Initialization options")]
+    pub unlogged_tables: bool,
+    /// Add builtin script NAME weighted at W (`-b list` lists them).
+    #[arg(
+        short = 'b',
+        long,
+        value_name = "NAME[@W]",
+        help_heading = "Options to select what to run"
+    )]
+    pub builtin: Vec<String>,
+    /// Add script FILENAME weighted at W.
+    #[arg(
+        short = 'f',
+        long,
+        value_name = "FILENAME[@W]",
+        help_heading = "Options to select what to run"
+    )]
+    pub file: Vec<String>,
+    /// Skip updates of pgbench_tellers and pgbench_branches (-b simple-update).
+    #[arg(short = 'N', long, help_heading = "Options to select what to run")]
+    pub skip_some_updates: bool,
+    /// Perform SELECT-only transactions (-b select-only).
+    #[arg(short = 'S', long, help_heading = "Options to select what to run")]
+    pub select_only: bool,
+    /// Number of concurrent database clients [default: 1].
+    #[arg(
+        short = 'c',
+        long,
+        value_name = "NUM",
+        allow_hyphen_values = true,
+        help_heading = "Benchmarking options"
+    )]
+    pub client: Option<String>,
+    /// Establish a new connection for each transaction (refused by isobench).
+    #[arg(short = 'C', long, help_heading = "Benchmarking options")]
+    pub connect: bool,
+    /// Define variable for use by custom script.
+    #[arg(
+        short = 'D',
+        long,
+        value_name = "VARNAME=VALUE",
+        help_heading = "Benchmarking options"
+    )]
+    pub define: Vec<String>,
+    /// Number of threads [default: 1].
+    #[arg(
+        short = 'j',
+        long,
+        value_name = "NUM",
+        allow_hyphen_values = true,
+        help_heading = "Benchmarking options"
+    )]
+    pub jobs: Option<String>,
+    /// Write transaction times to log file (refused by isobench).
+    #[arg(short = 'l', long, help_heading = "Benchmarking options")]
+    pub log: bool,
+    /// Count transactions lasting more than NUM ms as late.
+    #[arg(
+        short = 'L',
+        long,
+        value_name = "NUM",
+        allow_hyphen_values = true,
+        help_heading = "Benchmarking options"
+    )]
+    pub latency_limit: Option<String>,
+    /// Protocol for submitting queries: simple|extended|prepared [default: simple].
+    #[arg(
+        short = 'M',
+        long,
+        value_name = "MODE",
+        help_heading = "Benchmarking options"
+    )]
+    pub protocol: Option<String>,
+    /// Show progress report every NUM seconds.
+    #[arg(
+        short = 'P',
+        long,
+        value_name = "NUM",
+        allow_hyphen_values = true,
+        help_heading = "Benchmarking options"
+    )]
+    pub progress: Option<String>,
+    /// Report latencies, failures, and retries per command.
+    #[arg(short = 'r', long, help_heading = "Benchmarking options")]
+    pub report_per_command: bool,
+    /// Target rate in transactions per second.
+    #[arg(
+        short = 'R',
+        long,
+        value_name = "NUM",
+        allow_hyphen_values = true,
+        help_heading = "Benchmarking options"
+    )]
+    pub rate: Option<String>,
+    /// Number of transactions each client runs (refused by isobench: use -T).
+    #[arg(
+        short = 't',
+        long,
+        value_name = "NUM",
+        allow_hyphen_values = true,
+        help_heading = "Benchmarking options"
+    )]
+    pub transactions: Option<String>,
+    /// Duration of benchmark test in seconds.
+    #[arg(
+        short = 'T',
+        long,
+        value_name = "NUM",
+        allow_hyphen_values = true,
+        help_heading = "Benchmarking options"
+    )]
+    pub time: Option<String>,
+    /// Vacuum all four standard tables before tests.
+    #[arg(short = 'v', long, help_heading = "Benchmarking options")]
+    pub vacuum_all: bool,
+    /// Aggregate data over NUM seconds (refused by isobench).
+    #[arg(long, value_name = "NUM", help_heading = "Benchmarking options")]
+    pub aggregate_interval: Option<String>,
+    /// Report the failures grouped by basic types.
+    #[arg(long, help_heading = "Benchmarking options")]
+    pub failures_detailed: bool,
+    /// Prefix for transaction time log file (refused by isobench).
+    #[arg(long, value_name = "PREFIX", help_heading = "Benchmarking options")]
+    pub log_prefix: Option<String>,
+    /// Max number of tries to run transaction [default: 1].
+    #[arg(
+        long,
+        value_name = "NUM",
+        allow_hyphen_values = true,
+        help_heading = "Benchmarking options"
+    )]
+    pub max_tries: Option<String>,
+    /// Use Unix epoch timestamps for progress.
+    #[arg(long, help_heading = "Benchmarking options")]
+    pub progress_timestamp: bool,
+    /// Set random seed ("time", "rand", integer).
+    #[arg(long, value_name = "SEED", help_heading = "Benchmarking options")]
+    pub random_seed: Option<String>,
+    /// Fraction of transactions to log (refused by isobench).
+    #[arg(long, value_name = "NUM", help_heading = "Benchmarking options")]
+    pub sampling_rate: Option<String>,
+    /// Show builtin script code, then exit.
+    #[arg(long, value_name = "NAME", help_heading = "Benchmarking options")]
+    pub show_script: Option<String>,
+    /// Print messages of all errors (isobench: counted by reason in report.md instead).
+    #[arg(long, help_heading = "Benchmarking options")]
+    pub verbose_errors: bool,
+    /// Print debugging output (refused by isobench).
+    #[arg(short = 'd', long, help_heading = "Common options")]
+    pub debug: bool,
+    /// Database server host or socket directory.
+    #[arg(
+        short = 'h',
+        long,
+        value_name = "HOSTNAME",
+        help_heading = "Common options"
+    )]
+    pub host: Option<String>,
+    /// Database server port number.
+    #[arg(
+        short = 'p',
+        long,
+        value_name = "PORT",
+        help_heading = "Common options"
+    )]
+    pub port: Option<String>,
+    /// Connect as specified database user.
+    #[arg(
+        short = 'U',
+        long,
+        value_name = "USERNAME",
+        help_heading = "Common options"
+    )]
+    pub username: Option<String>,
+    /// Output version information, then exit.
+    #[arg(short = 'V', long, help_heading = "Common options")]
+    pub version: bool,
+    /// Show this help, then exit.
+    #[arg(short = '?', long, action = clap::ArgAction::Help, help_heading = "Common options")]
+    pub help: Option<bool>,
+    /// isobench's results directory (default `results/<timestamp>`).
+    #[arg(short = 'o', long, value_name = "DIR", help_heading = "isobench")]
+    pub out: Option<PathBuf>,
+    /// The database (default: PGDATABASE, else the user name); naming it uses that server as is.
+    #[arg(value_name = "DBNAME")]
+    pub dbname: Option<String>,
+}
+
 /// Reads a pgbench summary (pgbench's or this command's): the reader of
 /// `isobench run --load-format pgbench`.
-pub use crate::external::parse::pgbench as parse_summary;
+pub use crate::load_cmd::parse::pgbench as parse_summary;
 
 /// pgbench's default duration when neither `-T` nor `-t` is given is
 /// `-t 10`; isobench measures a time window instead, of this many seconds.
@@ -1206,7 +1462,7 @@ async fn initialize(inv: &Invocation) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cmd::{Cli, Command};
     use clap::Parser;
 
     fn inv(args: &[&str], env: &[(&str, &str)]) -> Result<Invocation> {

@@ -35,14 +35,14 @@ mod drivers;
 mod inject;
 mod plan;
 mod save;
-mod server;
+mod target;
 pub mod shard;
 
 use copies::drop_database;
 use drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};
 pub use plan::{PlannedRun, cells, plan, setup};
 use save::save;
-use server::{Server, fmt_settings, start_server};
+use target::{Server, fmt_settings, start_server};
 
 /// How an experiment ended.
 #[derive(Debug)]
@@ -157,7 +157,7 @@ async fn run_external(
     cancel: CancellationToken,
     on_tick: Option<TickHook>,
 ) -> Result<ExperimentOutcome> {
-    let (cells, header, driver) = drivers::external::prepare(&cfg)?;
+    let (cells, header, driver) = drivers::load_cmd::prepare(&cfg)?;
     run_study(cfg, cancel, cells, header, driver, on_tick).await
 }
 
@@ -188,7 +188,7 @@ async fn run_study<D: Driver>(
         .metrics_listen
         .as_ref()
         .map(|addr| {
-            let live = std::sync::Arc::new(crate::live::Live::new());
+            let live = std::sync::Arc::new(crate::progress::live::Live::new());
             live.serve(addr).map(|server| (live, server))
         })
         .transpose()?;

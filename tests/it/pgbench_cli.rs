@@ -1,7 +1,7 @@
 //! `isobench pgbench`: pgbench's command line, parsed back the way
 //! wrappers of pgbench parse pgbench's output (regexes over the summary,
 //! `-P` and `-r` lines) and by isobench's own reader of pgbench summaries
-//! (`external::parse::pgbench`, used for `--load-format pgbench`).
+//! (`load_cmd::parse::pgbench`, used for `--load-format pgbench`).
 
 use crate::common;
 

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::common::*;
 use isobench::model::Lifetime;
-use isobench::postgres::{self, ManagedOptions, ManagedServer};
+use isobench::postgres;
 use isobench::workload::tpcc::Tpcc;
 use isobench::workload::tpcc::txn::TpccLedger;
 use isobench::workload::{self, Loader, Setup, Workload};
@@ -32,28 +32,16 @@ const CONDITIONS: [&str; 12] = [
     "c12-balance-plus-ytd",
 ];
 
-/// Runs a one-repetition study without warm-up; returns results.json
-/// and the terminal output.
-fn study(name: &str, duration: &str, args: &[&str]) -> (Value, String) {
-    let (_keep, dir) = out_dir(name);
-    let mut full = vec![
-        "run",
-        "--repeat",
-        "1",
-        "--warmup",
-        "0s",
-        "--duration",
-        duration,
-        "--out",
-        dir.to_str().unwrap(),
-    ];
-    full.extend_from_slice(args);
-    let (out, stdout, stderr) = run(&full);
-    assert!(out.status.success(), "isobench {args:?} failed: {stderr}");
-    let r = read_json(&dir);
+/// A one-repetition study of `duration` runs without warm-up; returns
+/// results.json (schema-checked, complete) and the terminal output.
+fn study(duration: &str, args: &[&str]) -> (Value, String) {
+    let ran = Study::short().duration(duration).loud().args(args).run();
+    assert!(ran.out.status.success(), "isobench {args:?} failed: {}", ran.stderr);
+    let r = ran.json();
     assert_schema_valid(&r);
+    assert_eq!(r["complete"], true);
     assert_managed_server_gone(&r);
-    (r, stdout)
+    (r, ran.stdout)
 }
 
 fn invariant<'a>(run: &'a Value, name: &str) -> &'a Value {
@@ -82,7 +70,6 @@ fn tx<'a>(run: &'a Value, name: &str) -> &'a Value {
 #[test]
 fn tpcc_consistency_conditions_hold_under_serializable() {
     let (r, stdout) = study(
-        "tpcc-ser",
         "3s",
         &[
             "-w",
@@ -152,13 +139,7 @@ fn tpcc_consistency_conditions_hold_under_serializable() {
 #[test]
 fn tpcc_checks_catch_planted_violations() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = ManagedServer::start(&ManagedOptions {
-        bin_dir: postgres::find_bin_dir(None).unwrap(),
-        settings: Vec::new(),
-        log_path: tmp.path().join("server.log"),
-        os_user: "postgres".into(),
-    })
-    .expect("managed server");
+    let server = library_server(tmp.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let admin = postgres::connect(&server.config("postgres")).await.unwrap();
@@ -280,7 +261,6 @@ fn tpcc_checks_catch_planted_violations() {
 #[test]
 fn tpcc_plus_write_skew_under_repeatable_read_not_serializable() {
     let (r, _) = study(
-        "tpcc-plus",
         "4s",
         &[
             "-w",

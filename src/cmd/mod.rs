@@ -1,15 +1,35 @@
-//! Command-line flags (clap derive), turned into plain config structs.
-//! `isobench run`'s settings are [`Settings`], shared with the
-//! experiment file; no other clap type leaves this module.
+//! The commands: each command's flags (clap derive, turned into plain
+//! config structs; no clap type leaves this layer), its dispatch, and what
+//! it prints. `isobench run`'s settings are [`crate::study::Settings`], shared with the
+//! study file. `main` only parses, calls [`dispatch`], and maps the
+//! outcome to an exit status ([`Exit`]).
+
+pub mod anomalies;
+pub mod check_history;
+pub mod compare;
+pub mod manual;
+pub mod merge;
+pub mod monitor;
+pub mod report;
+pub mod run;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
 
-use crate::model::{AnomaliesConfig, ExperimentConfig, Isolation, PgBuild, TargetConfig};
-use crate::study::values::{self, Parse};
-use crate::study::{Settings, SettingsError};
+use crate::model::BadInput;
+use crate::pgbench_cli::PgbenchArgs;
+use crate::postgres::reaper;
+use crate::{store, workload};
+use anomalies::AnomaliesArgs;
+use check_history::CheckHistoryArgs;
+use compare::CompareArgs;
+use merge::MergeArgs;
+use monitor::MonitorArgs;
+use report::ReportArgs;
+use run::RunArgs;
 
 /// isobench: what transaction isolation costs and buys on PostgreSQL.
 #[derive(Debug, Parser)]
@@ -26,12 +46,7 @@ pub enum Command {
     /// Re-render the reports of a results directory from its store, without re-running.
     Report(ReportArgs),
     /// A/B of two results directories, cell by cell (benchstat style): TPS and p99 with confidence intervals, Welch's test and a verdict.
-    Compare {
-        /// The A side (e.g. the original server build).
-        a: PathBuf,
-        /// The B side (e.g. the patched build).
-        b: PathBuf,
-    },
+    Compare(CompareArgs),
     /// One results directory from several of one study: the shards of a sharded study (`--shard I/N`) or repeated runs. Counters summed, latency histograms added (percentiles recomputed, never averaged), per-second series aligned on the window's start, the reports written as for any study.
     Merge(MergeArgs),
     /// Observe a server under someone else's load: pg_stat_database and SIRead locks every sample interval, wait events every second; writes monitor.json and monitor.md.
@@ -41,11 +56,7 @@ pub enum Command {
     /// matrix. Exit status 3 when a result differs from a probe's @expect.
     Anomalies(Box<AnomaliesArgs>),
     /// Check list-append histories for isolation anomalies (Elle-style): isobench's own (histories/run-N.jsonl.gz of a results directory) or Jepsen/Elle JSON (one operation per line, or an array). Exit status 3 when any anomaly is found.
-    CheckHistory {
-        /// History files, gzip-compressed or not.
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-    },
+    CheckHistory(CheckHistoryArgs),
     /// List the built-in workloads, or show one in detail.
     Workloads {
         /// A workload name, e.g. smallbank.
@@ -68,496 +79,160 @@ pub enum Command {
     },
 }
 
-/// `isobench completions SHELL`: the completion script of every
-/// subcommand and flag, for `shell`, written to `out`.
-pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
-    use clap::CommandFactory;
-    clap_complete::generate(shell, &mut Cli::command(), "isobench", out);
+/// The exit statuses (user guide, docs/src/reference/exit-status.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Done = 0,
+    /// A failure at run time: the server, the network, a load.
+    Error = 1,
+    /// Input to fix: a flag, a study/script/probe file, a results
+    /// directory (clap's own flag errors exit 2 too).
+    BadInput = 2,
+    /// Invariants violated with `--fail-on-violation`, or anomaly probes
+    /// that differ from their `@expect` lines.
+    Violations = 3,
+    /// Ctrl-C or SIGTERM: what was measured is saved.
+    Interrupted = 130,
 }
 
-/// `isobench man`: the top-level man page (roff) written to `out`.
+impl Exit {
+    /// The status of an error: [`Exit::BadInput`] when its chain holds a
+    /// [`BadInput`], a results store that cannot be read, or an invalid
+    /// workload setting, else [`Exit::Error`].
+    pub fn of(e: &anyhow::Error) -> Exit {
+        let bad = e.chain().any(|c| {
+            c.is::<BadInput>()
+                || c.downcast_ref::<store::StoreError>()
+                    .is_some_and(store::StoreError::is_bad_input)
+                || matches!(
+                    c.downcast_ref::<workload::WorkloadError>(),
+                    Some(workload::WorkloadError::Invalid(_))
+                )
+        });
+        if bad { Exit::BadInput } else { Exit::Error }
+    }
+}
+
+/// Runs the command `cli` names (`run` when none).
 ///
-/// Errors: writing to `out` failed.
-pub fn man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    use clap::CommandFactory;
-    clap_mangen::Man::new(Cli::command()).render(out)
-}
-
-/// `isobench man --dir DIR`: `isobench.1` and one page per subcommand
-/// (`isobench-run.1`, ...) in DIR, created if missing; returns the files
-/// written, sorted.
-///
-/// Errors: DIR cannot be created or a page cannot be written.
-pub fn man_pages(dir: &std::path::Path) -> std::io::Result<Vec<PathBuf>> {
-    use clap::CommandFactory;
-    std::fs::create_dir_all(dir)?;
-    clap_mangen::generate_to(Cli::command(), dir)?;
-    let mut written: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "1"))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n == "isobench.1" || n.starts_with("isobench-"))
-        })
-        .collect();
-    written.sort();
-    Ok(written)
-}
-
-/// A `--set NAME=VALUE` of `anomalies` (one value).
-fn setting(s: &str) -> Result<(String, String), String> {
-    values::setting(s).map(|(k, mut v)| (k, v.remove(0)))
-}
-
-/// Flags of `isobench run`. With none, a default study: TPC-B at scale 10,
-/// rc/rr/ser, 16 clients, 3 x 10 s after 2 s of warm-up, on a managed server.
-/// Every flag but `--resume` is also a key of the experiment file
-/// ([`Settings`]).
-#[derive(Debug, Default, Args)]
-pub struct RunArgs {
-    /// An experiment file (TOML) with the study's factors and settings; flags override it.
-    #[arg(value_name = "STUDY.toml")]
-    pub study: Option<PathBuf>,
-    /// Continue the interrupted experiment in DIR, skipping its completed runs.
-    #[arg(long, value_name = "DIR", conflicts_with = "study")]
-    pub resume: Option<PathBuf>,
-    #[command(flatten)]
-    pub settings: Settings,
-}
-
-impl RunArgs {
-    /// The experiment: defaults <- the experiment file <- these flags
-    /// ([`crate::study::from_args`]).
-    ///
-    /// Errors: [`SettingsError`], naming the file's line or the flag.
-    pub fn into_study(self) -> Result<ExperimentConfig, SettingsError> {
-        crate::study::from_args(self.study.as_deref(), self.resume.as_deref(), self.settings)
-    }
-}
-
-/// Flags of `isobench report`.
-#[derive(Debug, Args)]
-pub struct ReportArgs {
-    /// A directory written by `isobench run`.
-    pub dir: PathBuf,
-    /// Formats to write: md (report.md), html (report.html), json (results.json, cells.json), csv (runs.csv, cells.csv).
-    #[arg(long, value_delimiter = ',', default_value = "md,html,json,csv")]
-    pub format: Vec<crate::report::files::Format>,
-    /// The baseline cell of "% vs baseline", e.g. 'isolation=rc,clients=16' (default: the experiment's).
-    #[arg(long, value_name = "FACTOR=VALUE,...")]
-    pub baseline: Option<String>,
-}
-
-/// Flags of `isobench merge`.
-#[derive(Debug, Args)]
-pub struct MergeArgs {
-    /// Results directories written by `isobench run` for one study (e.g. `results/shard-*`).
-    #[arg(required = true, value_name = "DIR")]
-    pub dirs: Vec<PathBuf>,
-    /// The merged results directory (new, or empty).
-    #[arg(long, short = 'o', value_name = "DIR")]
-    pub out: PathBuf,
-}
-
-/// Flags of `isobench monitor`.
-#[derive(Debug, Args)]
-pub struct MonitorArgs {
-    /// The server, as a libpq URL or key=value string (password never printed).
-    #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true)]
-    pub dsn: Option<String>,
-    /// The server from the libpq variables PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE.
-    #[arg(long, conflicts_with = "dsn")]
-    pub external: bool,
-    /// The database to observe (default: the DSN's).
-    #[arg(long)]
-    pub database: Option<String>,
-    /// pg_stat_database sampling interval.
-    #[arg(long, default_value = "5s", value_parser = values::SampleInterval::parse, allow_hyphen_values = true)]
-    pub sample_interval: Duration,
-    /// How long to observe (default: until Ctrl-C).
-    #[arg(long, short = 'T', value_parser = values::PositiveDur::parse, allow_hyphen_values = true)]
-    pub duration: Option<Duration>,
-    /// Results directory (default `results/monitor-<timestamp>`).
-    #[arg(long, short = 'o', value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// No progress line and no summary.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-}
-
-impl MonitorArgs {
-    /// The plain configuration.
-    pub fn into_config(self) -> crate::monitor::MonitorConfig {
-        crate::monitor::MonitorConfig {
-            target: TargetConfig {
-                dsn: self.dsn,
-                external_from_env: self.external,
-                ..TargetConfig::default()
-            },
-            database: self.database,
-            sample_interval: self.sample_interval,
-            duration: self.duration,
-            out: self.out,
-            quiet: self.quiet,
+/// Errors: each command's own; [`Exit::of`] maps them to a status.
+pub async fn dispatch(cli: Cli) -> Result<Exit> {
+    match cli.command.unwrap_or_else(|| Command::Run(Box::default())) {
+        Command::Run(args) => run::run(*args).await,
+        Command::Report(args) => report::run(args),
+        Command::Compare(args) => compare::run(args),
+        Command::Merge(args) => merge::command(args),
+        Command::Monitor(args) => monitor::command(args).await,
+        Command::Pgbench(args) => pgbench(*args).await,
+        Command::Anomalies(args) => anomalies::run(*args).await,
+        Command::CheckHistory(args) => check_history::run(args),
+        Command::Workloads { name } => {
+            out(&workload::describe(name.as_deref())?);
+            Ok(Exit::Done)
+        }
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            manual::completions(shell, &mut script);
+            out(&String::from_utf8_lossy(&script));
+            Ok(Exit::Done)
+        }
+        Command::Man { dir: None } => {
+            let mut page = Vec::new();
+            manual::man_page(&mut page)?;
+            out(&String::from_utf8_lossy(&page));
+            Ok(Exit::Done)
+        }
+        Command::Man { dir: Some(dir) } => {
+            let written = manual::man_pages(&dir)
+                .map_err(|e| anyhow::anyhow!("man --dir {}: {e}", dir.display()))?;
+            out(&format!(
+                "written: {} page(s) in {}\n",
+                written.len(),
+                dir.display()
+            ));
+            Ok(Exit::Done)
         }
     }
 }
 
-/// Flags of `isobench anomalies`.
-#[derive(Debug, Args)]
-pub struct AnomaliesArgs {
-    /// Isolation levels (the matrix's columns): read-committed|rc, repeatable-read|rr, serializable|ser.
-    #[arg(long, value_delimiter = ',', default_value = "rc,rr,ser")]
-    pub isolation: Vec<Isolation>,
-    /// A built-in probe (e.g. G2-item) or a probe file in isolation-tester spec syntax; repeatable (default: every built-in probe).
-    #[arg(long = "probe", value_name = "NAME|FILE")]
-    pub probes: Vec<String>,
-    /// A PostgreSQL isolation-tester spec to run unchanged, writing isolationtester's output to DIR/NAME.out; repeatable; a directory of specs or an isolation_schedule file also.
-    #[arg(long = "spec", value_name = "FILE|DIR", conflicts_with_all = ["probes", "list"])]
-    pub specs: Vec<PathBuf>,
-    /// With --spec: compare each NAME.out with DIR/NAME.out and exit 3 on any difference.
-    #[arg(long, value_name = "DIR", requires = "specs")]
-    pub expected: Option<PathBuf>,
-    /// With --spec: the most permutations a spec without `permutation` lines may expand to.
-    #[arg(long, value_name = "N", default_value_t = crate::probe::suite::DEFAULT_MAX_PERMUTATIONS, requires = "specs")]
-    pub max_permutations: u64,
-    /// How long a step may run, or wait on a lock, before the probe is reported stuck (with --spec: cancelled, and the spec given up after twice this).
-    #[arg(long, default_value = "5s", value_parser = values::PositiveDur::parse, allow_hyphen_values = true)]
-    pub step_timeout: Duration,
-    /// List the built-in probes and exit.
-    #[arg(long)]
-    pub list: bool,
-    #[command(flatten)]
-    pub target: TargetArgs,
-    /// Directory with the managed server's binaries (initdb, postgres).
-    #[arg(long, value_name = "[NAME=]DIR", value_parser = pg_build)]
-    pub pg_bin: Option<PgBuild>,
-    /// Results directory for anomalies.md and anomalies.json (default `results/anomalies-<timestamp>`).
-    #[arg(long, short = 'o', value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// No progress and no matrix on stdout (mismatches still go to stderr).
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-}
-
-impl AnomaliesArgs {
-    /// The plain configuration.
-    pub fn into_config(self) -> AnomaliesConfig {
-        AnomaliesConfig {
-            levels: crate::study::dedup(self.isolation),
-            probes: self.probes,
-            step_timeout: self.step_timeout,
-            target: TargetConfig {
-                pg_bin: self.pg_bin,
-                ..self.target.into_config()
-            },
-            out: self.out,
-            quiet: self.quiet,
+/// `isobench pgbench`: pgbench's command line. Bad or refused options
+/// exit 1, as pgbench's do.
+async fn pgbench(args: PgbenchArgs) -> Result<Exit> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let inv = match crate::pgbench_cli::Invocation::from_args(args, &env) {
+        Ok(inv) => inv,
+        Err(e) => {
+            eprintln!("isobench pgbench: error: {e:#}");
+            eprintln!("Try \"isobench pgbench --help\" for more information.");
+            return Ok(Exit::Error);
+        }
+    };
+    let cancel = CancellationToken::new();
+    tokio::spawn(watch_signals(cancel.clone()));
+    match crate::pgbench_cli::run(inv, cancel.clone()).await {
+        Ok(true) => Ok(Exit::Done),
+        Ok(false) => Ok(Exit::Interrupted),
+        Err(e) if cancel.is_cancelled() => {
+            eprintln!("isobench: interrupted: {e:#}");
+            Ok(Exit::Interrupted)
+        }
+        Err(e) => {
+            eprintln!("isobench pgbench: error: {e:#}");
+            Ok(Exit::Error)
         }
     }
 }
 
-/// Which server `anomalies` tests: a managed one (default) or an external
-/// one. `run` has the same flags as study settings ([`Settings`]), read by
-/// the same parsers.
-#[derive(Debug, Args)]
-pub struct TargetArgs {
-    /// External server as a libpq URL or key=value string (password never printed).
-    #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true)]
-    pub dsn: Option<String>,
-    /// External server from the libpq variables PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE.
-    #[arg(long, conflicts_with = "dsn")]
-    pub external: bool,
-    /// Managed server setting, repeatable: --set shared_buffers=256MB.
-    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = setting)]
-    pub settings: Vec<(String, String)>,
-    /// OS user that runs the managed server when isobench runs as root.
-    #[arg(long, default_value = "postgres")]
-    pub server_user: String,
-}
-
-impl TargetArgs {
-    /// The plain target configuration.
-    pub fn into_config(self) -> TargetConfig {
-        TargetConfig {
-            dsn: self.dsn,
-            external_from_env: self.external,
-            pg_bin: None,
-            settings: self.settings,
-            server_user: self.server_user,
-            // The probes' sessions go to the first host that accepts, as
-            // libpq's and isobench's own connections do.
-            host_policy: crate::model::HostPolicy::First,
-        }
+/// The width to wrap tables to: `COLUMNS`, else the terminal's width when
+/// stdout is one, else none (a pipe gets unwrapped lines).
+pub fn terminal_width() -> Option<u16> {
+    if let Some(w) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse::<u16>().ok())
+    {
+        return Some(w.max(40));
     }
+    comfy_table::Table::new().width()
 }
 
-/// `isobench pgbench`: PostgreSQL 15's pgbench options, short and long,
-/// as pgbench spells them (values are checked by
-/// [`crate::pgbench_cli::Invocation::from_args`] with pgbench's messages).
-/// Options may follow DBNAME, as with pgbench.
-#[derive(Debug, Default, Args)]
-pub struct PgbenchArgs {
-    /// Invoke initialization mode.
-    #[arg(short = 'i', long, help_heading = "Initialization options")]
-    pub initialize: bool,
-    /// Run selected initialization steps (of dtgGvpf) [default: dtgvp].
-    #[arg(
-        short = 'I',
-        long,
-        value_name = "STEPS",
-        help_heading = "Initialization options"
-    )]
-    pub init_steps: Option<String>,
-    /// Set fill factor (isobench: only 100).
-    #[arg(
-        short = 'F',
-        long,
-        value_name = "NUM",
-        help_heading = "Initialization options"
-    )]
-    pub fillfactor: Option<String>,
-    /// Do not run VACUUM during initialization or before tests.
-    #[arg(short = 'n', long, help_heading = "Initialization options")]
-    pub no_vacuum: bool,
-    /// Quiet logging during initialization.
-    #[arg(short = 'q', long, help_heading = "Initialization options")]
-    pub quiet: bool,
-    /// Scaling factor.
-    #[arg(
-        short = 's',
-        long,
-        value_name = "NUM",
-        allow_hyphen_values = true,
-        help_heading = "Initialization options"
-    )]
-    pub scale: Option<String>,
-    /// Create foreign key constraints between tables.
-    #[arg(long, help_heading = "Initialization options")]
-    pub foreign_keys: bool,
-    /// Create indexes in this tablespace (refused by isobench).
-    #[arg(
-        long,
-        value_name = "TABLESPACE",
-        help_heading = "Initialization options"
-    )]
-    pub index_tablespace: Option<String>,
-    /// Partition pgbench_accounts with this method (refused by isobench).
-    #[arg(
-        long,
-        value_name = "range|hash",
-        help_heading = "Initialization options"
-    )]
-    pub partition_method: Option<String>,
-    /// Partition pgbench_accounts into NUM parts (isobench: only 0).
-    #[arg(long, value_name = "NUM", help_heading = "Initialization options")]
-    pub partitions: Option<String>,
-    /// Create tables in this tablespace (refused by isobench).
-    #[arg(
-        long,
-        value_name = "TABLESPACE",
-        help_heading = "Initialization options"
-    )]
-    pub tablespace: Option<String>,
-    /// Create tables as unlogged tables (refused by isobench).
-    #[arg(long, help_heading = "Initialization options")]
-    pub unlogged_tables: bool,
-    /// Add builtin script NAME weighted at W (`-b list` lists them).
-    #[arg(
-        short = 'b',
-        long,
-        value_name = "NAME[@W]",
-        help_heading = "Options to select what to run"
-    )]
-    pub builtin: Vec<String>,
-    /// Add script FILENAME weighted at W.
-    #[arg(
-        short = 'f',
-        long,
-        value_name = "FILENAME[@W]",
-        help_heading = "Options to select what to run"
-    )]
-    pub file: Vec<String>,
-    /// Skip updates of pgbench_tellers and pgbench_branches (-b simple-update).
-    #[arg(short = 'N', long, help_heading = "Options to select what to run")]
-    pub skip_some_updates: bool,
-    /// Perform SELECT-only transactions (-b select-only).
-    #[arg(short = 'S', long, help_heading = "Options to select what to run")]
-    pub select_only: bool,
-    /// Number of concurrent database clients [default: 1].
-    #[arg(
-        short = 'c',
-        long,
-        value_name = "NUM",
-        allow_hyphen_values = true,
-        help_heading = "Benchmarking options"
-    )]
-    pub client: Option<String>,
-    /// Establish a new connection for each transaction (refused by isobench).
-    #[arg(short = 'C', long, help_heading = "Benchmarking options")]
-    pub connect: bool,
-    /// Define variable for use by custom script.
-    #[arg(
-        short = 'D',
-        long,
-        value_name = "VARNAME=VALUE",
-        help_heading = "Benchmarking options"
-    )]
-    pub define: Vec<String>,
-    /// Number of threads [default: 1].
-    #[arg(
-        short = 'j',
-        long,
-        value_name = "NUM",
-        allow_hyphen_values = true,
-        help_heading = "Benchmarking options"
-    )]
-    pub jobs: Option<String>,
-    /// Write transaction times to log file (refused by isobench).
-    #[arg(short = 'l', long, help_heading = "Benchmarking options")]
-    pub log: bool,
-    /// Count transactions lasting more than NUM ms as late.
-    #[arg(
-        short = 'L',
-        long,
-        value_name = "NUM",
-        allow_hyphen_values = true,
-        help_heading = "Benchmarking options"
-    )]
-    pub latency_limit: Option<String>,
-    /// Protocol for submitting queries: simple|extended|prepared [default: simple].
-    #[arg(
-        short = 'M',
-        long,
-        value_name = "MODE",
-        help_heading = "Benchmarking options"
-    )]
-    pub protocol: Option<String>,
-    /// Show progress report every NUM seconds.
-    #[arg(
-        short = 'P',
-        long,
-        value_name = "NUM",
-        allow_hyphen_values = true,
-        help_heading = "Benchmarking options"
-    )]
-    pub progress: Option<String>,
-    /// Report latencies, failures, and retries per command.
-    #[arg(short = 'r', long, help_heading = "Benchmarking options")]
-    pub report_per_command: bool,
-    /// Target rate in transactions per second.
-    #[arg(
-        short = 'R',
-        long,
-        value_name = "NUM",
-        allow_hyphen_values = true,
-        help_heading = "Benchmarking options"
-    )]
-    pub rate: Option<String>,
-    /// Number of transactions each client runs (refused by isobench: use -T).
-    #[arg(
-        short = 't',
-        long,
-        value_name = "NUM",
-        allow_hyphen_values = true,
-        help_heading = "Benchmarking options"
-    )]
-    pub transactions: Option<String>,
-    /// Duration of benchmark test in seconds.
-    #[arg(
-        short = 'T',
-        long,
-        value_name = "NUM",
-        allow_hyphen_values = true,
-        help_heading = "Benchmarking options"
-    )]
-    pub time: Option<String>,
-    /// Vacuum all four standard tables before tests.
-    #[arg(short = 'v', long, help_heading = "Benchmarking options")]
-    pub vacuum_all: bool,
-    /// Aggregate data over NUM seconds (refused by isobench).
-    #[arg(long, value_name = "NUM", help_heading = "Benchmarking options")]
-    pub aggregate_interval: Option<String>,
-    /// Report the failures grouped by basic types.
-    #[arg(long, help_heading = "Benchmarking options")]
-    pub failures_detailed: bool,
-    /// Prefix for transaction time log file (refused by isobench).
-    #[arg(long, value_name = "PREFIX", help_heading = "Benchmarking options")]
-    pub log_prefix: Option<String>,
-    /// Max number of tries to run transaction [default: 1].
-    #[arg(
-        long,
-        value_name = "NUM",
-        allow_hyphen_values = true,
-        help_heading = "Benchmarking options"
-    )]
-    pub max_tries: Option<String>,
-    /// Use Unix epoch timestamps for progress.
-    #[arg(long, help_heading = "Benchmarking options")]
-    pub progress_timestamp: bool,
-    /// Set random seed ("time", "rand", integer).
-    #[arg(long, value_name = "SEED", help_heading = "Benchmarking options")]
-    pub random_seed: Option<String>,
-    /// Fraction of transactions to log (refused by isobench).
-    #[arg(long, value_name = "NUM", help_heading = "Benchmarking options")]
-    pub sampling_rate: Option<String>,
-    /// Show builtin script code, then exit.
-    #[arg(long, value_name = "NAME", help_heading = "Benchmarking options")]
-    pub show_script: Option<String>,
-    /// Print messages of all errors (isobench: counted by reason in report.md instead).
-    #[arg(long, help_heading = "Benchmarking options")]
-    pub verbose_errors: bool,
-    /// Print debugging output (refused by isobench).
-    #[arg(short = 'd', long, help_heading = "Common options")]
-    pub debug: bool,
-    /// Database server host or socket directory.
-    #[arg(
-        short = 'h',
-        long,
-        value_name = "HOSTNAME",
-        help_heading = "Common options"
-    )]
-    pub host: Option<String>,
-    /// Database server port number.
-    #[arg(
-        short = 'p',
-        long,
-        value_name = "PORT",
-        help_heading = "Common options"
-    )]
-    pub port: Option<String>,
-    /// Connect as specified database user.
-    #[arg(
-        short = 'U',
-        long,
-        value_name = "USERNAME",
-        help_heading = "Common options"
-    )]
-    pub username: Option<String>,
-    /// Output version information, then exit.
-    #[arg(short = 'V', long, help_heading = "Common options")]
-    pub version: bool,
-    /// Show this help, then exit.
-    #[arg(short = '?', long, action = clap::ArgAction::Help, help_heading = "Common options")]
-    pub help: Option<bool>,
-    /// isobench's results directory (default `results/<timestamp>`).
-    #[arg(short = 'o', long, value_name = "DIR", help_heading = "isobench")]
-    pub out: Option<PathBuf>,
-    /// The database (default: PGDATABASE, else the user name); naming it uses that server as is.
-    #[arg(value_name = "DBNAME")]
-    pub dbname: Option<String>,
+/// Writes to stdout; a closed pipe (`isobench workloads | head`) is not an
+/// error.
+pub fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
 }
 
-/// `--pg-bin [NAME=]DIR` of `anomalies`.
-fn pg_build(s: &str) -> Result<PgBuild, String> {
-    values::Build::parse(s)
+/// First SIGINT/SIGTERM: stop the current run and save. Second: stop the
+/// managed server at once and exit.
+pub async fn watch_signals(cancel: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return;
+    };
+    tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
+    eprintln!(
+        "\nisobench: stopping: saving what was measured and stopping the server (Ctrl-C again to abort now)"
+    );
+    cancel.cancel();
+    tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
+    reaper::kill_all();
+    eprintln!("isobench: aborted");
+    std::process::exit(130);
 }
 
 #[cfg(test)]
 mod tests {
+    use super::manual::{completions, man_page, man_pages};
     use super::*;
+    use crate::model::{ExperimentConfig, Isolation, PgBuild};
     use crate::model::{OnError, RetryPolicy};
+    use std::time::Duration;
 
     fn parse(args: &[&str]) -> Result<RunArgs, String> {
         let mut full = vec!["isobench", "run"];
