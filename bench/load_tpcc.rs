@@ -41,7 +41,14 @@ fn psql(h: &Harness, db: &str, args: &[&str]) {
     let out = Command::new(bin)
         .args(["-X", "-q", "-v", "ON_ERROR_STOP=1"])
         .args(["-h", h.server.socket_dir().to_str().unwrap()])
-        .args(["-p", &h.server.port().to_string(), "-U", SUPERUSER, "-d", db])
+        .args([
+            "-p",
+            &h.server.port().to_string(),
+            "-U",
+            SUPERUSER,
+            "-d",
+            db,
+        ])
         .args(args)
         .output()
         .expect("run psql");
@@ -139,7 +146,11 @@ fn main() {
         let psql_run = || {
             fresh(&h, "load_psql");
             let t = Instant::now();
-            psql(&h, "load_psql", &["-1", "-f", copy_script.to_str().unwrap()]);
+            psql(
+                &h,
+                "load_psql",
+                &["-1", "-f", copy_script.to_str().unwrap()],
+            );
             let copy = t.elapsed().as_secs_f64();
             psql(&h, "load_psql", &["-f", post_script.to_str().unwrap()]);
             (copy, t.elapsed().as_secs_f64())

@@ -36,7 +36,11 @@ const CONDITIONS: [&str; 12] = [
 /// results.json (schema-checked, complete) and the terminal output.
 fn study(duration: &str, args: &[&str]) -> (Value, String) {
     let ran = Study::short().duration(duration).loud().args(args).run();
-    assert!(ran.out.status.success(), "isobench {args:?} failed: {}", ran.stderr);
+    assert!(
+        ran.out.status.success(),
+        "isobench {args:?} failed: {}",
+        ran.stderr
+    );
     let r = ran.json();
     assert_schema_valid(&r);
     assert_eq!(r["complete"], true);
@@ -313,4 +317,47 @@ fn tpcc_plus_write_skew_under_repeatable_read_not_serializable() {
             }
         }
     }
+}
+
+/// `isobench workloads` lists tpcc with its parameters; `isobench
+/// workloads tpcc` shows its transactions and checks.
+#[test]
+fn tpcc_is_listed_by_isobench_workloads() {
+    let (out, stdout, _) = run(&["workloads"]);
+    assert!(out.status.success());
+    assert!(stdout.lines().any(|l| l.starts_with("tpcc ")), "{stdout}");
+    assert!(
+        stdout.contains("variant=tpcc mix=spec think=none"),
+        "{stdout}"
+    );
+    let (out, stdout, _) = run(&["workloads", "tpcc"]);
+    assert!(out.status.success());
+    for needle in [
+        "revision 5.11",
+        "New-Order (45%)",
+        "Credit-Check (tpcc++",
+        "c1-warehouse-ytd .. c12-balance-plus-ytd",
+        "credit-check-skew",
+        "locking",
+    ] {
+        assert!(stdout.contains(needle), "{needle}:\n{stdout}");
+    }
+    // A comma in a mix separates a factor's values: each value alone is
+    // refused, naming the parameter and the slash form.
+    let (out, _, stderr) = run(&[
+        "run",
+        "-w",
+        "tpcc",
+        "-s",
+        "1",
+        "--param",
+        "mix=45,43,4,4,4",
+        "-T",
+        "1s",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--param mix=45") && stderr.contains("45/43/4/4/4"),
+        "{stderr}"
+    );
 }
