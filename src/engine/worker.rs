@@ -324,6 +324,13 @@ impl<C: WorkloadClient> Source<C> {
         }
     }
 
+    fn pause_before(&mut self, input: &C::Input) -> Duration {
+        match self {
+            Source::Own(s) => s.client.pause_before(input),
+            Source::Pooled { inputs, .. } => inputs.pause_before(input),
+        }
+    }
+
     /// Runs one attempt of `input` on a session (checked out of the pool
     /// and returned afterwards, the wait recorded; a pooled session whose
     /// connection was lost is reconnected first). On error, `after`
@@ -592,6 +599,25 @@ async fn drive<C: WorkloadClient>(
             Err(()) => return Ok(()),
         };
         let input = source.next_input();
+        // The emulated user's keying and think time (TPC-C's `think=spec`):
+        // closed loop only (an open loop's schedule spaces transactions
+        // already), and not part of the transaction's latency.
+        let start = match source.pause_before(&input) {
+            p if p.is_zero() || !matches!(ctx.pacing, Pacing::Closed) => start,
+            p => {
+                let stop = &*ctx.stop;
+                let slice = Duration::from_millis(50);
+                let until = Instant::now() + p;
+                if !pace::wait_until(state.timer.as_ref(), until, slice, || {
+                    stop.load(Ordering::Relaxed)
+                })
+                .await
+                {
+                    return Ok(());
+                }
+                Instant::now()
+            }
+        };
         let ty = source.tx_type(&input);
         let mut tries = 0u32;
         let mut wasted_us = 0u64;

@@ -186,6 +186,7 @@ fn run(
         committed,
         tps,
         effective_tps: None,
+        tpmc: None,
         attempts: transactions + retries,
         retries,
         failure_pct: 100.0 * nfailed as f64 / transactions as f64,

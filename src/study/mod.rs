@@ -569,9 +569,9 @@ max_pred_locks_per_transaction = [64, 256]
             ("pool_size = []\n", 1, "pool_size: the list is empty"),
             ("clients = [1,\n", 1, ""),
             (
-                "workload = [\"tpcb\",\n \"tpcc\"]\n",
+                "workload = [\"tpcb\",\n \"tpce\"]\n",
                 2,
-                "workload: unknown workload 'tpcc'",
+                "workload: unknown workload 'tpce'",
             ),
             (
                 "script = [\"builtin:tpcb-like\", \"builtin:nope\"]\n",

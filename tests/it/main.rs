@@ -28,5 +28,6 @@ mod pgbench_expr;
 mod pgbench_scripts;
 mod run_e2e;
 mod shards;
+mod tpcc;
 mod workloads;
 mod ycsb_sysbench;

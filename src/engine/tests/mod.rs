@@ -93,12 +93,24 @@ impl Ran {
 }
 
 async fn run(plan: Plan, commit_delay: Duration, params: &EngineParams) -> Ran {
+    run_fake(
+        Fake {
+            plan,
+            pause: Duration::ZERO,
+        },
+        commit_delay,
+        params,
+    )
+    .await
+}
+
+async fn run_fake(fake: Fake, commit_delay: Duration, params: &EngineParams) -> Ran {
     let server = Server::start(commit_delay);
     let (phase_tx, phase_rx) = watch::channel(Phase::Connecting);
     let cancel = CancellationToken::new();
     let t0 = Instant::now();
     let (outcome, ledger) = super::run(
-        &Fake { plan },
+        &fake,
         &server.config(),
         params,
         &cancel,
@@ -147,6 +159,34 @@ async fn warmup_transactions_are_not_measured() {
     let per_second: u64 = r.outcome.per_second.iter().map(|s| s.committed).sum();
     assert_eq!(per_second, measured);
     assert!(r.outcome.measured_s >= 0.3 && r.outcome.measured_s < 10.0);
+}
+
+/// A workload's pause before each transaction (TPC-C's keying and think
+/// times) spaces a closed loop's transactions and stays out of their
+/// latency: one client pausing 40 ms before transactions that take 2 ms
+/// commits at most one per 40 ms, each in well under 40 ms.
+#[tokio::test]
+async fn a_pause_before_each_transaction_spaces_them_outside_their_latency() {
+    let fake = Fake {
+        plan: commit_all,
+        pause: Duration::from_millis(40),
+    };
+    let r = run_fake(fake, Duration::from_millis(2), &params(1)).await;
+    let t = r.total();
+    let bound = (r.outcome.measured_s / 0.040).ceil() as u64 + 1;
+    assert!(
+        t.committed > 0 && t.committed <= bound,
+        "{} > {bound}",
+        t.committed
+    );
+    assert!(
+        t.latency_us.max() < 30_000,
+        "the pause is not latency: max {} µs",
+        t.latency_us.max()
+    );
+    // Without the pause the same second holds many more.
+    let r = run(commit_all, Duration::from_millis(2), &params(1)).await;
+    assert!(r.total().committed > 3 * bound, "{}", r.total().committed);
 }
 
 #[tokio::test]
@@ -557,7 +597,10 @@ fn a_shards_clients_are_numbered_from_its_first_id_and_spread_on() {
         threads: 2,
         ..params(3)
     };
-    let w = Fake { plan: commit_all };
+    let w = Fake {
+        plan: commit_all,
+        pause: Duration::ZERO,
+    };
     let (members, pooled) = super::deal(&w, &p, 2, 0, 2);
     let placed = |m: &[Vec<super::worker::Member<_>>]| -> Vec<(u32, usize)> {
         let mut v: Vec<(u32, usize)> = m.iter().flatten().map(|m| (m.id, m.home)).collect();

@@ -662,6 +662,7 @@ fn record<W: Workload>(
     } else {
         0.0
     };
+    let tpmc = crate::model::tpmc(&per_type, outcome.measured_s);
     let record = RunRecord {
         index,
         cell: run.cell.clone(),
@@ -674,6 +675,7 @@ fn record<W: Workload>(
         committed: m.committed,
         tps,
         effective_tps: crate::model::effective_tps(tps, &outcome.lifetime, &around.invariants),
+        tpmc,
         attempts: m.attempts,
         retries: m.attempts.saturating_sub(transactions),
         failed: m.failed.iter().collect(),

@@ -109,6 +109,12 @@ impl<'a> ReportModel<'a> {
         self.cells.iter().any(|c| c.effective_tps.is_some())
     }
 
+    /// Whether any cell has TPC-C's tpmC (New-Order commits per minute):
+    /// the reports then show it beside TPS.
+    pub fn has_tpmc(&self) -> bool {
+        self.cells.iter().any(|c| c.tpmc.is_some())
+    }
+
     /// Whether the workload is ssibench (its summary adds KTPS).
     pub fn ssibench(&self) -> bool {
         matches!(

@@ -40,6 +40,8 @@ pub struct CellRow {
     pub outlier_runs: Vec<u32>,
     pub tps: Option<Summary>,
     pub effective_tps: Option<Summary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpmc: Option<Summary>,
     pub swallowed: u64,
     pub compared_on: &'static str,
     pub is_baseline: bool,
@@ -134,6 +136,7 @@ impl CellRow {
             outlier_runs: c.outliers.clone(),
             tps: c.tps,
             effective_tps: c.effective_tps,
+            tpmc: c.tpmc,
             swallowed: c.swallowed,
             compared_on: if c.effective_tps.is_some() {
                 "effective_tps"

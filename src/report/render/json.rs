@@ -23,7 +23,8 @@ use crate::store::Results;
 ///     "effective_tps" {n, mean, ...} (committed transactions whose work
 ///     is in the database; null when no history check applies),
 ///     "swallowed" (transactions counted as committed whose work is not
-///     in the database), "compared_on" ("effective_tps" or "tps": what
+///     in the database), "tpmc" {n, mean, ...} (TPC-C's New-Order
+///     commits per minute; absent for other workloads), "compared_on" ("effective_tps" or "tps": what
 ///     tps_vs_baseline_pct, p_value and verdict compare),
 ///     "is_baseline", "baseline_cell" (label or null),
 ///     "tps_vs_baseline_pct", "tps_vs_baseline_pct_ci95" [low, high],

@@ -413,6 +413,9 @@ pub fn cell_details(m: &ReportModel) -> Table {
     if m.ssibench() {
         cols.push(Column::num("KTPS (1000 tx/s)"));
     }
+    if m.has_tpmc() {
+        cols.push(Column::num("tpmC (New-Order commits/min)"));
+    }
     cols.extend(["latency mean (ms)", "p95 (ms)"].map(Column::num));
     cols.extend(WaitColumns::of(m).columns(false));
     cols.extend(
@@ -457,6 +460,11 @@ pub fn cell_details(m: &ReportModel) -> Table {
         }
         if m.ssibench() {
             row.push(mean_value(c.tps.as_ref(), |v| fmt_fixed(v / 1000.0, 3)));
+        }
+        if m.has_tpmc() {
+            let mut tpmc = mean_value(c.tpmc.as_ref(), fmt_tps);
+            tpmc.text = fmt_tps_ci(c.tpmc.as_ref());
+            row.push(tpmc);
         }
         row.extend([
             mean_value(c.latency.mean.as_ref(), fmt_ms),

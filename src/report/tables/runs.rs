@@ -29,6 +29,10 @@ pub fn runs(m: &ReportModel) -> Table {
     if effective {
         cols.push(Column::num("effective TPS (tx/s)"));
     }
+    let tpmc = m.has_tpmc();
+    if tpmc {
+        cols.push(Column::num("tpmC (New-Order commits/min)"));
+    }
     cols.push(Column::num("p99 (ms)"));
     cols.extend(waits.columns(true));
     cols.extend(
@@ -66,6 +70,12 @@ pub fn runs(m: &ReportModel) -> Table {
             row.push(Value::opt(
                 run.effective_tps,
                 run.effective_tps.map_or_else(|| NA.into(), fmt_tps),
+            ));
+        }
+        if tpmc {
+            row.push(Value::opt(
+                run.tpmc,
+                run.tpmc.map_or_else(|| NA.into(), fmt_tps),
             ));
         }
         row.push(Value::opt(p99, p99.map_or_else(|| NA.into(), fmt_ms)));

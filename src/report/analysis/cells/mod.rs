@@ -50,6 +50,10 @@ pub struct CellSummary<'a> {
     /// tx/s; `None` unless every complete run has one (no history check
     /// applies).
     pub effective_tps: Option<Summary>,
+    /// TPC-C's tpmC over complete runs ([`RunRecord::tpmc`]: New-Order
+    /// transactions committed per minute); `None` unless every complete
+    /// run has one (a workload with a New-Order transaction type).
+    pub tpmc: Option<Summary>,
     /// Swallowed failures: Σ over complete runs of the transactions
     /// counted as committed in the measured window whose work is not in
     /// the database, `(tps - effective_tps) · duration_s` rounded.
@@ -358,8 +362,10 @@ fn summarise<'a>(
         .iter()
         .map(|r| r.effective_tps.map_or(0, |e| swallowed_in_window(r, e)))
         .sum();
+    let tpmc_values: Option<Vec<f64>> = complete.iter().map(|r| r.tpmc).collect();
     CellSummary {
         effective_tps: effective_values.and_then(|v| Summary::of(&v)),
+        tpmc: tpmc_values.and_then(|v| Summary::of(&v)),
         swallowed,
         exclude_faulted,
         outliers: stats::outliers(&tps_values)

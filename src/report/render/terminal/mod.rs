@@ -54,11 +54,21 @@ pub const DROP_ORDER: [&str; 7] = [
 pub const DROP_WHOLE: usize = 1;
 
 /// The Cells table as the terminal shows it: [`tables::summary`], with
-/// skipped and late transactions (from [`tables::cell_details`]) before
+/// TPC-C's tpmC after the throughput, and skipped and late transactions (from [`tables::cell_details`]) before
 /// the anomalies in an open-loop study with a latency limit.
 pub fn cells_table(m: &ReportModel) -> Table {
     let mut t = tables::summary(m);
     let c = &m.results.config;
+    if m.has_tpmc() {
+        let details = tables::cell_details(m);
+        let tps = t
+            .columns
+            .iter()
+            .position(|c| c.header.contains("mean ± 95% CI"));
+        if let (Some(at), Some(i)) = (tps, details.column_index("tpmC (New-Order commits/min)")) {
+            t.insert_column_from(at + 1, &details, i);
+        }
+    }
     if !c.rate.is_empty() && c.latency_limit_ms.is_some() {
         let details = tables::cell_details(m);
         let mut at = t.columns.len() - 1;
@@ -171,6 +181,27 @@ mod tests {
 
     /// Wide enough that nothing wraps.
     const WIDE: usize = 10_000;
+
+    /// TPC-C: a tpmC column beside TPS, the mean of the runs' tpmC; none
+    /// for other workloads. The Runs and Cells-in-detail tables too.
+    #[test]
+    fn tpmc_beside_tps_for_tpcc() {
+        let mut r = fixture::results();
+        for (k, run) in r.runs.iter_mut().enumerate() {
+            run.tpmc = Some(600.0 + 60.0 * (k % 2) as f64);
+        }
+        let m = ReportModel::new(&r);
+        assert!(m.has_tpmc());
+        let text = summary_of(&m, WIDE);
+        assert!(text.contains("tpmC") && text.contains("600.0 ± 0.0"), "{text}");
+        let tpmc = m.cells[0].tpmc.unwrap();
+        assert!((600.0..=660.0).contains(&tpmc.mean), "{tpmc:?}");
+        let runs = tables::runs(&m);
+        assert!(runs.columns.iter().any(|c| c.header.starts_with("tpmC")));
+        let details = tables::cell_details(&m);
+        assert!(details.columns.iter().any(|c| c.header.starts_with("tpmC")));
+        assert!(!summary(&fixture::results(), WIDE).contains("tpmC"));
+    }
 
     /// The cells of a table line, trimmed.
     fn cells(line: &str) -> Vec<&str> {
