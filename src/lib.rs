@@ -13,6 +13,7 @@
 //! The types they share live in [`model`], which depends on none of them.
 
 pub mod cli;
+pub mod cmd;
 pub mod elle;
 pub mod engine;
 pub mod experiment;
@@ -24,14 +25,13 @@ pub mod model;
 pub mod monitor;
 pub(crate) mod observe;
 pub mod pgbench;
-pub mod pgbench_cli;
+pub mod postgres;
 pub mod probe;
 pub(crate) mod progress;
 pub mod report;
 pub mod stats;
 pub mod store;
 pub mod study;
-pub mod postgres;
 pub mod wire;
 pub mod workload;
 

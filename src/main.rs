@@ -268,9 +268,9 @@ async fn run(args: RunArgs) -> Result<Exit> {
 
 /// `isobench pgbench`: pgbench's command line. Bad or refused options
 /// exit 1, as pgbench's do.
-async fn pgbench(args: isobench::cli::PgbenchArgs) -> Result<Exit> {
+async fn pgbench(args: isobench::cmd::pgbench::PgbenchArgs) -> Result<Exit> {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let inv = match isobench::pgbench_cli::Invocation::from_args(args, &env) {
+    let inv = match isobench::cmd::pgbench::Invocation::from_args(args, &env) {
         Ok(inv) => inv,
         Err(e) => {
             eprintln!("isobench pgbench: error: {e:#}");
@@ -280,7 +280,7 @@ async fn pgbench(args: isobench::cli::PgbenchArgs) -> Result<Exit> {
     };
     let cancel = CancellationToken::new();
     tokio::spawn(watch_signals(cancel.clone()));
-    match isobench::pgbench_cli::run(inv, cancel.clone()).await {
+    match isobench::cmd::pgbench::run(inv, cancel.clone()).await {
         Ok(true) => Ok(Exit::Done),
         Ok(false) => Ok(Exit::Interrupted),
         Err(e) if cancel.is_cancelled() => {

@@ -19,8 +19,8 @@ use crate::model::Phase;
 use crate::model::TargetConfig;
 use crate::model::{STAT_COUNTERS, ServerObservations};
 use crate::observe::{self, Backends};
-use crate::store;
 use crate::postgres::{self, Target};
+use crate::store;
 
 /// File names in a monitor's results directory.
 pub(crate) const MONITOR_JSON: &str = "monitor.json";

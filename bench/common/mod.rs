@@ -327,7 +327,9 @@ impl Sampler {
                 .build()
                 .unwrap();
             rt.block_on(async move {
-                let conn = postgres::connect(&config).await.expect("sampler connection");
+                let conn = postgres::connect(&config)
+                    .await
+                    .expect("sampler connection");
                 let q = conn
                     .prepare(
                         "SELECT state, coalesce(wait_event_type || ':' || wait_event, 'CPU')

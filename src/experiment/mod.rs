@@ -23,11 +23,11 @@ use anyhow::{Context, Result, anyhow, bail};
 use tokio_util::sync::CancellationToken;
 
 use crate::model::{BadInput, ExperimentConfig, RunRecord, first_failure_of, sqlstate_name};
+use crate::postgres::Target;
 use crate::progress::{Progress, TickHook};
 use crate::report;
 use crate::store::sqlite::Store;
 use crate::store::{self, Cell, Environment, Results, StoredConfig};
-use crate::postgres::Target;
 use crate::workload::Workload;
 
 mod copies;

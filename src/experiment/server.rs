@@ -9,8 +9,8 @@ use anyhow::{Context, Result, anyhow};
 use tokio_postgres::Client;
 
 use crate::model::{ExperimentConfig, PgBuild};
-use crate::store::{Cell, Environment};
 use crate::postgres::{self, Target};
+use crate::store::{Cell, Environment};
 
 /// The managed or external server that runs use now. At most one
 /// managed server runs at a time: when a cell needs other binaries or
@@ -198,7 +198,8 @@ pub(super) async fn wait_for_server(
     let started = std::time::Instant::now();
     loop {
         let tried =
-            tokio::time::timeout(std::time::Duration::from_secs(5), postgres::connect(config)).await;
+            tokio::time::timeout(std::time::Duration::from_secs(5), postgres::connect(config))
+                .await;
         let e = match tried {
             Ok(Ok(c)) => return Ok((c, started.elapsed().as_secs_f64())),
             Ok(Err(e)) => e.to_string(),

@@ -8,10 +8,10 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use isobench::model::Isolation;
+use isobench::postgres::{self, ManagedOptions, ManagedServer};
 use isobench::probe::exec::{self, Env, WaitCheck};
 use isobench::probe::spec::{self, Outcome};
 use isobench::probe::{self, judge};
-use isobench::postgres::{self, ManagedOptions, ManagedServer};
 
 const NAMES: [&str; 14] = [
     "G0",

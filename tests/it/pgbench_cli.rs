@@ -140,7 +140,7 @@ fn builtin_tpcb_with_progress_and_per_command() {
         "{stdout}"
     );
     // isobench's own reader of pgbench summaries reads the same figures.
-    let f = isobench::pgbench_cli::parse_summary(&stdout).unwrap();
+    let f = isobench::cmd::pgbench::parse_summary(&stdout).unwrap();
     assert_eq!(f.throughput, s.tps);
     assert_eq!(f.count, s.processed);
     assert_eq!(f.latency_mean_ms, Some(s.latency_ms));
@@ -199,7 +199,7 @@ fn select_only_serializable_from_pgoptions_with_retries() {
     }
     assert!(summary(&stdout).processed > 0);
     assert_eq!(progress_lines(&stderr, true).len(), 1, "{stderr}");
-    let f = isobench::pgbench_cli::parse_summary(&stdout).unwrap();
+    let f = isobench::cmd::pgbench::parse_summary(&stdout).unwrap();
     assert_eq!(
         (f.serialization_failures, f.retried, f.retries),
         (Some(0), Some(0), Some(0))

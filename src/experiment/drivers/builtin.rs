@@ -21,8 +21,8 @@ use crate::model::{
     ServerObservations, outage_s, recovery_s,
 };
 use crate::observe;
-use crate::store::{self, Cell, RunRecord, TxTypeRecord};
 use crate::postgres;
+use crate::store::{self, Cell, RunRecord, TxTypeRecord};
 use crate::workload::{self, Ledger, Workload, WorkloadSpec};
 
 /// A built-in workload, one instance per cell.

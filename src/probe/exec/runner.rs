@@ -11,9 +11,9 @@ use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 use super::{Env, ErrorAt, Execution, StepRecord, StepResult, Stuck};
 use crate::model::Isolation;
+use crate::postgres;
 use crate::probe::spec::{Probe, StepRef, show_rows};
 use crate::probe::txn;
-use crate::postgres;
 
 type StepTask = JoinHandle<Result<Vec<SimpleQueryMessage>, tokio_postgres::Error>>;
 

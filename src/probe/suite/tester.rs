@@ -31,9 +31,9 @@ use tokio_postgres::{AsyncMessage, Client, Config, NoTls, SimpleQueryMessage};
 use tokio_util::sync::CancellationToken;
 
 use super::format::{Message, SERVER_CLOSED, StmtResult, table};
+use crate::postgres;
 use crate::probe::exec::WaitCheck;
 use crate::probe::spec::{Blocker, PermStep, StepRef, Syntax};
-use crate::postgres;
 
 /// Why a spec stopped before its end.
 #[derive(Debug, thiserror::Error)]

@@ -33,8 +33,8 @@ use crate::model::Phase;
 use crate::model::{BadInput, LatencySummary, LoadFormat, ServerObservations};
 use crate::model::{ExperimentConfig, OnError};
 use crate::observe::{self, Backends};
-use crate::store::{Cell, LoadRecord, RunRecord};
 use crate::postgres::{self, Target};
+use crate::store::{Cell, LoadRecord, RunRecord};
 use vars::{SERVER_VARS, cell_vars, env_of, known_placeholders, plain, server_vars, unused_note};
 
 /// The external load of a study: its parsed templates, checked against

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use crate::external::template::{Value, Vars};
 use crate::model::ExperimentConfig;
-use crate::store::Cell;
 use crate::postgres::{self, Target};
+use crate::store::Cell;
 
 /// Placeholders of the server, filled when a run starts.
 pub(super) const SERVER_VARS: [&str; 6] = ["host", "port", "user", "password", "database", "dsn"];
