@@ -561,6 +561,12 @@ mod tests {
             Some(("0s", "\"0s\"")),
         ),
         (
+            "transactions",
+            &["-t", "100"],
+            "transactions = 100",
+            Some(("0", "0")),
+        ),
+        (
             "server-wait",
             &["--server-wait", "5s"],
             "server_wait = \"5s\"",

@@ -55,6 +55,12 @@ pub struct EngineParams {
     pub retrier: Retrier,
     pub warmup: Duration,
     pub duration: Duration,
+    /// End by count (pgbench `-t`): each client ends after this many
+    /// transactions (committed, failed, skipped, rolled back by the
+    /// application), and the measured window when every client has;
+    /// `duration` is then not used, and `warmup` should be zero (the
+    /// clients count from their start). `None`: end by `duration`.
+    pub transactions: Option<u64>,
     /// Client `i` (its id, [`Self::first_client`] counted) seeds its input
     /// generator with `seed + i`.
     pub seed: u64,
@@ -301,6 +307,7 @@ pub async fn run_gated<W: Workload>(
         },
     };
     let retrier = Arc::new(params.retrier.clone());
+    let running = Arc::new(worker::Running::new(params.clients));
     let (ready_tx, ready_rx) = tokio::sync::mpsc::unbounded_channel();
     let (go_tx, go_rx) = watch::channel(false);
     let mut workers = Vec::with_capacity(threads);
@@ -315,6 +322,8 @@ pub async fn run_gated<W: Workload>(
             ready: ready_tx.clone(),
             go: go_rx.clone(),
             faults: fault_log.clone(),
+            transactions: params.transactions,
+            running: running.clone(),
         };
         workers.push(worker::spawn(i, members, pooled, common));
     }
@@ -340,7 +349,8 @@ pub async fn run_gated<W: Workload>(
     go_tx.send_replace(true);
 
     let names = workload.tx_types();
-    let w = measure(&recorders, params, &names, cancel, phase, on_tick).await;
+    let counted = params.transactions.map(|_| &*running);
+    let w = measure(&recorders, params, counted, &names, cancel, phase, on_tick).await;
 
     phase.send_replace(Phase::Draining);
     stop.store(true, Ordering::Relaxed);
@@ -484,19 +494,30 @@ struct Window {
     window_start: Option<std::time::SystemTime>,
 }
 
+/// A measured window that ends by count ([`EngineParams::transactions`])
+/// has no end of its own: it ends when `Running` says every client is
+/// done (about 10 years is never).
+const UNTIL_COUNTED: Duration = Duration::from_secs(10 * 365 * 86_400);
+
 /// The run's clock, from the clients' start: the warm-up (discarded),
-/// then `params.duration` measured; each second it drains the
+/// then `params.duration` measured, or, with `counted`, until every
+/// client has run its transactions; each second it drains the
 /// `recorders`, reports a [`Tick`] to `on_tick` and, in the window, adds a
 /// [`SecondPoint`]. `cancel` ends it at the next tick (interrupted).
 async fn measure(
     recorders: &[Arc<Recorder>],
     params: &EngineParams,
+    counted: Option<&worker::Running>,
     names: &[&str],
     cancel: &CancellationToken,
     phase: &watch::Sender<Phase>,
     on_tick: &mut (dyn FnMut(&Tick) + Send),
 ) -> Window {
     let types = names.len();
+    let length = match counted {
+        Some(_) => UNTIL_COUNTED,
+        None => params.duration,
+    };
     let started = Instant::now();
     let mut hlog = hlog::Log::default();
     let warm_end = started + params.warmup;
@@ -510,8 +531,8 @@ async fn measure(
         window_start = Some(std::time::SystemTime::now());
         // No warm-up: the window opens with the clients, so nothing they
         // record before the first tick is lost.
-        window = Some((started, started + params.duration));
-        next = (started + Duration::from_secs(1)).min(started + params.duration);
+        window = Some((started, started + length));
+        next = (started + Duration::from_secs(1)).min(started + length);
         cpu_start = cpu_time_s();
         host_start = CpuTicks::now();
         phase.send_replace(Phase::Measuring);
@@ -524,10 +545,12 @@ async fn measure(
     let mut per_second = Vec::new();
     let mut cpu_s = 0.0;
     let mut interrupted = false;
+    let mut all_done = false;
     loop {
         tokio::select! {
             _ = sleep_until(next.into()) => {}
             _ = cancel.cancelled() => interrupted = true,
+            _ = worker::Running::all_done(counted), if !all_done => all_done = true,
         }
         let now = Instant::now();
         for r in recorders {
@@ -569,9 +592,9 @@ async fn measure(
         match window {
             None => {
                 if now >= warm_end && !interrupted {
-                    window = Some((now, now + params.duration));
+                    window = Some((now, now + length));
                     window_start = Some(std::time::SystemTime::now());
-                    next = (now + Duration::from_secs(1)).min(now + params.duration);
+                    next = (now + Duration::from_secs(1)).min(now + length);
                     cpu_start = cpu_time_s();
                     host_start = CpuTicks::now();
                     phase.send_replace(Phase::Measuring);
@@ -594,7 +617,7 @@ async fn measure(
                         .then(|| tick.waits.lag_us.mean() / 1000.0),
                 });
                 next = (next + Duration::from_secs(1)).min(end);
-                if now >= end || interrupted {
+                if now >= end || interrupted || all_done {
                     cpu_s = cpu_time_s() - cpu_start;
                     host_cpu = host_start
                         .zip(CpuTicks::now())
@@ -604,7 +627,7 @@ async fn measure(
         }
         tick.reset();
         on_tick(&report);
-        if interrupted || window.is_some_and(|(_, end)| now >= end) {
+        if interrupted || all_done || window.is_some_and(|(_, end)| now >= end) {
             break;
         }
     }

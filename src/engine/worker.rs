@@ -18,7 +18,7 @@
 //! the same totals.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot, watch};
@@ -77,6 +77,51 @@ pub(super) struct Common {
     pub go: watch::Receiver<bool>,
     /// Every worker's connection losses and reconnects.
     pub faults: Arc<FaultLog>,
+    /// End by count: each client's transactions
+    /// ([`super::EngineParams::transactions`]).
+    pub transactions: Option<u64>,
+    /// The clients still running (see [`Running`]).
+    pub running: Arc<Running>,
+}
+
+/// The clients of a run still running: each client's loop holds a
+/// [`Leaving`], and the last to drop its one (when it ends, also by a
+/// panic) wakes [`Running::all_done`]. A run that ends by count ends
+/// there.
+pub(super) struct Running {
+    left: AtomicU32,
+    none_left: tokio::sync::Notify,
+}
+
+impl Running {
+    /// `clients` clients, none ended yet.
+    pub(super) fn new(clients: u32) -> Self {
+        Running {
+            left: AtomicU32::new(clients),
+            none_left: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Returns once every client has ended; never without `running`.
+    pub(super) async fn all_done(running: Option<&Running>) {
+        match running {
+            Some(r) if r.left.load(Ordering::Acquire) == 0 => {}
+            // notify_one keeps its wake for a later waiter: none is lost.
+            Some(r) => r.none_left.notified().await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// A running client's place in [`Running`], given up when dropped.
+struct Leaving(Arc<Running>);
+
+impl Drop for Leaving {
+    fn drop(&mut self) {
+        if self.0.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.none_left.notify_one();
+        }
+    }
 }
 
 /// What a worker hands back when its clients have stopped.
@@ -169,6 +214,8 @@ async fn run_worker<C: WorkloadClient>(
         db: common.db.clone(),
         isolation: common.isolation,
         faults: common.faults.clone(),
+        transactions: common.transactions,
+        running: common.running.clone(),
     };
     let (mut clients, pool): (Vec<(u32, Source<C>, Ctx)>, _) = if inputs.is_empty() {
         let own = sessions
@@ -297,6 +344,9 @@ struct Ctx {
     db: Config,
     isolation: Isolation,
     faults: Arc<FaultLog>,
+    /// End by count: this client's transactions.
+    transactions: Option<u64>,
+    running: Arc<Running>,
 }
 
 /// [`reconnect`] with the client's context: its target, isolation level,
@@ -464,6 +514,7 @@ async fn client_loop<C: WorkloadClient>(
     mut source: Source<C>,
     ctx: Ctx,
 ) -> (C, Result<(), StopReason>) {
+    let _leaving = Leaving(ctx.running.clone());
     let mut state = DriveState::new(&ctx);
     let result = loop {
         match drive(&mut source, &ctx, &mut state).await {
@@ -503,6 +554,8 @@ struct DriveState {
     schedule: Option<pace::Schedule>,
     timer: Option<pace::HrTimer>,
     reported: Vec<SqlState>,
+    /// Transactions ended so far (for an end by count).
+    ended: u64,
 }
 
 impl DriveState {
@@ -529,7 +582,13 @@ impl DriveState {
             schedule,
             timer,
             reported: Vec::new(),
+            ended: 0,
         }
+    }
+
+    /// Whether the client has run all its transactions (end by count).
+    fn counted_out(&self, ctx: &Ctx) -> bool {
+        ctx.transactions.is_some_and(|n| self.ended >= n)
     }
 }
 
@@ -585,10 +644,13 @@ async fn drive<C: WorkloadClient>(
         _ => AfterError::Rollback,
     };
     let pooled = matches!(source, Source::Pooled { .. });
-    while !stop.load(Ordering::Relaxed) {
+    while !stop.load(Ordering::Relaxed) && !state.counted_out(ctx) {
         let (start, limit) = match next_start(ctx, state).await {
             Ok(Some(s)) => s,
-            Ok(None) => continue,
+            Ok(None) => {
+                state.ended += 1; // skipped: one of pgbench -t's too
+                continue;
+            }
             Err(()) => return Ok(()),
         };
         let input = source.next_input();
@@ -637,13 +699,17 @@ async fn drive<C: WorkloadClient>(
             match after_failure(ctx, state, pooled, &tx, err, &a) {
                 Next::Retry => {}
                 Next::Transaction => break,
-                Next::Halt(h) => return Err(h),
+                Next::Halt(h) => {
+                    state.ended += 1;
+                    return Err(h);
+                }
             }
             let delay = retrier.delay(tries + 1, &mut state.backoff_rng);
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
         }
+        state.ended += 1;
     }
     Ok(())
 }

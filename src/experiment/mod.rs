@@ -376,8 +376,8 @@ struct Study<'a, D> {
 /// ([`shard::study_id`] hashes it).
 fn study_key(cfg: &ExperimentConfig, planned: &[PlannedRun]) -> String {
     let mut key = format!(
-        "{} seed={} warmup={:?} duration={:?};",
-        cfg.workload, cfg.seed, cfg.warmup, cfg.duration
+        "{} seed={} warmup={:?} duration={:?} transactions={:?};",
+        cfg.workload, cfg.seed, cfg.warmup, cfg.duration, cfg.transactions
     );
     for r in planned {
         key.push_str(&format!(

@@ -475,6 +475,11 @@ pub struct ExperimentConfig {
     pub baseline: Option<String>,
     pub duration: Duration,
     pub warmup: Duration,
+    /// End each run by count instead of by `duration` (`--transactions`,
+    /// study key `transactions`; pgbench `-t`): every client runs this
+    /// many transactions (committed, failed or skipped), and the run ends
+    /// when the last client has; there is no warm-up. `None`: by time.
+    pub transactions: Option<u64>,
     /// How long to wait for a server that went away to accept connections
     /// again (`--server-wait`, default 60 s): then a managed server is
     /// restarted; an external one stops the study.

@@ -29,7 +29,7 @@ fn summary(stdout: &str) -> Summary {
     };
     let tps = cap(r"(?m)^tps = ([0-9]+\.[0-9]{6}) \(without initial connection time\)$");
     let lat = cap(r"(?m)^latency average = ([0-9]+\.[0-9]{3}) ms");
-    let processed = cap(r"(?m)^number of transactions actually processed: ([0-9]+)$");
+    let processed = cap(r"(?m)^number of transactions actually processed: ([0-9]+)(?:/[0-9]+)?$");
     let failed = cap(r"(?m)^number of failed transactions: ([0-9]+) \(([0-9]+\.[0-9]{3})%\)$");
     Summary {
         tps: tps[1].parse().unwrap(),
@@ -326,7 +326,6 @@ fn unsupported_options_are_refused_by_name() {
     for (args, name) in [
         (vec!["-C"], "-C/--connect"),
         (vec!["--connect"], "-C/--connect"),
-        (vec!["-t", "100"], "-t/--transactions"),
         (vec!["-l"], "-l/--log"),
         (vec!["--sampling-rate=0.1"], "--sampling-rate"),
         (vec!["--aggregate-interval", "5"], "--aggregate-interval"),
@@ -372,4 +371,114 @@ fn unsupported_options_are_refused_by_name() {
         stdout.contains("SELECT abalance FROM pgbench_accounts WHERE aid = :aid;"),
         "{stdout}"
     );
+}
+
+/// `-t`: 4 clients of 100 transactions each under REPEATABLE READ on one
+/// branch (every pair of transactions conflicts on it) with
+/// `--max-tries=100`: exactly 400 commit, the conflicts are retries
+/// (counted as pgbench counts them: transactions retried and tries
+/// beyond the first), not failures, and the run is the 400 transactions'
+/// (tps over its own elapsed time).
+#[test]
+fn transactions_per_client_commit_exactly_their_count_with_retries() {
+    let (_keep, dir) = out_dir("pgbench-t");
+    let out = isobench()
+        .env(
+            "PGOPTIONS",
+            "-c default_transaction_isolation=repeatable\\ read",
+        )
+        .args([
+            "pgbench",
+            "-c",
+            "4",
+            "-j",
+            "2",
+            "-t",
+            "100",
+            "--max-tries=100",
+            "-o",
+            dir.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(
+            "number of transactions per client: 100\nnumber of transactions actually processed: 400/400\nnumber of failed transactions: 0 (0.000%)\n"
+        ),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("duration:"), "{stdout}");
+    let cap = |re: &str| -> u64 {
+        Regex::new(re)
+            .unwrap()
+            .captures(&stdout)
+            .unwrap_or_else(|| panic!("{re}: {stdout}"))[1]
+            .parse()
+            .unwrap()
+    };
+    let retried = cap(r"(?m)^number of transactions retried: ([0-9]+) \([0-9.]+%\)$");
+    let retries = cap(r"(?m)^total number of retries: ([0-9]+)$");
+    assert!(retries >= retried && retried <= 400, "{stdout}");
+    let json = read_json(&dir);
+    let run = &json["runs"][0];
+    assert_eq!(run["committed"].as_u64(), Some(400));
+    // Every try beyond a transaction's first is a retry.
+    assert_eq!(run["attempts"].as_u64(), Some(400 + retries), "{run}");
+    assert_eq!(run["retries"].as_u64(), Some(retries));
+    assert_eq!(json["config"]["transactions"].as_u64(), Some(100));
+    // tps = commits over the run's own elapsed time.
+    let tps = summary(&stdout).tps;
+    let d = run["duration_s"].as_f64().unwrap();
+    assert!((tps - 400.0 / d).abs() <= 1e-3 * tps, "{tps} vs 400/{d}");
+}
+
+/// `isobench run --transactions N`: every run of every cell and
+/// repetition ends when each client has run N transactions (no warm-up),
+/// and the study records it; `--duration` with it is refused, as -T
+/// with -t is in pgbench.
+#[test]
+fn run_by_count_in_every_cell_and_repetition() {
+    let (_keep, dir) = out_dir("run-by-count");
+    let (out, stdout, stderr) = run(&[
+        "run",
+        "-w",
+        "tpcb",
+        "-s",
+        "1",
+        "--isolation",
+        "rc,rr",
+        "--clients",
+        "3",
+        "--transactions",
+        "50",
+        "--max-tries",
+        "100",
+        "--repeat",
+        "2",
+        "-q",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let json = read_json(&dir);
+    assert_schema_valid(&json);
+    let runs = json["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    for r in runs {
+        assert_eq!(r["committed"].as_u64(), Some(150), "{r}");
+        assert_eq!(r["anomalies"].as_u64(), Some(0), "{r}");
+        let d = r["duration_s"].as_f64().unwrap();
+        let tps = r["tps"].as_f64().unwrap();
+        assert!(d > 0.0 && (tps - 150.0 / d).abs() <= 1e-6 * tps, "{r}");
+    }
+    assert_eq!(json["config"]["transactions"].as_u64(), Some(50));
+    assert_eq!(json["config"]["warmup_s"].as_f64(), Some(0.0));
+    let (out, _, stderr) = run(&["run", "--transactions", "5", "--duration", "2s"]);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--transactions"), "{stderr}");
 }

@@ -171,7 +171,7 @@ pub struct PgbenchArgs {
         help_heading = "Benchmarking options"
     )]
     pub rate: Option<String>,
-    /// Number of transactions each client runs (refused by isobench: use -T).
+    /// Number of transactions each client runs [default: 10].
     #[arg(
         short = 't',
         long,
@@ -265,9 +265,15 @@ pub struct PgbenchArgs {
     pub dbname: Option<String>,
 }
 
-/// pgbench's default duration when neither `-T` nor `-t` is given is
-/// `-t 10`; isobench measures a time window instead, of this many seconds.
-pub const DEFAULT_TIME_S: u32 = 10;
+/// pgbench's transactions per client when neither `-t` nor `-T` is given.
+pub const DEFAULT_TRANSACTIONS: u32 = 10;
+
+/// How a run ends: `-t` (transactions per client) or `-T` (seconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    Transactions(u32),
+    Time(u32),
+}
 
 /// A pgbench option isobench cannot honour, with what to do instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -309,8 +315,8 @@ pub struct Invocation {
     pub defines: Vec<(String, String)>,
     pub clients: u32,
     pub threads: u32,
-    /// `-T`, s (default [`DEFAULT_TIME_S`]).
-    pub time_s: u32,
+    /// `-t` or `-T` (default `-t` [`DEFAULT_TRANSACTIONS`]).
+    pub end: End,
     pub rate: Option<f64>,
     /// `-L`, ms.
     pub latency_limit_ms: Option<f64>,
@@ -463,7 +469,7 @@ impl Invocation {
             )));
         }
         // Options isobench cannot honour, by name.
-        let refusals: [(bool, &str, &str); 11] = [
+        let refusals: [(bool, &str, &str); 10] = [
             (
                 a.connect,
                 "-C/--connect",
@@ -488,11 +494,6 @@ impl Invocation {
                 a.aggregate_interval.is_some(),
                 "--aggregate-interval",
                 "isobench keeps per-second figures in results.json (runs[].per_second) instead",
-            ),
-            (
-                a.transactions.is_some(),
-                "-t/--transactions",
-                "isobench measures a time window: use -T/--time",
             ),
             (
                 a.debug,
@@ -589,6 +590,7 @@ impl Invocation {
             || a.report_per_command
             || a.rate.is_some()
             || a.time.is_some()
+            || a.transactions.is_some()
             || a.vacuum_all
             || a.failures_detailed
             || a.max_tries.is_some()
@@ -642,9 +644,23 @@ impl Invocation {
         if threads > clients {
             bail!("number of threads ({threads}) must not exceed number of clients ({clients})");
         }
-        let time_s = match &a.time {
-            Some(t) => int("duration", t, 1)? as u32,
-            None => DEFAULT_TIME_S,
+        let transactions = a
+            .transactions
+            .as_deref()
+            .map(|t| int("number of transactions", t, 1).map(|n| n as u32))
+            .transpose()?;
+        let time = a
+            .time
+            .as_deref()
+            .map(|t| int("duration", t, 1).map(|n| n as u32))
+            .transpose()?;
+        let end = match (transactions, time) {
+            (Some(_), Some(_)) => {
+                bail!("specify either a number of transactions (-t) or a duration (-T), not both")
+            }
+            (Some(n), None) => End::Transactions(n),
+            (None, Some(s)) => End::Time(s),
+            (None, None) => End::Transactions(DEFAULT_TRANSACTIONS),
         };
         let rate = match &a.rate {
             Some(r) => match r.trim().parse::<f64>() {
@@ -731,7 +747,7 @@ impl Invocation {
             defines,
             clients,
             threads,
-            time_s,
+            end,
             rate,
             latency_limit_ms,
             mode,
@@ -762,7 +778,7 @@ impl Invocation {
             defines: Vec::new(),
             clients: 1,
             threads: 1,
-            time_s: DEFAULT_TIME_S,
+            end: End::Transactions(DEFAULT_TRANSACTIONS),
             rate: None,
             latency_limit_ms: None,
             mode: QueryMode::Simple,
@@ -839,8 +855,8 @@ mod tests {
     fn pgbench_defaults_and_long_forms() {
         let i = inv(&[], &[]).unwrap();
         assert_eq!(
-            (i.clients, i.threads, i.max_tries, i.time_s),
-            (1, 1, 1, DEFAULT_TIME_S)
+            (i.clients, i.threads, i.max_tries, i.end),
+            (1, 1, 1, End::Transactions(10))
         );
         assert_eq!(i.mode, QueryMode::Simple);
         assert_eq!(i.builtins, vec![("tpcb-like".to_string(), 1)]);
@@ -858,8 +874,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (i.clients, i.threads, i.time_s, i.progress_s),
-            (8, 4, 60, Some(5))
+            (i.clients, i.threads, i.end, i.progress_s),
+            (8, 4, End::Time(60), Some(5))
         );
         assert_eq!(
             i.builtins,

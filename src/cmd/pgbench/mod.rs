@@ -19,7 +19,9 @@ mod init;
 mod output;
 mod run;
 
-pub use flags::{Connection, DEFAULT_TIME_S, Invocation, PgbenchArgs, Refused, builtin_desc};
+pub use flags::{
+    Connection, DEFAULT_TRANSACTIONS, End, Invocation, PgbenchArgs, Refused, builtin_desc,
+};
 pub use output::summary;
 pub use run::run;
 

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use super::flags::{Invocation, builtin_desc};
+use super::flags::{End, Invocation, builtin_desc};
 use crate::engine::Tick;
 use crate::model::{Phase, QueryMode, RunRecord};
 
@@ -238,11 +238,23 @@ pub fn summary(inv: &Invocation, r: &RunRecord, scale: u32, retried: u64) -> Str
     o.push_str(&format!("number of clients: {}\n", inv.clients));
     o.push_str(&format!("number of threads: {}\n", inv.threads));
     o.push_str(&format!("maximum number of tries: {}\n", inv.max_tries));
-    o.push_str(&format!("duration: {} s\n", inv.time_s));
-    o.push_str(&format!(
-        "number of transactions actually processed: {}\n",
-        r.committed
-    ));
+    match inv.end {
+        End::Transactions(n) => {
+            o.push_str(&format!("number of transactions per client: {n}\n"));
+            o.push_str(&format!(
+                "number of transactions actually processed: {}/{}\n",
+                r.committed,
+                u64::from(n) * u64::from(inv.clients)
+            ));
+        }
+        End::Time(secs) => {
+            o.push_str(&format!("duration: {secs} s\n"));
+            o.push_str(&format!(
+                "number of transactions actually processed: {}\n",
+                r.committed
+            ));
+        }
+    }
     push_failures(
         &mut o,
         "",

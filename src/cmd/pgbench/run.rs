@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Result, anyhow};
 use tokio_util::sync::CancellationToken;
 
-use super::flags::Invocation;
+use super::flags::{End, Invocation};
 use super::init::initialize;
 use super::output::{Progress, summary};
 use crate::engine::Tick;
@@ -80,7 +80,10 @@ impl Invocation {
         s.isolation = Some(vec![self.isolation]);
         s.clients = Some(vec![self.clients]);
         s.threads = Some(self.threads);
-        s.duration = Some(Duration::from_secs(u64::from(self.time_s)));
+        match self.end {
+            End::Time(secs) => s.duration = Some(Duration::from_secs(u64::from(secs))),
+            End::Transactions(n) => s.transactions = Some(n),
+        }
         s.warmup = Some(Duration::ZERO);
         s.repeat = Some(1);
         s.max_tries = Some(vec![self.max_tries]);

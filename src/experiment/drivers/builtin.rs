@@ -276,6 +276,7 @@ async fn one_run<W: Workload>(
         retrier: retrier.clone(),
         warmup: cfg.warmup,
         duration: cfg.duration,
+        transactions: cfg.transactions,
         seed,
         threads: cfg
             .threads
