@@ -58,7 +58,9 @@ fn main() -> ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("ISOBENCH_LOG"))
         .with_writer(std::io::stderr)
         .init();
-    let matches = Cli::command().get_matches();
+    let matches = Cli::command()
+        .try_get_matches()
+        .unwrap_or_else(|e| isobench::cmd::pgbench::exit_on_parse_error(e));
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -266,32 +268,19 @@ async fn run(args: RunArgs) -> Result<Exit> {
     Ok(Exit::Done)
 }
 
-/// `isobench pgbench`: pgbench's command line. Bad or refused options
-/// exit 1, as pgbench's do.
+/// `isobench pgbench`: pgbench's exit statuses (0, 1, 2: clients aborted,
+/// with isobench's 130 for an interruption), its messages already printed.
 async fn pgbench(args: isobench::cmd::pgbench::PgbenchArgs) -> Result<Exit> {
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let inv = match isobench::cmd::pgbench::Invocation::from_args(args, &env) {
-        Ok(inv) => inv,
-        Err(e) => {
-            eprintln!("isobench pgbench: error: {e:#}");
-            eprintln!("Try \"isobench pgbench --help\" for more information.");
-            return Ok(Exit::Error);
-        }
-    };
+    use isobench::cmd::pgbench::Status;
     let cancel = CancellationToken::new();
     tokio::spawn(watch_signals(cancel.clone()));
-    match isobench::cmd::pgbench::run(inv, cancel.clone()).await {
-        Ok(true) => Ok(Exit::Done),
-        Ok(false) => Ok(Exit::Interrupted),
-        Err(e) if cancel.is_cancelled() => {
-            eprintln!("isobench: interrupted: {e:#}");
-            Ok(Exit::Interrupted)
-        }
-        Err(e) => {
-            eprintln!("isobench pgbench: error: {e:#}");
-            Ok(Exit::Error)
-        }
-    }
+    Ok(match isobench::cmd::pgbench::main(args, cancel).await {
+        Status::Done => Exit::Done,
+        Status::Failed => Exit::Error,
+        // pgbench's 2 (some clients aborted) has BadInput's number.
+        Status::Aborted => Exit::BadInput,
+        Status::Interrupted => Exit::Interrupted,
+    })
 }
 
 async fn monitor(args: MonitorArgs) -> Result<Exit> {

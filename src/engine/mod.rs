@@ -111,6 +111,13 @@ pub struct Tick {
     pub skipped: u64,
     /// Open loop: mean schedule lag of the tick's transactions, ms.
     pub lag_ms: f64,
+    /// How long the clients took to open their connections before the
+    /// run started, ms (the same in every tick; pgbench's `initial
+    /// connection time`).
+    pub initial_connect_ms: f64,
+    /// A connection per transaction ([`EngineParams::connect_per_transaction`]):
+    /// the tick's time spent opening and closing them, ms.
+    pub connect_ms: f64,
 }
 
 /// The measurements of one run.
@@ -310,6 +317,7 @@ pub async fn run_gated<W: Workload>(
     let running = Arc::new(worker::Running::new(params.clients));
     let (ready_tx, ready_rx) = tokio::sync::mpsc::unbounded_channel();
     let (go_tx, go_rx) = watch::channel(false);
+    let connecting = Instant::now();
     let mut workers = Vec::with_capacity(threads);
     for (i, (members, pooled)) in members.into_iter().zip(pooled).enumerate() {
         let common = worker::Common {
@@ -335,6 +343,8 @@ pub async fn run_gated<W: Workload>(
             Default::default(),
         ));
     };
+    // pgbench's "initial connection time": until every client is connected.
+    let connected_in = connecting.elapsed();
     if let Some(gate) = gate {
         tokio::select! {
             r = gate => r.map_err(EngineError::Gate)?,
@@ -350,7 +360,17 @@ pub async fn run_gated<W: Workload>(
 
     let names = workload.tx_types();
     let counted = params.transactions.map(|_| &*running);
-    let w = measure(&recorders, params, counted, &names, cancel, phase, on_tick).await;
+    let w = measure(
+        &recorders,
+        params,
+        counted,
+        connected_in,
+        &names,
+        cancel,
+        phase,
+        on_tick,
+    )
+    .await;
 
     phase.send_replace(Phase::Draining);
     stop.store(true, Ordering::Relaxed);
@@ -504,10 +524,13 @@ const UNTIL_COUNTED: Duration = Duration::from_secs(10 * 365 * 86_400);
 /// client has run its transactions; each second it drains the
 /// `recorders`, reports a [`Tick`] to `on_tick` and, in the window, adds a
 /// [`SecondPoint`]. `cancel` ends it at the next tick (interrupted).
+/// `connected_in` is the clients' connection time, reported in every tick.
+#[allow(clippy::too_many_arguments)]
 async fn measure(
     recorders: &[Arc<Recorder>],
     params: &EngineParams,
     counted: Option<&worker::Running>,
+    connected_in: Duration,
     names: &[&str],
     cancel: &CancellationToken,
     phase: &watch::Sender<Phase>,
@@ -587,6 +610,8 @@ async fn measure(
             } else {
                 tick.waits.lag_us.mean() / 1000.0
             },
+            initial_connect_ms: connected_in.as_secs_f64() * 1000.0,
+            connect_ms: tick.waits.connect_us as f64 / 1000.0,
         };
         last = now;
         match window {

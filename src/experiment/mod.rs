@@ -250,6 +250,10 @@ async fn run_study<D: Driver>(
         }
     };
     let srv = server.as_ref().expect("just started");
+    if in_place(&cfg) {
+        // isobench pgbench on a named server: the runs use its database.
+        study.run_db = srv.target.admin_db();
+    }
     // Named once the server runs: a start that fails removes it.
     study
         .progress
@@ -293,6 +297,12 @@ async fn run_study<D: Driver>(
         .run_all(todo, &mut server, &mut results, &mut db)
         .await;
     study.finish(body, server, results, db, planned.len()).await
+}
+
+/// Whether the runs use the target's own database (`isobench pgbench` on
+/// a named server): no template, no copy, nothing dropped.
+fn in_place(cfg: &ExperimentConfig) -> bool {
+    cfg.pgbench.as_ref().is_some_and(|p| p.in_place)
 }
 
 /// The template database of every one of `cells` cells (an index), one
@@ -445,6 +455,10 @@ impl<D: Driver> Study<'_, D> {
                     Some(shard::Join::Join) => {}
                 }
             }
+            if !srv.loaded[t] && in_place(self.cfg) {
+                // The user's database, as it is: nothing to load.
+                srv.loaded[t] = true;
+            }
             if !srv.loaded[t] {
                 let ctx = TemplateCtx {
                     srv,
@@ -547,6 +561,7 @@ impl<D: Driver> Study<'_, D> {
         if let Some(srv) = &server
             && matches!(srv.target, Target::External(_))
             && lead
+            && !in_place(self.cfg)
         {
             let _ = drop_database(&srv.admin, &self.run_db, srv.vnum()).await;
             for tmpl in &self.templates {

@@ -580,6 +580,7 @@ mod tests {
             repeat: 2,
             duration: Duration::from_secs(1),
             transactions: None,
+            pgbench: None,
             warmup: Duration::ZERO,
             server_wait: Duration::from_secs(60),
             retry: RetryPolicy::default(),

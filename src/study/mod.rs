@@ -268,6 +268,7 @@ fn resume_study(
         baseline: c.baseline,
         duration: Duration::from_secs_f64(c.duration_s),
         transactions: c.transactions,
+        pgbench: None,
         warmup: Duration::from_secs_f64(c.warmup_s),
         server_wait: Duration::from_secs_f64(c.server_wait_s),
         retry: c.retry,

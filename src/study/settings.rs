@@ -699,6 +699,7 @@ impl Settings {
                 init_sql: s.init_sql,
                 workload_named: s.workload.is_some(),
                 sets,
+                order: Vec::new(),
             },
             workload,
             workloads,
@@ -729,6 +730,7 @@ impl Settings {
                 None => s.warmup.unwrap_or(Duration::from_secs(2)),
             },
             transactions: s.transactions.map(u64::from),
+            pgbench: None,
             server_wait: s.server_wait.unwrap_or(Duration::from_secs(60)),
             retry: RetryPolicy {
                 max_tries,

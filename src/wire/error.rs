@@ -23,6 +23,8 @@ pub struct DbError {
     pub detail: Option<String>,
     /// The HINT (`H`).
     pub hint: Option<String>,
+    /// The CONTEXT (`W`), e.g. `unnamed portal with parameters: ...`.
+    pub context: Option<String>,
 }
 
 impl DbError {
@@ -33,6 +35,7 @@ impl DbError {
             message: String::new(),
             detail: None,
             hint: None,
+            context: None,
         };
         let mut localized = String::new();
         let mut fields = body.fields();
@@ -45,6 +48,7 @@ impl DbError {
                 b'M' => e.message = v,
                 b'D' => e.detail = Some(v),
                 b'H' => e.hint = Some(v),
+                b'W' => e.context = Some(v),
                 _ => {}
             }
         }
@@ -52,6 +56,23 @@ impl DbError {
             e.severity = localized;
         }
         e
+    }
+
+    /// The error as libpq's `PQresultErrorMessage` words it at the
+    /// default verbosity (what pgbench prints): `ERROR:  message`, then
+    /// `DETAIL:`, `HINT:` and `CONTEXT:` lines.
+    pub fn libpq_text(&self) -> String {
+        let mut t = format!("{}:  {}", self.severity, self.message);
+        for (label, field) in [
+            ("DETAIL", &self.detail),
+            ("HINT", &self.hint),
+            ("CONTEXT", &self.context),
+        ] {
+            if let Some(f) = field {
+                t.push_str(&format!("\n{label}:  {f}"));
+            }
+        }
+        t
     }
 
     /// FATAL or PANIC: the server ends the session after sending it.
@@ -73,6 +94,9 @@ pub enum Error {
     /// The server sent something this client does not understand, or a
     /// parameter could not be encoded; the text says what.
     Protocol(String),
+    /// The statement started a `COPY ... FROM STDIN`, which a benchmark
+    /// client does not feed (the copy was ended with `CopyFail`).
+    CopyNotSupported,
 }
 
 impl Error {
@@ -97,7 +121,7 @@ impl Error {
         match self {
             Error::Db(e) => e.is_fatal(),
             Error::Io(_) | Error::Closed => true,
-            Error::Protocol(_) => false,
+            Error::Protocol(_) | Error::CopyNotSupported => false,
         }
     }
 }
@@ -116,6 +140,7 @@ impl fmt::Display for Error {
             Error::Io(e) => write!(f, "connection error: {e}"),
             Error::Closed => f.write_str("connection closed"),
             Error::Protocol(m) => f.write_str(m),
+            Error::CopyNotSupported => f.write_str("COPY FROM STDIN is not supported"),
         }
     }
 }

@@ -451,7 +451,13 @@ impl Conn {
                     let tag = body.tag().map_err(protocol)?;
                     out.push(SimpleMessage::CommandComplete(tag_rows(tag)));
                 }
-                Ok(Message::ErrorResponse(body)) => failed = Some(self.server_error(&body)),
+                Ok(Message::ErrorResponse(body)) => {
+                    failed.get_or_insert(self.server_error(&body));
+                }
+                Ok(Message::CopyInResponse(_)) => {
+                    self.copy_fail().await?;
+                    failed = Some(Error::CopyNotSupported);
+                }
                 Ok(Message::ReadyForQuery(_)) => break,
                 Ok(_) => {}
                 Err(e) => return Err(failed.unwrap_or(e)),
@@ -552,13 +558,41 @@ impl Conn {
                 Ok(Message::CommandComplete(body)) => {
                     count = tag_rows(body.tag().map_err(protocol)?);
                 }
-                Ok(Message::ErrorResponse(body)) => failed = Some(self.server_error(&body)),
+                Ok(Message::ErrorResponse(body)) => {
+                    failed.get_or_insert(self.server_error(&body));
+                }
+                Ok(Message::CopyInResponse(_)) => {
+                    self.copy_fail().await?;
+                    failed = Some(Error::CopyNotSupported);
+                }
                 Ok(Message::ReadyForQuery(_)) => break,
                 Ok(_) => {}
                 Err(e) => return Err(failed.unwrap_or(e)),
             }
         }
         failed.map_or(Ok(count), Err)
+    }
+
+    /// Ends a `COPY ... FROM STDIN` the server started (`CopyFail`): the
+    /// server answers with an error, then `ReadyForQuery`.
+    async fn copy_fail(&mut self) -> Result<(), Error> {
+        frontend::copy_fail("COPY is not supported by this client", &mut self.wbuf)
+            .map_err(encode)?;
+        self.flush().await
+    }
+
+    /// A statement of this connection that the server does not know (its
+    /// `Parse` failed): using it gets the server's `prepared statement
+    /// ... does not exist`, as pgbench's clients do after a failed
+    /// PREPARE.
+    pub fn unprepared(&mut self) -> Statement {
+        let name = format!("i{}", self.next_statement);
+        self.next_statement += 1;
+        Statement(Arc::new(StatementInner {
+            name,
+            params: Vec::new(),
+            columns: Arc::from(Vec::new()),
+        }))
     }
 
     /// The server's error; a FATAL one ends the session (the server
