@@ -517,7 +517,14 @@ impl<D: Driver> Study<'_, D> {
             coord: self.coord.as_ref(),
         };
         let (record, stop) = self.driver.one_run(&ctx).await.with_context(context)?;
-        let stop = stop.or_else(|| all_failed_alike(&record, &self.cfg.retry.retry_on));
+        // isobench pgbench: one run, whose failures are pgbench's outcome.
+        let stop = stop.or_else(|| {
+            self.cfg
+                .pgbench
+                .is_none()
+                .then(|| all_failed_alike(&record, &self.cfg.retry.retry_on))
+                .flatten()
+        });
         self.progress.end_run(&record);
         results.runs.push(record);
         results.runs.sort_by_key(|r| r.index);

@@ -424,7 +424,7 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
     if outcome.interrupted {
         return Ok(Status::Interrupted);
     }
-    if !r.complete {
+    if !r.complete || crate::pgbench::run::any_aborted() {
         eprintln!("pgbench: error: Run was aborted; the above results are incomplete.");
         return Ok(Status::Aborted);
     }

@@ -46,6 +46,10 @@ pub struct ScriptClient {
     scratch: Vars,
     /// Its id and `isobench pgbench`'s rules, if any.
     say: Say,
+    /// Under pgbench's rules, a transaction that committed and then
+    /// aborted the client (left a transaction block open): the next
+    /// attempt stops the client.
+    pending_abort: Option<String>,
 }
 
 impl ScriptClient {
@@ -74,6 +78,7 @@ impl ScriptClient {
             ledger: ScriptLedger::default(),
             scratch: Vars::default(),
             say: Say { rules, id },
+            pending_abort: None,
         }
     }
 }
@@ -197,6 +202,9 @@ impl WorkloadClient for ScriptClient {
         _tx: &TxControl,
         input: &ScriptInput,
     ) -> Result<Outcome, AttemptError> {
+        if let Some(why) = &self.pending_abort {
+            return Err(AttemptError::script(why.clone()));
+        }
         let tries = input.tries.fetch_add(1, Ordering::Relaxed) + 1;
         if tries == 1 {
             self.say.debug(|| {
@@ -594,10 +602,12 @@ impl ScriptClient {
                 )));
             }
             if conn.in_transaction() {
-                return Err(say.aborted(format!(
+                // pgbench counts the transaction, then aborts the client.
+                let e = say.aborted(format!(
                     "client {} aborted: end of script reached without completing the last transaction",
                     say.id
-                )));
+                ));
+                self.pending_abort = Some(e.describe());
             }
         }
         Ok(Outcome::Committed)

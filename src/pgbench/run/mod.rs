@@ -480,4 +480,4 @@ mod shell;
 mod tests;
 
 pub use client::{ScriptClient, ScriptInput};
-pub use report::Rules;
+pub use report::{Rules, any_aborted};

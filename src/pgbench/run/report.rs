@@ -6,6 +6,8 @@
 //! that fails, aborts the client. Without rules (`isobench run`) the client
 //! says nothing and an SQL error is a failure by SQLSTATE.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::model::SqlState;
 use crate::wire;
 use crate::workload::AttemptError;
@@ -19,6 +21,15 @@ pub struct Rules {
     pub verbose_errors: bool,
     /// `--max-tries` (0: unlimited), for the verbose lines.
     pub max_tries: u32,
+}
+
+/// Set when a client of this process aborted under pgbench's rules
+/// (`isobench pgbench` runs one run per process: its exit status 2).
+static ABORTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether a client aborted under pgbench's rules in this process.
+pub fn any_aborted() -> bool {
+    ABORTED.load(Ordering::Relaxed)
 }
 
 /// The SQLSTATEs pgbench retries (`canRetryError`).
@@ -71,6 +82,7 @@ impl Say {
     /// client stops.
     pub fn aborted(&self, line: String) -> AttemptError {
         eprintln!("pgbench: error: {line}");
+        ABORTED.store(true, Ordering::Relaxed);
         AttemptError::script(line)
     }
 

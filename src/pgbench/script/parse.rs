@@ -141,7 +141,7 @@ impl<'a> Parser<'a> {
             let Some(c) = self.peek(0) else { break };
             let loc = self.loc();
             let first_line = self.line_at(loc).trim().to_string();
-            let kind = if c == '\\' {
+            let kind = if c == '\\' && self.peek(1) != Some(';') {
                 match self.meta(loc)? {
                     Meta::Command(k) => k,
                     Meta::Store(store, more) => {
