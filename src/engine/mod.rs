@@ -15,6 +15,7 @@ mod pace;
 mod pass;
 pub mod retry;
 mod session;
+pub mod txlog;
 pub use faults::FaultEvents;
 #[cfg(test)]
 mod tests;
@@ -61,6 +62,13 @@ pub struct EngineParams {
     /// `duration` is then not used, and `warmup` should be zero (the
     /// clients count from their start). `None`: end by `duration`.
     pub transactions: Option<u64>,
+    /// pgbench `-C`: every transaction on a connection of its own, opened
+    /// before it and closed after it; their time is in [`Tick::connect_ms`],
+    /// not in the transactions' latencies (as pgbench counts it). Clients
+    /// with their own connections only (not with `pool_size`).
+    pub connect_per_transaction: bool,
+    /// A log of every transaction (pgbench `-l`), see [`txlog`].
+    pub tx_log: Option<txlog::TxLogHook>,
     /// Client `i` (its id, [`Self::first_client`] counted) seeds its input
     /// generator with `seed + i`.
     pub seed: u64,
@@ -332,6 +340,8 @@ pub async fn run_gated<W: Workload>(
             faults: fault_log.clone(),
             transactions: params.transactions,
             running: running.clone(),
+            connect_per_transaction: params.connect_per_transaction,
+            log: txlog::ThreadLog::of(params.tx_log.as_ref(), i, threads),
         };
         workers.push(worker::spawn(i, members, pooled, common));
     }

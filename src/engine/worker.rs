@@ -27,7 +27,8 @@ use tokio_postgres::Config;
 use super::EngineError;
 use super::faults::FaultLog;
 use super::retry::{Retrier, Verdict};
-use super::session::{Pool, Session, reconnect, setup};
+use super::session::{Pool, Session, reconnect, reopen, setup};
+use super::txlog::{ThreadLog, TxEnd, TxRecord};
 use super::{ClientStop, StopReason};
 use super::{pace, pass};
 use crate::metrics::{ErrorKey, Recorder};
@@ -82,6 +83,10 @@ pub(super) struct Common {
     pub transactions: Option<u64>,
     /// The clients still running (see [`Running`]).
     pub running: Arc<Running>,
+    /// pgbench `-C`: a connection per transaction.
+    pub connect_per_transaction: bool,
+    /// This thread's transaction log, if any.
+    pub log: Option<ThreadLog>,
 }
 
 /// The clients of a run still running: each client's loop holds a
@@ -216,6 +221,8 @@ async fn run_worker<C: WorkloadClient>(
         faults: common.faults.clone(),
         transactions: common.transactions,
         running: common.running.clone(),
+        connect_each: common.connect_per_transaction,
+        log: common.log.clone(),
     };
     let (mut clients, pool): (Vec<(u32, Source<C>, Ctx)>, _) = if inputs.is_empty() {
         let own = sessions
@@ -251,6 +258,9 @@ async fn run_worker<C: WorkloadClient>(
         Ok(ended) => ended,
         Err(e) => ids.iter().map(|_| Err(e.to_string())).collect(),
     };
+    if let Some(log) = &common.log {
+        log.finish();
+    }
     let _ = done.send(gather(ids.into_iter().zip(ended), pool));
 }
 
@@ -347,6 +357,9 @@ struct Ctx {
     /// End by count: this client's transactions.
     transactions: Option<u64>,
     running: Arc<Running>,
+    /// A connection per transaction (own sessions only).
+    connect_each: bool,
+    log: Option<ThreadLog>,
 }
 
 /// [`reconnect`] with the client's context: its target, isolation level,
@@ -554,8 +567,10 @@ struct DriveState {
     schedule: Option<pace::Schedule>,
     timer: Option<pace::HrTimer>,
     reported: Vec<SqlState>,
-    /// Transactions ended so far (for an end by count).
+    /// Transactions ended so far (for an end by count, and the log).
     ended: u64,
+    /// Open loop: the running transaction's schedule lag, µs (for the log).
+    lag_us: u64,
 }
 
 impl DriveState {
@@ -583,6 +598,26 @@ impl DriveState {
             timer,
             reported: Vec::new(),
             ended: 0,
+            lag_us: 0,
+        }
+    }
+
+    /// One transaction of type `ty` ended (`end`, after `tries`, with
+    /// `latency_us` when it committed): counted, and logged when there is
+    /// a log.
+    fn ended(&mut self, ctx: &Ctx, ty: usize, end: TxEnd, tries: u32, latency_us: u64) {
+        self.ended += 1;
+        if let Some(log) = &ctx.log {
+            log.record(&TxRecord {
+                client: ctx.id,
+                number: self.ended,
+                ty,
+                at: std::time::SystemTime::now(),
+                end,
+                latency_us,
+                lag_us: self.lag_us,
+                tries,
+            });
         }
     }
 
@@ -598,9 +633,10 @@ pub(super) fn arrival_seed(backoff_seed: u64) -> u64 {
 }
 
 /// When the next transaction starts: now in a closed loop; its scheduled
-/// time in an open loop, after waiting for it (the lag recorded), with
-/// the latency limit that applies. `None`: skip this arrival (already
-/// later than the limit); `Err(())`: the run stopped while waiting.
+/// time in an open loop, after waiting for it (the lag recorded, and kept
+/// in `state.lag` for the log), with the latency limit that applies.
+/// `None`: skip this arrival (already later than the limit); `Err(())`:
+/// the run stopped while waiting.
 async fn next_start(
     ctx: &Ctx,
     state: &mut DriveState,
@@ -625,6 +661,7 @@ async fn next_start(
     let lag = scheduled.elapsed();
     let skip = latency_limit.is_some_and(|l| lag > l);
     ctx.rec.lag(lag.as_micros() as u64, skip);
+    state.lag_us = lag.as_micros() as u64;
     Ok((!skip).then_some((scheduled, latency_limit)))
 }
 
@@ -648,17 +685,31 @@ async fn drive<C: WorkloadClient>(
         let (start, limit) = match next_start(ctx, state).await {
             Ok(Some(s)) => s,
             Ok(None) => {
-                state.ended += 1; // skipped: one of pgbench -t's too
+                // Skipped: one of pgbench -t's transactions too.
+                state.ended(ctx, 0, TxEnd::Skipped, 0, 0);
                 continue;
             }
             Err(()) => return Ok(()),
         };
+        if ctx.connect_each
+            && let Source::Own(s) = source
+        {
+            // pgbench -C: this transaction's own connection, its time
+            // counted apart from the transaction's latency.
+            let t = Instant::now();
+            let opened = reopen(s, &ctx.db, ctx.isolation).await;
+            rec.connect_time(t.elapsed().as_micros() as u64);
+            if opened.is_err() {
+                ctx.faults.lost(ctx.id, CONNECTION_FAILURE);
+                return Err(Halt::Lost);
+            }
+        }
         let input = source.next_input();
         let ty = source.tx_type(&input);
         let mut tries = 0u32;
         let mut wasted_us = 0u64;
         let mut pool_wait = Duration::ZERO;
-        loop {
+        let (end, latency_us) = loop {
             tries += 1;
             let Some(a) = source
                 .attempt(&input, ctx, &mut state.reconnect_rng, after)
@@ -682,11 +733,11 @@ async fn drive<C: WorkloadClient>(
                     if limit.is_some_and(|l| latency > l) {
                         rec.late();
                     }
-                    break;
+                    break (TxEnd::Committed, latency.as_micros() as u64);
                 }
                 Ok(Outcome::UserAbort) => {
                     rec.user_abort(ty, tries, wasted_us);
-                    break;
+                    break (TxEnd::Failed(*b"P0004"), 0);
                 }
                 Err(e) => e,
             };
@@ -696,11 +747,15 @@ async fn drive<C: WorkloadClient>(
                 tries,
                 wasted_us,
             };
+            let failed = TxEnd::Failed(match &err.error {
+                crate::workload::Cause::Db(e) => e.code().unwrap_or(CONNECTION_FAILURE),
+                crate::workload::Cause::Script(_) => SCRIPT_ERROR,
+            });
             match after_failure(ctx, state, pooled, &tx, err, &a) {
                 Next::Retry => {}
-                Next::Transaction => break,
+                Next::Transaction => break (failed, 0),
                 Next::Halt(h) => {
-                    state.ended += 1;
+                    state.ended(ctx, ty, failed, tries, 0);
                     return Err(h);
                 }
             }
@@ -708,8 +763,8 @@ async fn drive<C: WorkloadClient>(
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-        }
-        state.ended += 1;
+        };
+        state.ended(ctx, ty, end, tries, latency_us);
     }
     Ok(())
 }

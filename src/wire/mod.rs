@@ -573,6 +573,13 @@ impl Conn {
         failed.map_or(Ok(count), Err)
     }
 
+    /// Closes the connection as libpq's `PQfinish` does: `Terminate`, then
+    /// the socket. Errors are ignored: the connection is going anyway.
+    pub async fn close(mut self) {
+        frontend::terminate(&mut self.wbuf);
+        let _ = self.flush().await;
+    }
+
     /// Ends a `COPY ... FROM STDIN` the server started (`CopyFail`): the
     /// server answers with an error, then `ReadyForQuery`.
     async fn copy_fail(&mut self) -> Result<(), Error> {

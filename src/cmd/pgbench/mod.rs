@@ -15,6 +15,7 @@
 
 pub mod flags;
 mod init;
+mod logs;
 mod output;
 mod run;
 

@@ -392,7 +392,16 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
         let p = progress.clone();
         Arc::new(move |t: &Tick| p.tick(t)) as crate::progress::TickHook
     };
-    let outcome = match crate::experiment::run_observed(cfg, cancel.clone(), Some(hook)).await {
+    let outcome = match crate::experiment::run_observed(
+        cfg,
+        cancel.clone(),
+        crate::experiment::Hooks {
+            on_tick: Some(hook),
+            tx_log: super::logs::hook(&inv)?,
+        },
+    )
+    .await
+    {
         Ok(o) => o,
         Err(e) if cancel.is_cancelled() => {
             eprintln!("pgbench: error: interrupted: {e:#}");

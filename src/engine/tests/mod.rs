@@ -60,6 +60,8 @@ fn params(clients: u32) -> EngineParams {
         warmup: Duration::ZERO,
         duration: Duration::from_millis(300),
         transactions: None,
+        connect_per_transaction: false,
+        tx_log: None,
         seed: 42,
         threads: 1,
         pool_size: None,

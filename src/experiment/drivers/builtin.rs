@@ -288,6 +288,11 @@ async fn one_run<W: Workload>(
         warmup: cfg.warmup,
         duration: cfg.duration,
         transactions: cfg.transactions,
+        connect_per_transaction: cfg
+            .pgbench
+            .as_ref()
+            .is_some_and(|p| p.connect_per_transaction),
+        tx_log: ctx.tx_log.clone(),
         seed,
         threads: cfg
             .threads

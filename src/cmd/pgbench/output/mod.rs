@@ -5,7 +5,7 @@
 mod progress;
 mod summary;
 
-pub use progress::{Progress, Totals};
+pub use progress::Progress;
 pub use summary::{Extra, summary};
 
 use super::flags::{End, Invocation};
