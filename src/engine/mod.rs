@@ -82,7 +82,8 @@ pub struct EngineParams {
     /// Open loop at this total rate, tx/s; `None`: closed loop.
     pub rate: Option<f64>,
     /// Open loop: skip transactions later than this; count slower commits
-    /// as late (pgbench `--latency-limit`).
+    /// as late (pgbench `--latency-limit`); closed loop: count slower
+    /// commits as late.
     pub latency_limit: Option<Duration>,
     /// How the connections spread over the DSN's hosts when it has
     /// several ([`hosts::assign`]).
@@ -341,6 +342,7 @@ pub async fn run_gated<W: Workload>(
             transactions: params.transactions,
             running: running.clone(),
             connect_per_transaction: params.connect_per_transaction,
+            closed_limit: params.latency_limit.filter(|_| params.rate.is_none()),
             log: txlog::ThreadLog::of(params.tx_log.as_ref(), i, threads),
         };
         workers.push(worker::spawn(i, members, pooled, common));

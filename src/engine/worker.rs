@@ -85,6 +85,8 @@ pub(super) struct Common {
     pub running: Arc<Running>,
     /// pgbench `-C`: a connection per transaction.
     pub connect_per_transaction: bool,
+    /// Closed loop: count commits slower than this as late.
+    pub closed_limit: Option<Duration>,
     /// This thread's transaction log, if any.
     pub log: Option<ThreadLog>,
 }
@@ -222,6 +224,7 @@ async fn run_worker<C: WorkloadClient>(
         transactions: common.transactions,
         running: common.running.clone(),
         connect_each: common.connect_per_transaction,
+        closed_limit: common.closed_limit,
         log: common.log.clone(),
     };
     let (mut clients, pool): (Vec<(u32, Source<C>, Ctx)>, _) = if inputs.is_empty() {
@@ -359,6 +362,8 @@ struct Ctx {
     running: Arc<Running>,
     /// A connection per transaction (own sessions only).
     connect_each: bool,
+    /// Closed loop: the latency limit late commits are counted against.
+    closed_limit: Option<Duration>,
     log: Option<ThreadLog>,
 }
 
@@ -644,7 +649,9 @@ async fn next_start(
     let (Pacing::Open { latency_limit, .. }, Some(schedule)) =
         (ctx.pacing, state.schedule.as_mut())
     else {
-        return Ok(Some((Instant::now(), None)));
+        // Closed loop: commits slower than a latency limit are late too
+        // (pgbench -L without -R).
+        return Ok(Some((Instant::now(), ctx.closed_limit)));
     };
     let scheduled = schedule.next_arrival();
     let stop = &*ctx.stop;

@@ -386,7 +386,7 @@ pub(super) fn validate(cfg: &ExperimentConfig) -> Result<Retrier> {
             "--transactions ends isobench's own clients' runs by count; an external load (--load-cmd) runs for --duration"
         );
     }
-    if cfg.latency_limit.is_some() && cfg.rate.is_empty() {
+    if cfg.latency_limit.is_some() && cfg.rate.is_empty() && cfg.pgbench.is_none() {
         bail!("--latency-limit needs --rate (it applies to open-loop runs, as in pgbench)");
     }
     check_faults(cfg)?;

@@ -361,11 +361,14 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
         }
         if inv.in_place() {
             isolation = session_isolation(&db).await?;
+            if !inv.no_vacuum {
+                vacuum(&db, inv.vacuum_all).await;
+            }
+            None
+        } else {
+            // --fresh-copy: DBNAME is left alone; the copy is vacuumed.
+            Some(String::new())
         }
-        if !inv.no_vacuum {
-            vacuum(&db, inv.vacuum_all).await;
-        }
-        None
     } else {
         Some(format!(
             "pgbench (isobench {}, managed server)\n",

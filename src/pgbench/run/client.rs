@@ -210,7 +210,8 @@ impl WorkloadClient for ScriptClient {
             self.say.debug(|| {
                 format!(
                     "client {} executing script \"{}\"",
-                    self.say.id, self.scripts[input.script].script.name
+                    self.say.id,
+                    script::description(&self.scripts[input.script].script.name)
                 )
             });
         }

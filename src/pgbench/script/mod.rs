@@ -218,6 +218,24 @@ pub fn builtin(name: &str, weight: u32) -> Result<Script, String> {
     }
 }
 
+/// pgbench 15's description of a built-in script (`transaction type:`).
+pub fn builtin_desc(name: &str) -> &'static str {
+    match name {
+        "tpcb-like" => "<builtin: TPC-B (sort of)>",
+        "simple-update" => "<builtin: simple update>",
+        _ => "<builtin: select only>",
+    }
+}
+
+/// How pgbench names a script in its messages: a file by its name, a
+/// built-in by its description.
+pub fn description(name: &str) -> &str {
+    match name.strip_prefix("builtin: ") {
+        Some(b) => builtin_desc(b),
+        None => name,
+    }
+}
+
 /// Parses script `text` of file `file`.
 ///
 /// Errors: the first problem, located (see [`ScriptError`]): an

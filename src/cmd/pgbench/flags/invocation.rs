@@ -43,14 +43,7 @@ impl ScriptChoice {
     }
 }
 
-/// pgbench 15's description of a built-in script (`transaction type:`).
-pub fn builtin_desc(name: &str) -> &'static str {
-    match name {
-        "tpcb-like" => "<builtin: TPC-B (sort of)>",
-        "simple-update" => "<builtin: simple update>",
-        _ => "<builtin: select only>",
-    }
-}
+pub use crate::pgbench::script::builtin_desc;
 
 /// `--partition-method`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
