@@ -427,8 +427,8 @@ impl Parser {
             Tok::Null => Ok(Expr::Const(Value::Null)),
             Tok::Var(v) => Ok(Expr::Var(v)),
             Tok::MaxIntPlusOne => Err(ParseError::new(
-                "bigint constant overflow",
-                Some("9223372036854775808"),
+                "syntax error",
+                None,
                 "syntax error at \"9223372036854775808\": an integer is at most \
                  9223372036854775807 (-9223372036854775808 is allowed)"
                     .into(),

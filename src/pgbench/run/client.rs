@@ -397,7 +397,9 @@ impl ScriptClient {
             }
             // A meta-command that failed: pgbench's lines, or isobench's.
             let meta_failed = |word: &str, what: &str, why: &str| {
-                say.meta_failed(s, at, word, what, why, || script_error(c, at, what))
+                say.meta_failed(s, at, word, what, why, || {
+                    script_error(c, at, if what.is_empty() { why } else { what })
+                })
             };
             let env = |vars: &Vars, prng: &mut Prng, word: &str| -> Result<Value, AttemptError> {
                 let e = c.exprs[at].as_ref().expect("compiled");
@@ -451,7 +453,7 @@ impl ScriptClient {
                 }
                 CommandKind::Else | CommandKind::Endif => {}
                 CommandKind::StartPipeline => {
-                    let why = if self.mode == QueryMode::Simple {
+                    let why = if self.mode == QueryMode::Simple && say.rules.is_some() {
                         Some("cannot use pipeline mode with the simple query protocol")
                     } else if pipeline.is_some() {
                         Some("already in pipeline mode")
@@ -561,7 +563,7 @@ impl ScriptClient {
                         // Every variable as text, as libpq sends pgbench's
                         // parameters (an undefined one as NULL); the
                         // server reads each by its type.
-                        params(variables, vars, &mut texts, &mut spans);
+                        params(variables, vars, say.rules.is_some(), &mut texts, &mut spans);
                         let stmt = self.statement(conn, s, i).await;
                         let stmt = stmt.or_else(|| self.prepared.get(s).and_then(|p| p[i].clone()));
                         let sql = c.param_sql[i].as_deref().expect("SQL");
@@ -671,11 +673,14 @@ fn sleep_amount(v: &str, vars: &Vars) -> Result<i64, String> {
 }
 
 /// The parameters of a statement: each of `variables` as text into
-/// `texts`, its span into `spans` (`None`: NULL, also for a variable no
-/// command defined, as libpq sends pgbench's missing ones).
+/// `texts`, its span into `spans` (`None`: SQL NULL, for a variable no
+/// command defined, as libpq sends pgbench's missing ones). A NULL value
+/// is SQL NULL too, or under pgbench's rules (`text_null`) the text
+/// `NULL`, as pgbench sends it.
 fn params(
     variables: &[String],
     vars: &Vars,
+    text_null: bool,
     texts: &mut Vec<u8>,
     spans: &mut Vec<Option<std::ops::Range<usize>>>,
 ) {
@@ -684,6 +689,7 @@ fn params(
     for v in variables {
         let start = texts.len();
         match vars.get(v.as_str()) {
+            Some(Var::Value(Value::Null)) if text_null => texts.extend_from_slice(b"NULL"),
             None | Some(Var::Value(Value::Null)) => {
                 spans.push(None);
                 continue;
