@@ -249,10 +249,7 @@ impl<'a> Parser<'a> {
     /// or to the end of the file; `None` when it holds nothing.
     fn sql(&mut self, _start: Loc) -> Result<Option<CommandKind>, ScriptError> {
         let mut sql = String::new();
-        loop {
-            let Some(c) = self.peek(0) else {
-                break;
-            };
+        while let Some(c) = self.peek(0) {
             match c {
                 ';' => {
                     self.bump();

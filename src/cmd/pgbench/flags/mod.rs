@@ -15,12 +15,14 @@ use clap::{Arg, ArgAction, ArgMatches};
 
 mod check;
 mod invocation;
+mod values;
 
-pub use check::{Bad, parse};
+pub use check::parse;
 pub use invocation::{
     Action, Connection, DEFAULT_TRANSACTIONS, End, InitOptions, Invocation, LogOptions,
     PartitionMethod, ScriptChoice, ScriptSource, builtin_desc,
 };
+pub use values::Bad;
 
 /// One of pgbench's options (and isobench's own, after them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
