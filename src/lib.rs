@@ -1,7 +1,7 @@
 //! isobench: what transaction isolation costs and what it buys on
 //! PostgreSQL, measured reproducibly.
 //!
-//! Data flow of `isobench run`: [`cli`] turns flags, over an experiment
+//! Data flow of `isobench run`: [`cmd`] turns flags, over an experiment
 //! file read by [`study`], into an [`model::ExperimentConfig`];
 //! [`experiment`] starts the [`postgres`]
 //! (a managed server by default), loads the [`workload`] into a template
@@ -12,17 +12,13 @@
 //! the results [`store`], which [`report`] renders (using `stats`).
 //! The types they share live in [`model`], which depends on none of them.
 
-pub mod cli;
 pub mod cmd;
 pub mod elle;
 pub mod engine;
 pub mod experiment;
-pub(crate) mod external;
-pub mod live;
-pub mod merge;
+pub(crate) mod load_cmd;
 pub(crate) mod metrics;
 pub mod model;
-pub mod monitor;
 pub(crate) mod observe;
 pub mod pgbench;
 pub mod postgres;
@@ -34,9 +30,3 @@ pub mod store;
 pub mod study;
 pub mod wire;
 pub mod workload;
-
-/// mimalloc: the clients' hot path allocates a few small buffers per
-/// statement inside tokio-postgres; a faster allocator leaves more CPU to
-/// the server under test (BENCHMARKS.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -35,14 +35,14 @@ mod drivers;
 mod inject;
 mod plan;
 mod save;
-mod server;
 pub mod shard;
+mod target;
 
 use copies::drop_database;
 use drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};
 pub use plan::{PlannedRun, cells, plan, setup};
 use save::save;
-use server::{Server, fmt_settings, start_server};
+use target::{Server, fmt_settings, start_server};
 
 /// How an experiment ended.
 #[derive(Debug)]
@@ -159,7 +159,7 @@ async fn run_external(
     cancel: CancellationToken,
     hooks: Hooks,
 ) -> Result<ExperimentOutcome> {
-    let (cells, header, driver) = drivers::external::prepare(&cfg)?;
+    let (cells, header, driver) = drivers::load_cmd::prepare(&cfg)?;
     run_study(cfg, cancel, cells, header, driver, hooks).await
 }
 
@@ -190,7 +190,7 @@ async fn run_study<D: Driver>(
         .metrics_listen
         .as_ref()
         .map(|addr| {
-            let live = std::sync::Arc::new(crate::live::Live::new());
+            let live = std::sync::Arc::new(crate::progress::live::Live::new());
             live.serve(addr).map(|server| (live, server))
         })
         .transpose()?;

@@ -291,8 +291,8 @@ impl FromStr for OnError {
 }
 
 /// An external load: commands that drive the server instead of a built-in
-/// workload (`crate::external`). The commands are templates with
-/// `{name}` placeholders (`crate::external::template`), kept as written.
+/// workload (`crate::load_cmd`). The commands are templates with
+/// `{name}` placeholders (`crate::load_cmd::template`), kept as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExternalLoad {
     /// The load, run once per run; the server is observed from its start

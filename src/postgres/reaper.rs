@@ -29,7 +29,7 @@ static SPAWNER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
 /// Live postmasters: pid and the private directory to remove after it.
 static LIVE: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());
 /// Process groups of running external load commands
-/// ([`crate::external`]), killed by [`kill_all`] too.
+/// ([`crate::load_cmd`]), killed by [`kill_all`] too.
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
 /// Registers process group `pgid` (an external command's) for [`kill_all`].

@@ -17,7 +17,6 @@
 //! ([`exec::execute`], a fresh schema and fresh connections each time) and
 //! [`judge`] turns each execution into a [`LevelResult`].
 
-pub mod command;
 pub mod directive;
 pub mod exec;
 pub mod lexer;

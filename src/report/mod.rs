@@ -12,11 +12,11 @@ pub mod anomalies;
 pub mod cells;
 pub mod compare;
 pub mod csv;
-pub mod external;
 pub mod files;
 pub mod findings;
 pub mod html;
 pub mod json;
+pub mod load_cmd;
 pub mod markdown;
 pub mod model;
 pub mod plans;
@@ -154,7 +154,7 @@ pub fn fmt_cell_anomalies(c: &cells::CellSummary, max_example: usize) -> String 
 /// What the throughput column counts: (`TPS`, `tx/s`), or (`requests/s`,
 /// `req/s`) for an external load that sent HTTP requests.
 pub fn throughput_label(r: &Results) -> (&'static str, &'static str) {
-    match external::unit(r) {
+    match load_cmd::unit(r) {
         "req/s" => ("requests/s", "req/s"),
         _ => ("TPS", "tx/s"),
     }

@@ -25,7 +25,7 @@
 //! per run, with `{clients}`, `{pool_size}`, `{isolation}`, `{dsn}` and
 //! other placeholders), `setup_cmd`, `before_run`, `after_run`, `ready`,
 //! `ready_timeout`, `load_format`, `on_error` and `load_timeout`, as the
-//! `--load-cmd` ... flags (see `crate::external`). Its `[params]` are
+//! `--load-cmd` ... flags (see `crate::load_cmd`). Its `[params]` are
 //! free placeholders, e.g. `app_workers = [2, 4]` for `{app_workers}`.
 //!
 //! pgbench scripts: `file = ["tpcb-one.sql@1", "other.sql@3"]` (paths

@@ -247,7 +247,7 @@ pub struct Template;
 impl Parse for Template {
     type Out = String;
     fn parse(s: &str) -> Result<String, String> {
-        crate::external::template::Template::check_syntax(s)?;
+        crate::load_cmd::template::Template::check_syntax(s)?;
         Ok(s.to_string())
     }
 }

@@ -7,17 +7,18 @@
 mod common;
 
 mod anomalies;
+mod code_map;
 mod determinism;
 mod examples;
 mod experiment;
 mod external;
-mod external_load;
 mod factors;
 mod faults;
 mod hosts;
 mod interrupt;
 mod isolation_specs;
 mod list_append;
+mod load_cmd;
 mod merge;
 mod metrics_listen;
 mod module_graph;

@@ -34,28 +34,60 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
             }
             let text = std::fs::read_to_string(&path).unwrap();
             let edges = g.entry(module.clone()).or_default();
+            let mut code = String::new();
             for line in text.lines() {
                 let t = line.trim_start();
                 if t.starts_with("#[cfg(test)]") {
                     // Test modules come last in every file.
                     break;
                 }
-                if t.starts_with("//") {
-                    continue;
-                }
-                for (i, _) in line.match_indices("crate::") {
-                    let name: String = line[i + 7..]
-                        .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                        .collect();
-                    if !name.is_empty() && name != module {
-                        edges.insert(name);
-                    }
+                if !t.starts_with("//") {
+                    code.push_str(line);
+                    code.push('\n');
                 }
             }
+            edges.extend(crate_names(&code).into_iter().filter(|n| *n != module));
         }
     }
     g
+}
+
+/// The top-level modules that `code` names after `crate::`, also in
+/// grouped imports (`use crate::{a, b::c};`, over several lines).
+fn crate_names(code: &str) -> BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut names = BTreeSet::new();
+    for (i, _) in code.match_indices("crate::") {
+        let rest = &code[i + 7..];
+        if !rest.starts_with('{') {
+            names.insert(ident(rest));
+            continue;
+        }
+        // The group's top-level items: split on commas at brace depth 1.
+        let (mut depth, mut item_start) = (0, 1);
+        for (j, c) in rest.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' | ',' if depth == 1 => {
+                    names.insert(ident(&rest[item_start..j]));
+                    item_start = j + 1;
+                    if c == '}' {
+                        break;
+                    }
+                }
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+    }
+    names.remove("");
+    names.remove("self");
+    names
 }
 
 /// A cycle through `start`, if any (depth-first search).
@@ -103,6 +135,16 @@ fn the_module_graph_has_no_cycle() {
     if let Some(c) = cycle(&g) {
         panic!("module cycle: {}", c.join(" -> "));
     }
+}
+
+#[test]
+fn grouped_imports_are_edges() {
+    let code = "use crate::{engine, report::{cells, model}, store};\nlet x = crate::stats::mean(&v);\nuse crate::{\n    postgres::{self, Target},\n    wire,\n};\n";
+    let names: Vec<String> = crate_names(code).into_iter().collect();
+    assert_eq!(
+        names,
+        ["engine", "postgres", "report", "stats", "store", "wire"]
+    );
 }
 
 #[test]

@@ -28,7 +28,7 @@ pub use output::summary;
 
 /// Reads a pgbench summary (pgbench's or this command's): the reader of
 /// `isobench run --load-format pgbench`.
-pub use crate::external::parse::pgbench as parse_summary;
+pub use crate::load_cmd::parse::pgbench as parse_summary;
 
 /// How `isobench pgbench` ended: pgbench's exit statuses, and isobench's
 /// for an interruption.

@@ -2,7 +2,7 @@
 //! ([`builtin::Builtin`], run by isobench's own clients), several
 //! built-in workloads when the workload is a factor
 //! ([`factored::Factored`], one `Builtin` per workload) or an external
-//! load ([`external::External`], a command isobench starts and reads the
+//! load ([`load_cmd::LoadCmd`], a command isobench starts and reads the
 //! figures of). The orchestration in [`super::run`] is the same for all
 //! of them: a driver only loads a template database and measures one run.
 
@@ -13,14 +13,14 @@ use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
 use super::plan::PlannedRun;
-use super::server::Server;
+use super::target::Server;
 use crate::model::{ExperimentConfig, LoadReport};
 use crate::progress::Progress;
 use crate::store::RunRecord;
 
 pub(super) mod builtin;
-pub(super) mod external;
 pub(super) mod factored;
+pub(super) mod load_cmd;
 pub(super) mod scripts;
 
 /// Where a template database is loaded: on `srv`, database `tmpl`, with
@@ -55,7 +55,7 @@ pub(super) struct RunCtx<'a> {
 }
 
 /// What drives a study's runs: a built-in workload ([`builtin::Builtin`])
-/// or an external load ([`external::External`]).
+/// or an external load ([`load_cmd::LoadCmd`]).
 pub(super) trait Driver {
     /// The key of cell `cell`'s data variant: cells with equal keys share a
     /// template database.

@@ -813,9 +813,9 @@ pub fn runs(m: &ReportModel) -> Table {
     t
 }
 
-/// An external load's table ([`super::external`]) as a [`Table`]; column
+/// An external load's table ([`super::load_cmd`]) as a [`Table`]; column
 /// `code` (if any) holds literal text.
-fn from_plain(p: super::external::PlainTable, code: Option<usize>) -> Table {
+fn from_plain(p: super::load_cmd::PlainTable, code: Option<usize>) -> Table {
     let cols = p
         .header
         .into_iter()
@@ -847,8 +847,8 @@ fn from_plain(p: super::external::PlainTable, code: Option<usize>) -> Table {
 /// The load tool's figures per cell and the commands per run (external
 /// loads only).
 pub fn external_load(m: &ReportModel) -> Option<(Table, Table)> {
-    let by_cell = super::external::cell_table(m.results, &m.cells)?;
-    let by_run = super::external::run_table(m.results)?;
+    let by_cell = super::load_cmd::cell_table(m.results, &m.cells)?;
+    let by_run = super::load_cmd::run_table(m.results)?;
     Some((from_plain(by_cell, None), from_plain(by_run, Some(2))))
 }
 

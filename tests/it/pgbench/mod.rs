@@ -12,7 +12,7 @@ mod messages;
 mod named;
 
 use crate::common::*;
-use isobench::postgres::{self, ManagedOptions, ManagedServer};
+use isobench::postgres::{self, ManagedServer};
 use regex::Regex;
 
 /// What a pgbench wrapper reads from the summary (the regexes of the
@@ -99,14 +99,7 @@ pub(super) struct Named {
 
 impl Named {
     pub fn start(dir: &std::path::Path) -> Named {
-        std::fs::create_dir_all(dir).unwrap();
-        let server = ManagedServer::start(&ManagedOptions {
-            bin_dir: postgres::find_bin_dir(None).expect("PostgreSQL binaries"),
-            settings: vec![],
-            log_path: dir.join("named-server.log"),
-            os_user: "postgres".into(),
-        })
-        .expect("server starts");
+        let server = library_server(dir);
         let host = server.socket_dir().display().to_string();
         let port = server.port().to_string();
         Named { server, host, port }

@@ -1,5 +1,5 @@
 //! The driver of studies whose runs are external load commands (see
-//! [`crate::external`] for the commands' life cycle).
+//! [`crate::load_cmd`] for the commands' life cycle).
 //!
 //! Data: on the managed server, `setup_cmd` fills a template database per
 //! server and distinct setup command (rendered with the cell's values),
@@ -23,10 +23,10 @@ use crate::experiment::EXTERNAL;
 use crate::experiment::copies::{drop_database, fresh_copy, quote_ident};
 use crate::experiment::drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};
 use crate::experiment::plan::{PlannedRun, cells, validate};
-use crate::experiment::server::{Server, shown_settings};
-use crate::external::parse::{self};
-use crate::external::template::{Template, Vars};
-use crate::external::{self as ext, Finished};
+use crate::experiment::target::{Server, shown_settings};
+use crate::load_cmd::parse::{self};
+use crate::load_cmd::template::{Template, Vars};
+use crate::load_cmd::{self as ext, Finished};
 use crate::model::LoadFigures;
 use crate::model::LoadReport;
 use crate::model::Phase;
@@ -39,7 +39,7 @@ use vars::{SERVER_VARS, cell_vars, env_of, known_placeholders, plain, server_var
 
 /// The external load of a study: its parsed templates, checked against
 /// every placeholder the study can fill.
-pub(in crate::experiment) struct External {
+pub(in crate::experiment) struct LoadCmd {
     cmd: Template,
     setup: Option<Template>,
     before_run: Option<Template>,
@@ -58,7 +58,7 @@ pub(in crate::experiment) struct External {
 /// printed unless quiet.
 pub(in crate::experiment) fn prepare(
     cfg: &ExperimentConfig,
-) -> Result<(Vec<Cell>, StudyHeader, External)> {
+) -> Result<(Vec<Cell>, StudyHeader, LoadCmd)> {
     validate(cfg).map_err(BadInput::from_error)?;
     if !cfg.faults.is_empty() || !cfg.fault_plans.is_empty() {
         bail!(BadInput(
@@ -71,7 +71,7 @@ pub(in crate::experiment) fn prepare(
         );
     }
     let cells = cells(cfg)?;
-    let (driver, notes) = External::new(cfg, &cells)?;
+    let (driver, notes) = LoadCmd::new(cfg, &cells)?;
     if !cfg.quiet {
         for n in notes {
             eprintln!("{n}");
@@ -85,7 +85,7 @@ pub(in crate::experiment) fn prepare(
     Ok((cells, header, driver))
 }
 
-impl External {
+impl LoadCmd {
     /// Parses and checks `cfg.load`'s templates for `cells`. Returns the
     /// driver and notes for the user (a factor that varies but that no
     /// command uses).
@@ -93,7 +93,7 @@ impl External {
     /// Errors (naming the option): a malformed template, an unknown
     /// placeholder, or one without a value in this study (e.g.
     /// `{pool_size}` without a pool_size factor).
-    fn new(cfg: &ExperimentConfig, cells: &[Cell]) -> Result<(External, Vec<String>)> {
+    fn new(cfg: &ExperimentConfig, cells: &[Cell]) -> Result<(LoadCmd, Vec<String>)> {
         let l = &cfg.load;
         let parse = |option: &str, t: &Option<String>| -> Result<Option<Template>> {
             t.as_deref()
@@ -162,7 +162,7 @@ impl External {
             })
             .collect::<Result<_>>()?;
         Ok((
-            External {
+            LoadCmd {
                 cmd,
                 setup,
                 before_run,
@@ -236,7 +236,7 @@ fn failure(t: &Template, vars: &Vars, f: &Finished, err: &Path) -> String {
     )
 }
 
-impl Driver for External {
+impl Driver for LoadCmd {
     fn data_key(&self, cell: usize) -> String {
         self.setup_keys[cell].clone()
     }
@@ -418,7 +418,7 @@ struct Steps {
     server: ServerObservations,
 }
 
-impl External {
+impl LoadCmd {
     /// The placeholder values of run `ctx.run` (seed `seed`) in
     /// `database`.
     fn run_vars(&self, ctx: &RunCtx<'_>, database: &str, seed: u64) -> Vars {
@@ -726,27 +726,27 @@ mod tests {
         let cells = crate::experiment::cells(&c).unwrap();
         assert_eq!(cells.len(), 2);
         assert_eq!(c.isolation, vec![Isolation::ReadCommitted]);
-        let (ext, notes) = External::new(&c, &cells).unwrap();
+        let (ext, notes) = LoadCmd::new(&c, &cells).unwrap();
         assert!(notes.is_empty(), "{notes:?}");
         assert_eq!(ext.cell_vars[1]["clients"].text, "4");
         assert_eq!(ext.cell_vars[1]["duration_s"].text, "10");
 
         c.load.before_run = Some("./app --pool {pool_size}".into());
-        let e = External::new(&c, &cells).err().unwrap().to_string();
+        let e = LoadCmd::new(&c, &cells).err().unwrap().to_string();
         assert!(
             e.starts_with("before_run: placeholder {pool_size} (offset 13) has no value: pool_size is not a factor"),
             "{e}"
         );
         c.load.before_run = None;
         c.load.after_run = Some("echo {clinets}".into());
-        let e = External::new(&c, &cells).err().unwrap().to_string();
+        let e = LoadCmd::new(&c, &cells).err().unwrap().to_string();
         assert!(
             e.starts_with("after_run: unknown placeholder {clinets}"),
             "{e}"
         );
         c.load.after_run = None;
         c.load.setup = Some("pgbench -i {run}".into());
-        let e = External::new(&c, &cells).err().unwrap().to_string();
+        let e = LoadCmd::new(&c, &cells).err().unwrap().to_string();
         assert!(e.contains("setup_cmd: placeholder {run}"), "{e}");
     }
 
@@ -758,7 +758,7 @@ mod tests {
         c.load.setup = Some("pgbench -i -s {workers} {dsn}".into());
         let cells = crate::experiment::cells(&c).unwrap();
         assert_eq!(cells.len(), 2 * 2 * 2);
-        let (ext, notes) = External::new(&c, &cells).unwrap();
+        let (ext, notes) = LoadCmd::new(&c, &cells).unwrap();
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("pool_size varies") && notes[0].contains("$ISOBENCH_POOL_SIZE"));
         // Two data variants, keyed by the setup with the server's

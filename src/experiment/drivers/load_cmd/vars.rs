@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::external::template::{Value, Vars};
+use crate::load_cmd::template::{Value, Vars};
 use crate::model::ExperimentConfig;
 use crate::postgres::{self, Target};
 use crate::store::Cell;

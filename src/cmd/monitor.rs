@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
+use clap::Args;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -21,6 +22,78 @@ use crate::model::{STAT_COUNTERS, ServerObservations};
 use crate::observe::{self, Backends};
 use crate::postgres::{self, Target};
 use crate::store;
+
+use super::{Exit, out, watch_signals};
+use crate::study::values::{self, Parse};
+
+/// Flags of `isobench monitor`.
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// The server, as a libpq URL or key=value string (password never printed).
+    #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true)]
+    pub dsn: Option<String>,
+    /// The server from the libpq variables PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE.
+    #[arg(long, conflicts_with = "dsn")]
+    pub external: bool,
+    /// The database to observe (default: the DSN's).
+    #[arg(long)]
+    pub database: Option<String>,
+    /// pg_stat_database sampling interval.
+    #[arg(long, default_value = "5s", value_parser = values::SampleInterval::parse, allow_hyphen_values = true)]
+    pub sample_interval: Duration,
+    /// How long to observe (default: until Ctrl-C).
+    #[arg(long, short = 'T', value_parser = values::PositiveDur::parse, allow_hyphen_values = true)]
+    pub duration: Option<Duration>,
+    /// Results directory (default `results/monitor-<timestamp>`).
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No progress line and no summary.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+impl MonitorArgs {
+    /// The plain configuration.
+    pub fn into_config(self) -> MonitorConfig {
+        MonitorConfig {
+            target: TargetConfig {
+                dsn: self.dsn,
+                external_from_env: self.external,
+                ..TargetConfig::default()
+            },
+            database: self.database,
+            sample_interval: self.sample_interval,
+            duration: self.duration,
+            out: self.out,
+            quiet: self.quiet,
+        }
+    }
+}
+
+/// Observes until `--duration` or Ctrl-C, writes monitor.json and
+/// monitor.md, prints a summary; [`Exit::Interrupted`] when stopped early.
+///
+/// Errors: no external server named, a server that cannot be reached.
+pub async fn command(args: MonitorArgs) -> Result<Exit> {
+    let cfg = args.into_config();
+    let cancel = CancellationToken::new();
+    tokio::spawn(watch_signals(cancel.clone()));
+    let (dir, results) = run(&cfg, cancel.clone()).await?;
+    if !cfg.quiet {
+        out(&format!(
+            "observed {:.1} s: {} pg_stat_database interval(s), {} wait-event samples\nresults: {}\n",
+            results.observed_s,
+            results.server.stat_database.len(),
+            results.server.wait_events.samples,
+            dir.display()
+        ));
+    }
+    Ok(if results.complete {
+        Exit::Done
+    } else {
+        Exit::Interrupted
+    })
+}
 
 /// File names in a monitor's results directory.
 pub(crate) const MONITOR_JSON: &str = "monitor.json";

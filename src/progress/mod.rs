@@ -1,7 +1,9 @@
 //! What the user sees while an experiment runs: a live progress bar on a
 //! terminal (run i of N, ETA, current tps/p99/failures), one plain line per
 //! finished run on stderr otherwise, nothing with `--quiet`; and, with
-//! `--metrics-listen`, the same events as metrics ([`crate::live`]).
+//! `--metrics-listen`, the same events as metrics ([`live`]).
+
+pub mod live;
 
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
@@ -10,9 +12,9 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::engine::Tick;
-use crate::live::Live;
 use crate::model::Phase;
 use crate::store::{Cell, RunRecord};
+use live::Live;
 
 /// Called with every [`Tick`] of every run (e.g. `isobench pgbench -P`'s
 /// progress lines), quiet or not.
