@@ -88,6 +88,10 @@ impl Invocation {
             .scripts
             .iter()
             .filter_map(|c| match &c.source {
+                ScriptSource::File(f) if f == "-" => Some((
+                    super::flags::stdin_script_path().display().to_string(),
+                    c.weight,
+                )),
                 ScriptSource::File(f) => Some((f.clone(), c.weight)),
                 ScriptSource::Builtin(_) => None,
             })
@@ -316,7 +320,15 @@ async fn session_isolation(db: &Client) -> Result<Isolation> {
 /// `isobench pgbench` without `-i`: the checks before the run, the run,
 /// its summary; every message printed. See the module docs.
 pub(super) async fn bench(inv: Invocation, cancel: CancellationToken) -> Status {
-    match bench_inner(inv, cancel).await {
+    let stdin = inv
+        .scripts
+        .iter()
+        .any(|s| s.source == ScriptSource::File("-".into()));
+    let status = bench_inner(inv, cancel).await;
+    if stdin {
+        let _ = std::fs::remove_file(super::flags::stdin_script_path());
+    }
+    match status {
         Ok(status) => status,
         Err(e) => {
             eprintln!("pgbench: error: {e:#}");

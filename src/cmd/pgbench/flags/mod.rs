@@ -22,7 +22,7 @@ pub use invocation::{
     Action, Connection, DEFAULT_TRANSACTIONS, End, InitOptions, Invocation, LogOptions,
     PartitionMethod, ScriptChoice, ScriptSource, builtin_desc,
 };
-pub use values::Bad;
+pub use values::{Bad, stdin_script_path};
 
 /// One of pgbench's options (and isobench's own, after them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

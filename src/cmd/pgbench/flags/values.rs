@@ -173,6 +173,12 @@ pub(super) fn find_builtin(name: &str) -> Result<&'static str, Bad> {
 }
 
 /// pgbench's `process_file`: the script `file` (`-` for stdin), parsed.
+/// The script read from stdin (`-f -`) is kept in this file for the run
+/// (which reads its scripts by path), and removed after it.
+pub fn stdin_script_path() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("isobench-pgbench-stdin-{}.sql", std::process::id()))
+}
+
 pub(super) fn read_script(file: &str, weight: u32) -> Result<Script, Bad> {
     let read = if file == "-" {
         std::io::read_to_string(std::io::stdin())
@@ -186,7 +192,13 @@ pub(super) fn read_script(file: &str, weight: u32) -> Result<Script, Bad> {
             .unwrap_or_else(|| e.to_string());
         Bad::error(format!("could not open file \"{file}\": {why}"))
     })?;
-    script::parse(file, &text, weight).map_err(|e| Bad::error(e.to_string()))
+    let parsed = script::parse(file, &text, weight).map_err(|e| Bad::error(e.to_string()))?;
+    if file == "-" {
+        std::fs::write(stdin_script_path(), &text).map_err(|e| {
+            Bad::error(format!("could not keep the script read from stdin: {e}"))
+        })?;
+    }
+    Ok(parsed)
 }
 
 /// `-M extended`/`prepared` send a statement's variables as parameters:
