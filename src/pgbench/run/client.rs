@@ -317,16 +317,17 @@ impl ScriptClient {
         ) && !c.simple_only[i]
     }
 
-    /// The prepared statement of command `i` of script `s`, prepared now
-    /// if it is not yet (pgbench's rules). A statement the server refused
-    /// is reported, as pgbench reports it, and kept unprepared: using it
-    /// gets the server's `prepared statement ... does not exist`.
-    async fn statement(&mut self, conn: &mut Conn, s: usize, i: usize) -> Option<Statement> {
-        if self.mode != QueryMode::Prepared || !self.preparable(s, i) {
-            return None;
-        }
-        if let Some(st) = &self.prepared[s][i] {
-            return Some(st.clone());
+    /// Prepares command `i` of script `s` now if it runs prepared and is
+    /// not yet (pgbench's rules prepare on first use). A statement the
+    /// server refused is reported, as pgbench reports it, and kept
+    /// unprepared: using it gets the server's `prepared statement ... does
+    /// not exist`.
+    async fn prepare_now(&mut self, conn: &mut Conn, s: usize, i: usize) {
+        if self.mode != QueryMode::Prepared
+            || self.prepared[s][i].is_some()
+            || !self.preparable(s, i)
+        {
+            return;
         }
         let sql = self.scripts[s].param_sql[i].clone().expect("SQL");
         self.say.debug(|| {
@@ -346,8 +347,7 @@ impl ScriptClient {
                 conn.unprepared()
             }
         };
-        self.prepared[s][i] = Some(st.clone());
-        Some(st)
+        self.prepared[s][i] = Some(st);
     }
 
     /// Runs `run`'s script from its first command on `vars` and `prng`
@@ -468,7 +468,7 @@ impl ScriptClient {
                     while k < commands.len()
                         && !matches!(commands[k].kind, CommandKind::EndPipeline)
                     {
-                        self.statement(conn, s, k).await;
+                        self.prepare_now(conn, s, k).await;
                         k += 1;
                     }
                     pipeline = Some(Pipeline::default());
@@ -564,8 +564,8 @@ impl ScriptClient {
                         // parameters (an undefined one as NULL); the
                         // server reads each by its type.
                         params(variables, vars, say.rules.is_some(), &mut texts, &mut spans);
-                        let stmt = self.statement(conn, s, i).await;
-                        let stmt = stmt.or_else(|| self.prepared.get(s).and_then(|p| p[i].clone()));
+                        self.prepare_now(conn, s, i).await;
+                        let stmt = self.prepared[s][i].as_ref();
                         let sql = c.param_sql[i].as_deref().expect("SQL");
                         let params = TextParams {
                             bytes: &texts,
@@ -577,11 +577,11 @@ impl ScriptClient {
                         });
                         match pipeline.as_mut() {
                             Some(p) => {
-                                conn.queue(stmt.as_ref(), sql, params).map_err(fail)?;
+                                conn.queue(stmt, sql, params).map_err(fail)?;
                                 p.commits |= c.at_commit[i];
                             }
                             None => {
-                                let r = match &stmt {
+                                let r = match stmt {
                                     Some(stmt) => conn.execute_text(stmt, params).await,
                                     None => conn.execute_unnamed(sql, params).await,
                                 };

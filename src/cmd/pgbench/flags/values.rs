@@ -194,9 +194,8 @@ pub(super) fn read_script(file: &str, weight: u32) -> Result<Script, Bad> {
     })?;
     let parsed = script::parse(file, &text, weight).map_err(|e| Bad::error(e.to_string()))?;
     if file == "-" {
-        std::fs::write(stdin_script_path(), &text).map_err(|e| {
-            Bad::error(format!("could not keep the script read from stdin: {e}"))
-        })?;
+        std::fs::write(stdin_script_path(), &text)
+            .map_err(|e| Bad::error(format!("could not keep the script read from stdin: {e}")))?;
     }
     Ok(parsed)
 }
