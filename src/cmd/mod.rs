@@ -10,6 +10,7 @@ pub mod compare;
 pub mod manual;
 pub mod merge;
 pub mod monitor;
+pub mod pgbench;
 pub mod report;
 pub mod run;
 
@@ -20,7 +21,6 @@ use clap::{Args, Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
 use crate::model::BadInput;
-use crate::pgbench_cli::PgbenchArgs;
 use crate::postgres::reaper;
 use crate::report::render::terminal::{DEFAULT_WIDTH, MIN_WIDTH};
 use crate::{store, workload};
@@ -29,6 +29,7 @@ use check_history::CheckHistoryArgs;
 use compare::CompareArgs;
 use merge::MergeArgs;
 use monitor::MonitorArgs;
+use pgbench::PgbenchArgs;
 use report::ReportArgs;
 use run::RunArgs;
 
@@ -69,7 +70,7 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// pgbench's own command line (`isobench pgbench [OPTION]... [DBNAME]`) run as one isobench cell: pgbench's output formats on stdout and stderr, and a results directory (docs/src/reference/pgbench-command.md).
+    /// PostgreSQL 15's pgbench (`isobench pgbench [OPTION]... [DBNAME]`): its options, behaviour, messages, exit statuses and logs, each run also one isobench cell with a results directory (docs/src/reference/pgbench-command.md).
     #[command(disable_help_flag = true, disable_version_flag = true)]
     Pgbench(Box<PgbenchArgs>),
     /// Print the man page (roff) to stdout, e.g. `isobench man | man -l -`; with --dir, write one page per subcommand into DIR.
@@ -156,32 +157,19 @@ pub async fn dispatch(cli: Cli) -> Result<Exit> {
     }
 }
 
-/// `isobench pgbench`: pgbench's command line. Bad or refused options
-/// exit 1, as pgbench's do.
+/// `isobench pgbench`: pgbench's exit statuses (0, 1, 2: clients aborted,
+/// with isobench's 130 for an interruption), its messages already printed.
 async fn pgbench(args: PgbenchArgs) -> Result<Exit> {
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let inv = match crate::pgbench_cli::Invocation::from_args(args, &env) {
-        Ok(inv) => inv,
-        Err(e) => {
-            eprintln!("isobench pgbench: error: {e:#}");
-            eprintln!("Try \"isobench pgbench --help\" for more information.");
-            return Ok(Exit::Error);
-        }
-    };
+    use pgbench::Status;
     let cancel = CancellationToken::new();
     tokio::spawn(watch_signals(cancel.clone()));
-    match crate::pgbench_cli::run(inv, cancel.clone()).await {
-        Ok(true) => Ok(Exit::Done),
-        Ok(false) => Ok(Exit::Interrupted),
-        Err(e) if cancel.is_cancelled() => {
-            eprintln!("isobench: interrupted: {e:#}");
-            Ok(Exit::Interrupted)
-        }
-        Err(e) => {
-            eprintln!("isobench pgbench: error: {e:#}");
-            Ok(Exit::Error)
-        }
-    }
+    Ok(match pgbench::main(args, cancel).await {
+        Status::Done => Exit::Done,
+        Status::Failed => Exit::Error,
+        // pgbench's 2 (some clients aborted) has BadInput's number.
+        Status::Aborted => Exit::BadInput,
+        Status::Interrupted => Exit::Interrupted,
+    })
 }
 
 /// `--width N`, the flag the commands that print reports share (`run`,
@@ -507,6 +495,12 @@ mod tests {
             &["-T", "3s"],
             "duration = \"3s\"",
             Some(("0s", "\"0s\"")),
+        ),
+        (
+            "transactions",
+            &["-t", "100"],
+            "transactions = 100",
+            Some(("0", "0")),
         ),
         (
             "server-wait",

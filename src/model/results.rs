@@ -98,6 +98,10 @@ pub struct StoredConfig {
     pub baseline: Option<String>,
     pub duration_s: f64,
     pub warmup_s: f64,
+    /// `--transactions`: each run ended when every client had run this
+    /// many transactions (`duration_s` is then not used); absent: by time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transactions: Option<u64>,
     /// `--server-wait`, s; 60 in stores written before it.
     #[serde(default = "default_server_wait_s")]
     pub server_wait_s: f64,

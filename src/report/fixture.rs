@@ -324,6 +324,7 @@ pub fn results() -> Results {
             baseline: None,
             duration_s: 60.0,
             warmup_s: 10.0,
+            transactions: None,
             server_wait_s: 60.0,
             sample_interval_s: 5.0,
             threads: None,

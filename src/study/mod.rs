@@ -267,6 +267,8 @@ fn resume_study(
         order: c.order,
         baseline: c.baseline,
         duration: Duration::from_secs_f64(c.duration_s),
+        transactions: c.transactions,
+        pgbench: None,
         warmup: Duration::from_secs_f64(c.warmup_s),
         server_wait: Duration::from_secs_f64(c.server_wait_s),
         retry: c.retry,

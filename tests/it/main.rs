@@ -23,7 +23,7 @@ mod merge;
 mod metrics_listen;
 mod module_graph;
 mod newcomer;
-mod pgbench_cli;
+mod pgbench;
 mod pgbench_expr;
 mod pgbench_scripts;
 mod run_e2e;

@@ -59,6 +59,9 @@ fn params(clients: u32) -> EngineParams {
         retrier: retrier(3, Backoff::None),
         warmup: Duration::ZERO,
         duration: Duration::from_millis(300),
+        transactions: None,
+        connect_per_transaction: false,
+        tx_log: None,
         seed: 42,
         threads: 1,
         pool_size: None,
@@ -227,6 +230,38 @@ fn serialization_failures(_: u32, n: u64, try_no: u32) -> Act {
         2 if try_no < 2 => Act::FailAtCommit("40001"),
         _ => Act::Commit,
     }
+}
+
+/// pgbench -t: each of 4 clients ends after exactly 25 transactions,
+/// committed or failed (retries are tries of one transaction, not more
+/// transactions), and the run ends when the last one has; the duration
+/// (here far longer than the run) is not used.
+#[tokio::test]
+async fn a_run_by_count_ends_after_each_clients_transactions() {
+    let p = EngineParams {
+        transactions: Some(25),
+        duration: Duration::from_secs(3600),
+        threads: 2,
+        ..params(4)
+    };
+    let started = Instant::now();
+    let r = run(serialization_failures, Duration::ZERO, &p).await;
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(!r.outcome.interrupted);
+    let t = r.total();
+    // Inputs 0..25 of each client: 13 commit (0, 2, 4, ...; n % 4 in 0, 2),
+    // 12 fail (odd ones) after 3 tries each.
+    assert_eq!(t.committed, 4 * 13, "{t:?}");
+    assert_eq!(r.failed("40001"), 4 * 12, "{t:?}");
+    assert_eq!(t.retried, 4 * (7 + 6 + 12), "{t:?}");
+    // Tries: 7 inputs n%4==0 (3 tries), 6 inputs n%4==2 (2), 12 odd (3).
+    assert_eq!(t.attempts, 4 * (7 * 3 + 6 * 2 + 12 * 3), "{t:?}");
+    for c in 0..4 {
+        let inputs = r.ledger.tries_of(c);
+        assert_eq!(inputs.len(), 25, "client {c}: {inputs:?}");
+        assert_eq!(inputs.last().unwrap().0, 24);
+    }
+    assert!(r.outcome.measured_s > 0.0 && r.outcome.measured_s < 60.0);
 }
 
 #[tokio::test]
