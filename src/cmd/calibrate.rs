@@ -8,16 +8,15 @@
 //! the MDE of a study of K runs a side, and the runs a side a target MDE
 //! needs. `isobench compare --noise DIR` uses it.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use super::{Exit, out, watch_signals};
+use super::{Exit, WidthArg, out, watch_signals};
 use crate::model::{BadInput, Calibration};
-use crate::stats::{self, noise::Noise};
+use crate::stats;
 use crate::study::Settings;
 use crate::study::values::{Count, Parse, Percent};
 use crate::{experiment, report};
@@ -41,6 +40,8 @@ pub struct CalibrateArgs {
     pub target_mde: Option<f64>,
     #[command(flatten)]
     pub settings: Settings,
+    #[command(flatten)]
+    pub width: WidthArg,
 }
 
 /// Runs the calibration and prints its noise section.
@@ -48,6 +49,7 @@ pub struct CalibrateArgs {
 /// Errors: bad settings (`--precision` does not apply; bad input), or a
 /// failure at run time.
 pub async fn run(args: CalibrateArgs) -> Result<Exit> {
+    let width = args.width.columns();
     let pairs_given = args.settings.repeat;
     if args.settings.precision.is_some() || args.settings.max_repeat.is_some() {
         return Err(BadInput(
@@ -80,8 +82,10 @@ pub async fn run(args: CalibrateArgs) -> Result<Exit> {
         let noise = stats::noise::of(&outcome.results);
         out(&format!(
             "{}{}results: {} (noise section in results.json)\n",
-            report::terminal::summary(&outcome.results),
-            noise.as_ref().map_or(String::new(), render),
+            report::render::terminal::summary(&outcome.results, width),
+            noise
+                .as_ref()
+                .map_or(String::new(), |n| report::render::terminal::noise(n, width)),
             outcome.dir.display()
         ));
     }
@@ -93,59 +97,4 @@ pub async fn run(args: CalibrateArgs) -> Result<Exit> {
         return Ok(Exit::Interrupted);
     }
     Ok(Exit::Done)
-}
-
-/// The noise section in words, one block per cell.
-pub fn render(n: &Noise) -> String {
-    let mut s = format!(
-        "\nNoise: {} A/A pairs of {} run(s) a side, interleaved.\n",
-        n.pairs, n.per_side
-    );
-    let pct = |v: f64| {
-        if v.is_finite() {
-            format!("{v:.1} %")
-        } else {
-            "n/a".into()
-        }
-    };
-    for c in &n.cells {
-        let _ = writeln!(s, "{} ({} complete runs):", c.cell, c.runs);
-        for (name, m) in [
-            ("TPS", &c.tps),
-            ("p50", &c.latency_p50_ms),
-            ("p99", &c.latency_p99_ms),
-            ("failure share", &c.failure_pct),
-        ] {
-            let _ = writeln!(
-                s,
-                "  {name}: CV between runs {}, within a run (per second) {}",
-                pct(m.cv_between_pct),
-                m.cv_within_pct.map_or("n/a".into(), pct)
-            );
-        }
-        match c.false_positives {
-            Some(p) => {
-                let _ = writeln!(
-                    s,
-                    "  false positives of the verdict: {} of {} A/A comparisons ({:.1} %, 95 % CI [{:.1} %, {:.1} %])",
-                    p.x,
-                    p.n,
-                    100.0 * p.rate,
-                    100.0 * p.low,
-                    100.0 * p.high
-                );
-            }
-            None => s.push_str("  false positives: no pair with 3 complete runs a side\n"),
-        }
-        let _ = writeln!(
-            s,
-            "  a study of {} runs a side detects TPS changes of ±{}; ±{} needs {} runs a side",
-            n.per_side,
-            c.tps_mde_pct.map_or("n/a".into(), stats::fmt_mde),
-            stats::fmt_mde(n.target_mde_pct),
-            c.runs_for_target
-                .map_or(format!("more than {}", stats::power::MAX_RUNS), |r| r.to_string())
-        );
-    }
-    s
 }

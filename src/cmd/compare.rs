@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 
-use super::{Exit, out};
+use super::{Exit, WidthArg, out};
 use crate::model::BadInput;
-use crate::report::gate::{self, Status};
+use crate::report::analysis::gate::{self, Status};
 use crate::study::values::{Parse, Percent};
 use crate::{report, store};
 
@@ -30,6 +30,8 @@ pub struct CompareArgs {
     /// A results directory of `isobench calibrate`: its noise (CV between runs, false-positive rate) is shown for the cells it has, and the gate says "cannot tell" where that noise could hide a regression of the threshold's size.
     #[arg(long, value_name = "DIR")]
     pub noise: Option<PathBuf>,
+    #[command(flatten)]
+    pub width: WidthArg,
 }
 
 /// `--format` of `isobench compare`.
@@ -39,47 +41,6 @@ pub enum CompareFormat {
     Bmf,
     Gab,
     GabLatency,
-}
-
-/// `## Calibrated noise`: for each cell of A the calibration has, its CV
-/// of TPS between runs, the false-positive rate of the verdict over its
-/// A/A pairs, and the MDE at this comparison's runs (A's and B's n).
-fn noise_section(
-    n: &crate::stats::noise::Noise,
-    a: &crate::store::Results,
-    b: &crate::store::Results,
-    dir: &std::path::Path,
-) -> String {
-    use std::fmt::Write as _;
-    let ca = report::cells::aggregate(a);
-    let cb = report::cells::aggregate(b);
-    let m = report::compare::Matched::of(a, b, &ca, &cb);
-    let mut s = format!(
-        "## Calibrated noise ({}: {} A/A pairs of {} runs a side)\n\n",
-        dir.display(),
-        n.pairs,
-        n.per_side
-    );
-    for (key, i, j) in &m.pairs {
-        let Some(c) = n.cells.iter().find(|c| c.cell == ca[*i].cell.label()) else {
-            let _ = writeln!(s, "- {key}: not in the calibration");
-            continue;
-        };
-        let cv = c.tps.cv_between_pct / 100.0;
-        let mde = crate::stats::power::mde_pct(cv, ca[*i].n, cv, cb[*j].n);
-        let fp = c.false_positives.map_or("n/a".to_string(), |p| {
-            format!("{} of {} ({:.0} %)", p.x, p.n, 100.0 * p.rate)
-        });
-        let _ = writeln!(
-            s,
-            "- {key}: TPS CV between runs {:.1} %; false positives {fp}; MDE at {} and {} runs: {}",
-            c.tps.cv_between_pct,
-            ca[*i].n,
-            cb[*j].n,
-            mde.map_or("n/a".to_string(), |m| format!("±{}", crate::stats::fmt_mde(m)))
-        );
-    }
-    s
 }
 
 /// Prints the comparison of the two directories (or B's figures in a
@@ -92,7 +53,7 @@ fn noise_section(
 pub fn run(args: CompareArgs) -> Result<Exit> {
     let ra = store::load_dir(&args.a)?;
     let rb = store::load_dir(&args.b)?;
-    report::compare::check(&ra, &rb).map_err(BadInput)?;
+    report::analysis::compare::check(&ra, &rb).map_err(BadInput)?;
     let noise = match &args.noise {
         None => None,
         Some(dir) => Some(crate::stats::noise::of(&store::load_dir(dir)?).ok_or_else(|| {
@@ -107,25 +68,34 @@ pub fn run(args: CompareArgs) -> Result<Exit> {
         .map(|t| (t, gate::evaluate_with_noise(&ra, &rb, t, noise.as_ref())));
     match args.format {
         CompareFormat::Md => {
-            let mut text = report::compare::render(
+            let width = Some(args.width.columns());
+            let mut text = report::render::compare::render(
                 &ra,
                 &rb,
                 &args.a.display().to_string(),
                 &args.b.display().to_string(),
+                width,
             );
             if let (Some(n), Some(dir)) = (&noise, &args.noise) {
                 text.push('\n');
-                text.push_str(&noise_section(n, &ra, &rb, dir));
+                text.push_str(&report::render::compare::noise_section(
+                    n,
+                    &ra,
+                    &rb,
+                    &dir.display().to_string(),
+                ));
             }
             if let Some((t, rows)) = &gate {
                 text.push('\n');
-                text.push_str(&gate::render(rows, *t, false));
+                text.push_str(&report::render::compare::gate_section(
+                    rows, *t, false, width,
+                ));
             }
             out(&text);
         }
-        CompareFormat::Bmf => out(&report::ci_formats::bmf(&ra, &rb)),
-        CompareFormat::Gab => out(&report::ci_formats::gab(&ra, &rb, false)),
-        CompareFormat::GabLatency => out(&report::ci_formats::gab(&ra, &rb, true)),
+        CompareFormat::Bmf => out(&report::render::ci_formats::bmf(&ra, &rb)),
+        CompareFormat::Gab => out(&report::render::ci_formats::gab(&ra, &rb, false)),
+        CompareFormat::GabLatency => out(&report::render::ci_formats::gab(&ra, &rb, true)),
     }
     let Some((t, rows)) = gate else {
         return Ok(Exit::Done);

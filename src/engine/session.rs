@@ -180,6 +180,28 @@ async fn open<C: WorkloadClient>(
     Ok((conn, prepared, host))
 }
 
+/// Gives `s` a new connection to `db` (its home host first), closing the
+/// one it had, with the isolation default set and the client's statements
+/// prepared again: pgbench `-C`'s connection per transaction.
+///
+/// Errors: the connection or the preparation failed (`s` keeps no open
+/// connection then: the next use fails as a lost connection).
+pub(super) async fn reopen<C: WorkloadClient>(
+    s: &mut Session<C>,
+    db: &Config,
+    isolation: Isolation,
+) -> Result<(), wire::Error> {
+    let (conn, tx, host) = match open(&mut s.client, db, isolation, s.home).await {
+        Ok(opened) => opened,
+        Err(OpenError::Connect(e) | OpenError::Prepare(e)) => return Err(e),
+    };
+    let old = std::mem::replace(&mut s.conn, conn);
+    old.close().await;
+    s.tx = tx;
+    s.host = host;
+    Ok(())
+}
+
 /// Opens `s`'s connection to `db` again after it was lost (its home host
 /// first, as at the start), trying until it
 /// works or `stop` is set, with [`reconnect_delay`] between tries; logs

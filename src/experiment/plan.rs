@@ -381,7 +381,12 @@ pub(super) fn validate(cfg: &ExperimentConfig) -> Result<Retrier> {
     if let Some(r) = cfg.rate.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
         bail!("--rate: {r} is not a rate; give transactions per second > 0, e.g. --rate 500");
     }
-    if cfg.latency_limit.is_some() && cfg.rate.is_empty() {
+    if cfg.transactions.is_some() && cfg.load.active() {
+        bail!(
+            "--transactions ends isobench's own clients' runs by count; an external load (--load-cmd) runs for --duration"
+        );
+    }
+    if cfg.latency_limit.is_some() && cfg.rate.is_empty() && cfg.pgbench.is_none() {
         bail!("--latency-limit needs --rate (it applies to open-loop runs, as in pgbench)");
     }
     check_faults(cfg)?;
@@ -574,6 +579,8 @@ mod tests {
             resume: None,
             repeat: 2,
             duration: Duration::from_secs(1),
+            transactions: None,
+            pgbench: None,
             warmup: Duration::ZERO,
             server_wait: Duration::from_secs(60),
             retry: RetryPolicy::default(),

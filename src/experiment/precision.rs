@@ -6,7 +6,7 @@
 //! that repetitions stay interleaved as in the planned ones.
 
 use crate::model::Precision;
-use crate::report::cells::counted;
+use crate::report::analysis::cells::counted;
 use crate::stats::{Summary, sequential};
 use crate::store::{Cell, Results};
 
@@ -32,7 +32,8 @@ pub(super) fn next_round(
             .map(|r| r.tps)
             .collect();
         let last = runs.map(|r| r.repetition).max().unwrap_or(0);
-        let reached = Summary::of(&tps).is_some_and(|s| sequential::reached(&s, p.target_pct / 100.0));
+        let reached =
+            Summary::of(&tps).is_some_and(|s| sequential::reached(&s, p.target_pct / 100.0));
         if !reached && (tps.len() as u32) < p.max_repeat && last < 10 * p.max_repeat {
             round.push(PlannedRun {
                 cell: cell.clone(),
@@ -62,7 +63,12 @@ mod tests {
 
     /// `r` with `n` complete runs of `cell` at `tps` values.
     fn with_runs(mut r: Results, iso: Isolation, tps: &[f64]) -> Results {
-        let proto = r.runs.iter().find(|x| x.cell.isolation == iso).unwrap().clone();
+        let proto = r
+            .runs
+            .iter()
+            .find(|x| x.cell.isolation == iso)
+            .unwrap()
+            .clone();
         r.runs.retain(|x| x.cell.isolation != iso);
         for (i, t) in tps.iter().enumerate() {
             let mut run = proto.clone();
@@ -89,7 +95,11 @@ mod tests {
         assert_eq!(round.len(), 1);
         assert_eq!((round[0].cell.isolation, round[0].repetition), (ser, 6));
         // At the maximum, no more rounds, reached or not.
-        let r = with_runs(r, ser, &[140.0, 160.0, 150.0, 135.0, 165.0, 140.0, 160.0, 150.0]);
+        let r = with_runs(
+            r,
+            ser,
+            &[140.0, 160.0, 150.0, 135.0, 165.0, 140.0, 160.0, 150.0],
+        );
         assert!(next_round(&c, &r, p, false).is_empty());
         // Four runs are never enough (the first stage is 5).
         let r = with_runs(r, rc, &[100.0, 100.0, 100.0, 100.1]);

@@ -120,8 +120,9 @@ pub fn pin_this_thread() -> Result<(), String> {
     }
 }
 
-/// The CPUs the calling thread may run on (for tests and checks).
-pub fn this_thread_cpus() -> Vec<usize> {
+/// The CPUs the calling thread may run on (for tests).
+#[cfg(test)]
+fn this_thread_cpus() -> Vec<usize> {
     allowed_cpus()
 }
 

@@ -185,7 +185,7 @@ impl Calibration {
     /// Pair (from 0) and side (`true` for A) of repetition `r` (from 1).
     pub fn slot(&self, r: u32) -> (u32, bool) {
         let i = r.saturating_sub(1);
-        (i / (2 * self.per_side.max(1)), i % 2 == 0)
+        (i / (2 * self.per_side.max(1)), i.is_multiple_of(2))
     }
 }
 
@@ -206,7 +206,10 @@ mod tests {
         for (text, needle) in [
             ("server=0,clients=0", "CPU 0 is in both"),
             ("server=0-2,clients=2-3", "CPU 2 is in both"),
-            ("server=7", "CPU 7 (server) is not available here (this process may use CPUs 0-3)"),
+            (
+                "server=7",
+                "CPU 7 (server) is not available here (this process may use CPUs 0-3)",
+            ),
             ("cpu=1", "unknown part 'cpu'"),
             ("1,2", "names no side"),
             ("server=a", "'a' is not a CPU number"),

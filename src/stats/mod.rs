@@ -363,9 +363,9 @@ pub(crate) fn log_ratio_ci95(value: &Summary, baseline: &Summary) -> Option<Diff
 /// The test behind every verdict: the two-sided t-test of the log ratio
 /// of the means, `t = L / se_L` with `L = ln x̄₁ - ln x̄₂`, `se_L =
 /// sqrt(s₁²/(n₁x̄₁²) + s₂²/(n₂x̄₂²))` (the delta method) and the
-/// Welch–Satterthwaite degrees of freedom ν of [`pct_ci95`]; `p = 2 · (1
-/// - F_ν(|t|))`. It is the inversion of the interval of [`pct_ci95`]: `p
-/// < 0.05` exactly when that interval excludes 0 %. Its `t` has the sign
+/// Welch–Satterthwaite degrees of freedom ν of [`pct_ci95`];
+/// `p = 2 · (1 − F_ν(|t|))`. It is the inversion of the interval of
+/// [`pct_ci95`]: `p < 0.05` exactly when that interval excludes 0 %. Its `t` has the sign
 /// of `x̄₁ - x̄₂`. On a ratio scale, as benchmark figures are (a change of
 /// +10 % is the same whatever the TPS), it is Welch's test (Welch 1947)
 /// applied to the logarithm of the means; for small coefficients of
@@ -525,7 +525,9 @@ impl Comparison {
                 "this study could detect changes of ±{} or more; {need}",
                 fmt_mde(m)
             )),
-            None => Some(format!("no variance estimate: no detectable change to state; {need}")),
+            None => Some(format!(
+                "no variance estimate: no detectable change to state; {need}"
+            )),
         }
     }
 }
@@ -946,7 +948,11 @@ mod tests {
         assert!(outliers(&[1.0, 100.0]).is_empty());
         // Three values: [10, 11, 20]: median 11, deviations 1, 0, 9 → MAD 1;
         // M(20) = 6.0705, but below 5 values nothing is flagged (issue #37).
-        assert!(close(modified_z_scores(&[10.0, 11.0, 20.0]).unwrap()[2], 6.0705, 1e-9));
+        assert!(close(
+            modified_z_scores(&[10.0, 11.0, 20.0]).unwrap()[2],
+            6.0705,
+            1e-9
+        ));
         assert!(outliers(&[10.0, 11.0, 20.0]).is_empty());
         assert!(outliers(&[10.0, 11.0, 11.5, 20.0]).is_empty());
         // The same run among five: median 11, deviations 1, 0, 9, 0.5,
@@ -967,10 +973,7 @@ mod tests {
         // (median 1725, deviations 713, 0, 66, 5, 25 → MAD 25,
         // M = -19.2) it is one.
         assert!(outliers(&[1012.0, 1725.0, 1791.0]).is_empty());
-        assert_eq!(
-            outliers(&[1012.0, 1725.0, 1791.0, 1730.0, 1700.0]),
-            vec![0]
-        );
+        assert_eq!(outliers(&[1012.0, 1725.0, 1791.0, 1730.0, 1700.0]), vec![0]);
     }
 
     /// Seed 002's report printed `+239.6 % TPS vs ser (95 % CI [-48.4 %,
@@ -990,7 +993,10 @@ mod tests {
         let c = compare(&rc, &ser, Better::Higher);
         assert!(close(c.pct.unwrap(), 239.6, 0.05), "{c:?}");
         let ci = c.pct_ci.unwrap();
-        assert!(close(ci.low, -48.24, 0.01) && close(ci.high, 2128.3, 0.1), "{ci:?}");
+        assert!(
+            close(ci.low, -48.24, 0.01) && close(ci.high, 2128.3, 0.1),
+            "{ci:?}"
+        );
         // The one method: its p is that of the interval, which holds 0.
         let w = c.welch.unwrap();
         assert!(close(w.p, 0.0805, 1e-3), "{w:?}");
@@ -1021,7 +1027,10 @@ mod tests {
         let v = Summary::of(&[109.0, 110.0, 111.0]).unwrap();
         let b = Summary::of(&[99.0, 100.0, 101.0]).unwrap();
         let w = ratio_test(&v, &b).unwrap();
-        assert!(close(w.t, 12.2152, 1e-3) && close(w.df, 3.964206, 1e-5), "{w:?}");
+        assert!(
+            close(w.t, 12.2152, 1e-3) && close(w.df, 3.964206, 1e-5),
+            "{w:?}"
+        );
         assert!(w.p < 0.001);
         let r = ratio_test(&b, &v).unwrap();
         assert!(close(r.t, -w.t, 1e-9) && close(r.p, w.p, 1e-12));

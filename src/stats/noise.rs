@@ -25,6 +25,14 @@ pub struct Noise {
     pub cells: Vec<NoiseCell>,
 }
 
+impl Noise {
+    /// The noise of the cell labelled `label` (`Cell::label`), if the
+    /// calibration ran it.
+    pub fn cell(&self, label: &str) -> Option<&NoiseCell> {
+        self.cells.iter().find(|c| c.cell == label)
+    }
+}
+
 /// One cell's noise.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NoiseCell {
@@ -36,19 +44,13 @@ pub struct NoiseCell {
     pub latency_p50_ms: MetricNoise,
     pub latency_p99_ms: MetricNoise,
     pub failure_pct: MetricNoise,
-    /// A/A comparisons with at least 3 complete runs a side, and how
-    /// many of them isobench's verdict called significant (either
-    /// direction): the false-positive rate, with its 95 % Clopper–Pearson
-    /// interval. `None` without such a comparison.
-    pub false_positives: Option<Proportion>,
-    /// The MDE of TPS of a comparison of `per_side` runs against as many
-    /// at the CV between repetitions, % (80 % power, α = 0.05).
-    pub tps_mde_pct: Option<f64>,
-    /// Runs a side whose TPS MDE is `target_mde_pct`.
-    pub runs_for_target: Option<usize>,
 }
 
-/// One metric's coefficients of variation, % (NaN/null where undefined).
+/// One metric's noise: its coefficients of variation, %, NaN (null in
+/// JSON) where undefined; what a study of `per_side` runs a side can
+/// detect at the CV between runs, and the runs a side the target MDE
+/// needs; for TPS and p99, the false-positive rate of isobench's verdict
+/// over the A/A pairs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MetricNoise {
     /// Mean over the runs, in the metric's unit.
@@ -58,18 +60,35 @@ pub struct MetricNoise {
     /// Mean over runs of the CV of the run's per-second series, %; null
     /// for a metric without a per-second series (p50).
     pub cv_within_pct: Option<f64>,
+    /// The MDE of a comparison of `per_side` runs against as many at
+    /// this CV, % (80 % power, α = 0.05, [`power::mde_pct`]).
+    pub mde_pct: Option<f64>,
+    /// Runs a side whose MDE is the target ([`power::runs_for_mde`];
+    /// null above [`power::MAX_RUNS`] or without a CV).
+    pub runs_for_target: Option<usize>,
+    /// A/A comparisons with at least 3 complete runs a side, and how
+    /// many of them isobench's verdict (`stats::compare`: faster or
+    /// slower at p < 0.05) called significant: the false-positive rate,
+    /// with its 95 % Clopper–Pearson interval. TPS and p99 only; null
+    /// without such a comparison.
+    pub false_positives: Option<Proportion>,
 }
 
 impl MetricNoise {
-    fn of(values: &[f64], within: Option<Vec<f64>>) -> MetricNoise {
+    fn of(values: &[f64], within: Option<Vec<f64>>, cal: Calibration) -> MetricNoise {
         let s = Summary::of(values);
+        let cv = s.map_or(f64::NAN, |s| s.cv);
+        let per_side = cal.per_side as usize;
         MetricNoise {
             mean: s.map_or(f64::NAN, |s| s.mean),
-            cv_between_pct: s.map_or(f64::NAN, |s| 100.0 * s.cv),
+            cv_between_pct: 100.0 * cv,
             cv_within_pct: within.and_then(|w| {
                 let w: Vec<f64> = w.into_iter().filter(|x| x.is_finite()).collect();
                 Summary::of(&w).map(|s| 100.0 * s.mean)
             }),
+            mde_pct: power::mde_pct(cv, per_side, cv, per_side),
+            runs_for_target: power::runs_for_mde(cv, cv, cal.target_mde_pct),
+            false_positives: None,
         }
     }
 }
@@ -116,19 +135,24 @@ pub fn of(results: &Results) -> Option<Noise> {
 fn cell_noise(label: String, runs: &[&RunRecord], cal: Calibration) -> NoiseCell {
     let values = |f: fn(&RunRecord) -> f64| runs.iter().map(|r| f(r)).collect::<Vec<_>>();
     let within = |f: fn(&crate::model::SecondPoint) -> f64| {
-        Some(runs.iter().map(|r| cv(r.per_second.iter().map(f))).collect())
+        Some(
+            runs.iter()
+                .map(|r| cv(r.per_second.iter().map(f)))
+                .collect(),
+        )
     };
+    // Latency only where the run committed something.
     let committed: Vec<&RunRecord> = runs.iter().copied().filter(|r| r.committed > 0).collect();
     let lat = |f: fn(&RunRecord) -> f64| committed.iter().map(|r| f(r)).collect::<Vec<_>>();
-    let tps = MetricNoise::of(&values(|r| r.tps), within(|p| p.tps));
-    let fp = false_positives(runs, cal);
-    let cv_tps = tps.cv_between_pct / 100.0;
-    let per_side = cal.per_side as usize;
+    let mut tps = MetricNoise::of(&values(|r| r.tps), within(|p| p.tps), cal);
+    tps.false_positives = false_positives(runs, cal, |r| r.tps, Better::Higher);
+    let mut p99 = MetricNoise::of(&lat(|r| r.latency_ms.p99), within(|p| p.p99_ms), cal);
+    p99.false_positives = false_positives(&committed, cal, |r| r.latency_ms.p99, Better::Lower);
     NoiseCell {
         cell: label,
         runs: runs.len(),
-        latency_p50_ms: MetricNoise::of(&lat(|r| r.latency_ms.p50), None),
-        latency_p99_ms: MetricNoise::of(&lat(|r| r.latency_ms.p99), within(|p| p.p99_ms)),
+        latency_p50_ms: MetricNoise::of(&lat(|r| r.latency_ms.p50), None, cal),
+        latency_p99_ms: p99,
         failure_pct: MetricNoise::of(
             &values(|r| r.failure_pct),
             within(|p| {
@@ -139,24 +163,27 @@ fn cell_noise(label: String, runs: &[&RunRecord], cal: Calibration) -> NoiseCell
                     100.0 * p.failed as f64 / all as f64
                 }
             }),
+            cal,
         ),
         tps,
-        false_positives: fp,
-        tps_mde_pct: power::mde_pct(cv_tps, per_side, cv_tps, per_side),
-        runs_for_target: power::runs_for_mde(cv_tps, cv_tps, cal.target_mde_pct),
     }
 }
 
 /// Over the pairs with at least [`MIN_RUNS`] complete runs a side: how
-/// many B-against-A verdicts on TPS were significant.
-fn false_positives(runs: &[&RunRecord], cal: Calibration) -> Option<Proportion> {
+/// many B-against-A verdicts on `metric` were significant.
+fn false_positives(
+    runs: &[&RunRecord],
+    cal: Calibration,
+    metric: fn(&RunRecord) -> f64,
+    better: Better,
+) -> Option<Proportion> {
     let (mut tests, mut significant) = (0u64, 0u64);
     for pair in 0..cal.pairs {
         let side = |a: bool| {
             let v: Vec<f64> = runs
                 .iter()
                 .filter(|r| cal.slot(r.repetition) == (pair, a))
-                .map(|r| r.tps)
+                .map(|r| metric(r))
                 .collect();
             Summary::of(&v)
         };
@@ -167,7 +194,7 @@ fn false_positives(runs: &[&RunRecord], cal: Calibration) -> Option<Proportion> 
             continue;
         }
         tests += 1;
-        if compare(&b, &a, Better::Higher).verdict.significant() {
+        if compare(&b, &a, better).verdict.significant() {
             significant += 1;
         }
     }

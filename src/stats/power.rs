@@ -54,7 +54,7 @@ pub const MAX_RUNS: usize = 10_000;
 /// and noncentrality `ncp`, at `x` (see the module docs for the integral
 /// and its source). NaN when `df` is not positive and finite.
 pub fn noncentral_t_cdf(x: f64, df: f64, ncp: f64) -> f64 {
-    if !(df.is_finite() && df > 0.0) || !x.is_finite() || !ncp.is_finite() {
+    if !(df.is_finite() && df > 0.0 && x.is_finite() && ncp.is_finite()) {
         return f64::NAN;
     }
     let phi = Normal::standard();
@@ -101,7 +101,7 @@ pub fn power(df: f64, ncp: f64) -> f64 {
 /// freedom reaches power `target` (by bisection; power grows with it).
 /// NaN for a `df` that is not positive.
 pub fn ncp_for_power(df: f64, target: f64) -> f64 {
-    if !(df.is_finite() && df > 0.0) || !(target > ALPHA && target < 1.0) {
+    if !(df.is_finite() && df > 0.0 && target > ALPHA && target < 1.0) {
         return f64::NAN;
     }
     // Start from the usual approximation λ ≈ t(1 - α/2, ν) + t(power, ν)
@@ -176,7 +176,7 @@ pub fn mde_pct(cv1: f64, n1: usize, cv2: f64, n2: usize) -> Option<f64> {
 /// the inputs are not usable (a CV that is not finite, a target that is
 /// not positive). With no variance at all, 2 (the fewest a test takes).
 pub fn runs_for_mde(cv1: f64, cv2: f64, target_pct: f64) -> Option<usize> {
-    if !(cv1.is_finite() && cv2.is_finite()) || !(target_pct > 0.0) {
+    if !(cv1.is_finite() && cv2.is_finite() && target_pct > 0.0) {
         return None;
     }
     if cv1 == 0.0 && cv2 == 0.0 {

@@ -44,7 +44,9 @@ impl Proportion {
         let high = if x == n {
             1.0
         } else {
-            Beta::new(xf + 1.0, nf - xf).ok()?.inverse_cdf(1.0 - a / 2.0)
+            Beta::new(xf + 1.0, nf - xf)
+                .ok()?
+                .inverse_cdf(1.0 - a / 2.0)
         };
         Some(Proportion {
             x,

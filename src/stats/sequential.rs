@@ -43,7 +43,7 @@ pub const GUARD: f64 = 2.0;
 /// module docs: at least [`FIRST_STAGE`] values, a positive mean, and
 /// `t(0.975, n-1)² · (s²/n + GUARD · d²/n²) ≤ d²` with `d = rel · x̄`.
 pub fn reached(s: &Summary, rel: f64) -> bool {
-    if s.n < FIRST_STAGE || !(s.mean > 0.0) || !(rel > 0.0) || !s.sd.is_finite() {
+    if s.n < FIRST_STAGE || !(s.mean > 0.0 && rel > 0.0 && s.sd.is_finite()) {
         return false;
     }
     let n = s.n as f64;
@@ -56,7 +56,11 @@ pub fn reached(s: &Summary, rel: f64) -> bool {
 /// `ci95 / mean` (a ratio); NaN with fewer than 2 values or a mean that
 /// is not positive.
 pub fn relative_half_width(s: &Summary) -> f64 {
-    if s.mean > 0.0 { s.ci95 / s.mean } else { f64::NAN }
+    if s.mean > 0.0 {
+        s.ci95 / s.mean
+    } else {
+        f64::NAN
+    }
 }
 
 #[cfg(test)]

@@ -16,9 +16,9 @@ use serde::Deserialize;
 use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
-    Backoff, CpuPlacement, DEFAULT_MAX_REPEAT, ExperimentConfig, Precision, ExternalLoad, FaultPlan, FaultSpec, HostPolicy, Isolation,
-    LoadFormat, ObserveLevel, OnError, Order, PgBuild, QueryMode, RetryPolicy, ScriptSet,
-    ScriptsConfig, ShardSpec, TargetConfig,
+    Backoff, CpuPlacement, DEFAULT_MAX_REPEAT, ExperimentConfig, ExternalLoad, FaultPlan,
+    FaultSpec, HostPolicy, Isolation, LoadFormat, ObserveLevel, OnError, Order, PgBuild, Precision,
+    QueryMode, RetryPolicy, ScriptSet, ScriptsConfig, ShardSpec, TargetConfig,
 };
 
 /// Where a setting came from, for errors about it.
@@ -121,6 +121,10 @@ pub struct Settings {
     #[arg(long, short = 'T', value_parser = PositiveDur::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "one::<_, PositiveDur>")]
     pub duration: Option<Duration>,
+    /// End each run by count, as pgbench -t: every client runs N transactions (committed, failed or skipped) and the run ends when the last has; tps is over the run's elapsed time; no warm-up; excludes --duration.
+    #[arg(long, short = 't', value_name = "N", value_parser = Count::<1_000_000_000>::parse, allow_hyphen_values = true)]
+    #[serde(default, deserialize_with = "one::<_, Count<1_000_000_000>>")]
+    pub transactions: Option<u32>,
     /// Warm-up before each run's measured time (discarded) [default: 2s].
     #[arg(long, value_parser = Dur::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "one::<_, Dur>")]
@@ -369,6 +373,7 @@ every_key!(
     max_repeat,
     cpus,
     duration,
+    transactions,
     warmup,
     server_wait,
     max_tries,
@@ -707,6 +712,20 @@ impl Settings {
             }
         }
         let shard = self.shard_spec()?;
+        if self.transactions.is_some() {
+            if self.duration.is_some() {
+                return Err(self.error(
+                    "transactions",
+                    "ends each run by count and --duration by time: give one of them (as pgbench's -t and -T)",
+                ));
+            }
+            if self.warmup.is_some_and(|w| !w.is_zero()) {
+                return Err(self.error(
+                    "transactions",
+                    "a run by count has no warm-up (every client's transactions count, as in pgbench -t): drop --warmup or give 0s",
+                ));
+            }
+        }
         if self.host_policy.is_some() && self.dsn.is_none() && self.external != Some(true) {
             return Err(self.error(
                 "host_policy",
@@ -755,6 +774,7 @@ impl Settings {
                 init_sql: s.init_sql,
                 workload_named: s.workload.is_some(),
                 sets,
+                order: Vec::new(),
             },
             workload,
             workloads,
@@ -783,7 +803,12 @@ impl Settings {
             cpus: s.cpus,
             calibrate: None,
             duration: s.duration.unwrap_or(Duration::from_secs(10)),
-            warmup: s.warmup.unwrap_or(Duration::from_secs(2)),
+            warmup: match s.transactions {
+                Some(_) => Duration::ZERO,
+                None => s.warmup.unwrap_or(Duration::from_secs(2)),
+            },
+            transactions: s.transactions.map(u64::from),
+            pgbench: None,
             server_wait: s.server_wait.unwrap_or(Duration::from_secs(60)),
             retry: RetryPolicy {
                 max_tries,
