@@ -161,8 +161,8 @@ pub struct Settings {
     #[serde(default, deserialize_with = "one::<_, PositiveDur>")]
     pub shard_wait: Option<Duration>,
     /// External server as a libpq URL or key=value string (password never printed).
-    #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true, value_parser = Text::parse)]
-    #[serde(default, deserialize_with = "one::<_, Text>")]
+    #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true, value_parser = DsnArg)]
+    #[serde(default, deserialize_with = "one::<_, Dsn>")]
     pub dsn: Option<String>,
     /// External server from the libpq variables PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE.
     #[arg(long, conflicts_with = "dsn", num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]

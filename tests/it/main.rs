@@ -9,6 +9,7 @@ mod common;
 mod anomalies;
 mod code_map;
 mod determinism;
+mod dsn;
 mod examples;
 mod experiment;
 mod external;
