@@ -7,6 +7,7 @@
 
 mod build;
 mod config;
+mod derived;
 mod error;
 mod faults;
 mod history;

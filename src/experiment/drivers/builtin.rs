@@ -638,7 +638,6 @@ fn record<W: Workload>(
     let (run, index) = (ctx.run, ctx.index);
     let m = outcome.measured.total();
     let m = &m;
-    let failed_total = m.failed.total();
     let transactions = m.transactions();
     let per_type = tx_type_records(workload, &outcome.measured);
     let failed_by_type = per_type
@@ -646,7 +645,6 @@ fn record<W: Workload>(
         .filter(|t| !t.failed.is_empty())
         .map(|t| (t.name.clone(), t.failed.clone()))
         .collect();
-    let client_time_ms = f64::from(around.clients) * outcome.measured_s * 1000.0;
     let wasted_ms = m.wasted_us as f64 / 1000.0;
     let mut errors_all = std::mem::take(&mut around.errors);
     let (anomalies, script_error) = problems(&outcome, &around, &mut errors_all);
@@ -657,12 +655,9 @@ fn record<W: Workload>(
         around.server_fault.take(),
         std::mem::take(&mut around.injected),
     );
-    let tps = if outcome.measured_s > 0.0 {
-        m.committed as f64 / outcome.measured_s
-    } else {
-        0.0
-    };
-    let record = RunRecord {
+    // The rates and shares are derived below, by the one definition
+    // `isobench merge` uses too.
+    let mut record = RunRecord {
         index,
         cell: run.cell.clone(),
         repetition: run.repetition,
@@ -672,47 +667,27 @@ fn record<W: Workload>(
         complete: !outcome.interrupted && !lost_clients,
         duration_s: outcome.measured_s,
         committed: m.committed,
-        tps,
-        effective_tps: crate::model::effective_tps(tps, &outcome.lifetime, &around.invariants),
+        tps: 0.0,
+        effective_tps: None,
         attempts: m.attempts,
         retries: m.attempts.saturating_sub(transactions),
         failed: m.failed.iter().collect(),
         failed_by_type,
         unknown_outcome: m.unknown_outcome,
         user_aborts: m.user_aborts,
-        failure_pct: if transactions > 0 {
-            100.0 * failed_total as f64 / transactions as f64
-        } else {
-            0.0
-        },
-        retries_per_commit: if m.committed > 0 {
-            m.attempts.saturating_sub(transactions) as f64 / m.committed as f64
-        } else {
-            0.0
-        },
+        failure_pct: 0.0,
+        retries_per_commit: 0.0,
         wasted_ms,
         wasted_attempts: m.wasted_attempts(),
-        abort_ratio: if m.attempts > 0 {
-            m.wasted_attempts() as f64 / m.attempts as f64
-        } else {
-            0.0
-        },
-        wasted_time_pct: if client_time_ms > 0.0 {
-            100.0 * wasted_ms / client_time_ms
-        } else {
-            0.0
-        },
+        abort_ratio: 0.0,
+        wasted_time_pct: 0.0,
         transactions: per_type,
         latency_ms: m.latency_summary(),
         latency_histogram: encode_histogram(&m.latency_us),
         per_second: outcome.per_second,
         client_cpu_s: outcome.cpu_s,
         host_cpu: outcome.host_cpu,
-        client_cpu_us_per_tx: if m.committed > 0 {
-            outcome.cpu_s * 1e6 / m.committed as f64
-        } else {
-            0.0
-        },
+        client_cpu_us_per_tx: 0.0,
         lifetime: outcome.lifetime,
         reset_ms: around.reset_ms,
         server: around.server,
@@ -737,6 +712,7 @@ fn record<W: Workload>(
         shard_clients: around.shard_clients,
         hosts: host_records(&outcome.hosts, outcome.measured_s),
     };
+    record.derive_figures(f64::from(around.clients));
     (record, script_error)
 }
 
