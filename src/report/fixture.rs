@@ -333,6 +333,7 @@ pub fn results() -> Results {
             file: None,
             target_options: Default::default(),
             shard: None,
+            checks: Vec::new(),
         },
         environment: Environment {
             host: "bench-1".into(),

@@ -254,6 +254,11 @@ async fn one_run<W: Workload>(
         postgres::own_session(&mut config, "check");
         (postgres::connect(&config).await?, 0.0, Vec::new())
     };
+    // A declared check that cannot run stops the study before the run
+    // (shard 0 checks for every shard).
+    if lead {
+        crate::experiment::checks::validate(&check_db, &cfg.checks).await?;
+    }
     if let (Some(c), true) = (coord, lead) {
         c.prepared(index).await?;
     }
@@ -305,6 +310,14 @@ async fn one_run<W: Workload>(
         },
         phase_rx,
     ));
+    // Declared checks with `during`, sampled by shard 0 while the
+    // clients run.
+    let during = tokio::spawn(crate::experiment::checks::during_run(
+        db_config.clone(),
+        if lead { cfg.checks.clone() } else { Vec::new() },
+        cfg.sample_interval,
+        phase_tx.subscribe(),
+    ));
     let server = ctx.srv.target.control();
     let injector = start_injector(
         cfg, &run.cell, &check_db, &db_config, run_db, server, &phase_tx,
@@ -333,6 +346,11 @@ async fn one_run<W: Workload>(
     phase_tx.send_replace(Phase::Draining);
     let server = observer.await.unwrap_or_default();
     let injected = injector.await.unwrap_or_default();
+    let during = match during.await {
+        Ok(Ok(d)) => Ok(d),
+        Ok(Err(bad)) => Err(anyhow::Error::from(bad)),
+        Err(e) => Err(anyhow!("the declared checks' sampler: {e}")),
+    };
     let mut errors = errors;
     // A shard missing at the barrier ends the run for all: an empty,
     // incomplete run with why.
@@ -420,13 +438,33 @@ async fn one_run<W: Workload>(
     if let Err(e) = save_hlog(ctx.dir, ctx.index, &outcome.hlog) {
         errors.push(format!("writing the run's latency log: {e}"));
     }
+    // A declared check that failed to run (during the run or after it)
+    // stops the study once the run is saved.
+    let mut check_failed = None;
     let invariants = match &after.check_db {
         // Checked once, by shard 0, after every shard ended the run.
         _ if !lead || gate_failed.is_some() => Vec::new(),
-        Some(check_db) => workload
-            .check(check_db, lifetime, ledger)
-            .await
-            .context("checking invariants")?,
+        Some(check_db) => {
+            let mut all = workload
+                .check(check_db, lifetime, ledger)
+                .await
+                .context("checking invariants")?;
+            let declared = match during {
+                Ok(during) => {
+                    errors.extend(during.stopped);
+                    crate::experiment::checks::after_run(check_db, &cfg.checks, &during.seen).await
+                }
+                Err(e) => Err(e),
+            };
+            match declared {
+                Ok(d) => all.extend(d),
+                Err(e) => {
+                    errors.push(format!("declared checks not counted: {e:#}"));
+                    check_failed = Some(e);
+                }
+            }
+            all
+        }
         None => {
             errors.push("invariants not checked: the server did not come back".into());
             Vec::new()
@@ -455,6 +493,7 @@ async fn one_run<W: Workload>(
     // server that did not come back.
     let stop = after
         .gone
+        .or(check_failed)
         .or_else(|| script_error.map(|m| anyhow!("a script error stopped the clients: {m}")));
     Ok((record, stop))
 }
