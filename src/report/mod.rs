@@ -11,6 +11,7 @@
 pub mod anomalies;
 pub mod cells;
 pub mod compare;
+pub mod coverage;
 pub mod csv;
 pub mod files;
 pub mod findings;

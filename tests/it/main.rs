@@ -7,6 +7,7 @@
 mod common;
 
 mod anomalies;
+mod checks;
 mod code_map;
 mod determinism;
 mod dsn;

@@ -1,0 +1,165 @@
+//! What a cell's anomalies column counts: which checks cover its
+//! transactions, and each check's violations over the cell's runs.
+//!
+//! A check covers a cell's transactions when it says something about
+//! them: every check the study declared (`[[check]]`, `--check`,
+//! `--check-file`); a built-in workload's own invariants; for pgbench
+//! scripts over pgbench's tables, TPC-B's balance and history checks only
+//! when the scripts insert the history rows that make them meaningful
+//! (the history check could count lost commits), as pgbench's own
+//! scripts and their rewrites do; and any check that found a violation.
+//! A custom script or an external load without a covering check is *not
+//! checked*: its anomalies column says so, never 0 (issue #37: a transfer
+//! script that overdrew accounts under READ COMMITTED read "anomalies 0").
+
+use crate::model::{HISTORY_CHECK, InvariantResult};
+use crate::store::RunRecord;
+
+/// The workload name results hold for pgbench scripts
+/// (`experiment::SCRIPTS`).
+const SCRIPTS: &str = "pgbench-script";
+
+/// One check over a cell's runs (all of them: a violation is a fact about
+/// the data however long the run lasted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckTally {
+    pub name: String,
+    /// Declared by the study, not one of the workload's own invariants.
+    pub declared: bool,
+    /// Σ violations over the runs.
+    pub violations: u64,
+    /// Runs in which the check found violations.
+    pub runs_violated: usize,
+    /// Runs in which the check ran.
+    pub runs_checked: usize,
+    /// Whether it covers the cell's transactions (see the module docs).
+    pub covers: bool,
+}
+
+/// Whether invariant `i` of run `r` (of workload `workload`, as results
+/// name it) covers the run's transactions (see the module docs).
+fn covers(workload: &str, r: &RunRecord, i: &InvariantResult) -> bool {
+    i.declared
+        || !i.ok
+        || match workload {
+            SCRIPTS => r
+                .invariants
+                .iter()
+                .any(|x| x.name == HISTORY_CHECK && x.lost_commits.is_some()),
+            _ => true,
+        }
+}
+
+/// Every check of `runs` (of a study of workload `workload`), the
+/// workload's own first, then the declared ones, each in the order the
+/// runs list them.
+pub fn tallies(workload: &str, runs: &[&RunRecord]) -> Vec<CheckTally> {
+    let mut out: Vec<CheckTally> = Vec::new();
+    for r in runs {
+        for i in &r.invariants {
+            let covers = covers(workload, r, i);
+            let t = match out
+                .iter_mut()
+                .find(|t| t.name == i.name && t.declared == i.declared)
+            {
+                Some(t) => t,
+                None => {
+                    out.push(CheckTally {
+                        name: i.name.clone(),
+                        declared: i.declared,
+                        violations: 0,
+                        runs_violated: 0,
+                        runs_checked: 0,
+                        covers: false,
+                    });
+                    out.last_mut().expect("just pushed")
+                }
+            };
+            t.violations += i.violations;
+            t.runs_violated += usize::from(i.violations > 0 || !i.ok);
+            t.runs_checked += 1;
+            t.covers |= covers;
+        }
+    }
+    out.sort_by_key(|t| t.declared);
+    out
+}
+
+/// Whether any of `tallies` covers the cell: else its anomalies column
+/// says "not checked".
+pub fn checked(tallies: &[CheckTally]) -> bool {
+    tallies.iter().any(|t| t.covers)
+}
+
+/// The names of the checks that cover some cell, over every cell's
+/// `tallies`: the workload's own, then the declared ones, each once.
+pub fn covered_names<'a>(
+    tallies: impl IntoIterator<Item = &'a [CheckTally]>,
+) -> (Vec<String>, Vec<String>) {
+    let (mut own, mut declared) = (Vec::new(), Vec::new());
+    for ts in tallies {
+        for t in ts.iter().filter(|t| t.covers) {
+            let list = if t.declared { &mut declared } else { &mut own };
+            if !list.contains(&t.name) {
+                list.push(t.name.clone());
+            }
+        }
+    }
+    (own, declared)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+
+    #[test]
+    fn a_custom_script_is_covered_by_declared_checks_or_a_history_that_counts() {
+        let r = fixture::swallowed_history();
+        let runs: Vec<&RunRecord> = r.runs.iter().collect();
+        // Scripts inserting history: the history check counts, covered.
+        let t = tallies(SCRIPTS, &runs);
+        assert_eq!(t.len(), 1);
+        assert!(checked(&t));
+        // A script that inserts none (lost commits unknown): its TPC-B
+        // checks hold trivially and say nothing of it.
+        let mut r = fixture::results();
+        for run in &mut r.runs {
+            run.invariants[1].lost_commits = None;
+        }
+        r.runs.retain(|run| run.anomalies == 0);
+        let runs: Vec<&RunRecord> = r.runs.iter().collect();
+        let t = tallies(SCRIPTS, &runs);
+        assert_eq!(t.len(), 2);
+        assert!(!checked(&t), "{t:?}");
+        // The same checks of the built-in workload cover it.
+        assert!(checked(&tallies("tpcb", &runs)));
+        // A declared check covers the script, and counts by run.
+        let mut r2 = r.clone();
+        for (k, run) in r2.runs.iter_mut().enumerate() {
+            run.invariants.push(InvariantResult {
+                declared: true,
+                ..InvariantResult::count("no-negative-balance", k as u64, String::new())
+            });
+        }
+        let runs: Vec<&RunRecord> = r2.runs.iter().collect();
+        let t = tallies(SCRIPTS, &runs);
+        assert!(checked(&t));
+        let d = t.iter().find(|t| t.declared).unwrap();
+        assert_eq!((d.violations, d.runs_violated, d.runs_checked), (3, 2, 3));
+        let (own, declared) = covered_names([t.as_slice()]);
+        assert!(own.is_empty());
+        assert_eq!(declared, ["no-negative-balance"]);
+        // A violated TPC-B check of a script covers it (it found something).
+        let r = fixture::results();
+        let mut r3 = r.clone();
+        for run in &mut r3.runs {
+            run.invariants[1].lost_commits = None;
+        }
+        let runs: Vec<&RunRecord> = r3.runs.iter().collect();
+        let t = tallies(SCRIPTS, &runs);
+        assert!(checked(&t));
+        let (own, _) = covered_names([t.as_slice()]);
+        assert_eq!(own, ["balances-consistent"]);
+    }
+}
