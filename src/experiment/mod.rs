@@ -36,8 +36,8 @@ mod drivers;
 mod inject;
 mod plan;
 mod save;
-mod target;
 pub mod shard;
+mod target;
 
 use copies::drop_database;
 use drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};

@@ -108,6 +108,49 @@ pub fn covered_names<'a>(
     (own, declared)
 }
 
+/// What a cell's anomalies column says when no check covers it.
+pub const NOT_CHECKED: &str = "not checked";
+
+/// What the anomalies column counts, for the note under (or above) a
+/// cells table: the checks that cover some cell, the workload's own
+/// (`workload` as results name it) then the declared ones, e.g.
+/// `anomalies: violations over all runs of tpcb's balances-consistent,
+/// history-matches-commits and the declared no-negative-balance`; and
+/// which cells no check covers.
+pub fn column_note<'a>(
+    workload: &str,
+    cells: impl IntoIterator<Item = &'a [CheckTally]>,
+) -> String {
+    let cells: Vec<&[CheckTally]> = cells.into_iter().collect();
+    let (own, declared) = covered_names(cells.iter().copied());
+    let unchecked = cells.iter().filter(|t| !checked(t)).count();
+    let whose = match workload {
+        SCRIPTS => "TPC-B's".to_string(),
+        w => format!("{w}'s"),
+    };
+    let mut parts = Vec::new();
+    if !own.is_empty() {
+        parts.push(format!("{whose} {}", own.join(", ")));
+    }
+    if !declared.is_empty() {
+        parts.push(format!("the declared {}", declared.join(", ")));
+    }
+    let declare = "declare the rule your transactions must keep with --check or [[check]] (user guide: Declared checks)";
+    match (parts.is_empty(), unchecked) {
+        (true, _) => {
+            format!("anomalies: {NOT_CHECKED}: no check covers these transactions; {declare}")
+        }
+        (false, 0) => format!(
+            "anomalies: violations over all runs of {}",
+            parts.join(" and ")
+        ),
+        (false, n) => format!(
+            "anomalies: violations over all runs of {}; {n} cell(s) {NOT_CHECKED}: no check covers their transactions; {declare}",
+            parts.join(" and ")
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +175,19 @@ mod tests {
         let t = tallies(SCRIPTS, &runs);
         assert_eq!(t.len(), 2);
         assert!(!checked(&t), "{t:?}");
+        assert!(
+            column_note(SCRIPTS, [t.as_slice()])
+                .starts_with("anomalies: not checked: no check covers these transactions; declare"),
+            "{}",
+            column_note(SCRIPTS, [t.as_slice()])
+        );
+        let tpcb = tallies("tpcb", &runs);
+        assert_eq!(
+            column_note("tpcb", [tpcb.as_slice(), t.as_slice()]),
+            "anomalies: violations over all runs of tpcb's balances-consistent, history-matches-commits; \
+             1 cell(s) not checked: no check covers their transactions; declare the rule your transactions \
+             must keep with --check or [[check]] (user guide: Declared checks)"
+        );
         // The same checks of the built-in workload cover it.
         assert!(checked(&tallies("tpcb", &runs)));
         // A declared check covers the script, and counts by run.
@@ -146,10 +202,14 @@ mod tests {
         let t = tallies(SCRIPTS, &runs);
         assert!(checked(&t));
         let d = t.iter().find(|t| t.declared).unwrap();
-        assert_eq!((d.violations, d.runs_violated, d.runs_checked), (3, 2, 3));
+        assert_eq!((d.violations, d.runs_violated, d.runs_checked), (6, 3, 4));
         let (own, declared) = covered_names([t.as_slice()]);
         assert!(own.is_empty());
         assert_eq!(declared, ["no-negative-balance"]);
+        assert_eq!(
+            column_note(SCRIPTS, [t.as_slice()]),
+            "anomalies: violations over all runs of the declared no-negative-balance"
+        );
         // A violated TPC-B check of a script covers it (it found something).
         let r = fixture::results();
         let mut r3 = r.clone();

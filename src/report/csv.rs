@@ -116,8 +116,10 @@ pub fn runs_of(m: &super::model::ReportModel) -> String {
 /// baseline cell), `outlier_runs` (run indexes, space-separated),
 /// `latency_p50_ms`, `latency_p95_ms`, `latency_p99_ms` (from the merged
 /// histograms of the complete runs), `retries_per_commit` (ratio),
-/// `failure_pct` (%), `anomalies` (violations over all runs),
-/// `failure_reasons` (failed attempts, retried ones included, by SQLSTATE
+/// `failure_pct` (%), `anomalies` (violations over all runs; empty when
+/// no check covers the cell: not checked), `checks` (the violations of
+/// each check that covers the cell: `balances-consistent=0;
+/// no-negative-balance=2`), `failure_reasons` (failed attempts, retried ones included, by SQLSTATE
 /// and reason, most first: `40001 pivot, during commit attempt: 812;
 /// 40001 concurrent update: 97; 40P01: 1`; see [`super::reasons`]).
 pub fn cells(results: &Results) -> String {
@@ -153,6 +155,7 @@ pub fn cells_of(m: &super::model::ReportModel) -> String {
             "retries_per_commit",
             "failure_pct",
             "anomalies",
+            "checks",
             "failure_reasons",
         ]
         .map(String::from),
@@ -213,7 +216,17 @@ fn cell_row(results: &Results, c: &CellSummary, reasons: &[ReasonTally]) -> Vec<
         opt(l.map(|l| l.p99)),
         opt(c.retries_per_commit),
         opt(c.failure_pct),
-        c.anomalies.to_string(),
+        if c.checked() {
+            c.anomalies.to_string()
+        } else {
+            String::new()
+        },
+        c.checks
+            .iter()
+            .filter(|t| t.covers)
+            .map(|t| format!("{}={}", t.name, t.violations))
+            .collect::<Vec<_>>()
+            .join("; "),
         super::reasons::summary_line(reasons),
     ]);
     row

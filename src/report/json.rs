@@ -41,7 +41,11 @@ use crate::store::Results;
 ///       "sqlstate", "reason" (or null), "attempts" (failed attempts,
 ///       retried ones included), "failed" (transactions that gave up
 ///       after it)} ] (most attempts first), "unknown_outcome",
-///     "user_aborts", "anomalies", "anomaly_example",
+///     "user_aborts", "anomalies" (null when no check covers the cell:
+///     not checked), "anomaly_example",
+///     "checks" [ {"name", "declared" (by the study, not the workload's
+///       own), "covers" (counts in anomalies), "violations" (over all
+///       runs), "runs_violated", "runs_checked"} ],
 ///     "pool_wait_mean_ms" {n, mean, ...}, "pool_wait_p99_max_ms",
 ///     "schedule_lag_mean_ms" {...}, "schedule_lag_p99_max_ms",
 ///     "skipped", "late" } ] }
@@ -133,8 +137,9 @@ struct CellJson {
     failure_reasons: Vec<ReasonJson>,
     unknown_outcome: u64,
     user_aborts: u64,
-    anomalies: u64,
+    anomalies: Option<u64>,
     anomaly_example: Option<String>,
+    checks: Vec<CheckJson>,
     pool_wait_mean_ms: Option<Summary>,
     pool_wait_p99_max_ms: Option<f64>,
     schedule_lag_mean_ms: Option<Summary>,
@@ -145,6 +150,17 @@ struct CellJson {
 
 /// A cell's failed attempts of one transaction type, statement, SQLSTATE
 /// and reason ([`ReasonTally`]).
+/// One check over a cell's runs ([`super::coverage::CheckTally`]).
+#[derive(Serialize)]
+struct CheckJson {
+    name: String,
+    declared: bool,
+    covers: bool,
+    violations: u64,
+    runs_violated: usize,
+    runs_checked: usize,
+}
+
 #[derive(Serialize)]
 struct ReasonJson {
     transaction: String,
@@ -237,8 +253,20 @@ fn cell(
             .collect(),
         unknown_outcome: c.unknown_outcome,
         user_aborts: c.user_aborts,
-        anomalies: c.anomalies,
+        anomalies: c.checked().then_some(c.anomalies),
         anomaly_example: c.anomaly_example.clone(),
+        checks: c
+            .checks
+            .iter()
+            .map(|t| CheckJson {
+                name: t.name.clone(),
+                declared: t.declared,
+                covers: t.covers,
+                violations: t.violations,
+                runs_violated: t.runs_violated,
+                runs_checked: t.runs_checked,
+            })
+            .collect(),
         pool_wait_mean_ms: pool_mean,
         pool_wait_p99_max_ms: pool_p99,
         schedule_lag_mean_ms: lag_mean,

@@ -115,11 +115,15 @@ pub fn summary_of(m: &super::model::ReportModel) -> String {
     }
     out.push_str(&t.to_string());
     out.push('\n');
+    let checks = super::coverage::column_note(
+        &results.config.workload,
+        cells.iter().map(|c| c.checks.as_slice()),
+    );
     let _ = writeln!(
         out,
         "n: complete runs; ± 95% CI of the mean (Student t); % vs baseline: mean {on} against the baseline cell,\n\
          faster/slower when Welch's t-test gives p < 0.05, else no significant difference (not enough data: < 2 runs);\n\
-         anomalies: invariant violations over all runs (see report.md)."
+         {checks} (see report.md)."
     );
     if effective {
         let swallowed: u64 = cells.iter().map(|c| c.swallowed).sum();

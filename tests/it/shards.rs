@@ -485,11 +485,11 @@ fn differences(a: &serde_json::Value, b: &serde_json::Value, path: &str, out: &m
 #[test]
 fn merged_shards_report_what_isobench_report_computes() {
     let (_keep, dir) = out_dir("shards-merge-figures");
-    let server = library_server(&dir);
-    let dsn = socket_dsn(&server);
-    let mut args = study_args(&dsn, "1");
+    let server = shards_server(&dir);
+    let dsn = socket_dsn(&server, "postgres");
+    let mut args = study_args(&dsn, 1);
     let rc = args.iter().position(|a| *a == "rc").unwrap();
-    args[rc] = "rc,ser";
+    args[rc] = "rc,ser".into();
     let outs = run_shards(&args, &dir, 3);
     let merged = dir.join("merged");
     let mut margs = vec!["merge".to_string()];

@@ -151,13 +151,18 @@ pub fn cells_note(m: &ReportModel) -> String {
     } else {
         String::new()
     };
+    let mut checks = crate::report::coverage::column_note(
+        &m.results.config.workload,
+        m.cells.iter().map(|c| c.checks.as_slice()),
+    );
+    checks[..1].make_ascii_uppercase();
     format!(
         "One row per cell, over its complete runs.{same} ± and [ ]: 95 % confidence intervals. % vs \
          baseline: mean {} against {}; ▲/▼: significantly higher/lower (Welch's t-test, p < 0.05), n.s.: \
-         not significant, (no test): fewer than 2 complete runs on a side.{effective} More figures per \
-         cell, and how each is computed: Cells in detail.",
+         not significant, (no test): fewer than 2 complete runs on a side.{effective} {checks}. More \
+         figures per cell, and how each is computed: Cells in detail.",
         compared_on(m),
-        m.baseline
+        m.baseline,
     )
 }
 
@@ -365,8 +370,11 @@ pub fn summary(m: &ReportModel) -> Table {
         tps.bar = headline
             .filter(|s| max_tps > 0.0 && s.mean.is_finite())
             .map(|s| s.mean / max_tps);
-        let anomalies = if c.invariants.checked == 0 {
-            Value::text(NA)
+        let anomalies = if !c.checked() {
+            Value::text(crate::report::coverage::NOT_CHECKED).title(
+                "no check covers this cell's transactions: declare the rule they must keep \
+                 (--check, [[check]]; see Declared checks in the user guide)",
+            )
         } else {
             let v = Value::count(c.anomalies);
             match (&c.anomaly_example, c.anomalies > 0) {
