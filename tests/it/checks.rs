@@ -94,7 +94,8 @@ fn a_check_catches_under_rc_what_serializable_prevents() {
          -- name: money-is-conserved\n-- expect: 20\nSELECT sum(balance) FROM account;\n",
     )
     .unwrap();
-    let study = Study::short().duration("1500ms").args(&[
+    let results = dir.join("results");
+    let study = Study::short().duration("1500ms").out(&results).args(&[
         "-f",
         &script,
         "--init-sql",
@@ -141,11 +142,35 @@ fn a_check_catches_under_rc_what_serializable_prevents() {
         assert_eq!(money["violations"], 0, "{money}");
         assert_eq!(money["detail"], "after the run: sum 20, expected 20");
     }
+    // What SERIALIZABLE bought, in the headline, and the checks the
+    // anomalies column counts, in the note above the Cells table.
+    let md = std::fs::read_to_string(results.join("report.md")).unwrap();
+    let headline = md
+        .lines()
+        .find(|l| l.starts_with("- ser:"))
+        .unwrap_or_else(|| panic!("no ser headline: {md}"));
+    let bought = format!("0 violations of `no-negative-balance` (rc: {n} in 1 run)");
+    assert!(headline.contains(&bought), "{headline}");
+    assert!(
+        md.contains("Anomalies: violations over all runs of the declared no-negative-balance, money-is-conserved."),
+        "{md}"
+    );
+    let cells: Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join("cells.json")).unwrap())
+            .unwrap();
+    let rc_cell = &cells["cells"][0];
+    assert_eq!(rc_cell["anomalies"].as_u64(), Some(n));
+    let declared: Vec<&Value> = rc_cell["checks"].as_array().unwrap().iter().collect();
+    assert_eq!(declared[0]["name"], "no-negative-balance");
+    assert_eq!(
+        (declared[0]["violations"].as_u64(), &declared[0]["declared"]),
+        (Some(n), &Value::Bool(true))
+    );
     // The store keeps the checks, rows and all: `isobench report`
     // writes results.json from it.
-    let (out, _, stderr) = run(&["report", study.dir().to_str().unwrap()]);
+    let (out, _, stderr) = run(&["report", results.to_str().unwrap()]);
     assert!(out.status.success(), "{stderr}");
-    let again = read_json(study.dir());
+    let again = read_json(&results);
     assert_eq!(again["runs"], r["runs"]);
     assert_eq!(again["config"]["checks"], r["config"]["checks"]);
 }
@@ -379,4 +404,82 @@ fn a_check_that_fails_to_run_is_an_error_naming_it_and_its_line() {
     assert!(runs[0]["committed"].as_u64().unwrap() > 0);
     let errors = runs[0]["errors"].to_string();
     assert!(errors.contains("declared checks not counted"), "{errors}");
+}
+
+/// Issue #37: a custom script over pgbench's tables that moves balances
+/// between accounts and inserts no history row: TPC-B's checks still run
+/// (and hold trivially), but say nothing of it, so its anomalies column
+/// says "not checked" in every output, never 0.
+#[test]
+fn a_custom_script_without_a_check_is_not_checked_never_0() {
+    let (_keep, dir) = out_dir("not-checked");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("move.sql");
+    std::fs::write(
+        &script,
+        "\\set src random(1, 100)\n\\set dst random(1, 100)\nBEGIN;\n\
+         UPDATE pgbench_accounts SET abalance = abalance - 1 WHERE aid = :src;\n\
+         UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :dst;\nEND;\n",
+    )
+    .unwrap();
+    let study = Study::short().loud().args(&[
+        "-f",
+        script.to_str().unwrap(),
+        "-s",
+        "1",
+        "--isolation",
+        "rc",
+        "--clients",
+        "2",
+    ]);
+    let ran = study.run();
+    assert!(ran.out.status.success(), "{}", ran.stderr);
+    let r = ran.json();
+    let run = &r["runs"][0];
+    assert!(run["committed"].as_u64().unwrap() > 0);
+    // TPC-B's checks ran and held.
+    assert!(!run["invariants"].as_array().unwrap().is_empty());
+    assert_eq!(run["anomalies"], 0);
+    // The terminal's table and note.
+    let table_row = ran
+        .stdout
+        .lines()
+        .find(|l| l.contains("│ rc"))
+        .unwrap_or_else(|| panic!("{}", ran.stdout));
+    assert!(table_row.contains("not checked"), "{table_row}");
+    assert!(
+        ran.stdout
+            .contains("anomalies: not checked: no check covers these transactions"),
+        "{}",
+        ran.stdout
+    );
+    // report.md: the Cells row, the note and the headline.
+    let md = std::fs::read_to_string(ran.dir.join("report.md")).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| rc |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(row.ends_with("| not checked |"), "{row}");
+    assert!(
+        md.contains("Anomalies: not checked: no check covers these transactions"),
+        "{md}"
+    );
+    assert!(
+        md.contains("anomalies not checked: no check covers its transactions"),
+        "{md}"
+    );
+    // Machine outputs: null in cells.json, empty in cells.csv.
+    let cells: Value =
+        serde_json::from_str(&std::fs::read_to_string(ran.dir.join("cells.json")).unwrap())
+            .unwrap();
+    assert!(
+        cells["cells"][0]["anomalies"].is_null(),
+        "{}",
+        cells["cells"][0]
+    );
+    let csv = std::fs::read_to_string(ran.dir.join("cells.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "anomalies").unwrap();
+    let values: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(values[col], "", "{csv}");
 }
