@@ -442,6 +442,56 @@ mod tests {
         assert!((m.effective_tps.unwrap() - m.tps * kept).abs() < 1e-9);
     }
 
+    /// Declared checks of independent runs add by check: a declared check
+    /// and a workload invariant of one name stay apart; samples add, the
+    /// earliest first violation and its rows are kept.
+    #[test]
+    fn declared_checks_merge_by_check_and_add_their_samples() {
+        use crate::model::{CheckRows, DuringCheck, InvariantResult};
+        let (mut a, mut b, _) = two_runs();
+        let declared = |violations, first: Option<f64>, row: &str| InvariantResult {
+            declared: true,
+            rows: Some(CheckRows {
+                columns: vec!["id".into()],
+                rows: vec![vec![Some(row.into())]],
+            }),
+            during: Some(DuringCheck {
+                samples: 5,
+                violated_samples: u32::from(first.is_some()),
+                max_violations: violations,
+                first_violation_s: first,
+                rows: first.map(|_| CheckRows {
+                    columns: vec!["id".into()],
+                    rows: vec![vec![Some(row.into())]],
+                }),
+            }),
+            ..InvariantResult::count("balances-consistent", violations, String::new())
+        };
+        a.invariants.push(declared(0, None, "a"));
+        b.invariants.push(declared(2, Some(1.5), "b"));
+        let m = merge_run(&[&a, &b], false, &[0, 0], &BTreeMap::new()).unwrap();
+        let own: Vec<_> = m.invariants.iter().filter(|i| !i.declared).collect();
+        let d: Vec<_> = m.invariants.iter().filter(|i| i.declared).collect();
+        assert_eq!((own.len(), d.len()), (a.invariants.len() - 1, 1));
+        let d = d[0];
+        assert_eq!((d.violations, d.ok), (2, false));
+        assert_eq!(d.rows.as_ref().unwrap().rows[0][0].as_deref(), Some("a"));
+        let during = d.during.as_ref().unwrap();
+        assert_eq!(
+            (
+                during.samples,
+                during.violated_samples,
+                during.max_violations
+            ),
+            (10, 1, 2)
+        );
+        assert_eq!(during.first_violation_s, Some(1.5));
+        assert_eq!(
+            during.rows.as_ref().unwrap().rows[0][0].as_deref(),
+            Some("b")
+        );
+    }
+
     #[test]
     fn hosts_are_summed_by_name_with_their_histograms_added() {
         let (mut a, mut b, all) = two_runs();

@@ -288,16 +288,23 @@ pub fn merge_run(
     Ok(merged)
 }
 
-/// The invariant results of one run's `runs`, by check name in
-/// first-seen order: shards have them from shard 0 alone (the one that
-/// checks, with every shard's counts), independent runs each their own,
-/// which add: violations and lost commits summed, `ok` when every input's
-/// was, the details of the inputs that have the check joined with ` | `.
+/// The invariant results of one run's `runs`, by check (name, and
+/// whether the study declared it) in first-seen order: shards have them
+/// from shard 0 alone (the one that checks, with every shard's counts),
+/// independent runs each their own, which add: violations and lost
+/// commits summed, `ok` when every input's was, the details of the
+/// inputs that have the check joined with ` | `, the first violating
+/// rows kept, and a declared check's samples during the run added (the
+/// most violations at once the largest, the first violation the
+/// earliest).
 pub(super) fn merge_invariants(runs: &[&RunRecord]) -> Vec<crate::model::InvariantResult> {
     let mut out: Vec<crate::model::InvariantResult> = Vec::new();
     for r in runs {
         for i in &r.invariants {
-            match out.iter_mut().find(|o| o.name == i.name) {
+            match out
+                .iter_mut()
+                .find(|o| o.name == i.name && o.declared == i.declared)
+            {
                 None => out.push(i.clone()),
                 Some(o) => {
                     o.ok &= i.ok;
@@ -309,6 +316,27 @@ pub(super) fn merge_invariants(runs: &[&RunRecord]) -> Vec<crate::model::Invaria
                     if o.detail != i.detail {
                         o.detail = format!("{} | {}", o.detail, i.detail);
                     }
+                    if o.rows.is_none() {
+                        o.rows = i.rows.clone();
+                    }
+                    o.during = match (o.during.take(), &i.during) {
+                        (Some(mut a), Some(b)) => {
+                            a.samples += b.samples;
+                            a.violated_samples += b.violated_samples;
+                            a.max_violations = a.max_violations.max(b.max_violations);
+                            if a.first_violation_s.is_none()
+                                || b.first_violation_s
+                                    .is_some_and(|t| a.first_violation_s.is_some_and(|f| t < f))
+                            {
+                                a.first_violation_s = b.first_violation_s.or(a.first_violation_s);
+                                if b.rows.is_some() {
+                                    a.rows = b.rows.clone();
+                                }
+                            }
+                            Some(a)
+                        }
+                        (a, b) => a.or_else(|| b.clone()),
+                    };
                 }
             }
         }
