@@ -280,7 +280,7 @@ pub fn aggregate(results: &Results) -> Vec<CellSummary<'_>> {
         .into_iter()
         .map(|(cell, runs)| {
             let mut c = summarise(cell, runs, results.config.exclude_faulted);
-            c.checks = super::coverage::tallies(&results.config.workload, &c.runs);
+            c.checks = super::coverage::tallies(&results.config, &c.runs);
             c
         })
         .collect();

@@ -4,16 +4,17 @@
 //! A check covers a cell's transactions when it says something about
 //! them: every check the study declared (`[[check]]`, `--check`,
 //! `--check-file`); a built-in workload's own invariants; for pgbench
-//! scripts over pgbench's tables, TPC-B's balance and history checks only
-//! when the scripts insert the history rows that make them meaningful
-//! (the history check could count lost commits), as pgbench's own
-//! scripts and their rewrites do; and any check that found a violation.
+//! scripts over pgbench's tables, TPC-B's balance and history checks when
+//! the scripts are pgbench's own (`-b`), or insert the history rows that
+//! make those checks meaningful (the history check could count lost
+//! commits), as rewrites of pgbench's scripts do; and any check that
+//! found a violation.
 //! A custom script or an external load without a covering check is *not
 //! checked*: its anomalies column says so, never 0 (issue #37: a transfer
 //! script that overdrew accounts under READ COMMITTED read "anomalies 0").
 
 use crate::model::{HISTORY_CHECK, InvariantResult};
-use crate::store::RunRecord;
+use crate::store::{Cell, RunRecord, StoredConfig};
 
 /// The workload name results hold for pgbench scripts
 /// (`experiment::SCRIPTS`).
@@ -36,28 +37,41 @@ pub struct CheckTally {
     pub covers: bool,
 }
 
-/// Whether invariant `i` of run `r` (of workload `workload`, as results
-/// name it) covers the run's transactions (see the module docs).
-fn covers(workload: &str, r: &RunRecord, i: &InvariantResult) -> bool {
+/// Whether the scripts of `cell` (of a study configured as `config`) are
+/// pgbench's own built-in scripts only (`-b`, or a script set of
+/// `builtin:` members), whose data TPC-B's checks describe.
+fn pgbench_own_scripts(config: &StoredConfig, cell: &Cell) -> bool {
+    let s = &config.scripts;
+    match s.sets.iter().find(|set| set.label == cell.workload) {
+        Some(set) => set.files.is_empty(),
+        None => s.sets.is_empty() && s.files.is_empty() && !s.builtins.is_empty(),
+    }
+}
+
+/// Whether invariant `i` of run `r` (of a study configured as `config`)
+/// covers the run's transactions (see the module docs).
+fn covers(config: &StoredConfig, r: &RunRecord, i: &InvariantResult) -> bool {
     i.declared
         || !i.ok
-        || match workload {
-            SCRIPTS => r
-                .invariants
-                .iter()
-                .any(|x| x.name == HISTORY_CHECK && x.lost_commits.is_some()),
+        || match config.workload.as_str() {
+            SCRIPTS => {
+                pgbench_own_scripts(config, &r.cell)
+                    || r.invariants
+                        .iter()
+                        .any(|x| x.name == HISTORY_CHECK && x.lost_commits.is_some())
+            }
             _ => true,
         }
 }
 
-/// Every check of `runs` (of a study of workload `workload`), the
+/// Every check of `runs` (of a study configured as `config`), the
 /// workload's own first, then the declared ones, each in the order the
 /// runs list them.
-pub fn tallies(workload: &str, runs: &[&RunRecord]) -> Vec<CheckTally> {
+pub fn tallies(config: &StoredConfig, runs: &[&RunRecord]) -> Vec<CheckTally> {
     let mut out: Vec<CheckTally> = Vec::new();
     for r in runs {
         for i in &r.invariants {
-            let covers = covers(workload, r, i);
+            let covers = covers(config, r, i);
             let t = match out
                 .iter_mut()
                 .find(|t| t.name == i.name && t.declared == i.declared)
@@ -156,12 +170,20 @@ mod tests {
     use super::*;
     use crate::report::fixture;
 
+    /// `config` as a script study's (`-f`, a file of one's own).
+    fn scripts(mut config: StoredConfig) -> StoredConfig {
+        config.workload = SCRIPTS.into();
+        config.scripts.files = vec![("mine.sql".into(), 1)];
+        config
+    }
+
     #[test]
     fn a_custom_script_is_covered_by_declared_checks_or_a_history_that_counts() {
         let r = fixture::swallowed_history();
         let runs: Vec<&RunRecord> = r.runs.iter().collect();
+        let c = scripts(r.config.clone());
         // Scripts inserting history: the history check counts, covered.
-        let t = tallies(SCRIPTS, &runs);
+        let t = tallies(&c, &runs);
         assert_eq!(t.len(), 1);
         assert!(checked(&t));
         // A script that inserts none (lost commits unknown): its TPC-B
@@ -172,7 +194,8 @@ mod tests {
         }
         r.runs.retain(|run| run.anomalies == 0);
         let runs: Vec<&RunRecord> = r.runs.iter().collect();
-        let t = tallies(SCRIPTS, &runs);
+        let c = scripts(r.config.clone());
+        let t = tallies(&c, &runs);
         assert_eq!(t.len(), 2);
         assert!(!checked(&t), "{t:?}");
         assert!(
@@ -181,15 +204,20 @@ mod tests {
             "{}",
             column_note(SCRIPTS, [t.as_slice()])
         );
-        let tpcb = tallies("tpcb", &runs);
+        let tpcb = tallies(&r.config, &runs);
         assert_eq!(
             column_note("tpcb", [tpcb.as_slice(), t.as_slice()]),
             "anomalies: violations over all runs of tpcb's balances-consistent, history-matches-commits; \
              1 cell(s) not checked: no check covers their transactions; declare the rule your transactions \
              must keep with --check or [[check]] (user guide: Declared checks)"
         );
-        // The same checks of the built-in workload cover it.
-        assert!(checked(&tallies("tpcb", &runs)));
+        // The same checks of the built-in workload cover it, and of
+        // pgbench's own scripts (`-b select-only` inserts no history).
+        assert!(checked(&tallies(&r.config, &runs)));
+        let mut own = c.clone();
+        own.scripts.files.clear();
+        own.scripts.builtins = vec![("select-only".into(), 1)];
+        assert!(checked(&tallies(&own, &runs)));
         // A declared check covers the script, and counts by run.
         let mut r2 = r.clone();
         for (k, run) in r2.runs.iter_mut().enumerate() {
@@ -199,7 +227,7 @@ mod tests {
             });
         }
         let runs: Vec<&RunRecord> = r2.runs.iter().collect();
-        let t = tallies(SCRIPTS, &runs);
+        let t = tallies(&c, &runs);
         assert!(checked(&t));
         let d = t.iter().find(|t| t.declared).unwrap();
         assert_eq!((d.violations, d.runs_violated, d.runs_checked), (6, 3, 4));
@@ -217,7 +245,7 @@ mod tests {
             run.invariants[1].lost_commits = None;
         }
         let runs: Vec<&RunRecord> = r3.runs.iter().collect();
-        let t = tallies(SCRIPTS, &runs);
+        let t = tallies(&scripts(r3.config.clone()), &runs);
         assert!(checked(&t));
         let (own, _) = covered_names([t.as_slice()]);
         assert_eq!(own, ["balances-consistent"]);
