@@ -24,15 +24,15 @@ fn accounts_sql(dir: &Path, n: u32) -> String {
 }
 
 /// A transfer of `amount` (a pgbench expression, after the source's
-/// `:balance` is read) between two of `n` accounts when the source covers
-/// it: read, then written (`\gset`, `\if`), with `pause` between the
-/// read and the writes.
-fn transfer_sql(dir: &Path, n: u32, amount: &str, pause: &str) -> String {
+/// `:balance` is read) from one of the first `n` accounts to account
+/// `dst` (an expression) when the source covers it: read, then written
+/// (`\gset`, `\if`), with `pause` between the read and the writes.
+fn transfer_sql(dir: &Path, n: u32, dst: &str, amount: &str, pause: &str) -> String {
     let path = dir.join("transfer.sql");
     std::fs::write(
         &path,
         format!(
-            "\\set src random(1, {n})\n\\set dst random(1, {n})\n\
+            "\\set src random(1, {n})\n\\set dst {dst}\n\
              BEGIN;\n\
              SELECT balance FROM account WHERE id = :src \\gset\n\
              \\set amount {amount}\n\
@@ -73,25 +73,28 @@ fn check<'a>(run: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no declared check {name}: {}", run["invariants"]))
 }
 
-/// A planted violation: two accounts, every transfer the source's whole
-/// balance, 20 ms between the read and the writes, 4 clients. Under READ
-/// COMMITTED two transfers from one source both read its balance and
-/// both take it (the second, waiting for the first's row lock, makes it
-/// negative), so the check finds negative balances; under SERIALIZABLE one of them fails with 40001 and is
-/// retried against the new balance, so none does. The check's rows name
-/// the overdrawn accounts; the money moved is conserved at both levels
-/// (an UPDATE adds to the current balance).
+/// A planted violation: 8 clients each move the whole balance of
+/// account 1 or 2 to account 3, with 100 ms between reading the balance
+/// and writing it. In the first round at least two clients pick the same
+/// source (8 clients, 2 sources) and read it before either writes: under
+/// READ COMMITTED both take the balance (the second, after waiting for
+/// the first's row lock, subtracts from what is left), and the account
+/// stays negative (account 3 is never a source, and nothing is moved
+/// into 1 or 2). Under SERIALIZABLE the second fails with 40001 and is
+/// retried against the new balance of 0, so nothing goes negative. The
+/// check's rows name the overdrawn accounts; the money moved is conserved
+/// at both levels (an UPDATE adds to the current balance).
 #[test]
 fn a_check_catches_under_rc_what_serializable_prevents() {
     let (_keep, dir) = out_dir("transfer");
     std::fs::create_dir_all(&dir).unwrap();
-    let init = accounts_sql(&dir, 2);
-    let script = transfer_sql(&dir, 2, ":balance", "\\sleep 20 ms\n");
+    let init = accounts_sql(&dir, 3);
+    let script = transfer_sql(&dir, 2, "3", ":balance", "\\sleep 100 ms\n");
     let checks = dir.join("checks.sql");
     std::fs::write(
         &checks,
         "-- name: no-negative-balance\nSELECT id, balance FROM account WHERE balance < 0;\n\n\
-         -- name: money-is-conserved\n-- expect: 20\nSELECT sum(balance) FROM account;\n",
+         -- name: money-is-conserved\n-- expect: 30\nSELECT sum(balance) FROM account;\n",
     )
     .unwrap();
     let results = dir.join("results");
@@ -105,7 +108,7 @@ fn a_check_catches_under_rc_what_serializable_prevents() {
         "--isolation",
         "rc,ser",
         "--clients",
-        "4",
+        "8",
     ]);
     let r = study.ok();
     assert_eq!(r["config"]["checks"].as_array().unwrap().len(), 2);
@@ -140,7 +143,7 @@ fn a_check_catches_under_rc_what_serializable_prevents() {
     for run in [rc, ser] {
         let money = check(run, "money-is-conserved");
         assert_eq!(money["violations"], 0, "{money}");
-        assert_eq!(money["detail"], "after the run: sum 20, expected 20");
+        assert_eq!(money["detail"], "after the run: sum 30, expected 30");
     }
     // What SERIALIZABLE bought, in the headline, and the checks the
     // anomalies column counts, in the note above the Cells table.
@@ -351,7 +354,7 @@ fn a_check_that_fails_to_run_is_an_error_naming_it_and_its_line() {
     let (_keep, dir) = out_dir("bad-check");
     std::fs::create_dir_all(&dir).unwrap();
     let init = accounts_sql(&dir, 3);
-    let script = transfer_sql(&dir, 3, "random(1, 10)", "");
+    let script = transfer_sql(&dir, 3, "random(1, 3)", "random(1, 10)", "");
     let study = dir.join("study.toml");
     std::fs::write(
         &study,
