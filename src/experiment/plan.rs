@@ -595,6 +595,7 @@ mod tests {
             metrics_listen: None,
             shard: None,
             shard_wait: Duration::from_secs(60),
+            checks: Vec::new(),
         }
     }
 

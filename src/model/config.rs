@@ -547,6 +547,10 @@ pub struct ExperimentConfig {
     /// and shard 0 for every shard to end a run (`--shard-wait`, default
     /// 60 s).
     pub shard_wait: Duration,
+    /// Checks the study declares about its data (`[[check]]`, `--check`,
+    /// `--check-file`), run in each run's database after the run (and
+    /// during it, those with `during`), in the order given.
+    pub checks: Vec<super::CheckSpec>,
 }
 
 /// One shard of a sharded study: shard `index` (from 0) of `count`

@@ -123,6 +123,11 @@ pub struct StoredConfig {
     /// (`--shard`); absent when not sharded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::model::ShardSpec>,
+    /// The checks the study declared (`[[check]]`, `--check`,
+    /// `--check-file`), with where each was declared; absent when none
+    /// was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<super::CheckSpec>,
 }
 
 /// [`StoredConfig::server_wait_s`] of stores written before it, s.

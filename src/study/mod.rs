@@ -59,6 +59,7 @@ use std::time::Duration;
 
 use crate::model::{ExperimentConfig, PgBuild};
 
+pub mod checks;
 mod file;
 mod settings;
 pub mod values;
@@ -288,6 +289,7 @@ fn resume_study(
         // study's next run (docs/src/reference/sharded-runs.md).
         shard: None,
         shard_wait: cli.shard_wait,
+        checks: c.checks,
     })
 }
 
@@ -621,6 +623,91 @@ max_pred_locks_per_transaction = [64, 256]
         assert!(!far.contains("did you mean"), "{far}");
         let near = parse_err("pool-size = [1]\n").message;
         assert_eq!(near, "unknown field `pool-size`; did you mean `pool_size`?");
+    }
+
+    /// Issue #37: `[[check]]` tables, each named by its line; check
+    /// files relative to the study file; `--check` replaces a file's
+    /// check of its name and adds the others.
+    #[test]
+    fn declared_checks_from_tables_files_and_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("more.sql"),
+            "-- name: money\n-- expect: 0\n-- during: true\nSELECT sum(abalance) FROM pgbench_accounts;\n",
+        )
+        .unwrap();
+        let path = dir.path().join("study.toml");
+        std::fs::write(
+            &path,
+            "workload = \"tpcb\"\ncheck_file = \"more.sql\"\n\n[[check]]\nname = \"no-negative-balance\"\n\
+             sql = \"\"\"\nSELECT aid, abalance\n  FROM pgbench_accounts WHERE abalance < 0;\n\"\"\"\n\
+             during = true\n\n[[check]]\nname = \"rows\"\nsql = \"SELECT count(*) FROM pgbench_accounts\"\nexpect = 100000\n",
+        )
+        .unwrap();
+        let c = load(&path).unwrap();
+        let names: Vec<&str> = c.checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["no-negative-balance", "rows", "money"]);
+        let p = path.display();
+        assert_eq!(c.checks[0].origin, format!("{p}:4"));
+        assert_eq!(
+            c.checks[0].sql,
+            "SELECT aid, abalance\n  FROM pgbench_accounts WHERE abalance < 0"
+        );
+        assert!(c.checks[0].during);
+        assert_eq!(
+            (c.checks[1].origin.clone(), c.checks[1].expect),
+            (format!("{p}:12"), Some(100000))
+        );
+        assert_eq!(
+            c.checks[2].origin,
+            format!("{}:1", dir.path().join("more.sql").display())
+        );
+        assert_eq!((c.checks[2].expect, c.checks[2].during), (Some(0), true));
+        // A flag replaces the file's check of its name.
+        let flags = Settings {
+            check: Some(vec![
+                checks::check_flag("rows=SELECT 1 WHERE false").unwrap(),
+            ]),
+            ..Settings::default()
+        };
+        let c = from_args(Some(&path), None, flags).unwrap();
+        let names: Vec<&str> = c.checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["no-negative-balance", "rows", "money"]);
+        assert_eq!(c.checks[1].origin, "--check");
+        assert_eq!(c.checks[1].sql, "SELECT 1 WHERE false");
+        // Errors: the table's line, the key, a missing file, two of a name.
+        for (text, line, needle) in [
+            ("[[check]]\nname = \"a\"\n", 1, "check: missing field `sql`"),
+            (
+                "[[check]]\nname = \"a\"\nsql = \"SELECT 1\"\nexpcet = 1\n",
+                4,
+                "unknown field `expcet`; did you mean `expect`?",
+            ),
+            (
+                "[[check]]\nname = \"a b\"\nsql = \"SELECT 1\"\n",
+                1,
+                "' ' is not allowed",
+            ),
+            (
+                "[[check]]\nname = \"a\"\nsql = \"SELECT 1\"\nexpect = \"x\"\n",
+                4,
+                "check: invalid type: string \"x\"",
+            ),
+            (
+                "check_file = \"/nonexistent/c.sql\"\n",
+                1,
+                "check_file: cannot read /nonexistent/c.sql",
+            ),
+            (
+                "[[check]]\nname = \"a\"\nsql = \"SELECT 1\"\n[[check]]\nname = \"a\"\nsql = \"SELECT 2\"\n",
+                6,
+                "two checks are named a (study.toml:1 and study.toml:4)",
+            ),
+        ] {
+            let e = parse_err(text);
+            assert_eq!(e.line, line, "{text:?}: {e}");
+            assert!(e.message.contains(needle), "{text:?}: {e}");
+        }
     }
 
     #[test]

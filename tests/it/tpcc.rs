@@ -90,7 +90,10 @@ fn tpcc_consistency_conditions_hold_under_serializable() {
             "consistency=all",
         ],
     );
-    assert!(stdout.contains("tpmC") && stdout.contains("New-Order"), "{stdout}");
+    assert!(
+        stdout.contains("tpmC") && stdout.contains("New-Order"),
+        "{stdout}"
+    );
     let runs = r["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     for run in runs {
