@@ -403,7 +403,7 @@ mod tests {
     }
 
     /// Every `isobench run` flag, with a valid value on the command line and
-    /// the same value as the experiment file's key of the same name (`--set`
+    /// the same value as the study file's key of the same name (`--set`
     /// and `--param` take `[settings]` and `[params]` tables, `-D` a
     /// `[define]` table), and an invalid value for both when the flag takes
     /// one.
@@ -992,7 +992,7 @@ mod tests {
             assert_eq!(
                 norm(merged, seed),
                 norm(from_flag, seed),
-                "--{flag} given over an experiment file is not applied"
+                "--{flag} given over a study file is not applied"
             );
             if let Some((bad_flag, bad_key)) = bad {
                 let (bad_flag, bad_key) = (

@@ -115,7 +115,7 @@ pub struct StoredConfig {
     pub target: String,
     /// `--set` server settings of the managed server.
     pub settings: BTreeMap<String, String>,
-    /// The experiment file the study came from, if any.
+    /// The study file the study came from, if any.
     pub file: Option<String>,
     /// How the server was chosen, for `--resume`.
     pub target_options: StoredTarget,

@@ -240,7 +240,7 @@ pub fn read(path: &Path) -> Result<Settings, StudyError> {
         path: path.display().to_string(),
         line: 0,
         column: 0,
-        message: format!("cannot read the experiment file: {e}"),
+        message: format!("cannot read the study file: {e}"),
     })?;
     parse(&path.display().to_string(), &text)
 }

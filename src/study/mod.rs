@@ -1,4 +1,4 @@
-//! Experiment files: a study as TOML (`isobench run study.toml`).
+//! Study files: a study as TOML (`isobench run study.toml`).
 //!
 //! Every `isobench run` flag has a key of the same name in snake_case
 //! (`--pool-size` is `pool_size`, `--set` is the `[settings]` table,
@@ -29,7 +29,7 @@
 //! free placeholders, e.g. `app_workers = [2, 4]` for `{app_workers}`.
 //!
 //! pgbench scripts: `file = ["tpcb-one.sql@1", "other.sql@3"]` (paths
-//! relative to the experiment file), `builtin = "tpcb-like"`, a `[define]`
+//! relative to the study file), `builtin = "tpcb-like"`, a `[define]`
 //! table of variables, `protocol` and `init_sql`, as `-f`, `-b`, `-D`, `-M`
 //! and `--init-sql`.
 //!
@@ -68,7 +68,7 @@ pub use file::{parse, read};
 pub(crate) use settings::dedup;
 pub use settings::{FACTOR_KEYS, Origin, Settings, flag_of};
 
-/// An error in an experiment file, located at `line:column` (1-based).
+/// An error in a study file, located at `line:column` (1-based).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}:{line}:{column}: {message}")]
 pub struct StudyError {
@@ -100,7 +100,7 @@ pub fn defaults() -> ExperimentConfig {
         .expect("the defaults are valid")
 }
 
-/// Reads the experiment file `path` alone (no flags) into a configuration.
+/// Reads the study file `path` alone (no flags) into a configuration.
 ///
 /// Errors: [`read`]'s, and settings that contradict each other
 /// ([`Settings::into_config`]).
@@ -124,7 +124,7 @@ const RESUME_FLAGS: [&str; 9] = [
     "pg_bin",
 ];
 
-/// The study of `isobench run`: the defaults, the experiment file `study`
+/// The study of `isobench run`: the defaults, the study file `study`
 /// (if any), then `flags` (the settings given on the command line), merged
 /// and checked in one place; with `resume`, the study recorded in that
 /// results directory instead, with the server flags of `flags`.

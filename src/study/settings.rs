@@ -16,7 +16,7 @@ use serde::Deserialize;
 use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
-    Backoff, CheckSpec, ExperimentConfig, ExternalLoad, FaultPlan, FaultSpec, HostPolicy,
+    Backoff, CheckSpec, ExperimentConfig, ExternalLoad, FaultSchedule, FaultSpec, HostPolicy,
     Isolation, LoadFormat, ObserveLevel, OnError, Order, PgBuild, QueryMode, RetryPolicy,
     ScriptSet, ScriptsConfig, ShardSpec, TargetConfig,
 };
@@ -86,9 +86,9 @@ pub struct Settings {
     #[serde(default, deserialize_with = "list::<_, Via<FaultSpec>>")]
     pub fault: Option<Vec<FaultSpec>>,
     /// The fault as a factor: each cell runs one plan, comma-separated: none, or faults (as --fault) joined by +, e.g. none,crash@2s,pause:1s@1s+restart@3s.
-    #[arg(long, value_name = "PLAN", value_delimiter = ',', value_parser = Via::<FaultPlan>::parse)]
-    #[serde(default, deserialize_with = "list::<_, Via<FaultPlan>>")]
-    pub fault_plan: Option<Vec<FaultPlan>>,
+    #[arg(long, value_name = "PLAN", value_delimiter = ',', value_parser = Via::<FaultSchedule>::parse)]
+    #[serde(default, deserialize_with = "list::<_, Via<FaultSchedule>>")]
+    pub fault_plan: Option<Vec<FaultSchedule>>,
     /// Leave runs that had faults (lost connections, a crashed server) out of the statistics; by default they count and are marked.
     #[arg(long, num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
     #[serde(default, deserialize_with = "one::<_, Bool>")]

@@ -114,7 +114,7 @@ fn strip_shard(v: &mut Value, window_starts: &BTreeMap<u32, String>) {
 
 /// What [`merge_dirs`] did.
 #[derive(Debug)]
-pub struct Outcome {
+pub struct Merged {
     /// The merged results, as written to results.json.
     pub results: Results,
     /// Warnings for the user (missing shards, missing interval logs).
@@ -130,7 +130,7 @@ pub struct Outcome {
 ///
 /// Errors: as [`read_input`] and [`check`] (bad input, exit 2); `--out` is
 /// one of the inputs or already holds results; a file cannot be written.
-pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> Result<Outcome> {
+pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     let mut inputs = dirs
         .iter()
         .map(|d| read_input(d))
@@ -254,7 +254,7 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> Result<Outcome> {
         Ok(())
     };
     write().with_context(|| format!("writing the merged results into {}", dir.display()))?;
-    Ok(Outcome {
+    Ok(Merged {
         results,
         warnings,
         hlogs: hlogs.len(),
