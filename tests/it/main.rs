@@ -16,6 +16,7 @@ mod experiment;
 mod external;
 mod factors;
 mod faults;
+mod file_size;
 mod hosts;
 mod interrupt;
 mod isolation_specs;
