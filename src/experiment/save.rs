@@ -97,6 +97,7 @@ pub(super) fn stored_config(
         precision: cfg.precision,
         cpus: cfg.cpus.clone(),
         calibrate: cfg.calibrate,
+        checks: cfg.checks.clone(),
     }
 }
 

@@ -115,7 +115,7 @@ pub struct StoredConfig {
     pub target: String,
     /// `--set` server settings of the managed server.
     pub settings: BTreeMap<String, String>,
-    /// The experiment file the study came from, if any.
+    /// The study file the study came from, if any.
     pub file: Option<String>,
     /// How the server was chosen, for `--resume`.
     pub target_options: StoredTarget,
@@ -133,6 +133,11 @@ pub struct StoredConfig {
     /// `isobench calibrate`'s pairs; absent for other studies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibrate: Option<crate::model::Calibration>,
+    /// The checks the study declared (`[[check]]`, `--check`,
+    /// `--check-file`), with where each was declared; absent when none
+    /// was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<super::CheckSpec>,
 }
 
 /// [`StoredConfig::server_wait_s`] of stores written before it, s.

@@ -338,6 +338,7 @@ pub fn results() -> Results {
             precision: None,
             cpus: None,
             calibrate: None,
+            checks: Vec::new(),
         },
         environment: Environment {
             host: "bench-1".into(),

@@ -12,6 +12,7 @@
 
 pub mod cells;
 pub mod compare;
+pub mod coverage;
 pub mod findings;
 pub mod gate;
 pub mod model;
