@@ -204,6 +204,85 @@ fn false_positives(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::SecondPoint;
+    use crate::report::fixture;
+
+    /// A calibration of the fixture's rc cell: 2 pairs of 3 runs a side
+    /// (repetitions 1-12, A on the odd ones), TPS about 100 with ±1 %,
+    /// and in pair 1 side B 30 % slower: the verdict calls pair 1 and not
+    /// pair 0. Per-second series of 90, 110 (CV 14.1 %).
+    fn calibration() -> Results {
+        let mut r = fixture::results();
+        let template = r.runs[0].clone();
+        r.runs.clear();
+        r.config.calibrate = Some(Calibration {
+            pairs: 2,
+            per_side: 3,
+            target_mde_pct: 5.0,
+        });
+        let wiggle = [1.0, -1.0, 0.5, -0.5, 0.0, 0.8];
+        for rep in 1..=12u32 {
+            let mut run = template.clone();
+            run.index = rep;
+            run.repetition = rep;
+            let (pair, a) = r.config.calibrate.unwrap().slot(rep);
+            let slow = if pair == 1 && !a { 0.7 } else { 1.0 };
+            run.tps = slow * (100.0 + wiggle[(rep as usize - 1) % 6]);
+            run.per_second = [90.0, 110.0]
+                .iter()
+                .enumerate()
+                .map(|(i, t)| SecondPoint {
+                    t_s: i as f64 + 1.0,
+                    committed: *t as u64,
+                    tps: *t,
+                    p99_ms: 8.0,
+                    failed: 0,
+                    lag_ms: None,
+                })
+                .collect();
+            r.runs.push(run);
+        }
+        r
+    }
+
+    #[test]
+    fn a_calibration_s_noise_per_metric_and_its_false_positives() {
+        assert!(of(&fixture::results()).is_none(), "not a calibration");
+        let n = of(&calibration()).unwrap();
+        assert_eq!((n.pairs, n.per_side, n.cells.len()), (2, 3, 1));
+        let c = &n.cells[0];
+        assert_eq!(c.runs, 12);
+        // Pair 1 differs, pair 0 does not: 1 of 2.
+        let fp = c.tps.false_positives.unwrap();
+        assert_eq!((fp.x, fp.n), (1, 2));
+        // TPS: 9 runs near 100, 3 near 70.
+        let tps: Vec<f64> = calibration().runs.iter().map(|r| r.tps).collect();
+        let s = Summary::of(&tps).unwrap();
+        assert!((c.tps.cv_between_pct - 100.0 * s.cv).abs() < 1e-9);
+        assert!((c.tps.mean - s.mean).abs() < 1e-9);
+        // Within a run: sd of (90, 110) over 100.
+        let within = c.tps.cv_within_pct.unwrap();
+        assert!(
+            (within - 100.0 * 200f64.sqrt() / 100.0).abs() < 1e-9,
+            "{within}"
+        );
+        // The MDE at 3 runs a side and the runs for 5 %, at that CV.
+        let cv = s.cv;
+        assert_eq!(c.tps.mde_pct, power::mde_pct(cv, 3, cv, 3));
+        assert_eq!(c.tps.runs_for_target, power::runs_for_mde(cv, cv, 5.0));
+        assert!(c.tps.runs_for_target.unwrap() > 3);
+        // p99 the same in every run: no variance, no MDE, no false
+        // positive (no test can be made).
+        assert_eq!(c.latency_p99_ms.cv_between_pct, 0.0);
+        // No failures: no CV (a zero mean).
+        assert!(c.failure_pct.cv_between_pct.is_nan());
+        assert!(c.failure_pct.false_positives.is_none());
+        // A pair with a side short of 3 complete runs is left out.
+        let mut r = calibration();
+        r.runs[1].complete = false;
+        let fp = of(&r).unwrap().cells[0].tps.false_positives.unwrap();
+        assert_eq!((fp.x, fp.n), (1, 1));
+    }
 
     /// Over many simulated A/A pairs of normal runs (CV 5 %, 3 runs a
     /// side), isobench's verdict is significant about 5 % of the time:
@@ -221,12 +300,12 @@ mod tests {
         for _ in 0..pairs {
             let a: Vec<f64> = (0..3).map(|_| 1000.0 * (1.0 + 0.05 * normal())).collect();
             let b: Vec<f64> = (0..3).map(|_| 1000.0 * (1.0 + 0.05 * normal())).collect();
-            let c = compare(
-                &Summary::of(&b).unwrap(),
-                &Summary::of(&a).unwrap(),
-                Better::Higher,
-            );
-            hits += usize::from(c.verdict.significant());
+            // The verdict's own method (stats::compare without its MDE,
+            // which this test does not need and would make slow).
+            let (sb, sa) = (Summary::of(&b).unwrap(), Summary::of(&a).unwrap());
+            let test = super::super::ratio_test(&sb, &sa);
+            let c = super::super::Verdict::of_runs(test.as_ref(), Better::Higher, 3, 3);
+            hits += usize::from(c.significant());
         }
         let rate = hits as f64 / pairs as f64;
         // Welch's test with n = 3 a side is slightly conservative.

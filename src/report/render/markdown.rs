@@ -146,7 +146,7 @@ fn noise(out: &mut String, m: &ReportModel) {
     let Some(n) = &m.noise else {
         return;
     };
-    out.push_str("## Noise (A/A calibration)\n\n");
+    let _ = writeln!(out, "## {}\n", tables::noise::noise_title(n));
     out.push_str(&tables::noise::noise_note(n));
     out.push_str("\n\n");
     table(out, &tables::noise::noise(n));

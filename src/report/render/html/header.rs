@@ -81,7 +81,7 @@ pub(super) fn noise(m: &ReportModel) -> Option<Section> {
     let n = m.noise.as_ref()?;
     section(
         "noise",
-        "Noise (A/A calibration)",
+        &tables::noise::noise_title(n),
         html! { (note(html! { (tables::noise::noise_note(n)) })) (table_html(&tables::noise::noise(n))) },
     )
 }

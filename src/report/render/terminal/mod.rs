@@ -195,7 +195,7 @@ pub fn noise(n: &crate::stats::noise::Noise, width: usize) -> String {
         squeeze: index(&["MDE at", "runs a side for"]),
     };
     let fitted = fit::table(&t, width, &drop);
-    let mut out = String::from("Noise (A/A calibration):\n");
+    let mut out = format!("{}:\n", tables::noise::noise_title(n));
     out.push_str(&fitted.text);
     out.push('\n');
     if !fitted.dropped.is_empty() {
