@@ -518,7 +518,7 @@ impl Settings {
             if self.max_repeat.is_some() {
                 return Err(self.error(
                     "max_repeat",
-                    "is the most repetitions of --precision: give --precision PCT too (or --repeat N for a fixed count)",
+                    "applies to --precision only (the most repetitions a cell gets): give --precision PCT too (or --repeat N for a fixed count)",
                 ));
             }
             return Ok(None);

@@ -35,7 +35,10 @@ pub fn gate(rows: &[Row], all: bool) -> Table {
                 num(r.base),
                 num(r.new),
                 Value::opt(delta, delta.map_or_else(|| NA.into(), fmt_pct_change)),
-                Value::opt(mde, mde.map_or_else(|| NA.into(), stats::fmt_mde)),
+                Value::opt(
+                    mde,
+                    mde.map_or_else(|| NA.into(), |m| format!("±{}", stats::fmt_mde(m))),
+                ),
                 Value::text(r.status.label()).mark(match r.status {
                     Status::Regression => Mark::Bad,
                     Status::CannotTell => Mark::None,
