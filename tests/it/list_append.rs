@@ -22,18 +22,6 @@ const CLASSES: [&str; 8] = [
     "internal",
 ];
 
-/// Violations of invariant `name` in `run`.
-fn count(run: &Value, name: &str) -> u64 {
-    run["invariants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i["name"] == name)
-        .unwrap_or_else(|| panic!("no invariant {name}: {run}"))["violations"]
-        .as_u64()
-        .unwrap()
-}
-
 fn detail(run: &Value, name: &str) -> String {
     run["invariants"]
         .as_array()
@@ -89,7 +77,7 @@ fn isolation_levels_admit_what_adya_says() {
         let (out, stdout, stderr) = common::run(&["check-history", path.to_str().unwrap()]);
         let counts: Vec<String> = CLASSES
             .iter()
-            .map(|c| format!("{c} {}", count(run, c)))
+            .map(|c| format!("{c} {}", violations_of(run, c)))
             .collect();
         assert!(stdout.contains(&counts.join(", ")), "{stdout}\n{stderr}");
         let expected = if run["anomalies"] == 0 { 0 } else { 3 };
@@ -104,7 +92,7 @@ fn isolation_levels_admit_what_adya_says() {
             .map(|i| i["name"].as_str().unwrap())
             .collect();
         assert_eq!(names, CLASSES, "{iso}");
-        let sum: u64 = CLASSES.iter().map(|c| count(run, c)).sum();
+        let sum: u64 = CLASSES.iter().map(|c| violations_of(run, c)).sum();
         assert_eq!(run["anomalies"].as_u64().unwrap(), sum, "{iso}");
         assert!(run["committed"].as_u64().unwrap() > 50, "{iso}: {run}");
         let forbidden: &[&str] = match iso {
@@ -122,14 +110,14 @@ fn isolation_levels_admit_what_adya_says() {
         };
         for class in forbidden {
             assert_eq!(
-                count(run, class),
+                violations_of(run, class),
                 0,
                 "{iso} admitted {class}: {}",
                 detail(run, class)
             );
         }
         if iso == "read-committed" {
-            let found = count(run, "G-single") + count(run, "G2-item");
+            let found = violations_of(run, "G-single") + violations_of(run, "G2-item");
             assert!(found > 0, "rc: no G-single or G2-item in 3 s:\n{stdout}");
             let example = detail(run, "G-single") + &detail(run, "G2-item");
             assert!(

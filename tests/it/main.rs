@@ -7,13 +7,16 @@
 mod common;
 
 mod anomalies;
+mod checks;
 mod code_map;
 mod determinism;
+mod dsn;
 mod examples;
 mod experiment;
 mod external;
 mod factors;
 mod faults;
+mod file_size;
 mod hosts;
 mod interrupt;
 mod isolation_specs;

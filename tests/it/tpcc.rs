@@ -48,24 +48,6 @@ fn study(duration: &str, args: &[&str]) -> (Value, String) {
     (r, ran.stdout)
 }
 
-fn invariant<'a>(run: &'a Value, name: &str) -> &'a Value {
-    run["invariants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i["name"] == name)
-        .unwrap_or_else(|| panic!("no invariant {name}: {}", run["invariants"]))
-}
-
-fn tx<'a>(run: &'a Value, name: &str) -> &'a Value {
-    run["transactions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("no transaction type {name}"))
-}
-
 /// A short TPC-C run under SERIALIZABLE, both strategies: every
 /// consistency condition is checked and holds, New-Orders and Payments
 /// match the clients' commits, each of the five types commits and has
@@ -90,7 +72,10 @@ fn tpcc_consistency_conditions_hold_under_serializable() {
             "consistency=all",
         ],
     );
-    assert!(stdout.contains("tpmC") && stdout.contains("New-Order"), "{stdout}");
+    assert!(
+        stdout.contains("tpmC") && stdout.contains("New-Order"),
+        "{stdout}"
+    );
     let runs = r["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     for run in runs {
@@ -116,23 +101,23 @@ fn tpcc_consistency_conditions_hold_under_serializable() {
             "Delivery",
             "Stock-Level",
         ] {
-            let t = tx(run, t);
+            let t = tx_type(run, t);
             assert!(t["committed"].as_u64().unwrap() > 0, "{t}");
             assert!(!t["latency_histogram"].as_str().unwrap().is_empty());
         }
-        let new_orders = tx(run, "New-Order")["committed"].as_f64().unwrap();
+        let new_orders = tx_type(run, "New-Order")["committed"].as_f64().unwrap();
         let tpmc = run["tpmc"].as_f64().expect("tpmc per run");
         let duration = run["duration_s"].as_f64().unwrap();
         assert!((tpmc - new_orders * 60.0 / duration).abs() < 1e-6, "{tpmc}");
         // The 1 % rolled back by design are user aborts, never failures.
-        let failed_no: u64 = tx(run, "New-Order")["failed"]
+        let failed_no: u64 = tx_type(run, "New-Order")["failed"]
             .as_object()
             .unwrap()
             .iter()
             .filter(|(code, _)| !code.starts_with("40"))
             .map(|(_, n)| n.as_u64().unwrap())
             .sum();
-        assert_eq!(failed_no, 0, "{}", tx(run, "New-Order"));
+        assert_eq!(failed_no, 0, "{}", tx_type(run, "New-Order"));
     }
 }
 
@@ -293,8 +278,8 @@ fn tpcc_plus_write_skew_under_repeatable_read_not_serializable() {
     };
     let (rr, ser) = (by_level("repeatable-read"), by_level("serializable"));
     for run in [rr, ser] {
-        assert!(tx(run, "Credit-Check")["committed"].as_u64().unwrap() > 20);
-        assert!(tx(run, "New-Order")["committed"].as_u64().unwrap() > 20);
+        assert!(tx_type(run, "Credit-Check")["committed"].as_u64().unwrap() > 20);
+        assert!(tx_type(run, "New-Order")["committed"].as_u64().unwrap() > 20);
     }
     let skew = invariant(rr, "credit-check-skew");
     assert_eq!(

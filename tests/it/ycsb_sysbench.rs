@@ -25,16 +25,6 @@ fn param<'a>(run: &'a Value, name: &str) -> &'a str {
     run["cell"]["params"][name].as_str().unwrap()
 }
 
-/// The invariant `name` of `run`.
-fn invariant<'a>(run: &'a Value, name: &str) -> &'a Value {
-    run["invariants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i["name"] == name)
-        .unwrap_or_else(|| panic!("no invariant {name}: {}", run["invariants"]))
-}
-
 fn assert_all_hold(run: &Value, label: &str) {
     assert!(
         run["committed"].as_u64().unwrap() > 0,

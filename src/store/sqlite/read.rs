@@ -225,7 +225,7 @@ fn read_cell(row: &Row) -> R<Cell> {
 }
 
 /// Rows of `sql` (with `?1` = the run) mapped by `f`.
-fn children<T>(
+pub(super) fn children<T>(
     conn: &Connection,
     table: &str,
     sql: &str,
@@ -306,9 +306,13 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
                 violations: r.get(2)?,
                 detail: r.get(3)?,
                 lost_commits: r.get(4)?,
+                declared: false,
+                rows: None,
+                during: None,
             })
         },
     )?;
+    let invariants = super::checks::read_declared(conn, run, invariants)?;
     let server_settings = children(
         conn,
         "run_server_settings",

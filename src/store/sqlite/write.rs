@@ -530,6 +530,9 @@ fn write_checks(tx: &Transaction, r: &RunRecord) -> R<()> {
         if let Some(n) = v.lost_commits {
             lost.execute(params![run, i, n]).context("lost_commits")?;
         }
+        if v.declared {
+            super::checks::write_declared(tx, run, i, v)?;
+        }
     }
     let mut st =
         tx.prepare_cached("INSERT INTO run_errors (run, ordinal, message) VALUES (?1, ?2, ?3)")?;

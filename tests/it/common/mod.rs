@@ -1,12 +1,15 @@
 //! Helpers shared by every integration test: the `isobench` binary
 //! ([`isobench`], [`run`]), short studies ([`Study`]), servers started
 //! through the library ([`Server`]), and reading results
-//! ([`read_json`], [`assert_schema_valid`], [`assert_managed_server_gone`]).
+//! ([`read_json`], [`assert_schema_valid`], [`assert_managed_server_gone`],
+//! a run's [`invariant`] and [`tx_type`]).
 
 mod files;
+mod records;
 mod server;
 mod study;
 
 pub use files::*;
+pub use records::*;
 pub use server::*;
 pub use study::*;

@@ -120,7 +120,7 @@ pub fn summary_of(m: &ReportModel, width: usize) -> String {
     }
     out.push_str(&wrap(
         &format!(
-            "{} anomalies: invariant violations over all runs. More figures per cell: report.md.",
+            "{} More figures per cell: report.md.",
             tables::cells::cells_legend(m)
         ),
         width,
@@ -193,7 +193,10 @@ mod tests {
         let m = ReportModel::new(&r);
         assert!(m.has_tpmc());
         let text = summary_of(&m, WIDE);
-        assert!(text.contains("tpmC") && text.contains("600.0 ± 0.0"), "{text}");
+        assert!(
+            text.contains("tpmC") && text.contains("600.0 ± 0.0"),
+            "{text}"
+        );
         let tpmc = m.cells[0].tpmc.unwrap();
         assert!((600.0..=660.0).contains(&tpmc.mean), "{tpmc:?}");
         let runs = tables::runs(&m);
