@@ -5,6 +5,7 @@
 //! outcome to an exit status ([`Exit`]).
 
 pub mod anomalies;
+pub mod calibrate;
 pub mod check_history;
 pub mod compare;
 pub mod manual;
@@ -25,6 +26,7 @@ use crate::postgres::reaper;
 use crate::report::render::terminal::{DEFAULT_WIDTH, MIN_WIDTH};
 use crate::{store, workload};
 use anomalies::AnomaliesArgs;
+use calibrate::CalibrateArgs;
 use check_history::CheckHistoryArgs;
 use compare::CompareArgs;
 use merge::MergeArgs;
@@ -47,8 +49,10 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Re-render the reports of a results directory from its store, without re-running.
     Report(ReportArgs),
-    /// A/B of two results directories, cell by cell (benchstat style): TPS and p99 with confidence intervals, Welch's test and a verdict.
+    /// A/B of two results directories, cell by cell (benchstat style): TPS and p99 with confidence intervals, a test, a verdict and the smallest detectable change; --fail-on-regression PCT gates CI (exit 3).
     Compare(CompareArgs),
+    /// How noisy is this study here: its cells run as A and B, interleaved, in --repeat N A/A pairs (default 20); prints the CVs between and within runs, the verdict's false-positive rate and the runs a target MDE needs; results.json gets a noise section.
+    Calibrate(Box<CalibrateArgs>),
     /// One results directory from several of one study: the shards of a sharded study (`--shard I/N`) or repeated runs. Counters summed, latency histograms added (percentiles recomputed, never averaged), per-second series aligned on the window's start, the reports written as for any study.
     Merge(MergeArgs),
     /// Observe a server under someone else's load: pg_stat_database and SIRead locks every sample interval, wait events every second; writes monitor.json and monitor.md.
@@ -123,6 +127,7 @@ pub async fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Run(args) => run::run(*args).await,
         Command::Report(args) => report::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Calibrate(args) => calibrate::run(*args).await,
         Command::Merge(args) => merge::command(args),
         Command::Monitor(args) => monitor::command(args).await,
         Command::Pgbench(args) => pgbench(*args).await,
@@ -490,6 +495,26 @@ mod tests {
             None,
         ),
         ("repeat", &["--repeat", "5"], "repeat = 5", Some(("0", "0"))),
+        (
+            "precision",
+            &["--precision", "2%"],
+            "precision = \"2%\"",
+            Some(("0%", "\"0%\"")),
+        ),
+        (
+            "max-repeat",
+            &["--precision", "2%", "--max-repeat", "8"],
+            "max_repeat = 8\nprecision = \"2%\"",
+            // Needs --precision, so two lines: a bad value is checked in
+            // study::settings' tests.
+            None,
+        ),
+        (
+            "cpus",
+            &["--cpus", "clients=0"],
+            "cpus = \"clients=0\"",
+            Some(("cpu=0", "\"cpu=0\"")),
+        ),
         (
             "duration",
             &["-T", "3s"],

@@ -774,7 +774,11 @@ fn backoff_seed(seed: u64, id: u32) -> u64 {
 /// time; under READ COMMITTED throughput is the same (5,249-5,476 vs
 /// 5,042-5,708 tx/s) for 5-12 % more client CPU per transaction.
 pub fn default_threads(clients: u32) -> usize {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // With `--cpus clients=LIST`, one thread per pinned CPU at most.
+    let cpus = crate::metrics::cpus::client_cpus().map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |c| c.len().max(1),
+    );
     (clients as usize).clamp(1, cpus)
 }
 

@@ -162,6 +162,11 @@ pub(super) fn spawn<C: WorkloadClient>(
     let spawned = std::thread::Builder::new()
         .name(format!("isobench-clients-{index}"))
         .spawn(move || {
+            // `--cpus clients=LIST`: this thread's clients run there.
+            if let Err(e) = crate::metrics::cpus::pin_this_thread() {
+                let _ = common.ready.send(Err(EngineError::Thread(e)));
+                return;
+            }
             let rt = match tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()

@@ -35,6 +35,7 @@ mod copies;
 mod drivers;
 mod inject;
 mod plan;
+mod precision;
 mod save;
 pub mod shard;
 mod target;
@@ -195,6 +196,10 @@ async fn run_study<D: Driver>(
             live.serve(addr).map(|server| (live, server))
         })
         .transpose()?;
+    // `--cpus`: the managed server's processes and the client threads.
+    let cpus = cfg.cpus.clone().unwrap_or_default();
+    crate::metrics::cpus::set_server_cpus(cpus.server);
+    crate::metrics::cpus::set_client_cpus(cpus.clients);
     let (template_of, variants) = template_indices(&driver, cells.len());
     let planned = plan(&cells, cfg.repeat, cfg.order, cfg.seed);
     let mut stored = save::stored_config(&cfg, &cells, header);
@@ -297,10 +302,31 @@ async fn run_study<D: Driver>(
     study
         .progress
         .start(planned.len(), results.runs.len(), cfg.warmup + cfg.duration);
-    let body = study
+    let mut body = study
         .run_all(todo, &mut server, &mut results, &mut db)
         .await;
-    study.finish(body, server, results, db, planned.len()).await
+    // `--precision`: another interleaved round of the cells that have not
+    // reached the target, until all have or the maximum.
+    let mut total = planned.len();
+    while body.is_ok() && !cancel.is_cancelled() {
+        let Some(p) = cfg.precision else { break };
+        let round = precision::next_round(&cells, &results, p, cfg.exclude_faulted);
+        if round.is_empty() {
+            break;
+        }
+        study.progress.more(round.len());
+        total += round.len();
+        let next = results.runs.iter().map(|r| r.index).max().unwrap_or(0) + 1;
+        let todo: Vec<(u32, &PlannedRun)> = round
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (next + i as u32, r))
+            .collect();
+        body = study
+            .run_all(todo, &mut server, &mut results, &mut db)
+            .await;
+    }
+    study.finish(body, server, results, db, total).await
 }
 
 /// Whether the runs use the target's own database (`isobench pgbench` on
@@ -346,6 +372,17 @@ fn check_baseline(stored: &StoredConfig, cells: &[Cell]) -> Result<()> {
         .map_err(|e| anyhow!("--baseline: {e}"))
 }
 
+/// The distinct cells of `planned`, in order of first run.
+fn distinct_planned(planned: &[PlannedRun]) -> Vec<Cell> {
+    let mut cells: Vec<Cell> = Vec::new();
+    for p in planned {
+        if !cells.contains(&p.cell) {
+            cells.push(p.cell.clone());
+        }
+    }
+    cells
+}
+
 /// The results directory, the results to resume there, if any, and
 /// for a new directory what was created for it. Resume: the runs already
 /// measured stay; interrupted ones run again.
@@ -356,7 +393,16 @@ fn results_dir(
     Ok(match &cfg.resume {
         Some(dir) => {
             let prior = store::load_dir_to_resume(dir)?;
-            plan::check_resumable(&prior, planned)?;
+            match cfg.precision {
+                // Repetitions beyond the first stage were added by the
+                // sequential rule, up to the maximum.
+                Some(p) => {
+                    let cells: Vec<Cell> = distinct_planned(planned);
+                    let most = plan(&cells, p.max_repeat, cfg.order, cfg.seed);
+                    plan::check_resumable(&prior, &most)?;
+                }
+                None => plan::check_resumable(&prior, planned)?,
+            }
             (dir.to_path_buf(), Some(prior), None)
         }
         None => {

@@ -595,6 +595,9 @@ mod tests {
             metrics_listen: None,
             shard: None,
             shard_wait: Duration::from_secs(60),
+            precision: None,
+            cpus: None,
+            calibrate: None,
             checks: Vec::new(),
         }
     }

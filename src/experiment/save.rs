@@ -94,6 +94,9 @@ pub(super) fn stored_config(
         file: cfg.file.as_ref().map(|f| f.display().to_string()),
         target_options: StoredTarget::of(&cfg.target),
         shard: cfg.shard,
+        precision: cfg.precision,
+        cpus: cfg.cpus.clone(),
+        calibrate: cfg.calibrate,
         checks: cfg.checks.clone(),
     }
 }

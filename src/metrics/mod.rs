@@ -7,6 +7,7 @@
 //! significant digits), so memory stays flat however long a run lasts and
 //! histograms merge exactly across clients, ticks, and machines.
 
+pub mod cpus;
 pub mod host;
 
 use crate::model::{FailureReason, LatencySummary, Lifetime, SqlState};

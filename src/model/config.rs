@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::build::{PgBuild, build_labels};
 use super::faults::{FaultSchedule, FaultSpec};
+use super::placement::{Calibration, CpuPlacement, Precision};
 
 /// A transaction isolation level (PostgreSQL docs, "Transaction Isolation").
 /// Parsed from `read-committed|rc`, `repeatable-read|rr`, `serializable|ser`.
@@ -547,6 +548,14 @@ pub struct ExperimentConfig {
     /// and shard 0 for every shard to end a run (`--shard-wait`, default
     /// 60 s).
     pub shard_wait: Duration,
+    /// Repetitions until a target precision (`--precision`,
+    /// `--max-repeat`); `None`: `repeat` repetitions.
+    pub precision: Option<Precision>,
+    /// CPUs of the managed server and the client threads (`--cpus`).
+    pub cpus: Option<CpuPlacement>,
+    /// An A/A calibration (`isobench calibrate`): `repeat` is
+    /// `2 · pairs · per_side`.
+    pub calibrate: Option<Calibration>,
     /// Checks the study declares about its data (`[[check]]`, `--check`,
     /// `--check-file`), run in each run's database after the run (and
     /// during it, those with `during`), in the order given.

@@ -123,6 +123,16 @@ pub struct StoredConfig {
     /// (`--shard`); absent when not sharded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::model::ShardSpec>,
+    /// `--precision` and `--max-repeat`; absent without a target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<crate::model::Precision>,
+    /// `--cpus`: where the managed server and the client threads ran;
+    /// absent when nothing was pinned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<crate::model::CpuPlacement>,
+    /// `isobench calibrate`'s pairs; absent for other studies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibrate: Option<crate::model::Calibration>,
     /// The checks the study declared (`[[check]]`, `--check`,
     /// `--check-file`), with where each was declared; absent when none
     /// was.

@@ -188,6 +188,7 @@ impl ManagedServer {
                 settings: opts.settings.clone(),
                 log_path: opts.log_path.clone(),
                 ids,
+                cpus: crate::metrics::cpus::server_cpus(),
             };
             let log_start = fs::metadata(&opts.log_path).map_or(0, |m| m.len());
             let child = launch.spawn()?;
@@ -330,6 +331,9 @@ struct Launch {
     log_path: PathBuf,
     /// The unprivileged user and group to run as (isobench runs as root).
     ids: Option<(Uid, Gid)>,
+    /// CPUs the postmaster, and so every process it forks, is pinned to
+    /// (`--cpus server=LIST`).
+    cpus: Option<Vec<usize>>,
 }
 
 impl Launch {
@@ -370,6 +374,9 @@ impl Launch {
             .current_dir(&self.socket_dir);
         if let Some((uid, gid)) = self.ids {
             cmd.uid(uid.as_raw()).gid(gid.as_raw());
+        }
+        if let Some(cpus) = &self.cpus {
+            crate::metrics::cpus::pin_command(&mut cmd, cpus);
         }
         reaper::spawn_guarded(cmd, self.socket_dir.clone())
             .map_err(|e| start_err(format!("cannot start postgres: {e}")))

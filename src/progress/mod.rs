@@ -107,6 +107,19 @@ impl Progress {
         }
     }
 
+    /// `n` more runs than [`Progress::start`] said (`--precision` adds
+    /// repetitions as it goes).
+    pub fn more(&self, n: usize) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.total += n;
+        if let Some(live) = &self.live {
+            live.start(s.total, s.resumed + s.finished);
+        }
+        if let Some(bar) = &self.bar {
+            bar.inc_length(n as u64 * s.run_ms);
+        }
+    }
+
     pub fn begin_run(&self, index: u32, cell: &Cell, repetition: u32) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         s.index = index;

@@ -82,7 +82,7 @@ pub fn write_model(
             Format::Json => {
                 put(
                     store::RESULTS_JSON,
-                    serde_json::to_string_pretty(results).map_err(|e| e.to_string())?,
+                    store::results_json(results).map_err(|e| e.to_string())?,
                 )?;
                 put(CELLS_JSON, crate::report::render::json::cells_of(m))?;
             }

@@ -361,8 +361,8 @@ pub fn fmt_pct_change(pct: f64) -> String {
 }
 
 /// The "% vs baseline" figure with its verdict: `baseline`,
-/// `+50.0% faster`, `-1.2% no significant difference`, `+3.0% not enough
-/// data` (one run: no test possible), or `n/a` (no baseline cell, or no
+/// `+50.0% faster`, `-1.2% no significant difference`, `+3.0% too few
+/// runs` (under 3 complete runs a side: no verdict), or `n/a` (no baseline cell, or no
 /// mean to compare).
 pub fn fmt_vs_baseline(v: &VsBaseline) -> String {
     match v {

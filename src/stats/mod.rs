@@ -3,8 +3,16 @@
 //! change against a baseline, Welch's unequal-variances t-test, the
 //! confidence interval of a difference of means and of a ratio of means
 //! in % (on the log scale, so never below -100 %), a
-//! verdict (faster / slower / no significant difference), and outlier
-//! repetitions by the modified z-score.
+//! verdict (faster / slower / no significant difference / too few runs),
+//! the smallest change a comparison could detect ([`power`]), repetitions
+//! until a target precision ([`sequential`]), a proportion's exact
+//! interval ([`proportion`]), and outlier repetitions by the modified
+//! z-score.
+//!
+//! One method per verdict (issue #37): a comparison's interval, p-value
+//! and verdict all come from one test of the log ratio of the means
+//! ([`ratio_test`]), so "significant" holds exactly when the interval
+//! excludes 0 %.
 //!
 //! Sources: NIST/SEMATECH e-Handbook of Statistical Methods, §1.3.5.1
 //! ("Measures of Location"), §1.3.5.6 ("Measures of Scale"), §7.2.2.1
@@ -22,6 +30,22 @@
 //! and proper use" (2007), arXiv:0710.2024.
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
+
+pub mod noise;
+pub mod power;
+pub mod proportion;
+pub mod sequential;
+
+/// The fewest complete runs on each side for a verdict: below it a
+/// comparison says "too few runs" ([`Verdict::NotEnoughData`]). With 2
+/// runs a side the interval has 1 to 2 degrees of freedom (t(0.975, 1) =
+/// 12.7): a ±141 % interval is not a result.
+pub const MIN_RUNS: usize = 3;
+
+/// The change (%) a study should be able to detect: a "no significant
+/// difference" verdict whose MDE is above it says so, with the
+/// repetitions that would reach it ([`power::runs_for_mde`]).
+pub const MDE_TARGET_PCT: f64 = 5.0;
 
 /// Confidence level of [`Summary::ci95`].
 pub const CONFIDENCE: f64 = 0.95;
@@ -107,7 +131,7 @@ impl Summary {
 }
 
 /// Quantile `p` of Student's t distribution with `df` degrees of freedom.
-fn t_quantile(p: f64, df: f64) -> f64 {
+pub(crate) fn t_quantile(p: f64, df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.inverse_cdf(p))
 }
 
@@ -282,9 +306,11 @@ pub struct PctCi {
 /// used. Unlike the linear interval it also counts the baseline mean's own
 /// uncertainty in the denominator.
 ///
-/// The [`Verdict`] and the p-value stay Welch's test of the raw means
-/// ([`welch`]): near p = 0.05 the two can disagree on whether the
-/// interval holds 0.
+/// The p-value and the [`Verdict`] are the test of the same statistic
+/// ([`ratio_test`]), so the interval excludes 0 exactly when the verdict
+/// is significant. (Before issue #37 the p-value was Welch's test of the
+/// raw means, and seed 002's report printed `+239.6 % (95 % CI
+/// [-48.4 %, +2132.8 %], significant: p = 0.011)`.)
 ///
 /// Sources: the delta method, G. Casella and R. L. Berger, "Statistical
 /// Inference", 2nd ed. (2002), §5.5.4; the log-ratio interval for a ratio
@@ -334,6 +360,28 @@ pub(crate) fn log_ratio_ci95(value: &Summary, baseline: &Summary) -> Option<Diff
     })
 }
 
+/// The test behind every verdict: the two-sided t-test of the log ratio
+/// of the means, `t = L / se_L` with `L = ln x̄₁ - ln x̄₂`, `se_L =
+/// sqrt(s₁²/(n₁x̄₁²) + s₂²/(n₂x̄₂²))` (the delta method) and the
+/// Welch–Satterthwaite degrees of freedom ν of [`pct_ci95`];
+/// `p = 2 · (1 − F_ν(|t|))`. It is the inversion of the interval of
+/// [`pct_ci95`]: `p < 0.05` exactly when that interval excludes 0 %. Its `t` has the sign
+/// of `x̄₁ - x̄₂`. On a ratio scale, as benchmark figures are (a change of
+/// +10 % is the same whatever the TPS), it is Welch's test (Welch 1947)
+/// applied to the logarithm of the means; for small coefficients of
+/// variation it agrees with [`welch`] on the raw means, and for noisy
+/// samples it stays consistent with the interval where that one did not.
+/// Sources: as [`pct_ci95`].
+///
+/// `None` where [`pct_ci95`] is.
+pub fn ratio_test(value: &Summary, baseline: &Summary) -> Option<Welch> {
+    let ci = log_ratio_ci95(value, baseline)?;
+    let se = ci.half_width / t_quantile(0.5 + CONFIDENCE / 2.0, ci.df);
+    let t = ci.diff / se;
+    let p = StudentsT::new(0.0, 1.0, ci.df).map_or(f64::NAN, |d| 2.0 * (1.0 - d.cdf(t.abs())));
+    Some(Welch { t, df: ci.df, p })
+}
+
 /// Which direction of a metric is an improvement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Better {
@@ -344,7 +392,7 @@ pub enum Better {
 }
 
 /// What a comparison of two samples concludes, at the 5 % level
-/// ([`ALPHA`], Welch's two-sided t-test).
+/// ([`ALPHA`], the two-sided test of [`ratio_test`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
@@ -356,15 +404,19 @@ pub enum Verdict {
     /// p ≥ 0.05: the data do not show a difference (which is not proof
     /// that there is none).
     NoSignificantDifference,
-    /// The test is undefined: fewer than 2 complete runs on a side, or
-    /// zero variance on both.
+    /// Too few runs: fewer than [`MIN_RUNS`] complete runs on a side (the
+    /// interval is too wide to read), or the test is undefined (zero
+    /// variance on both sides, a mean that is not positive). Labelled "too
+    /// few runs"; the JSON token stays `not_enough_data`.
     NotEnoughData,
 }
 
 impl Verdict {
-    /// The verdict of a Welch test of `value` against `baseline` (its
-    /// `t` has the sign of `value - baseline`): `p < ALPHA` and a
+    /// The verdict of a test of `value` against `baseline` (its `t` has
+    /// the sign of `value - baseline`; [`ratio_test`]): `p < ALPHA` and a
     /// difference in the `better` direction is [`Verdict::Faster`].
+    /// [`Verdict::NotEnoughData`] without a test; see [`Verdict::of_runs`]
+    /// for the rule on the number of runs.
     pub fn of(welch: Option<&Welch>, better: Better) -> Verdict {
         match welch {
             None => Verdict::NotEnoughData,
@@ -376,14 +428,30 @@ impl Verdict {
         }
     }
 
-    /// `faster`, `slower`, `no significant difference`, `not enough data`.
+    /// [`Verdict::of`] for samples of `n1` and `n2` runs: fewer than
+    /// [`MIN_RUNS`] on either side is [`Verdict::NotEnoughData`] ("too few
+    /// runs"), whatever the test says.
+    pub fn of_runs(welch: Option<&Welch>, better: Better, n1: usize, n2: usize) -> Verdict {
+        if n1.min(n2) < MIN_RUNS {
+            Verdict::NotEnoughData
+        } else {
+            Verdict::of(welch, better)
+        }
+    }
+
+    /// `faster`, `slower`, `no significant difference`, `too few runs`.
     pub fn label(self) -> &'static str {
         match self {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
             Verdict::NoSignificantDifference => "no significant difference",
-            Verdict::NotEnoughData => "not enough data",
+            Verdict::NotEnoughData => "too few runs",
         }
+    }
+
+    /// Whether the verdict found a difference.
+    pub fn significant(self) -> bool {
+        matches!(self, Verdict::Faster | Verdict::Slower)
     }
 
     /// `faster`, `slower`, `no_significant_difference`, `not_enough_data`
@@ -405,20 +473,92 @@ pub struct Comparison {
     pub pct: Option<f64>,
     /// [`pct_ci95`]: the 95 % interval of the relative difference, %.
     pub pct_ci: Option<PctCi>,
-    /// [`welch`] of `value` against `baseline`.
+    /// [`ratio_test`] of `value` against `baseline`: the test whose
+    /// interval is `pct_ci`. (The field keeps its name: it is Welch's test
+    /// on the log scale.)
     pub welch: Option<Welch>,
     pub verdict: Verdict,
+    /// The minimum detectable effect at 80 % power and α = 0.05 for these
+    /// runs and their coefficients of variation, % ([`power::mde_pct`]);
+    /// `None` without a variance estimate on both sides.
+    pub mde_pct: Option<f64>,
+    /// Runs per side whose MDE would be at most [`MDE_TARGET_PCT`], at the
+    /// observed coefficients of variation ([`power::runs_for_mde`]).
+    pub runs_for_target: Option<usize>,
+    /// The smaller number of runs of the two sides.
+    pub n_min: usize,
+}
+
+impl Comparison {
+    /// Whether the study could not have seen a change of
+    /// [`MDE_TARGET_PCT`]: no significant difference (or too few runs)
+    /// with an MDE above the target, or no MDE at all.
+    pub fn underpowered(&self) -> bool {
+        !self.verdict.significant() && self.mde_pct.is_none_or(|m| m > MDE_TARGET_PCT)
+    }
+
+    /// Words for a verdict that did not find a difference, e.g. `too few
+    /// runs (2 per side; a verdict needs 3)` or `this study could detect
+    /// changes of ±38 % or more; a 5 % change needs 67 runs per side`;
+    /// `None` for a significant verdict, or one whose MDE is within the
+    /// target.
+    pub fn caveat(&self) -> Option<String> {
+        if self.verdict.significant() {
+            return None;
+        }
+        let need = match self.runs_for_target {
+            Some(n) => format!("a {MDE_TARGET_PCT:.0} % change needs {n} runs per side"),
+            None => format!(
+                "a {MDE_TARGET_PCT:.0} % change needs more than {} runs per side at this noise",
+                power::MAX_RUNS
+            ),
+        };
+        if self.n_min < MIN_RUNS {
+            return Some(format!(
+                "too few runs ({} on the smaller side; a verdict needs {MIN_RUNS}); {need}",
+                self.n_min
+            ));
+        }
+        match self.mde_pct {
+            Some(m) if m <= MDE_TARGET_PCT => None,
+            Some(m) => Some(format!(
+                "this study could detect changes of ±{} or more; {need}",
+                fmt_mde(m)
+            )),
+            None => Some(format!(
+                "no variance estimate: no detectable change to state; {need}"
+            )),
+        }
+    }
+}
+
+/// An MDE in %: `38 %`, `4.2 %`, `0.71 %`.
+pub fn fmt_mde(pct: f64) -> String {
+    if pct >= 10.0 {
+        format!("{pct:.0} %")
+    } else if pct >= 1.0 {
+        format!("{pct:.1} %")
+    } else {
+        format!("{pct:.2} %")
+    }
 }
 
 /// Compares two samples: relative difference of the means with its 95 %
-/// interval, Welch's test, and the [`Verdict`] for the `better` direction.
+/// interval, the test of the same log ratio ([`ratio_test`]), the
+/// [`Verdict`] for the `better` direction ("too few runs" below
+/// [`MIN_RUNS`] a side), and the minimum detectable effect with the runs a
+/// 5 % one needs ([`power`]).
 pub fn compare(value: &Summary, baseline: &Summary, better: Better) -> Comparison {
-    let welch = welch(value, baseline);
+    let test = ratio_test(value, baseline);
+    let (cv1, cv2) = (value.sd / value.mean, baseline.sd / baseline.mean);
     Comparison {
         pct: pct_change(value.mean, baseline.mean),
         pct_ci: pct_ci95(value, baseline),
-        verdict: Verdict::of(welch.as_ref(), better),
-        welch,
+        verdict: Verdict::of_runs(test.as_ref(), better, value.n, baseline.n),
+        welch: test,
+        mde_pct: power::mde_pct(cv1, value.n, cv2, baseline.n),
+        runs_for_target: power::runs_for_mde(cv1, cv2, MDE_TARGET_PCT),
+        n_min: value.n.min(baseline.n),
     }
 }
 
@@ -471,7 +611,15 @@ pub(crate) fn modified_z_scores(values: &[f64]) -> Option<Vec<f64>> {
 /// smaller of two deviations, so |M| > 3.5 alone flags a run 4 % off two
 /// runs that happen to agree closely (seen in a real 27-run study: 5 of
 /// 9 cells flagged, 4 of them within 6 % of their median).
+///
+/// Nothing is flagged below [`OUTLIER_MIN_N`] (5) values (issue #37): with
+/// 3 or 4 runs the MAD is the smaller of one or two deviations, and the
+/// modified z-score, whose 3.5 cut-off Iglewicz and Hoaglin derived for
+/// samples of 10 and more, flags ordinary scatter.
 pub fn outliers(values: &[f64]) -> Vec<usize> {
+    if values.len() < OUTLIER_MIN_N {
+        return Vec::new();
+    }
     let Some(m) = median(values) else {
         return Vec::new();
     };
@@ -487,6 +635,9 @@ pub fn outliers(values: &[f64]) -> Vec<usize> {
         })
         .unwrap_or_default()
 }
+
+/// The fewest values among which [`outliers`] flags any.
+pub const OUTLIER_MIN_N: usize = 5;
 
 /// The least relative distance from the median of an outlier (see
 /// [`outliers`]), as a fraction of the median.
@@ -796,8 +947,17 @@ mod tests {
         assert!(close(z[0], -0.6745, 1e-12) && close(z[1], 0.6745, 1e-12));
         assert!(outliers(&[1.0, 100.0]).is_empty());
         // Three values: [10, 11, 20]: median 11, deviations 1, 0, 9 → MAD 1;
-        // M(20) = 6.0705 → flagged.
-        assert_eq!(outliers(&[10.0, 11.0, 20.0]), vec![2]);
+        // M(20) = 6.0705, but below 5 values nothing is flagged (issue #37).
+        assert!(close(
+            modified_z_scores(&[10.0, 11.0, 20.0]).unwrap()[2],
+            6.0705,
+            1e-9
+        ));
+        assert!(outliers(&[10.0, 11.0, 20.0]).is_empty());
+        assert!(outliers(&[10.0, 11.0, 11.5, 20.0]).is_empty());
+        // The same run among five: median 11, deviations 1, 0, 9, 0.5,
+        // 0.5 → MAD 0.5, M(20) = 12.141: flagged.
+        assert_eq!(outliers(&[10.0, 11.0, 20.0, 11.5, 10.5]), vec![2]);
     }
 
     #[test]
@@ -808,7 +968,124 @@ mod tests {
         let z = modified_z_scores(&[3745.0, 3908.0, 3727.0]).unwrap();
         assert!(close(z[1], 6.107972, 1e-5), "{z:?}");
         assert!(outliers(&[3745.0, 3908.0, 3727.0]).is_empty());
-        // Another: median 1725; 1012 is 41 % below it (M = -7.29): flagged.
-        assert_eq!(outliers(&[1012.0, 1725.0, 1791.0]), vec![0]);
+        // Another: median 1725; 1012 is 41 % below it (M = -7.29), but
+        // three runs are too few to call it an outlier; among five runs
+        // (median 1725, deviations 713, 0, 66, 5, 25 → MAD 25,
+        // M = -19.2) it is one.
+        assert!(outliers(&[1012.0, 1725.0, 1791.0]).is_empty());
+        assert_eq!(outliers(&[1012.0, 1725.0, 1791.0, 1730.0, 1700.0]), vec![0]);
+    }
+
+    /// Seed 002's report printed `+239.6 % TPS vs ser (95 % CI [-48.4 %,
+    /// +2132.8 %], significant: p = 0.011)` (issue #37): an interval on
+    /// the log ratio, a p-value from Welch's test of the raw means. Two
+    /// runs a side reproduce it: ser [257.0, 373.0] (x̄ 315, s 82.024),
+    /// rc [1021.7, 1117.8] (x̄ 1069.75, s 67.953). Independently (SciPy
+    /// 1.17): Welch on the raw means t = 10.0208, ν = 1.9331, p = 0.0110;
+    /// the log-ratio interval [-48.24 %, +2128.3 %], and the test of that
+    /// log ratio p = 0.0805.
+    #[test]
+    fn seed_002_no_longer_calls_an_interval_across_zero_significant() {
+        let ser = Summary::of(&[257.0, 373.0]).unwrap();
+        let rc = Summary::of(&[1021.7, 1117.8]).unwrap();
+        let raw = welch(&rc, &ser).unwrap();
+        assert!(close(raw.p, 0.0110, 1e-3) && raw.significant(), "{raw:?}");
+        let c = compare(&rc, &ser, Better::Higher);
+        assert!(close(c.pct.unwrap(), 239.6, 0.05), "{c:?}");
+        let ci = c.pct_ci.unwrap();
+        assert!(
+            close(ci.low, -48.24, 0.01) && close(ci.high, 2128.3, 0.1),
+            "{ci:?}"
+        );
+        // The one method: its p is that of the interval, which holds 0.
+        let w = c.welch.unwrap();
+        assert!(close(w.p, 0.0805, 1e-3), "{w:?}");
+        assert_eq!(w, ratio_test(&rc, &ser).unwrap());
+        // And two runs a side are too few for any verdict.
+        assert_eq!(c.verdict, Verdict::NotEnoughData);
+        assert_eq!(c.verdict.label(), "too few runs");
+        let caveat = c.caveat().unwrap();
+        assert!(
+            caveat.starts_with("too few runs (2 on the smaller side; a verdict needs 3)"),
+            "{caveat}"
+        );
+        // With a third run on each side the same means are significant,
+        // and the interval says so too.
+        let ser3 = Summary::of(&[257.0, 373.0, 315.0]).unwrap();
+        let rc3 = Summary::of(&[1021.7, 1117.8, 1069.75]).unwrap();
+        let c = compare(&rc3, &ser3, Better::Higher);
+        assert_eq!(c.verdict, Verdict::Faster);
+        assert!(c.pct_ci.unwrap().low > 0.0, "{c:?}");
+    }
+
+    /// The ratio test is the interval's inversion: hand-computed for
+    /// value [109, 110, 111] against [99, 100, 101] (see
+    /// `pct_ci_of_a_tps_gain`): L = 0.09531018, se_L = sqrt(6.088154e-5)
+    /// = 0.00780266, t = 12.215, ν = 3.964206.
+    #[test]
+    fn ratio_test_hand_computed() {
+        let v = Summary::of(&[109.0, 110.0, 111.0]).unwrap();
+        let b = Summary::of(&[99.0, 100.0, 101.0]).unwrap();
+        let w = ratio_test(&v, &b).unwrap();
+        assert!(
+            close(w.t, 12.2152, 1e-3) && close(w.df, 3.964206, 1e-5),
+            "{w:?}"
+        );
+        assert!(w.p < 0.001);
+        let r = ratio_test(&b, &v).unwrap();
+        assert!(close(r.t, -w.t, 1e-9) && close(r.p, w.p, 1e-12));
+    }
+
+    proptest::proptest! {
+        /// Issue #37: for any two positive samples of 3 to 8 runs,
+        /// "significant" holds exactly when the interval of the change
+        /// excludes 0 (cases within 1e-9 of p = 0.05 aside, where
+        /// rounding decides).
+        #[test]
+        fn significance_iff_the_interval_excludes_zero(
+            a in proptest::collection::vec(1.0f64..10_000.0, 3..8),
+            b in proptest::collection::vec(1.0f64..10_000.0, 3..8),
+        ) {
+            let (sa, sb) = (Summary::of(&a).unwrap(), Summary::of(&b).unwrap());
+            let c = compare(&sa, &sb, Better::Higher);
+            if let (Some(w), Some(ci)) = (c.welch, c.pct_ci) {
+                proptest::prop_assume!((w.p - ALPHA).abs() > 1e-9);
+                let excludes = ci.low > 0.0 || ci.high < 0.0;
+                proptest::prop_assert_eq!(c.verdict.significant(), excludes);
+                proptest::prop_assert_eq!(w.significant(), excludes);
+                // The direction agrees with the point estimate.
+                if c.verdict == Verdict::Faster {
+                    proptest::prop_assert!(c.pct.unwrap() > 0.0 && ci.low > 0.0);
+                }
+                if c.verdict == Verdict::Slower {
+                    proptest::prop_assert!(c.pct.unwrap() < 0.0 && ci.high < 0.0);
+                }
+            } else {
+                proptest::prop_assert_eq!(c.verdict, Verdict::NotEnoughData);
+            }
+        }
+    }
+
+    #[test]
+    fn the_mde_and_its_words() {
+        // 3 runs a side at CV 10 %: MDE 35.95 % (see stats::power), a
+        // 5 % change needs 67 runs a side.
+        let a = Summary::of(&[90.0, 100.0, 110.0]).unwrap();
+        let b = Summary::of(&[90.0, 100.0, 110.0]).unwrap();
+        let c = compare(&a, &b, Better::Higher);
+        assert_eq!(c.verdict, Verdict::NoSignificantDifference);
+        assert!(close(c.mde_pct.unwrap(), 35.95, 0.02), "{c:?}");
+        assert_eq!(c.runs_for_target, Some(67));
+        assert!(c.underpowered());
+        assert_eq!(
+            c.caveat().unwrap(),
+            "this study could detect changes of ±36 % or more; a 5 % change needs 67 runs per side"
+        );
+        // A precise study: no caveat.
+        let a = Summary::of(&[99.9, 100.0, 100.1, 100.0]).unwrap();
+        let c = compare(&a, &a, Better::Higher);
+        assert!(c.mde_pct.unwrap() < 1.0 && c.caveat().is_none() && !c.underpowered());
+        assert_eq!(fmt_mde(4.21), "4.2 %");
+        assert_eq!(fmt_mde(0.713), "0.71 %");
     }
 }

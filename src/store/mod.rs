@@ -31,8 +31,8 @@ impl Results {
     ///
     /// Errors: the directory is not writable.
     pub fn write(&self, dir: &Path) -> std::io::Result<PathBuf> {
-        let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        write_atomic(&dir.join(RESULTS_JSON), &json)
+        let json = results_json(self).map_err(std::io::Error::other)?;
+        write_atomic(&dir.join(RESULTS_JSON), json.as_bytes())
     }
 
     /// Reads `DIR/results.json`.
@@ -54,6 +54,18 @@ impl Results {
         }
         Ok(r)
     }
+}
+
+/// `results.json`'s text: `r` pretty-printed, with a calibration's
+/// `noise` section (derived from its runs, `stats::noise`) after `runs`.
+///
+/// Errors: serialization (not expected for plain data).
+pub fn results_json(r: &Results) -> serde_json::Result<String> {
+    let mut value = serde_json::to_value(r)?;
+    if let (Some(noise), Some(map)) = (crate::stats::noise::of(r), value.as_object_mut()) {
+        map.insert("noise".into(), serde_json::to_value(noise)?);
+    }
+    serde_json::to_string_pretty(&value)
 }
 
 /// The results in `dir` for a reader (`isobench report`, `compare`): from

@@ -289,6 +289,10 @@ fn resume_study(
         // study's next run (docs/src/reference/sharded-runs.md).
         shard: None,
         shard_wait: cli.shard_wait,
+        precision: c.precision,
+        // The stored placement, unless the command line gives one.
+        cpus: cli.cpus.clone().or(c.cpus),
+        calibrate: c.calibrate,
         checks: c.checks,
     })
 }

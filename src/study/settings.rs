@@ -16,9 +16,9 @@ use serde::Deserialize;
 use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
-    Backoff, CheckSpec, ExperimentConfig, ExternalLoad, FaultSchedule, FaultSpec, HostPolicy,
-    Isolation, LoadFormat, ObserveLevel, OnError, Order, PgBuild, QueryMode, RetryPolicy,
-    ScriptSet, ScriptsConfig, ShardSpec, TargetConfig,
+    Backoff, CheckSpec, CpuPlacement, DEFAULT_MAX_REPEAT, ExperimentConfig, ExternalLoad,
+    FaultSchedule, FaultSpec, HostPolicy, Isolation, LoadFormat, ObserveLevel, OnError, Order,
+    PgBuild, Precision, QueryMode, RetryPolicy, ScriptSet, ScriptsConfig, ShardSpec, TargetConfig,
 };
 
 /// Where a setting came from, for errors about it.
@@ -105,6 +105,18 @@ pub struct Settings {
     #[arg(long, value_parser = Count::<10_000>::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "one::<_, Count<10_000>>")]
     pub repeat: Option<u32>,
+    /// Repeat every cell until the 95 % interval of its TPS is within ±PCT of its mean (a sequential rule with honest coverage: Chow and Robbins', at least 5 repetitions), or --max-repeat, e.g. 2%.
+    #[arg(long, value_name = "PCT", value_parser = Percent::parse)]
+    #[serde(default, deserialize_with = "one::<_, Percent>")]
+    pub precision: Option<f64>,
+    /// With --precision: the most repetitions of a cell [default: 20].
+    #[arg(long, value_parser = Count::<10_000>::parse, allow_hyphen_values = true)]
+    #[serde(default, deserialize_with = "one::<_, Count<10_000>>")]
+    pub max_repeat: Option<u32>,
+    /// Pin the managed server's processes and isobench's client threads to CPUs: server=LIST,clients=LIST (either may be left out), e.g. server=0,clients=1 or server=0-1,clients=2-3; overlapping or absent CPUs are refused.
+    #[arg(long, value_name = "server=LIST,clients=LIST", value_parser = Cpus::parse)]
+    #[serde(default, deserialize_with = "one::<_, Cpus>")]
+    pub cpus: Option<CpuPlacement>,
     /// Measured time of each run, e.g. 10s, 500ms, 2m [default: 10s].
     #[arg(long, short = 'T', value_parser = PositiveDur::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "one::<_, PositiveDur>")]
@@ -365,6 +377,9 @@ every_key!(
     order,
     baseline,
     repeat,
+    precision,
+    max_repeat,
+    cpus,
     duration,
     transactions,
     warmup,
@@ -492,6 +507,46 @@ impl Settings {
             Some(Origin::Flag) | None if names_flag => SettingsError::Flag(message),
             Some(Origin::Flag) | None => SettingsError::Flag(format!("--{flag}: {message}")),
         }
+    }
+
+    /// `--precision` with `--max-repeat` (default 20), or none.
+    ///
+    /// Errors: `--max-repeat` without `--precision`; a maximum below the
+    /// first stage (the larger of `--repeat` and 5); a sharded study.
+    fn precision_plan(&self) -> Result<Option<Precision>, SettingsError> {
+        let Some(target_pct) = self.precision else {
+            if self.max_repeat.is_some() {
+                return Err(self.error(
+                    "max_repeat",
+                    "applies to --precision only (the most repetitions a cell gets): give --precision PCT too (or --repeat N for a fixed count)",
+                ));
+            }
+            return Ok(None);
+        };
+        let first = self
+            .repeat
+            .unwrap_or(0)
+            .max(crate::stats::sequential::FIRST_STAGE as u32);
+        let max_repeat = self.max_repeat.unwrap_or(DEFAULT_MAX_REPEAT.max(first));
+        if max_repeat < first {
+            return Err(self.error(
+                "max_repeat",
+                format!(
+                    "{max_repeat} is below the first stage of {first} repetitions (--precision runs at least 5, \
+                     and at least --repeat): give --max-repeat {first} or more"
+                ),
+            ));
+        }
+        if self.shard.is_some() || self.shards.is_some() {
+            return Err(self.error(
+                "precision",
+                "a sharded study runs a fixed plan: give --repeat N instead",
+            ));
+        }
+        Ok(Some(Precision {
+            target_pct,
+            max_repeat,
+        }))
     }
 
     /// The checks across settings: a workload and an external load
@@ -696,6 +751,24 @@ impl Settings {
                  or --external with PGHOST=h1,h2); the managed server has one host: give --dsn or drop it",
             ));
         }
+        let precision = self.precision_plan()?;
+        if self.cpus.as_ref().is_some_and(|c| c.server.is_some())
+            && (self.dsn.is_some() || self.external == Some(true))
+        {
+            return Err(self.error(
+                "cpus",
+                "server= pins the managed server's processes; an external server (--dsn, --external) runs \
+                 elsewhere: give only clients=LIST",
+            ));
+        }
+        let repeat = match precision {
+            // The sequential rule's first stage.
+            Some(_) => self
+                .repeat
+                .unwrap_or(0)
+                .max(crate::stats::sequential::FIRST_STAGE as u32),
+            None => self.repeat.unwrap_or(3),
+        };
         let s = self;
         Ok(ExperimentConfig {
             load: ExternalLoad {
@@ -743,7 +816,10 @@ impl Settings {
             baseline: s.baseline,
             file: None,
             resume: None,
-            repeat: s.repeat.unwrap_or(3),
+            repeat,
+            precision,
+            cpus: s.cpus,
+            calibrate: None,
             duration: s.duration.unwrap_or(Duration::from_secs(10)),
             warmup: match s.transactions {
                 Some(_) => Duration::ZERO,

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use toml::Value;
 
-use crate::model::{PgBuild, PgBuildError, parse_duration};
+use crate::model::{CpuPlacement, PgBuild, PgBuildError, parse_duration};
 
 /// How one kind of setting value is read and checked.
 pub trait Parse {
@@ -248,6 +248,34 @@ impl Parse for Rate {
                 "'{s}' is not a rate; give transactions per second > 0, e.g. 500"
             )),
         }
+    }
+}
+
+/// A percentage in (0, 100), written `2%`, `2 %` or `2`, e.g. a target
+/// precision or a regression threshold; the value in % (2.0).
+pub struct Percent;
+impl Parse for Percent {
+    type Out = f64;
+    fn parse(s: &str) -> Result<f64, String> {
+        let t = s.trim();
+        let t = t.strip_suffix('%').unwrap_or(t).trim();
+        match t.parse::<f64>() {
+            Ok(p) if p.is_finite() && p > 0.0 && p < 100.0 => Ok(p),
+            _ => Err(format!(
+                "'{s}' is not a percentage; give a number above 0 and below 100, e.g. 2% or 5"
+            )),
+        }
+    }
+}
+
+/// A CPU placement, `server=LIST,clients=LIST`
+/// ([`CpuPlacement::parse`]), checked against the CPUs this process may
+/// use.
+pub struct Cpus;
+impl Parse for Cpus {
+    type Out = CpuPlacement;
+    fn parse(s: &str) -> Result<CpuPlacement, String> {
+        CpuPlacement::parse(s, &crate::metrics::cpus::allowed_cpus())
     }
 }
 

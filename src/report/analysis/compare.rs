@@ -74,6 +74,9 @@ pub struct Pairing<'a> {
     pub pairs: Vec<Pair<'a>>,
     pub only_a: Vec<String>,
     pub only_b: Vec<String>,
+    /// B's key of each of B's cells, in their order (the names B's cells
+    /// go by in `compare --format bmf|gab`).
+    pub keys_b: Vec<String>,
 }
 
 impl Pairing<'_> {
@@ -122,6 +125,7 @@ pub fn pair<'a>(
         pairs,
         only_a,
         only_b,
+        keys_b,
     }
 }
 

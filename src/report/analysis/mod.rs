@@ -4,7 +4,9 @@
 //! the findings and headlines ([`findings`]), failed attempts by reason
 //! ([`reasons`]), query plans and their changes ([`plans`]), the server's
 //! observations per cell ([`server`]), and how `isobench compare` pairs
-//! the cells of two studies ([`compare`]).
+//! the cells of two studies ([`compare`]); the regression gate of
+//! `compare --fail-on-regression` ([`gate`]) and how a `--precision`
+//! study's cells ended against its target ([`precision`]).
 //!
 //! [`Results`]: crate::store::Results
 
@@ -12,7 +14,9 @@ pub mod cells;
 pub mod compare;
 pub mod coverage;
 pub mod findings;
+pub mod gate;
 pub mod model;
 pub mod plans;
+pub mod precision;
 pub mod reasons;
 pub mod server;

@@ -14,6 +14,7 @@ use crate::report::analysis::cells::{self, CellSummary};
 use crate::report::analysis::plans::{self, PlanGroup};
 use crate::report::analysis::reasons::{self, ReasonTally};
 use crate::report::analysis::server::{self, WaitShare};
+use crate::stats::{self, noise::Noise};
 use crate::store::{Cell, Results};
 
 /// Everything a report shows, computed once per report.
@@ -51,6 +52,9 @@ pub struct ReportModel<'a> {
     /// Per cell: failed attempts by transaction type, statement, SQLSTATE
     /// and reason ([`reasons::pooled`]).
     pub failure_reasons: Vec<Vec<ReasonTally>>,
+    /// A calibration's noise (`isobench calibrate`, [`stats::noise`]);
+    /// `None` for other studies.
+    pub noise: Option<Noise>,
 }
 
 impl<'a> ReportModel<'a> {
@@ -87,6 +91,7 @@ impl<'a> ReportModel<'a> {
                 .flat_map(|r| r.server.plan_changes.iter().map(|c| (r.index, c)))
                 .collect(),
             failure_reasons: cells.iter().map(reasons::pooled).collect(),
+            noise: stats::noise::of(results),
             cells,
         }
     }

@@ -50,6 +50,11 @@ pub struct CellRow {
     pub tps_vs_baseline_pct_ci95: Option<[f64; 2]>,
     pub p_value: Option<f64>,
     pub verdict: Option<&'static str>,
+    pub tps_mde_pct: Option<f64>,
+    pub runs_for_5pct_mde: Option<usize>,
+    pub verdict_caveat: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<PrecisionJson>,
     pub latency_mean_ms: Option<f64>,
     pub latency_p50_ms: Option<f64>,
     pub latency_p95_ms: Option<f64>,
@@ -79,6 +84,16 @@ pub struct CellRow {
     pub schedule_lag_p99_max_ms: Option<f64>,
     pub skipped: u64,
     pub late: u64,
+}
+
+/// `--precision`: the target, whether the cell reached it, with how many
+/// complete runs, and the relative half-width of its 95 % interval of TPS.
+#[derive(Serialize)]
+pub struct PrecisionJson {
+    pub target_pct: f64,
+    pub reached: bool,
+    pub runs: usize,
+    pub half_width_pct: f64,
 }
 
 /// One check over a cell's runs
@@ -125,6 +140,7 @@ impl CellRow {
                 pct_ci,
                 welch,
                 verdict,
+                ..
             } => (
                 *pct,
                 pct_ci.map(|c| [c.low, c.high]),
@@ -132,6 +148,7 @@ impl CellRow {
                 Some(verdict.token()),
             ),
         };
+        let cmp = c.vs_baseline.comparison();
         let l = c.merged_latency;
         let lc = c.latency_vs_baseline;
         let p99_runs = lc.and_then(|l| l.p99_runs);
@@ -166,6 +183,15 @@ impl CellRow {
             tps_vs_baseline_pct_ci95: ci,
             p_value: p,
             verdict,
+            tps_mde_pct: cmp.and_then(|c| c.mde_pct),
+            runs_for_5pct_mde: cmp.and_then(|c| c.runs_for_target),
+            verdict_caveat: cmp.and_then(|c| c.caveat()),
+            precision: c.precision.map(|p| PrecisionJson {
+                target_pct: p.target_pct,
+                reached: p.reached,
+                runs: p.n,
+                half_width_pct: p.half_width_pct,
+            }),
             latency_mean_ms: l.map(|l| l.mean),
             latency_p50_ms: l.map(|l| l.p50),
             latency_p95_ms: l.map(|l| l.p95),
@@ -242,6 +268,7 @@ impl CellRow {
                 "vs_baseline_pct_ci95_high",
                 "p_value",
                 "verdict",
+                "tps_mde_pct",
                 "outlier_runs",
                 "latency_p50_ms",
                 "latency_p95_ms",
@@ -283,6 +310,7 @@ impl CellRow {
             opt(ci.map(|c| c[1])),
             opt(self.p_value),
             self.verdict.unwrap_or_default().to_string(),
+            opt(self.tps_mde_pct),
             self.outlier_runs
                 .iter()
                 .map(u32::to_string)

@@ -10,20 +10,23 @@ use super::pipe::{self, Layout};
 use super::terminal::wrap;
 use crate::report::analysis::cells::{self, CellSummary};
 use crate::report::analysis::compare::{pair, setup_differences, side};
+use crate::report::analysis::gate::Row;
 use crate::report::tables;
-use crate::stats::Summary;
+use crate::stats::{self, Summary, noise::Noise};
 use crate::store::Results;
 
 /// What the tables' figures are.
 const NOTE: &str = "A and B: mean over complete runs ± half-width of its 95 % confidence interval \
-     (Student t), n complete runs. delta: change from A to B in %; its 95 % CI is that of the \
-     difference of the means (Welch–Satterthwaite) divided by A's mean. p: Welch's two-sided t-test; \
-     verdict: faster or slower when p < 0.05, else no significant difference (not enough data: fewer \
-     than 2 complete runs on a side). p99: from the merged histograms of the complete runs; its p and \
-     verdict test the runs' own p99 values. geomean: geometric mean over the cells both sides have; \
-     its delta is the geometric mean of the per-cell ratios. Cells are matched on isolation, \
-     strategy, clients, pool size, rate and the factors either side varied, never on the server \
-     build (pg_bin) or version.";
+     (Student t), n complete runs. delta: change from A to B in %, the ratio of the means; its 95 % CI \
+     is that of the log ratio (delta method, Welch–Satterthwaite df). p: the two-sided t-test of that \
+     log ratio, so p < 0.05 exactly when the CI excludes 0; verdict: faster or slower when p < 0.05, \
+     else no significant difference (too few runs: fewer than 3 complete runs on a side). MDE: the \
+     smallest change this comparison detects with 80 % power at α = 0.05 (noncentral t); \"cannot \
+     tell\" lines name the runs per side a 5 % one needs. p99: from the merged histograms of the \
+     complete runs; its p and verdict test the runs' own p99 values. geomean: geometric mean over the \
+     cells both sides have; its delta is the geometric mean of the per-cell ratios. Cells are matched \
+     on isolation, strategy, clients, pool size, rate and the factors either side varied, never on \
+     the server build (pg_bin) or version.";
 
 /// A cell's reported TPS.
 fn reported<'a>(c: &'a CellSummary<'a>) -> Option<&'a Summary> {
@@ -86,6 +89,11 @@ pub fn render(
                 &tables::compare::tps(&p.pairs, CellSummary::headline_tps),
                 Layout::Padded,
             ));
+            caveats(
+                &mut out,
+                &tables::compare::caveats(&p.pairs, CellSummary::headline_tps),
+                &para,
+            );
             out.push_str("## Reported TPS (tx/s as the clients counted commits)\n\n");
         } else {
             out.push_str("## TPS (tx/s, higher is better)\n\n");
@@ -94,6 +102,13 @@ pub fn render(
             &tables::compare::tps(&p.pairs, reported),
             Layout::Padded,
         ));
+        if !p.effective_differs() {
+            caveats(
+                &mut out,
+                &tables::compare::caveats(&p.pairs, reported),
+                &para,
+            );
+        }
         out.push_str("## p99 latency (ms, merged histograms, lower is better)\n\n");
         out.push_str(&pipe::table(
             &tables::compare::p99(&p.pairs),
@@ -113,6 +128,54 @@ pub fn render(
     }
     out.truncate(out.trim_end().len());
     out.push('\n');
+    out
+}
+
+/// The "cannot tell" lines under a TPS table, as a list.
+fn caveats(out: &mut String, lines: &[String], para: &dyn Fn(&str, &str) -> String) {
+    for l in lines {
+        out.push_str(&para(&format!("- {l}"), "  "));
+    }
+    if !lines.is_empty() {
+        out.push('\n');
+    }
+}
+
+/// `## Regression gate (threshold 5.0 %)`: the gate's table
+/// ([`tables::gate::gate`], every row when `all`, else those that did not
+/// pass) and the count of each status.
+pub fn gate_section(rows: &[Row], threshold_pct: f64, all: bool, width: Option<usize>) -> String {
+    let mut out = format!(
+        "## Regression gate (threshold {})\n\n",
+        stats::fmt_mde(threshold_pct)
+    );
+    let t = tables::gate::gate(rows, all);
+    if !t.is_empty() {
+        out.push_str(&pipe::table(&t, Layout::Padded));
+    }
+    let counts = tables::gate::gate_counts(rows);
+    out.push_str(&match width {
+        Some(w) => wrap(&counts, w, ""),
+        None => format!("{counts}\n"),
+    });
+    out
+}
+
+/// `## Calibrated noise (DIR: 20 A/A pairs of 3 runs a side)`: for the
+/// cells both sides have, what the calibration in `dir` measured
+/// ([`tables::noise::compare_noise`]).
+pub fn noise_section(n: &Noise, a: &Results, b: &Results, dir: &str) -> String {
+    let ca = cells::aggregate(a);
+    let cb = cells::aggregate(b);
+    let p = pair(a, b, &ca, &cb);
+    let mut out = format!(
+        "## Calibrated noise ({dir}: {} A/A pairs of {} runs a side)\n\n",
+        n.pairs, n.per_side
+    );
+    out.push_str(&pipe::table(
+        &tables::noise::compare_noise(n, &p.pairs),
+        Layout::Padded,
+    ));
     out
 }
 
@@ -221,12 +284,26 @@ mod tests {
             tps_text(Some(&Summary::of(&[148.0 * kept, 152.0 * kept]).unwrap()))
         );
         assert_eq!(e[3], fmt_pct_change(100.0 * (1.0 / kept - 1.0)));
-        assert_eq!(e[6], "faster");
+        // Two complete runs a side: too few for a verdict (issue #37).
+        assert_eq!(e[6], "too few runs");
         let r = row(&text, rep, ser);
         assert_eq!(
-            r[3..].join(" | "),
-            "+0.0% | [-7.8%, +8.5%] | 1.000 | no significant difference"
+            r[3..7].join(" | "),
+            "+0.0% | [-7.8%, +8.5%] | 1.000 | too few runs"
         );
+        assert!(
+            text.contains(&format!(
+                "- {ser}: cannot tell: too few runs (2 on the smaller side"
+            )),
+            "{text}"
+        );
+        // With a third run a side, B is faster.
+        let (a3, b3) = (
+            fixture::third_runs(a.clone()),
+            fixture::third_runs(b.clone()),
+        );
+        let text = render(&a3, &b3, "A-dir", "B-dir");
+        assert_eq!(row(&text, eff, ser)[6], "faster");
         // Without lost commits on either side there is one TPS table.
         assert!(!render(&b, &b, "B", "B").contains(eff));
     }
@@ -242,24 +319,28 @@ mod tests {
         // (5 · 110²) = 4.132231e-7, u_A = 2.5 / (5 · 100²) = 5e-5,
         // ν = 4.066111, t(0.975, ν) = 2.758732, half-width 0.01958762
         // around ln 1.1: [+7.866 %, +12.176 %].
+        // MDE: ν = 4.066111, se_L = sqrt(u_A + u_B) = 0.00710023, the
+        // noncentrality for 80 % power at that ν 3.739683 (SciPy's nct):
+        // 100 · (exp(3.739683 · 0.00710023) - 1) = 2.69 %.
         assert_eq!(
             rc[3..].join(" | "),
-            "+10.0% | [+7.9%, +12.2%] | <0.001 | faster"
+            "+10.0% | [+7.9%, +12.2%] | <0.001 | faster | ±2.7 %"
         );
         // ser: 148 and 152 on both sides: u = 8 / (2 · 150²) each, ν = 2,
         // t(0.975, 2) = 4.302653, half-width 0.08113160 around ln 1 = 0:
         // [-7.793 %, +8.451 %] (asymmetric: a ratio, not a difference).
         let ser = row(&text, tps, "isolation=ser strategy=optimistic clients=4");
+        // Two complete runs a side: too few for a verdict.
         assert_eq!(
-            ser[3..].join(" | "),
-            "+0.0% | [-7.8%, +8.5%] | 1.000 | no significant difference"
+            ser[3..7].join(" | "),
+            "+0.0% | [-7.8%, +8.5%] | 1.000 | too few runs"
         );
         // Geomean: A sqrt(100 · 150) = 122.47, B sqrt(110 · 150) = 128.45:
         // +4.88 % (= sqrt(1.1) - 1).
         let g = row(&text, tps, "geomean (2 cells)");
         assert_eq!(g[1..4].join(" | "), "122.5 | 128.5 | +4.9%");
         let l = row(&text, p99, "isolation=rc strategy=optimistic clients=4");
-        assert_eq!(l[3..].join(" | "), "-20.0% | <0.001 | faster");
+        assert_eq!(l[3..6].join(" | "), "-20.0% | <0.001 | faster");
         assert!(
             text.contains("Only in B (B-dir):\n\n- isolation=rr strategy=optimistic clients=4\n")
         );
@@ -325,7 +406,7 @@ mod tests {
             "## TPS",
             "isolation=rc strategy=optimistic clients=4 fault_plan=none",
         );
-        assert_eq!(rc[6], "no significant difference", "{text}");
+        assert_eq!(rc[6], "too few runs", "{text}");
         assert!(
             text.contains("isolation=rc strategy=optimistic clients=4 fault_plan=crash@2s"),
             "{text}"

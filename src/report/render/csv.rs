@@ -110,10 +110,12 @@ pub fn runs_of(m: &ReportModel) -> String {
 /// (transactions counted as committed whose work is not in the
 /// database), `vs_baseline_pct` (% change of mean TPS: effective TPS
 /// where the cell has one), `vs_baseline_pct_ci95_low`,
-/// `vs_baseline_pct_ci95_high` (%), `p_value` (Welch, two-sided),
+/// `vs_baseline_pct_ci95_high` (%), `p_value` (two-sided test of the log
+/// ratio whose interval that is, `stats::ratio_test`),
 /// `verdict` (`baseline`, `faster`, `slower`,
-/// `no_significant_difference`, `not_enough_data`, or empty without a
-/// baseline cell), `outlier_runs` (run indexes, space-separated),
+/// `no_significant_difference`, `not_enough_data` (too few runs: under 3
+/// a side), or empty without a baseline cell), `tps_mde_pct` (the
+/// smallest change detected with 80 % power at α = 0.05, %), `outlier_runs` (run indexes, space-separated),
 /// `latency_p50_ms`, `latency_p95_ms`, `latency_p99_ms` (from the merged
 /// histograms of the complete runs), `retries_per_commit` (ratio),
 /// `failure_pct` (%), `anomalies` (violations over all runs; empty when

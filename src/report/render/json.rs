@@ -29,7 +29,18 @@ use crate::store::Results;
 ///     "is_baseline", "baseline_cell" (label or null),
 ///     "tps_vs_baseline_pct", "tps_vs_baseline_pct_ci95" [low, high],
 ///     "p_value", "verdict" ("baseline", "faster", "slower",
-///     "no_significant_difference", "not_enough_data", or null),
+///     "no_significant_difference", "not_enough_data" (too few runs: fewer
+///     than 3 complete runs a side), or null),
+///     "tps_mde_pct" (the smallest change of the compared TPS this
+///     comparison detects with 80 % power at α = 0.05, %),
+///     "runs_for_5pct_mde" (complete runs per side for a 5 % MDE at the
+///     observed noise), "verdict_caveat" (in words, when the verdict found
+///     no difference and the MDE is above 5 % or the runs too few; else
+///     null),
+///     "precision" (with `--precision` only: {"target_pct", "reached",
+///     "runs", "half_width_pct"}: whether the TPS reached the target by
+///     the sequential rule, with how many complete runs, and the relative
+///     half-width of its 95 % interval, %),
 ///     "latency_{mean,p50,p95,p99,p999,max}_ms" (merged histograms),
 ///     "latency_{p50,p95,p99}_vs_baseline_pct",
 ///     "latency_p99_runs_p_value", "latency_p99_runs_verdict",
@@ -50,8 +61,10 @@ use crate::store::Results;
 ///     "skipped", "late" } ] }
 /// ```
 ///
-/// Statistics are over complete runs (see [`crate::report::analysis::cells`]); p-values are from
-/// Welch's two-sided t-test, verdicts at p < 0.05 (`stats::Verdict`).
+/// Statistics are over complete runs (see [`crate::report::analysis::cells`]); p-values are
+/// from the two-sided test of the log ratio of the means whose interval is
+/// `tps_vs_baseline_pct_ci95` (`stats::ratio_test`), verdicts at p < 0.05
+/// (`stats::Verdict`).
 pub fn cells(results: &Results) -> String {
     cells_of(&crate::report::analysis::model::ReportModel::new(results))
 }

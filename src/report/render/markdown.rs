@@ -25,6 +25,7 @@ pub fn render_model(m: &ReportModel) -> String {
     title(&mut out, m);
     headlines(&mut out, m);
     summary(&mut out, m);
+    noise(&mut out, m);
     findings(&mut out, m);
     cell_details(&mut out, m);
     external_load(&mut out, m);
@@ -131,6 +132,24 @@ fn summary(out: &mut String, m: &ReportModel) {
     out.push_str(&tables::cells_note(m));
     out.push_str("\n\n");
     table(out, &tables::summary(m));
+    let notes = tables::cells::verdict_notes(m);
+    if !notes.is_empty() {
+        for n in notes {
+            let _ = writeln!(out, "- {n}");
+        }
+        out.push('\n');
+    }
+}
+
+/// A calibration's noise (`isobench calibrate`), after the Cells table.
+fn noise(out: &mut String, m: &ReportModel) {
+    let Some(n) = &m.noise else {
+        return;
+    };
+    let _ = writeln!(out, "## {}\n", tables::noise::noise_title(n));
+    out.push_str(&tables::noise::noise_note(n));
+    out.push_str("\n\n");
+    table(out, &tables::noise::noise(n));
 }
 
 /// The per-cell figures the Cells table leaves out, and how all of them
@@ -447,17 +466,22 @@ mod tests {
         // (stats::pct_ci95): u = 8 / (2 · 150²) and 8 / (2 · 100²),
         // ν = 1.742268, t(0.975, ν) = 4.974031, half-width 0.11956082
         // around ln 1.5: [+33.097 %, +69.050 %].
+        // Two complete runs a side: the interval, but no verdict.
         assert!(
-            rows[1].contains("| +50.0% [+33.1%, +69.1%] ▲ |"),
+            rows[1].contains("| +50.0% [+33.1%, +69.1%] (too few runs) |"),
             "{}",
             rows[1]
         );
         let details = section_rows(&md, "Cells in detail");
-        assert!(
-            details[2].starts_with("| ser | 0.003 | faster |"),
-            "{}",
-            details[2]
-        );
+        assert!(details[2].contains("| too few runs |"), "{}", details[2]);
+        // A third run a side: significantly higher.
+        let md = render(&fixture::third_runs(fixture::results()));
+        let rows = section_rows(&md, "Cells");
+        let ser = rows.iter().find(|r| r.starts_with("| ser ")).unwrap();
+        assert!(ser.contains("▲ |"), "{ser}");
+        let details = section_rows(&md, "Cells in detail");
+        let ser = details.iter().find(|r| r.starts_with("| ser ")).unwrap();
+        assert!(ser.contains("| faster |"), "{ser}");
     }
 
     /// Issue #31: report.md opens with the answer: its first section is
@@ -575,8 +599,14 @@ mod tests {
         let summary = section_rows(&md, "Cells in detail");
         assert!(summary[0].contains("| outlier runs (TPS) |"));
         // rc (the baseline) lists run 8; ser has none.
-        assert!(summary[1].contains("| baseline | 8 |"), "{}", summary[1]);
-        assert!(summary[2].contains("| faster | none |"), "{}", summary[2]);
+        assert!(
+            summary[1].contains("| baseline | n/a | 8 |"),
+            "{}",
+            summary[1]
+        );
+        // ser has 2 complete runs: too few for a verdict, but an MDE.
+        assert!(summary[2].contains("| too few runs | ±"), "{}", summary[2]);
+        assert!(summary[2].contains(" | none |"), "{}", summary[2]);
         // The Server item lists every version the runs reported.
         assert!(md.contains("- **Server:** PostgreSQL 16.4, 17.2\n"));
     }

@@ -9,11 +9,13 @@
 //!   ([`terminal::fit`]).
 //! - [`csv`] and [`json`]: runs.csv, cells.csv and cells.json, the cells
 //!   from one serializable row ([`cell_row::CellRow`]).
-//! - [`compare`]: `isobench compare`'s Markdown; [`anomalies`]: the
+//! - [`compare`]: `isobench compare`'s Markdown; [`ci_formats`]: B's
+//!   figures as Bencher's and github-action-benchmark's JSON; [`anomalies`]: the
 //!   anomaly matrix (anomalies.md and the terminal).
 
 pub mod anomalies;
 pub mod cell_row;
+pub mod ci_formats;
 pub mod compare;
 pub mod csv;
 pub mod html;

@@ -19,7 +19,7 @@ pub enum Layout {
 
 /// A value as Markdown text: literal text in a code span (backticks in it
 /// become `'`), a violation's first word in bold, a change against the
-/// baseline with its mark (▲, ▼, n.s., (no test)) as in report.html.
+/// baseline with its mark (▲, ▼, n.s., (too few runs)) as in report.html.
 pub fn value(v: &Value) -> String {
     if v.code {
         return format!("`{}`", v.text.replace('`', "'"));
@@ -32,14 +32,14 @@ pub fn value(v: &Value) -> String {
 }
 
 /// A value's text with the sign of its mark against the baseline (▲, ▼,
-/// n.s., (no test)); other marks add nothing. Markdown and the terminal
+/// n.s., (too few runs)); other marks add nothing. Markdown and the terminal
 /// show a change the same way.
 pub fn marked(v: &Value) -> String {
     match v.mark {
         Mark::Up => format!("{} ▲", v.text),
         Mark::Down => format!("{} ▼", v.text),
         Mark::NotSignificant => format!("{} n.s.", v.text),
-        Mark::NoTest => format!("{} (no test)", v.text),
+        Mark::NoTest => format!("{} (too few runs)", v.text),
         _ => v.text.clone(),
     }
 }

@@ -9,6 +9,7 @@ use crate::report::analysis::model::ReportModel;
 use crate::report::{
     NA, fmt_fixed, fmt_ms, fmt_p, fmt_pct_ci, fmt_tps, fmt_tps_ci, fmt_verdict, fmt_vs_baseline_pct,
 };
+use crate::stats;
 use crate::store::{Cell, RunRecord, WaitSummary};
 
 /// Cell `i` of the model: its full label, and its varying factors as the
@@ -145,8 +146,9 @@ pub fn cells_legend(m: &ReportModel) -> String {
     };
     format!(
         "One row per cell, over its complete runs.{same} ± and [ ]: 95 % confidence intervals. % vs \
-         baseline: mean {} against {}; ▲/▼: significantly higher/lower (Welch's t-test, p < 0.05), n.s.: \
-         not significant, (no test): fewer than 2 complete runs on a side. {checks}.",
+         baseline: mean {} against {}; ▲/▼: significantly higher/lower (the t-test of the log ratio whose \
+         interval is shown, p < 0.05), n.s.: not significant, (too few runs): fewer than 3 complete runs \
+         on a side. {checks}.",
         compared_on(m),
         m.baseline,
     )
@@ -177,9 +179,13 @@ pub const CELL_DETAILS_NOTE: &str = "The figures of Cells and more, per cell. ±
      95 % confidence interval of the mean (Student t, n - 1 degrees of freedom; n/a with one run). % vs \
      baseline compares mean TPS (goodput: committed transactions per second; effective TPS where a history \
      check gives one) with the baseline cell's; its 95 % CI is that of the ratio of the means, taken on the \
-     log scale (delta method, Welch–Satterthwaite degrees of freedom), so it never goes below -100 %. p: Welch's two-sided t-test; verdict: faster or slower when \
-     p < 0.05, else no significant difference (the runs do not show one); not enough data with fewer than 2 \
-     complete runs on a side. Latencies are means over runs of each run's figure (see Latency for the \
+     log scale (delta method, Welch–Satterthwaite degrees of freedom), so it never goes below -100 %. p: the \
+     two-sided t-test of that log ratio, so p < 0.05 exactly when the interval excludes 0; verdict: faster or \
+     slower when p < 0.05, else no significant difference (the runs do not show one); too few runs with fewer \
+     than 3 complete runs on a side. MDE: the smallest change of the compared TPS this comparison detects with \
+     80 % power at α = 0.05 (noncentral t at the observed variances and runs). Precision (with --precision): \
+     whether the cell's 95 % interval of TPS reached the target half-width by the sequential rule, and with \
+     how many runs. Latencies are means over runs of each run's figure (see Latency for the \
      merged histograms). Abort ratio: attempts that neither committed nor were rolled back by the workload \
      on purpose (retried and failed attempts) / attempts. Wasted time: share of client time spent in \
      attempts that did not commit. Anomalies: invariant violations summed over all runs, with the first \
@@ -227,8 +233,10 @@ pub fn summary_notes(m: &ReportModel) -> Vec<&'static str> {
 }
 
 /// The "% vs baseline" value: the change with its 95 % interval
-/// (`baseline`, `+50.0% [+37.8%, +62.2%]`, n/a), marked by Welch's test,
-/// the test in its title.
+/// (`baseline`, `+50.0% [+37.8%, +62.2%]`, n/a), marked by the verdict
+/// (the test of the log ratio whose interval is shown; no mark below 3
+/// complete runs a side), the test and the smallest detectable change in
+/// its title.
 fn vs_baseline_value(v: &VsBaseline) -> Value {
     let mut text = fmt_vs_baseline_pct(v);
     if let VsBaseline::Change {
@@ -239,35 +247,73 @@ fn vs_baseline_value(v: &VsBaseline) -> Value {
     {
         text = format!("{text} {}", fmt_pct_ci(Some(ci)));
     }
+    let caveat = v.comparison().and_then(|c| c.caveat());
     match v {
         VsBaseline::Baseline => Value::text(text).mark(Mark::Baseline),
         VsBaseline::Missing | VsBaseline::Change { pct: None, .. } => Value::text(text),
         VsBaseline::Change {
             pct: Some(p),
             welch: Some(w),
+            verdict,
+            n_min,
+            mde_pct,
             ..
-        } => {
+        } if *n_min >= stats::MIN_RUNS => {
             let title = format!(
-                "Welch's t-test: t = {:.3}, df = {:.1}, p = {:.4}",
+                "t-test of the log ratio (the interval's): t = {:.3}, df = {:.1}, p = {:.4}",
                 w.t, w.df, w.p
             );
-            let (mark, sig) = match (w.significant(), *p >= 0.0) {
+            let (mark, sig) = match (verdict.significant(), *p >= 0.0) {
                 (true, true) => (Mark::Up, "significant"),
                 (true, false) => (Mark::Down, "significant"),
                 (false, _) => (Mark::NotSignificant, "not significant"),
             };
+            let mde = mde_pct.map_or(String::new(), |m| {
+                format!("; detectable change ±{}", stats::fmt_mde(m))
+            });
+            let caveat = caveat.map_or(String::new(), |c| format!("; {c}"));
             Value::num(*p, text)
                 .mark(mark)
-                .title(format!("{title} ({sig} at 5 %)"))
+                .title(format!("{title} ({sig} at 5 %){mde}{caveat}"))
         }
-        VsBaseline::Change {
-            pct: Some(p),
-            welch: None,
-            ..
-        } => Value::num(*p, text)
-            .mark(Mark::NoTest)
-            .title("no test: a cell has fewer than 2 complete runs, or neither varies"),
+        VsBaseline::Change { pct: Some(p), .. } => {
+            Value::num(*p, text)
+                .mark(Mark::NoTest)
+                .title(caveat.unwrap_or_else(|| {
+                    format!(
+                        "too few runs: a verdict needs {} complete runs a side",
+                        stats::MIN_RUNS
+                    )
+                }))
+        }
     }
+}
+
+/// The lines under the Cells table (report.md, report.html, the
+/// terminal): one per cell whose comparison found no difference and could
+/// not have seen a 5 % one (`Comparison::caveat`: "cannot tell", with the
+/// runs a 5 % MDE needs), then, in a `--precision` study, one per cell:
+/// whether its TPS reached the target, and with how many runs.
+pub fn verdict_notes(m: &ReportModel) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, c) in m.cells.iter().enumerate() {
+        if let Some(words) = c.vs_baseline.comparison().and_then(|x| x.caveat()) {
+            out.push(format!(
+                "{}: cannot tell: {words}.",
+                m.factors.short_labels[i]
+            ));
+        }
+    }
+    for (i, c) in m.cells.iter().enumerate() {
+        if let Some(p) = c.precision {
+            out.push(format!(
+                "{}: precision {}.",
+                m.factors.short_labels[i],
+                p.label()
+            ));
+        }
+    }
+    out
 }
 
 /// The factor columns the Cells tables show: those whose value varies
@@ -400,15 +446,20 @@ fn row_class(c: &CellSummary) -> &'static str {
 }
 
 /// The per-cell figures the Cells table leaves out: the test against
-/// the baseline (p, verdict), outlier runs, KTPS (ssibench), latency
+/// the baseline (p, verdict, the smallest detectable change), whether a
+/// `--precision` target was reached, outlier runs, KTPS (ssibench), latency
 /// mean and p95, pool wait and schedule lag, abort ratio, wasted time,
 /// unknown outcomes, the anomalies' first example and the invariants.
 pub fn cell_details(m: &ReportModel) -> Table {
     let mut cols = shown_factor_columns(m);
     cols.extend([
-        Column::num("p (Welch)"),
+        Column::num("p"),
         Column::text(format!("verdict ({})", compared_on(m))),
+        Column::num("MDE (80 % power)").short("MDE"),
     ]);
+    if m.results.config.precision.is_some() {
+        cols.push(Column::text("precision (95% CI of TPS)").short("precision"));
+    }
     if m.has_effective() {
         cols.push(Column::num(format!(
             "{} reported ({})",
@@ -448,7 +499,24 @@ pub fn cell_details(m: &ReportModel) -> Table {
             VsBaseline::Baseline => "baseline".into(),
             VsBaseline::Missing => NA.into(),
         };
-        row.extend([p.into(), fmt_verdict(&c.vs_baseline).into()]);
+        let mde = c.vs_baseline.comparison().and_then(|c| c.mde_pct);
+        let mut mde = Value::opt(
+            mde,
+            mde.map_or_else(|| NA.into(), |m| format!("±{}", stats::fmt_mde(m))),
+        );
+        if let Some(n) = c.vs_baseline.comparison().and_then(|c| c.runs_for_target) {
+            mde = mde.title(format!(
+                "{n} complete runs a side would detect a {} change",
+                stats::fmt_mde(stats::MDE_TARGET_PCT)
+            ));
+        }
+        row.extend([p.into(), fmt_verdict(&c.vs_baseline).into(), mde]);
+        if m.results.config.precision.is_some() {
+            row.push(c.precision.map_or_else(
+                || Value::text(NA),
+                |p| Value::text(p.label()).mark(if p.reached { Mark::Good } else { Mark::Bad }),
+            ));
+        }
         if m.has_effective() {
             let mut reported = mean_value(c.tps.as_ref(), fmt_tps);
             reported.text = fmt_tps_ci(c.tps.as_ref());

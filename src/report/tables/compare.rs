@@ -1,6 +1,8 @@
 //! `isobench compare`'s tables: per matched cell, A's and B's TPS (or
-//! effective TPS) and p99 latency, the change from A to B with its test,
-//! and a geometric-mean row over the cells both sides have.
+//! effective TPS) and p99 latency, the change from A to B with its test
+//! and the smallest change the comparison could detect (MDE), and a
+//! geometric-mean row over the cells both sides have; and the "cannot
+//! tell" lines under them ([`caveats`]).
 
 use super::table::{Column, Row, Table, Value};
 use crate::report::analysis::cells::CellSummary;
@@ -16,7 +18,8 @@ pub fn tps_text(s: Option<&Summary>) -> String {
     }
 }
 
-/// delta, its CI, p, verdict of a comparison (`n/a` without one).
+/// delta, its CI, p, verdict and MDE of a comparison (`n/a` without
+/// one).
 fn comparison_values(c: Option<&Comparison>, with_ci: bool) -> Vec<Value> {
     let pct = c.and_then(|c| c.pct);
     let mut v = vec![Value::opt(
@@ -31,7 +34,39 @@ fn comparison_values(c: Option<&Comparison>, with_ci: bool) -> Vec<Value> {
     v.push(Value::text(
         c.map_or_else(|| NA.to_string(), |c| c.verdict.label().into()),
     ));
+    let mde = c.and_then(|c| c.mde_pct);
+    v.push(Value::opt(
+        mde,
+        mde.map_or_else(|| NA.into(), |m| format!("±{}", stats::fmt_mde(m))),
+    ));
     v
+}
+
+/// B against A on `tps` for a pair, when both sides have it.
+fn tps_comparison<'a>(
+    p: &Pair<'a>,
+    tps: fn(&'a CellSummary<'a>) -> Option<&'a Summary>,
+) -> Option<Comparison> {
+    match (tps(p.a), tps(p.b)) {
+        (Some(sx), Some(sy)) => Some(stats::compare(sy, sx, Better::Higher)),
+        _ => None,
+    }
+}
+
+/// One line per pair whose TPS comparison found no difference and could
+/// not have seen a 5 % one: `- KEY: cannot tell: too few runs (2 on the
+/// smaller side; ...)` (`Comparison::caveat`).
+pub fn caveats<'a>(
+    pairs: &[Pair<'a>],
+    tps: fn(&'a CellSummary<'a>) -> Option<&'a Summary>,
+) -> Vec<String> {
+    pairs
+        .iter()
+        .filter_map(|p| {
+            let words = tps_comparison(p, tps)?.caveat()?;
+            Some(format!("{}: cannot tell: {words}", p.key))
+        })
+        .collect()
 }
 
 /// The geomean row over the pairs where both values are positive: A's and
@@ -62,8 +97,9 @@ fn geomean_row(pairs: &[(f64, f64)], fmt: fn(f64) -> String, cols: usize) -> Row
 }
 
 /// A's and B's `tps` (a cell's reported or effective TPS) per pair, the
-/// change of the mean with its 95 % interval (`stats::pct_ci95`), Welch's
-/// p and the verdict; then the geomean row.
+/// change of the mean with its 95 % interval (`stats::pct_ci95`), the
+/// test of that log ratio (its p), the verdict and the MDE at 80 % power;
+/// then the geomean row.
 pub fn tps<'a>(pairs: &[Pair<'a>], tps: fn(&'a CellSummary<'a>) -> Option<&'a Summary>) -> Table {
     let mut t = Table::new(vec![
         Column::text("cell"),
@@ -73,13 +109,11 @@ pub fn tps<'a>(pairs: &[Pair<'a>], tps: fn(&'a CellSummary<'a>) -> Option<&'a Su
         Column::num("95% CI of delta"),
         Column::num("p"),
         Column::text("verdict"),
+        Column::num("MDE"),
     ]);
     for p in pairs {
         let (x, y) = (tps(p.a), tps(p.b));
-        let cmp = match (x, y) {
-            (Some(sx), Some(sy)) => Some(stats::compare(sy, sx, Better::Higher)),
-            _ => None,
-        };
+        let cmp = tps_comparison(p, tps);
         let side = |s: Option<&Summary>| Value::opt(s.map(|s| s.mean), tps_text(s));
         let mut row = vec![Value::text(p.key.clone()), side(x), side(y)];
         row.extend(comparison_values(cmp.as_ref(), true));
@@ -95,7 +129,7 @@ pub fn tps<'a>(pairs: &[Pair<'a>], tps: fn(&'a CellSummary<'a>) -> Option<&'a Su
 }
 
 /// Each side's p99 of its merged histograms per pair, the change in %,
-/// and Welch's p and verdict over the runs' own p99 (one value per
+/// and the test, verdict and MDE over the runs' own p99 (one value per
 /// complete run); then the geomean row.
 pub fn p99(pairs: &[Pair]) -> Table {
     let mut t = Table::new(vec![
@@ -105,6 +139,7 @@ pub fn p99(pairs: &[Pair]) -> Table {
         Column::num("delta"),
         Column::num("p (runs' p99)"),
         Column::text("verdict"),
+        Column::num("MDE"),
     ]);
     let p99 = |c: &CellSummary| c.merged_latency.map(|l| l.p99);
     for p in pairs {

@@ -11,8 +11,9 @@
 //! [`client`] (latency, transactions, commands), [`mod@failures`],
 //! [`server`] (counters, wait events, SIRead locks), [`checks`],
 //! [`mod@faults`], [`mod@hosts`], [`mod@runs`], [`load_cmd`] (an external load's
-//! figures), [`compare`] (`isobench compare`), [`anomalies`] (the anomaly
-//! matrix).
+//! figures), [`compare`] (`isobench compare`), [`gate`] (its regression
+//! gate), [`noise`] (a calibration's noise, `isobench calibrate`),
+//! [`anomalies`] (the anomaly matrix).
 
 pub mod anomalies;
 pub mod cells;
@@ -21,8 +22,10 @@ pub mod client;
 pub mod compare;
 pub mod failures;
 pub mod faults;
+pub mod gate;
 pub mod hosts;
 pub mod load_cmd;
+pub mod noise;
 pub mod runs;
 pub mod server;
 pub mod setup;

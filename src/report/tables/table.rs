@@ -85,7 +85,7 @@ pub enum Mark {
     Down,
     /// A change that is not significant.
     NotSignificant,
-    /// A change without a test (too few runs).
+    /// A change without a verdict: fewer than 3 complete runs on a side.
     NoTest,
 }
 

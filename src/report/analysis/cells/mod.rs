@@ -122,6 +122,9 @@ pub struct CellSummary<'a> {
     /// Runs with faults are left out of the statistics
     /// ([`crate::store::StoredConfig::exclude_faulted`]).
     pub exclude_faulted: bool,
+    /// With `--precision`: whether the cell's TPS reached the target, and
+    /// with how many runs.
+    pub precision: Option<super::precision::PrecisionOutcome>,
 }
 
 /// A wait (pool wait, schedule lag) summarised over a cell's complete runs.
@@ -226,15 +229,57 @@ pub enum VsBaseline {
     Missing,
     /// `stats::pct_change` of the mean TPS (None when either mean is
     /// missing or the baseline's is 0), its 95 % interval
-    /// (`stats::pct_ci95`), Welch's t-test of the two samples when both
-    /// have at least 2 complete runs, and the verdict (higher TPS is
-    /// faster; `Verdict::NotEnoughData` without a test).
+    /// (`stats::pct_ci95`), the test of that log ratio
+    /// (`stats::ratio_test`: its p is the interval's) when both have at
+    /// least 2 complete runs, the verdict (higher TPS is faster;
+    /// `Verdict::NotEnoughData`, "too few runs", below 3 runs a side or
+    /// without a test), and the minimum detectable effect at 80 % power
+    /// with the runs per side a 5 % one needs (`stats::power`).
     Change {
         pct: Option<f64>,
         pct_ci: Option<PctCi>,
         welch: Option<Welch>,
         verdict: Verdict,
+        /// `Comparison::mde_pct`, %.
+        mde_pct: Option<f64>,
+        /// `Comparison::runs_for_target`: runs per side for a 5 % MDE.
+        runs_for_target: Option<usize>,
+        /// The complete runs of the smaller side (0 without a sample).
+        n_min: usize,
     },
+}
+
+impl VsBaseline {
+    /// The comparison behind a change (`None` for a baseline, a missing
+    /// one, or a change without samples), for its words
+    /// (`Comparison::caveat`).
+    pub fn comparison(&self) -> Option<Comparison> {
+        match *self {
+            VsBaseline::Change {
+                pct,
+                pct_ci,
+                welch,
+                verdict,
+                mde_pct,
+                runs_for_target,
+                n_min,
+            } => Some(Comparison {
+                pct,
+                pct_ci,
+                welch,
+                verdict,
+                mde_pct,
+                runs_for_target,
+                n_min,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Whether the verdict found a significant difference.
+    pub fn significant(&self) -> bool {
+        matches!(self, VsBaseline::Change { verdict, .. } if verdict.significant())
+    }
 }
 
 impl CellSummary<'_> {
@@ -308,6 +353,10 @@ pub fn aggregate(results: &Results) -> Vec<CellSummary<'_>> {
         };
         let latency = base.map(|b| latency_change(&cells[i], &cells[b]));
         let c = &mut cells[i];
+        c.precision = results
+            .config
+            .precision
+            .and_then(|p| super::precision::PrecisionOutcome::of(c, p));
         c.vs_baseline = vs;
         c.baseline = base;
         c.latency_vs_baseline = latency;
@@ -424,6 +473,7 @@ fn summarise<'a>(
         invariants,
         checks: Vec::new(),
         vs_baseline: VsBaseline::Missing,
+        precision: None,
         runs,
     }
 }
@@ -519,6 +569,9 @@ fn compare(c: &CellSummary, base: &CellSummary) -> VsBaseline {
                 pct_ci: cmp.pct_ci,
                 welch: cmp.welch,
                 verdict: cmp.verdict,
+                mde_pct: cmp.mde_pct,
+                runs_for_target: cmp.runs_for_target,
+                n_min: cmp.n_min,
             }
         }
         _ => VsBaseline::Change {
@@ -526,6 +579,9 @@ fn compare(c: &CellSummary, base: &CellSummary) -> VsBaseline {
             pct_ci: None,
             welch: None,
             verdict: Verdict::NotEnoughData,
+            mde_pct: None,
+            runs_for_target: None,
+            n_min: 0,
         },
     }
 }
@@ -592,7 +648,14 @@ mod tests {
 
     #[test]
     fn baseline_comparison() {
+        // Two runs a side are too few for a verdict (issue #37)...
         let r = fixture::results();
+        let VsBaseline::Change { verdict, n_min, .. } = aggregate(&r)[1].vs_baseline else {
+            panic!()
+        };
+        assert_eq!((verdict, n_min), (Verdict::NotEnoughData, 2));
+        // ...three are enough.
+        let r = fixture::third_runs(fixture::results());
         let cells = aggregate(&r);
         assert_eq!(cells[0].vs_baseline, VsBaseline::Baseline);
         let VsBaseline::Change {
@@ -703,6 +766,7 @@ mod tests {
             " isolation = SER ",
         ] {
             r.config.baseline = Some(spec.into());
+            let r = fixture::third_runs(r.clone());
             assert_eq!(check_baseline(&r), Ok(()), "{spec}");
             let cells = aggregate(&r);
             assert_eq!(cells[1].vs_baseline, VsBaseline::Baseline, "{spec}");
@@ -859,10 +923,9 @@ mod tests {
         // Runs' p99: rc [8, 9], ser [12.5, 13.1]; lower is better.
         let runs = l.p99_runs.unwrap();
         assert!(runs.pct.unwrap() > 0.0);
-        assert!(matches!(
-            runs.verdict,
-            Verdict::Slower | Verdict::NoSignificantDifference
-        ));
+        // Two runs a side: too few for a verdict.
+        assert_eq!(runs.verdict, Verdict::NotEnoughData);
+        assert_eq!(runs.n_min, 2);
     }
 
     #[test]
@@ -902,7 +965,7 @@ mod tests {
     /// verdict say. rc's check held: its effective TPS is its TPS.
     #[test]
     fn vs_baseline_and_verdict_use_the_effective_tps() {
-        let plain = aggregate_owned(fixture::results());
+        let plain = aggregate_owned(fixture::third_runs(fixture::results()));
         let VsBaseline::Change { pct, verdict, .. } = plain.1 else {
             panic!("{:?}", plain.1)
         };
@@ -943,6 +1006,13 @@ mod tests {
         assert!((pct - expected).abs() < 1e-9, "{pct} vs {expected}");
         assert!(pct < -69.0 && pct > -70.0, "{pct}");
         assert!(ci.low > -100.0 && ci.high < 0.0, "{ci:?}");
+        // Two runs a side: too few for a verdict; with a third, slower.
+        assert_eq!(verdict, Verdict::NotEnoughData);
+        let r = fixture::third_runs(fixture::swallowed_history());
+        let VsBaseline::Change { verdict, pct, .. } = aggregate(&r)[1].vs_baseline else {
+            panic!()
+        };
+        assert!((pct.unwrap() - expected).abs() < 1e-9);
         assert_eq!(verdict, Verdict::Slower);
     }
 

@@ -185,12 +185,26 @@ mod tests {
         assert_eq!(h.len(), 1, "{h:?}");
         assert_eq!(h[0].cell, 1);
         // ser: 2 complete runs (148, 152) against rc's (98, 102); 64 + 1
-        // failed of 17,865 transactions; 1 anomaly in rc (run 3).
+        // failed of 17,865 transactions; 1 anomaly in rc (run 3). Two
+        // runs a side: no verdict (issue #37).
         assert_eq!(
             h[0].text,
-            "ser: +50.0 % TPS vs rc (95 % CI [+33.1 %, +69.1 %], significant: p = 0.003), \
-             0.4 % of transactions failed; 0 violations of `balances-consistent` (rc: 1 in 2 runs); \
-             75 % of serialization failures: pivot, during commit attempt, at `COMMIT`."
+            "ser: +50.0 % TPS vs rc (95 % CI [+33.1 %, +69.1 %], too few runs for a verdict: 2 on \
+             the smaller side, 3 needed), 0.4 % of transactions failed; 0 violations of \
+             `balances-consistent` (rc: 1 in 2 runs); 75 % of serialization failures: pivot, during \
+             commit attempt, at `COMMIT`."
+        );
+        // A third run a side at the same means: significant, with the
+        // smallest change the comparison could have detected.
+        let r = fixture::third_runs(fixture::results());
+        let h = headlines(&ReportModel::new(&r));
+        assert!(
+            h[0].text.starts_with(
+                "ser: +50.0 % TPS vs rc (95 % CI [+44.0 %, +56.3 %], significant: p < 0.001; \
+                 detectable change ±5.7 %), "
+            ),
+            "{}",
+            h[0].text
         );
     }
 

@@ -11,6 +11,7 @@ mod capacity;
 mod failures;
 mod headlines;
 mod integrity;
+mod placement;
 mod plans;
 
 pub use capacity::{
@@ -51,6 +52,7 @@ pub const RULES: &[Rule] = &[
     outliers,
     host_cpu,
     client_cpu,
+    placement::shared_cpus,
     pool_wait,
     lag_growing,
     behind,
@@ -140,9 +142,16 @@ fn cost(m: &ReportModel) -> Vec<Finding> {
                     s.n,
                     b.n
                 ),
-                advice: match &c.vs_baseline {
-                    VsBaseline::Change { welch: Some(w), .. } if w.significant() => None,
-                    _ => Some(
+                advice: match c.vs_baseline.comparison() {
+                    Some(cmp) if cmp.verdict.significant() => None,
+                    Some(cmp) => Some(match cmp.caveat() {
+                        Some(words) => format!(
+                            "{words}; more repetitions (--repeat), or --precision, narrow the interval"
+                        ),
+                        None => "more repetitions (--repeat) narrow the interval; see the noise findings"
+                            .into(),
+                    }),
+                    None => Some(
                         "more repetitions (--repeat) narrow the interval; see the noise findings"
                             .into(),
                     ),
@@ -161,16 +170,28 @@ pub(crate) fn cost_text(m: &ReportModel, i: usize) -> Option<String> {
         pct: Some(pct),
         pct_ci,
         welch,
+        verdict,
+        n_min,
+        mde_pct,
         ..
     } = &c.vs_baseline
     else {
         return None;
     };
     let base = m.factors.label_against(c.baseline?, i);
+    // One method: the p-value is the interval's (stats::ratio_test), and
+    // no verdict below 3 runs a side.
+    let mde = mde_pct.map_or(String::new(), |m| {
+        format!("; detectable change ±{}", crate::stats::fmt_mde(m))
+    });
     let test = match welch {
-        Some(w) if w.significant() => format!("significant: p {}", p_text(w)),
-        Some(w) => format!("not significant: p {}", p_text(w)),
-        None => "no test: fewer than 2 complete runs on a side".into(),
+        _ if *n_min < crate::stats::MIN_RUNS => format!(
+            "too few runs for a verdict: {n_min} on the smaller side, {} needed",
+            crate::stats::MIN_RUNS
+        ),
+        Some(w) if verdict.significant() => format!("significant: p {}{mde}", p_text(w)),
+        Some(w) => format!("not significant: p {}{mde}", p_text(w)),
+        None => "no test: neither side varies".into(),
     };
     let ci = match pct_ci {
         Some(_) => format!(

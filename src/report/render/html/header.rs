@@ -65,7 +65,24 @@ pub(super) fn summary(m: &ReportModel) -> Option<Section> {
     section(
         "summary",
         "Cells",
-        html! { (note(html! { (tables::cells_note(m)) })) (table_html(&tables::summary(m))) },
+        html! {
+            (note(html! { (tables::cells_note(m)) }))
+            (table_html(&tables::summary(m)))
+            @let notes = tables::cells::verdict_notes(m);
+            @if !notes.is_empty() {
+                ul.notes { @for n in &notes { li { (n) } } }
+            }
+        },
+    )
+}
+
+/// A calibration's noise (`isobench calibrate`).
+pub(super) fn noise(m: &ReportModel) -> Option<Section> {
+    let n = m.noise.as_ref()?;
+    section(
+        "noise",
+        &tables::noise::noise_title(n),
+        html! { (note(html! { (tables::noise::noise_note(n)) })) (table_html(&tables::noise::noise(n))) },
     )
 }
 

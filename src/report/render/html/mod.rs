@@ -30,7 +30,7 @@ mod table;
 use crate::report::{scale_text, workload_text};
 use client::{commands, failures, latency, pool_and_lag, throughput, time_series, transactions};
 use details::{external_load, faults, hosts, invariants, plans, problems, runs};
-use header::{cell_details, header, headlines, summary};
+use header::{cell_details, header, headlines, noise, summary};
 use server::{counters, siread_locks, wait_events};
 use table::table_html;
 
@@ -62,6 +62,7 @@ pub fn render_model(m: &ReportModel) -> String {
     let sections: Vec<Section> = [
         headlines(m),
         summary(m),
+        noise(m),
         findings(m),
         cell_details(m),
         external_load(m),
@@ -286,7 +287,11 @@ mod tests {
         // The baseline row is marked, the other cell significantly higher.
         assert!(html.contains("<tr class=\"baseline\">"));
         assert!(
-            html.contains("+50.0% [+33.1%, +69.1%] ▲"),
+            html.contains("+50.0% [+33.1%, +69.1%] <span class=\"ns\">(too few runs)</span>"),
+            "the change, its interval and, at 2 runs a side, no verdict"
+        );
+        assert!(
+            render(&fixture::third_runs(fixture::results())).contains("+50.0% [+44.0%, +56.3%] ▲"),
             "the change, its interval and its significance mark"
         );
         // Same formatters as the Markdown report.

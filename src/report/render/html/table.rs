@@ -24,7 +24,7 @@ pub(super) fn value_html(v: &Value) -> Markup {
         Mark::Up => html! { span.up title=[title] { (text) " ▲" } },
         Mark::Down => html! { span.down title=[title] { (text) " ▼" } },
         Mark::NotSignificant => html! { span title=[title] { (text) " " span.ns { "n.s." } } },
-        Mark::NoTest => html! { span title=[title] { (text) " " span.ns { "(no test)" } } },
+        Mark::NoTest => html! { span title=[title] { (text) " " span.ns { "(too few runs)" } } },
         Mark::None if title.is_some() => html! { span title=[title] { (text) } },
         Mark::None => text,
     };

@@ -104,7 +104,7 @@ fn share(widths: &mut [usize], whole: &[usize], shown: &[usize], mut room: usize
 /// does, and when it still does not, every column gets the width of its
 /// longest word, columns leave in `drop.squeeze`'s order until that
 /// fits, and the room left widens the columns (`share`). Values read as in report.md (a change against the
-/// baseline with ▲, ▼, n.s., (no test)), in their short form where they
+/// baseline with ▲, ▼, n.s., (too few runs)), in their short form where they
 /// have one, under the columns' short headers where they have one. Ends
 /// without a newline.
 pub fn table(t: &Table, width: usize, drop: &DropOrder) -> Fitted {

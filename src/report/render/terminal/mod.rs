@@ -126,6 +126,11 @@ pub fn summary_of(m: &ReportModel, width: usize) -> String {
         width,
         "",
     ));
+    // The smallest change each comparison could see, when it found none
+    // and could not have seen 5 %; and --precision per cell.
+    for line in tables::cells::verdict_notes(m) {
+        out.push_str(&wrap(&line, width, "  "));
+    }
     if m.effective_differs() {
         let swallowed: u64 = m.cells.iter().map(|c| c.swallowed).sum();
         let name = m.throughput.0;
@@ -171,6 +176,39 @@ pub fn summary_of(m: &ReportModel, width: usize) -> String {
     if !results.complete {
         out.push_str("INCOMPLETE (interrupted): statistics cover the runs recorded so far.\n");
     }
+    out
+}
+
+/// A calibration's noise (`isobench calibrate`) at `width` columns:
+/// [`tables::noise::noise`] with its note; the figures that do not fit
+/// leave in the order CV within a run, MDE, runs needed.
+pub fn noise(n: &crate::stats::noise::Noise, width: usize) -> String {
+    let width = width.max(MIN_WIDTH);
+    let t = tables::noise::noise(n);
+    let index = |hs: &[&str]| {
+        hs.iter()
+            .filter_map(|h| t.columns.iter().position(|c| c.header.starts_with(h)))
+            .collect()
+    };
+    let drop = fit::DropOrder {
+        whole: index(&["CV within a run"]),
+        squeeze: index(&["MDE at", "runs a side for"]),
+    };
+    let fitted = fit::table(&t, width, &drop);
+    let mut out = format!("{}:\n", tables::noise::noise_title(n));
+    out.push_str(&fitted.text);
+    out.push('\n');
+    if !fitted.dropped.is_empty() {
+        out.push_str(&wrap(
+            &format!(
+                "Not shown at {width} columns: {} (in report.md and results.json's noise).",
+                fitted.dropped.join(", ")
+            ),
+            width,
+            "  ",
+        ));
+    }
+    out.push_str(&wrap(&tables::noise::noise_note(n), width, ""));
     out
 }
 
@@ -256,7 +294,22 @@ mod tests {
             .find(|l| l.starts_with("│ ser "))
             .unwrap_or_else(|| panic!("{text}"));
         assert!(ser.contains("30.7 ± 5.2 (150.0 reported)"), "{ser}");
-        assert!(ser.contains("-69.3% [") && ser.contains("] ▼"), "{ser}");
+        // Two complete runs a side: the interval, no verdict (issue #41).
+        assert!(
+            ser.contains("-69.3% [") && ser.contains("] (too few runs)"),
+            "{ser}"
+        );
+        assert!(
+            text.contains(
+                "ser: cannot tell: too few runs (2 on the smaller side; a verdict needs 3)"
+            ),
+            "{text}"
+        );
+        // A third run a side: significantly lower.
+        let r3 = fixture::third_runs(fixture::swallowed_history());
+        let text3 = summary(&r3, WIDE);
+        let ser3 = text3.lines().find(|l| l.starts_with("│ ser ")).unwrap();
+        assert!(ser3.contains("-69.3% [") && ser3.contains("] ▼"), "{ser3}");
         let swallowed = m.cells[1].swallowed;
         assert!(
             text.contains(&format!(
@@ -308,7 +361,7 @@ mod tests {
     /// columns' short headers.
     #[test]
     fn the_cells_table_is_report_md_s() {
-        let r = fixture::results();
+        let r = fixture::third_runs(fixture::results());
         let s = summary(&r, WIDE);
         assert!(s.ends_with('\n'));
         let md = crate::report::render::markdown::render(&r);
@@ -334,7 +387,7 @@ mod tests {
             .collect();
         assert_eq!(rows.len(), 2, "{s}");
         assert_eq!(rows, md_rows, "{s}\n{md}");
-        assert_eq!(rows[1][3], "+50.0% [+33.1%, +69.1%] ▲");
+        assert_eq!(rows[1][3], "+50.0% [+44.0%, +56.3%] ▲");
         assert!(
             s.contains(
                 "% vs baseline: mean TPS against the cell with isolation=rc and strategy=optimistic"
