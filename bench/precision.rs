@@ -247,7 +247,11 @@ fn cpus(b: &mut Bench) {
             let cv = 100.0 * tps["cv"].as_f64().unwrap_or(f64::NAN);
             println!(
                 "cpus {variant} {}: TPS {:.0}, CV {cv:.1} % over {} runs",
-                if pinned { "pinned server=0,clients=1" } else { "not pinned" },
+                if pinned {
+                    "pinned server=0,clients=1"
+                } else {
+                    "not pinned"
+                },
                 tps["mean"].as_f64().unwrap_or(f64::NAN),
                 tps["n"]
             );
@@ -280,9 +284,9 @@ fn main() {
             "fp" => calibration = Some(fp(&mut b)),
             "mde" => mde(
                 &mut b,
-                calibration
-                    .as_deref()
-                    .expect("mde needs a calibration: add fp to BENCH_PARTS, or BENCH_CALIBRATION=DIR"),
+                calibration.as_deref().expect(
+                    "mde needs a calibration: add fp to BENCH_PARTS, or BENCH_CALIBRATION=DIR",
+                ),
             ),
             "precision" => precision(&mut b),
             "cpus" => cpus(&mut b),
