@@ -52,12 +52,16 @@ if [ ! -f "$cache/t/001_pgbench_with_server.pl" ] || [ ! -d "$cache/perl/Postgre
   trap 'rm -rf "$apt_dir"' EXIT
   mkdir -p "$apt_dir/sources.list.d" "$apt_dir/lists/partial"
   : > "$apt_dir/sources.list"
-  # The system's deb822 sources, as deb-src.
+  # The system's sources as deb-src: deb822 files, and one-line lists.
   for f in /etc/apt/sources.list.d/*.sources; do
     [ -f "$f" ] || continue
     awk '/^Types:/ { print "Types: deb-src"; next } { print }' "$f"
     echo
   done > "$apt_dir/sources.list.d/src.sources"
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$f" ] || continue
+    sed -n 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$f"
+  done > "$apt_dir/sources.list.d/src.list"
   apt=(apt-get -q -o "Dir::Etc::SourceList=$apt_dir/sources.list"
        -o "Dir::Etc::SourceParts=$apt_dir/sources.list.d" -o "Dir::State::Lists=$apt_dir/lists")
   "${apt[@]}" update >/dev/null 2>&1 || need "apt-get update (deb-src) failed"
@@ -72,29 +76,42 @@ if [ ! -f "$cache/t/001_pgbench_with_server.pl" ] || [ ! -d "$cache/perl/Postgre
   rm -rf "$cache/t" "$cache/perl"
   cp -r "$apt_dir/postgresql-$upstream/src/bin/pgbench/t" "$cache/t"
   cp -r "$apt_dir/postgresql-$upstream/src/test/perl" "$cache/perl"
+  rm -rf "$apt_dir"
 fi
 
 work=$(mktemp -d)
 out=${PGBENCH_TAP_OUT:-$(mktemp -d)}
-mkdir -p "$out" "$work/bin" "$work/t"
-cp "$cache"/t/0*.pl "$work/t/"
-cat > "$work/bin/pgbench" <<EOF
-#!/bin/sh
-exec "$bin" pgbench "\$@"
-EOF
-chmod +x "$work/bin/pgbench"
 as=(env)
-if [ "$(id -u)" = 0 ]; then
-  chown -R postgres "$work" "$out"
-  # The binary must be reachable by the postgres user.
-  chmod o+rx "$(dirname "$bin")"
-  as=(runuser -u postgres -- env)
+[ "$(id -u)" = 0 ] && as=(runuser -u postgres -- env)
+# A test stopped by the timeout can leave its cluster running: stop every
+# server under the work directory, then remove it.
+cleanup() {
+  local pid_file
+  for pid_file in $(find "$work" -name postmaster.pid 2>/dev/null); do
+    "${as[@]}" "$pgbin/pg_ctl" stop -D "$(dirname "$pid_file")" -m immediate >/dev/null 2>&1
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir -p "$out" "$work/bin"
+# The tests and their Perl modules are copied into the work directory, which
+# the postgres user can read (the cache may be under root's home).
+cp -r "$cache/t" "$work/t"
+cp -r "$cache/perl" "$work/perl"
+if [ "$(id -u)" = 0 ] && ! runuser -u postgres -- test -x "$bin"; then
+  # The postgres user cannot reach the binary (a checkout under /root):
+  # it runs a copy.
+  cp "$bin" "$work/bin/isobench"
+  bin=$work/bin/isobench
 fi
+printf '#!/bin/sh\nexec "%s" pgbench "$@"\n' "$bin" > "$work/bin/pgbench"
+chmod +x "$work/bin/pgbench"
+[ "$(id -u)" = 0 ] && chown -R postgres "$work" "$out"
 
 status=0
 for t in 002_pgbench_no_server 001_pgbench_with_server; do
-  (cd "$work" && "${as[@]}" PATH="$work/bin:$pgbin:$PATH" PERL5LIB="$cache/perl" \
-    TESTDIR="$work" PG_REGRESS="$regress" timeout 1800 prove -v "t/$t.pl" \
+  (cd "$work" && "${as[@]}" PATH="$work/bin:$pgbin:$PATH" PERL5LIB="$work/perl" \
+    TESTDIR="$work" PG_REGRESS="$regress" timeout 900 prove -v "t/$t.pl" \
     > "$out/$t.tap" 2>&1)
   ok=$(grep -c '^ok ' "$out/$t.tap")
   bad=$(grep -c '^not ok ' "$out/$t.tap")
@@ -106,6 +123,5 @@ for t in 002_pgbench_no_server 001_pgbench_with_server; do
     001_*) [ "$bad" -eq "$todo" ] && [ "$ok" -ge "$MIN_001" ] && [ $((ok + bad)) -eq 440 ] || status=1 ;;
   esac
 done
-rm -rf "$work"
 [ "$status" -eq 0 ] || echo "pgbench-tap: FAILED (002 must pass 208/208; 001 all but TODO checks, at least $MIN_001 of 440)"
 exit "$status"

@@ -426,7 +426,8 @@ type PerThread<C> = Vec<Vec<worker::Member<C>>>;
 
 /// Per thread: its clients (ids `first_client..first_client + clients`)
 /// and its pool sessions (ids after the clients, one per connection), both
-/// dealt round-robin over the `threads`. The connections (the clients',
+/// dealt over the `threads` in consecutive blocks as pgbench deals its
+/// clients to `-j` threads ([`blocks`]). The connections (the clients',
 /// or with a pool the pool's) get their first host from [`hosts::assign`]
 /// over `hosts` hosts, counted from [`EngineParams::first_connection`], so
 /// that the shards of a sharded run go on round-robin where the one
@@ -454,16 +455,34 @@ fn deal<W: Workload>(
         backoff_seed: backoff_seed(params.seed, id),
         home,
     };
-    let mut members: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
-    for k in 0..params.clients {
-        let home = if pool > 0 { 0 } else { homes[k as usize] };
-        members[k as usize % threads].push(member(first + k, home));
-    }
-    let mut pooled: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
-    for j in 0..pool {
-        pooled[j as usize % threads].push(member(first + params.clients + j, homes[j as usize]));
-    }
+    let members = blocks(params.clients, threads)
+        .map(|ks| {
+            ks.map(|k| member(first + k, if pool > 0 { 0 } else { homes[k as usize] }))
+                .collect()
+        })
+        .collect();
+    let pooled = blocks(pool, threads)
+        .map(|js| {
+            js.map(|j| member(first + params.clients + j, homes[j as usize]))
+                .collect()
+        })
+        .collect();
     (members, pooled)
+}
+
+/// `n` items dealt to `threads` threads as pgbench 15 deals its clients:
+/// consecutive blocks, thread `i` taking `(left + threads - i - 1) /
+/// (threads - i)` of the `left` not yet dealt (so the first threads take
+/// the larger blocks: 5 over 2 are 0..3 and 3..5).
+fn blocks(n: u32, threads: usize) -> impl Iterator<Item = std::ops::Range<u32>> {
+    let t = threads.max(1) as u32;
+    let mut dealt = 0u32;
+    (0..t).map(move |i| {
+        let take = (n - dealt + t - i - 1) / (t - i);
+        let block = dealt..dealt + take;
+        dealt += take;
+        block
+    })
 }
 
 /// Waits until each of the `threads` workers reports its clients connected

@@ -1,4 +1,4 @@
-//! Client threads. Clients are spread round-robin over a few OS threads,
+//! Client threads. Clients are dealt in blocks over a few OS threads,
 //! each running a single-threaded tokio runtime, as pgbench spreads clients
 //! over `-j` threads. A query's hand-offs between a client and its
 //! connection then stay on one thread, which on a 2-core machine shared
@@ -701,11 +701,16 @@ async fn drive<C: WorkloadClient>(
     };
     let pooled = matches!(source, Source::Pooled { .. });
     while !stop.load(Ordering::Relaxed) && !state.counted_out(ctx) {
+        // The transaction (its type) is chosen before its start, so that a
+        // skipped one has its type too, as pgbench chooses the script
+        // before it decides to skip.
+        let input = source.next_input();
+        let ty = source.tx_type(&input);
         let (start, limit) = match next_start(ctx, state).await {
             Ok(Some(s)) => s,
             Ok(None) => {
                 // Skipped: one of pgbench -t's transactions too.
-                state.ended(ctx, 0, TxEnd::Skipped, 0, 0);
+                state.ended(ctx, ty, TxEnd::Skipped, 0, 0);
                 continue;
             }
             Err(()) => return Ok(()),
@@ -723,7 +728,6 @@ async fn drive<C: WorkloadClient>(
                 return Err(Halt::Lost);
             }
         }
-        let input = source.next_input();
         // The emulated user's keying and think time (TPC-C's `think=spec`):
         // closed loop only (an open loop's schedule spaces transactions
         // already), and not part of the transaction's latency.
@@ -743,7 +747,6 @@ async fn drive<C: WorkloadClient>(
                 Instant::now()
             }
         };
-        let ty = source.tx_type(&input);
         let mut tries = 0u32;
         let mut wasted_us = 0u64;
         let mut pool_wait = Duration::ZERO;

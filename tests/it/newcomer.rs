@@ -6,7 +6,9 @@ use super::common::{isobench, run};
 
 /// The packages `.ci/run` installs (`apt-get install ... NAME`) are the
 /// ones the README's set-up names in its `apt-get install` line: a
-/// newcomer following the README gets what CI gets.
+/// newcomer following the README gets what CI gets. (The pgbench TAP
+/// runner's own packages, installed from a shell list, are named in the
+/// README's prose.)
 #[test]
 fn the_readme_setup_names_every_package_ci_installs() {
     let root = env!("CARGO_MANIFEST_DIR");
@@ -23,6 +25,9 @@ fn the_readme_setup_names_every_package_ci_installs() {
         .lines()
         .filter_map(|l| l.split_once("apt-get install ").map(|(_, rest)| rest))
         .filter_map(|rest| rest.split_whitespace().last())
+        // A shell list (the pgbench TAP runner's packages, named in the
+        // README's prose) is not a package of the set-up line.
+        .filter(|p| !p.starts_with("\"$"))
         .collect();
     assert!(
         installed.contains(&"postgresql") && installed.contains(&"chromium"),

@@ -9,7 +9,7 @@
 //! The parts, by concept: [`flags`] (the options, checked as pgbench
 //! checks them), `init` (`-i` and its steps), `run` (a benchmark: where it
 //! runs, the settings of its cell), `logs` (the transaction logs of
-//! `-l`), `output` (the summary, progress lines and messages).
+//! `-l`), `tally` (per-script retry and skip counts), `output` (the summary, progress lines and messages).
 //!
 //! Differences from pgbench: docs/src/reference/pgbench-command.md.
 
@@ -18,6 +18,7 @@ mod init;
 mod logs;
 mod output;
 mod run;
+mod tally;
 
 use tokio_util::sync::CancellationToken;
 

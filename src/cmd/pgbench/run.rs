@@ -403,6 +403,8 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
         }
     }
     let progress = Arc::new(Progress::new(&inv));
+    // Several scripts: their `SQL script N:` blocks' retry and skip counts.
+    let tally = Arc::new(super::tally::Tally::default());
     let hook = {
         let p = progress.clone();
         Arc::new(move |t: &Tick| p.tick(t)) as crate::progress::TickHook
@@ -412,7 +414,11 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
         cancel.clone(),
         crate::experiment::Hooks {
             on_tick: Some(hook),
-            tx_log: super::logs::hook(&inv)?,
+            tx_log: if inv.per_script() {
+                Some(super::tally::hook(tally.clone(), super::logs::hook(&inv)?))
+            } else {
+                super::logs::hook(&inv)?
+            },
         },
     )
     .await
@@ -442,6 +448,7 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
             retried: totals.retried_tx,
             initial_connect_ms: totals.initial_connect_ms,
             connect_ms: totals.connect_ms,
+            scripts: tally.counts(inv.scripts.len()),
         },
     ));
     output::out(&format!("isobench results: {}\n", outcome.dir.display()));

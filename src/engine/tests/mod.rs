@@ -657,3 +657,17 @@ fn a_shards_clients_are_numbered_from_its_first_id_and_spread_on() {
     assert_eq!(pooled_from(1, 1), [(6, 1)]);
     assert_eq!(pooled_from(2, 1), [(6, 0)]);
 }
+
+/// Clients are dealt to threads in consecutive blocks as pgbench deals
+/// them, the larger blocks first: 5 over 2 threads are 0..3 and 3..5, 7
+/// over 3 are 0..3, 3..5, 5..7; fewer clients than threads leave the last
+/// threads none.
+#[test]
+fn clients_are_dealt_in_pgbenchs_blocks() {
+    let dealt = |n, t| super::blocks(n, t).collect::<Vec<_>>();
+    assert_eq!(dealt(5, 2), [0..3, 3..5]);
+    assert_eq!(dealt(7, 3), [0..3, 3..5, 5..7]);
+    assert_eq!(dealt(2, 3), [0..1, 1..2, 2..2]);
+    assert_eq!(dealt(4, 1).len(), 1);
+    assert_eq!(dealt(4, 1)[0], 0..4);
+}

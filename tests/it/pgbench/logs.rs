@@ -1,6 +1,7 @@
 //! `-l`: pgbench 15's transaction log files (`PREFIX.PID`, `PREFIX.PID.N`
 //! for thread N), their lines read back field by field, per transaction
-//! and aggregated.
+//! and aggregated; several scripts' `SQL script N:` blocks, whose counts
+//! the log lines confirm.
 
 use super::*;
 
@@ -45,7 +46,7 @@ fn per_transaction_logs_have_pgbenchs_names_and_fields() {
             "-n",
             "-S",
             "-c",
-            "2",
+            "3",
             "-j",
             "2",
             "-t",
@@ -62,15 +63,25 @@ fn per_transaction_logs_have_pgbenchs_names_and_fields() {
     let pid = name.captures(&files[0].0).unwrap()[1].to_string();
     assert_eq!(files[0].0, format!("pgbench_log.{pid}"));
     assert_eq!(files[1].0, format!("pgbench_log.{pid}.1"));
-    // client_id transaction_no time script_no time_epoch time_us retries
+    // client_id transaction_no time script_no time_epoch time_us retries;
+    // clients dealt to the threads in blocks as pgbench deals them: 3 over
+    // 2 threads are clients 0 and 1, then client 2.
     for (thread, (_, text)) in files.iter().enumerate() {
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 6, "{text}");
-        for (k, line) in lines.iter().enumerate() {
+        let clients: &[u64] = if thread == 0 { &[0, 1] } else { &[2] };
+        assert_eq!(lines.len(), 6 * clients.len(), "{text}");
+        for c in clients {
+            let numbers: Vec<u64> = lines
+                .iter()
+                .filter(|l| l.starts_with(&format!("{c} ")))
+                .map(|l| l.split(' ').nth(1).unwrap().parse().unwrap())
+                .collect();
+            assert_eq!(numbers, (1..=6).collect::<Vec<u64>>(), "client {c}: {text}");
+        }
+        for line in &lines {
             let f: Vec<u64> = line.split(' ').map(|x| x.parse().unwrap()).collect();
             assert_eq!(f.len(), 7, "{line}");
-            assert_eq!(f[0], thread as u64, "{line}: thread N runs client N");
-            assert_eq!(f[1], k as u64 + 1, "{line}");
+            assert!(clients.contains(&f[0]), "{line}: thread {thread}");
             assert!(f[2] > 0, "{line}");
             assert_eq!(f[3], 0, "{line}");
             assert!((before..=after).contains(&f[4]), "{line}");
@@ -150,4 +161,124 @@ fn aggregated_logs_have_one_line_per_interval() {
         logged <= processed as f64 && logged > 0.0,
         "{logged} of {processed}"
     );
+}
+
+/// The `SQL script N:` blocks of `stdout`, each as its text.
+fn script_blocks(stdout: &str) -> Vec<String> {
+    let mut blocks: Vec<String> = Vec::new();
+    for line in stdout.lines() {
+        if line.starts_with("SQL script ") {
+            blocks.push(String::new());
+        } else if !line.starts_with(" - ") {
+            continue;
+        }
+        if let Some(b) = blocks.last_mut() {
+            b.push_str(line);
+            b.push('\n');
+        }
+    }
+    blocks
+}
+
+/// A count in `block` after `label` (`" - number of ...: "`).
+fn count(block: &str, label: &str) -> u64 {
+    let re = Regex::new(&format!(r"(?m)^ - {}: ([0-9]+)", regex::escape(label))).unwrap();
+    re.captures(block)
+        .unwrap_or_else(|| panic!("no {label} in:\n{block}"))[1]
+        .parse()
+        .unwrap()
+}
+
+/// Several scripts: each `SQL script N:` block has pgbench 15's retried,
+/// retries and skipped lines, with that script's counts (a script that
+/// always raises 40001 retried every transaction twice, one that never
+/// fails none); a skipped transaction's log line names the script it was
+/// chosen for, and the blocks' skips add up to the total.
+#[test]
+fn script_blocks_count_retries_and_skips_by_script() {
+    let (_keep, dir) = out_dir("pgbench-blocks");
+    let db = Named::start(&dir);
+    let fail = script(
+        &dir,
+        "fail.sql",
+        "DO $$ BEGIN RAISE EXCEPTION 'boom' USING ERRCODE = '40001'; END $$;\n",
+    );
+    let ok = script(&dir, "ok.sql", "SELECT 1;\n");
+    let (out, stdout, stderr) = db.run(
+        &dir,
+        &["-n", "-t", "40", "--max-tries", "3", "-f", &fail, "-f", &ok],
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let blocks = script_blocks(&stdout);
+    assert_eq!(blocks.len(), 2, "{stdout}");
+    let failed = count(&blocks[0], "number of failed transactions");
+    assert!(failed > 0, "{stdout}");
+    assert!(blocks[0].contains(" - 0 transactions"), "{stdout}");
+    assert_eq!(count(&blocks[0], "number of transactions retried"), failed);
+    assert_eq!(count(&blocks[0], "total number of retries"), 2 * failed);
+    assert!(
+        blocks[0].contains(&format!(
+            " - number of transactions retried: {failed} (100.000%)\n"
+        )),
+        "{stdout}"
+    );
+    assert_eq!(count(&blocks[1], "number of failed transactions"), 0);
+    assert_eq!(count(&blocks[1], "number of transactions retried"), 0);
+    assert_eq!(count(&blocks[1], "total number of retries"), 0);
+    assert!(
+        stdout.contains(&format!("processed: {}/40\n", 40 - failed)),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains(" - number of transactions skipped"),
+        "{stdout}"
+    );
+
+    // -R far above what one client can do, with a 1 µs limit: most
+    // transactions are skipped.
+    let (out, stdout, stderr) = db.run(
+        &dir,
+        &[
+            "-n",
+            "-t",
+            "60",
+            "-R",
+            "100000",
+            "-L",
+            "0.001",
+            "-l",
+            "--log-prefix=skips",
+            "-f",
+            &ok,
+            "-f",
+            &ok,
+        ],
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let blocks = script_blocks(&stdout);
+    assert_eq!(blocks.len(), 2, "{stdout}");
+    let total = Regex::new(r"(?m)^number of transactions skipped: ([0-9]+) ")
+        .unwrap()
+        .captures(&stdout)
+        .unwrap_or_else(|| panic!("{stdout}"))[1]
+        .parse::<u64>()
+        .unwrap();
+    let by_script: Vec<u64> = blocks
+        .iter()
+        .map(|b| count(b, "number of transactions skipped"))
+        .collect();
+    assert!(total > 10, "{stdout}");
+    assert_eq!(by_script.iter().sum::<u64>(), total, "{stdout}");
+    // client_id transaction_no skipped script_no time_epoch time_us lag
+    let files = log_files(&dir, "skips");
+    let mut logged = [0u64; 2];
+    for line in files[0]
+        .1
+        .lines()
+        .filter(|l| l.split(' ').nth(2) == Some("skipped"))
+    {
+        let script: usize = line.split(' ').nth(3).unwrap().parse().unwrap();
+        logged[script] += 1;
+    }
+    assert_eq!(logged.to_vec(), by_script, "{}", files[0].1);
 }

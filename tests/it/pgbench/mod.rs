@@ -60,6 +60,13 @@ pub(super) fn progress_lines(stderr: &str, retries: bool) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// Writes script `name` with `text` into `dir`; its path.
+pub(super) fn script(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
 /// The `-r` lines (latency, failures[, retries], command).
 pub(super) fn per_command(stdout: &str, retries: bool) -> Vec<(f64, u64, String)> {
     let re = if retries {

@@ -5,12 +5,6 @@
 
 use super::*;
 
-fn script(dir: &std::path::Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.display().to_string()
-}
-
 /// A custom script over a table and a function the user made: the run
 /// changes them, exactly as many times as its transactions; nothing on
 /// stderr with -n; built-in scripts read the scale of DBNAME's tables;

@@ -2,16 +2,16 @@
 //!
 //! Failures are pgbench's: serialization failures and deadlocks (under
 //! `isobench pgbench` any other error aborts the client, as in pgbench,
-//! and is not counted). Per script, isobench counts retries but not the
-//! transactions retried (docs/src/reference/pgbench-command.md).
+//! and is not counted).
 
 use std::collections::BTreeMap;
 
 use super::super::flags::{End, Invocation, PartitionMethod};
+use super::super::tally::ScriptCounts;
 use crate::model::{QueryMode, RunRecord};
 
 /// What the summary needs besides the record.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Extra {
     /// The scale reported (`scaling factor:`).
     pub scale: u32,
@@ -23,6 +23,9 @@ pub struct Extra {
     pub initial_connect_ms: f64,
     /// `-C`: the connections' time over the run, ms.
     pub connect_ms: f64,
+    /// Per script (several scripts): transactions retried, retries and
+    /// transactions skipped.
+    pub scripts: Vec<ScriptCounts>,
 }
 
 /// Failed transactions as pgbench 15 counts them: serialization (40001),
@@ -199,14 +202,14 @@ pub fn summary(inv: &Invocation, r: &RunRecord, x: &Extra) -> String {
         ));
     }
     if inv.per_script() || inv.per_command {
-        scripts(&mut o, inv, r);
+        scripts(&mut o, inv, r, &x.scripts);
     }
     o
 }
 
-/// The `SQL script N:` blocks (several scripts) and the per-command
-/// tables (`-r`).
-fn scripts(o: &mut String, inv: &Invocation, r: &RunRecord) {
+/// The `SQL script N:` blocks (several scripts; `counts` by script) and
+/// the per-command tables (`-r`).
+fn scripts(o: &mut String, inv: &Invocation, r: &RunRecord, counts: &[ScriptCounts]) {
     let per_script = inv.per_script();
     let total_weight: u64 = inv
         .scripts
@@ -216,8 +219,9 @@ fn scripts(o: &mut String, inv: &Invocation, r: &RunRecord) {
         .max(1);
     for (i, (t, s)) in r.transactions.iter().zip(&inv.scripts).enumerate() {
         if per_script {
+            let c = counts.get(i).copied().unwrap_or_default();
             let (sf, sser, sdead) = failures(&t.failed);
-            let stotal = t.committed + sf;
+            let stotal = t.committed + c.skipped + sf;
             o.push_str(&format!(
                 "SQL script {}: {}\n - weight: {} (targets {:.1}% of total)\n - {} transactions ({:.1}% of total, tps = {:.6})\n",
                 i + 1,
@@ -230,12 +234,19 @@ fn scripts(o: &mut String, inv: &Invocation, r: &RunRecord) {
             ));
             push_failures(o, " - ", (sf, sser, sdead), stotal, inv.failures_detailed);
             if inv.max_tries != 1 {
-                // Per script, isobench counts retries but not the
-                // transactions retried (see the docs).
-                let retries = t
-                    .attempts
-                    .saturating_sub(t.committed + sf + t.user_aborts + t.unknown_outcome);
-                o.push_str(&format!(" - total number of retries: {retries}\n"));
+                o.push_str(&format!(
+                    " - number of transactions retried: {} ({}%)\n - total number of retries: {}\n",
+                    c.retried,
+                    p3(pct(c.retried, stotal)),
+                    c.retries
+                ));
+            }
+            if inv.rate.is_some() && inv.latency_limit_ms.is_some() && stotal > 0 {
+                o.push_str(&format!(
+                    " - number of transactions skipped: {} ({}%)\n",
+                    c.skipped,
+                    p3(pct(c.skipped, stotal))
+                ));
             }
             if t.committed > 0 {
                 let (mean, stddev) =
