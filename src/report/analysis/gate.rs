@@ -100,9 +100,16 @@ pub fn evaluate_with_noise(
         });
         let floor = |s: Option<Summary>, cv: f64| s.map(|s| s.with_cv_floor(cv));
         let mut metric = |name, sx, sy, cv, better| {
-            let mut r = row(key, name, floor(sx, cv), floor(sy, cv), better, threshold_pct);
+            let mut r = row(
+                key,
+                name,
+                floor(sx, cv),
+                floor(sy, cv),
+                better,
+                threshold_pct,
+            );
             if calibrated.is_some() && cv.is_finite() && r.comparison.is_some() {
-                r.why = format!("{} (spread at least the calibrated CV, {:.1} %)", r.why, 100.0 * cv);
+                r.why = format!("at the calibrated CV of {:.1} %: {}", 100.0 * cv, r.why);
             }
             rows.push(r);
         };
@@ -119,7 +126,13 @@ pub fn evaluate_with_noise(
                 Better::Higher,
             );
         }
-        metric("p99_ms", x.latency.p99, y.latency.p99, p99_cv, Better::Lower);
+        metric(
+            "p99_ms",
+            x.latency.p99,
+            y.latency.p99,
+            p99_cv,
+            Better::Lower,
+        );
         rows.push(failures(key, x, y, threshold_pct));
     }
     rows
@@ -422,19 +435,29 @@ mod tests {
                 run.tps *= 0.90;
             }
         }
-        assert_eq!(status(&evaluate(&base, &new, 5.0), "rc", "tps"), Status::Regression);
+        assert_eq!(
+            status(&evaluate(&base, &new, 5.0), "rc", "tps"),
+            Status::Regression
+        );
         let noisy = noise(&base, 30.0);
         let rows = evaluate_with_noise(&base, &new, 5.0, Some(&noisy));
         assert_eq!(status(&rows, "rc", "tps"), Status::CannotTell);
-        let rc = rows.iter().find(|r| r.cell.starts_with("isolation=rc ")).unwrap();
+        let rc = rows
+            .iter()
+            .find(|r| r.cell.starts_with("isolation=rc "))
+            .unwrap();
         assert!(
-            rc.why.ends_with("(spread at least the calibrated CV, 30.0 %)"),
+            rc.why
+                .starts_with("at the calibrated CV of 30.0 %: a 5.0 % regression could go unseen"),
             "{}",
             rc.why
         );
         // ser: no change. At its own spread (148..152) a pass; at 30 %,
         // cannot tell.
-        assert_eq!(status(&evaluate(&base, &new, 5.0), "ser", "tps"), Status::Pass);
+        assert_eq!(
+            status(&evaluate(&base, &new, 5.0), "ser", "tps"),
+            Status::Pass
+        );
         assert_eq!(status(&rows, "ser", "tps"), Status::CannotTell);
         // A calibration as quiet as the runs: the same verdicts.
         let quiet = evaluate_with_noise(&base, &new, 5.0, Some(&noise(&base, 0.5)));
