@@ -450,6 +450,31 @@ mod tests {
         assert!(section.contains("/tmp/sock:5432") && section.contains("127.0.0.1:5432"));
     }
 
+    /// A calibration (`isobench calibrate`) has a Noise section after
+    /// Cells, with its table; other studies have none. report.md alike.
+    #[test]
+    fn a_noise_section_only_for_a_calibration() {
+        assert!(!render(&fixture::results()).contains("<section id=\"noise\">"));
+        let mut r = fixture::results();
+        r.config.calibrate = Some(crate::model::Calibration {
+            pairs: 1,
+            per_side: 1,
+            target_mde_pct: 5.0,
+        });
+        let html = render(&r);
+        assert_self_contained(&html);
+        let cells = html.find("<section id=\"summary\">").unwrap();
+        let noise = html
+            .find("<section id=\"noise\">")
+            .expect("a noise section");
+        assert!(cells < noise);
+        assert!(html.contains("<table class=\"sortable\" id=\"noise\""));
+        assert!(html.contains("Noise (A/A calibration)"));
+        let md = crate::report::render::markdown::render(&r);
+        assert!(md.contains("## Noise (A/A calibration)\n"), "{md}");
+        assert!(!crate::report::render::markdown::render(&fixture::results()).contains("## Noise"));
+    }
+
     #[test]
     fn a_faults_section_only_when_a_run_had_faults() {
         assert!(!render(&fixture::results()).contains("<section id=\"faults\">"));
