@@ -73,6 +73,12 @@ pub struct EngineParams {
     /// How the connections spread over the DSN's hosts when it has
     /// several ([`hosts::assign`]).
     pub host_policy: crate::model::HostPolicy,
+    /// Prepare every statement as the unnamed statement, parsed again
+    /// with every execution (pgbench's `-M extended`), instead of as a
+    /// named statement of its connection; needed behind a pooler that
+    /// hands each transaction to any server connection
+    /// ([`crate::wire::Conn::use_unnamed`]).
+    pub unnamed_statements: bool,
 }
 
 /// What the ticker reports once a second (for live progress).
@@ -301,6 +307,9 @@ pub async fn run_gated<W: Workload>(
         },
     };
     let retrier = Arc::new(params.retrier.clone());
+    let unnamed = params
+        .unnamed_statements
+        .then(|| Arc::new(crate::wire::StatementCache::default()));
     let (ready_tx, ready_rx) = tokio::sync::mpsc::unbounded_channel();
     let (go_tx, go_rx) = watch::channel(false);
     let mut workers = Vec::with_capacity(threads);
@@ -315,6 +324,7 @@ pub async fn run_gated<W: Workload>(
             ready: ready_tx.clone(),
             go: go_rx.clone(),
             faults: fault_log.clone(),
+            unnamed: unnamed.clone(),
         };
         workers.push(worker::spawn(i, members, pooled, common));
     }

@@ -284,6 +284,7 @@ async fn one_run<W: Workload>(
         rate: run.cell.rate.map(|r| shard.map_or(r.0, |s| s.rate(r.0))),
         latency_limit: cfg.latency_limit,
         host_policy: cfg.target.host_policy,
+        unnamed_statements: cfg.scripts.mode != crate::model::QueryMode::Prepared,
     };
     let log = ctx.dir.join(store::SERVER_LOG);
     let log_from = log_len(&log);
