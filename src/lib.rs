@@ -31,12 +31,3 @@ pub mod store;
 pub mod study;
 pub mod wire;
 pub mod workload;
-
-/// mimalloc: the clients' hot path allocates a few small buffers per
-/// statement inside tokio-postgres; a faster allocator leaves more CPU to
-/// the server under test (BENCHMARKS.md). The `system-alloc` feature
-/// leaves the system allocator in place, for heap profilers that
-/// intercept `malloc` (heaptrack: BENCHMARKS.md, "Memory per client").
-#[cfg(not(feature = "system-alloc"))]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -1,7 +1,9 @@
 //! The load engine: clients, the closed loop, the retry loop, and the
 //! ticker that turns per-thread recorders into per-second series.
 //!
-//! Data flow: every client is a tokio task with its own connection. It draws
+//! Data flow: clients are spread over a few OS threads (`worker`), each
+//! thread serving its clients in passes, as pgbench's threads do (`pass`);
+//! a client has its own connection, or borrows one of a pool's. It draws
 //! inputs, runs attempts until one commits or the retry policy gives up, and
 //! records the outcome in its thread's `Recorder`. The ticker (this task) wakes
 //! once a second, drains every recorder into one `Interval`, discards it

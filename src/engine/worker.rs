@@ -3,9 +3,9 @@
 //! over `-j` threads. A query's hand-offs between a client and its
 //! connection then stay on one thread, which on a 2-core machine shared
 //! with the server measured markedly cheaper than a work-stealing runtime
-//! (see BENCHMARKS.md). A thread's clients, each with its connection's I/O
-//! ([`inline`]), run as one task that serves the woken ones in id order,
-//! pass after pass, as pgbench's thread does ([`pass`]).
+//! (see BENCHMARKS.md). A thread's clients, each reading and writing its
+//! own socket ([`crate::wire`]), run as one task that serves the woken ones
+//! in id order, pass after pass, as pgbench's thread does ([`pass`]).
 //!
 //! A *session* is a connection with its prepared statements and the
 //! workload client instance that prepared them. Without a pool every
@@ -475,7 +475,7 @@ struct Attempted {
     /// The session's connection is closed.
     closed: bool,
     /// The SQLSTATE the closed connection ended with, if the server sent
-    /// one ([`EndCode`]).
+    /// one ([`crate::wire::Conn::end_code`]).
     ended: Option<SqlState>,
     /// The command that raised the error, for a workload that times its
     /// commands.
@@ -815,7 +815,7 @@ fn after_failure(
 /// `verdict` for a lost connection that the client only saw closed
 /// (08006, no SQLSTATE from the server), with the SQLSTATE the
 /// connection's I/O ended with instead, when the server sent one
-/// ([`EndCode`]: e.g. 57P01 from `pg_terminate_backend`).
+/// ([`crate::wire::Conn::end_code`]: e.g. 57P01 from `pg_terminate_backend`).
 fn with_end_code(verdict: Verdict, ended: Option<SqlState>) -> Verdict {
     match (verdict, ended) {
         (Verdict::ConnectionLost(CONNECTION_FAILURE), Some(code)) => Verdict::ConnectionLost(code),

@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{Result, anyhow};
 use tokio_postgres::Client;
 
-use super::server::Server;
+use super::target::Server;
 use crate::postgres;
 
 pub(super) fn quote_ident(name: &str) -> String {

@@ -35,14 +35,14 @@ mod drivers;
 mod inject;
 mod plan;
 mod save;
-mod server;
+mod target;
 pub mod shard;
 
 use copies::drop_database;
 use drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};
 pub use plan::{PlannedRun, cells, plan, setup};
 use save::save;
-use server::{Server, fmt_settings, start_server};
+use target::{Server, fmt_settings, start_server};
 
 /// How an experiment ended.
 #[derive(Debug)]

@@ -244,6 +244,8 @@ pub struct Settings {
     #[arg(short = 'b', long, value_name = "NAME[@WEIGHT]", value_parser = Weighted::parse, help_heading = "pgbench scripts")]
     #[serde(default, deserialize_with = "list::<_, Weighted>")]
     pub builtin: Option<Vec<(String, u32)>>,
+    // clap shows this text as is: `[@WEIGHT]` is not a link.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// The script as a factor, repeatable: each occurrence is one cell's script set, FILE[@WEIGHT] or builtin:NAME[@WEIGHT], a comma list for a weighted mix (-f/-b stay one mix of every cell); e.g. --script-factor builtin:tpcb-like --script-factor tpcb_func.sql (study key `script`).
     #[arg(long = "script-factor", value_name = "SET", value_parser = ScriptSetP::parse, help_heading = "pgbench scripts")]
     #[serde(default, deserialize_with = "script_sets")]

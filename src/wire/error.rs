@@ -8,55 +8,73 @@ use postgres_protocol::message::backend::ErrorResponseBody;
 
 use crate::model::{SqlState, sqlstate};
 
+/// How grave a server error is (the `ErrorResponse`'s severity): after
+/// [`Severity::Fatal`] or [`Severity::Panic`] the server ends the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Fatal,
+    Panic,
+}
+
 /// An error the server sent (an `ErrorResponse`): the fields isobench
-/// classifies on (see the protocol's "Error and Notice Message Fields").
+/// reads (see the protocol's "Error and Notice Message Fields"); the
+/// others are skipped without being copied.
 #[derive(Debug, Clone)]
 pub struct DbError {
-    /// `ERROR`, `FATAL` or `PANIC` (the non-localized `V` field when the
-    /// server sends it, PostgreSQL 9.6+; else `S`).
-    pub severity: String,
+    /// From the non-localized `V` field when the server sends it
+    /// (PostgreSQL 9.6+), else from `S`; anything else is an error.
+    pub severity: Severity,
     /// The SQLSTATE (`C`).
     pub code: SqlState,
     /// The primary message (`M`).
     pub message: String,
     /// The DETAIL (`D`), e.g. SSI's `Reason code: ...`.
     pub detail: Option<String>,
-    /// The HINT (`H`).
-    pub hint: Option<String>,
 }
 
 impl DbError {
     pub(super) fn parse(body: &ErrorResponseBody) -> DbError {
         let mut e = DbError {
-            severity: String::new(),
+            severity: Severity::Error,
             code: *b"XX000",
             message: String::new(),
             detail: None,
-            hint: None,
         };
-        let mut localized = String::new();
+        let severity = |v: &[u8]| match v {
+            b"FATAL" => Severity::Fatal,
+            b"PANIC" => Severity::Panic,
+            _ => Severity::Error,
+        };
+        let text = |v: &[u8]| String::from_utf8_lossy(v).into_owned();
+        let mut seen_v = false;
         let mut fields = body.fields();
         while let Ok(Some(f)) = fields.next() {
-            let v = String::from_utf8_lossy(f.value_bytes()).into_owned();
+            let v = f.value_bytes();
             match f.type_() {
-                b'V' => e.severity = v,
-                b'S' => localized = v,
-                b'C' => e.code = sqlstate(&v).unwrap_or(*b"XX000"),
-                b'M' => e.message = v,
-                b'D' => e.detail = Some(v),
-                b'H' => e.hint = Some(v),
+                b'V' => {
+                    e.severity = severity(v);
+                    seen_v = true;
+                }
+                // The localized severity: a fallback for servers without V.
+                b'S' if !seen_v => e.severity = severity(v),
+                b'C' => {
+                    e.code = std::str::from_utf8(v)
+                        .ok()
+                        .and_then(sqlstate)
+                        .unwrap_or(*b"XX000")
+                }
+                b'M' => e.message = text(v),
+                b'D' => e.detail = Some(text(v)),
                 _ => {}
             }
-        }
-        if e.severity.is_empty() {
-            e.severity = localized;
         }
         e
     }
 
     /// FATAL or PANIC: the server ends the session after sending it.
     pub fn is_fatal(&self) -> bool {
-        matches!(self.severity.as_str(), "FATAL" | "PANIC")
+        matches!(self.severity, Severity::Fatal | Severity::Panic)
     }
 }
 

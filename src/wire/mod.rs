@@ -40,7 +40,7 @@ use postgres_protocol::message::frontend;
 use postgres_types::{FromSql, Kind, ToSql, Type};
 
 pub use connect::{connect, connect_from, host_labels};
-pub use error::{DbError, Error};
+pub use error::{DbError, Error, Severity};
 
 use crate::model::SqlState;
 
@@ -50,7 +50,7 @@ const BINARY: i16 = 1;
 
 /// A connection to PostgreSQL (see the module docs). Every operation
 /// takes `&mut self`: one statement at a time, or a pipeline of them
-/// ([`Conn::pipeline`]).
+/// ([`Conn::queue`], [`Conn::read_pipeline`]).
 pub struct Conn {
     stream: socket::Socket,
     rbuf: BytesMut,
@@ -291,16 +291,15 @@ impl Conn {
         self.flush().await?;
         let mut params = Vec::new();
         let mut columns = Vec::new();
-        let mut failed = None;
-        loop {
-            match self.read().await {
-                Ok(Message::ParameterDescription(body)) => {
+        self.until_ready(1, |m| {
+            match m {
+                Message::ParameterDescription(body) => {
                     let mut oids = body.parameters();
                     while let Some(oid) = oids.next().map_err(protocol)? {
                         params.push(type_of(oid));
                     }
                 }
-                Ok(Message::RowDescription(body)) => {
+                Message::RowDescription(body) => {
                     let mut fields = body.fields();
                     while let Some(f) = fields.next().map_err(protocol)? {
                         columns.push(Column {
@@ -309,15 +308,11 @@ impl Conn {
                         });
                     }
                 }
-                Ok(Message::ErrorResponse(body)) => failed = Some(self.server_error(&body)),
-                Ok(Message::ReadyForQuery(_)) => break,
-                Ok(_) => {}
-                Err(e) => return Err(failed.unwrap_or(e)),
+                _ => {}
             }
-        }
-        if let Some(e) = failed {
-            return Err(e);
-        }
+            Ok(())
+        })
+        .await?;
         let stmt = Statement(Arc::new(StatementInner {
             name,
             params,
@@ -461,20 +456,7 @@ impl Conn {
     /// Errors: the first statement's error, or the connection is gone.
     pub async fn read_pipeline(&mut self, syncs: usize) -> Result<(), Error> {
         self.flush().await?;
-        let mut failed = None;
-        let mut ready = 0;
-        while ready < syncs {
-            match self.read().await {
-                Ok(Message::ReadyForQuery(_)) => ready += 1,
-                Ok(Message::ErrorResponse(body)) => {
-                    let e = self.server_error(&body);
-                    failed.get_or_insert(e);
-                }
-                Ok(_) => {}
-                Err(e) => return Err(failed.unwrap_or(e)),
-            }
-        }
-        failed.map_or(Ok(()), Err)
+        self.until_ready(syncs, |_| Ok(())).await
     }
 
     /// Runs `sql` (one or more statements) with the simple protocol and
@@ -487,10 +469,9 @@ impl Conn {
         self.flush().await?;
         let mut out = Vec::new();
         let mut columns: Arc<[String]> = Arc::from(Vec::new());
-        let mut failed = None;
-        loop {
-            match self.read().await {
-                Ok(Message::RowDescription(body)) => {
+        self.until_ready(1, |m| {
+            match m {
+                Message::RowDescription(body) => {
                     let mut names = Vec::new();
                     let mut fields = body.fields();
                     while let Some(f) = fields.next().map_err(protocol)? {
@@ -498,7 +479,7 @@ impl Conn {
                     }
                     columns = names.into();
                 }
-                Ok(Message::DataRow(body)) => {
+                Message::DataRow(body) => {
                     let buf = body.buffer();
                     let mut values = Vec::new();
                     let mut ranges = body.ranges();
@@ -510,17 +491,16 @@ impl Conn {
                         values,
                     }));
                 }
-                Ok(Message::CommandComplete(body)) => {
+                Message::CommandComplete(body) => {
                     let tag = body.tag().map_err(protocol)?;
                     out.push(SimpleMessage::CommandComplete(tag_rows(tag)));
                 }
-                Ok(Message::ErrorResponse(body)) => failed = Some(self.server_error(&body)),
-                Ok(Message::ReadyForQuery(_)) => break,
-                Ok(_) => {}
-                Err(e) => return Err(failed.unwrap_or(e)),
+                _ => {}
             }
-        }
-        failed.map_or(Ok(out), Err)
+            Ok(())
+        })
+        .await?;
+        Ok(out)
     }
 
     /// Runs `sql` (one or more statements) with the simple protocol,
@@ -602,27 +582,52 @@ impl Conn {
         mut on_row: impl FnMut(DataRowBody) -> Result<(), Error>,
     ) -> Result<u64, Error> {
         self.flush().await?;
-        let mut failed = None;
         let mut count = 0;
-        loop {
+        self.until_ready(1, |m| {
+            match m {
+                Message::DataRow(body) => on_row(body)?,
+                Message::CommandComplete(body) => count = tag_rows(body.tag().map_err(protocol)?),
+                _ => {}
+            }
+            Ok(())
+        })
+        .await?;
+        Ok(count)
+    }
+
+    /// Reads the answers of `syncs` `Sync`ed batches, up to the
+    /// `syncs`-th `ReadyForQuery`, giving every other message to `on`
+    /// until the first error. That error, the server's or `on`'s, is
+    /// returned after the last `ReadyForQuery`, so the connection is
+    /// ready for the next statement whatever happened (a batch's
+    /// statements after an error are skipped by the server). A connection
+    /// that breaks first returns the error the server sent before it, if
+    /// any, else why it broke.
+    async fn until_ready(
+        &mut self,
+        syncs: usize,
+        mut on: impl FnMut(Message) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut failed = None;
+        let mut ready = 0;
+        while ready < syncs {
             match self.read().await {
-                Ok(Message::DataRow(body)) => {
+                Ok(Message::ReadyForQuery(_)) => ready += 1,
+                Ok(Message::ErrorResponse(body)) => {
+                    let e = self.server_error(&body);
+                    failed.get_or_insert(e);
+                }
+                Ok(m) => {
                     if failed.is_none()
-                        && let Err(e) = on_row(body)
+                        && let Err(e) = on(m)
                     {
                         failed = Some(e);
                     }
                 }
-                Ok(Message::CommandComplete(body)) => {
-                    count = tag_rows(body.tag().map_err(protocol)?);
-                }
-                Ok(Message::ErrorResponse(body)) => failed = Some(self.server_error(&body)),
-                Ok(Message::ReadyForQuery(_)) => break,
-                Ok(_) => {}
                 Err(e) => return Err(failed.unwrap_or(e)),
             }
         }
-        failed.map_or(Ok(count), Err)
+        failed.map_or(Ok(()), Err)
     }
 
     /// The server's error; a FATAL one ends the session (the server

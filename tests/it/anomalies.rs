@@ -8,7 +8,7 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use isobench::model::Isolation;
-use isobench::postgres::{self, ManagedOptions, ManagedServer};
+use isobench::postgres::{self, ManagedServer};
 use isobench::probe::exec::{self, Env, WaitCheck};
 use isobench::probe::spec::{self, Outcome};
 use isobench::probe::{self, judge};
@@ -199,13 +199,9 @@ permutation s1l s2m s2u s1m s1c s2c
 "#;
 
 fn server(tmp: &std::path::Path) -> ManagedServer {
-    ManagedServer::start(&ManagedOptions {
-        bin_dir: postgres::find_bin_dir(None).unwrap(),
-        settings: vec![("deadlock_timeout".into(), "200ms".into())],
-        log_path: tmp.join("server.log"),
-        os_user: "postgres".into(),
-    })
-    .expect("managed server")
+    crate::common::Server::new(tmp)
+        .set("deadlock_timeout", "200ms")
+        .start()
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use isobench::postgres::{self, ManagedOptions, ManagedServer};
+use isobench::postgres::{self, ManagedServer};
 use isobench::workload::{
     self, Setup, Workload, docstore::Docstore, sibench::Sibench, smallbank::Smallbank,
     ssibench::Ssibench, tpcb::Tpcb, write_skew::WriteSkew,
@@ -72,13 +72,7 @@ async fn same_and_different<W: Workload>(server: &ManagedServer, tag: &str, a: S
 #[test]
 fn loads_are_deterministic() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = ManagedServer::start(&ManagedOptions {
-        bin_dir: postgres::find_bin_dir(None).unwrap(),
-        settings: Vec::new(),
-        log_path: tmp.path().join("server.log"),
-        os_user: "postgres".into(),
-    })
-    .expect("managed server");
+    let server = crate::common::library_server(tmp.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         same_and_different::<Tpcb>(
@@ -135,13 +129,7 @@ fn loads_are_deterministic() {
 fn tpcb_load_equals_pgbench_init() {
     let tmp = tempfile::tempdir().unwrap();
     let bin_dir = postgres::find_bin_dir(None).unwrap();
-    let server = ManagedServer::start(&ManagedOptions {
-        bin_dir: bin_dir.clone(),
-        settings: Vec::new(),
-        log_path: tmp.path().join("server.log"),
-        os_user: "postgres".into(),
-    })
-    .expect("managed server");
+    let server = crate::common::library_server(tmp.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
     let scale = 6; // 600,000 accounts: enough rows for parallel streams (3+ CPUs)
     let ours = rt.block_on(load::<Tpcb>(

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{out_dir, read_json, run};
+use crate::common::{Study, out_dir, read_json};
 
 /// Study files that drive an outside program, and the program.
 const NEEDS_TOOLS: &[(&str, &str)] = &[("app-pool-study.toml", "autocannon")];
@@ -48,19 +48,11 @@ fn every_example_study_runs_as_shipped_at_a_tiny_size() {
             continue;
         }
         let (_keep, dir) = out_dir("example");
-        let (out, _stdout, stderr) = run(&[
-            "run",
-            file.to_str().unwrap(),
-            "-T",
-            "1s",
-            "--warmup",
-            "0s",
-            "--repeat",
-            "1",
-            "-q",
-            "-o",
-            dir.to_str().unwrap(),
-        ]);
+        let ran = Study::short()
+            .out(&dir)
+            .args(&[file.to_str().unwrap()])
+            .run();
+        let (out, _stdout, stderr) = (ran.out, ran.stdout, ran.stderr);
         assert!(out.status.success(), "{name} failed:\n{stderr}");
         let results = read_json(&dir);
         let runs = results["runs"].as_array().expect("runs");

@@ -35,12 +35,8 @@ clients = [8]
 pool_size = [2, 8]
 "#,
     );
-    let (out, stdout, stderr) = run(&[
-        "run",
-        study.to_str().unwrap(),
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let ran = run_file(&study, &dir, &[]);
+    let (out, stdout, stderr) = (ran.out, ran.stdout, ran.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains("pool_size"), "{stdout}");
     let r = read_json(&dir);
@@ -199,13 +195,8 @@ rate = 150
 max_pred_locks_per_transaction = [64, 128]
 "#,
     );
-    let (out, _, stderr) = run(&[
-        "run",
-        study.to_str().unwrap(),
-        "--quiet",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let ran = run_file(&study, &dir, &["--quiet"]);
+    let (out, _, stderr) = (ran.out, ran.stdout, ran.stderr);
     assert!(out.status.success(), "{stderr}");
     let r = read_json(&dir);
     assert_schema_valid(&r);
@@ -244,29 +235,26 @@ fn named_server_builds_are_a_factor_shown_by_label() {
     let bin = bin.to_str().unwrap();
     let (_base, dir) = out_dir("builds");
     let (stock, again) = (format!("stock={bin}"), format!("again={bin}"));
-    let (out, stdout, stderr) = run(&[
-        "run",
-        "-w",
-        "tpcb",
-        "-s",
-        "1",
-        "--isolation",
-        "rc",
-        "--clients",
-        "2",
-        "--repeat",
-        "1",
-        "-T",
-        "1s",
-        "--warmup",
-        "200ms",
-        "--pg-bin",
-        &stock,
-        "--pg-bin",
-        &again,
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let ran = Study::short()
+        .warmup("200ms")
+        .out(&dir)
+        .loud()
+        .args(&[
+            "-w",
+            "tpcb",
+            "-s",
+            "1",
+            "--isolation",
+            "rc",
+            "--clients",
+            "2",
+            "--pg-bin",
+            &stock,
+            "--pg-bin",
+            &again,
+        ])
+        .run();
+    let (out, stdout, stderr) = (ran.out, ran.stdout, ran.stderr);
     assert!(out.status.success(), "{stderr}");
     let r = read_json(&dir);
     assert_schema_valid(&r);
@@ -312,25 +300,11 @@ fn named_server_builds_are_a_factor_shown_by_label() {
 #[test]
 fn resume_continues_an_interrupted_study() {
     let (_keep, dir) = out_dir("resume");
-    let mut child = isobench()
-        .args([
-            "run",
-            "--scale",
-            "1",
-            "--clients",
-            "2",
-            "--isolation",
-            "rc,ser",
-            "--repeat",
-            "2",
-            "--duration",
-            "1s",
-            "--warmup",
-            "0s",
-            "--quiet",
-            "--out",
-            dir.to_str().unwrap(),
-        ])
+    let mut child = Study::short()
+        .repeat(2)
+        .out(&dir)
+        .args(&["--scale", "1", "--clients", "2", "--isolation", "rc,ser"])
+        .command()
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();

@@ -6,34 +6,7 @@
 use crate::common;
 
 use common::*;
-use isobench::postgres::{self, ManagedOptions, ManagedServer};
-
-/// A server started through the library (so isobench does not manage
-/// it), logging into `dir`.
-fn library_server(dir: &std::path::Path) -> ManagedServer {
-    library_server_with(dir, vec![])
-}
-
-fn library_server_with(dir: &std::path::Path, settings: Vec<(String, String)>) -> ManagedServer {
-    std::fs::create_dir_all(dir).unwrap();
-    ManagedServer::start(&ManagedOptions {
-        bin_dir: postgres::find_bin_dir(None).expect("PostgreSQL binaries"),
-        settings,
-        log_path: dir.join("external-server.log"),
-        os_user: "postgres".into(),
-    })
-    .expect("server starts")
-}
-
-/// A key=value DSN for database `db` over the server's Unix socket.
-fn socket_dsn(server: &ManagedServer, db: &str) -> String {
-    format!(
-        "host={} port={} user={} dbname={db}",
-        server.socket_dir().display(),
-        server.port(),
-        postgres::SUPERUSER
-    )
-}
+use isobench::postgres;
 
 #[test]
 fn dsn_target_runs_cleans_up_and_tcp_needs_a_password() {
@@ -41,26 +14,20 @@ fn dsn_target_runs_cleans_up_and_tcp_needs_a_password() {
     let server = library_server(&dir);
     let dsn = socket_dsn(&server, "postgres");
     let out_dir = dir.join("results");
-    let (out, _, stderr) = run(&[
-        "run",
-        "--dsn",
-        &dsn,
-        "--scale",
-        "1",
-        "--clients",
-        "2",
-        "--isolation",
-        "rc",
-        "--repeat",
-        "1",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--quiet",
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
+    let ran = Study::short()
+        .out(&out_dir)
+        .args(&[
+            "--dsn",
+            &dsn,
+            "--scale",
+            "1",
+            "--clients",
+            "2",
+            "--isolation",
+            "rc",
+        ])
+        .run();
+    let (out, _, stderr) = (ran.out, ran.stdout, ran.stderr);
     assert!(out.status.success(), "{stderr}");
     let r = read_json(&out_dir);
     assert_schema_valid(&r);
@@ -177,13 +144,9 @@ fn anomalies_on_an_external_server_leave_nothing_behind() {
 #[test]
 fn monitor_observes_a_concurrent_pgbench_load() {
     let (_keep, dir) = out_dir("monitor");
-    let server = library_server_with(
-        &dir,
-        vec![(
-            "shared_preload_libraries".into(),
-            "pg_stat_statements".into(),
-        )],
-    );
+    let server = Server::new(&dir)
+        .set("shared_preload_libraries", "pg_stat_statements")
+        .start();
     let bins = postgres::find_bin_dir(None).unwrap();
     let psql = std::process::Command::new(bins.join("psql"))
         .args(["-h", server.socket_dir().to_str().unwrap()])
@@ -299,9 +262,11 @@ fn an_external_server_gone_for_good_stops_the_study_and_keeps_what_it_measured()
     let mut server = library_server(&dir);
     let dsn = socket_dsn(&server, "postgres");
     let results = dir.join("results");
-    let child = isobench()
-        .args([
-            "run",
+    let child = Study::short()
+        .duration("3s")
+        .repeat(3)
+        .out(&results)
+        .args(&[
             "--dsn",
             &dsn,
             "--scale",
@@ -310,20 +275,9 @@ fn an_external_server_gone_for_good_stops_the_study_and_keeps_what_it_measured()
             "2",
             "--isolation",
             "rc",
-            "--repeat",
-            "3",
-            "--duration",
-            "3s",
-            "--warmup",
-            "0s",
-            "--observe",
-            "none",
-            "--server-wait",
-            "2s",
-            "--quiet",
-            "--out",
         ])
-        .arg(&results)
+        .args(&["--observe", "none", "--server-wait", "2s"])
+        .command()
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -377,31 +331,26 @@ fn an_external_server_gone_for_good_stops_the_study_and_keeps_what_it_measured()
 #[test]
 fn a_dsns_application_name_is_kept_and_the_clients_are_still_found() {
     let (_keep, dir) = out_dir("external-appname");
-    let server = library_server_with(&dir, vec![("log_connections".into(), "on".into())]);
+    let server = Server::new(&dir).set("log_connections", "on").start();
     let dsn = format!("{} application_name=myapp", socket_dsn(&server, "postgres"));
     let out_dir = dir.join("results");
-    let (out, _, stderr) = run(&[
-        "run",
-        "--dsn",
-        &dsn,
-        "--scale",
-        "1",
-        "--clients",
-        "4",
-        "--isolation",
-        "rc",
-        "--repeat",
-        "1",
-        "--duration",
-        "3s",
-        "--warmup",
-        "0s",
-        "--fault",
-        "terminate@1s",
-        "--quiet",
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
+    let ran = Study::short()
+        .duration("3s")
+        .out(&out_dir)
+        .args(&[
+            "--dsn",
+            &dsn,
+            "--scale",
+            "1",
+            "--clients",
+            "4",
+            "--isolation",
+            "rc",
+            "--fault",
+            "terminate@1s",
+        ])
+        .run();
+    let (out, _, stderr) = (ran.out, ran.stdout, ran.stderr);
     assert!(out.status.success(), "{stderr}");
     let r = read_json(&out_dir);
     let run = &r["runs"][0];

@@ -31,28 +31,23 @@ fn cells_json(dir: &std::path::Path) -> Value {
 #[test]
 fn the_workload_as_a_factor_runs_both_against_the_first() {
     let (_keep, dir) = out_dir("workloads");
-    let (out, _, stderr) = run(&[
-        "run",
-        "-w",
-        "tpcb,ssibench",
-        "-s",
-        "1",
-        "--param",
-        "table-size=1000",
-        "--isolation",
-        "ser",
-        "--clients",
-        "2",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--repeat",
-        "2",
-        "--quiet",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let ran = Study::short()
+        .repeat(2)
+        .out(&dir)
+        .args(&[
+            "-w",
+            "tpcb,ssibench",
+            "-s",
+            "1",
+            "--param",
+            "table-size=1000",
+            "--isolation",
+            "ser",
+            "--clients",
+            "2",
+        ])
+        .run();
+    let (out, _, stderr) = (ran.out, ran.stdout, ran.stderr);
     assert!(out.status.success(), "{stderr}");
     let r = read_json(&dir);
     assert_schema_valid(&r);
@@ -164,13 +159,8 @@ script = ["builtin:tpcb-like", "tpcb_swallow.sql"]
 "#,
     )
     .unwrap();
-    let (out, _, stderr) = run(&[
-        "run",
-        study.to_str().unwrap(),
-        "--quiet",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let ran = run_file(&study, &dir, &["--quiet"]);
+    let (out, _, stderr) = (ran.out, ran.stdout, ran.stderr);
     assert!(out.status.success(), "{stderr}");
     let r = read_json(&dir);
     assert_schema_valid(&r);
@@ -238,13 +228,8 @@ fn bad_factor_values_are_refused_before_anything_runs() {
         "[factors]\nscript = [\"builtin:tpcb-like\", \"missing.sql\"]\n",
     )
     .unwrap();
-    let (out, _, stderr) = run(&[
-        "run",
-        study.to_str().unwrap(),
-        "--quiet",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let ran = run_file(&study, &dir, &["--quiet"]);
+    let (out, _, stderr) = (ran.out, ran.stdout, ran.stderr);
     assert!(!out.status.success());
     assert!(
         stderr.contains("script (--script-factor) builtin:tpcb-like")

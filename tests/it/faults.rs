@@ -17,27 +17,21 @@ use nix::unistd::Pid;
 /// Starts a study of 2 runs of 4 s (no warm-up, no observer, so the run
 /// database's backends are the check connection and the 4 clients).
 fn start(dir: &std::path::Path) -> std::process::Child {
-    isobench()
-        .args([
-            "run",
+    Study::short()
+        .duration("4s")
+        .repeat(2)
+        .out(dir)
+        .args(&[
             "--scale",
             "1",
             "--clients",
             "4",
             "--isolation",
             "rc",
-            "--repeat",
-            "2",
-            "--duration",
-            "4s",
-            "--warmup",
-            "0s",
             "--observe",
             "none",
-            "--quiet",
-            "--out",
         ])
-        .arg(dir)
+        .command()
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap()
@@ -174,30 +168,22 @@ fn injected(
     more: &[&str],
 ) -> (Option<i32>, String, serde_json::Value, tempfile::TempDir) {
     let (keep, dir) = out_dir(name);
-    let out = isobench()
-        .args([
-            "run",
+    let out = Study::short()
+        .duration("3s")
+        .out(&dir)
+        .args(&[
             "--scale",
             "1",
             "--clients",
             "4",
             "--isolation",
             "rc",
-            "--repeat",
-            "1",
-            "--duration",
-            "3s",
-            "--warmup",
-            "0s",
             "--observe",
             "none",
-            "--quiet",
-            "--fault",
         ])
-        .arg(fault)
+        .args(&["--fault", fault])
         .args(more)
-        .arg("--out")
-        .arg(&dir)
+        .command()
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();

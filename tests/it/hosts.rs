@@ -5,53 +5,31 @@
 use crate::common;
 
 use common::*;
-use isobench::postgres::{self, ManagedOptions, ManagedServer};
-
-/// A server started through the library (isobench does not manage it).
-fn library_server(dir: &std::path::Path) -> ManagedServer {
-    std::fs::create_dir_all(dir).unwrap();
-    ManagedServer::start(&ManagedOptions {
-        bin_dir: postgres::find_bin_dir(None).expect("PostgreSQL binaries"),
-        settings: vec![],
-        log_path: dir.join("external-server.log"),
-        os_user: "postgres".into(),
-    })
-    .expect("server starts")
-}
+use isobench::postgres;
 
 /// One 2 s TPC-B run of 4 clients under `policy` against `dsn`; its
 /// results.json.
 fn run_policy(dsn: &str, policy: &str, out: &std::path::Path) -> serde_json::Value {
-    let (o, _, stderr) = run(&[
-        "run",
-        "--dsn",
-        dsn,
-        "--host-policy",
-        policy,
-        "--scale",
-        "1",
-        "--clients",
-        "4",
-        "-j",
-        "2",
-        "--isolation",
-        "rc",
-        "--repeat",
-        "1",
-        "--duration",
-        "2s",
-        "--warmup",
-        "0s",
-        "--observe",
-        "none",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{policy}: {stderr}");
-    let r = read_json(out);
-    assert_schema_valid(&r);
-    r
+    Study::short()
+        .duration("2s")
+        .out(out)
+        .args(&[
+            "--dsn",
+            dsn,
+            "--host-policy",
+            policy,
+            "--scale",
+            "1",
+            "--clients",
+            "4",
+            "-j",
+            "2",
+            "--isolation",
+            "rc",
+            "--observe",
+            "none",
+        ])
+        .ok()
 }
 
 #[test]

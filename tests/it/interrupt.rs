@@ -12,25 +12,12 @@ use nix::unistd::Pid;
 #[test]
 fn sigint_saves_partial_results_and_stops_the_server() {
     let (_keep, dir) = out_dir("interrupted");
-    let mut child = isobench()
-        .args([
-            "run",
-            "--scale",
-            "1",
-            "--clients",
-            "4",
-            "--isolation",
-            "rc,ser",
-            "--repeat",
-            "3",
-            "--duration",
-            "1500ms",
-            "--warmup",
-            "0s",
-            "--quiet",
-            "--out",
-            dir.to_str().unwrap(),
-        ])
+    let mut child = Study::short()
+        .duration("1500ms")
+        .repeat(3)
+        .out(&dir)
+        .args(&["--scale", "1", "--clients", "4", "--isolation", "rc,ser"])
+        .command()
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();

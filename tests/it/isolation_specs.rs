@@ -119,17 +119,11 @@ fn bad_specs_and_too_many_permutations_exit_2_before_a_server_starts() {
 
 #[test]
 fn a_users_application_name_is_kept_and_the_sessions_append_to_it() {
-    use isobench::postgres::{self, ManagedOptions, ManagedServer};
+    use isobench::postgres;
     let (_base, dir) = common::out_dir("appname");
     std::fs::create_dir_all(&dir).unwrap();
     // A server started through the library: an external target.
-    let server = ManagedServer::start(&ManagedOptions {
-        bin_dir: postgres::find_bin_dir(None).expect("PostgreSQL binaries"),
-        settings: vec![],
-        log_path: dir.join("external-server.log"),
-        os_user: "postgres".into(),
-    })
-    .expect("server starts");
+    let server = common::library_server(&dir);
     let dsn = format!(
         "host={} port={} user={} dbname=postgres application_name=myapp",
         server.socket_dir().display(),

@@ -47,25 +47,21 @@ fn detail(run: &Value, name: &str) -> String {
 #[test]
 fn isolation_levels_admit_what_adya_says() {
     let (_keep, dir) = out_dir("list-append");
-    let (out, stdout, stderr) = run(&[
-        "run",
-        "--workload",
-        "list-append",
-        "--isolation",
-        "rc,rr,ser",
-        "--clients",
-        "16",
-        "--repeat",
-        "1",
-        "--warmup",
-        "0s",
-        "--duration",
-        "3s",
-        "--sample-interval",
-        "1s",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let ran = Study::short()
+        .duration("3s")
+        .sample_interval("1s")
+        .out(&dir)
+        .loud()
+        .args(&[
+            "--workload",
+            "list-append",
+            "--isolation",
+            "rc,rr,ser",
+            "--clients",
+            "16",
+        ])
+        .run();
+    let (out, stdout, stderr) = (ran.out, ran.stdout, ran.stderr);
     assert!(out.status.success(), "{stderr}");
     let r = read_json(&dir);
     assert_schema_valid(&r);

@@ -56,12 +56,8 @@ synchronous_commit = ["on", "off"]
             marks = marks.display()
         ),
     );
-    let (out, stdout, stderr) = run(&[
-        "run",
-        study.to_str().unwrap(),
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let ran = run_file(&study, &dir, &[]);
+    let (out, stdout, stderr) = (ran.out, ran.stdout, ran.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains("synchronous_commit"), "{stdout}");
     let r = read_json(&dir);

@@ -12,28 +12,23 @@ use serde_json::Value;
 
 /// A tiny study into `dir`: TPC-B at scale 1, 2 clients, rc and ser, 2 s.
 fn study(dir: &Path, duration: &str) {
-    let (out, _, stderr) = run(&[
-        "run",
-        "--scale",
-        "1",
-        "--clients",
-        "2",
-        "--isolation",
-        "rc,ser",
-        "--repeat",
-        "1",
-        "--duration",
-        duration,
-        "--warmup",
-        "500ms",
-        "--sample-interval",
-        "1s",
-        "--seed",
-        "7",
-        "--quiet",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let ran = Study::short()
+        .duration(duration)
+        .warmup("500ms")
+        .sample_interval("1s")
+        .out(dir)
+        .args(&[
+            "--scale",
+            "1",
+            "--clients",
+            "2",
+            "--isolation",
+            "rc,ser",
+            "--seed",
+            "7",
+        ])
+        .run();
+    let (out, _, stderr) = (ran.out, ran.stdout, ran.stderr);
     assert!(out.status.success(), "isobench run failed: {stderr}");
 }
 

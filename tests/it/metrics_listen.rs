@@ -42,27 +42,12 @@ fn a_running_study_serves_openmetrics() {
     let (_keep, dir) = out_dir("metrics");
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
-    let mut child = isobench()
-        .args([
-            "run",
-            "--scale",
-            "1",
-            "--clients",
-            "2",
-            "--isolation",
-            "rc",
-            "--repeat",
-            "1",
-            "--duration",
-            "4s",
-            "--warmup",
-            "0s",
-            "--quiet",
-            "--metrics-listen",
-            &listen,
-            "--out",
-            dir.to_str().unwrap(),
-        ])
+    let mut child = Study::short()
+        .duration("4s")
+        .out(&dir)
+        .args(&["--scale", "1", "--clients", "2", "--isolation", "rc"])
+        .args(&["--metrics-listen", &listen])
+        .command()
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();

@@ -21,7 +21,7 @@ use isobench::pgbench::expr::{Env, EvalError, Expr, Value};
 use isobench::pgbench::prng::Prng;
 use isobench::pgbench::run::client_seeds;
 use isobench::pgbench::script::{self, CommandKind};
-use isobench::postgres::{self, ManagedOptions, ManagedServer};
+use isobench::postgres::{self, ManagedServer};
 
 struct Pgbench {
     server: ManagedServer,
@@ -33,19 +33,8 @@ impl Pgbench {
     fn start(name: &str) -> Pgbench {
         let (keep, dir) = out_dir(name);
         std::fs::create_dir_all(&dir).unwrap();
-        let server = ManagedServer::start(&ManagedOptions {
-            // ISOBENCH_TEST_PG_BIN: another build's binaries (e.g. 18).
-            bin_dir: postgres::find_bin_dir(
-                std::env::var_os("ISOBENCH_TEST_PG_BIN")
-                    .map(std::path::PathBuf::from)
-                    .as_deref(),
-            )
-            .expect("PostgreSQL binaries"),
-            settings: vec![],
-            log_path: dir.join("server.log"),
-            os_user: "postgres".into(),
-        })
-        .expect("server starts");
+        // ISOBENCH_TEST_PG_BIN: another build's binaries (e.g. 18).
+        let server = Server::new(&dir).bin_from_env().start();
         Pgbench {
             server,
             dir,

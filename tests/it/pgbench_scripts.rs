@@ -24,21 +24,8 @@ fn fixture(name: &str) -> String {
 /// `isobench run ARGS` with short runs (1 s, no warm-up, 1 repetition,
 /// --quiet) into `dir`: its exit status and stderr.
 fn run_short(args: &[&str], dir: &std::path::Path) -> (std::process::Output, String) {
-    let mut all = vec!["run"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&[
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--repeat",
-        "1",
-        "--quiet",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    let (out, _stdout, stderr) = run(&all);
-    (out, stderr)
+    let ran = Study::short().out(dir).args(args).run();
+    (ran.out, ran.stderr)
 }
 
 /// [`run_short`] that must succeed: the results and stderr.

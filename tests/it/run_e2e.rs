@@ -11,28 +11,16 @@ use common::*;
 #[test]
 fn contention_retries_invariants_schema_report_cleanup() {
     let (_keep, dir) = out_dir("contention");
-    let (out, _stdout, stderr) = run(&[
-        "run",
-        "--scale",
-        "1",
-        "--clients",
-        "8",
-        "--isolation",
-        "rc,rr,ser",
-        "--repeat",
-        "1",
-        // 3 s: SIRead locks are sampled once a second, and one CI run's
-        // 2 s window under load caught none in its samples.
-        "--duration",
-        "3s",
-        "--warmup",
-        "500ms",
-        "--sample-interval",
-        "1s",
-        "--quiet",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    // 3 s: SIRead locks are sampled once a second, and one CI run's
+    // 2 s window under load caught none in its samples.
+    let ran = Study::short()
+        .duration("3s")
+        .warmup("500ms")
+        .sample_interval("1s")
+        .out(&dir)
+        .args(&["--scale", "1", "--clients", "8", "--isolation", "rc,rr,ser"])
+        .run();
+    let (out, _stdout, stderr) = (ran.out, ran.stdout, ran.stderr);
     assert!(out.status.success(), "isobench failed: {stderr}");
     let r = read_json(&dir);
     assert_schema_valid(&r);
@@ -114,24 +102,13 @@ fn contention_retries_invariants_schema_report_cleanup() {
 #[test]
 fn serialization_failures_by_reason() {
     let (_keep, dir) = out_dir("reasons");
-    let (out, _stdout, stderr) = run(&[
-        "run",
-        "--scale",
-        "1",
-        "--clients",
-        "16",
-        "--isolation",
-        "ser",
-        "--repeat",
-        "1",
-        "--duration",
-        "3s",
-        "--warmup",
-        "500ms",
-        "--quiet",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let ran = Study::short()
+        .duration("3s")
+        .warmup("500ms")
+        .out(&dir)
+        .args(&["--scale", "1", "--clients", "16", "--isolation", "ser"])
+        .run();
+    let (out, _stdout, stderr) = (ran.out, ran.stdout, ran.stderr);
     assert!(out.status.success(), "isobench failed: {stderr}");
     let r = read_json(&dir);
     assert_schema_valid(&r);
@@ -362,28 +339,23 @@ fn interval_logs_add_up_to_the_stored_histograms() {
     use hdrhistogram::serialization::Deserializer;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     let (_keep, dir) = out_dir("hlog");
-    let (out, _, stderr) = run(&[
-        "run",
-        "-w",
-        "tpcb",
-        "-s",
-        "1",
-        "-c",
-        "2",
-        "--isolation",
-        "rc",
-        "-T",
-        "2s",
-        "--warmup",
-        "0s",
-        "--repeat",
-        "1",
-        "--observe",
-        "none",
-        "-q",
-        "-o",
-        dir.to_str().unwrap(),
-    ]);
+    let ran = Study::short()
+        .duration("2s")
+        .out(&dir)
+        .args(&[
+            "-w",
+            "tpcb",
+            "-s",
+            "1",
+            "-c",
+            "2",
+            "--isolation",
+            "rc",
+            "--observe",
+            "none",
+        ])
+        .run();
+    let (out, _, stderr) = (ran.out, ran.stdout, ran.stderr);
     assert!(out.status.success(), "{stderr}");
     let r = read_json(&dir);
     let decode = |s: &str| -> hdrhistogram::Histogram<u64> {

@@ -8,55 +8,36 @@ use std::process::{Child, Stdio};
 use crate::common;
 
 use common::*;
-use isobench::postgres::{self, ManagedOptions, ManagedServer};
+use isobench::postgres::{self, ManagedServer};
 
-fn library_server(dir: &Path) -> ManagedServer {
-    std::fs::create_dir_all(dir).unwrap();
-    ManagedServer::start(&ManagedOptions {
-        bin_dir: postgres::find_bin_dir(None).expect("PostgreSQL binaries"),
-        settings: vec![("max_connections".into(), "200".into())],
-        log_path: dir.join("external-server.log"),
-        os_user: "postgres".into(),
-    })
-    .expect("server starts")
-}
-
-fn socket_dsn(server: &ManagedServer) -> String {
-    format!(
-        "host={} port={} user={} dbname=postgres",
-        server.socket_dir().display(),
-        server.port(),
-        postgres::SUPERUSER
-    )
+/// A library server with room for many shards' connections.
+fn shards_server(dir: &Path) -> ManagedServer {
+    Server::new(dir).set("max_connections", "200").start()
 }
 
 /// A tiny study: tpcb scale 1, 5 clients, rc, 1 s runs after 1 s of
-/// warm-up, `repeat` repetitions, a fixed seed.
-fn study_args<'a>(dsn: &'a str, repeat: &'a str) -> Vec<&'a str> {
-    vec![
-        "run",
-        "--dsn",
-        dsn,
-        "--scale",
-        "1",
-        "--clients",
-        "5",
-        "--isolation",
-        "rc",
-        "--repeat",
-        repeat,
-        "--duration",
-        "1s",
-        "--warmup",
-        "1s",
-        "--seed",
-        "7",
-        "--quiet",
-    ]
+/// warm-up, `repeat` repetitions, a fixed seed; without `--out`.
+fn study_args(dsn: &str, repeat: u32) -> Vec<String> {
+    Study::short()
+        .warmup("1s")
+        .repeat(repeat)
+        .args(&[
+            "--dsn",
+            dsn,
+            "--scale",
+            "1",
+            "--clients",
+            "5",
+            "--isolation",
+            "rc",
+            "--seed",
+            "7",
+        ])
+        .without_out()
 }
 
 /// Starts shard `shard` (`I/N`) of the study with results in `out`.
-fn spawn_shard(args: &[&str], shard: &str, out: &Path, extra: &[&str]) -> Child {
+fn spawn_shard(args: &[String], shard: &str, out: &Path, extra: &[&str]) -> Child {
     isobench()
         .args(args)
         .args(["--shard", shard, "--out", out.to_str().unwrap()])
@@ -77,7 +58,7 @@ fn finish(child: Child) -> (i32, String) {
 
 /// Runs the `n` shards of the study `args` side by side, results in
 /// `dir/shard-I`, and checks that each exits 0. Returns the directories.
-fn run_shards(args: &[&str], dir: &Path, n: usize) -> Vec<std::path::PathBuf> {
+fn run_shards(args: &[String], dir: &Path, n: usize) -> Vec<std::path::PathBuf> {
     let outs: Vec<_> = (0..n).map(|i| dir.join(format!("shard-{i}"))).collect();
     let children: Vec<Child> = (0..n)
         .map(|i| spawn_shard(args, &format!("{i}/{n}"), &outs[i], &[]))
@@ -134,9 +115,9 @@ fn unix_s(rfc3339: &str) -> f64 {
 #[test]
 fn three_shards_split_the_clients_and_start_together() {
     let (_keep, dir) = out_dir("shards");
-    let server = library_server(&dir);
-    let dsn = socket_dsn(&server);
-    let args = study_args(&dsn, "2");
+    let server = shards_server(&dir);
+    let dsn = socket_dsn(&server, "postgres");
+    let args = study_args(&dsn, 2);
     let outs = run_shards(&args, &dir, 3);
     let results: Vec<serde_json::Value> = outs.iter().map(|o| read_json(o)).collect();
     for (i, r) in results.iter().enumerate() {
@@ -220,28 +201,22 @@ fn three_shards_split_the_clients_and_start_together() {
 #[test]
 fn sharded_histories_are_merged_before_the_checks() {
     let (_keep, dir) = out_dir("shards-ledgers");
-    let server = library_server(&dir);
-    let dsn = socket_dsn(&server);
-    let args = [
-        "run",
-        "--dsn",
-        &dsn,
-        "--workload",
-        "list-append",
-        "--clients",
-        "4",
-        "--isolation",
-        "ser",
-        "--repeat",
-        "1",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--seed",
-        "7",
-        "--quiet",
-    ];
+    let server = shards_server(&dir);
+    let dsn = socket_dsn(&server, "postgres");
+    let args = Study::short()
+        .args(&[
+            "--dsn",
+            &dsn,
+            "-w",
+            "list-append",
+            "--clients",
+            "4",
+            "--isolation",
+            "ser",
+            "--seed",
+            "7",
+        ])
+        .without_out();
     let outs = run_shards(&args, &dir, 2);
     let r0 = read_json(&outs[0]);
     let r1 = read_json(&outs[1]);
@@ -310,10 +285,10 @@ fn into_run_1s_window(server: &ManagedServer) {
 #[test]
 fn a_shard_stops_when_shard_0_is_gone() {
     let (_keep, dir) = out_dir("shards-lead-killed");
-    let server = library_server(&dir);
-    let dsn = socket_dsn(&server);
-    let mut args = study_args(&dsn, "3");
-    args.extend(["--shard-wait", "2s"]);
+    let server = shards_server(&dir);
+    let dsn = socket_dsn(&server, "postgres");
+    let mut args = study_args(&dsn, 3);
+    args.extend(["--shard-wait".into(), "2s".into()]);
     let (out0, out1) = (dir.join("s0"), dir.join("s1"));
     let mut lead = spawn_shard(&args, "0/2", &out0, &[]);
     let other = spawn_shard(&args, "1/2", &out1, &[]);
@@ -340,9 +315,9 @@ fn a_shard_stops_when_shard_0_is_gone() {
 #[test]
 fn a_missing_shard_ends_the_run_naming_it_and_a_late_one_joins_the_next() {
     let (_keep, dir) = out_dir("shards-missing");
-    let server = library_server(&dir);
-    let dsn = socket_dsn(&server);
-    let args = study_args(&dsn, "2");
+    let server = shards_server(&dir);
+    let dsn = socket_dsn(&server, "postgres");
+    let args = study_args(&dsn, 2);
     let (out0, out1) = (dir.join("shard-0"), dir.join("shard-1"));
     let lead = spawn_shard(&args, "0/2", &out0, &["--shard-wait", "4s"]);
     wait_for_first_run(&out0);
@@ -431,10 +406,10 @@ fn shards_need_an_index_and_an_external_server() {
 #[test]
 fn a_killed_shard_is_named_and_its_restart_joins_the_next_run() {
     let (_keep, dir) = out_dir("shards-killed");
-    let server = library_server(&dir);
-    let dsn = socket_dsn(&server);
-    let mut args = study_args(&dsn, "3");
-    args.extend(["--shard-wait", "3s"]);
+    let server = shards_server(&dir);
+    let dsn = socket_dsn(&server, "postgres");
+    let mut args = study_args(&dsn, 3);
+    args.extend(["--shard-wait".into(), "3s".into()]);
     let (out0, out1, out1b) = (dir.join("s0"), dir.join("s1"), dir.join("s1-again"));
     let lead = spawn_shard(&args, "0/2", &out0, &[]);
     let mut victim = spawn_shard(&args, "1/2", &out1, &[]);

@@ -14,28 +14,12 @@ fn study(name: &str, args: &[&str]) -> Value {
 }
 
 /// [`study`] with another measured duration per run.
-fn study_for(name: &str, duration: &str, args: &[&str]) -> Value {
-    let (_keep, dir) = out_dir(name);
-    let mut full = vec![
-        "run",
-        "--quiet",
-        "--repeat",
-        "1",
-        "--warmup",
-        "0s",
-        "--duration",
-        duration,
-        "--sample-interval",
-        "1s",
-        "--out",
-        dir.to_str().unwrap(),
-    ];
-    full.extend_from_slice(args);
-    let (out, _, stderr) = run(&full);
-    assert!(out.status.success(), "isobench {args:?} failed: {stderr}");
-    let r = read_json(&dir);
-    assert_schema_valid(&r);
-    assert_eq!(r["complete"], true);
+fn study_for(_name: &str, duration: &str, args: &[&str]) -> Value {
+    let r = Study::short()
+        .duration(duration)
+        .sample_interval("1s")
+        .args(args)
+        .ok();
     assert_managed_server_gone(&r);
     r
 }
@@ -185,29 +169,23 @@ fn sibench_strategies_and_relation_siread_locks() {
 #[test]
 fn ssibench_and_simple_ssibench_report_ktps_and_abort_ratio() {
     for w in ["ssibench", "simple-ssibench"] {
-        let (_keep, dir) = out_dir(w);
-        let (out, stdout, stderr) = run(&[
-            "run",
-            "--workload",
-            w,
-            "--param",
-            "table-size=2000",
-            "--isolation",
-            "rr,ser",
-            "--clients",
-            "6",
-            "--repeat",
-            "1",
-            "--warmup",
-            "0s",
-            "--duration",
-            "1500ms",
-            "--out",
-            dir.to_str().unwrap(),
-        ]);
-        assert!(out.status.success(), "{w}: {stderr}");
-        assert!(stdout.contains("anomalies"), "{stdout}");
-        let r = read_json(&dir);
+        let ran = Study::short()
+            .duration("1500ms")
+            .loud()
+            .args(&[
+                "--workload",
+                w,
+                "--param",
+                "table-size=2000",
+                "--isolation",
+                "rr,ser",
+                "--clients",
+                "6",
+            ])
+            .run();
+        assert!(ran.out.status.success(), "{w}: {}", ran.stderr);
+        assert!(ran.stdout.contains("anomalies"), "{}", ran.stdout);
+        let r = ran.json();
         assert_schema_valid(&r);
         for run in runs(&r) {
             assert_invariants_hold(run);
@@ -221,7 +199,7 @@ fn ssibench_and_simple_ssibench_report_ktps_and_abort_ratio() {
             ser["retries"].as_u64().unwrap() > 0,
             "{w}: no serialization failures under ser"
         );
-        let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        let report = std::fs::read_to_string(ran.dir.join("report.md")).unwrap();
         assert!(report.contains("KTPS") && report.contains("abort ratio"));
     }
 }
@@ -392,31 +370,24 @@ fn smallbank_conserves_money_under_serializable() {
 fn write_skew_demonstration() {
     let mut seen = 0;
     for attempt in 1..=3 {
-        let (_keep, dir) = out_dir("skew-rr");
-        let (out, _, stderr) = run(&[
-            "run",
-            "--workload",
-            "write-skew",
-            "--param",
-            "shifts=2",
-            "--isolation",
-            "rr",
-            "--strategy",
-            "none",
-            "--clients",
-            "8",
-            "--repeat",
-            "1",
-            "--warmup",
-            "0s",
-            "--duration",
-            "2s",
-            "--quiet",
-            "--fail-on-violation",
-            "--out",
-            dir.to_str().unwrap(),
-        ]);
-        let r = read_json(&dir);
+        let ran = Study::short()
+            .duration("2s")
+            .args(&[
+                "--workload",
+                "write-skew",
+                "--param",
+                "shifts=2",
+                "--isolation",
+                "rr",
+                "--strategy",
+                "none",
+                "--clients",
+                "8",
+                "--fail-on-violation",
+            ])
+            .run();
+        let (out, stderr) = (&ran.out, &ran.stderr);
+        let r = ran.json();
         seen = anomalies(&runs(&r)[0]);
         if seen > 0 {
             assert_eq!(out.status.code(), Some(3), "{stderr}");

@@ -15,8 +15,8 @@ use crate::{postgres, report, store};
 pub(crate) const ANOMALIES_JSON: &str = "anomalies.json";
 pub(crate) const ANOMALIES_MD: &str = "anomalies.md";
 
-/// What the command produced.
-pub struct Outcome {
+/// What the command produced: the matrix and where it was written.
+pub struct ProbesRun {
     pub matrix: Matrix,
     pub dir: PathBuf,
 }
@@ -29,7 +29,7 @@ pub struct Outcome {
 /// Errors: bad `--probe` arguments or files, an unusable results
 /// directory, a target that does not start, or a probe whose setup fails
 /// or whose anomaly condition holds serially.
-pub async fn run(cfg: &AnomaliesConfig, cancel: CancellationToken) -> Result<Outcome> {
+pub async fn run(cfg: &AnomaliesConfig, cancel: CancellationToken) -> Result<ProbesRun> {
     let probes = select(&cfg.probes).map_err(crate::model::BadInput::from_error)?;
     if cfg.levels.is_empty() {
         bail!("--isolation: name at least one level");
@@ -83,5 +83,5 @@ pub async fn run(cfg: &AnomaliesConfig, cancel: CancellationToken) -> Result<Out
         store::write_atomic(&path, &bytes)
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    Ok(Outcome { matrix, dir })
+    Ok(ProbesRun { matrix, dir })
 }

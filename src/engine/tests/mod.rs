@@ -32,10 +32,10 @@ use crate::metrics::TxStats;
 use crate::model::{Backoff, Isolation, Phase, RetryPolicy};
 
 mod fake;
-mod server;
+mod fake_server;
 
 use fake::*;
-use server::*;
+use fake_server::*;
 
 // ---------------------------------------------------------------------------
 // Running the engine.

@@ -14,7 +14,7 @@ use crate::engine::retry::Retrier;
 use crate::engine::{self, EngineOutcome, EngineParams};
 use crate::experiment::copies::{create_template, fresh_copy};
 use crate::experiment::plan::{cells, retrier_for, setup, validate, workload_spec};
-use crate::experiment::server::{crash_cause, log_len, shown_settings, wait_for_server};
+use crate::experiment::target::{crash_cause, log_len, shown_settings, wait_for_server};
 use crate::metrics::{Interval, encode_histogram};
 use crate::model::{
     BadInput, ExperimentConfig, InvariantResult, Isolation, LoadReport, Phase, RunFaults,

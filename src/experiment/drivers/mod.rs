@@ -13,7 +13,7 @@ use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
 use super::plan::PlannedRun;
-use super::server::Server;
+use super::target::Server;
 use crate::model::{ExperimentConfig, LoadReport};
 use crate::progress::Progress;
 use crate::store::RunRecord;

@@ -3,10 +3,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::files::{assert_schema_valid, out_dir, read_json, run};
+use super::files::{assert_schema_valid, isobench, out_dir, read_json, run};
 
 /// An `isobench run` command line with short-run defaults, a results
 /// directory of its own, and the caller's arguments.
@@ -14,11 +15,12 @@ pub struct Study {
     duration: String,
     warmup: String,
     repeat: String,
-    sample_interval: String,
+    sample_interval: Option<String>,
     quiet: bool,
     args: Vec<String>,
-    /// Keeps the results directory until the study is dropped.
-    _base: Option<tempfile::TempDir>,
+    /// Keeps the temporary results directory while the study or what it
+    /// ran is alive.
+    base: Option<Arc<tempfile::TempDir>>,
     dir: PathBuf,
 }
 
@@ -28,6 +30,7 @@ pub struct Ran {
     pub stdout: String,
     pub stderr: String,
     pub dir: PathBuf,
+    _base: Option<Arc<tempfile::TempDir>>,
 }
 
 impl Ran {
@@ -38,18 +41,18 @@ impl Ran {
 }
 
 impl Study {
-    /// 1 repetition of a 1 s run without warm-up, 1 s samples, `--quiet`,
-    /// into a new temporary results directory.
+    /// 1 repetition of a 1 s run without warm-up, `--quiet`, into a new
+    /// temporary results directory.
     pub fn short() -> Study {
         let (base, dir) = out_dir("results");
         Study {
             duration: "1s".into(),
             warmup: "0s".into(),
             repeat: "1".into(),
-            sample_interval: "1s".into(),
+            sample_interval: None,
             quiet: true,
             args: Vec::new(),
-            _base: Some(base),
+            base: Some(Arc::new(base)),
             dir,
         }
     }
@@ -74,7 +77,7 @@ impl Study {
 
     /// The server sampling interval (`--sample-interval`).
     pub fn sample_interval(mut self, d: &str) -> Study {
-        self.sample_interval = d.into();
+        self.sample_interval = Some(d.into());
         self
     }
 
@@ -87,7 +90,7 @@ impl Study {
     /// Results into `dir` (kept by the caller) instead of a temporary one.
     pub fn out(mut self, dir: &Path) -> Study {
         self.dir = dir.to_path_buf();
-        self._base = None;
+        self.base = None;
         self
     }
 
@@ -106,13 +109,16 @@ impl Study {
         self
     }
 
-    /// The results directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// The whole command line after `isobench`.
     pub fn command_line(&self) -> Vec<String> {
+        let mut all = self.without_out();
+        all.extend(["--out".to_string(), self.dir.to_str().unwrap().to_string()]);
+        all
+    }
+
+    /// The command line without `--out`, for callers that choose a
+    /// results directory per process (shards).
+    pub fn without_out(&self) -> Vec<String> {
         let mut all: Vec<String> = [
             "run",
             "--duration",
@@ -121,19 +127,26 @@ impl Study {
             &self.warmup,
             "--repeat",
             &self.repeat,
-            "--sample-interval",
-            &self.sample_interval,
-            "--out",
-            self.dir.to_str().unwrap(),
         ]
         .iter()
         .map(|s| s.to_string())
         .collect();
+        if let Some(interval) = &self.sample_interval {
+            all.extend(["--sample-interval".to_string(), interval.clone()]);
+        }
         if self.quiet {
             all.push("--quiet".into());
         }
         all.extend(self.args.iter().cloned());
         all
+    }
+
+    /// The `isobench` command with this command line, to spawn (a test
+    /// that interrupts it) or to give an environment.
+    pub fn command(&self) -> std::process::Command {
+        let mut c = isobench();
+        c.args(self.command_line());
+        c
     }
 
     /// Runs it, whatever the outcome.
@@ -146,6 +159,7 @@ impl Study {
             stdout,
             stderr,
             dir: self.dir.clone(),
+            _base: self.base.clone(),
         }
     }
 
@@ -164,5 +178,25 @@ impl Study {
         assert_schema_valid(&r);
         assert_eq!(r["complete"], true, "results.json says complete: false");
         r
+    }
+}
+
+/// `isobench run FILE --out DIR` and `extra` flags: a study file as
+/// written, its own durations and repetitions kept.
+pub fn run_file(file: &Path, dir: &Path, extra: &[&str]) -> Ran {
+    let mut args = vec![
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let (out, stdout, stderr) = run(&args);
+    Ran {
+        out,
+        stdout,
+        stderr,
+        dir: dir.to_path_buf(),
+        _base: None,
     }
 }

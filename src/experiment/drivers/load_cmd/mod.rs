@@ -23,7 +23,7 @@ use crate::experiment::EXTERNAL;
 use crate::experiment::copies::{drop_database, fresh_copy, quote_ident};
 use crate::experiment::drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};
 use crate::experiment::plan::{PlannedRun, cells, validate};
-use crate::experiment::server::{Server, shown_settings};
+use crate::experiment::target::{Server, shown_settings};
 use crate::load_cmd::parse::{self};
 use crate::load_cmd::template::{Template, Vars};
 use crate::load_cmd::{self as ext, Finished};

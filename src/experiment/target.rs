@@ -17,8 +17,8 @@ use crate::store::{Cell, Environment};
 /// settings, the current one is stopped (its directory removed) and a new
 /// one initialised, and the template databases are loaded again on it.
 pub(super) struct Server {
-    /// The binaries and settings it was started with (see
-    /// [`Cell::server_key`]).
+    /// The binaries (the `--pg-bin` label) and server settings it was
+    /// started with: the cells that share them share the server.
     pub(super) key: (Option<String>, BTreeMap<String, String>),
     pub(super) target: Target,
     pub(super) admin: Client,
