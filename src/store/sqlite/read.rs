@@ -98,9 +98,11 @@ pub(super) fn read_results(conn: &Connection) -> R<Results> {
     let mut cells: HashMap<i64, Cell> = HashMap::new();
     {
         let mut st = conn.prepare(
-            "SELECT c.*, f.plan AS fault_plan, w.factor AS work_factor
+            "SELECT c.*, f.plan AS fault_plan, w.factor AS work_factor,
+                    p.pooler AS pooler, p.pool_size AS pooler_size
                FROM cells c LEFT JOIN cell_fault_plans f ON f.cell = c.id
-                 LEFT JOIN cell_work_factors w ON w.cell = c.id",
+                 LEFT JOIN cell_work_factors w ON w.cell = c.id
+                 LEFT JOIN cell_poolers p ON p.cell = c.id",
         )?;
         let mut rows = st.query([])?;
         while let Some(row) = rows.next()? {
@@ -221,6 +223,11 @@ fn read_cell(row: &Row) -> R<Cell> {
         pg_bin: row.get("pg_bin")?,
         fault_plan: row.get("fault_plan")?,
         work_factor: row.get("work_factor")?,
+        pooler: row
+            .get::<_, Option<String>>("pooler")?
+            .map(|p| p.parse().map_err(|e: String| Error(format!("pooler: {e}"))))
+            .transpose()?,
+        pooler_size: row.get("pooler_size")?,
     })
 }
 
@@ -625,7 +632,54 @@ fn read_server(conn: &Connection, run: u32, row: &Row) -> R<ServerObservations> 
         plans,
         plan_changes,
         errors: messages(conn, "server_errors", run)?,
+        pooler: read_pooler(conn, run)?,
     })
+}
+
+/// The run's `run_pooler` row, if it ran behind pgbouncer.
+fn read_pooler(conn: &Connection, run: u32) -> R<Option<crate::model::PoolerObservations>> {
+    use crate::model::{CountStatF, PoolerObservations};
+    let mut rows = children(
+        conn,
+        "run_pooler",
+        "SELECT version, pool_mode, pool_size, samples, cl_waiting_mean, cl_waiting_max,
+                cl_active_mean, cl_active_max, sv_active_mean, sv_active_max, sv_idle_mean,
+                sv_idle_max, maxwait_ms, xacts, queries, wait_ms, wait_per_xact_ms,
+                wait_per_query_ms, xact_time_ms, query_time_ms
+           FROM run_pooler WHERE run = ?1",
+        run,
+        |r| {
+            // A NaN was stored as NULL (see the module docs).
+            let f = |i: usize| -> rusqlite::Result<f64> {
+                Ok(r.get::<_, Option<f64>>(i)?.unwrap_or(f64::NAN))
+            };
+            let gauge = |mean: usize| -> rusqlite::Result<CountStatF> {
+                Ok(CountStatF {
+                    mean: f(mean)?,
+                    max: r.get(mean + 1)?,
+                })
+            };
+            Ok(PoolerObservations {
+                version: r.get(0)?,
+                pool_mode: r.get(1)?,
+                pool_size: r.get(2)?,
+                samples: r.get(3)?,
+                cl_waiting: gauge(4)?,
+                cl_active: gauge(6)?,
+                sv_active: gauge(8)?,
+                sv_idle: gauge(10)?,
+                maxwait_ms: f(12)?,
+                xacts: r.get(13)?,
+                queries: r.get(14)?,
+                wait_ms: f(15)?,
+                wait_per_xact_ms: f(16)?,
+                wait_per_query_ms: f(17)?,
+                xact_time_ms: f(18)?,
+                query_time_ms: f(19)?,
+            })
+        },
+    )?;
+    Ok(rows.pop())
 }
 
 /// `stat_intervals` with their `stat_counters`.
