@@ -13,6 +13,7 @@
 mod faults;
 pub mod hlog;
 pub mod hosts;
+pub mod limits;
 mod pace;
 mod pass;
 pub mod retry;
