@@ -124,7 +124,9 @@ pub struct PoolerObservations {
     /// The longest wait of the oldest waiting client at any sample, ms
     /// (`maxwait` and `maxwait_us`).
     pub maxwait_ms: f64,
-    /// Transactions pgbouncer counted in the window (`total_xact_count`).
+    /// Transactions pgbouncer counted in the window (`total_xact_count`):
+    /// those that began in it (pgbouncer counts a transaction at its first
+    /// message).
     pub xacts: u64,
     /// Queries pgbouncer counted in the window (`total_query_count`).
     pub queries: u64,

@@ -11,8 +11,14 @@
 //!   run database's row: its totals (`total_xact_count`,
 //!   `total_query_count`, `total_wait_time`, `total_xact_time`,
 //!   `total_query_time`, µs) are counters, so their differences are the
-//!   window's. pgbouncer's own `avg_*` columns average over its
-//!   `stats_period` (60 s), not over the window, and are not used.
+//!   window's. pgbouncer counts a transaction (and a query) when the
+//!   client sends its first message, before it waits for a server
+//!   connection (`client.c`), so the window's count is of the transactions
+//!   that *began* in it: in a steady state about the clients' commits, but
+//!   a window that opens with the clients (no warm-up) while every client
+//!   is queued counts each queued client's transaction again at its end.
+//!   pgbouncer's own `avg_*` columns average over its `stats_period` (60
+//!   s), not over the window, and are not used.
 //!
 //! The wait is what a client spent queued in pgbouncer for a server
 //! connection; a transaction's latency as the clients measure it holds it,
@@ -77,6 +83,7 @@ pub async fn observe_pooler(
             None
         }
     };
+    tracing::debug!("pgbouncer stats at the window's start: {start:?}");
     let mut gauges = Gauges::default();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
@@ -100,6 +107,7 @@ pub async fn observe_pooler(
             None
         }
     };
+    tracing::debug!("pgbouncer stats at the window's end: {end:?}");
     let empty = BTreeMap::new();
     let obs = window(
         &info,

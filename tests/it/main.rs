@@ -26,6 +26,7 @@ mod newcomer;
 mod pgbench_cli;
 mod pgbench_expr;
 mod pgbench_scripts;
+mod pooler;
 mod run_e2e;
 mod shards;
 mod workloads;
