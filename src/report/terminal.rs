@@ -102,7 +102,7 @@ pub fn summary_of(m: &super::model::ReportModel) -> String {
         if *i < f {
             matches!(
                 h.as_str(),
-                "clients" | "scale" | "pool_size" | "rate" | "max_tries"
+                "clients" | "scale" | "pool_size" | "pooler_size" | "rate" | "max_tries"
             )
         } else {
             !h.starts_with("% vs baseline") && h.as_str() != "anomalies" && h.as_str() != "n"
