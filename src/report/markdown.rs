@@ -35,6 +35,7 @@ pub fn render_model(m: &ReportModel) -> String {
     counters(&mut out, m);
     wait_events(&mut out, m);
     siread_locks(&mut out, m);
+    pooler(&mut out, m);
     plans(&mut out, m);
     invariants(&mut out, m);
     faults(&mut out, m);
@@ -422,6 +423,23 @@ fn siread_locks(out: &mut String, m: &ReportModel) {
     let all: Vec<usize> = (0..m.cells.len()).collect();
     table(out, &sections::siread_locks(m, &all));
 }
+
+fn pooler(out: &mut String, m: &ReportModel) {
+    let t = sections::pooler(m);
+    if t.is_empty() {
+        return;
+    }
+    out.push_str(POOLER_NOTE);
+    table(out, &t);
+}
+
+/// What the pgbouncer table shows (report.md and report.html).
+pub(super) const POOLER_NOTE: &str = "## pgbouncer\n\nThe clients went through a pgbouncer that isobench \
+     started for each run (`--pooler`). From its admin console: clients waiting for a server connection and \
+     server connections in use (`SHOW POOLS` every second, mean over the samples of the cell's complete runs, \
+     and the largest), the longest wait (`maxwait`), and the time clients spent queued per transaction \
+     (`SHOW STATS` `total_wait_time` / `total_xact_count` over the measured window) with its share of the \
+     transactions' mean latency, which holds it.\n\n";
 
 fn plans(out: &mut String, m: &ReportModel) {
     out.push_str(&format!("## Plans\n\n{PLANS_NOTE}\n\n"));

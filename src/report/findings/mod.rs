@@ -10,12 +10,15 @@ use super::model::ReportModel;
 mod headlines;
 mod integrity;
 mod plans;
+mod pooler;
 
 use crate::model::sqlstate_name;
 pub use headlines::{Headline, headlines};
 pub use integrity::{ANOMALY_CLASSES, HISTORY_MISSING_MIN, admitted_classes};
 use integrity::{faults, forbidden_anomalies, history_missing, unknown};
 use plans::{coarse_siread, plan_changes, plans_differ};
+use pooler::pooler_wait;
+pub use pooler::POOLER_WAIT_PCT;
 
 /// One finding: what the rule saw, and what to try when there is a remedy.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +47,7 @@ pub const RULES: &[Rule] = &[
     host_cpu,
     client_cpu,
     pool_wait,
+    pooler_wait,
     lag_growing,
     behind,
     lock_waits,

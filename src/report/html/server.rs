@@ -367,3 +367,23 @@ pub(super) fn siread_locks(m: &ReportModel) -> Option<Section> {
     }
     section("siread", "SIRead locks", html)
 }
+
+/// pgbouncer's pool per cell that ran behind it (see report.md's note).
+pub(super) fn pooler(m: &ReportModel) -> Option<Section> {
+    let t = sections::pooler(m);
+    if t.is_empty() {
+        return None;
+    }
+    let html = html! {
+        (note(html! {
+            "The clients went through a pgbouncer that isobench started for each run (--pooler). From its \
+             admin console: clients waiting for a server connection and server connections in use (SHOW POOLS \
+             every second: mean over the samples of the cell's complete runs, and the largest), the longest \
+             wait (maxwait), and the time clients spent queued per transaction (SHOW STATS total_wait_time / \
+             total_xact_count over the measured window), with its share of the transactions' mean latency, \
+             which holds it."
+        }))
+        (table_html(&t))
+    };
+    section("pooler", "pgbouncer", html)
+}

@@ -25,7 +25,7 @@ mod server;
 pub use checks::{invariant_checks, invariant_summary};
 pub use faults::{cell_faults, faults};
 pub use hosts::{host_note, hosts};
-pub use server::{counters, siread_locks, wait_events};
+pub use server::{counters, pooler, siread_locks, wait_events};
 
 /// Cell `i` of the model: its full label, and its varying factors as the
 /// short form.

@@ -1,5 +1,5 @@
-//! The server's tables: `pg_stat_database` counters, wait events and
-//! SIRead locks per cell.
+//! The server's tables: `pg_stat_database` counters, wait events,
+//! SIRead locks and the connection pooler per cell.
 
 use super::*;
 
@@ -69,6 +69,39 @@ pub fn siread_locks(m: &ReportModel, which: &[usize]) -> Table {
                 Value::count(s.max),
             ]);
         }
+    }
+    t
+}
+
+/// pgbouncer's pool per cell that ran behind it (empty without): clients
+/// waiting and server connections in use (`SHOW POOLS`, mean and maximum),
+/// the longest wait, and the wait per transaction against the latency
+/// (`SHOW STATS`).
+pub fn pooler(m: &ReportModel) -> Table {
+    let mut t = Table::new(vec![
+        Column::text("cell"),
+        Column::text("pgbouncer (version · mode · pool)"),
+        Column::num("clients waiting (mean)"),
+        Column::num("clients waiting (max)"),
+        Column::num("server connections active (mean)"),
+        Column::num("longest wait (ms)"),
+        Column::num("wait per transaction (ms)"),
+        Column::num("share of latency (%)"),
+    ]);
+    for (i, c) in m.cells.iter().enumerate() {
+        let Some(p) = crate::report::server::pooler_summary(c) else {
+            continue;
+        };
+        t.row(vec![
+            cell_value(m, i),
+            Value::text(p.setup.clone()),
+            Value::num(p.cl_waiting_mean, fmt_fixed(p.cl_waiting_mean, 1)),
+            Value::count(p.cl_waiting_max),
+            Value::num(p.sv_active_mean, fmt_fixed(p.sv_active_mean, 1)),
+            Value::num(p.maxwait_ms, fmt_ms(p.maxwait_ms)),
+            Value::num(p.wait_per_xact_ms, fmt_ms(p.wait_per_xact_ms)),
+            Value::num(p.wait_share_pct, fmt_fixed(p.wait_share_pct, 1)),
+        ]);
     }
     t
 }
