@@ -134,7 +134,16 @@ impl Bench {
         let out = self.out.path().join(format!("run{}", self.runs));
         let mut cmd = Command::new(&self.bin);
         cmd.args(["run", "-q", "--repeat", "1", "--dsn", &self.dsn])
-            .args(["-w", "tpcb", "-s", "1", "--isolation", "rc", "--warmup", "2s"])
+            .args([
+                "-w",
+                "tpcb",
+                "-s",
+                "1",
+                "--isolation",
+                "rc",
+                "--warmup",
+                "2s",
+            ])
             .args(["-T", &format!("{}s", self.seconds)])
             .args(["-c", &clients.to_string()])
             .args(extra)
@@ -207,7 +216,10 @@ fn main() {
         println!("\n## isobench through pgbouncer (transaction mode, default_pool_size 50)");
         println!("| clients | peak RSS (MB) | TPS | wall (s) |");
         for &n in &counts {
-            let r = b.isobench(n, &["--pooler", "pgbouncer:transaction", "--pooler-size", "50"]);
+            let r = b.isobench(
+                n,
+                &["--pooler", "pgbouncer:transaction", "--pooler-size", "50"],
+            );
             println!("| {n} | {:.1} | {:.0} | {:.1} |", r.rss_mb, r.tps, r.wall_s);
         }
     }
@@ -224,18 +236,33 @@ fn main() {
                 tokio_postgres::config::Host::Tcp(t) => t.clone(),
             };
             let mut cmd = Command::new(&b.h.pgbench);
-            cmd.args(["-h", &host, "-p", &cfg.get_ports()[0].to_string(), "-U", SUPERUSER])
-                .args(["-c", &n.to_string(), "-j", "2", "-M", "extended"])
-                .args(["-T", &b.seconds.to_string(), "bench"]);
+            cmd.args([
+                "-h",
+                &host,
+                "-p",
+                &cfg.get_ports()[0].to_string(),
+                "-U",
+                SUPERUSER,
+            ])
+            .args(["-c", &n.to_string(), "-j", "2", "-M", "extended"])
+            .args(["-T", &b.seconds.to_string(), "bench"]);
             let m = measure(cmd);
             drop(bouncer);
             if !m.ok {
                 let why = m.stderr.lines().last().unwrap_or("").to_string();
-                println!("| {n} | {:.1} | failed: {why} | {:.1} |", m.hwm_kb as f64 / 1024.0, m.wall_s);
+                println!(
+                    "| {n} | {:.1} | failed: {why} | {:.1} |",
+                    m.hwm_kb as f64 / 1024.0,
+                    m.wall_s
+                );
                 continue;
             }
             let tps = common::PgbenchRun::parse(&m.stdout).tps;
-            println!("| {n} | {:.1} | {tps:.0} | {:.1} |", m.hwm_kb as f64 / 1024.0, m.wall_s);
+            println!(
+                "| {n} | {:.1} | {tps:.0} | {:.1} |",
+                m.hwm_kb as f64 / 1024.0,
+                m.wall_s
+            );
         }
     }
     if parts.iter().any(|p| p == "tps") {

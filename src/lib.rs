@@ -21,7 +21,6 @@ pub(crate) mod metrics;
 pub mod model;
 pub(crate) mod observe;
 pub mod pgbench;
-pub mod pgbench_cli;
 pub mod postgres;
 pub mod probe;
 pub(crate) mod progress;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::{Exit, out};
+use super::{Exit, WidthArg, out};
 use crate::model::BadInput;
 use crate::{report, store};
 
@@ -17,6 +17,8 @@ pub struct CompareArgs {
     pub a: PathBuf,
     /// The B side (e.g. the patched build).
     pub b: PathBuf,
+    #[command(flatten)]
+    pub width: WidthArg,
 }
 
 /// Prints the comparison of the two directories.
@@ -26,12 +28,13 @@ pub struct CompareArgs {
 pub fn run(args: CompareArgs) -> Result<Exit> {
     let ra = store::load_dir(&args.a)?;
     let rb = store::load_dir(&args.b)?;
-    report::compare::check(&ra, &rb).map_err(BadInput)?;
-    out(&report::compare::render(
+    report::analysis::compare::check(&ra, &rb).map_err(BadInput)?;
+    out(&report::render::compare::render(
         &ra,
         &rb,
         &args.a.display().to_string(),
         &args.b.display().to_string(),
+        Some(args.width.columns()),
     ));
     Ok(Exit::Done)
 }

@@ -10,24 +10,26 @@ pub mod compare;
 pub mod manual;
 pub mod merge;
 pub mod monitor;
+pub mod pgbench;
 pub mod report;
 pub mod run;
 
 use std::path::PathBuf;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
 use crate::model::BadInput;
-use crate::pgbench_cli::PgbenchArgs;
 use crate::postgres::reaper;
+use crate::report::render::terminal::{DEFAULT_WIDTH, MIN_WIDTH};
 use crate::{store, workload};
 use anomalies::AnomaliesArgs;
 use check_history::CheckHistoryArgs;
 use compare::CompareArgs;
 use merge::MergeArgs;
 use monitor::MonitorArgs;
+use pgbench::PgbenchArgs;
 use report::ReportArgs;
 use run::RunArgs;
 
@@ -68,7 +70,7 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// pgbench's own command line (`isobench pgbench [OPTION]... [DBNAME]`) run as one isobench cell: pgbench's output formats on stdout and stderr, and a results directory (docs/src/reference/pgbench-command.md).
+    /// PostgreSQL 15's pgbench (`isobench pgbench [OPTION]... [DBNAME]`): its options, behaviour, messages, exit statuses and logs, each run also one isobench cell with a results directory (docs/src/reference/pgbench-command.md).
     #[command(disable_help_flag = true, disable_version_flag = true)]
     Pgbench(Box<PgbenchArgs>),
     /// Print the man page (roff) to stdout, e.g. `isobench man | man -l -`; with --dir, write one page per subcommand into DIR.
@@ -155,44 +157,47 @@ pub async fn dispatch(cli: Cli) -> Result<Exit> {
     }
 }
 
-/// `isobench pgbench`: pgbench's command line. Bad or refused options
-/// exit 1, as pgbench's do.
+/// `isobench pgbench`: pgbench's exit statuses (0, 1, 2: clients aborted,
+/// with isobench's 130 for an interruption), its messages already printed.
 async fn pgbench(args: PgbenchArgs) -> Result<Exit> {
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let inv = match crate::pgbench_cli::Invocation::from_args(args, &env) {
-        Ok(inv) => inv,
-        Err(e) => {
-            eprintln!("isobench pgbench: error: {e:#}");
-            eprintln!("Try \"isobench pgbench --help\" for more information.");
-            return Ok(Exit::Error);
-        }
-    };
+    use pgbench::Status;
     let cancel = CancellationToken::new();
     tokio::spawn(watch_signals(cancel.clone()));
-    match crate::pgbench_cli::run(inv, cancel.clone()).await {
-        Ok(true) => Ok(Exit::Done),
-        Ok(false) => Ok(Exit::Interrupted),
-        Err(e) if cancel.is_cancelled() => {
-            eprintln!("isobench: interrupted: {e:#}");
-            Ok(Exit::Interrupted)
-        }
-        Err(e) => {
-            eprintln!("isobench pgbench: error: {e:#}");
-            Ok(Exit::Error)
-        }
-    }
+    Ok(match pgbench::main(args, cancel).await {
+        Status::Done => Exit::Done,
+        Status::Failed => Exit::Error,
+        // pgbench's 2 (some clients aborted) has BadInput's number.
+        Status::Aborted => Exit::BadInput,
+        Status::Interrupted => Exit::Interrupted,
+    })
 }
 
-/// The width to wrap tables to: `COLUMNS`, else the terminal's width when
-/// stdout is one, else none (a pipe gets unwrapped lines).
-pub fn terminal_width() -> Option<u16> {
-    if let Some(w) = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse::<u16>().ok())
-    {
-        return Some(w.max(40));
+/// `--width N`, the flag the commands that print reports share (`run`,
+/// `report`, `compare`, `merge`, `anomalies`).
+#[derive(Debug, Default, Clone, Args)]
+pub struct WidthArg {
+    /// Fit what is printed to N columns (at least 40; default: COLUMNS, else the terminal's width, else 100 when stdout is not a terminal).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(40..))]
+    pub width: Option<u16>,
+}
+
+impl WidthArg {
+    /// The width to fit output to, in columns: `--width`, else
+    /// `COLUMNS`, else the terminal's width when stdout is a terminal,
+    /// else [`DEFAULT_WIDTH`] (docs/src/reference/report-compare.md).
+    pub fn columns(&self) -> usize {
+        let columns = || {
+            std::env::var("COLUMNS")
+                .ok()
+                .and_then(|c| c.trim().parse::<u16>().ok())
+        };
+        let w = self
+            .width
+            .or_else(columns)
+            .or_else(|| comfy_table::Table::new().width())
+            .map_or(DEFAULT_WIDTH, usize::from);
+        w.max(MIN_WIDTH)
     }
-    comfy_table::Table::new().width()
 }
 
 /// Writes to stdout; a closed pipe (`isobench workloads | head`) is not an
@@ -490,6 +495,12 @@ mod tests {
             &["-T", "3s"],
             "duration = \"3s\"",
             Some(("0s", "\"0s\"")),
+        ),
+        (
+            "transactions",
+            &["-t", "100"],
+            "transactions = 100",
+            Some(("0", "0")),
         ),
         (
             "server-wait",
@@ -849,6 +860,43 @@ mod tests {
         );
     }
 
+    /// Issue #37: `--width N` for every command that prints a report,
+    /// at least 40 columns, the flag over `COLUMNS`.
+    #[test]
+    fn the_printing_commands_take_a_width() {
+        let commands: [&[&str]; 5] = [
+            &["run"],
+            &["report", "dir"],
+            &["compare", "a", "b"],
+            &["merge", "dir", "-o", "out"],
+            &["anomalies"],
+        ];
+        for command in commands {
+            let args = |w: &'static str| {
+                let mut a = vec!["isobench"];
+                a.extend_from_slice(command);
+                a.extend(["--width", w]);
+                a
+            };
+            let cli =
+                Cli::try_parse_from(args("120")).unwrap_or_else(|e| panic!("{command:?}: {e}"));
+            let width = match cli.command.unwrap() {
+                Command::Run(a) => a.width,
+                Command::Report(a) => a.width,
+                Command::Compare(a) => a.width,
+                Command::Merge(a) => a.width,
+                Command::Anomalies(a) => a.width,
+                _ => unreachable!(),
+            };
+            assert_eq!(width.columns(), 120, "{command:?}");
+            let e = Cli::try_parse_from(args("30")).unwrap_err().to_string();
+            assert!(
+                e.contains("--width") && e.contains("40"),
+                "{command:?}: {e}"
+            );
+        }
+    }
+
     #[test]
     fn every_flag_has_a_file_key_of_the_same_name_and_validation() {
         use clap::CommandFactory;
@@ -864,7 +912,7 @@ mod tests {
         let flags: Vec<String> = run
             .get_arguments()
             .filter_map(|a| a.get_long().map(str::to_string))
-            .filter(|l| !["help", "version", "resume"].contains(&l.as_str()))
+            .filter(|l| !["help", "version", "resume", "width"].contains(&l.as_str()))
             .collect();
         let listed: Vec<&str> = FLAG_KEYS.iter().map(|f| f.0).collect();
         for f in &flags {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::{Exit, out};
+use super::{Exit, WidthArg, out};
 use crate::model::BadInput;
 use crate::{report, store};
 
@@ -21,6 +21,8 @@ pub struct ReportArgs {
     /// The baseline cell of "% vs baseline", e.g. 'isolation=rc,clients=16' (default: the experiment's).
     #[arg(long, value_name = "FACTOR=VALUE,...")]
     pub baseline: Option<String>,
+    #[command(flatten)]
+    pub width: WidthArg,
 }
 
 /// Writes the reports of `args.dir` in `args.format` and prints the
@@ -32,16 +34,16 @@ pub fn run(args: ReportArgs) -> Result<Exit> {
     let mut results = store::load_dir(&args.dir)?;
     if args.baseline.is_some() {
         results.config.baseline = args.baseline;
-        report::cells::check_baseline(&results)
+        report::analysis::cells::check_baseline(&results)
             .map_err(|e| BadInput(format!("--baseline: {e}")))?;
     }
-    let model = report::model::ReportModel::new(&results);
+    let model = report::analysis::model::ReportModel::new(&results);
     let written =
         report::files::write_model(&args.dir, &model, &args.format).map_err(anyhow::Error::msg)?;
     let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     out(&format!(
         "{}written: {}\n",
-        report::terminal::summary_of(&model),
+        report::render::terminal::summary_of(&model, args.width.columns()),
         files.join(", ")
     ));
     Ok(Exit::Done)

@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use super::{Exit, out, watch_signals};
+use super::{Exit, WidthArg, out, watch_signals};
 use crate::experiment;
 use crate::model::{BadInput, ExperimentConfig};
 use crate::report;
@@ -14,7 +14,7 @@ use crate::study::{Settings, SettingsError};
 
 /// Flags of `isobench run`. With none, a default study: TPC-B at scale 10,
 /// rc/rr/ser, 16 clients, 3 x 10 s after 2 s of warm-up, on a managed server.
-/// Every flag but `--resume` is also a key of the experiment file
+/// Every flag but `--resume` and `--width` is also a key of the experiment file
 /// ([`Settings`]).
 #[derive(Debug, Default, Args)]
 pub struct RunArgs {
@@ -26,6 +26,8 @@ pub struct RunArgs {
     pub resume: Option<PathBuf>,
     #[command(flatten)]
     pub settings: Settings,
+    #[command(flatten)]
+    pub width: WidthArg,
 }
 
 impl RunArgs {
@@ -44,6 +46,7 @@ impl RunArgs {
 ///
 /// Errors: bad settings ([`BadInput`]), or a failure at run time.
 pub async fn run(args: RunArgs) -> Result<Exit> {
+    let width = args.width.columns();
     let cfg = args.into_study().map_err(|e| BadInput(e.to_string()))?;
     let quiet = cfg.quiet;
     let fail_on_violation = cfg.fail_on_violation;
@@ -61,7 +64,7 @@ pub async fn run(args: RunArgs) -> Result<Exit> {
     if !quiet {
         out(&format!(
             "{}results: {}\n",
-            report::terminal::summary(&outcome.results),
+            report::render::terminal::summary(&outcome.results, width),
             outcome.dir.display()
         ));
     }

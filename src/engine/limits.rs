@@ -89,9 +89,15 @@ mod tests {
         let tx = Some(Pooler::PgBouncer(PoolMode::Transaction));
         assert_eq!(open_files_needed(&[cell(16, None, None, None)]), 16 + SPARE);
         // An application pool: only its connections.
-        assert_eq!(open_files_needed(&[cell(10_000, Some(50), None, None)]), 50 + SPARE);
+        assert_eq!(
+            open_files_needed(&[cell(10_000, Some(50), None, None)]),
+            50 + SPARE
+        );
         // Behind pgbouncer: its clients and its server connections.
-        let cells = [cell(50_000, None, tx, Some(50)), cell(100, None, None, None)];
+        let cells = [
+            cell(50_000, None, tx, Some(50)),
+            cell(100, None, None, None),
+        ];
         assert_eq!(open_files_needed(&cells), 50_050 + SPARE);
         assert_eq!(open_files_needed(&[cell(10, None, tx, None)]), 30 + SPARE);
     }

@@ -18,6 +18,7 @@ mod pace;
 mod pass;
 pub mod retry;
 mod session;
+pub mod txlog;
 pub use faults::FaultEvents;
 #[cfg(test)]
 mod tests;
@@ -58,6 +59,19 @@ pub struct EngineParams {
     pub retrier: Retrier,
     pub warmup: Duration,
     pub duration: Duration,
+    /// End by count (pgbench `-t`): each client ends after this many
+    /// transactions (committed, failed, skipped, rolled back by the
+    /// application), and the measured window when every client has;
+    /// `duration` is then not used, and `warmup` should be zero (the
+    /// clients count from their start). `None`: end by `duration`.
+    pub transactions: Option<u64>,
+    /// pgbench `-C`: every transaction on a connection of its own, opened
+    /// before it and closed after it; their time is in [`Tick::connect_ms`],
+    /// not in the transactions' latencies (as pgbench counts it). Clients
+    /// with their own connections only (not with `pool_size`).
+    pub connect_per_transaction: bool,
+    /// A log of every transaction (pgbench `-l`), see [`txlog`].
+    pub tx_log: Option<txlog::TxLogHook>,
     /// Client `i` (its id, [`Self::first_client`] counted) seeds its input
     /// generator with `seed + i`.
     pub seed: u64,
@@ -71,7 +85,8 @@ pub struct EngineParams {
     /// Open loop at this total rate, tx/s; `None`: closed loop.
     pub rate: Option<f64>,
     /// Open loop: skip transactions later than this; count slower commits
-    /// as late (pgbench `--latency-limit`).
+    /// as late (pgbench `--latency-limit`); closed loop: count slower
+    /// commits as late.
     pub latency_limit: Option<Duration>,
     /// How the connections spread over the DSN's hosts when it has
     /// several ([`hosts::assign`]).
@@ -114,6 +129,13 @@ pub struct Tick {
     pub skipped: u64,
     /// Open loop: mean schedule lag of the tick's transactions, ms.
     pub lag_ms: f64,
+    /// How long the clients took to open their connections before the
+    /// run started, ms (the same in every tick; pgbench's `initial
+    /// connection time`).
+    pub initial_connect_ms: f64,
+    /// A connection per transaction ([`EngineParams::connect_per_transaction`]):
+    /// the tick's time spent opening and closing them, ms.
+    pub connect_ms: f64,
 }
 
 /// The measurements of one run.
@@ -313,8 +335,10 @@ pub async fn run_gated<W: Workload>(
     let unnamed = params
         .unnamed_statements
         .then(|| Arc::new(crate::wire::StatementCache::default()));
+    let running = Arc::new(worker::Running::new(params.clients));
     let (ready_tx, ready_rx) = tokio::sync::mpsc::unbounded_channel();
     let (go_tx, go_rx) = watch::channel(false);
+    let connecting = Instant::now();
     let mut workers = Vec::with_capacity(threads);
     for (i, (members, pooled)) in members.into_iter().zip(pooled).enumerate() {
         let common = worker::Common {
@@ -328,6 +352,11 @@ pub async fn run_gated<W: Workload>(
             go: go_rx.clone(),
             faults: fault_log.clone(),
             unnamed: unnamed.clone(),
+            transactions: params.transactions,
+            running: running.clone(),
+            connect_per_transaction: params.connect_per_transaction,
+            closed_limit: params.latency_limit.filter(|_| params.rate.is_none()),
+            log: txlog::ThreadLog::of(params.tx_log.as_ref(), i, threads),
         };
         workers.push(worker::spawn(i, members, pooled, common));
     }
@@ -339,6 +368,8 @@ pub async fn run_gated<W: Workload>(
             Default::default(),
         ));
     };
+    // pgbench's "initial connection time": until every client is connected.
+    let connected_in = connecting.elapsed();
     if let Some(gate) = gate {
         tokio::select! {
             r = gate => r.map_err(EngineError::Gate)?,
@@ -353,7 +384,18 @@ pub async fn run_gated<W: Workload>(
     go_tx.send_replace(true);
 
     let names = workload.tx_types();
-    let w = measure(&recorders, params, &names, cancel, phase, on_tick).await;
+    let counted = params.transactions.map(|_| &*running);
+    let w = measure(
+        &recorders,
+        params,
+        counted,
+        connected_in,
+        &names,
+        cancel,
+        phase,
+        on_tick,
+    )
+    .await;
 
     phase.send_replace(Phase::Draining);
     stop.store(true, Ordering::Relaxed);
@@ -497,19 +539,33 @@ struct Window {
     window_start: Option<std::time::SystemTime>,
 }
 
+/// A measured window that ends by count ([`EngineParams::transactions`])
+/// has no end of its own: it ends when `Running` says every client is
+/// done (about 10 years is never).
+const UNTIL_COUNTED: Duration = Duration::from_secs(10 * 365 * 86_400);
+
 /// The run's clock, from the clients' start: the warm-up (discarded),
-/// then `params.duration` measured; each second it drains the
+/// then `params.duration` measured, or, with `counted`, until every
+/// client has run its transactions; each second it drains the
 /// `recorders`, reports a [`Tick`] to `on_tick` and, in the window, adds a
 /// [`SecondPoint`]. `cancel` ends it at the next tick (interrupted).
+/// `connected_in` is the clients' connection time, reported in every tick.
+#[allow(clippy::too_many_arguments)]
 async fn measure(
     recorders: &[Arc<Recorder>],
     params: &EngineParams,
+    counted: Option<&worker::Running>,
+    connected_in: Duration,
     names: &[&str],
     cancel: &CancellationToken,
     phase: &watch::Sender<Phase>,
     on_tick: &mut (dyn FnMut(&Tick) + Send),
 ) -> Window {
     let types = names.len();
+    let length = match counted {
+        Some(_) => UNTIL_COUNTED,
+        None => params.duration,
+    };
     let started = Instant::now();
     let mut hlog = hlog::Log::default();
     let warm_end = started + params.warmup;
@@ -523,8 +579,8 @@ async fn measure(
         window_start = Some(std::time::SystemTime::now());
         // No warm-up: the window opens with the clients, so nothing they
         // record before the first tick is lost.
-        window = Some((started, started + params.duration));
-        next = (started + Duration::from_secs(1)).min(started + params.duration);
+        window = Some((started, started + length));
+        next = (started + Duration::from_secs(1)).min(started + length);
         cpu_start = cpu_time_s();
         host_start = CpuTicks::now();
         phase.send_replace(Phase::Measuring);
@@ -537,10 +593,12 @@ async fn measure(
     let mut per_second = Vec::new();
     let mut cpu_s = 0.0;
     let mut interrupted = false;
+    let mut all_done = false;
     loop {
         tokio::select! {
             _ = sleep_until(next.into()) => {}
             _ = cancel.cancelled() => interrupted = true,
+            _ = worker::Running::all_done(counted), if !all_done => all_done = true,
         }
         let now = Instant::now();
         for r in recorders {
@@ -577,14 +635,16 @@ async fn measure(
             } else {
                 tick.waits.lag_us.mean() / 1000.0
             },
+            initial_connect_ms: connected_in.as_secs_f64() * 1000.0,
+            connect_ms: tick.waits.connect_us as f64 / 1000.0,
         };
         last = now;
         match window {
             None => {
                 if now >= warm_end && !interrupted {
-                    window = Some((now, now + params.duration));
+                    window = Some((now, now + length));
                     window_start = Some(std::time::SystemTime::now());
-                    next = (now + Duration::from_secs(1)).min(now + params.duration);
+                    next = (now + Duration::from_secs(1)).min(now + length);
                     cpu_start = cpu_time_s();
                     host_start = CpuTicks::now();
                     phase.send_replace(Phase::Measuring);
@@ -607,7 +667,7 @@ async fn measure(
                         .then(|| tick.waits.lag_us.mean() / 1000.0),
                 });
                 next = (next + Duration::from_secs(1)).min(end);
-                if now >= end || interrupted {
+                if now >= end || interrupted || all_done {
                     cpu_s = cpu_time_s() - cpu_start;
                     host_cpu = host_start
                         .zip(CpuTicks::now())
@@ -617,7 +677,7 @@ async fn measure(
         }
         tick.reset();
         on_tick(&report);
-        if interrupted || window.is_some_and(|(_, end)| now >= end) {
+        if interrupted || all_done || window.is_some_and(|(_, end)| now >= end) {
             break;
         }
     }

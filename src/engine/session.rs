@@ -4,8 +4,8 @@
 //! exponential backoff), and shared between clients in a pool ([`Pool`],
 //! checked out as a [`Lease`]).
 
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{Semaphore, SemaphorePermit};
@@ -187,6 +187,29 @@ async fn open<C: WorkloadClient>(
     .await
     .map_err(OpenError::Prepare)?;
     Ok((conn, prepared, host))
+}
+
+/// Gives `s` a new connection to `db` (its home host first), closing the
+/// one it had, with the isolation default set and the client's statements
+/// prepared again: pgbench `-C`'s connection per transaction.
+///
+/// Errors: the connection or the preparation failed (`s` keeps no open
+/// connection then: the next use fails as a lost connection).
+pub(super) async fn reopen<C: WorkloadClient>(
+    s: &mut Session<C>,
+    db: &Config,
+    isolation: Isolation,
+    unnamed: Option<&Arc<StatementCache>>,
+) -> Result<(), wire::Error> {
+    let (conn, tx, host) = match open(&mut s.client, db, isolation, s.home, unnamed).await {
+        Ok(opened) => opened,
+        Err(OpenError::Connect(e) | OpenError::Prepare(e)) => return Err(e),
+    };
+    let old = std::mem::replace(&mut s.conn, conn);
+    old.close().await;
+    s.tx = tx;
+    s.host = host;
+    Ok(())
 }
 
 /// Opens `s`'s connection to `db` again after it was lost (its home host

@@ -18,7 +18,7 @@
 //! the same totals.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot, watch};
@@ -27,7 +27,8 @@ use tokio_postgres::Config;
 use super::EngineError;
 use super::faults::FaultLog;
 use super::retry::{Retrier, Verdict};
-use super::session::{Pool, Session, reconnect, setup};
+use super::session::{Pool, Session, reconnect, reopen, setup};
+use super::txlog::{ThreadLog, TxEnd, TxRecord};
 use super::{ClientStop, StopReason};
 use super::{pace, pass};
 use crate::metrics::{ErrorKey, Recorder};
@@ -81,6 +82,57 @@ pub(super) struct Common {
     /// `Some`: statements are unnamed, described once for the run
     /// ([`EngineParams::unnamed_statements`](super::EngineParams)).
     pub unnamed: Option<Arc<StatementCache>>,
+    /// End by count: each client's transactions
+    /// ([`super::EngineParams::transactions`]).
+    pub transactions: Option<u64>,
+    /// The clients still running (see [`Running`]).
+    pub running: Arc<Running>,
+    /// pgbench `-C`: a connection per transaction.
+    pub connect_per_transaction: bool,
+    /// Closed loop: count commits slower than this as late.
+    pub closed_limit: Option<Duration>,
+    /// This thread's transaction log, if any.
+    pub log: Option<ThreadLog>,
+}
+
+/// The clients of a run still running: each client's loop holds a
+/// [`Leaving`], and the last to drop its one (when it ends, also by a
+/// panic) wakes [`Running::all_done`]. A run that ends by count ends
+/// there.
+pub(super) struct Running {
+    left: AtomicU32,
+    none_left: tokio::sync::Notify,
+}
+
+impl Running {
+    /// `clients` clients, none ended yet.
+    pub(super) fn new(clients: u32) -> Self {
+        Running {
+            left: AtomicU32::new(clients),
+            none_left: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Returns once every client has ended; never without `running`.
+    pub(super) async fn all_done(running: Option<&Running>) {
+        match running {
+            Some(r) if r.left.load(Ordering::Acquire) == 0 => {}
+            // notify_one keeps its wake for a later waiter: none is lost.
+            Some(r) => r.none_left.notified().await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// A running client's place in [`Running`], given up when dropped.
+struct Leaving(Arc<Running>);
+
+impl Drop for Leaving {
+    fn drop(&mut self) {
+        if self.0.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.none_left.notify_one();
+        }
+    }
 }
 
 /// What a worker hands back when its clients have stopped.
@@ -179,6 +231,11 @@ async fn run_worker<C: WorkloadClient>(
         isolation: common.isolation,
         faults: common.faults,
         unnamed: common.unnamed,
+        transactions: common.transactions,
+        running: common.running,
+        connect_each: common.connect_per_transaction,
+        closed_limit: common.closed_limit,
+        log: common.log.clone(),
     });
     let ctx = |id: u32, seed: u64| Ctx {
         id,
@@ -224,6 +281,9 @@ async fn run_worker<C: WorkloadClient>(
         Ok(ended) => ended,
         Err(e) => ids.iter().map(|_| Err(e.to_string())).collect(),
     };
+    if let Some(log) = &common.log {
+        log.finish();
+    }
     let _ = done.send(gather(ids.into_iter().zip(ended), pool));
 }
 
@@ -342,6 +402,14 @@ struct Shared {
     isolation: Isolation,
     faults: Arc<FaultLog>,
     unnamed: Option<Arc<StatementCache>>,
+    /// End by count: each client's transactions.
+    transactions: Option<u64>,
+    running: Arc<Running>,
+    /// A connection per transaction (own sessions only).
+    connect_each: bool,
+    /// Closed loop: the latency limit late commits are counted against.
+    closed_limit: Option<Duration>,
+    log: Option<ThreadLog>,
 }
 
 impl std::ops::Deref for Ctx {
@@ -387,6 +455,13 @@ impl<C: WorkloadClient> Source<C> {
         match self {
             Source::Own(s) => s.client.tx_type(input),
             Source::Pooled { inputs, .. } => inputs.tx_type(input),
+        }
+    }
+
+    fn pause_before(&mut self, input: &C::Input) -> Duration {
+        match self {
+            Source::Own(s) => s.client.pause_before(input),
+            Source::Pooled { inputs, .. } => inputs.pause_before(input),
         }
     }
 
@@ -530,6 +605,7 @@ async fn client_loop<C: WorkloadClient>(
     mut source: Source<C>,
     ctx: Ctx,
 ) -> (C, Result<(), StopReason>) {
+    let _leaving = Leaving(ctx.running.clone());
     let mut state = DriveState::new(&ctx);
     let result = loop {
         match drive(&mut source, &ctx, &mut state).await {
@@ -570,6 +646,10 @@ struct DriveState {
     /// carries no schedule).
     open: Option<Box<OpenLoop>>,
     reported: Vec<SqlState>,
+    /// Transactions ended so far (for an end by count, and the log).
+    ended: u64,
+    /// Open loop: the running transaction's schedule lag, µs (for the log).
+    lag_us: u64,
 }
 
 /// An open-loop client's arrivals, and a timer precise enough to start
@@ -600,7 +680,33 @@ impl DriveState {
             reconnect_rng: rand::rngs::SmallRng::seed_from_u64(ctx.seed.rotate_left(17)),
             open,
             reported: Vec::new(),
+            ended: 0,
+            lag_us: 0,
         }
+    }
+
+    /// One transaction of type `ty` ended (`end`, after `tries`, with
+    /// `latency_us` when it committed): counted, and logged when there is
+    /// a log.
+    fn ended(&mut self, ctx: &Ctx, ty: usize, end: TxEnd, tries: u32, latency_us: u64) {
+        self.ended += 1;
+        if let Some(log) = &ctx.log {
+            log.record(&TxRecord {
+                client: ctx.id,
+                number: self.ended,
+                ty,
+                at: std::time::SystemTime::now(),
+                end,
+                latency_us,
+                lag_us: self.lag_us,
+                tries,
+            });
+        }
+    }
+
+    /// Whether the client has run all its transactions (end by count).
+    fn counted_out(&self, ctx: &Ctx) -> bool {
+        ctx.transactions.is_some_and(|n| self.ended >= n)
     }
 }
 
@@ -610,16 +716,18 @@ pub(super) fn arrival_seed(backoff_seed: u64) -> u64 {
 }
 
 /// When the next transaction starts: now in a closed loop; its scheduled
-/// time in an open loop, after waiting for it (the lag recorded), with
-/// the latency limit that applies. `None`: skip this arrival (already
-/// later than the limit); `Err(())`: the run stopped while waiting.
+/// time in an open loop, after waiting for it (the lag recorded, and kept
+/// in `state.lag` for the log), with the latency limit that applies.
+/// `None`: skip this arrival (already later than the limit); `Err(())`:
+/// the run stopped while waiting.
 async fn next_start(
     ctx: &Ctx,
     state: &mut DriveState,
 ) -> Result<Option<(Instant, Option<Duration>)>, ()> {
-    let (Pacing::Open { latency_limit, .. }, Some(open)) = (ctx.pacing, state.open.as_mut())
-    else {
-        return Ok(Some((Instant::now(), None)));
+    let (Pacing::Open { latency_limit, .. }, Some(open)) = (ctx.pacing, state.open.as_mut()) else {
+        // Closed loop: commits slower than a latency limit are late too
+        // (pgbench -L without -R).
+        return Ok(Some((Instant::now(), ctx.closed_limit)));
     };
     let scheduled = open.schedule.next_arrival();
     let stop = &*ctx.stop;
@@ -636,6 +744,7 @@ async fn next_start(
     let lag = scheduled.elapsed();
     let skip = latency_limit.is_some_and(|l| lag > l);
     ctx.rec.lag(lag.as_micros() as u64, skip);
+    state.lag_us = lag.as_micros() as u64;
     Ok((!skip).then_some((scheduled, latency_limit)))
 }
 
@@ -655,18 +764,51 @@ async fn drive<C: WorkloadClient>(
         _ => AfterError::Rollback,
     };
     let pooled = matches!(source, Source::Pooled { .. });
-    while !stop.load(Ordering::Relaxed) {
+    while !stop.load(Ordering::Relaxed) && !state.counted_out(ctx) {
         let (start, limit) = match next_start(ctx, state).await {
             Ok(Some(s)) => s,
-            Ok(None) => continue,
+            Ok(None) => {
+                // Skipped: one of pgbench -t's transactions too.
+                state.ended(ctx, 0, TxEnd::Skipped, 0, 0);
+                continue;
+            }
             Err(()) => return Ok(()),
         };
+        if ctx.connect_each
+            && let Source::Own(s) = source
+        {
+            // pgbench -C: this transaction's own connection, its time
+            // counted apart from the transaction's latency.
+            let t = Instant::now();
+            let opened = reopen(s, &ctx.db, ctx.isolation, ctx.unnamed.as_ref()).await;
+            rec.connect_time(t.elapsed().as_micros() as u64);
+            if opened.is_err() {
+                ctx.faults.lost(ctx.id, CONNECTION_FAILURE);
+                return Err(Halt::Lost);
+            }
+        }
         let input = source.next_input();
+        // The emulated user's keying and think time (TPC-C's `think=spec`):
+        // closed loop only (an open loop's schedule spaces transactions
+        // already), and not part of the transaction's latency.
+        let start = match source.pause_before(&input) {
+            p if p.is_zero() || !matches!(ctx.pacing, Pacing::Closed) => start,
+            p => {
+                let stop = &*ctx.stop;
+                let slice = Duration::from_millis(50);
+                let until = Instant::now() + p;
+                // Closed loop: no precise timer (only an open loop has one).
+                if !pace::wait_until(None, until, slice, || stop.load(Ordering::Relaxed)).await {
+                    return Ok(());
+                }
+                Instant::now()
+            }
+        };
         let ty = source.tx_type(&input);
         let mut tries = 0u32;
         let mut wasted_us = 0u64;
         let mut pool_wait = Duration::ZERO;
-        loop {
+        let (end, latency_us) = loop {
             tries += 1;
             let Some(a) = source
                 .attempt(&input, ctx, &mut state.reconnect_rng, after)
@@ -690,11 +832,11 @@ async fn drive<C: WorkloadClient>(
                     if limit.is_some_and(|l| latency > l) {
                         rec.late();
                     }
-                    break;
+                    break (TxEnd::Committed, latency.as_micros() as u64);
                 }
                 Ok(Outcome::UserAbort) => {
                     rec.user_abort(ty, tries, wasted_us);
-                    break;
+                    break (TxEnd::Failed(*b"P0004"), 0);
                 }
                 Err(e) => e,
             };
@@ -704,16 +846,24 @@ async fn drive<C: WorkloadClient>(
                 tries,
                 wasted_us,
             };
+            let failed = TxEnd::Failed(match &err.error {
+                crate::workload::Cause::Db(e) => e.code().unwrap_or(CONNECTION_FAILURE),
+                crate::workload::Cause::Script(_) => SCRIPT_ERROR,
+            });
             match after_failure(ctx, state, pooled, &tx, err, &a) {
                 Next::Retry => {}
-                Next::Transaction => break,
-                Next::Halt(h) => return Err(h),
+                Next::Transaction => break (failed, 0),
+                Next::Halt(h) => {
+                    state.ended(ctx, ty, failed, tries, 0);
+                    return Err(h);
+                }
             }
             let delay = retrier.delay(tries + 1, &mut state.backoff_rng);
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-        }
+        };
+        state.ended(ctx, ty, end, tries, latency_us);
     }
     Ok(())
 }
@@ -849,12 +999,24 @@ mod tests {
             isolation: Isolation::ReadCommitted,
             faults: Arc::new(FaultLog::default()),
             unnamed: None,
+            transactions: None,
+            running: Arc::new(Running::new(1)),
+            connect_each: false,
+            closed_limit: None,
+            log: None,
         });
         let source = Source::Pooled {
             inputs: w.client(0, 1),
             pool: Arc::new(Pool::new(Vec::new())),
         };
-        (source, Ctx { id: 0, seed: 1, shared })
+        (
+            source,
+            Ctx {
+                id: 0,
+                seed: 1,
+                shared,
+            },
+        )
     }
 
     /// Issue #42: a client's whole state in a pooled closed loop is its

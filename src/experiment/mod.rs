@@ -36,8 +36,8 @@ mod inject;
 mod plan;
 mod pooler;
 mod save;
-mod target;
 pub mod shard;
+mod target;
 
 use copies::drop_database;
 use drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};
@@ -66,17 +66,26 @@ pub const SCRIPTS: &str = "pgbench-script";
 /// reached, a failed load, or a run that cannot start; completed runs are
 /// already written to the results directory when an error is returned.
 pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<ExperimentOutcome> {
-    run_observed(cfg, cancel, None).await
+    run_observed(cfg, cancel, Hooks::default()).await
 }
 
-/// [`run`], calling `on_tick` with every run's ticks (about once a
+/// What a caller of [`run_observed`] gets from its runs: every tick
+/// (about once a second, warm-up included) and, with a transaction log
+/// (`isobench pgbench -l`), every transaction.
+#[derive(Default, Clone)]
+pub struct Hooks {
+    pub on_tick: Option<TickHook>,
+    pub tx_log: Option<crate::engine::txlog::TxLogHook>,
+}
+
+/// [`run`], calling `hooks.on_tick` with every run's ticks (about once a
 /// second, warm-up included).
 ///
 /// Errors: as [`run`].
 pub async fn run_observed(
     cfg: ExperimentConfig,
     cancel: CancellationToken,
-    on_tick: Option<TickHook>,
+    hooks: Hooks,
 ) -> Result<ExperimentOutcome> {
     let cfg = cfg.resolve();
     if cfg.load.active() && cfg.scripts.active() {
@@ -106,24 +115,17 @@ pub async fn run_observed(
         tracing::info!("pgbouncer {} from {}", b.version, b.bin.display());
     }
     if cfg.load.active() {
-        return run_external(cfg, cancel, on_tick).await;
+        return run_external(cfg, cancel, hooks).await;
     }
     if cfg.scripts.active() {
-        return run_scripts(cfg, cancel, on_tick).await;
+        return run_scripts(cfg, cancel, hooks).await;
     }
     if cfg.workloads.len() > 1 {
         let (cells, header, driver) = drivers::factored::prepare(&cfg)?;
-        return run_study(cfg, cancel, cells, header, driver, on_tick).await;
+        return run_study(cfg, cancel, cells, header, driver, hooks).await;
     }
     let name = plan::workload_spec(&cfg)?.name;
-    match crate::workload::with_workload(
-        name,
-        RunWith {
-            cfg,
-            cancel,
-            on_tick,
-        },
-    ) {
+    match crate::workload::with_workload(name, RunWith { cfg, cancel, hooks }) {
         Some(study) => study.await,
         None => bail!("workload '{name}' is not registered"),
     }
@@ -134,14 +136,14 @@ pub async fn run_observed(
 struct RunWith {
     cfg: ExperimentConfig,
     cancel: CancellationToken,
-    on_tick: Option<TickHook>,
+    hooks: Hooks,
 }
 
 impl crate::workload::WithWorkload for RunWith {
     type Output =
         std::pin::Pin<Box<dyn std::future::Future<Output = Result<ExperimentOutcome>> + Send>>;
     fn with<W: Workload>(self) -> Self::Output {
-        Box::pin(run_with::<W>(self.cfg, self.cancel, self.on_tick))
+        Box::pin(run_with::<W>(self.cfg, self.cancel, self.hooks))
     }
 }
 
@@ -149,20 +151,20 @@ impl crate::workload::WithWorkload for RunWith {
 async fn run_with<W: Workload>(
     cfg: ExperimentConfig,
     cancel: CancellationToken,
-    on_tick: Option<TickHook>,
+    hooks: Hooks,
 ) -> Result<ExperimentOutcome> {
     let (cells, header, driver) = drivers::builtin::prepare::<W>(&cfg)?;
-    run_study(cfg, cancel, cells, header, driver, on_tick).await
+    run_study(cfg, cancel, cells, header, driver, hooks).await
 }
 
 /// A study of an external load: templates checked before anything starts.
 async fn run_external(
     cfg: ExperimentConfig,
     cancel: CancellationToken,
-    on_tick: Option<TickHook>,
+    hooks: Hooks,
 ) -> Result<ExperimentOutcome> {
     let (cells, header, driver) = drivers::load_cmd::prepare(&cfg)?;
-    run_study(cfg, cancel, cells, header, driver, on_tick).await
+    run_study(cfg, cancel, cells, header, driver, hooks).await
 }
 
 /// A study of pgbench scripts: every script parsed (and every expression)
@@ -170,10 +172,10 @@ async fn run_external(
 async fn run_scripts(
     cfg: ExperimentConfig,
     cancel: CancellationToken,
-    on_tick: Option<TickHook>,
+    hooks: Hooks,
 ) -> Result<ExperimentOutcome> {
     let (cells, header, driver) = drivers::scripts::prepare(&cfg)?;
-    run_study(cfg, cancel, cells, header, driver, on_tick).await
+    run_study(cfg, cancel, cells, header, driver, hooks).await
 }
 
 /// Runs the planned runs of `cells` with `driver`: the results directory
@@ -185,7 +187,7 @@ async fn run_study<D: Driver>(
     cells: Vec<Cell>,
     header: StudyHeader,
     driver: D,
-    on_tick: Option<TickHook>,
+    hooks: Hooks,
 ) -> Result<ExperimentOutcome> {
     // Before anything runs: an address that cannot be bound is bad input.
     let live = cfg
@@ -215,7 +217,7 @@ async fn run_study<D: Driver>(
     let (dir, prior, fresh) = results_dir(&cfg, &planned)?;
     let progress = Progress::new(cfg.quiet)
         .with_live(live.as_ref().map(|(l, _)| l.clone()))
-        .with_tick_hook(on_tick);
+        .with_tick_hook(hooks.on_tick);
     if let Some((_, server)) = &live {
         progress.note(&format!("metrics: http://{}/metrics", server.local_addr()));
     }
@@ -240,6 +242,7 @@ async fn run_study<D: Driver>(
         connections: max_connections + 20,
         progress,
         coord: None,
+        tx_log: hooks.tx_log,
     };
     let mut study = study;
     let first_key = planned
@@ -257,6 +260,10 @@ async fn run_study<D: Driver>(
         }
     };
     let srv = server.as_ref().expect("just started");
+    if in_place(&cfg) {
+        // isobench pgbench on a named server: the runs use its database.
+        study.run_db = srv.target.admin_db();
+    }
     // Named once the server runs: a start that fails removes it.
     study
         .progress
@@ -302,6 +309,12 @@ async fn run_study<D: Driver>(
     study.finish(body, server, results, db, planned.len()).await
 }
 
+/// Whether the runs use the target's own database (`isobench pgbench` on
+/// a named server): no template, no copy, nothing dropped.
+fn in_place(cfg: &ExperimentConfig) -> bool {
+    cfg.pgbench.as_ref().is_some_and(|p| p.in_place)
+}
+
 /// The template database of every one of `cells` cells (an index), one
 /// per distinct data variant of `driver`, and the number of templates.
 fn template_indices<D: Driver>(driver: &D, cells: usize) -> (Vec<usize>, usize) {
@@ -335,7 +348,7 @@ fn check_baseline(stored: &StoredConfig, cells: &[Cell]) -> Result<()> {
         runs: Vec::new(),
     };
     let planned_cells: Vec<&Cell> = cells.iter().collect();
-    report::cells::check_baseline_among(&probe, &planned_cells)
+    report::analysis::cells::check_baseline_among(&probe, &planned_cells)
         .map_err(|e| anyhow!("--baseline: {e}"))
 }
 
@@ -376,6 +389,8 @@ struct Study<'a, D> {
     progress: Progress,
     /// A sharded study's coordination (`--shard`).
     coord: Option<shard::Coord>,
+    /// Every run's transaction log, if any ([`Hooks::tx_log`]).
+    tx_log: Option<crate::engine::txlog::TxLogHook>,
 }
 
 /// What identifies a study to its shards: its planned runs (cells,
@@ -383,8 +398,8 @@ struct Study<'a, D> {
 /// ([`shard::study_id`] hashes it).
 fn study_key(cfg: &ExperimentConfig, planned: &[PlannedRun]) -> String {
     let mut key = format!(
-        "{} seed={} warmup={:?} duration={:?};",
-        cfg.workload, cfg.seed, cfg.warmup, cfg.duration
+        "{} seed={} warmup={:?} duration={:?} transactions={:?};",
+        cfg.workload, cfg.seed, cfg.warmup, cfg.duration, cfg.transactions
     );
     for r in planned {
         key.push_str(&format!(
@@ -452,6 +467,10 @@ impl<D: Driver> Study<'_, D> {
                     Some(shard::Join::Join) => {}
                 }
             }
+            if !srv.loaded[t] && in_place(self.cfg) {
+                // The user's database, as it is: nothing to load.
+                srv.loaded[t] = true;
+            }
             if !srv.loaded[t] {
                 let ctx = TemplateCtx {
                     srv,
@@ -508,9 +527,17 @@ impl<D: Driver> Study<'_, D> {
             cancel: self.cancel,
             progress: &self.progress,
             coord: self.coord.as_ref(),
+            tx_log: self.tx_log.clone(),
         };
         let (record, stop) = self.driver.one_run(&ctx).await.with_context(context)?;
-        let stop = stop.or_else(|| all_failed_alike(&record, &self.cfg.retry.retry_on));
+        // isobench pgbench: one run, whose failures are pgbench's outcome.
+        let stop = stop.or_else(|| {
+            self.cfg
+                .pgbench
+                .is_none()
+                .then(|| all_failed_alike(&record, &self.cfg.retry.retry_on))
+                .flatten()
+        });
         self.progress.end_run(&record);
         results.runs.push(record);
         results.runs.sort_by_key(|r| r.index);
@@ -554,6 +581,7 @@ impl<D: Driver> Study<'_, D> {
         if let Some(srv) = &server
             && matches!(srv.target, Target::External(_))
             && lead
+            && !in_place(self.cfg)
         {
             let _ = drop_database(&srv.admin, &self.run_db, srv.vnum()).await;
             for tmpl in &self.templates {

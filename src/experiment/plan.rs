@@ -82,33 +82,33 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
                         for &clients in &cfg.clients {
                             for &pool_size in &some(&cfg.pool_size) {
                                 for &(pooler, pooler_size) in &poolers {
-                                for &rate in &rates {
-                                    for param in params {
-                                        for &max_tries in &some(&cfg.max_tries) {
-                                            for strategy in strategies {
-                                                for &isolation in &levels {
-                                                    out.push(Cell {
-                                                        workload: workload.clone(),
-                                                        isolation,
-                                                        strategy: strategy.clone(),
-                                                        params: param.clone(),
-                                                        clients,
-                                                        scale,
-                                                        pool_size,
-                                                        rate,
-                                                        max_tries,
-                                                        settings: setting.clone(),
-                                                        pg_bin: pg_bin.clone(),
-                                                        fault_plan: fault.clone(),
-                                                        work_factor: work_factor.clone(),
-                                                        pooler,
-                                                        pooler_size,
-                                                    });
+                                    for &rate in &rates {
+                                        for param in params {
+                                            for &max_tries in &some(&cfg.max_tries) {
+                                                for strategy in strategies {
+                                                    for &isolation in &levels {
+                                                        out.push(Cell {
+                                                            workload: workload.clone(),
+                                                            isolation,
+                                                            strategy: strategy.clone(),
+                                                            params: param.clone(),
+                                                            clients,
+                                                            scale,
+                                                            pool_size,
+                                                            rate,
+                                                            max_tries,
+                                                            settings: setting.clone(),
+                                                            pg_bin: pg_bin.clone(),
+                                                            fault_plan: fault.clone(),
+                                                            work_factor: work_factor.clone(),
+                                                            pooler,
+                                                            pooler_size,
+                                                        });
+                                                    }
                                                 }
                                             }
                                         }
                                     }
-                                }
                                 }
                             }
                         }
@@ -410,7 +410,12 @@ pub(super) fn validate(cfg: &ExperimentConfig) -> Result<Retrier> {
     if let Some(r) = cfg.rate.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
         bail!("--rate: {r} is not a rate; give transactions per second > 0, e.g. --rate 500");
     }
-    if cfg.latency_limit.is_some() && cfg.rate.is_empty() {
+    if cfg.transactions.is_some() && cfg.load.active() {
+        bail!(
+            "--transactions ends isobench's own clients' runs by count; an external load (--load-cmd) runs for --duration"
+        );
+    }
+    if cfg.latency_limit.is_some() && cfg.rate.is_empty() && cfg.pgbench.is_none() {
         bail!("--latency-limit needs --rate (it applies to open-loop runs, as in pgbench)");
     }
     check_faults(cfg)?;
@@ -611,6 +616,8 @@ mod tests {
             resume: None,
             repeat: 2,
             duration: Duration::from_secs(1),
+            transactions: None,
+            pgbench: None,
             warmup: Duration::ZERO,
             server_wait: Duration::from_secs(60),
             retry: RetryPolicy::default(),

@@ -75,7 +75,8 @@ pub(super) fn check(cfg: &ExperimentConfig) -> Result<Option<Bouncer>> {
             "--pooler with a DSN of several hosts: pgbouncer is put in front of one server; give one host".into(),
         );
     }
-    let bin = pgbouncer::find_bin(cfg.pooler.bin.as_deref()).map_err(|e| BadInput(e.to_string()))?;
+    let bin =
+        pgbouncer::find_bin(cfg.pooler.bin.as_deref()).map_err(|e| BadInput(e.to_string()))?;
     let version = pgbouncer::version(&bin).map_err(|e| BadInput(e.to_string()))?;
     if p.transaction_mode()
         && cfg.scripts.mode == QueryMode::Prepared
@@ -90,7 +91,9 @@ pub(super) fn check(cfg: &ExperimentConfig) -> Result<Option<Bouncer>> {
             bin.display()
         ));
     }
-    if p.poolers.contains(&crate::model::Pooler::PgBouncer(PoolMode::Session)) {
+    if p.poolers
+        .contains(&crate::model::Pooler::PgBouncer(PoolMode::Session))
+    {
         let smallest = p
             .sizes
             .iter()

@@ -34,7 +34,7 @@ pub(super) fn save(
         .with_context(|| format!("writing {}", dir.join(store::RESULTS_JSON).display()))?;
     store::write_atomic(
         &dir.join(store::REPORT_MD),
-        report::markdown::render(results).as_bytes(),
+        report::render::markdown::render(results).as_bytes(),
     )
     .with_context(|| format!("writing {}", dir.join(store::REPORT_MD).display()))?;
     Ok(())
@@ -81,6 +81,7 @@ pub(super) fn stored_config(
         baseline: cfg.baseline.clone().or_else(|| default_baseline(cfg)),
         duration_s: cfg.duration.as_secs_f64(),
         warmup_s: cfg.warmup.as_secs_f64(),
+        transactions: cfg.transactions,
         server_wait_s: cfg.server_wait.as_secs_f64(),
         sample_interval_s: cfg.sample_interval.as_secs_f64(),
         threads: cfg.threads,

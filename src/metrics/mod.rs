@@ -256,6 +256,9 @@ pub struct Waits {
     pub skipped: u64,
     /// Committed transactions slower than the latency limit.
     pub late: u64,
+    /// A connection per transaction (pgbench `-C`): the time spent opening
+    /// and closing them, µs.
+    pub connect_us: u64,
 }
 
 impl Default for Waits {
@@ -265,6 +268,7 @@ impl Default for Waits {
             lag_us: new_histogram(),
             skipped: 0,
             late: 0,
+            connect_us: 0,
         }
     }
 }
@@ -279,6 +283,7 @@ impl Waits {
             .expect("auto-resizing histogram");
         self.skipped += other.skipped;
         self.late += other.late;
+        self.connect_us += other.connect_us;
     }
 
     pub fn reset(&mut self) {
@@ -286,6 +291,7 @@ impl Waits {
         self.lag_us.reset();
         self.skipped = 0;
         self.late = 0;
+        self.connect_us = 0;
     }
 }
 
@@ -595,6 +601,13 @@ impl Recorder {
         let w = &mut g.interval.waits;
         w.lag_us.saturating_record(us);
         w.skipped += u64::from(skipped);
+    }
+
+    /// A transaction's own connection (pgbench `-C`) took `us` µs to open
+    /// or close.
+    pub fn connect_time(&self, us: u64) {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        g.interval.waits.connect_us += us;
     }
 
     /// A committed transaction was slower than the latency limit.

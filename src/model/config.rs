@@ -376,6 +376,12 @@ pub struct ScriptsConfig {
     /// `builtins` are the one mix of every cell.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sets: Vec<ScriptSet>,
+    /// The order `files` and `builtins` were given in, as pgbench numbers
+    /// its scripts (`isobench pgbench -f a -b b -f c`): per script, true
+    /// for the next built-in, false for the next file; empty: the files,
+    /// then the built-ins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order: Vec<bool>,
 }
 
 /// One value of the script factor: a pgbench script mix (files and
@@ -417,6 +423,28 @@ pub struct TargetConfig {
     /// How each run's clients are spread over the DSN's hosts
     /// (`--host-policy`); only an external server can have several.
     pub host_policy: HostPolicy,
+}
+
+/// How `isobench pgbench` runs its one cell where pgbench 15 behaves
+/// unlike `isobench run` (docs/src/reference/pgbench-command.md): an SQL
+/// error other than a serialization failure or deadlock, or a script's
+/// run-time error, aborts the client (as pgbench's do), and an aborted
+/// client does not stop the study (pgbench exits 2 after its summary).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PgbenchRules {
+    /// Run in the target's database itself, on its own tables and
+    /// functions, as pgbench does: no template database, no fresh copy,
+    /// no invariant checks, nothing created or dropped. False: a fresh
+    /// copy per run, as `isobench run` (`--fresh-copy`, and the managed
+    /// server).
+    pub in_place: bool,
+    /// `-C`: a new connection for every transaction, its time counted as
+    /// pgbench counts it (in the run, not in the transaction's latency).
+    pub connect_per_transaction: bool,
+    /// `-d`: pgbench's debugging lines (`client N sending ...`) on stderr.
+    pub debug: bool,
+    /// `--verbose-errors`: a line for every error a transaction meets.
+    pub verbose_errors: bool,
 }
 
 /// One experiment: the factors, the repetitions, and how each run goes.
@@ -478,6 +506,14 @@ pub struct ExperimentConfig {
     pub baseline: Option<String>,
     pub duration: Duration,
     pub warmup: Duration,
+    /// End each run by count instead of by `duration` (`--transactions`,
+    /// study key `transactions`; pgbench `-t`): every client runs this
+    /// many transactions (committed, failed or skipped), and the run ends
+    /// when the last client has; there is no warm-up. `None`: by time.
+    pub transactions: Option<u64>,
+    /// `isobench pgbench`'s run, where pgbench 15 behaves unlike
+    /// `isobench run`; `None` for every other study.
+    pub pgbench: Option<PgbenchRules>,
     /// How long to wait for a server that went away to accept connections
     /// again (`--server-wait`, default 60 s): then a managed server is
     /// restarted; an external one stops the study.

@@ -6,10 +6,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    PGBOUNCER_DEFAULT_POOL_SIZE, Pooler,
     ExternalLoad, HostCpu, HostPolicy, InvariantResult, Isolation, LatencySummary, Lifetime,
-    LoadFigures, LoadFormat, LoadReport, Order, RetryPolicy, RunFaults, ScriptsConfig, SecondPoint,
-    ServerObservations, TargetConfig,
+    LoadFigures, LoadFormat, LoadReport, Order, PGBOUNCER_DEFAULT_POOL_SIZE, Pooler, RetryPolicy,
+    RunFaults, ScriptsConfig, SecondPoint, ServerObservations, TargetConfig,
 };
 
 /// Everything one experiment measured.
@@ -110,6 +109,10 @@ pub struct StoredConfig {
     pub baseline: Option<String>,
     pub duration_s: f64,
     pub warmup_s: f64,
+    /// `--transactions`: each run ended when every client had run this
+    /// many transactions (`duration_s` is then not used); absent: by time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transactions: Option<u64>,
     /// `--server-wait`, s; 60 in stores written before it.
     #[serde(default = "default_server_wait_s")]
     pub server_wait_s: f64,
@@ -479,6 +482,12 @@ pub struct RunRecord {
     /// applies. Reports compare cells on it when they have it.
     #[serde(default)]
     pub effective_tps: Option<f64>,
+    /// TPC-C's throughput, tpmC: New-Order transactions committed per
+    /// minute of the measured window ([`tpmc`]); absent for a workload
+    /// without a `New-Order` transaction type. Not stored in the SQLite
+    /// store: it follows from `transactions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpmc: Option<f64>,
     /// Tries of all transactions finished in the window.
     pub attempts: u64,
     /// attempts - transactions (committed + failed + unknown).
@@ -628,6 +637,19 @@ pub struct LoadRecord {
     pub figures: Option<LoadFigures>,
 }
 
+/// The transaction type whose commits per minute are TPC-C's throughput
+/// (TPC-C standard specification revision 5.11, clause 5.4.1).
+pub const NEW_ORDER: &str = "New-Order";
+
+/// tpmC: committed New-Order transactions (the type named [`NEW_ORDER`])
+/// per minute of a `duration_s` window; `None` without that type or
+/// without a window. The New-Orders rolled back by design (TPC-C's 1 %
+/// unused items) are user aborts, not commits, and do not count.
+pub fn tpmc(transactions: &[TxTypeRecord], duration_s: f64) -> Option<f64> {
+    let t = transactions.iter().find(|t| t.name == NEW_ORDER)?;
+    (duration_s > 0.0).then(|| t.committed as f64 * 60.0 / duration_s)
+}
+
 /// A run's latency figures, ms; `None` where an external load tool did
 /// not report one.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -659,5 +681,36 @@ impl RunRecord {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tx(name: &str, committed: u64) -> TxTypeRecord {
+        TxTypeRecord {
+            name: name.into(),
+            committed,
+            user_aborts: 3,
+            attempts: committed + 3,
+            failed: BTreeMap::new(),
+            unknown_outcome: 0,
+            wasted_ms: 0.0,
+            latency_ms: LatencySummary::default(),
+            latency_histogram: String::new(),
+            commands: Vec::new(),
+            failure_reasons: Vec::new(),
+        }
+    }
+
+    /// tpmC counts committed New-Orders per minute, not the other types
+    /// nor the user aborts; no New-Order type, no tpmC.
+    #[test]
+    fn tpmc_is_new_order_commits_per_minute() {
+        let types = [tx("Payment", 900), tx(NEW_ORDER, 450)];
+        assert_eq!(tpmc(&types, 30.0), Some(900.0));
+        assert_eq!(tpmc(&types[..1], 30.0), None);
+        assert_eq!(tpmc(&types, 0.0), None);
     }
 }

@@ -246,8 +246,18 @@ mod tests {
     #[test]
     fn gauges_average_over_samples_and_stats_are_window_differences() {
         let mut g = Gauges::default();
-        g.add(&row(&[("cl_waiting", 10), ("sv_active", 5), ("maxwait", 0), ("maxwait_us", 1500)]));
-        g.add(&row(&[("cl_waiting", 30), ("sv_active", 5), ("maxwait", 2), ("maxwait_us", 250)]));
+        g.add(&row(&[
+            ("cl_waiting", 10),
+            ("sv_active", 5),
+            ("maxwait", 0),
+            ("maxwait_us", 1500),
+        ]));
+        g.add(&row(&[
+            ("cl_waiting", 30),
+            ("sv_active", 5),
+            ("maxwait", 2),
+            ("maxwait_us", 250),
+        ]));
         g.add(&row(&[("cl_waiting", 20), ("sv_active", 4)]));
         let info = PoolerInfo {
             version: "1.18.0".into(),
@@ -270,7 +280,13 @@ mod tests {
         ]);
         let o = window(&info, &g, &start, &end);
         assert_eq!(o.samples, 3);
-        assert_eq!(o.cl_waiting, CountStatF { mean: 20.0, max: 30 });
+        assert_eq!(
+            o.cl_waiting,
+            CountStatF {
+                mean: 20.0,
+                max: 30
+            }
+        );
         assert_eq!(o.sv_active.max, 5);
         assert!((o.sv_active.mean - 14.0 / 3.0).abs() < 1e-12);
         assert_eq!(o.maxwait_ms, 2000.25);

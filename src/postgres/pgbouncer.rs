@@ -62,7 +62,9 @@ impl Version {
     /// The version in the first line of `pgbouncer --version`'s output.
     pub fn parse(output: &str) -> Option<Version> {
         let first = output.lines().next()?;
-        let v = first.split_whitespace().find(|w| w.starts_with(char::is_numeric))?;
+        let v = first
+            .split_whitespace()
+            .find(|w| w.starts_with(char::is_numeric))?;
         let mut parts = v.split('.').map(|p| {
             p.chars()
                 .take_while(char::is_ascii_digit)
@@ -427,7 +429,11 @@ fn config_files(opts: &PgBouncerOptions, dir: &Path, port: u16) -> Vec<(&'static
     // TCP only where a password protects it; the private socket trusts.
     set(
         "listen_addr",
-        if up.password.is_some() { "127.0.0.1" } else { "" },
+        if up.password.is_some() {
+            "127.0.0.1"
+        } else {
+            ""
+        },
     );
     set("listen_port", &port.to_string());
     set("unix_socket_dir", &dir.display().to_string());
@@ -501,7 +507,10 @@ mod tests {
                 .unwrap()
                 .prepared_in_transaction_mode()
         );
-        assert_eq!(Version::parse("PgBouncer 1.24").unwrap().to_string(), "1.24.0");
+        assert_eq!(
+            Version::parse("PgBouncer 1.24").unwrap().to_string(),
+            "1.24.0"
+        );
         assert!(Version::parse("nothing here").is_none());
     }
 
@@ -524,14 +533,21 @@ mod tests {
         };
         let files = config_files(&opts(Some("pw\"x")), Path::new("/tmp/b"), 6432);
         let ini = &files[0].1;
-        assert!(ini.contains("* = host=/tmp/isobench-x port=5555\n"), "{ini}");
+        assert!(
+            ini.contains("* = host=/tmp/isobench-x port=5555\n"),
+            "{ini}"
+        );
         assert!(ini.contains("listen_addr = 127.0.0.1\n"), "{ini}");
         assert!(ini.contains("pool_mode = transaction\n"), "{ini}");
         assert!(ini.contains("default_pool_size = 50\n"), "{ini}");
         assert!(ini.contains("max_client_conn = 2100\n"), "{ini}");
         assert!(!ini.contains("max_prepared_statements"), "1.18 has none");
         assert_eq!(files[1].1, "\"isobench\" \"pw\"\"x\"\n");
-        assert!(files[2].1.contains("host all all 127.0.0.1/32 scram-sha-256"));
+        assert!(
+            files[2]
+                .1
+                .contains("host all all 127.0.0.1/32 scram-sha-256")
+        );
         // Without a password: the private socket only.
         let files = config_files(&opts(None), Path::new("/tmp/b"), 6432);
         assert!(files[0].1.contains("listen_addr = \n"), "{}", files[0].1);

@@ -329,6 +329,8 @@ mod tests {
             lat_stddev_ms: 0.0,
             skipped: 0,
             lag_ms: 0.0,
+            initial_connect_ms: 0.0,
+            connect_ms: 0.0,
         }
     }
 

@@ -49,14 +49,18 @@ impl FromStr for Format {
 /// Writes the files of `formats` for `results` into `dir`; returns their
 /// paths. Errors: a file cannot be written (naming it).
 pub fn write(dir: &Path, results: &Results, formats: &[Format]) -> Result<Vec<PathBuf>, String> {
-    write_model(dir, &super::model::ReportModel::new(results), formats)
+    write_model(
+        dir,
+        &crate::report::analysis::model::ReportModel::new(results),
+        formats,
+    )
 }
 
 /// [`write()`] from an aggregated model (the cells are aggregated once for
 /// every format).
 pub fn write_model(
     dir: &Path,
-    m: &super::model::ReportModel,
+    m: &crate::report::analysis::model::ReportModel,
     formats: &[Format],
 ) -> Result<Vec<PathBuf>, String> {
     let results = m.results;
@@ -70,18 +74,21 @@ pub fn write_model(
     };
     for f in formats {
         match f {
-            Format::Markdown => put(store::REPORT_MD, super::markdown::render_model(m))?,
-            Format::Html => put(REPORT_HTML, super::html::render_model(m))?,
+            Format::Markdown => put(
+                store::REPORT_MD,
+                crate::report::render::markdown::render_model(m),
+            )?,
+            Format::Html => put(REPORT_HTML, crate::report::render::html::render_model(m))?,
             Format::Json => {
                 put(
                     store::RESULTS_JSON,
                     serde_json::to_string_pretty(results).map_err(|e| e.to_string())?,
                 )?;
-                put(CELLS_JSON, super::json::cells_of(m))?;
+                put(CELLS_JSON, crate::report::render::json::cells_of(m))?;
             }
             Format::Csv => {
-                put(RUNS_CSV, super::csv::runs_of(m))?;
-                put(CELLS_CSV, super::csv::cells_of(m))?;
+                put(RUNS_CSV, crate::report::render::csv::runs_of(m))?;
+                put(CELLS_CSV, crate::report::render::csv::cells_of(m))?;
             }
         }
     }

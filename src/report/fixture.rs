@@ -188,6 +188,7 @@ fn run(
         committed,
         tps,
         effective_tps: None,
+        tpmc: None,
         attempts: transactions + retries,
         retries,
         failure_pct: 100.0 * nfailed as f64 / transactions as f64,
@@ -329,6 +330,7 @@ pub fn results() -> Results {
             baseline: None,
             duration_s: 60.0,
             warmup_s: 10.0,
+            transactions: None,
             server_wait_s: 60.0,
             sample_interval_s: 5.0,
             threads: None,
@@ -474,6 +476,108 @@ pub fn big() -> Results {
     r
 }
 
+/// The default study's shape (`isobench run` without flags): TPC-B,
+/// rc, rr and ser at 16 clients, 3 complete repetitions per cell, with
+/// throughputs in the thousands and a violated invariant under rc.
+pub fn default_study() -> Results {
+    let mut r = results();
+    r.complete = true;
+    r.config.isolation = Isolation::ALL.to_vec();
+    r.config.clients = vec![16];
+    r.config.scale = vec![10];
+    r.runs.clear();
+    let levels = [
+        (Isolation::ReadCommitted, 2410.0, &[][..], 0),
+        (
+            Isolation::RepeatableRead,
+            2235.0,
+            &[("40001", 1210)][..],
+            3400,
+        ),
+        (
+            Isolation::Serializable,
+            1988.0,
+            &[("40001", 2890), ("40P01", 2)][..],
+            7712,
+        ),
+    ];
+    for rep in 1..=3u32 {
+        for (k, (iso, tps, failed, retries)) in levels.iter().enumerate() {
+            let index = (rep - 1) * 3 + k as u32 + 1;
+            let tps = tps * (1.0 + 0.013 * f64::from(rep * 3 + k as u32).sin());
+            let mut run = run(
+                index,
+                *iso,
+                rep,
+                tps,
+                21.5 + 4.0 * k as f64,
+                failed,
+                *retries,
+            );
+            run.cell.clients = 16;
+            run.cell.scale = Some(10);
+            r.runs.push(run);
+        }
+    }
+    let rc = &mut r.runs[3];
+    rc.invariants[0].ok = false;
+    rc.invariants[0].violations = 2;
+    rc.anomalies = 2;
+    rc.invariants[0].detail =
+        "sum(abalance)=-91234 sum(tbalance)=-91200 sum(bbalance)=-91234 sum(history.delta)=-91234"
+            .into();
+    r
+}
+
+/// Seed 002's study (examples/seeds/002-pgbench-serializable-retries.toml):
+/// ser and rc × `variant` tpcb-like and single-statement × `foreign-keys`
+/// false and true, 8 clients, `max_tries = 3`, baseline `isolation=ser`,
+/// 3 repetitions; rc's throughput spread as wide as the seed's (its
+/// `+239.6 %` with an interval of `[-48.4 %, +2132.8 %]`).
+pub fn seed_002() -> Results {
+    let mut r = results();
+    r.complete = true;
+    r.config.isolation = vec![Isolation::Serializable, Isolation::ReadCommitted];
+    r.config.clients = vec![8];
+    r.config.scale = vec![10];
+    r.config.baseline = Some("isolation=ser".into());
+    r.config.retry.max_tries = 3;
+    r.config.params = vec![
+        (
+            "variant".into(),
+            vec!["tpcb-like".into(), "single-statement".into()],
+        ),
+        ("foreign-keys".into(), vec!["false".into(), "true".into()]),
+    ];
+    r.runs.clear();
+    let mut index = 0;
+    for rep in 1..=3u32 {
+        for variant in ["tpcb-like", "single-statement"] {
+            for fk in ["false", "true"] {
+                for iso in [Isolation::Serializable, Isolation::ReadCommitted] {
+                    index += 1;
+                    let ser = iso == Isolation::Serializable;
+                    let tps = if ser {
+                        612.0 + 9.0 * f64::from(rep)
+                    } else {
+                        [310.0, 4790.0, 1145.0][rep as usize - 1]
+                    };
+                    let failed: &[(&str, u64)] = if ser { &[("40001", 1843)] } else { &[] };
+                    let mut run = run(index, iso, rep, tps, 35.25, failed, 5120);
+                    run.cell.clients = 8;
+                    run.cell.scale = Some(10);
+                    run.cell.params = BTreeMap::from([
+                        ("variant".into(), variant.into()),
+                        ("foreign-keys".into(), fk.into()),
+                    ]);
+                    r.runs.push(run);
+                }
+            }
+        }
+    }
+    r
+}
+
 /// Every renderer's output for a few variants of the fixture, written to
 /// `$ISOBENCH_DUMP_OUT` (one file per variant and format): compare two
 /// directories to see what a change to the renderers changed.
@@ -526,17 +630,25 @@ fn dump_outputs() {
         ("builds", builds),
         ("evil", evil),
         ("swallowed", swallowed_history()),
+        ("default", default_study()),
+        ("seed002", seed_002()),
     ];
     for (name, r) in variants {
         let put = |ext: &str, text: String| {
             std::fs::write(dir.join(format!("{name}.{ext}")), text).unwrap()
         };
-        put("md", super::markdown::render(&r));
-        put("html", super::html::render(&r));
-        put("txt", super::terminal::summary(&r));
-        put("runs.csv", super::csv::runs(&r));
-        put("cells.csv", super::csv::cells(&r));
-        put("json", super::json::cells(&r));
+        put("md", crate::report::render::markdown::render(&r));
+        put("html", crate::report::render::html::render(&r));
+        put(
+            "txt",
+            crate::report::render::terminal::summary(
+                &r,
+                crate::report::render::terminal::DEFAULT_WIDTH,
+            ),
+        );
+        put("runs.csv", crate::report::render::csv::runs(&r));
+        put("cells.csv", crate::report::render::csv::cells(&r));
+        put("json", crate::report::render::json::cells(&r));
     }
 }
 

@@ -272,6 +272,8 @@ fn resume_study(
         order: c.order,
         baseline: c.baseline,
         duration: Duration::from_secs_f64(c.duration_s),
+        transactions: c.transactions,
+        pgbench: None,
         warmup: Duration::from_secs_f64(c.warmup_s),
         server_wait: Duration::from_secs_f64(c.server_wait_s),
         retry: c.retry,
@@ -574,9 +576,9 @@ max_pred_locks_per_transaction = [64, 256]
             ("pool_size = []\n", 1, "pool_size: the list is empty"),
             ("clients = [1,\n", 1, ""),
             (
-                "workload = [\"tpcb\",\n \"tpcc\"]\n",
+                "workload = [\"tpcb\",\n \"tpce\"]\n",
                 2,
-                "workload: unknown workload 'tpcc'",
+                "workload: unknown workload 'tpce'",
             ),
             (
                 "script = [\"builtin:tpcb-like\", \"builtin:nope\"]\n",

@@ -17,9 +17,8 @@ use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
     Backoff, ExperimentConfig, ExternalLoad, FaultPlan, FaultSpec, HostPolicy, Isolation,
-    LoadFormat, ObserveLevel, OnError, Order, PgBuild, PoolerConfig, Pooler, QueryMode,
-    RetryPolicy, ScriptSet,
-    ScriptsConfig, ShardSpec, TargetConfig,
+    LoadFormat, ObserveLevel, OnError, Order, PgBuild, Pooler, PoolerConfig, QueryMode,
+    RetryPolicy, ScriptSet, ScriptsConfig, ShardSpec, TargetConfig,
 };
 
 /// Where a setting came from, for errors about it.
@@ -125,6 +124,10 @@ pub struct Settings {
     #[arg(long, short = 'T', value_parser = PositiveDur::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "one::<_, PositiveDur>")]
     pub duration: Option<Duration>,
+    /// End each run by count, as pgbench -t: every client runs N transactions (committed, failed or skipped) and the run ends when the last has; tps is over the run's elapsed time; no warm-up; excludes --duration.
+    #[arg(long, short = 't', value_name = "N", value_parser = Count::<1_000_000_000>::parse, allow_hyphen_values = true)]
+    #[serde(default, deserialize_with = "one::<_, Count<1_000_000_000>>")]
+    pub transactions: Option<u32>,
     /// Warm-up before each run's measured time (discarded) [default: 2s].
     #[arg(long, value_parser = Dur::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "one::<_, Dur>")]
@@ -375,6 +378,7 @@ every_key!(
     baseline,
     repeat,
     duration,
+    transactions,
     warmup,
     server_wait,
     max_tries,
@@ -673,6 +677,20 @@ impl Settings {
             }
         }
         let shard = self.shard_spec()?;
+        if self.transactions.is_some() {
+            if self.duration.is_some() {
+                return Err(self.error(
+                    "transactions",
+                    "ends each run by count and --duration by time: give one of them (as pgbench's -t and -T)",
+                ));
+            }
+            if self.warmup.is_some_and(|w| !w.is_zero()) {
+                return Err(self.error(
+                    "transactions",
+                    "a run by count has no warm-up (every client's transactions count, as in pgbench -t): drop --warmup or give 0s",
+                ));
+            }
+        }
         if self.host_policy.is_some() && self.dsn.is_none() && self.external != Some(true) {
             return Err(self.error(
                 "host_policy",
@@ -704,9 +722,11 @@ impl Settings {
                 // unnamed ones by default (an explicit `prepared` is
                 // checked against pgbouncer's version before the study).
                 mode: s.protocol.unwrap_or(
-                    if s.pooler.iter().flatten().any(|p| {
-                        p.pgbouncer() == Some(crate::model::PoolMode::Transaction)
-                    }) {
+                    if s.pooler
+                        .iter()
+                        .flatten()
+                        .any(|p| p.pgbouncer() == Some(crate::model::PoolMode::Transaction))
+                    {
                         QueryMode::Extended
                     } else {
                         QueryMode::Prepared
@@ -715,6 +735,7 @@ impl Settings {
                 init_sql: s.init_sql,
                 workload_named: s.workload.is_some(),
                 sets,
+                order: Vec::new(),
             },
             workload,
             workloads,
@@ -745,7 +766,12 @@ impl Settings {
             resume: None,
             repeat: s.repeat.unwrap_or(3),
             duration: s.duration.unwrap_or(Duration::from_secs(10)),
-            warmup: s.warmup.unwrap_or(Duration::from_secs(2)),
+            warmup: match s.transactions {
+                Some(_) => Duration::ZERO,
+                None => s.warmup.unwrap_or(Duration::from_secs(2)),
+            },
+            transactions: s.transactions.map(u64::from),
+            pgbench: None,
             server_wait: s.server_wait.unwrap_or(Duration::from_secs(60)),
             retry: RetryPolicy {
                 max_tries,

@@ -31,6 +31,11 @@ pub struct DbError {
     pub message: String,
     /// The DETAIL (`D`), e.g. SSI's `Reason code: ...`.
     pub detail: Option<String>,
+    /// The HINT (`H`) and CONTEXT (`W`, e.g. `unnamed portal with
+    /// parameters: ...`), which `isobench pgbench` prints as pgbench does
+    /// (copied only when the server sends them).
+    pub hint: Option<String>,
+    pub context: Option<String>,
 }
 
 impl DbError {
@@ -40,6 +45,8 @@ impl DbError {
             code: *b"XX000",
             message: String::new(),
             detail: None,
+            hint: None,
+            context: None,
         };
         let severity = |v: &[u8]| match v {
             b"FATAL" => Severity::Fatal,
@@ -66,10 +73,34 @@ impl DbError {
                 }
                 b'M' => e.message = text(v),
                 b'D' => e.detail = Some(text(v)),
+                b'H' => e.hint = Some(text(v)),
+                b'W' => e.context = Some(text(v)),
                 _ => {}
             }
         }
         e
+    }
+
+    /// The error as libpq's `PQresultErrorMessage` words it at the
+    /// default verbosity (what pgbench prints): `ERROR:  message`, then
+    /// `DETAIL:`, `HINT:` and `CONTEXT:` lines.
+    pub fn libpq_text(&self) -> String {
+        let severity = match self.severity {
+            Severity::Error => "ERROR",
+            Severity::Fatal => "FATAL",
+            Severity::Panic => "PANIC",
+        };
+        let mut t = format!("{severity}:  {}", self.message);
+        for (label, field) in [
+            ("DETAIL", &self.detail),
+            ("HINT", &self.hint),
+            ("CONTEXT", &self.context),
+        ] {
+            if let Some(f) = field {
+                t.push_str(&format!("\n{label}:  {f}"));
+            }
+        }
+        t
     }
 
     /// FATAL or PANIC: the server ends the session after sending it.
@@ -91,6 +122,9 @@ pub enum Error {
     /// The server sent something this client does not understand, or a
     /// parameter could not be encoded; the text says what.
     Protocol(String),
+    /// The statement started a `COPY ... FROM STDIN`, which a benchmark
+    /// client does not feed (the copy was ended with `CopyFail`).
+    CopyNotSupported,
 }
 
 impl Error {
@@ -115,7 +149,7 @@ impl Error {
         match self {
             Error::Db(e) => e.is_fatal(),
             Error::Io(_) | Error::Closed => true,
-            Error::Protocol(_) => false,
+            Error::Protocol(_) | Error::CopyNotSupported => false,
         }
     }
 }
@@ -134,6 +168,7 @@ impl fmt::Display for Error {
             Error::Io(e) => write!(f, "connection error: {e}"),
             Error::Closed => f.write_str("connection closed"),
             Error::Protocol(m) => f.write_str(m),
+            Error::CopyNotSupported => f.write_str("COPY FROM STDIN is not supported"),
         }
     }
 }

@@ -617,6 +617,13 @@ impl Conn {
                     let e = self.server_error(&body);
                     failed.get_or_insert(e);
                 }
+                Ok(Message::CopyInResponse(_)) => {
+                    // A benchmark client feeds no COPY FROM STDIN: end it
+                    // (the server answers with an error, then
+                    // ReadyForQuery) and say so.
+                    self.copy_fail().await?;
+                    failed = Some(Error::CopyNotSupported);
+                }
                 Ok(m) => {
                     if failed.is_none()
                         && let Err(e) = on(m)
@@ -628,6 +635,36 @@ impl Conn {
             }
         }
         failed.map_or(Ok(()), Err)
+    }
+
+    /// Closes the connection as libpq's `PQfinish` does: `Terminate`, then
+    /// the socket. Errors are ignored: the connection is going anyway.
+    pub async fn close(mut self) {
+        frontend::terminate(&mut self.wbuf);
+        let _ = self.flush().await;
+    }
+
+    /// Ends a `COPY ... FROM STDIN` the server started (`CopyFail`): the
+    /// server answers with an error, then `ReadyForQuery`.
+    async fn copy_fail(&mut self) -> Result<(), Error> {
+        frontend::copy_fail("COPY is not supported by this client", &mut self.wbuf)
+            .map_err(encode)?;
+        self.flush().await
+    }
+
+    /// A statement of this connection that the server does not know (its
+    /// `Parse` failed): using it gets the server's `prepared statement
+    /// ... does not exist`, as pgbench's clients do after a failed
+    /// PREPARE.
+    pub fn unprepared(&mut self) -> Statement {
+        let name = format!("i{}", self.next_statement);
+        self.next_statement += 1;
+        Statement(Arc::new(StatementInner {
+            name,
+            params: Vec::new(),
+            columns: Arc::from(Vec::new()),
+            sql: None,
+        }))
     }
 
     /// The server's error; a FATAL one ends the session (the server

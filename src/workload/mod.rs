@@ -13,13 +13,17 @@
 //! invariants. The specification of every built-in workload is
 //! `../shared/docs/WORKLOADS.md` in the project's docs.
 
+pub mod dist;
 pub mod docstore;
 pub mod list_append;
 pub mod sibench;
 pub mod smallbank;
 pub mod ssibench;
+pub mod sysbench;
 pub mod tpcb;
+pub mod tpcc;
 pub mod write_skew;
+pub mod ycsb;
 
 use crate::model::{FailureReason, InvariantResult, StepTime};
 use std::collections::BTreeMap;
@@ -199,6 +203,9 @@ registry! {
     write_skew::SPEC => write_skew::WriteSkew,
     docstore::SPEC => docstore::Docstore,
     list_append::SPEC => list_append::ListAppend,
+    ycsb::SPEC => ycsb::Ycsb,
+    sysbench::SPEC => sysbench::Sysbench,
+    tpcc::SPEC => tpcc::Tpcc,
 }
 
 /// What one workload instance is built from: one cell's workload factors.
@@ -584,6 +591,17 @@ pub trait WorkloadClient: Send + 'static {
 
     /// The transaction type of `input` (index into [`Workload::tx_types`]).
     fn tx_type(&self, input: &Self::Input) -> usize;
+
+    /// How long the client pauses before it starts the transaction of
+    /// `input`, outside the transaction's latency: an emulated user's
+    /// think time after the previous transaction and keying time of this
+    /// one (TPC-C clause 5.2.5, `tpcc --param think=spec`). Zero (the
+    /// default) for workloads that run closed loop back to back. Applied
+    /// in a closed loop only: an open loop's arrival schedule already
+    /// spaces the transactions.
+    fn pause_before(&mut self, _input: &Self::Input) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
 
     /// Runs one attempt, from BEGIN to COMMIT (with `tx`). On error the
     /// engine rolls back and decides whether to retry.

@@ -242,7 +242,7 @@ fn load_streams(rows: i64) -> usize {
 /// accounts in one run instead of spilling to temporary files and
 /// merging (an `int` key takes ~40 B in the sort; 100 B a row leaves room
 /// for the parallel build's split): 64 MB (the server's default) to 1 GB.
-fn index_sort_kb(rows: i64) -> i64 {
+pub(super) fn index_sort_kb(rows: i64) -> i64 {
     (rows * 100 / 1024).clamp(64 * 1024, 1024 * 1024)
 }
 
@@ -250,7 +250,7 @@ fn index_sort_kb(rows: i64) -> i64 {
 /// `ALTER SYSTEM`) to [`index_sort_kb`] when the server's setting is
 /// lower, for the primary keys' index builds. Returns whether it did, so
 /// the caller can `RESET` it. Errors: the server refused.
-async fn raise_index_memory(db: &Client, rows: i64) -> Result<bool, WorkloadError> {
+pub(super) async fn raise_index_memory(db: &Client, rows: i64) -> Result<bool, WorkloadError> {
     let what = "raising maintenance_work_mem for the index builds";
     let current: i64 = db
         .query_one(
@@ -271,7 +271,7 @@ async fn raise_index_memory(db: &Client, rows: i64) -> Result<bool, WorkloadErro
 }
 
 /// `1..=rows` cut into `n` contiguous ranges of nearly equal length.
-fn split_range(rows: i64, n: usize) -> Vec<std::ops::RangeInclusive<i64>> {
+pub(super) fn split_range(rows: i64, n: usize) -> Vec<std::ops::RangeInclusive<i64>> {
     let n = n.max(1) as i64;
     (0..n)
         .map(|k| (rows * k / n + 1)..=(rows * (k + 1) / n))

@@ -1,4 +1,5 @@
-//! Every study file in examples/ and examples/seeds/ runs as shipped
+//! Every study file in examples/, examples/seeds/ and examples/papers/
+//! (the reproductions of published papers) runs as shipped
 //! (laptop-sized) with 1 s runs, no warm-up and one repetition (flags
 //! override the file), so that the seed reproductions keep working. A
 //! study that needs an outside program (autocannon, an application) is
@@ -14,7 +15,7 @@ const NEEDS_TOOLS: &[(&str, &str)] = &[("app-pool-study.toml", "autocannon")];
 fn study_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
     let mut files = Vec::new();
-    for dir in [root.clone(), root.join("seeds")] {
+    for dir in [root.clone(), root.join("seeds"), root.join("papers")] {
         for entry in std::fs::read_dir(&dir).expect("examples directory") {
             let path = entry.expect("entry").path();
             if path.extension().is_some_and(|e| e == "toml") {

@@ -239,7 +239,7 @@ fn bad_factor_values_are_refused_before_anything_runs() {
     assert!(stderr.contains("missing.sql"), "{stderr}");
     assert!(!dir.join("results.json").exists());
     for (args, needle) in [
-        (&["-w", "tpcb,tpcc"][..], "unknown workload 'tpcc'"),
+        (&["-w", "tpcb,tpce"][..], "unknown workload 'tpce'"),
         (
             &["--script-factor", "builtin:nope"][..],
             "'builtin:nope': no such built-in script",

@@ -443,8 +443,9 @@ fn errors_match_pgbench_messages() {
         let ours = match script::parse("e.sql", &text, 1) {
             Err(err) => err
                 .message
-                .strip_prefix("\\set: ")
-                .expect("names the command")
+                .strip_prefix("e.sql:1: ")
+                .and_then(|m| m.strip_suffix(" in command \"set\""))
+                .expect("names the file and command")
                 .to_string(),
             Ok(parsed) => Client::new(1, &[("bad", "abc")])
                 .run(&parsed)

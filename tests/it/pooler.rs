@@ -84,7 +84,10 @@ fn two_thousand_clients_run_through_pgbouncer_in_transaction_mode() {
     // -M was not given: statements are unnamed behind transaction pooling.
     assert_eq!(r["config"]["scripts"]["mode"], "extended");
     // The server was sized for pgbouncer's pool, not for 2,000 clients.
-    assert_eq!(r["environment"]["server_settings"]["max_connections"], "100");
+    assert_eq!(
+        r["environment"]["server_settings"]["max_connections"],
+        "100"
+    );
     let p = &run["server"]["pooler"];
     assert_eq!(p["version"].as_str().unwrap().split('.').next(), Some("1"));
     assert_eq!(p["pool_mode"], "transaction");
@@ -98,7 +101,10 @@ fn two_thousand_clients_run_through_pgbouncer_in_transaction_mode() {
     // and it counts transactions as they begin).
     let xacts = p["xacts"].as_u64().unwrap() as f64;
     let c = committed as f64;
-    assert!(xacts > 0.7 * c && xacts < 1.3 * c + 100.0, "pgbouncer {xacts}, clients {c}");
+    assert!(
+        xacts > 0.7 * c && xacts < 1.3 * c + 100.0,
+        "pgbouncer {xacts}, clients {c}"
+    );
     assert_managed_server_gone(&r);
     assert_pgbouncers_gone(&ran.dir, Duration::from_secs(5));
 }
@@ -218,15 +224,33 @@ fn prepared_statements_behind_transaction_pooling_are_refused_with_the_version()
 fn impossible_pooler_studies_are_refused_before_they_start() {
     for (args, says) in [
         (
-            vec!["--pooler", "pgbouncer:session", "--pooler-size", "4", "--clients", "8"],
+            vec![
+                "--pooler",
+                "pgbouncer:session",
+                "--pooler-size",
+                "4",
+                "--clients",
+                "8",
+            ],
             "4 would wait for ever",
         ),
-        (vec!["--pooler-size", "10"], "give --pooler pgbouncer:transaction"),
         (
-            vec!["--pooler", "pgbouncer", "--pgbouncer-bin", "/nonexistent/pgbouncer"],
+            vec!["--pooler-size", "10"],
+            "give --pooler pgbouncer:transaction",
+        ),
+        (
+            vec![
+                "--pooler",
+                "pgbouncer",
+                "--pgbouncer-bin",
+                "/nonexistent/pgbouncer",
+            ],
             "--pgbouncer-bin /nonexistent/pgbouncer: no such file",
         ),
-        (vec!["--pooler", "pgbouncer:statement"], "statement mode refuses"),
+        (
+            vec!["--pooler", "pgbouncer:statement"],
+            "statement mode refuses",
+        ),
     ] {
         let ran = Study::short().args(&args).run();
         assert_eq!(ran.out.status.code(), Some(2), "{args:?}: {}", ran.stderr);

@@ -277,6 +277,9 @@ fn a_default_like_study_explains_itself_in_findings() {
         first.starts_with("Headlines\n"),
         "Headlines must come first:\n{report}"
     );
+    // The terminal wraps at its width (100 into a pipe): continuation
+    // lines, indented by two, joined back.
+    let unwrapped = stdout.replace("\n  ", " ");
     let headlines: Vec<&str> = section("Headlines")
         .lines()
         .filter_map(|l| l.strip_prefix("- "))
@@ -288,7 +291,7 @@ fn a_default_like_study_explains_itself_in_findings() {
             "{h}"
         );
         // The terminal prints them first too.
-        assert!(stdout.lines().any(|l| l == *h), "{h}\n{stdout}");
+        assert!(unwrapped.lines().any(|l| l == *h), "{h}\n{stdout}");
     }
     assert!(
         report.find("\n## Cells\n").unwrap() < report.find("\n## Findings\n").unwrap(),
@@ -317,7 +320,7 @@ fn a_default_like_study_explains_itself_in_findings() {
         .expect("a finding");
     let first = &first[..first.find(" Try: ").unwrap_or(first.len())];
     assert!(
-        stdout.lines().any(|l| l == format!("finding: {first}")),
+        unwrapped.lines().any(|l| l == format!("finding: {first}")),
         "{stdout}"
     );
     for run in r["runs"].as_array().unwrap() {

@@ -11,7 +11,7 @@ use anyhow::Result;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use super::{Exit, out, terminal_width, watch_signals};
+use super::{Exit, WidthArg, out, watch_signals};
 use crate::model::{AnomaliesConfig, Isolation, PgBuild, TargetConfig};
 use crate::study::values::{self, Parse};
 use crate::{probe, report};
@@ -51,6 +51,8 @@ pub struct AnomaliesArgs {
     /// No progress and no matrix on stdout (mismatches still go to stderr).
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    #[command(flatten)]
+    pub width: WidthArg,
 }
 
 impl AnomaliesArgs {
@@ -132,6 +134,7 @@ pub async fn run(args: AnomaliesArgs) -> Result<Exit> {
     if !args.specs.is_empty() {
         return isolation_specs(args).await;
     }
+    let width = args.width.columns();
     let cfg = args.into_config();
     let cancel = CancellationToken::new();
     tokio::spawn(watch_signals(cancel.clone()));
@@ -144,10 +147,9 @@ pub async fn run(args: AnomaliesArgs) -> Result<Exit> {
         Err(e) => return Err(e),
     };
     if !cfg.quiet {
-        let width = terminal_width();
         out(&format!(
             "{}results: {}\n",
-            report::anomalies::terminal(&outcome.matrix, width),
+            report::render::anomalies::terminal(&outcome.matrix, width),
             outcome.dir.display()
         ));
     }

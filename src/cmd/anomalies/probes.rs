@@ -76,7 +76,7 @@ pub async fn run(cfg: &AnomaliesConfig, cancel: CancellationToken) -> Result<Pro
         (ANOMALIES_JSON, json),
         (
             ANOMALIES_MD,
-            report::anomalies::markdown(&matrix).into_bytes(),
+            report::render::anomalies::markdown(&matrix).into_bytes(),
         ),
     ] {
         let path = dir.join(name);

@@ -38,7 +38,7 @@ use crate::store::{self, Results, RunRecord};
 
 use clap::Args;
 
-use super::{Exit, out};
+use super::{Exit, WidthArg, out};
 pub use hlog::{merge_hlogs, read_hlog};
 pub use input::{Input, ShardOf, check, read_input, shifts};
 pub use records::{merge_run, merge_seconds};
@@ -52,6 +52,8 @@ pub struct MergeArgs {
     /// The merged results directory (new, or empty).
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub width: WidthArg,
 }
 
 /// Merges the directories, prints the terminal summary of the result.
@@ -62,10 +64,10 @@ pub fn command(args: MergeArgs) -> Result<Exit> {
     for w in &merged.warnings {
         eprintln!("isobench merge: warning: {w}");
     }
-    let model = crate::report::model::ReportModel::new(&merged.results);
+    let model = crate::report::analysis::model::ReportModel::new(&merged.results);
     out(&format!(
         "{}merged {} director{} ({} run(s), {} interval log(s)) into {}\n",
-        crate::report::terminal::summary_of(&model),
+        crate::report::render::terminal::summary_of(&model, args.width.columns()),
         args.dirs.len(),
         if args.dirs.len() == 1 { "y" } else { "ies" },
         merged.results.runs.len(),

@@ -248,10 +248,12 @@ pub fn merge_run(
         errors.extend(r.errors.iter().cloned());
     }
     let faults = runs.iter().find_map(|r| r.faults.clone());
+    let tpmc = crate::model::tpmc(&transactions, duration_s);
     Ok(RunRecord {
         complete: runs.iter().all(|r| r.complete),
         committed,
         tps: ratio(committed as f64, duration_s),
+        tpmc,
         attempts,
         retries,
         failed,

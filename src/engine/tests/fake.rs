@@ -39,6 +39,9 @@ pub(super) const CODES: [&str; 3] = ["40001", "40P01", "23505"];
 
 pub(super) struct Fake {
     pub(super) plan: Plan,
+    /// Each client's pause before every transaction
+    /// (`WorkloadClient::pause_before`, an emulated user's think time).
+    pub(super) pause: std::time::Duration,
 }
 
 /// One attempt as the client saw it.
@@ -90,6 +93,7 @@ pub(super) struct FakeClient {
     pub(super) last: Option<(u32, u64)>,
     pub(super) tries: u32,
     pub(super) ledger: FakeLedger,
+    pub(super) pause: std::time::Duration,
 }
 
 impl Workload for Fake {
@@ -124,6 +128,7 @@ impl Workload for Fake {
             last: None,
             tries: 0,
             ledger: FakeLedger::default(),
+            pause: self.pause,
         }
     }
 
@@ -169,6 +174,10 @@ impl WorkloadClient for FakeClient {
 
     fn tx_type(&self, _input: &(u32, u64)) -> usize {
         0
+    }
+
+    fn pause_before(&mut self, _input: &(u32, u64)) -> std::time::Duration {
+        self.pause
     }
 
     async fn attempt(

@@ -59,6 +59,9 @@ fn params(clients: u32) -> EngineParams {
         retrier: retrier(3, Backoff::None),
         warmup: Duration::ZERO,
         duration: Duration::from_millis(300),
+        transactions: None,
+        connect_per_transaction: false,
+        tx_log: None,
         seed: 42,
         threads: 1,
         pool_size: None,
@@ -94,12 +97,24 @@ impl Ran {
 }
 
 async fn run(plan: Plan, commit_delay: Duration, params: &EngineParams) -> Ran {
+    run_fake(
+        Fake {
+            plan,
+            pause: Duration::ZERO,
+        },
+        commit_delay,
+        params,
+    )
+    .await
+}
+
+async fn run_fake(fake: Fake, commit_delay: Duration, params: &EngineParams) -> Ran {
     let server = Server::start(commit_delay);
     let (phase_tx, phase_rx) = watch::channel(Phase::Connecting);
     let cancel = CancellationToken::new();
     let t0 = Instant::now();
     let (outcome, ledger) = super::run(
-        &Fake { plan },
+        &fake,
         &server.config(),
         params,
         &cancel,
@@ -150,6 +165,34 @@ async fn warmup_transactions_are_not_measured() {
     assert!(r.outcome.measured_s >= 0.3 && r.outcome.measured_s < 10.0);
 }
 
+/// A workload's pause before each transaction (TPC-C's keying and think
+/// times) spaces a closed loop's transactions and stays out of their
+/// latency: one client pausing 40 ms before transactions that take 2 ms
+/// commits at most one per 40 ms, each in well under 40 ms.
+#[tokio::test]
+async fn a_pause_before_each_transaction_spaces_them_outside_their_latency() {
+    let fake = Fake {
+        plan: commit_all,
+        pause: Duration::from_millis(40),
+    };
+    let r = run_fake(fake, Duration::from_millis(2), &params(1)).await;
+    let t = r.total();
+    let bound = (r.outcome.measured_s / 0.040).ceil() as u64 + 1;
+    assert!(
+        t.committed > 0 && t.committed <= bound,
+        "{} > {bound}",
+        t.committed
+    );
+    assert!(
+        t.latency_us.max() < 30_000,
+        "the pause is not latency: max {} µs",
+        t.latency_us.max()
+    );
+    // Without the pause the same second holds many more.
+    let r = run(commit_all, Duration::from_millis(2), &params(1)).await;
+    assert!(r.total().committed > 3 * bound, "{}", r.total().committed);
+}
+
 #[tokio::test]
 async fn drain_stops_every_client_and_loses_no_count() {
     let p = EngineParams {
@@ -188,6 +231,38 @@ fn serialization_failures(_: u32, n: u64, try_no: u32) -> Act {
         2 if try_no < 2 => Act::FailAtCommit("40001"),
         _ => Act::Commit,
     }
+}
+
+/// pgbench -t: each of 4 clients ends after exactly 25 transactions,
+/// committed or failed (retries are tries of one transaction, not more
+/// transactions), and the run ends when the last one has; the duration
+/// (here far longer than the run) is not used.
+#[tokio::test]
+async fn a_run_by_count_ends_after_each_clients_transactions() {
+    let p = EngineParams {
+        transactions: Some(25),
+        duration: Duration::from_secs(3600),
+        threads: 2,
+        ..params(4)
+    };
+    let started = Instant::now();
+    let r = run(serialization_failures, Duration::ZERO, &p).await;
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(!r.outcome.interrupted);
+    let t = r.total();
+    // Inputs 0..25 of each client: 13 commit (0, 2, 4, ...; n % 4 in 0, 2),
+    // 12 fail (odd ones) after 3 tries each.
+    assert_eq!(t.committed, 4 * 13, "{t:?}");
+    assert_eq!(r.failed("40001"), 4 * 12, "{t:?}");
+    assert_eq!(t.retried, 4 * (7 + 6 + 12), "{t:?}");
+    // Tries: 7 inputs n%4==0 (3 tries), 6 inputs n%4==2 (2), 12 odd (3).
+    assert_eq!(t.attempts, 4 * (7 * 3 + 6 * 2 + 12 * 3), "{t:?}");
+    for c in 0..4 {
+        let inputs = r.ledger.tries_of(c);
+        assert_eq!(inputs.len(), 25, "client {c}: {inputs:?}");
+        assert_eq!(inputs.last().unwrap().0, 24);
+    }
+    assert!(r.outcome.measured_s > 0.0 && r.outcome.measured_s < 60.0);
 }
 
 #[tokio::test]
@@ -558,7 +633,10 @@ fn a_shards_clients_are_numbered_from_its_first_id_and_spread_on() {
         threads: 2,
         ..params(3)
     };
-    let w = Fake { plan: commit_all };
+    let w = Fake {
+        plan: commit_all,
+        pause: Duration::ZERO,
+    };
     let (members, pooled) = super::deal(&w, &p, 2, 0, 2);
     let placed = |m: &[Vec<super::worker::Member<_>>]| -> Vec<(u32, usize)> {
         let mut v: Vec<(u32, usize)> = m.iter().flatten().map(|m| (m.id, m.home)).collect();

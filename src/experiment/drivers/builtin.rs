@@ -247,7 +247,13 @@ async fn one_run<W: Workload>(
     let shard = coord.map(|c| c.spec);
     // A non-zero shard uses the copy shard 0 made (and marked prepared).
     let lead = shard.is_none_or(|s| s.index == 0);
-    let (check_db, reset_ms, errors) = if lead {
+    let in_place = cfg.pgbench.as_ref().is_some_and(|p| p.in_place);
+    let (check_db, reset_ms, errors) = if in_place {
+        // isobench pgbench on a named server: its database as it is.
+        let mut config = srv.target.config(run_db);
+        postgres::own_session(&mut config, "check");
+        (postgres::connect(&config).await?, 0.0, Vec::new())
+    } else if lead {
         fresh_copy(srv, tmpl, run_db).await?
     } else {
         let mut config = srv.target.config(run_db);
@@ -260,7 +266,12 @@ async fn one_run<W: Workload>(
     let db_config = srv.target.config(run_db);
     let (server_version, server_settings) = shown_settings(&check_db, cfg, &run.cell).await?;
 
-    let seed = cfg.seed.wrapping_add(u64::from(index) << 32);
+    // isobench pgbench's one run draws what `pgbench --random-seed S`
+    // draws: the seed itself.
+    let seed = match cfg.pgbench {
+        Some(_) => cfg.seed,
+        None => cfg.seed.wrapping_add(u64::from(index) << 32),
+    };
     let seed = shard.map_or(seed, |s| s.seed(seed));
     let clients = shard.map_or(run.cell.clients, |s| s.clients(run.cell.clients));
     let params = EngineParams {
@@ -276,6 +287,12 @@ async fn one_run<W: Workload>(
         retrier: retrier.clone(),
         warmup: cfg.warmup,
         duration: cfg.duration,
+        transactions: cfg.transactions,
+        connect_per_transaction: cfg
+            .pgbench
+            .as_ref()
+            .is_some_and(|p| p.connect_per_transaction),
+        tx_log: ctx.tx_log.clone(),
         seed,
         threads: cfg
             .threads
@@ -438,8 +455,9 @@ async fn one_run<W: Workload>(
         errors.push(format!("writing the run's latency log: {e}"));
     }
     let invariants = match &after.check_db {
-        // Checked once, by shard 0, after every shard ended the run.
-        _ if !lead || gate_failed.is_some() => Vec::new(),
+        // Checked once, by shard 0, after every shard ended the run; not
+        // in a database of the user's (isobench pgbench on a named server).
+        _ if !lead || gate_failed.is_some() || in_place => Vec::new(),
         Some(check_db) => workload
             .check(check_db, lifetime, ledger)
             .await
@@ -470,6 +488,9 @@ async fn one_run<W: Workload>(
     // stops its client, as in pgbench; every run would hit it again, so
     // the study stops, with the error, after saving the run. So does a
     // server that did not come back.
+    // Under isobench pgbench an aborted client is pgbench's outcome (exit
+    // status 2 after the summary), not the study's end.
+    let script_error = script_error.filter(|_| cfg.pgbench.is_none());
     let stop = after
         .gone
         .or_else(|| script_error.map(|m| anyhow!("a script error stopped the clients: {m}")));
@@ -679,6 +700,7 @@ fn record<W: Workload>(
     } else {
         0.0
     };
+    let tpmc = crate::model::tpmc(&per_type, outcome.measured_s);
     let record = RunRecord {
         index,
         cell: run.cell.clone(),
@@ -691,6 +713,7 @@ fn record<W: Workload>(
         committed: m.committed,
         tps,
         effective_tps: crate::model::effective_tps(tps, &outcome.lifetime, &around.invariants),
+        tpmc,
         attempts: m.attempts,
         retries: m.attempts.saturating_sub(transactions),
         failed: m.failed.iter().collect(),

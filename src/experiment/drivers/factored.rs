@@ -88,7 +88,11 @@ impl Driver for Factored {
             cell_index: local,
             ..ctx.run.clone()
         };
-        let sub = RunCtx { run: &run, ..*ctx };
+        let sub = RunCtx {
+            run: &run,
+            tx_log: ctx.tx_log.clone(),
+            ..*ctx
+        };
         self.parts[p].one_run(&sub).await
     }
 }

@@ -50,6 +50,8 @@ pub(super) struct RunCtx<'a> {
     pub progress: &'a Progress,
     /// A sharded study's coordination (`--shard`); `None`: not sharded.
     pub coord: Option<&'a super::shard::Coord>,
+    /// The run's transaction log, if any.
+    pub tx_log: Option<crate::engine::txlog::TxLogHook>,
 }
 
 /// What drives a study's runs: a built-in workload ([`builtin::Builtin`])

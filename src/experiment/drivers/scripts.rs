@@ -87,8 +87,20 @@ pub(in crate::experiment) fn prepare(
                     .map_err(BadInput::from_error)?,
             );
         }
+        let mut builtins = Vec::new();
         for (name, weight) in &set.builtins {
-            scripts.push(script::builtin(name, *weight).map_err(BadInput)?);
+            builtins.push(script::builtin(name, *weight).map_err(BadInput)?);
+        }
+        if sc.order.is_empty() || option != "-f" {
+            scripts.extend(builtins);
+        } else {
+            // As given: the next built-in or the next file, in turn.
+            let (mut files, mut builtins) = (scripts.into_iter(), builtins.into_iter());
+            scripts = sc
+                .order
+                .iter()
+                .filter_map(|&b| if b { builtins.next() } else { files.next() })
+                .collect();
         }
         scripts_of.insert(set.label.clone(), scripts);
     }
@@ -109,6 +121,15 @@ pub(in crate::experiment) fn prepare(
         None => None,
     };
     let cells = cells(cfg)?;
+    // isobench pgbench: pgbench's rules for the clients.
+    let rules = cfg.pgbench.as_ref().map(|p| run::Rules {
+        debug: p.debug,
+        verbose_errors: p.verbose_errors,
+        max_tries: match cfg.retry.max_tries {
+            u32::MAX => 0,
+            n => n,
+        },
+    });
     // Rows of pgbench_history in each loaded template, shared by the cells.
     let base = run::HistoryBase::default();
     let workloads: Vec<run::ScriptWorkload> = cells
@@ -137,6 +158,7 @@ pub(in crate::experiment) fn prepare(
                 data,
                 c.clients,
             )
+            .map(|w| w.with_rules(rules))
             .map_err(|e| BadInput(e).into())
         })
         .collect::<Result<_>>()?;

@@ -9,8 +9,30 @@ use super::{Arity, Expr, FUNCTIONS, Func, Value, format_g15};
 /// with what was expected) and the character offset where it was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
+    /// isobench's message: pgbench's, with what was expected.
     pub message: String,
+    /// pgbench's words alone (`syntax error`, `unexpected function
+    /// name`), and what it puts in parentheses after them (the name).
+    pub head: String,
+    pub more: Option<String>,
     offset: usize,
+}
+
+impl ParseError {
+    /// An error `head (more)` at `offset`, with isobench's `message`.
+    fn new(head: &str, more: Option<&str>, message: String, offset: usize) -> Self {
+        ParseError {
+            message,
+            head: head.into(),
+            more: more.map(str::to_string),
+            offset,
+        }
+    }
+
+    /// pgbench's `head (more)` as the whole message.
+    fn plain(head: &str, more: &str, offset: usize) -> Self {
+        ParseError::new(head, Some(more), format!("{head} ({more})"), offset)
+    }
 }
 
 impl ParseError {
@@ -98,7 +120,7 @@ fn lex(text: &str) -> Result<Vec<Spanned>, ParseError> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
-    let err = |message: String, offset: usize| ParseError { message, offset };
+    let err = |head: &str, more: &str, offset: usize| ParseError::plain(head, more, offset);
     while i < chars.len() {
         let c = chars[i];
         let start = i;
@@ -116,7 +138,7 @@ fn lex(text: &str) -> Result<Vec<Spanned>, ParseError> {
                 i = j + 1;
                 continue;
             }
-            return Err(err("unexpected character (\\)".into(), i));
+            return Err(err("unexpected character", "\\", i));
         }
         if c == ':' {
             let mut j = i + 1;
@@ -124,7 +146,9 @@ fn lex(text: &str) -> Result<Vec<Spanned>, ParseError> {
                 j += 1;
             }
             if j == i + 1 {
-                return Err(err(
+                return Err(ParseError::new(
+                    "unexpected character",
+                    Some(":"),
                     "unexpected character (:): a variable is :name".into(),
                     i,
                 ));
@@ -163,7 +187,7 @@ fn lex(text: &str) -> Result<Vec<Spanned>, ParseError> {
                 } else {
                     Tok::Int(
                         lit.parse()
-                            .map_err(|_| err(format!("bigint constant overflow ({lit})"), start))?,
+                            .map_err(|_| err("bigint constant overflow", &lit, start))?,
                     )
                 }
             } else {
@@ -173,7 +197,7 @@ fn lex(text: &str) -> Result<Vec<Spanned>, ParseError> {
                     .next()
                     .is_some_and(|m| m.bytes().any(|b| (b'1'..=b'9').contains(&b)));
                 if d.is_infinite() || (d == 0.0 && nonzero) {
-                    return Err(err(format!("double constant overflow ({lit})"), start));
+                    return Err(err("double constant overflow", &lit, start));
                 }
                 Tok::Double(d)
             };
@@ -238,7 +262,7 @@ fn lex(text: &str) -> Result<Vec<Spanned>, ParseError> {
             '&' => "&",
             '#' => "#",
             '~' => "~",
-            _ => return Err(err(format!("unexpected character ({c})"), i)),
+            _ => return Err(err("unexpected character", &c.to_string(), i)),
         };
         out.push((Tok::Op(op1), start));
         i += 1;
@@ -287,13 +311,15 @@ impl Parser {
     }
 
     fn error(&self, expected: &str) -> ParseError {
-        ParseError {
-            message: format!(
+        ParseError::new(
+            "syntax error",
+            None,
+            format!(
                 "syntax error at {}: expected {expected}",
                 self.peek().describe()
             ),
-            offset: self.at(),
-        }
+            self.at(),
+        )
     }
 
     fn expect(&mut self, tok: Tok, expected: &str) -> Result<(), ParseError> {
@@ -309,10 +335,12 @@ impl Parser {
     fn expr(&mut self, min: u8) -> Result<Expr, ParseError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(ParseError {
-                message: format!("expression nested more than {MAX_DEPTH} deep"),
-                offset: self.at(),
-            });
+            return Err(ParseError::new(
+                "syntax error",
+                None,
+                format!("expression nested more than {MAX_DEPTH} deep"),
+                self.at(),
+            ));
         }
         let e = self.expr_inner(min);
         self.depth -= 1;
@@ -398,12 +426,14 @@ impl Parser {
             Tok::Bool(b) => Ok(Expr::Const(Value::Bool(b))),
             Tok::Null => Ok(Expr::Const(Value::Null)),
             Tok::Var(v) => Ok(Expr::Var(v)),
-            Tok::MaxIntPlusOne => Err(ParseError {
-                message: "syntax error at \"9223372036854775808\": an integer is at most \
-                          9223372036854775807 (-9223372036854775808 is allowed)"
+            Tok::MaxIntPlusOne => Err(ParseError::new(
+                "syntax error",
+                None,
+                "syntax error at \"9223372036854775808\": an integer is at most \
+                 9223372036854775807 (-9223372036854775808 is allowed)"
                     .into(),
-                offset: at,
-            }),
+                at,
+            )),
             Tok::Op("(") => {
                 let e = self.expr(0)?;
                 self.expect(Tok::Op(")"), "\")\"")?;
@@ -459,10 +489,7 @@ impl Parser {
     fn call(&mut self, name: &str, at: usize) -> Result<Expr, ParseError> {
         let lower = name.to_ascii_lowercase();
         let Some(&(fname, func, arity)) = FUNCTIONS.iter().find(|f| f.0 == lower) else {
-            return Err(ParseError {
-                message: format!("unexpected function name ({name})"),
-                offset: at,
-            });
+            return Err(ParseError::plain("unexpected function name", name, at));
         };
         self.expect(Tok::Op("("), &format!("\"(\" after {fname}"))?;
         let mut args = Vec::new();
@@ -478,9 +505,13 @@ impl Parser {
         }
         self.expect(Tok::Op(")"), "\",\" or \")\"")?;
         let n = args.len();
-        let arity_error = |detail: &str| ParseError {
-            message: format!("unexpected number of arguments ({fname}): {detail}"),
-            offset: at,
+        let arity_error = |detail: &str| {
+            ParseError::new(
+                "unexpected number of arguments",
+                Some(fname),
+                format!("unexpected number of arguments ({fname}): {detail}"),
+                at,
+            )
         };
         let seed = || Expr::Var("default_seed".into());
         match arity {
@@ -488,10 +519,11 @@ impl Parser {
                 return Err(arity_error(&format!("it takes {k}, not {n}")));
             }
             Arity::AtLeastOne if n == 0 => {
-                return Err(ParseError {
-                    message: format!("at least one argument expected ({fname})"),
-                    offset: at,
-                });
+                return Err(ParseError::plain(
+                    "at least one argument expected",
+                    fname,
+                    at,
+                ));
             }
             Arity::Hash if !(1..=2).contains(&n) => {
                 return Err(arity_error(&format!("it takes 1 or 2, not {n}")));

@@ -1,10 +1,12 @@
 //! One client of a pgbench-script workload: its variables, random state
 //! and prepared statements, and how it runs a script's commands.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{Compiled, Var, Vars};
+use super::report::{Rules, Say};
+use super::{Compiled, Var, Vars, shell};
 use crate::model::{QueryMode, StepTime};
 use crate::pgbench::data::ScriptLedger;
 use crate::pgbench::expr::{self, EvalError, Value};
@@ -31,7 +33,8 @@ pub struct ScriptClient {
     state: Arc<Mutex<ClientState>>,
     /// Picks the script (pgbench: the thread's `ts_choose_rs`).
     chooser: Prng,
-    /// `-M prepared`: per script, per command.
+    /// `-M prepared`: per script, per command; with pgbench's rules each
+    /// is prepared when first used, as pgbench prepares them.
     prepared: Vec<Vec<Option<Statement>>>,
     /// The last attempt's command latencies, until the engine reads and
     /// clears them (the memory is reused).
@@ -41,10 +44,16 @@ pub struct ScriptClient {
     /// The running attempt's variables: a copy of the owner's, in memory
     /// kept from one attempt to the next.
     scratch: Vars,
+    /// Its id and `isobench pgbench`'s rules, if any.
+    say: Say,
+    /// Under pgbench's rules, a transaction that committed and then
+    /// aborted the client (left a transaction block open): the next
+    /// attempt stops the client.
+    pending_abort: Option<String>,
 }
 
 impl ScriptClient {
-    /// A client running `scripts` chosen by `weights`, starting with
+    /// Client `id` running `scripts` chosen by `weights`, starting with
     /// `vars`; its generators are seeded from `client_seed` (see
     /// [`super::client_seeds`]).
     pub(super) fn new(
@@ -53,6 +62,7 @@ impl ScriptClient {
         mode: QueryMode,
         vars: Vars,
         client_seed: u64,
+        (id, rules): (u32, Option<Rules>),
     ) -> Self {
         Self {
             scripts,
@@ -67,6 +77,8 @@ impl ScriptClient {
             steps: Vec::new(),
             ledger: ScriptLedger::default(),
             scratch: Vars::default(),
+            say: Say { rules, id },
+            pending_abort: None,
         }
     }
 }
@@ -79,6 +91,8 @@ pub struct ScriptInput {
     script: usize,
     prng: Prng,
     owner: Arc<Mutex<ClientState>>,
+    /// The tries started so far.
+    tries: AtomicU32,
 }
 
 /// What `\set` expressions see.
@@ -87,6 +101,8 @@ struct Env<'a> {
     prng: &'a mut Prng,
     script: usize,
     command: usize,
+    /// Whether `debug()` prints (not while sampling statements to explain).
+    print: bool,
 }
 
 impl expr::Env for Env<'_> {
@@ -102,16 +118,19 @@ impl expr::Env for Env<'_> {
     }
 
     fn debug(&mut self, v: &Value) {
-        eprintln!(
-            "debug(script={},command={}): {}",
-            self.script,
-            self.command + 1,
-            v.debug_text()
-        );
+        if self.print {
+            eprintln!(
+                "debug(script={},command={}): {}",
+                self.script,
+                self.command + 1,
+                v.debug_text()
+            );
+        }
     }
 }
 
-/// A run-time error at `cmd` of `script`, as pgbench words it.
+/// A run-time error at `cmd` of `script`, as isobench words it (`isobench
+/// run`; under pgbench's rules [`Say`] words it).
 fn script_error(c: &Compiled, cmd: usize, what: impl std::fmt::Display) -> AttemptError {
     let loc = c.script.commands[cmd].loc;
     AttemptError::script(format!(
@@ -130,25 +149,21 @@ impl WorkloadClient for ScriptClient {
             tx.isolation().sql().to_ascii_lowercase()
         ))
         .await?;
-        self.prepared = Vec::with_capacity(self.scripts.len());
-        for c in self.scripts.iter() {
-            let mut stmts = Vec::with_capacity(c.script.commands.len());
-            for (i, cmd) in c.script.commands.iter().enumerate() {
-                let stmt = match (&cmd.kind, self.mode) {
-                    (
-                        CommandKind::Sql {
-                            sql, store: None, ..
-                        },
-                        QueryMode::Prepared,
-                    ) if !c.simple_only[i] => Some(
-                        conn.prepare(c.param_sql[i].as_deref().expect("SQL"))
-                            .await?,
-                    ),
-                    _ => None,
-                };
-                stmts.push(stmt);
+        self.prepared = self
+            .scripts
+            .iter()
+            .map(|c| vec![None; c.script.commands.len()])
+            .collect();
+        if self.mode == QueryMode::Prepared && self.say.rules.is_none() {
+            // isobench run: every statement before the run starts.
+            for s in 0..self.scripts.len() {
+                for i in 0..self.scripts[s].script.commands.len() {
+                    if self.preparable(s, i) {
+                        let sql = self.scripts[s].param_sql[i].clone().expect("SQL");
+                        self.prepared[s][i] = Some(conn.prepare(&sql).await?);
+                    }
+                }
             }
-            self.prepared.push(stmts);
         }
         Ok(())
     }
@@ -173,6 +188,7 @@ impl WorkloadClient for ScriptClient {
             script,
             prng: state.prng.clone(),
             owner: Arc::clone(&self.state),
+            tries: AtomicU32::new(0),
         }
     }
 
@@ -186,6 +202,19 @@ impl WorkloadClient for ScriptClient {
         _tx: &TxControl,
         input: &ScriptInput,
     ) -> Result<Outcome, AttemptError> {
+        if let Some(why) = &self.pending_abort {
+            return Err(AttemptError::script(why.clone()));
+        }
+        let tries = input.tries.fetch_add(1, Ordering::Relaxed) + 1;
+        if tries == 1 {
+            self.say.debug(|| {
+                format!(
+                    "client {} executing script \"{}\"",
+                    self.say.id,
+                    script::description(&self.scripts[input.script].script.name)
+                )
+            });
+        }
         let mut steps = std::mem::take(&mut self.steps);
         let mut current = None;
         // Every attempt starts from the transaction's variables and random
@@ -195,8 +224,12 @@ impl WorkloadClient for ScriptClient {
         let mut vars = std::mem::take(&mut self.scratch);
         vars.clone_from(&input.owner.lock().unwrap_or_else(|e| e.into_inner()).vars);
         let mut prng = input.prng.clone();
+        let run = Run {
+            script: input.script,
+            tries,
+        };
         let result = self
-            .run_commands(conn, input, &mut vars, &mut prng, &mut steps, &mut current)
+            .run_commands(conn, run, &mut vars, &mut prng, &mut steps, &mut current)
             .await;
         let mut owner = input.owner.lock().unwrap_or_else(|e| e.into_inner());
         if result.is_ok() {
@@ -226,6 +259,13 @@ impl WorkloadClient for ScriptClient {
     }
 }
 
+/// The attempt being run: its script and try number.
+#[derive(Clone, Copy)]
+struct Run {
+    script: usize,
+    tries: u32,
+}
+
 impl ScriptClient {
     /// Every SQL command of every script as text, its variables replaced
     /// by this client's values: the `\set` commands of each script are
@@ -253,6 +293,7 @@ impl ScriptClient {
                             prng: &mut prng,
                             script,
                             command: i,
+                            print: false,
                         });
                         if let Ok(v) = v {
                             vars.insert(name.as_str().into(), Var::Value(v));
@@ -266,14 +307,56 @@ impl ScriptClient {
         out
     }
 
-    /// Runs `input`'s script from its first command on `vars` and `prng`
-    /// (the attempt's copies). `current` is the
-    /// command running and since when; every command that completes is
-    /// appended to `steps`.
+    /// Whether command `i` of script `s` runs as a prepared statement
+    /// under `-M prepared`.
+    fn preparable(&self, s: usize, i: usize) -> bool {
+        let c = &self.scripts[s];
+        matches!(
+            c.script.commands[i].kind,
+            CommandKind::Sql { store: None, .. }
+        ) && !c.simple_only[i]
+    }
+
+    /// Prepares command `i` of script `s` now if it runs prepared and is
+    /// not yet (pgbench's rules prepare on first use). A statement the
+    /// server refused is reported, as pgbench reports it, and kept
+    /// unprepared: using it gets the server's `prepared statement ... does
+    /// not exist`.
+    async fn prepare_now(&mut self, conn: &mut Conn, s: usize, i: usize) {
+        if self.mode != QueryMode::Prepared
+            || self.prepared[s][i].is_some()
+            || !self.preparable(s, i)
+        {
+            return;
+        }
+        let sql = self.scripts[s].param_sql[i].clone().expect("SQL");
+        self.say.debug(|| {
+            format!(
+                "client {} preparing P_{}",
+                self.say.id, self.scripts[s].prep[i]
+            )
+        });
+        let st = match conn.prepare(&sql).await {
+            Ok(st) => st,
+            Err(e) => {
+                let text = match &e {
+                    crate::wire::Error::Db(db) => db.libpq_text(),
+                    other => other.to_string(),
+                };
+                eprintln!("pgbench: error: {text}");
+                conn.unprepared()
+            }
+        };
+        self.prepared[s][i] = Some(st);
+    }
+
+    /// Runs `run`'s script from its first command on `vars` and `prng`
+    /// (the attempt's copies). `current` is the command running and
+    /// since when; every command that completes is appended to `steps`.
     async fn run_commands(
         &mut self,
         conn: &mut Conn,
-        input: &ScriptInput,
+        run: Run,
         vars: &mut Vars,
         prng: &mut Prng,
         steps: &mut Vec<StepTime>,
@@ -288,8 +371,11 @@ impl ScriptClient {
                 failed: false,
             })
         };
-        let c = &self.scripts[input.script];
+        let scripts = Arc::clone(&self.scripts);
+        let c = &scripts[run.script];
         let commands = &c.script.commands;
+        let say = self.say;
+        let s = run.script;
         let mut i = 0;
         // Whether the previous step jumped here from a false condition.
         let mut jump_pending = false;
@@ -304,19 +390,38 @@ impl ScriptClient {
                 done(steps, prev, now);
             }
             let jumped = std::mem::take(&mut jump_pending);
-            let env = |vars: &Vars, prng: &mut Prng| -> Result<Value, AttemptError> {
-                let e = c.exprs[i].as_ref().expect("compiled");
+            let at = i;
+            let kind = &commands[at].kind;
+            if !matches!(kind, CommandKind::Sql { .. }) {
+                say.debug(|| format!("client {} executing {}", say.id, meta_words(kind)));
+            }
+            // A meta-command that failed: pgbench's lines, or isobench's.
+            let meta_failed = |word: &str, what: &str, why: &str| {
+                say.meta_failed(s, at, word, what, why, || {
+                    script_error(c, at, if what.is_empty() { why } else { what })
+                })
+            };
+            let env = |vars: &Vars, prng: &mut Prng, word: &str| -> Result<Value, AttemptError> {
+                let e = c.exprs[at].as_ref().expect("compiled");
                 e.eval(&mut Env {
                     vars,
                     prng,
-                    script: input.script,
-                    command: i,
+                    script: s,
+                    command: at,
+                    print: true,
                 })
-                .map_err(|e| script_error(c, i, e))
+                .map_err(|e| meta_failed(word, &e.to_string(), "evaluation of meta-command failed"))
             };
-            match &commands[i].kind {
+            match kind {
                 CommandKind::Set { name, .. } => {
-                    let v = Var::Value(env(vars, prng)?);
+                    let v = Var::Value(env(vars, prng, "set")?);
+                    if !script::is_variable_name(name) {
+                        return Err(meta_failed(
+                            "set",
+                            &format!("set: invalid variable name: \"{name}\""),
+                            "assignment of meta-command failed",
+                        ));
+                    }
                     match vars.get_mut(name.as_str()) {
                         Some(slot) => *slot = v,
                         None => {
@@ -325,14 +430,19 @@ impl ScriptClient {
                     }
                 }
                 CommandKind::If { .. } | CommandKind::Elif { .. } | CommandKind::Else
-                    if !jumped && !matches!(commands[i].kind, CommandKind::If { .. }) =>
+                    if !jumped && !matches!(kind, CommandKind::If { .. }) =>
                 {
                     // \elif or \else reached from the end of a taken
                     // branch: the block is done.
                     i = c.end[i];
                 }
                 CommandKind::If { .. } | CommandKind::Elif { .. } => {
-                    let v = env(vars, prng)?;
+                    let word = if matches!(kind, CommandKind::If { .. }) {
+                        "if"
+                    } else {
+                        "elif"
+                    };
+                    let v = env(vars, prng, word)?;
                     if !v.truth() {
                         // To the next branch marker: an \elif is evaluated,
                         // an \else entered, an \endif passed.
@@ -341,58 +451,73 @@ impl ScriptClient {
                         continue;
                     }
                 }
-                CommandKind::Else => {}
-                CommandKind::Endif => {}
-                CommandKind::StartPipeline => pipeline = Some(Pipeline::default()),
-                CommandKind::SyncPipeline => {
-                    if let Some(p) = pipeline.as_mut() {
+                CommandKind::Else | CommandKind::Endif => {}
+                CommandKind::StartPipeline => {
+                    let why = if self.mode == QueryMode::Simple && say.rules.is_some() {
+                        Some("cannot use pipeline mode with the simple query protocol")
+                    } else if pipeline.is_some() {
+                        Some("already in pipeline mode")
+                    } else {
+                        None
+                    };
+                    if let Some(why) = why {
+                        return Err(meta_failed("startpipeline", "", why));
+                    }
+                    // Prepared before the pipeline starts, as pgbench does.
+                    let mut k = i + 1;
+                    while k < commands.len()
+                        && !matches!(commands[k].kind, CommandKind::EndPipeline)
+                    {
+                        self.prepare_now(conn, s, k).await;
+                        k += 1;
+                    }
+                    pipeline = Some(Pipeline::default());
+                }
+                CommandKind::SyncPipeline => match pipeline.as_mut() {
+                    Some(p) => {
                         conn.sync();
                         p.syncs += 1;
                     }
-                }
+                    None => return Err(meta_failed("syncpipeline", "", "not in pipeline mode")),
+                },
                 CommandKind::EndPipeline => {
-                    if let Some(p) = pipeline.take() {
-                        conn.sync();
-                        if let Err(e) = conn.read_pipeline(p.syncs + 1).await {
-                            // An error at the pipeline's COMMIT ended the
-                            // transaction; an earlier one left it open (and
-                            // failed): the engine rolls that back.
-                            let ended = p.commits && !conn.in_transaction();
-                            return Err(if ended {
+                    let Some(p) = pipeline.take() else {
+                        return Err(meta_failed("endpipeline", "", "not in pipeline mode"));
+                    };
+                    conn.sync();
+                    if let Err(e) = conn.read_pipeline(p.syncs + 1).await {
+                        // An error at the pipeline's COMMIT ended the
+                        // transaction; an earlier one left it open (and
+                        // failed): the engine rolls that back.
+                        let ended = p.commits && !conn.in_transaction();
+                        return Err(say.sql_failed(s, i, run.tries, e, |e| {
+                            if ended {
                                 AttemptError::commit(e)
                             } else {
                                 AttemptError::body(e)
                             }
-                            .located(&c.locations[i]));
-                        }
+                            .located(&c.locations[i])
+                        }));
                     }
                 }
                 CommandKind::Sleep { amount, unit_us } => {
                     let n = match amount {
                         SleepAmount::Literal(n) => *n,
-                        SleepAmount::Variable(v) => {
-                            match vars.get(v.as_str()).map(|x| x.value(v)) {
-                                Some(Ok(Value::Int(n))) => n,
-                                Some(Ok(other)) => {
-                                    return Err(script_error(
-                                        c,
-                                        i,
-                                        format!("\\sleep: :{v} is not an integer ({other})"),
-                                    ));
-                                }
-                                Some(Err(e)) => return Err(script_error(c, i, e)),
-                                None => {
-                                    return Err(script_error(
-                                        c,
-                                        i,
-                                        format!("undefined variable :{v}"),
-                                    ));
-                                }
-                            }
-                        }
+                        SleepAmount::Variable(v) => sleep_amount(v, vars).map_err(|m| {
+                            meta_failed("sleep", &m, "execution of meta-command failed")
+                        })?,
                     };
                     let us = n.max(0) as u64 * unit_us;
                     tokio::time::sleep(Duration::from_micros(us)).await;
+                }
+                CommandKind::Shell { set, words } => {
+                    let word = if set.is_some() { "setshell" } else { "shell" };
+                    let got = shell::run(word, words, vars, set.is_some())
+                        .await
+                        .map_err(|m| meta_failed(word, &m, "execution of meta-command failed"))?;
+                    if let (Some(name), Some(n)) = (set, got) {
+                        vars.insert(name.as_str().into(), Var::Value(Value::Int(n)));
+                    }
                 }
                 CommandKind::Sql {
                     sql,
@@ -407,59 +532,61 @@ impl ScriptClient {
                         }
                         .located(&c.locations[i])
                     };
+                    if let (Some(store), Some(_)) = (store, &pipeline) {
+                        let word = match store {
+                            Store::Gset(_) => "gset",
+                            Store::Aset(_) => "aset",
+                        };
+                        return Err(meta_failed(
+                            word,
+                            "",
+                            &format!("\\{word} is not allowed in pipeline mode"),
+                        ));
+                    }
                     if self.mode == QueryMode::Simple || c.simple_only[i] {
                         let text = substitute(sql, vars);
-                        let messages = conn.simple_query(&text).await.map_err(fail)?;
+                        say.debug(|| format!("client {} sending {text}", say.id));
+                        let messages = conn.simple_query(&text).await;
+                        say.debug(|| format!("client {} receiving", say.id));
+                        let messages =
+                            messages.map_err(|e| say.sql_failed(s, i, run.tries, e, fail))?;
                         if let Some(store) = store {
-                            store_rows(store, &messages, vars)
-                                .map_err(|e| script_error(c, i, e))?;
+                            store_rows(store, &messages, vars).map_err(|e| match say.rules {
+                                Some(_) => say.aborted(format!(
+                                    "client {} script {s} command {i} query {}: {}",
+                                    say.id, e.query, e.what
+                                )),
+                                None => script_error(c, i, e.what),
+                            })?;
                         }
                     } else {
                         // Every variable as text, as libpq sends pgbench's
-                        // parameters; the server reads each by its type.
-                        texts.clear();
-                        spans.clear();
-                        for v in variables {
-                            let start = texts.len();
-                            match vars.get(v.as_str()) {
-                                Some(Var::Value(Value::Null)) => {
-                                    spans.push(None);
-                                    continue;
-                                }
-                                Some(Var::Value(Value::Int(n))) => texts
-                                    .extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
-                                Some(Var::Text(t)) => texts.extend_from_slice(t.as_bytes()),
-                                Some(Var::Value(v)) => {
-                                    let _ =
-                                        std::io::Write::write_fmt(&mut texts, format_args!("{v}"));
-                                }
-                                None => {
-                                    return Err(script_error(
-                                        c,
-                                        i,
-                                        format!("undefined variable :{v}"),
-                                    ));
-                                }
-                            }
-                            spans.push(Some(start..texts.len()));
-                        }
+                        // parameters (an undefined one as NULL); the
+                        // server reads each by its type.
+                        params(variables, vars, say.rules.is_some(), &mut texts, &mut spans);
+                        self.prepare_now(conn, s, i).await;
+                        let stmt = self.prepared[s][i].as_ref();
+                        let sql = c.param_sql[i].as_deref().expect("SQL");
                         let params = TextParams {
                             bytes: &texts,
                             spans: &spans,
                         };
-                        let stmt = self.prepared.get(input.script).and_then(|s| s[i].as_ref());
-                        let sql = c.param_sql[i].as_deref().expect("SQL");
+                        say.debug(|| match &stmt {
+                            Some(_) => format!("client {} sending P_{}", say.id, c.prep[i]),
+                            None => format!("client {} sending {sql}", say.id),
+                        });
                         match pipeline.as_mut() {
                             Some(p) => {
                                 conn.queue(stmt, sql, params).map_err(fail)?;
                                 p.commits |= c.at_commit[i];
                             }
                             None => {
-                                match stmt {
+                                let r = match stmt {
                                     Some(stmt) => conn.execute_text(stmt, params).await,
                                     None => conn.execute_unnamed(sql, params).await,
-                                }
-                                .map_err(fail)?;
+                                };
+                                say.debug(|| format!("client {} receiving", say.id));
+                                r.map_err(|e| say.sql_failed(s, i, run.tries, e, fail))?;
                             }
                         }
                     }
@@ -470,7 +597,112 @@ impl ScriptClient {
         if let Some(last) = current.take() {
             done(steps, last, Instant::now());
         }
+        if say.rules.is_some() {
+            if pipeline.is_some() {
+                return Err(say.aborted(format!(
+                    "client {} aborted: end of script reached with pipeline open",
+                    say.id
+                )));
+            }
+            if conn.in_transaction() {
+                // pgbench counts the transaction, then aborts the client.
+                let e = say.aborted(format!(
+                    "client {} aborted: end of script reached without completing the last transaction",
+                    say.id
+                ));
+                self.pending_abort = Some(e.describe());
+            }
+        }
         Ok(Outcome::Committed)
+    }
+}
+
+/// A meta-command as pgbench's `-d` names it: `\set name`, `\sleep 10
+/// ms`, `\shell echo x`.
+fn meta_words(kind: &CommandKind) -> String {
+    match kind {
+        CommandKind::Set { name, .. } => format!("\\set {name}"),
+        CommandKind::If { .. } => "\\if".into(),
+        CommandKind::Elif { .. } => "\\elif".into(),
+        CommandKind::Else => "\\else".into(),
+        CommandKind::Endif => "\\endif".into(),
+        CommandKind::StartPipeline => "\\startpipeline".into(),
+        CommandKind::SyncPipeline => "\\syncpipeline".into(),
+        CommandKind::EndPipeline => "\\endpipeline".into(),
+        CommandKind::Sleep { amount, unit_us } => {
+            let unit = match unit_us {
+                1 => "us",
+                1_000 => "ms",
+                _ => "s",
+            };
+            match amount {
+                SleepAmount::Literal(n) => format!("\\sleep {n} {unit}"),
+                SleepAmount::Variable(v) => format!("\\sleep :{v} {unit}"),
+            }
+        }
+        CommandKind::Shell { set, words } => match set {
+            Some(name) => format!("\\setshell {name} {}", words.join(" ")),
+            None => format!("\\shell {}", words.join(" ")),
+        },
+        CommandKind::Sql { .. } => String::new(),
+    }
+}
+
+/// `\sleep :var`'s amount, as pgbench's `evaluateSleep` reads it (`atoi`
+/// of the variable's text).
+///
+/// Errors: pgbench's `sleep: undefined variable` or `invalid sleep time`.
+fn sleep_amount(v: &str, vars: &Vars) -> Result<i64, String> {
+    let Some(var) = vars.get(v) else {
+        return Err(format!("sleep: undefined variable \"{v}\""));
+    };
+    let text = match var {
+        Var::Text(t) => t.to_string(),
+        Var::Value(x) => x.to_string(),
+    };
+    let t = text.trim_start();
+    let sign = usize::from(t.starts_with(['+', '-']));
+    let digits = t[sign..].chars().take_while(char::is_ascii_digit).count();
+    let n: i64 = t[..sign + digits].parse().unwrap_or(0);
+    if n == 0 && !text.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(format!(
+            "sleep: invalid sleep time \"{text}\" for variable \"{v}\""
+        ));
+    }
+    Ok(n)
+}
+
+/// The parameters of a statement: each of `variables` as text into
+/// `texts`, its span into `spans` (`None`: SQL NULL, for a variable no
+/// command defined, as libpq sends pgbench's missing ones). A NULL value
+/// is SQL NULL too, or under pgbench's rules (`text_null`) the text
+/// `NULL`, as pgbench sends it.
+fn params(
+    variables: &[String],
+    vars: &Vars,
+    text_null: bool,
+    texts: &mut Vec<u8>,
+    spans: &mut Vec<Option<std::ops::Range<usize>>>,
+) {
+    texts.clear();
+    spans.clear();
+    for v in variables {
+        let start = texts.len();
+        match vars.get(v.as_str()) {
+            Some(Var::Value(Value::Null)) if text_null => texts.extend_from_slice(b"NULL"),
+            None | Some(Var::Value(Value::Null)) => {
+                spans.push(None);
+                continue;
+            }
+            Some(Var::Value(Value::Int(n))) => {
+                texts.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes())
+            }
+            Some(Var::Text(t)) => texts.extend_from_slice(t.as_bytes()),
+            Some(Var::Value(v)) => {
+                let _ = std::io::Write::write_fmt(texts, format_args!("{v}"));
+            }
+        }
+        spans.push(Some(start..texts.len()));
     }
 }
 
@@ -502,10 +734,21 @@ pub(super) fn substitute(sql: &str, vars: &Vars) -> String {
     out
 }
 
+/// Why `\gset`/`\aset` could not store: pgbench's words, and which
+/// statement of the command (`query N`, from 0).
+struct StoreError {
+    query: usize,
+    what: String,
+}
+
 /// `\gset` (exactly one row of the last statement) or `\aset` (every
 /// row of every statement, the last value winning) into variables named
 /// prefix + column. A NULL column becomes a NULL value.
-fn store_rows(store: &Store, messages: &[SimpleMessage], vars: &mut Vars) -> Result<(), String> {
+fn store_rows(
+    store: &Store,
+    messages: &[SimpleMessage],
+    vars: &mut Vars,
+) -> Result<(), StoreError> {
     // Rows per statement: a CommandComplete ends each statement.
     let mut statements: Vec<Vec<&SimpleRow>> = vec![Vec::new()];
     for m in messages {
@@ -515,26 +758,45 @@ fn store_rows(store: &Store, messages: &[SimpleMessage], vars: &mut Vars) -> Res
         }
     }
     statements.pop(); // the empty one after the last CommandComplete
-    let mut put = |prefix: &str, row: &SimpleRow| {
+    let last = statements.len().saturating_sub(1);
+    let mut put = |prefix: &str, row: &SimpleRow| -> Result<(), StoreError> {
         for (k, col) in row.columns().iter().enumerate() {
+            let name = format!("{prefix}{col}");
+            if !script::is_variable_name(&name) {
+                eprintln!(
+                    "pgbench: error: {}: invalid variable name: \"{name}\"",
+                    match store {
+                        Store::Gset(_) => "gset",
+                        Store::Aset(_) => "aset",
+                    }
+                );
+                return Err(StoreError {
+                    query: last,
+                    what: format!("error storing into variable {name}"),
+                });
+            }
             let v = match row.get(k) {
                 Some(t) => Var::Text(t.into()),
                 None => Var::Value(Value::Null),
             };
-            vars.insert(format!("{prefix}{col}").into(), v);
+            vars.insert(name.into(), v);
         }
+        Ok(())
     };
     match store {
         Store::Gset(prefix) => {
             let rows = statements.last().map_or(0, Vec::len);
             if rows != 1 {
-                return Err(format!("\\gset: expected one row, got {rows}"));
+                return Err(StoreError {
+                    query: last,
+                    what: format!("expected one row, got {rows}"),
+                });
             }
-            put(prefix, statements.last().expect("one")[0]);
+            put(prefix, statements.last().expect("one")[0])?;
         }
         Store::Aset(prefix) => {
             for row in statements.iter().flatten() {
-                put(prefix, row);
+                put(prefix, row)?;
             }
         }
     }

@@ -173,12 +173,15 @@ struct Compiled {
     /// Per command: `file:line` and its first line, which a server error
     /// of the command carries (shared: a failure allocates nothing).
     locations: Vec<Arc<Location>>,
+    /// Per command: pgbench's number of its prepared statement (`P_n`,
+    /// counted over the scripts' SQL commands in order), for `-d`.
+    prep: Vec<usize>,
 }
 
 /// Parses every expression of `script` and resolves its `\if` blocks.
 ///
 /// Errors: an expression that does not parse, as `file:line:column`.
-fn compile(script: Script) -> Result<Compiled, String> {
+fn compile(script: Script, first_prep: usize) -> Result<Compiled, String> {
     let n = script.commands.len();
     let mut exprs = Vec::with_capacity(n);
     let mut param_sql = Vec::with_capacity(n);
@@ -252,8 +255,19 @@ fn compile(script: Script) -> Result<Compiled, String> {
             })
         })
         .collect();
+    let mut k = first_prep;
+    let prep = script
+        .commands
+        .iter()
+        .map(|c| {
+            let n = k;
+            k += usize::from(matches!(c.kind, CommandKind::Sql { .. }));
+            n
+        })
+        .collect();
     Ok(Compiled {
         script,
+        prep,
         exprs,
         next,
         end,
@@ -274,6 +288,7 @@ pub struct ScriptWorkload {
     defines: Vec<(String, String)>,
     data: ScriptData,
     clients: u32,
+    rules: Option<Rules>,
 }
 
 impl ScriptWorkload {
@@ -305,9 +320,18 @@ impl ScriptWorkload {
             .collect();
         let inserts = scripts.iter().map(history::Inserts::of).collect();
         let data = ScriptData::new(data, inserts)?;
+        let mut prep = 0;
         let compiled = scripts
             .into_iter()
-            .map(compile)
+            .map(|s| {
+                let first = prep;
+                prep += s
+                    .commands
+                    .iter()
+                    .filter(|c| matches!(c.kind, CommandKind::Sql { .. }))
+                    .count();
+                compile(s, first)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(ScriptWorkload {
             scripts: Arc::new(compiled),
@@ -317,7 +341,15 @@ impl ScriptWorkload {
             defines,
             data,
             clients,
+            rules: None,
         })
+    }
+
+    /// Under `isobench pgbench`: the clients follow pgbench's `rules`
+    /// (errors abort them, with pgbench's lines; `-d` lines).
+    pub fn with_rules(mut self, rules: Option<Rules>) -> Self {
+        self.rules = rules;
+        self
     }
 }
 
@@ -410,6 +442,7 @@ impl Workload for ScriptWorkload {
             self.mode,
             vars,
             client_seed,
+            (client_id, self.rules),
         )
     }
 
@@ -441,7 +474,10 @@ pub fn client_seeds(run_seed: u64, clients: u32, client_id: u32) -> (u64, u64) {
 }
 
 mod client;
+mod report;
+mod shell;
 #[cfg(test)]
 mod tests;
 
 pub use client::{ScriptClient, ScriptInput};
+pub use report::{Rules, any_aborted};

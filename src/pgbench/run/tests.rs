@@ -11,7 +11,7 @@ fn branches_resolve_to_the_next_marker_and_the_endif() {
         1,
     )
     .unwrap();
-    let c = compile(s).unwrap();
+    let c = compile(s, 0).unwrap();
     assert_eq!((c.next[0], c.next[2], c.next[4]), (2, 4, 6));
     assert_eq!((c.end[0], c.end[2], c.end[4]), (6, 6, 6));
 }
@@ -31,10 +31,13 @@ fn substitution_keeps_undefined_variables() {
 fn bad_expressions_are_located_in_the_file() {
     let e = script::parse("t.sql", "SELECT 1;\n\\set x 1 +\n", 1).unwrap_err();
     assert_eq!((e.loc.line, e.loc.column), (2, 11), "{e}");
-    assert!(e.message.contains("expected an expression"), "{e}");
+    assert!(e.to_string().contains("expected an expression"), "{e}");
     let e = script::parse("t.sql", "\\set x 1 + \\\n  2 + foo(3)\n", 1).unwrap_err();
     assert_eq!((e.loc.line, e.loc.column), (2, 7), "{e}");
-    assert_eq!(e.message, "\\set: unexpected function name (foo)");
+    assert_eq!(
+        e.message,
+        "t.sql:1: unexpected function name (foo) in command \"set\""
+    );
 }
 
 #[test]

@@ -9,8 +9,14 @@
 //! of a line continues it). `\gset [prefix]` and `\aset [prefix]` end the
 //! SQL command before them. `:name` in a SQL command is a variable
 //! (`::` is a cast), substituted wherever it appears, as pgbench does.
-//! `\shell` and `\setshell` are refused with an error naming the line:
-//! isobench does not run shell commands from inside a transaction loop.
+//! `\shell` and `\setshell` run a shell command, as in pgbench (its
+//! time is the client's, inside the measured loop).
+//!
+//! Errors are worded and laid out as pgbench 15 words them
+//! (`syntax_error` and `ConditionError` in pgbench.c): `FILE:LINE:
+//! MESSAGE (MORE) in command "NAME"`, the line, and a caret under the
+//! column found, then isobench's own explanation when it has one.
+//! Pipelines are checked when they run, as pgbench checks them.
 //!
 //! Built-in scripts: `tpcb-like`, `simple-update` and `select-only`, as
 //! pgbench's documentation lists them.
@@ -25,29 +31,37 @@ pub struct Loc {
     pub column: usize,
 }
 
-/// A script that does not parse: `file:line:column: message`, then the
-/// offending line with a caret.
+/// A script that does not parse, as pgbench reports it: its message line
+/// (`FILE:LINE: MESSAGE (MORE) in command "NAME"`, or `condition error in
+/// script ...`), the line at fault with a caret under `loc`'s column
+/// when it is known, and isobench's explanation, when it adds one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ScriptError {
     pub file: String,
     pub loc: Loc,
+    /// pgbench's message line.
     pub message: String,
-    /// The line the error is on.
+    /// The line the error is on (empty: not shown).
     pub text: String,
+    /// Whether the caret points at `loc`'s column.
+    pub caret: bool,
+    /// isobench's explanation (e.g. what the expression parser expected).
+    pub hint: Option<String>,
 }
 
 impl fmt::Display for ScriptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}\n  {}\n  {}^",
-            self.file,
-            self.loc.line,
-            self.loc.column,
-            self.message,
-            self.text,
-            " ".repeat(self.loc.column.saturating_sub(1))
-        )
+        f.write_str(&self.message)?;
+        if !self.text.is_empty() {
+            write!(f, "\n{}", self.text)?;
+            if self.caret {
+                write!(f, "\n{:>w$} error found here", '^', w = self.loc.column)?;
+            }
+        }
+        if let Some(h) = &self.hint {
+            write!(f, "\n({h})")?;
+        }
+        Ok(())
     }
 }
 
@@ -103,6 +117,12 @@ pub enum CommandKind {
     StartPipeline,
     SyncPipeline,
     EndPipeline,
+    /// `\shell command [args]` (`set`: None) or `\setshell name command
+    /// [args]`: words as given (`:name` a variable, `::x` the text `:x`).
+    Shell {
+        set: Option<String>,
+        words: Vec<String>,
+    },
 }
 
 /// A command and where it starts.
@@ -195,6 +215,24 @@ pub fn builtin(name: &str, weight: u32) -> Result<Script, String> {
             },
             BUILTINS.map(|(n, _)| n).join(", ")
         )),
+    }
+}
+
+/// pgbench 15's description of a built-in script (`transaction type:`).
+pub fn builtin_desc(name: &str) -> &'static str {
+    match name {
+        "tpcb-like" => "<builtin: TPC-B (sort of)>",
+        "simple-update" => "<builtin: simple update>",
+        _ => "<builtin: select only>",
+    }
+}
+
+/// How pgbench names a script in its messages: a file by its name, a
+/// built-in by its description.
+pub fn description(name: &str) -> &str {
+    match name.strip_prefix("builtin: ") {
+        Some(b) => builtin_desc(b),
+        None => name,
     }
 }
 

@@ -1,8 +1,6 @@
 //! The script parser: characters to commands, with locations for errors.
 
-use super::{
-    Command, CommandKind, Loc, Script, ScriptError, SleepAmount, Store, is_variable_name, variables,
-};
+use super::{Command, CommandKind, Loc, Script, ScriptError, SleepAmount, Store, variables};
 
 /// An argument of a meta-command.
 struct Arg {
@@ -41,17 +39,67 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// The line `loc` is on.
+    fn line_at(&self, loc: Loc) -> String {
+        self.lines
+            .get(loc.line - 1)
+            .copied()
+            .unwrap_or("")
+            .trim_end_matches('\r')
+            .to_string()
+    }
+
+    /// An error at `loc` as pgbench words it: `FILE:LINE: message`, the
+    /// line and a caret under `loc`'s column.
     fn err(&self, loc: Loc, message: impl Into<String>) -> ScriptError {
         ScriptError {
             file: self.file.to_string(),
             loc,
-            message: message.into(),
-            text: self
-                .lines
-                .get(loc.line - 1)
-                .copied()
-                .unwrap_or("")
-                .to_string(),
+            message: format!("{}:{}: {}", self.file, loc.line, message.into()),
+            text: self.line_at(loc),
+            caret: true,
+            hint: None,
+        }
+    }
+
+    /// pgbench's `syntax_error` of meta-command `command` (started at
+    /// `at`): `FILE:LINE: msg (more) in command "command"`, the command's
+    /// line, and a caret at `caret` when given.
+    fn syntax(
+        &self,
+        at: Loc,
+        command: &str,
+        msg: &str,
+        more: Option<&str>,
+        caret: Option<Loc>,
+    ) -> ScriptError {
+        let more = more.map(|m| format!(" ({m})")).unwrap_or_default();
+        ScriptError {
+            file: self.file.to_string(),
+            loc: caret.unwrap_or(at),
+            message: format!(
+                "{}:{}: {msg}{more} in command \"{command}\"",
+                self.file, at.line
+            ),
+            text: self.line_at(at),
+            caret: caret.is_some(),
+            hint: None,
+        }
+    }
+
+    /// pgbench's `ConditionError`: `\if` blocks that do not nest, at
+    /// command `n` (from 1).
+    fn condition(&self, loc: Loc, n: usize, msg: &str) -> ScriptError {
+        ScriptError {
+            file: self.file.to_string(),
+            loc,
+            message: format!(
+                "condition error in script \"{}\" command {n}: {msg}",
+                self.file
+            ),
+            text: String::new(),
+            caret: false,
+            hint: None,
         }
     }
 
@@ -72,11 +120,11 @@ impl<'a> Parser<'a> {
     }
 
     pub(super) fn run(mut self, weight: u32) -> Result<Script, ScriptError> {
-        let mut commands = Vec::new();
+        let mut commands: Vec<Command> = Vec::new();
         loop {
             // Skip blank space and comments between commands.
             while let Some(c) = self.peek(0) {
-                if c.is_whitespace() {
+                if c.is_whitespace() || c == ';' {
                     self.bump();
                 } else if c == '-' && self.peek(1) == Some('-') {
                     while self.peek(0).is_some_and(|c| c != '\n') {
@@ -92,17 +140,20 @@ impl<'a> Parser<'a> {
             }
             let Some(c) = self.peek(0) else { break };
             let loc = self.loc();
-            let first_line = self
-                .lines
-                .get(loc.line - 1)
-                .copied()
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            let kind = if c == '\\' {
-                self.meta(loc)?
+            let first_line = self.line_at(loc).trim().to_string();
+            let kind = if c == '\\' && self.peek(1) != Some(';') {
+                match self.meta(loc)? {
+                    Meta::Command(k) => k,
+                    Meta::Store(store, more) => {
+                        self.store_into(&mut commands, store, loc, more)?;
+                        continue;
+                    }
+                }
             } else {
-                self.sql(loc)?
+                match self.sql(loc)? {
+                    Some(k) => k,
+                    None => continue,
+                }
             };
             commands.push(Command {
                 kind,
@@ -112,13 +163,54 @@ impl<'a> Parser<'a> {
         }
         self.check_if_nesting(&commands)?;
         if commands.is_empty() {
-            return Err(self.err(Loc { line: 1, column: 1 }, "the script has no commands"));
+            let mut e = self.condition(Loc { line: 1, column: 1 }, 0, "");
+            e.message = format!("empty command list for script \"{}\"", self.file);
+            return Err(e);
         }
         Ok(Script {
             name: self.file.to_string(),
             weight,
             commands,
         })
+    }
+
+    /// `\gset`/`\aset` (at `at`): the results of the SQL command just
+    /// before it go into variables, as pgbench merges them.
+    fn store_into(
+        &self,
+        commands: &mut [Command],
+        store: Store,
+        at: Loc,
+        extra: Option<Loc>,
+    ) -> Result<(), ScriptError> {
+        let word = match store {
+            Store::Gset(_) => "gset",
+            Store::Aset(_) => "aset",
+        };
+        if let Some(l) = extra {
+            return Err(self.syntax(at, word, "too many arguments", None, Some(l)));
+        }
+        let must_follow = |more: Option<&str>| {
+            let mut e = self.err(at, "\\gset must follow an SQL command");
+            if let Some(m) = more {
+                e.message.push_str(&format!(" ({m})"));
+            }
+            e.text.clear();
+            e
+        };
+        match commands.last_mut() {
+            Some(Command {
+                kind: CommandKind::Sql {
+                    store: s @ None, ..
+                },
+                ..
+            }) => {
+                *s = Some(store);
+                Ok(())
+            }
+            Some(c) => Err(must_follow(Some(&c.first_line))),
+            None => Err(must_follow(None)),
+        }
     }
 
     /// `/* ... */`, nested as in PostgreSQL; appended to `sql`.
@@ -152,19 +244,12 @@ impl<'a> Parser<'a> {
 
     /// A SQL command from the current position to its `;` (or `\gset` /
     /// `\aset`).
-    fn sql(&mut self, start: Loc) -> Result<CommandKind, ScriptError> {
+    /// A SQL command from the current position to its `;`, to a
+    /// backslash command (pgbench ends the SQL there: `SELECT 1 \gset`),
+    /// or to the end of the file; `None` when it holds nothing.
+    fn sql(&mut self, _start: Loc) -> Result<Option<CommandKind>, ScriptError> {
         let mut sql = String::new();
-        let mut store = None;
-        loop {
-            let Some(c) = self.peek(0) else {
-                if sql.trim().is_empty() {
-                    break;
-                }
-                return Err(self.err(
-                    start,
-                    "SQL command not terminated: end it with ';' (or \\gset / \\aset)",
-                ));
-            };
+        while let Some(c) = self.peek(0) {
             match c {
                 ';' => {
                     self.bump();
@@ -269,7 +354,6 @@ impl<'a> Parser<'a> {
                     self.block_comment(&mut sql, at)?;
                 }
                 '\\' => {
-                    let at = self.loc();
                     if self.peek(1) == Some(';') {
                         // \; joins statements into one command.
                         self.bump();
@@ -277,35 +361,7 @@ impl<'a> Parser<'a> {
                         sql.push(';');
                         continue;
                     }
-                    let word = self.word_after_backslash();
-                    match word.as_str() {
-                        "gset" | "aset" => {
-                            let args = self.meta_line().1;
-                            if let Some(extra) = args.get(1) {
-                                return Err(self.err(
-                                    extra.loc,
-                                    format!("\\{word} takes at most one argument (a prefix)"),
-                                ));
-                            }
-                            let prefix =
-                                args.into_iter().next().map(|a| a.text).unwrap_or_default();
-                            store = Some(if word == "gset" {
-                                Store::Gset(prefix)
-                            } else {
-                                Store::Aset(prefix)
-                            });
-                            break;
-                        }
-                        _ => {
-                            return Err(self.err(
-                                at,
-                                format!(
-                                    "\\{word} inside a SQL command: end the command with ';' first \
-                                     (only \\gset, \\aset and \\; may follow SQL)"
-                                ),
-                            ));
-                        }
-                    }
+                    break;
                 }
                 _ => {
                     sql.push(c);
@@ -314,22 +370,17 @@ impl<'a> Parser<'a> {
             }
         }
         let sql = sql.trim().to_string();
-        if sql.is_empty() {
-            return Err(self.err(start, "empty SQL command"));
+        if sql
+            .trim_matches(|c: char| c == ';' || c.is_whitespace())
+            .is_empty()
+        {
+            return Ok(None);
         }
-        Ok(CommandKind::Sql {
+        Ok(Some(CommandKind::Sql {
             variables: variables(&sql),
             sql,
-            store,
-        })
-    }
-
-    /// The letters after a `\` at the current position (not consumed).
-    fn word_after_backslash(&self) -> String {
-        self.chars[self.pos + 1..]
-            .iter()
-            .take_while(|c| c.is_alphanumeric() || **c == '_')
-            .collect()
+            store: None,
+        }))
     }
 
     /// Consumes a meta-command's word and the rest of its line (with `\`
@@ -392,159 +443,216 @@ impl<'a> Parser<'a> {
         (word, args, rest, locs)
     }
 
-    fn meta(&mut self, at: Loc) -> Result<CommandKind, ScriptError> {
+    fn meta(&mut self, at: Loc) -> Result<Meta, ScriptError> {
         let (word, args, rest, locs) = self.meta_line();
-        let none = |p: &Self, kind: CommandKind| -> Result<CommandKind, ScriptError> {
-            match args.first() {
-                Some(a) => Err(p.err(
-                    a.loc,
-                    format!("\\{word} takes no argument, found '{}'", a.text),
-                )),
-                None => Ok(kind),
-            }
+        let fail = |p: &Self, msg: &str, more: Option<&str>, caret: Option<Loc>| {
+            Err(p.syntax(at, &word, msg, more, caret))
         };
         // The expression of \set, \if, \elif: the rest of the line,
         // located where it starts.
         let expression = |p: &Self, skip: usize| -> Result<(String, Loc), ScriptError> {
-            let Some(a) = args.get(skip) else {
-                return Err(p.err(at, format!("\\{word}: missing expression")));
+            let (text, start) = match args.get(skip) {
+                Some(a) => {
+                    let text: String = rest.chars().skip(a.offset).collect();
+                    (text.trim_end().to_string(), a.offset)
+                }
+                None => (String::new(), rest.chars().count()),
             };
-            let text: String = rest.chars().skip(a.offset).collect();
-            let text = text.trim_end().to_string();
             if let Err(e) = crate::pgbench::expr::Expr::parse(&text) {
                 // Located over continuation lines too; at the end of the
                 // expression, just after its last character.
-                let loc = match locs.get(a.offset + e.offset()) {
-                    Some(l) if e.offset() < text.chars().count() => *l,
-                    _ => {
-                        let last = locs[a.offset + text.chars().count() - 1];
-                        Loc {
+                let n = text.chars().count();
+                let loc = match locs.get(start + e.offset()) {
+                    Some(l) if e.offset() < n => *l,
+                    _ => match (start + n).checked_sub(1).and_then(|k| locs.get(k)) {
+                        Some(last) => Loc {
                             column: last.column + 1,
-                            ..last
-                        }
-                    }
+                            ..*last
+                        },
+                        None => Loc {
+                            column: at.column + word.chars().count() + 1,
+                            ..at
+                        },
+                    },
                 };
-                return Err(p.err(loc, format!("\\{word}: {e}")));
+                let mut err = p.syntax(at, &word, &e.head, e.more.as_deref(), Some(loc));
+                err.hint = (e.message != e.head).then(|| e.message.clone());
+                return Err(err);
             }
-            Ok((text, a.loc))
+            Ok((text, args.get(skip).map_or(at, |a| a.loc)))
         };
-        match word.as_str() {
+        // pgbench's MAX_ARGS: the command and 255 arguments.
+        if !matches!(word.as_str(), "set" | "if" | "elif") && args.len() >= 256 {
+            return fail(self, "too many arguments", None, None);
+        }
+        let kind = match word.as_str() {
             "set" => {
-                let Some(Arg { text: name, loc: l, .. }) = args.first() else {
-                    return Err(self.err(at, "\\set: missing variable name (\\set name expression)"));
+                let Some(Arg { text: name, .. }) = args.first() else {
+                    return fail(self, "missing argument", None, None);
                 };
-                if !is_variable_name(name) {
-                    return Err(self.err(*l, format!("\\set: '{name}' is not a variable name (letters, digits, _)")));
-                }
                 let (expr, expr_loc) = expression(self, 1)?;
-                Ok(CommandKind::Set {
+                CommandKind::Set {
                     name: name.clone(),
                     expr,
                     expr_loc,
-                })
+                }
             }
             "if" | "elif" => {
                 let (expr, expr_loc) = expression(self, 0)?;
-                Ok(if word == "if" {
+                if word == "if" {
                     CommandKind::If { expr, expr_loc }
                 } else {
                     CommandKind::Elif { expr, expr_loc }
-                })
-            }
-            "else" => none(self, CommandKind::Else),
-            "endif" => none(self, CommandKind::Endif),
-            "startpipeline" => none(self, CommandKind::StartPipeline),
-            "syncpipeline" => none(self, CommandKind::SyncPipeline),
-            "endpipeline" => none(self, CommandKind::EndPipeline),
-            "sleep" => {
-                let Some(Arg { text: amount, loc: l, .. }) = args.first() else {
-                    return Err(self.err(at, "\\sleep: missing duration (\\sleep n [us|ms|s] or \\sleep :var [unit])"));
-                };
-                let amount = if let Some(var) = amount.strip_prefix(':') {
-                    if !is_variable_name(var) {
-                        return Err(self.err(*l, format!("\\sleep: '{amount}' is not a variable")));
-                    }
-                    SleepAmount::Variable(var.to_string())
-                } else {
-                    SleepAmount::Literal(amount.parse().map_err(|_| {
-                        self.err(*l, format!("\\sleep: '{amount}' is not an integer or a :variable"))
-                    })?)
-                };
-                let unit_us = match args.get(1).map(|a| (a.text.as_str(), &a.loc)) {
-                    None | Some(("s", _)) => 1_000_000,
-                    Some(("ms", _)) => 1_000,
-                    Some(("us", _)) => 1,
-                    Some((u, l)) => {
-                        return Err(self.err(*l, format!("\\sleep: unknown time unit '{u}' (use us, ms or s)")));
-                    }
-                };
-                if let Some(extra) = args.get(2) {
-                    return Err(self.err(extra.loc, format!("\\sleep: unexpected '{}'", extra.text)));
                 }
-                Ok(CommandKind::Sleep { amount, unit_us })
             }
-            "shell" | "setshell" => Err(self.err(
-                at,
-                format!(
-                    "\\{word} is not supported by isobench: it would run a shell command inside the \
-                     measured transaction loop; compute the value with \\set or SQL instead"
-                ),
-            )),
-            "gset" | "aset" => Err(self.err(at, format!("\\{word} must follow a SQL command"))),
-            "" => Err(self.err(at, "a lone backslash: expected a meta-command like \\set")),
-            other => Err(self.err(
-                at,
-                format!(
-                    "unknown meta-command \\{other} (known: \\set, \\sleep, \\if, \\elif, \\else, \\endif, \
-                     \\gset, \\aset, \\startpipeline, \\syncpipeline, \\endpipeline)"
-                ),
-            )),
-        }
+            "else" | "endif" | "startpipeline" | "syncpipeline" | "endpipeline"
+                if !args.is_empty() =>
+            {
+                return fail(self, "unexpected argument", None, None);
+            }
+            "else" => CommandKind::Else,
+            "endif" => CommandKind::Endif,
+            "startpipeline" => CommandKind::StartPipeline,
+            "syncpipeline" => CommandKind::SyncPipeline,
+            "endpipeline" => CommandKind::EndPipeline,
+            "sleep" => self.sleep(at, &args)?,
+            "shell" => {
+                if args.is_empty() {
+                    return fail(self, "missing command", None, None);
+                }
+                CommandKind::Shell {
+                    set: None,
+                    words: args.iter().map(|a| a.text.clone()).collect(),
+                }
+            }
+            "setshell" => {
+                if args.len() < 2 {
+                    return fail(self, "missing argument", None, None);
+                }
+                CommandKind::Shell {
+                    set: Some(args[0].text.clone()),
+                    words: args[1..].iter().map(|a| a.text.clone()).collect(),
+                }
+            }
+            "gset" | "aset" => {
+                let prefix = args.first().map(|a| a.text.clone()).unwrap_or_default();
+                let store = if word == "gset" {
+                    Store::Gset(prefix)
+                } else {
+                    Store::Aset(prefix)
+                };
+                return Ok(Meta::Store(store, args.get(1).map(|a| a.loc)));
+            }
+            _ => {
+                let mut e = self.syntax(at, &word, "invalid command", None, None);
+                e.hint = Some(
+                    "the meta-commands are \\set, \\sleep, \\if, \\elif, \\else, \\endif, \\gset, \\aset, \\shell, \\setshell, \\startpipeline, \\syncpipeline and \\endpipeline".into(),
+                );
+                return Err(e);
+            }
+        };
+        Ok(Meta::Command(kind))
     }
 
-    /// `\if` ... `\endif` balance, `\elif`/`\else` placement, pipelines
-    /// not nested.
+    /// `\sleep n [us|ms|s]`, `\sleep 10ms`, `\sleep :var [unit]`, as
+    /// pgbench reads them.
+    fn sleep(&self, at: Loc, args: &[Arg]) -> Result<CommandKind, ScriptError> {
+        let fail = |msg: &str, more: Option<&str>, caret: Option<Loc>| {
+            Err(self.syntax(at, "sleep", msg, more, caret))
+        };
+        let Some(first) = args.first() else {
+            return fail("missing argument", None, None);
+        };
+        if let Some(extra) = args.get(2) {
+            return fail("too many arguments", None, Some(extra.loc));
+        }
+        let (amount, mut unit) = (
+            first.text.as_str(),
+            args.get(1).map(|a| (a.text.clone(), a.loc)),
+        );
+        let amount = if let Some(var) = amount.strip_prefix(':') {
+            SleepAmount::Variable(var.to_string())
+        } else {
+            let sign = usize::from(amount.starts_with(['+', '-']));
+            let digits = amount[sign..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .count();
+            let (number, glued) = amount.split_at(sign + digits);
+            if !glued.is_empty() {
+                if digits > 0 && args.len() == 1 {
+                    // `\sleep 10ms`: the unit glued to the number.
+                    let loc = Loc {
+                        column: first.loc.column + number.chars().count(),
+                        ..first.loc
+                    };
+                    unit = Some((glued.to_string(), loc));
+                } else {
+                    return fail(
+                        "invalid sleep time, must be an integer",
+                        Some(amount),
+                        Some(first.loc),
+                    );
+                }
+            }
+            SleepAmount::Literal(number.parse().unwrap_or(0))
+        };
+        let unit_us = match &unit {
+            None => 1_000_000,
+            Some((u, loc)) => match u.to_ascii_lowercase().as_str() {
+                "s" => 1_000_000,
+                "ms" => 1_000,
+                "us" => 1,
+                _ => {
+                    return fail(
+                        "unrecognized time unit, must be us, ms or s",
+                        Some(u),
+                        Some(*loc),
+                    );
+                }
+            },
+        };
+        Ok(CommandKind::Sleep { amount, unit_us })
+    }
+
+    /// `\if` ... `\endif` balance and `\elif`/`\else` placement, as
+    /// pgbench's `CheckConditional` checks them (commands counted from 1).
     fn check_if_nesting(&self, commands: &[Command]) -> Result<(), ScriptError> {
-        // (location of \if, seen \else)
-        let mut stack: Vec<(Loc, bool)> = Vec::new();
-        let mut pipeline: Option<Loc> = None;
-        for c in commands {
+        // (seen \else) per open \if
+        let mut stack: Vec<bool> = Vec::new();
+        for (i, c) in commands.iter().enumerate() {
+            let n = i + 1;
             match &c.kind {
-                CommandKind::If { .. } => stack.push((c.loc, false)),
+                CommandKind::If { .. } => stack.push(false),
                 CommandKind::Elif { .. } => match stack.last() {
-                    None => return Err(self.err(c.loc, "\\elif without a matching \\if")),
-                    Some((_, true)) => return Err(self.err(c.loc, "\\elif after \\else")),
+                    None => return Err(self.condition(c.loc, n, "\\elif without matching \\if")),
+                    Some(true) => return Err(self.condition(c.loc, n, "\\elif after \\else")),
                     _ => {}
                 },
                 CommandKind::Else => match stack.last_mut() {
-                    None => return Err(self.err(c.loc, "\\else without a matching \\if")),
-                    Some((_, true)) => return Err(self.err(c.loc, "\\else after \\else")),
-                    Some(top) => top.1 = true,
+                    None => return Err(self.condition(c.loc, n, "\\else without matching \\if")),
+                    Some(true) => return Err(self.condition(c.loc, n, "\\else after \\else")),
+                    Some(top) => *top = true,
                 },
                 CommandKind::Endif if stack.pop().is_none() => {
-                    return Err(self.err(c.loc, "\\endif without a matching \\if"));
-                }
-                CommandKind::StartPipeline => {
-                    if pipeline.is_some() {
-                        return Err(self.err(c.loc, "\\startpipeline inside a pipeline"));
-                    }
-                    pipeline = Some(c.loc);
-                }
-                CommandKind::SyncPipeline if pipeline.is_none() => {
-                    return Err(self.err(c.loc, "\\syncpipeline outside a pipeline"));
-                }
-                CommandKind::EndPipeline if pipeline.take().is_none() => {
-                    return Err(self.err(c.loc, "\\endpipeline without \\startpipeline"));
+                    return Err(self.condition(c.loc, n, "\\endif without matching \\if"));
                 }
                 _ => {}
             }
         }
-        if let Some((loc, _)) = stack.last() {
-            return Err(self.err(*loc, "\\if without a matching \\endif"));
-        }
-        if let Some(loc) = pipeline {
-            return Err(self.err(loc, "\\startpipeline without \\endpipeline"));
+        if !stack.is_empty() {
+            let at = commands
+                .last()
+                .map_or(Loc { line: 1, column: 1 }, |c| c.loc);
+            return Err(self.condition(at, commands.len() + 1, "\\if without matching \\endif"));
         }
         Ok(())
     }
+}
+
+/// A meta-command: a command of its own, or `\gset`/`\aset` for the
+/// SQL command before it (with where a second argument is, an error).
+enum Meta {
+    Command(CommandKind),
+    Store(Store, Option<Loc>),
 }

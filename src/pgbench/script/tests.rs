@@ -127,33 +127,105 @@ fn meta_commands() {
     assert_eq!(k.len(), 13);
 }
 
+/// pgbench 15's words and layout (pgbench.c `syntax_error`,
+/// `ConditionError`): `FILE:LINE: msg (more) in command "name"`, the line,
+/// a caret under the column when known.
 #[test]
-fn errors_name_file_line_column_and_show_the_line() {
+fn errors_are_worded_and_laid_out_as_pgbench_does() {
     let e = err("SELECT 1;\n  \\bogus 1\n");
     assert!(
-        e.starts_with("t.sql:2:3: unknown meta-command \\bogus"),
+        e.starts_with("t.sql:2: invalid command in command \"bogus\"\n  \\bogus 1\n("),
         "{e}"
     );
-    assert!(e.ends_with("\n    \\bogus 1\n    ^"), "{e}");
-    assert!(err("SELECT 1").contains("t.sql:1:1: SQL command not terminated"));
-    assert!(err("SELECT 'x;\n").contains("t.sql:1:8: unterminated quoted string"));
+    assert_eq!(
+        err("\\set i 1 +\n"),
+        "t.sql:1: syntax error in command \"set\"\n\\set i 1 +\n          ^ error found here\n(syntax error at end of expression: expected an expression)"
+    );
+    assert!(
+        err("\\set i foo(1)")
+            .starts_with("t.sql:1: unexpected function name (foo) in command \"set\"\n")
+    );
+    assert!(
+        err("\\set i least()")
+            .contains("at least one argument expected (least) in command \"set\"")
+    );
+    assert!(err("\\set i ;").contains("unexpected character (;) in command \"set\""));
+    assert_eq!(
+        err("\\set"),
+        "t.sql:1: missing argument in command \"set\"\n\\set"
+    );
+    assert!(err("\\set x").starts_with("t.sql:1: syntax error in command \"set\""));
+    assert!(err("\\if\n\\endif\n").starts_with("t.sql:1: syntax error in command \"if\""));
+    assert_eq!(
+        err("\\sleep 1 week"),
+        "t.sql:1: unrecognized time unit, must be us, ms or s (week) in command \"sleep\"\n\\sleep 1 week\n         ^ error found here"
+    );
+    assert!(
+        err("\\sleep x")
+            .contains("invalid sleep time, must be an integer (x) in command \"sleep\"")
+    );
+    assert!(err("\\sleep too many args").contains("too many arguments in command \"sleep\""));
+    assert_eq!(
+        err("\\sleep"),
+        "t.sql:1: missing argument in command \"sleep\"\n\\sleep"
+    );
+    assert_eq!(
+        err("\\shell"),
+        "t.sql:1: missing command in command \"shell\"\n\\shell"
+    );
+    assert!(err("\\setshell var").contains("missing argument in command \"setshell\""));
+    assert!(err("\\else 1").contains("unexpected argument in command \"else\""));
+    assert_eq!(
+        err("\\if true\nSELECT 1;\n"),
+        "condition error in script \"t.sql\" command 3: \\if without matching \\endif"
+    );
+    assert!(err("\\endif").contains("command 1: \\endif without matching \\if"));
+    assert!(err("\\if 1\n\\else\n\\elif 2\n\\endif").contains("command 3: \\elif after \\else"));
+    assert_eq!(err("\\gset"), "t.sql:1: \\gset must follow an SQL command");
+    assert!(
+        err("SELECT 1 AS i \\gset\n\\gset")
+            .contains("\\gset must follow an SQL command (SELECT 1 AS i")
+    );
+    assert!(err("SELECT 1 \\gset a b").contains("too many arguments in command \"gset\""));
+    assert_eq!(
+        err("-- only a comment\n"),
+        "empty command list for script \"t.sql\""
+    );
+    // Quotes and comments are still checked.
+    assert!(err("SELECT 'x;\n").contains("t.sql:1: unterminated quoted string"));
     assert!(err("/* x").contains("unterminated /* comment"));
     assert!(err("SELECT $a$ x;").contains("unterminated dollar-quoted string $a$"));
-    assert!(err("\\shell echo hi").contains("t.sql:1:1: \\shell is not supported"));
-    assert!(err("\\setshell x echo 1").contains("\\setshell is not supported"));
-    assert!(err("\\set").contains("missing variable name"));
-    assert!(err("\\set x").contains("\\set: missing expression"));
-    assert!(err("\\set 1-x 2").contains("is not a variable name"));
-    assert!(err("\\sleep 1 h").contains("t.sql:1:10: \\sleep: unknown time unit 'h'"));
-    assert!(err("\\sleep x").contains("not an integer or a :variable"));
-    assert!(err("\\if true\nSELECT 1;\n").contains("t.sql:1:1: \\if without a matching \\endif"));
-    assert!(err("\\endif").contains("\\endif without a matching \\if"));
-    assert!(err("\\if 1\n\\else\n\\elif 2\n\\endif").contains("t.sql:3:1: \\elif after \\else"));
-    assert!(err("\\else 1").contains("takes no argument"));
-    assert!(err("\\gset").contains("must follow a SQL command"));
-    assert!(err("SELECT 1 \\sleep 1").contains("inside a SQL command"));
-    assert!(err("\\startpipeline\nSELECT 1;").contains("without \\endpipeline"));
-    assert!(err("-- only a comment\n").contains("no commands"));
+}
+
+/// pgbench takes what it takes: a last command without `;`, SQL ended by
+/// a backslash command, `\\shell`, pipelines checked only when they run.
+#[test]
+fn pgbench_scripts_parse_as_pgbench_parses_them() {
+    let kinds = |t: &str| {
+        parse("t.sql", t, 1)
+            .unwrap()
+            .commands
+            .into_iter()
+            .map(|c| c.kind)
+            .collect::<Vec<_>>()
+    };
+    let k = kinds("SELECT 1 \\sleep 1\nSELECT 2");
+    assert!(matches!(&k[0], CommandKind::Sql { sql, .. } if sql == "SELECT 1"));
+    assert!(matches!(&k[1], CommandKind::Sleep { .. }));
+    assert!(matches!(&k[2], CommandKind::Sql { sql, .. } if sql == "SELECT 2"));
+    let k = kinds("SELECT 1;\n\\gset p_\n\\setshell v echo 1\n\\sleep 10ms\n\\startpipeline\n");
+    assert!(matches!(&k[0], CommandKind::Sql { store: Some(Store::Gset(p)), .. } if p == "p_"));
+    assert!(
+        matches!(&k[1], CommandKind::Shell { set: Some(v), words } if v == "v" && words == &["echo", "1"])
+    );
+    assert_eq!(
+        k[2],
+        CommandKind::Sleep {
+            amount: SleepAmount::Literal(10),
+            unit_us: 1000
+        }
+    );
+    assert_eq!(k[3], CommandKind::StartPipeline);
 }
 
 #[test]

@@ -823,7 +823,10 @@ mod tests {
                 mean: 1950.0 / 3.0,
                 max: 1990,
             },
-            cl_active: crate::model::CountStatF { mean: 50.0, max: 50 },
+            cl_active: crate::model::CountStatF {
+                mean: 50.0,
+                max: 50,
+            },
             sv_active: crate::model::CountStatF {
                 mean: 0.1 + 0.2,
                 max: 50,

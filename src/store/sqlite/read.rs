@@ -343,6 +343,7 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
         committed: row.get("committed")?,
         tps: real(row, "tps")?,
         effective_tps: None,
+        tpmc: None,
         attempts: row.get("attempts")?,
         retries: row.get("retries")?,
         failed,
@@ -420,6 +421,7 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
     // Not stored: it follows from the history check's lost commits.
     record.effective_tps =
         crate::model::effective_tps(record.tps, &record.lifetime, &record.invariants);
+    record.tpmc = crate::model::tpmc(&record.transactions, record.duration_s);
     Ok(record)
 }
 

@@ -652,6 +652,7 @@ fn record(
         committed,
         tps: f.map_or(0.0, |f| f.throughput),
         effective_tps: None,
+        tpmc: None,
         attempts: committed + failed_n + retries,
         retries,
         failed,

@@ -1,0 +1,176 @@
+//! The report's headlines: the answer, one line per cell compared with a
+//! baseline, built from the model's aggregates and the findings' rules:
+//! what the cell's level (or other factor) cost in throughput against
+//! its baseline, with the 95 % interval and the test ([`cost_text`]);
+//! the share of its transactions that failed; the reason most of its
+//! serialization failures gave and where ([`dominant_reason`]);
+//! relation-level SIRead locks from sequential scans ([`coarse`]); and
+//! its anomalies against the baseline's when either has any. Shown
+//! first in report.md, report.html and the terminal summary.
+
+use crate::report::analysis::cells::VsBaseline;
+use crate::report::analysis::findings::plans::coarse;
+use crate::report::analysis::findings::{cost_text, dominant_reason};
+use crate::report::analysis::model::ReportModel;
+
+/// One headline: the cell (index into the model's cells) and its text
+/// (Markdown code spans for statements).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Headline {
+    pub cell: usize,
+    pub text: String,
+}
+
+/// One headline per cell that is not a baseline, in the cells' order;
+/// when every cell is a baseline (one isolation level and strategy),
+/// one per cell with its throughput.
+pub fn headlines(m: &ReportModel) -> Vec<Headline> {
+    let compared: Vec<usize> = (0..m.cells.len())
+        .filter(|&i| m.cells[i].vs_baseline != VsBaseline::Baseline)
+        .collect();
+    let cells = if compared.is_empty() {
+        (0..m.cells.len()).collect()
+    } else {
+        compared
+    };
+    cells
+        .into_iter()
+        .map(|i| Headline {
+            cell: i,
+            text: headline(m, i),
+        })
+        .collect()
+}
+
+/// See the module docs.
+fn headline(m: &ReportModel, i: usize) -> String {
+    let c = &m.cells[i];
+    let unit = m.throughput.1;
+    let throughput = cost_text(m, i).unwrap_or_else(|| {
+        let effective = if c.effective_differs() {
+            " effective"
+        } else {
+            ""
+        };
+        let tps = match c.headline_tps() {
+            Some(s) if s.n >= 2 => format!(
+                "{} {unit}{effective} (mean ± 95 % CI half-width)",
+                crate::report::fmt_tps_ci(Some(s))
+            ),
+            Some(s) => format!(
+                "{} {unit}{effective} (one run)",
+                crate::report::fmt_tps(s.mean)
+            ),
+            None => "no complete run".into(),
+        };
+        match (&c.vs_baseline, c.tps.is_some()) {
+            (_, false) | (VsBaseline::Baseline, _) => tps,
+            (VsBaseline::Missing, _) => format!("{tps}; no baseline cell to compare with"),
+            (VsBaseline::Change { .. }, _) => format!("{tps}; no change to compute"),
+        }
+    });
+    let failed = c.failure_pct.map(|p| {
+        if p <= 0.0 {
+            "no transaction failed".to_string()
+        } else if p < 0.05 {
+            "< 0.1 % of transactions failed".into()
+        } else if p < 1.0 {
+            format!("{p:.1} % of transactions failed")
+        } else {
+            format!("{p:.0} % of transactions failed")
+        }
+    });
+    let mut text = format!("{}: {throughput}", m.factors.short_labels[i]);
+    if let Some(f) = failed {
+        text.push_str(", ");
+        text.push_str(&f);
+    }
+    let mut more: Vec<String> = Vec::new();
+    if let Some(d) = dominant_reason(m, i) {
+        more.push(format!(
+            "{:.0} % of serialization failures: {}{}",
+            d.share(),
+            d.reason,
+            d.at
+        ));
+    }
+    if let Some(s) = coarse(m, i) {
+        let scans: Vec<String> = s
+            .statements
+            .iter()
+            .map(|(label, rel, _)| format!("`{label}` on {rel}"))
+            .collect();
+        let share = s
+            .share
+            .map_or(String::new(), |p| format!("{p:.0} % of SIRead locks "));
+        more.push(format!(
+            "{share}relation-level, from Seq Scans: {}",
+            scans.join(", ")
+        ));
+    }
+    let base = c
+        .baseline
+        .map(|b| (&m.cells[b], m.factors.label_against(b, i)));
+    match base {
+        Some((b, label))
+            if c.invariants.checked > 0
+                && b.invariants.checked > 0
+                && (c.anomalies > 0 || b.anomalies > 0) =>
+        {
+            more.push(format!(
+                "{} anomalies (invariant violations) against {} in {label}",
+                c.anomalies, b.anomalies
+            ));
+        }
+        _ if c.invariants.checked > 0 && c.anomalies > 0 => {
+            more.push(format!("{} anomalies (invariant violations)", c.anomalies));
+        }
+        _ => {}
+    }
+    for part in more {
+        text.push_str("; ");
+        text.push_str(&part);
+    }
+    text.push('.');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+
+    #[test]
+    fn one_headline_per_compared_cell_with_ci_and_failures() {
+        let r = fixture::results();
+        let m = ReportModel::new(&r);
+        let h = headlines(&m);
+        assert_eq!(h.len(), 1, "{h:?}");
+        assert_eq!(h[0].cell, 1);
+        // ser: 2 complete runs (148, 152) against rc's (98, 102); 64 + 1
+        // failed of 17,865 transactions; 1 anomaly in rc (run 3).
+        assert_eq!(
+            h[0].text,
+            "ser: +50.0 % TPS vs rc (95 % CI [+33.1 %, +69.1 %], significant: p = 0.003), \
+             0.4 % of transactions failed; 75 % of serialization failures: pivot, during commit \
+             attempt, at `COMMIT`; 0 anomalies (invariant violations) against 1 in rc."
+        );
+    }
+
+    #[test]
+    fn every_cell_a_baseline_gets_its_throughput() {
+        let mut r = fixture::results();
+        r.runs
+            .retain(|run| run.cell.isolation == crate::model::Isolation::ReadCommitted);
+        r.config.isolation.truncate(1);
+        let m = ReportModel::new(&r);
+        let h = headlines(&m);
+        assert_eq!(h.len(), 1, "{h:?}");
+        assert!(
+            h[0].text
+                .starts_with("rc · optimistic: 100.0 ± 25.4 tx/s (mean ± 95 % CI half-width), no transaction failed; 1 anomalies"),
+            "{}",
+            h[0].text
+        );
+    }
+}

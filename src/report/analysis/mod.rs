@@ -1,0 +1,17 @@
+//! The figures every report shows, computed from a [`Results`] without
+//! any text layout: cells and their statistics against the baseline
+//! ([`cells`]), the aggregated [`model::ReportModel`] every format reads,
+//! the findings and headlines ([`findings`]), failed attempts by reason
+//! ([`reasons`]), query plans and their changes ([`plans`]), the server's
+//! observations per cell ([`server`]), and how `isobench compare` pairs
+//! the cells of two studies ([`compare`]).
+//!
+//! [`Results`]: crate::store::Results
+
+pub mod cells;
+pub mod compare;
+pub mod findings;
+pub mod model;
+pub mod plans;
+pub mod reasons;
+pub mod server;

@@ -1,0 +1,86 @@
+//! The page's header (title, completeness banner, the experiment's
+//! configuration and environment as a definition list) and the summary
+//! section: what a reader sees first, apart from the sections below.
+
+use maud::{Markup, html};
+
+use crate::report::analysis::model::ReportModel;
+use crate::report::render::html::Section;
+use crate::report::render::html::{note, section, table_html};
+use crate::report::tables;
+use crate::store::Results;
+
+/// The page's `<header>`: title, completeness banner and the
+/// configuration/environment list, collapsed.
+pub(super) fn header(r: &Results, title: &str) -> Markup {
+    let planned = r.config.planned_runs();
+    html! {
+        header {
+            h1 { (title) }
+            @if r.complete {
+                p.banner.ok { "Complete: " (r.runs.len()) " runs recorded." }
+            } @else {
+                p.banner.bad {
+                    strong { "INCOMPLETE" } " (interrupted): " (r.runs.len()) " of " (planned)
+                    " planned runs recorded. Cells with fewer complete runs than planned have \
+                     wider intervals or none."
+                }
+            }
+            // The setup, collapsed: the answer comes first.
+            details.meta {
+                summary { "Setup: workload, server, factors, settings, versions" }
+                dl.meta {
+                    @for item in tables::setup::items(r) {
+                        div { dt { (item.label) } dd { (item.value) } }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The answer first: one headline per cell compared with a baseline
+/// ([`crate::report::analysis::findings::headlines`]).
+pub(super) fn headlines(m: &ReportModel) -> Option<Section> {
+    let h = crate::report::analysis::findings::headlines(m);
+    if h.is_empty() {
+        return None;
+    }
+    section(
+        "headlines",
+        "Headlines",
+        html! {
+            ul.headlines {
+                @for h in &h { li { (crate::report::render::html::code_spans(&h.text)) } }
+            }
+        },
+    )
+}
+
+/// The Cells table, right after the headlines.
+pub(super) fn summary(m: &ReportModel) -> Option<Section> {
+    if m.cells.is_empty() {
+        return None;
+    }
+    section(
+        "summary",
+        "Cells",
+        html! { (note(html! { (tables::cells_note(m)) })) (table_html(&tables::summary(m))) },
+    )
+}
+
+/// The per-cell figures the Cells table leaves out.
+pub(super) fn cell_details(m: &ReportModel) -> Option<Section> {
+    if m.cells.is_empty() {
+        return None;
+    }
+    let text = html! {
+        (tables::CELL_DETAILS_NOTE)
+        @for n in tables::summary_notes(m) { " " (n) }
+    };
+    section(
+        "cell-details",
+        "Cells in detail",
+        html! { (note(text)) (table_html(&tables::cell_details(m))) },
+    )
+}

@@ -1,0 +1,136 @@
+//! `isobench compare`'s tables: per matched cell, A's and B's TPS (or
+//! effective TPS) and p99 latency, the change from A to B with its test,
+//! and a geometric-mean row over the cells both sides have.
+
+use super::table::{Column, Row, Table, Value};
+use crate::report::analysis::cells::CellSummary;
+use crate::report::analysis::compare::{Pair, geomean};
+use crate::report::{NA, fmt_ms, fmt_p, fmt_pct_change, fmt_pct_ci, fmt_tps};
+use crate::stats::{self, Better, Comparison, Summary};
+
+/// `1234.5 ± 12.3 (n=5)`.
+pub fn tps_text(s: Option<&Summary>) -> String {
+    match s {
+        None => NA.into(),
+        Some(s) => format!("{} ± {} (n={})", fmt_tps(s.mean), fmt_tps(s.ci95), s.n),
+    }
+}
+
+/// delta, its CI, p, verdict of a comparison (`n/a` without one).
+fn comparison_values(c: Option<&Comparison>, with_ci: bool) -> Vec<Value> {
+    let pct = c.and_then(|c| c.pct);
+    let mut v = vec![Value::opt(
+        pct,
+        pct.map_or_else(|| NA.into(), fmt_pct_change),
+    )];
+    if with_ci {
+        v.push(Value::text(fmt_pct_ci(c.and_then(|c| c.pct_ci.as_ref()))));
+    }
+    let p = c.and_then(|c| c.welch.as_ref());
+    v.push(Value::opt(p.map(|w| w.p), fmt_p(p)));
+    v.push(Value::text(
+        c.map_or_else(|| NA.to_string(), |c| c.verdict.label().into()),
+    ));
+    v
+}
+
+/// The geomean row over the pairs where both values are positive: A's and
+/// B's geometric means and the change between them; `cols` values.
+fn geomean_row(pairs: &[(f64, f64)], fmt: fn(f64) -> String, cols: usize) -> Row {
+    let ok: Vec<(f64, f64)> = pairs
+        .iter()
+        .copied()
+        .filter(|(x, y)| x.is_finite() && y.is_finite() && *x > 0.0 && *y > 0.0)
+        .collect();
+    let ga = geomean(ok.iter().map(|p| p.0));
+    let gb = geomean(ok.iter().map(|p| p.1));
+    let change = match (ga, gb) {
+        (Some(x), Some(y)) => Some(100.0 * (y / x - 1.0)),
+        _ => None,
+    };
+    let mut values = vec![
+        Value::text(format!("geomean ({} cells)", ok.len())),
+        Value::opt(ga, ga.map_or_else(|| NA.into(), fmt)),
+        Value::opt(gb, gb.map_or_else(|| NA.into(), fmt)),
+        Value::opt(change, change.map_or_else(|| NA.into(), fmt_pct_change)),
+    ];
+    values.resize(cols, Value::text(""));
+    Row {
+        values,
+        class: "geomean",
+    }
+}
+
+/// A's and B's `tps` (a cell's reported or effective TPS) per pair, the
+/// change of the mean with its 95 % interval (`stats::pct_ci95`), Welch's
+/// p and the verdict; then the geomean row.
+pub fn tps<'a>(pairs: &[Pair<'a>], tps: fn(&'a CellSummary<'a>) -> Option<&'a Summary>) -> Table {
+    let mut t = Table::new(vec![
+        Column::text("cell"),
+        Column::num("A (tx/s)"),
+        Column::num("B (tx/s)"),
+        Column::num("delta"),
+        Column::num("95% CI of delta"),
+        Column::num("p"),
+        Column::text("verdict"),
+    ]);
+    for p in pairs {
+        let (x, y) = (tps(p.a), tps(p.b));
+        let cmp = match (x, y) {
+            (Some(sx), Some(sy)) => Some(stats::compare(sy, sx, Better::Higher)),
+            _ => None,
+        };
+        let side = |s: Option<&Summary>| Value::opt(s.map(|s| s.mean), tps_text(s));
+        let mut row = vec![Value::text(p.key.clone()), side(x), side(y)];
+        row.extend(comparison_values(cmp.as_ref(), true));
+        t.row(row);
+    }
+    let means: Vec<(f64, f64)> = pairs
+        .iter()
+        .filter_map(|p| Some((tps(p.a)?.mean, tps(p.b)?.mean)))
+        .collect();
+    let cols = t.columns.len();
+    t.rows.push(geomean_row(&means, fmt_tps, cols));
+    t
+}
+
+/// Each side's p99 of its merged histograms per pair, the change in %,
+/// and Welch's p and verdict over the runs' own p99 (one value per
+/// complete run); then the geomean row.
+pub fn p99(pairs: &[Pair]) -> Table {
+    let mut t = Table::new(vec![
+        Column::text("cell"),
+        Column::num("A (ms)"),
+        Column::num("B (ms)"),
+        Column::num("delta"),
+        Column::num("p (runs' p99)"),
+        Column::text("verdict"),
+    ]);
+    let p99 = |c: &CellSummary| c.merged_latency.map(|l| l.p99);
+    for p in pairs {
+        let (x, y) = (p.a, p.b);
+        let runs = match (&x.latency.p99, &y.latency.p99) {
+            (Some(sx), Some(sy)) => Some(stats::compare(sy, sx, Better::Lower)),
+            _ => None,
+        };
+        // The delta is that of the merged p99, the test that of the
+        // runs' p99.
+        let delta = match (p99(x), p99(y)) {
+            (Some(vx), Some(vy)) => stats::pct_change(vy, vx),
+            _ => None,
+        };
+        let ms = |v: Option<f64>| Value::opt(v, v.map_or_else(|| NA.into(), fmt_ms));
+        let mut row = vec![Value::text(p.key.clone()), ms(p99(x)), ms(p99(y))];
+        let mut rest = comparison_values(runs.as_ref(), false);
+        rest[0] = Value::opt(delta, delta.map_or_else(|| NA.into(), fmt_pct_change));
+        row.extend(rest);
+        t.row(row);
+    }
+    let values: Vec<(f64, f64)> = pairs
+        .iter()
+        .filter_map(|p| Some((p99(p.a)?, p99(p.b)?)))
+        .collect();
+    let cols = t.columns.len();
+    t.rows.push(geomean_row(&values, fmt_ms, cols));
+    t
+}
