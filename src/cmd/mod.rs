@@ -403,7 +403,7 @@ mod tests {
     }
 
     /// Every `isobench run` flag, with a valid value on the command line and
-    /// the same value as the experiment file's key of the same name (`--set`
+    /// the same value as the study file's key of the same name (`--set`
     /// and `--param` take `[settings]` and `[params]` tables, `-D` a
     /// `[define]` table), and an invalid value for both when the flag takes
     /// one.
@@ -710,6 +710,31 @@ mod tests {
             "init_sql = \"/x/init.sql\"",
             None,
         ),
+        (
+            "check",
+            &[
+                "--check",
+                "no-negative=SELECT id FROM account WHERE balance < 0",
+            ],
+            "[[check]]\nname = \"no-negative\"\nsql = \"SELECT id FROM account WHERE balance < 0\"",
+            Some((
+                "no negative=SELECT 1",
+                "name = \"no negative\"\nsql = \"SELECT 1\"",
+            )),
+        ),
+        (
+            "check-file",
+            &[
+                "--check-file",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/examples/transfer/checks.sql"),
+            ],
+            concat!(
+                "check_file = \"",
+                env!("CARGO_MANIFEST_DIR"),
+                "/examples/transfer/checks.sql\""
+            ),
+            Some(("", "\"\"")),
+        ),
     ];
 
     /// `isobench run ARGS` as the binary reads it: the study with the
@@ -726,6 +751,10 @@ mod tests {
     /// studies (the file it came from; the seed, random unless given).
     fn norm(mut cfg: ExperimentConfig, keep_seed: bool) -> String {
         cfg.file = None;
+        // Where a check was declared differs by construction.
+        for c in &mut cfg.checks {
+            c.origin.clear();
+        }
         if !keep_seed {
             cfg.seed = 0;
         }
@@ -932,6 +961,7 @@ mod tests {
                 "param" => "[params]".to_string(),
                 "define" => "[define]".to_string(),
                 "script-factor" => "script".to_string(),
+                "check" => "[[check]]".to_string(),
                 f => f.replace('-', "_"),
             };
             assert!(
@@ -962,7 +992,7 @@ mod tests {
             assert_eq!(
                 norm(merged, seed),
                 norm(from_flag, seed),
-                "--{flag} given over an experiment file is not applied"
+                "--{flag} given over a study file is not applied"
             );
             if let Some((bad_flag, bad_key)) = bad {
                 let (bad_flag, bad_key) = (

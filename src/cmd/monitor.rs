@@ -30,7 +30,7 @@ use crate::study::values::{self, Parse};
 #[derive(Debug, Args)]
 pub struct MonitorArgs {
     /// The server, as a libpq URL or key=value string (password never printed).
-    #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true)]
+    #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true, value_parser = crate::study::values::DsnArg)]
     pub dsn: Option<String>,
     /// The server from the libpq variables PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE.
     #[arg(long, conflicts_with = "dsn")]

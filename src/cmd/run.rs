@@ -14,11 +14,11 @@ use crate::study::{Settings, SettingsError};
 
 /// Flags of `isobench run`. With none, a default study: TPC-B at scale 10,
 /// rc/rr/ser, 16 clients, 3 x 10 s after 2 s of warm-up, on a managed server.
-/// Every flag but `--resume` and `--width` is also a key of the experiment file
+/// Every flag but `--resume` and `--width` is also a key of the study file
 /// ([`Settings`]).
 #[derive(Debug, Default, Args)]
 pub struct RunArgs {
-    /// An experiment file (TOML) with the study's factors and settings; flags override it.
+    /// A study file (TOML) with the study's factors and settings; flags override it.
     #[arg(value_name = "STUDY.toml")]
     pub study: Option<PathBuf>,
     /// Continue the interrupted experiment in DIR, skipping its completed runs.
@@ -31,7 +31,7 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// The experiment: defaults <- the experiment file <- these flags
+    /// The experiment: defaults <- the study file <- these flags
     /// ([`crate::study::from_args`]).
     ///
     /// Errors: [`SettingsError`], naming the file's line or the flag.

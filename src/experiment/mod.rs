@@ -30,6 +30,7 @@ use crate::store::sqlite::Store;
 use crate::store::{self, Cell, Environment, Results, StoredConfig};
 use crate::workload::Workload;
 
+mod checks;
 mod copies;
 mod drivers;
 mod inject;

@@ -360,7 +360,7 @@ pub(super) fn check_faults(cfg: &ExperimentConfig) -> Result<()> {
         bail!(
             "--fault and --fault-plan (study keys fault and fault_plan): give one; \
              to compare with and without a fault, list the plans: --fault-plan none,{}",
-            crate::model::FaultPlan(cfg.faults.clone())
+            crate::model::FaultSchedule(cfg.faults.clone())
         );
     }
     let external = cfg.target.dsn.is_some() || cfg.target.external_from_env;
@@ -632,6 +632,7 @@ mod tests {
             metrics_listen: None,
             shard: None,
             shard_wait: Duration::from_secs(60),
+            checks: Vec::new(),
         }
     }
 

@@ -97,6 +97,7 @@ pub(super) fn stored_config(
         file: cfg.file.as_ref().map(|f| f.display().to_string()),
         target_options: StoredTarget::of(&cfg.target),
         shard: cfg.shard,
+        checks: cfg.checks.clone(),
     }
 }
 

@@ -455,8 +455,8 @@ impl Recorder {
         self.commit_on(ty, usize::MAX, latency_us, attempts, wasted_us)
     }
 
-    /// [`Recorder::commit`] of a transaction whose last attempt ran on
-    /// host `host` of the DSN (tallied per host when there are several).
+    /// A commit (as the test helper `Recorder::commit`) of a transaction
+    /// whose last attempt ran on host `host` of the DSN (tallied per host when there are several).
     pub fn commit_on(
         &self,
         ty: usize,
@@ -509,7 +509,8 @@ impl Recorder {
         self.fail_at_on(ty, usize::MAX, key, attempts, wasted_us)
     }
 
-    /// [`Recorder::fail_at`] of a transaction whose last attempt ran on
+    /// A failure with its server error (as the test helper
+    /// `Recorder::fail_at`) of a transaction whose last attempt ran on
     /// host `host` (tallied per host when there are several).
     pub fn fail_at_on(&self, ty: usize, host: usize, key: ErrorKey, attempts: u32, wasted_us: u64) {
         self.on(ty, host, |s, _, h| {

@@ -1,5 +1,5 @@
 //! Plain configuration types: what an experiment is, independent of how it
-//! was given (CLI flags today, experiment files later). No clap types here.
+//! was given (CLI flags today, study files later). No clap types here.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::build::{PgBuild, build_labels};
-use super::faults::{FaultPlan, FaultSpec};
+use super::faults::{FaultSchedule, FaultSpec};
 
 /// A transaction isolation level (PostgreSQL docs, "Transaction Isolation").
 /// Parsed from `read-committed|rc`, `repeatable-read|rr`, `serializable|ser`.
@@ -366,7 +366,7 @@ pub struct ScriptsConfig {
     /// loading pgbench's tables, or after them when `workload_named`.
     pub init_sql: Option<PathBuf>,
     /// The built-in workload was named with the scripts (`-w tpcb`, or
-    /// `workload = "tpcb"` in an experiment file): the scripts run over its
+    /// `workload = "tpcb"` in a study file): the scripts run over its
     /// data, and `init_sql` runs after that data is loaded.
     #[serde(default)]
     pub workload_named: bool,
@@ -487,7 +487,7 @@ pub struct ExperimentConfig {
     /// The fault as a factor (`--fault-plan`, study key `fault_plan`):
     /// each cell runs one plan ([`crate::model::Cell::fault_plan`]);
     /// empty: every run gets `faults`.
-    pub fault_plans: Vec<FaultPlan>,
+    pub fault_plans: Vec<FaultSchedule>,
     /// Leave runs with faults out of the statistics (`--exclude-faulted`).
     pub exclude_faulted: bool,
     /// The connection pooler between the clients and the server
@@ -529,7 +529,7 @@ pub struct ExperimentConfig {
     /// Seed of the per-client input generators; recorded in the results.
     pub seed: u64,
     pub target: TargetConfig,
-    /// The experiment file this came from, if any.
+    /// The study file this came from, if any.
     pub file: Option<PathBuf>,
     /// Continue the interrupted experiment in this results directory.
     pub resume: Option<PathBuf>,
@@ -550,6 +550,10 @@ pub struct ExperimentConfig {
     /// and shard 0 for every shard to end a run (`--shard-wait`, default
     /// 60 s).
     pub shard_wait: Duration,
+    /// Checks the study declares about its data (`[[check]]`, `--check`,
+    /// `--check-file`), run in each run's database after the run (and
+    /// during it, those with `during`), in the order given.
+    pub checks: Vec<super::CheckSpec>,
 }
 
 /// One shard of a sharded study: shard `index` (from 0) of `count`

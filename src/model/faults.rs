@@ -159,22 +159,22 @@ impl std::fmt::Display for DurationText {
 /// Written `none` when empty, else its faults joined by `+`
 /// (`pause:1s@1s+crash@3s`); parses back as written.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FaultPlan(pub Vec<FaultSpec>);
+pub struct FaultSchedule(pub Vec<FaultSpec>);
 
-impl FromStr for FaultPlan {
+impl FromStr for FaultSchedule {
     type Err = FaultSpecError;
     fn from_str(s: &str) -> Result<Self, FaultSpecError> {
         if s.trim() == "none" {
-            return Ok(FaultPlan::default());
+            return Ok(FaultSchedule::default());
         }
         s.split('+')
             .map(str::parse)
             .collect::<Result<_, _>>()
-            .map(FaultPlan)
+            .map(FaultSchedule)
     }
 }
 
-impl std::fmt::Display for FaultPlan {
+impl std::fmt::Display for FaultSchedule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.0.is_empty() {
             return f.write_str("none");
@@ -396,18 +396,18 @@ mod tests {
 
     #[test]
     fn fault_plans_join_faults_with_plus_and_none_is_empty() {
-        let p: FaultPlan = "pause:1s@1s+crash@3s".parse().unwrap();
+        let p: FaultSchedule = "pause:1s@1s+crash@3s".parse().unwrap();
         assert_eq!(p.0.len(), 2);
         assert_eq!(p.0[1].kind, FaultKind::Crash);
         assert_eq!(p.to_string(), "pause:1s@1s+crash@3s");
-        let none: FaultPlan = "none".parse().unwrap();
+        let none: FaultSchedule = "none".parse().unwrap();
         assert!(none.0.is_empty());
         assert_eq!(none.to_string(), "none");
         assert!(matches!(
-            "crash@1s+explode@2s".parse::<FaultPlan>(),
+            "crash@1s+explode@2s".parse::<FaultSchedule>(),
             Err(FaultSpecError::Kind(k)) if k == "explode"
         ));
-        assert!("".parse::<FaultPlan>().is_err());
+        assert!("".parse::<FaultSchedule>().is_err());
     }
 
     fn points(tps: &[f64]) -> Vec<SecondPoint> {

@@ -6,7 +6,9 @@
 //! `tests/it/module_graph.rs` checks that the module graph has no cycle.
 
 mod build;
+mod checks;
 mod config;
+mod derived;
 mod error;
 mod faults;
 mod history;
@@ -18,6 +20,7 @@ mod run;
 mod sqlstate;
 
 pub use build::*;
+pub use checks::*;
 pub use config::*;
 pub use error::*;
 pub use faults::*;

@@ -126,7 +126,7 @@ pub struct StoredConfig {
     pub target: String,
     /// `--set` server settings of the managed server.
     pub settings: BTreeMap<String, String>,
-    /// The experiment file the study came from, if any.
+    /// The study file the study came from, if any.
     pub file: Option<String>,
     /// How the server was chosen, for `--resume`.
     pub target_options: StoredTarget,
@@ -134,6 +134,11 @@ pub struct StoredConfig {
     /// (`--shard`); absent when not sharded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::model::ShardSpec>,
+    /// The checks the study declared (`[[check]]`, `--check`,
+    /// `--check-file`), with where each was declared; absent when none
+    /// was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<super::CheckSpec>,
 }
 
 /// [`StoredConfig::server_wait_s`] of stores written before it, s.

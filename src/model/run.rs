@@ -99,7 +99,7 @@ pub struct HostCpu {
 }
 
 /// The result of one invariant check after a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InvariantResult {
     pub name: String,
     pub ok: bool,
@@ -120,6 +120,20 @@ pub struct InvariantResult {
     /// with durable commits they are violations of the check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_commits: Option<u64>,
+    /// A check the study declared ([`super::CheckSpec`]: `[[check]]`,
+    /// `--check`, `--check-file`), not one of the workload's own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub declared: bool,
+    /// A declared check's violating rows after the run (its first
+    /// [`super::KEPT_ROWS`]); `None` for a count, a check without
+    /// violations, and the workload's own checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<super::CheckRows>,
+    /// A declared check with `during`: what its samples saw while the
+    /// run's load ran. `violations` is then the most the check found at
+    /// once, after the run or in any sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub during: Option<super::DuringCheck>,
 }
 
 impl InvariantResult {
@@ -131,6 +145,9 @@ impl InvariantResult {
             violations: u64::from(!ok),
             detail,
             lost_commits: None,
+            declared: false,
+            rows: None,
+            during: None,
         }
     }
 
@@ -142,6 +159,9 @@ impl InvariantResult {
             violations,
             detail,
             lost_commits: None,
+            declared: false,
+            rows: None,
+            during: None,
         }
     }
 }

@@ -251,7 +251,7 @@ pub fn check_bin_dir(dir: &std::path::Path) -> Result<(), PgBuildError> {
 }
 
 /// A server build named `name` (if any) in `dir`: the one check behind
-/// `--pg-bin [NAME=]DIR` and every entry of an experiment file's `pg_bin`
+/// `--pg-bin [NAME=]DIR` and every entry of a study file's `pg_bin`
 /// (a directory, a list of them, or a table of name = directory).
 ///
 /// Errors: a name that cannot be a label, an empty directory, or one

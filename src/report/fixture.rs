@@ -341,6 +341,7 @@ pub fn results() -> Results {
             file: None,
             target_options: Default::default(),
             shard: None,
+            checks: Vec::new(),
         },
         environment: Environment {
             host: "bench-1".into(),

@@ -130,11 +130,12 @@ pub fn factor_values(results: &Results, cell: &Cell) -> Vec<String> {
     v
 }
 
-/// The anomalies of a cell: [`fmt_anomalies`], or n/a when no invariant
-/// was checked (an external load).
+/// The anomalies of a cell: [`fmt_anomalies`], or "not checked" when no
+/// check covers its transactions
+/// ([`crate::report::analysis::coverage`]).
 pub fn fmt_cell_anomalies(c: &cells::CellSummary, max_example: usize) -> String {
-    if c.invariants.checked == 0 {
-        return NA.into();
+    if !c.checked() {
+        return crate::report::analysis::coverage::NOT_CHECKED.into();
     }
     fmt_anomalies(c.anomalies, c.anomaly_example.as_deref(), max_example)
 }

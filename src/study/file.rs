@@ -65,8 +65,18 @@ fn entries(table: &DeTable, prefix: &[String], out: &mut Vec<Entry>) {
             key: k.span(),
             value: v.span(),
         });
-        if let DeValue::Table(t) = v.get_ref() {
-            entries(t, &path, out);
+        match v.get_ref() {
+            DeValue::Table(t) => entries(t, &path, out),
+            // An array of tables (`[[check]]`): its tables' keys under
+            // the array's.
+            DeValue::Array(a) => {
+                for e in a.iter() {
+                    if let DeValue::Table(t) = e.get_ref() {
+                        entries(t, &path, out);
+                    }
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -208,6 +218,17 @@ pub fn parse(path: &str, text: &str) -> Result<Settings, StudyError> {
     if let Some(sql) = &mut settings.init_sql {
         *sql = here.join(&*sql);
     }
+    for f in settings.check_file.iter_mut().flatten() {
+        *f = here.join(&*f);
+    }
+    // Each `[[check]]` is named by its table's line.
+    if let (Some(checks), Some(tables)) = (&mut settings.check, tree.get_ref().get("check"))
+        && let DeValue::Array(tables) = tables.get_ref()
+    {
+        for (c, t) in checks.iter_mut().zip(tables.iter()) {
+            c.origin = format!("{path}:{}", src.at(t.span().start).0);
+        }
+    }
     Ok(settings)
 }
 
@@ -219,7 +240,7 @@ pub fn read(path: &Path) -> Result<Settings, StudyError> {
         path: path.display().to_string(),
         line: 0,
         column: 0,
-        message: format!("cannot read the experiment file: {e}"),
+        message: format!("cannot read the study file: {e}"),
     })?;
     parse(&path.display().to_string(), &text)
 }

@@ -1,4 +1,4 @@
-//! Experiment files: a study as TOML (`isobench run study.toml`).
+//! Study files: a study as TOML (`isobench run study.toml`).
 //!
 //! Every `isobench run` flag has a key of the same name in snake_case
 //! (`--pool-size` is `pool_size`, `--set` is the `[settings]` table,
@@ -29,7 +29,7 @@
 //! free placeholders, e.g. `app_workers = [2, 4]` for `{app_workers}`.
 //!
 //! pgbench scripts: `file = ["tpcb-one.sql@1", "other.sql@3"]` (paths
-//! relative to the experiment file), `builtin = "tpcb-like"`, a `[define]`
+//! relative to the study file), `builtin = "tpcb-like"`, a `[define]`
 //! table of variables, `protocol` and `init_sql`, as `-f`, `-b`, `-D`, `-M`
 //! and `--init-sql`.
 //!
@@ -59,6 +59,7 @@ use std::time::Duration;
 
 use crate::model::{ExperimentConfig, PgBuild};
 
+pub mod checks;
 mod file;
 mod settings;
 pub mod values;
@@ -67,7 +68,7 @@ pub use file::{parse, read};
 pub(crate) use settings::dedup;
 pub use settings::{FACTOR_KEYS, Origin, Settings, flag_of};
 
-/// An error in an experiment file, located at `line:column` (1-based).
+/// An error in a study file, located at `line:column` (1-based).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}:{line}:{column}: {message}")]
 pub struct StudyError {
@@ -99,7 +100,7 @@ pub fn defaults() -> ExperimentConfig {
         .expect("the defaults are valid")
 }
 
-/// Reads the experiment file `path` alone (no flags) into a configuration.
+/// Reads the study file `path` alone (no flags) into a configuration.
 ///
 /// Errors: [`read`]'s, and settings that contradict each other
 /// ([`Settings::into_config`]).
@@ -123,7 +124,7 @@ const RESUME_FLAGS: [&str; 9] = [
     "pg_bin",
 ];
 
-/// The study of `isobench run`: the defaults, the experiment file `study`
+/// The study of `isobench run`: the defaults, the study file `study`
 /// (if any), then `flags` (the settings given on the command line), merged
 /// and checked in one place; with `resume`, the study recorded in that
 /// results directory instead, with the server flags of `flags`.
@@ -293,6 +294,7 @@ fn resume_study(
         // study's next run (docs/src/reference/sharded-runs.md).
         shard: None,
         shard_wait: cli.shard_wait,
+        checks: c.checks,
     })
 }
 
@@ -626,6 +628,91 @@ max_pred_locks_per_transaction = [64, 256]
         assert!(!far.contains("did you mean"), "{far}");
         let near = parse_err("pool-size = [1]\n").message;
         assert_eq!(near, "unknown field `pool-size`; did you mean `pool_size`?");
+    }
+
+    /// Issue #37: `[[check]]` tables, each named by its line; check
+    /// files relative to the study file; `--check` replaces a file's
+    /// check of its name and adds the others.
+    #[test]
+    fn declared_checks_from_tables_files_and_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("more.sql"),
+            "-- name: money\n-- expect: 0\n-- during: true\nSELECT sum(abalance) FROM pgbench_accounts;\n",
+        )
+        .unwrap();
+        let path = dir.path().join("study.toml");
+        std::fs::write(
+            &path,
+            "workload = \"tpcb\"\ncheck_file = \"more.sql\"\n\n[[check]]\nname = \"no-negative-balance\"\n\
+             sql = \"\"\"\nSELECT aid, abalance\n  FROM pgbench_accounts WHERE abalance < 0;\n\"\"\"\n\
+             during = true\n\n[[check]]\nname = \"rows\"\nsql = \"SELECT count(*) FROM pgbench_accounts\"\nexpect = 100000\n",
+        )
+        .unwrap();
+        let c = load(&path).unwrap();
+        let names: Vec<&str> = c.checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["no-negative-balance", "rows", "money"]);
+        let p = path.display();
+        assert_eq!(c.checks[0].origin, format!("{p}:4"));
+        assert_eq!(
+            c.checks[0].sql,
+            "SELECT aid, abalance\n  FROM pgbench_accounts WHERE abalance < 0"
+        );
+        assert!(c.checks[0].during);
+        assert_eq!(
+            (c.checks[1].origin.clone(), c.checks[1].expect),
+            (format!("{p}:12"), Some(100000))
+        );
+        assert_eq!(
+            c.checks[2].origin,
+            format!("{}:1", dir.path().join("more.sql").display())
+        );
+        assert_eq!((c.checks[2].expect, c.checks[2].during), (Some(0), true));
+        // A flag replaces the file's check of its name.
+        let flags = Settings {
+            check: Some(vec![
+                checks::check_flag("rows=SELECT 1 WHERE false").unwrap(),
+            ]),
+            ..Settings::default()
+        };
+        let c = from_args(Some(&path), None, flags).unwrap();
+        let names: Vec<&str> = c.checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["no-negative-balance", "rows", "money"]);
+        assert_eq!(c.checks[1].origin, "--check");
+        assert_eq!(c.checks[1].sql, "SELECT 1 WHERE false");
+        // Errors: the table's line, the key, a missing file, two of a name.
+        for (text, line, needle) in [
+            ("[[check]]\nname = \"a\"\n", 1, "check: missing field `sql`"),
+            (
+                "[[check]]\nname = \"a\"\nsql = \"SELECT 1\"\nexpcet = 1\n",
+                4,
+                "unknown field `expcet`; did you mean `expect`?",
+            ),
+            (
+                "[[check]]\nname = \"a b\"\nsql = \"SELECT 1\"\n",
+                1,
+                "' ' is not allowed",
+            ),
+            (
+                "[[check]]\nname = \"a\"\nsql = \"SELECT 1\"\nexpect = \"x\"\n",
+                4,
+                "check: invalid type: string \"x\"",
+            ),
+            (
+                "check_file = \"/nonexistent/c.sql\"\n",
+                1,
+                "check_file: cannot read /nonexistent/c.sql",
+            ),
+            (
+                "[[check]]\nname = \"a\"\nsql = \"SELECT 1\"\n[[check]]\nname = \"a\"\nsql = \"SELECT 2\"\n",
+                6,
+                "two checks are named a (study.toml:1 and study.toml:4)",
+            ),
+        ] {
+            let e = parse_err(text);
+            assert_eq!(e.line, line, "{text:?}: {e}");
+            assert!(e.message.contains(needle), "{text:?}: {e}");
+        }
     }
 
     #[test]

@@ -16,8 +16,8 @@ use serde::Deserialize;
 use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
-    Backoff, ExperimentConfig, ExternalLoad, FaultPlan, FaultSpec, HostPolicy, Isolation,
-    LoadFormat, ObserveLevel, OnError, Order, PgBuild, Pooler, PoolerConfig, QueryMode,
+    Backoff, CheckSpec, ExperimentConfig, ExternalLoad, FaultSchedule, FaultSpec, HostPolicy,
+    Isolation, LoadFormat, ObserveLevel, OnError, Order, PgBuild, Pooler, PoolerConfig, QueryMode,
     RetryPolicy, ScriptSet, ScriptsConfig, ShardSpec, TargetConfig,
 };
 
@@ -101,9 +101,9 @@ pub struct Settings {
     #[serde(default, deserialize_with = "list::<_, Via<FaultSpec>>")]
     pub fault: Option<Vec<FaultSpec>>,
     /// The fault as a factor: each cell runs one plan, comma-separated: none, or faults (as --fault) joined by +, e.g. none,crash@2s,pause:1s@1s+restart@3s.
-    #[arg(long, value_name = "PLAN", value_delimiter = ',', value_parser = Via::<FaultPlan>::parse)]
-    #[serde(default, deserialize_with = "list::<_, Via<FaultPlan>>")]
-    pub fault_plan: Option<Vec<FaultPlan>>,
+    #[arg(long, value_name = "PLAN", value_delimiter = ',', value_parser = Via::<FaultSchedule>::parse)]
+    #[serde(default, deserialize_with = "list::<_, Via<FaultSchedule>>")]
+    pub fault_plan: Option<Vec<FaultSchedule>>,
     /// Leave runs that had faults (lost connections, a crashed server) out of the statistics; by default they count and are marked.
     #[arg(long, num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
     #[serde(default, deserialize_with = "one::<_, Bool>")]
@@ -180,8 +180,8 @@ pub struct Settings {
     #[serde(default, deserialize_with = "one::<_, PositiveDur>")]
     pub shard_wait: Option<Duration>,
     /// External server as a libpq URL or key=value string (password never printed).
-    #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true, value_parser = Text::parse)]
-    #[serde(default, deserialize_with = "one::<_, Text>")]
+    #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true, value_parser = DsnArg)]
+    #[serde(default, deserialize_with = "one::<_, Dsn>")]
     pub dsn: Option<String>,
     /// External server from the libpq variables PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE.
     #[arg(long, conflicts_with = "dsn", num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
@@ -281,6 +281,14 @@ pub struct Settings {
     #[arg(long, value_name = "FILE", value_parser = PathArg::parse, help_heading = "pgbench scripts")]
     #[serde(default, deserialize_with = "one::<_, PathArg>")]
     pub init_sql: Option<PathBuf>,
+    /// A declared check, repeatable: NAME=SQL, a query whose rows are violations (or one `count`, which must be 0), run in each run's database after the run; its violations count in the anomalies column (in a file: `[[check]]` tables with name, sql, expect, during; see "Declared checks" in the user guide).
+    #[arg(long = "check", value_name = "NAME=SQL", value_parser = super::checks::check_flag, help_heading = "Declared checks")]
+    #[serde(default, deserialize_with = "super::checks::checks")]
+    pub check: Option<Vec<CheckSpec>>,
+    /// A file of named checks, repeatable: `-- name: NAME` before each query, then optional `-- expect: N` and `-- during: true` lines (in a file: relative to it).
+    #[arg(long, value_name = "FILE", value_parser = PathArg::parse, help_heading = "Declared checks")]
+    #[serde(default, deserialize_with = "list::<_, PathArg>")]
+    pub check_file: Option<Vec<PathBuf>>,
     /// A study file's `[factors]` table: factors written apart from the
     /// other settings (merged into them when the file is read).
     #[arg(skip)]
@@ -416,6 +424,8 @@ every_key!(
     define,
     protocol,
     init_sql,
+    check,
+    check_file,
 );
 
 /// The flag of setting `key` (`pool_size` → `pool-size`).
@@ -464,6 +474,13 @@ impl Settings {
                 self.origins.remove(&format!("{table}.{name}"));
                 entries.push((name, values));
             }
+        }
+        // Checks are replaced by name too: a `--check` of a file's name
+        // replaces that check, others add to the file's.
+        if let Some(theirs) = over.check.take() {
+            let mine = self.check.get_or_insert_with(Vec::new);
+            mine.retain(|c| !theirs.iter().any(|t| t.name == c.name));
+            mine.extend(theirs);
         }
         self.origins.append(&mut over.origins);
         self.take_set(over);
@@ -691,6 +708,7 @@ impl Settings {
                 ));
             }
         }
+        let checks = self.declared_checks()?;
         if self.host_policy.is_some() && self.dsn.is_none() && self.external != Some(true) {
             return Err(self.error(
                 "host_policy",
@@ -800,7 +818,36 @@ impl Settings {
             metrics_listen: s.metrics_listen,
             shard,
             shard_wait: s.shard_wait.unwrap_or(Duration::from_secs(60)),
+            checks,
         })
+    }
+
+    /// The declared checks: `check` (the file's `[[check]]` tables and
+    /// `--check` flags), then those of each `check_file`, in order.
+    ///
+    /// Errors: a check file that cannot be read (naming the key or flag)
+    /// or parsed (naming its line), two checks of one name (naming where
+    /// each was declared).
+    fn declared_checks(&self) -> Result<Vec<CheckSpec>, SettingsError> {
+        let mut all = self.check.clone().unwrap_or_default();
+        for path in self.check_file.iter().flatten() {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                self.error("check_file", format!("cannot read {}: {e}", path.display()))
+            })?;
+            all.extend(super::checks::parse_check_file(
+                &path.display().to_string(),
+                &text,
+            )?);
+        }
+        super::checks::check_unique(&all).map_err(|e| {
+            let key = if self.check_file.is_some() && self.check.is_none() {
+                "check_file"
+            } else {
+                "check"
+            };
+            self.error(key, e)
+        })?;
+        Ok(all)
     }
 }
 

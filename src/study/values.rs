@@ -59,6 +59,57 @@ impl Parse for Text {
     }
 }
 
+/// A libpq connection string: a URL (`postgresql://user@host:5432/db`)
+/// or `key=value` pairs (`host=/tmp port=5433 dbname=bench`), checked by
+/// the parser that connects (tokio-postgres's `Config`, which takes
+/// libpq's forms, PostgreSQL docs "Connection Strings"). The message
+/// never shows the string: it may hold a password.
+pub struct Dsn;
+impl Parse for Dsn {
+    type Out = String;
+    fn parse(s: &str) -> Result<String, String> {
+        s.parse::<tokio_postgres::Config>()
+            .map(|_| s.to_string())
+            .map_err(|e| {
+                // tokio-postgres says "invalid connection string" and
+                // keeps what is wrong (an option, never a value) in the
+                // source.
+                let why = std::error::Error::source(&e)
+                    .map_or_else(|| e.to_string(), |c| format!("{e}: {c}"));
+                format!(
+                    "cannot parse it (not shown: it may hold a password): {why}; give a libpq URL \
+                     (postgresql://user@host:5432/dbname) or key=value pairs (host=/tmp port=5432 dbname=bench)"
+                )
+            })
+    }
+}
+
+/// clap's parser of a `--dsn` flag: [`Dsn`], with an error that names
+/// the flag (and its environment variable, `ISOBENCH_DSN`) but not the
+/// value, which clap's own "invalid value '...'" would print, password
+/// included. A clap error: exit status 2 before anything starts.
+#[derive(Debug, Clone, Copy)]
+pub struct DsnArg;
+impl clap::builder::TypedValueParser for DsnArg {
+    type Value = String;
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let bad = |m: &str| {
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("--dsn (or ISOBENCH_DSN): {m}\n"),
+            )
+            .with_cmd(cmd)
+        };
+        let s = value.to_str().ok_or_else(|| bad("not valid UTF-8"))?;
+        Dsn::parse(s).map_err(|m| bad(&m))
+    }
+}
+
 /// A path, relative to the working directory (a study file's relative
 /// paths are resolved against its directory when it is read).
 pub struct PathArg;

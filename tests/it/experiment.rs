@@ -1,4 +1,4 @@
-//! Experiment files, pool size, open loop, settings factors and resume,
+//! Study files, pool size, open loop, settings factors and resume,
 //! end to end against the managed server (issue #5).
 
 use crate::common;
@@ -348,7 +348,7 @@ fn resume_continues_an_interrupted_study() {
     assert!(stderr.contains("nothing to resume"), "{stderr}");
 }
 
-/// Bad experiment files: exit 2 with file:line:column (of the offending
+/// Bad study files: exit 2 with file:line:column (of the offending
 /// list element) and the key, before
 /// any server starts.
 #[test]

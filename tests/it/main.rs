@@ -7,8 +7,10 @@
 mod common;
 
 mod anomalies;
+mod checks;
 mod code_map;
 mod determinism;
+mod dsn;
 mod examples;
 mod experiment;
 mod external;

@@ -120,9 +120,22 @@ fn two_runs_merge_to_sums_and_added_histograms_other_studies_are_refused() {
         // The interval logs merged interval by interval.
         let i = n(z, "index");
         assert_eq!(hlog_count(&m, i), hlog_count(&a, i) + hlog_count(&b, i));
-        // Observations and invariants: the first directory's.
-        assert_eq!(z["invariants"], x["invariants"]);
+        // Observations: the first directory's. Invariants: both
+        // directories checked their own data, so they add (issue #37).
         assert_eq!(z["server"], x["server"]);
+        let inv = |r: &Value| r["invariants"].as_array().unwrap().clone();
+        assert_eq!(inv(z).len(), inv(x).len());
+        for ((iz, ix), iy) in inv(z).iter().zip(&inv(x)).zip(&inv(y)) {
+            assert_eq!(iz["name"], ix["name"]);
+            assert_eq!(
+                iz["violations"].as_u64(),
+                Some(ix["violations"].as_u64().unwrap() + iy["violations"].as_u64().unwrap())
+            );
+            assert_eq!(iz["ok"], Value::Bool(ix["ok"] == true && iy["ok"] == true));
+        }
+        assert_eq!(z["anomalies"], n(x, "anomalies") + n(y, "anomalies"));
+        // Effective TPS from the merged counts (none lost: the merged tps).
+        assert_eq!(z["effective_tps"], z["tps"]);
     }
 
     // A directory of another study: exit 2, naming it and the key.

@@ -125,7 +125,11 @@ fn the_readme_is_short_and_its_links_resolve() {
     for cmd in ["    cargo run --release -- run\n", "    cargo test\n"] {
         assert!(readme.contains(cmd), "the README lost `{}`", cmd.trim());
     }
-    assert!(readme.contains("cargo install --path ."));
+    // Issue #37: with the lock file's versions, the first build's time
+    // said, and how to start a server of one's own.
+    assert!(readme.contains("cargo install --locked --path ."));
+    assert!(readme.contains("The first build compiles every dependency: about"));
+    assert!(readme.contains("managed-server.md#starting-an-external-server"));
     let links = relative_links(&readme);
     assert!(
         links.iter().any(|l| l.starts_with("docs/src/")),

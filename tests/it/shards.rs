@@ -452,3 +452,120 @@ fn a_killed_shard_is_named_and_its_restart_joins_the_next_run() {
         .collect();
     assert_eq!(runs1, vec![2, 3], "the restarted shard joins at run 2");
 }
+
+/// The paths (`runs[0].tps`) where JSON values `a` and `b` differ.
+fn differences(a: &serde_json::Value, b: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for k in x.keys().chain(y.keys().filter(|k| !x.contains_key(*k))) {
+                let (u, v) = (
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                );
+                differences(u, v, &format!("{path}.{k}"), out);
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (u, v)) in x.iter().zip(y).enumerate() {
+                differences(u, v, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ if a != b => out.push(format!("{path}: {a} vs {b}")),
+        _ => {}
+    }
+}
+
+/// Issue #37: `isobench merge` of a sharded TPC-B study writes the
+/// figures `isobench report` computes from the merged directory, every
+/// one: results.json, cells.json, the CSV files, report.md and the
+/// terminal summary. Before, the merged run kept shard 0's effective TPS
+/// (a third of the study's here) and the merged report called 2/3 of the
+/// commits "swallowed failures", though the history check found none lost.
+#[test]
+fn merged_shards_report_what_isobench_report_computes() {
+    let (_keep, dir) = out_dir("shards-merge-figures");
+    let server = shards_server(&dir);
+    let dsn = socket_dsn(&server, "postgres");
+    let mut args = study_args(&dsn, 1);
+    let rc = args.iter().position(|a| *a == "rc").unwrap();
+    args[rc] = "rc,ser".into();
+    let outs = run_shards(&args, &dir, 3);
+    let merged = dir.join("merged");
+    let mut margs = vec!["merge".to_string()];
+    margs.extend(outs.iter().map(|o| o.to_str().unwrap().to_string()));
+    margs.extend(["--out".to_string(), merged.to_str().unwrap().to_string()]);
+    let margs: Vec<&str> = margs.iter().map(String::as_str).collect();
+    let (out, merge_stdout, stderr) = run(&margs);
+    assert!(out.status.success(), "merge: {stderr}");
+    // The same directory re-rendered by `isobench report`, in a copy.
+    let again = dir.join("again");
+    std::fs::create_dir_all(&again).unwrap();
+    for e in std::fs::read_dir(&merged).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() && p.file_name().unwrap() == "results.sqlite" {
+            std::fs::copy(&p, again.join("results.sqlite")).unwrap();
+        }
+    }
+    let (out, report_stdout, stderr) = run(&["report", again.to_str().unwrap()]);
+    assert!(out.status.success(), "report: {stderr}");
+    let (m, r) = (read_json(&merged), read_json(&again));
+    assert_schema_valid(&m);
+    // Every run: the merged tps, and no transaction lost or swallowed.
+    for run in m["runs"].as_array().unwrap() {
+        let tps = run["tps"].as_f64().unwrap();
+        assert!(tps > 0.0, "{run}");
+        assert_eq!(
+            run["effective_tps"].as_f64(),
+            Some(tps),
+            "{}",
+            run["invariants"]
+        );
+        assert_eq!(run["anomalies"], 0, "{}", run["invariants"]);
+    }
+    let mut diff = Vec::new();
+    differences(&m, &r, "results.json", &mut diff);
+    // The store keeps no window starts (results.json's own field).
+    diff.retain(|d| !d.contains(".window_start"));
+    assert!(
+        diff.is_empty(),
+        "merge and report differ:\n{}",
+        diff.join("\n")
+    );
+    for f in ["cells.json", "cells.csv", "runs.csv", "report.md"] {
+        let (a, b) = (
+            std::fs::read_to_string(merged.join(f)).unwrap(),
+            std::fs::read_to_string(again.join(f)).unwrap(),
+        );
+        if f.ends_with(".json") {
+            let mut diff = Vec::new();
+            let (a, b) = (
+                serde_json::from_str(&a).unwrap(),
+                serde_json::from_str(&b).unwrap(),
+            );
+            differences(&a, &b, f, &mut diff);
+            assert!(diff.is_empty(), "{f} differs:\n{}", diff.join("\n"));
+        } else {
+            let lines = |t: &str| -> Vec<String> {
+                t.lines()
+                    .filter(|l| {
+                        !l.contains(merged.to_str().unwrap())
+                            && !l.contains(again.to_str().unwrap())
+                    })
+                    .map(String::from)
+                    .collect()
+            };
+            assert_eq!(lines(&a), lines(&b), "{f} differs");
+        }
+    }
+    let md = std::fs::read_to_string(merged.join("report.md")).unwrap();
+    assert!(!md.contains("were swallowed failures"), "{md}");
+    // The terminal summary: the same, up to the command's last line.
+    let summary = |s: &str| {
+        s.lines()
+            .filter(|l| !l.starts_with("merged ") && !l.starts_with("written: "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(summary(&merge_stdout), summary(&report_stdout));
+}

@@ -78,7 +78,7 @@ impl AnomaliesArgs {
 #[derive(Debug, Args)]
 pub struct TargetArgs {
     /// External server as a libpq URL or key=value string (password never printed).
-    #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true)]
+    #[arg(long, env = "ISOBENCH_DSN", hide_env_values = true, value_parser = crate::study::values::DsnArg)]
     pub dsn: Option<String>,
     /// External server from the libpq variables PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE.
     #[arg(long, conflicts_with = "dsn")]

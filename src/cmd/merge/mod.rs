@@ -11,11 +11,15 @@
 //! V2 + DEFLATE, base64; [`crate::metrics::decode_histogram`]) are added,
 //! and every percentile is recomputed from the sum, never averaged; rates
 //! and shares (tps, failure %, retries per commit, abort ratio, wasted
-//! time %, CPU per transaction) are recomputed from the sums. Per-second
-//! points are aligned on the measured window's start (`window_start`, the
-//! server's clock when sharded) and summed. Server observations, invariants,
-//! plans, the environment and the load come from shard 0 (or the first
-//! directory). Per-host records (`runs[].hosts`, a DSN with several
+//! time %, CPU per transaction, effective TPS) are recomputed from the
+//! sums by the definition a run uses ([`RunRecord::derive_figures`]), so
+//! that no figure is one input's. Invariant results are merged by check
+//! (shards: shard 0's, which checked every shard's commits; independent
+//! runs: violations and lost commits added), and the anomalies added.
+//! Per-second points are aligned on the measured window's start
+//! (`window_start`, the server's clock when sharded) and summed. Server
+//! observations, plans, the environment and the load come from shard 0
+//! (or the first directory). Per-host records (`runs[].hosts`, a DSN with several
 //! hosts) are summed by host name, histograms added.
 //! `histograms/run-N.hlog` interval logs are merged interval by
 //! interval (histograms of the same second and tag added) and written with
@@ -110,7 +114,7 @@ fn strip_shard(v: &mut Value, window_starts: &BTreeMap<u32, String>) {
 
 /// What [`merge_dirs`] did.
 #[derive(Debug)]
-pub struct Outcome {
+pub struct Merged {
     /// The merged results, as written to results.json.
     pub results: Results,
     /// Warnings for the user (missing shards, missing interval logs).
@@ -126,7 +130,7 @@ pub struct Outcome {
 ///
 /// Errors: as [`read_input`] and [`check`] (bad input, exit 2); `--out` is
 /// one of the inputs or already holds results; a file cannot be written.
-pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> Result<Outcome> {
+pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     let mut inputs = dirs
         .iter()
         .map(|d| read_input(d))
@@ -250,7 +254,7 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> Result<Outcome> {
         Ok(())
     };
     write().with_context(|| format!("writing the merged results into {}", dir.display()))?;
-    Ok(Outcome {
+    Ok(Merged {
         results,
         warnings,
         hlogs: hlogs.len(),
@@ -370,13 +374,124 @@ mod tests {
             m.latency_ms.p99
         );
         assert_eq!(m.transactions[0].latency_ms.p99, p99);
-        // Server observations and invariants: the first input's.
+        // Server observations: the first input's; invariants of
+        // independent runs add (both inputs checked their own data).
         assert_eq!(m.server, a.server);
-        assert_eq!(m.invariants, a.invariants);
+        assert_eq!(m.invariants.len(), a.invariants.len());
+        for (x, y) in m.invariants.iter().zip(&a.invariants) {
+            assert_eq!(
+                (&x.name, x.ok, x.violations),
+                (&y.name, y.ok, 2 * y.violations)
+            );
+        }
         // Shards share the cell's clients; independent runs add them.
         let shards = merge_run(&[&a, &b], true, &[0, 0], &BTreeMap::new()).unwrap();
         let repeats = merge_run(&[&a, &b], false, &[0, 0], &BTreeMap::new()).unwrap();
         assert!((shards.wasted_time_pct - 2.0 * repeats.wasted_time_pct).abs() < 1e-9);
+    }
+
+    /// Issue #37: a merged run's derived figures are the merged counts',
+    /// not shard 0's. Shard 0 holds the invariants (it checked every
+    /// shard's commits, none lost), so the merged effective TPS is the
+    /// merged TPS; before, the merged run kept shard 0's (a third of it)
+    /// and the report called the difference swallowed failures.
+    #[test]
+    fn derived_figures_come_from_the_merged_counts_not_the_first_input() {
+        let r = fixture::swallowed_history();
+        // An rc run: its history check held (lost 0).
+        let mut a = r.runs[0].clone();
+        let mut b = a.clone();
+        b.invariants.clear();
+        b.anomalies = 0;
+        // What a shard 0 of three records: its own TPS, and an effective
+        // TPS of its own commits only.
+        a.effective_tps = Some(a.tps);
+        b.committed = 2 * a.committed;
+        b.lifetime.committed = 2 * a.lifetime.committed;
+        b.failed = BTreeMap::from([("40001".into(), 50)]);
+        let m = merge_run(&[&a, &b], true, &[0, 0], &BTreeMap::new()).unwrap();
+        assert_eq!(m.committed, 3 * a.committed);
+        assert_eq!(m.tps, 3.0 * a.committed as f64 / a.duration_s);
+        assert_eq!(
+            m.effective_tps,
+            Some(m.tps),
+            "not shard 0's {:?}",
+            a.effective_tps
+        );
+        // Every figure is what the run's own definition gives for the
+        // merged counts.
+        let mut again = m.clone();
+        again.tps = f64::NAN;
+        again.failure_pct = f64::NAN;
+        again.retries_per_commit = f64::NAN;
+        again.abort_ratio = f64::NAN;
+        again.wasted_time_pct = f64::NAN;
+        again.client_cpu_us_per_tx = f64::NAN;
+        again.effective_tps = None;
+        again.derive_figures(f64::from(m.cell.clients));
+        assert_eq!(again, m);
+        let failed: u64 = m.failed.values().sum();
+        let n = m.committed + m.user_aborts + failed + m.unknown_outcome;
+        assert_eq!(m.failure_pct, 100.0 * failed as f64 / n as f64);
+        assert_eq!(m.invariants, a.invariants);
+        // Lost commits add when both inputs checked (independent runs).
+        let mut lost = r.runs[1].clone();
+        lost.invariants[0].lost_commits = Some(100);
+        let m = merge_run(&[&lost, &lost], false, &[0, 0], &BTreeMap::new()).unwrap();
+        assert_eq!(m.invariants[0].lost_commits, Some(200));
+        assert_eq!(m.anomalies, 2 * lost.anomalies);
+        let kept = 1.0 - 200.0 / (2 * lost.lifetime.committed) as f64;
+        assert!((m.effective_tps.unwrap() - m.tps * kept).abs() < 1e-9);
+    }
+
+    /// Declared checks of independent runs add by check: a declared check
+    /// and a workload invariant of one name stay apart; samples add, the
+    /// earliest first violation and its rows are kept.
+    #[test]
+    fn declared_checks_merge_by_check_and_add_their_samples() {
+        use crate::model::{CheckRows, DuringCheck, InvariantResult};
+        let (mut a, mut b, _) = two_runs();
+        let declared = |violations, first: Option<f64>, row: &str| InvariantResult {
+            declared: true,
+            rows: Some(CheckRows {
+                columns: vec!["id".into()],
+                rows: vec![vec![Some(row.into())]],
+            }),
+            during: Some(DuringCheck {
+                samples: 5,
+                violated_samples: u32::from(first.is_some()),
+                max_violations: violations,
+                first_violation_s: first,
+                rows: first.map(|_| CheckRows {
+                    columns: vec!["id".into()],
+                    rows: vec![vec![Some(row.into())]],
+                }),
+            }),
+            ..InvariantResult::count("balances-consistent", violations, String::new())
+        };
+        a.invariants.push(declared(0, None, "a"));
+        b.invariants.push(declared(2, Some(1.5), "b"));
+        let m = merge_run(&[&a, &b], false, &[0, 0], &BTreeMap::new()).unwrap();
+        let own: Vec<_> = m.invariants.iter().filter(|i| !i.declared).collect();
+        let d: Vec<_> = m.invariants.iter().filter(|i| i.declared).collect();
+        assert_eq!((own.len(), d.len()), (a.invariants.len() - 1, 1));
+        let d = d[0];
+        assert_eq!((d.violations, d.ok), (2, false));
+        assert_eq!(d.rows.as_ref().unwrap().rows[0][0].as_deref(), Some("a"));
+        let during = d.during.as_ref().unwrap();
+        assert_eq!(
+            (
+                during.samples,
+                during.violated_samples,
+                during.max_violations
+            ),
+            (10, 1, 2)
+        );
+        assert_eq!(during.first_violation_s, Some(1.5));
+        assert_eq!(
+            during.rows.as_ref().unwrap().rows[0][0].as_deref(),
+            Some("b")
+        );
     }
 
     #[test]

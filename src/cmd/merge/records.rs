@@ -203,7 +203,6 @@ pub fn merge_run(
     let unknown = sum(|r| r.unknown_outcome);
     let user_aborts = sum(|r| r.user_aborts);
     let failed = sum_maps(&runs.iter().map(|r| &r.failed).collect::<Vec<_>>());
-    let failed_total: u64 = failed.values().sum();
     let mut failed_by_type: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     for r in runs {
         for (t, m) in &r.failed_by_type {
@@ -241,37 +240,29 @@ pub fn merge_run(
     }
     let duration_s = first.duration_s;
     let clients = f64::from(first.cell.clients) * if sharded { 1.0 } else { runs.len() as f64 };
-    let transactions_total = committed + user_aborts + failed_total + unknown;
     let series: Vec<&[SecondPoint]> = runs.iter().map(|r| r.per_second.as_slice()).collect();
     let mut errors = Vec::new();
     for r in runs {
         errors.extend(r.errors.iter().cloned());
     }
     let faults = runs.iter().find_map(|r| r.faults.clone());
-    let tpmc = crate::model::tpmc(&transactions, duration_s);
-    Ok(RunRecord {
+    let mut merged = RunRecord {
         complete: runs.iter().all(|r| r.complete),
         committed,
-        tps: ratio(committed as f64, duration_s),
-        tpmc,
+        tpmc: None,
         attempts,
         retries,
         failed,
         failed_by_type,
         unknown_outcome: unknown,
         user_aborts,
-        failure_pct: 100.0 * ratio(failed_total as f64, transactions_total as f64),
-        retries_per_commit: ratio(retries as f64, committed as f64),
         wasted_ms,
         wasted_attempts,
-        abort_ratio: ratio(wasted_attempts as f64, attempts as f64),
-        wasted_time_pct: 100.0 * ratio(wasted_ms, clients * duration_s * 1000.0),
         transactions,
         latency_ms: LatencySummary::of(&h),
         latency_histogram: encode_histogram(&h),
         per_second: merge_seconds(&series, shifts, slot_p99),
         client_cpu_s,
-        client_cpu_us_per_tx: ratio(client_cpu_s * 1e6, committed as f64),
         lifetime: crate::model::Lifetime {
             committed: sum(|r| r.lifetime.committed),
             unknown_outcome: sum(|r| r.lifetime.unknown_outcome),
@@ -283,8 +274,75 @@ pub fn merge_run(
         late: sum(|r| r.late),
         faults,
         hosts: merge_hosts(runs, duration_s, first.index)?,
+        invariants: merge_invariants(runs),
+        anomalies: sum(|r| r.anomalies),
         ..first.clone()
-    })
+    };
+    // Every rate and share from the merged counts, as the run derives
+    // its own (shard 0's effective TPS, for one, is a third of a
+    // three-shard run's); an external load's tools report throughput,
+    // which adds.
+    if first.load.is_some() {
+        merged.tps = runs.iter().map(|r| r.tps).sum();
+    }
+    merged.derive_figures(clients);
+    Ok(merged)
+}
+
+/// The invariant results of one run's `runs`, by check (name, and
+/// whether the study declared it) in first-seen order: shards have them
+/// from shard 0 alone (the one that checks, with every shard's counts),
+/// independent runs each their own, which add: violations and lost
+/// commits summed, `ok` when every input's was, the details of the
+/// inputs that have the check joined with ` | `, the first violating
+/// rows kept, and a declared check's samples during the run added (the
+/// most violations at once the largest, the first violation the
+/// earliest).
+pub(super) fn merge_invariants(runs: &[&RunRecord]) -> Vec<crate::model::InvariantResult> {
+    let mut out: Vec<crate::model::InvariantResult> = Vec::new();
+    for r in runs {
+        for i in &r.invariants {
+            match out
+                .iter_mut()
+                .find(|o| o.name == i.name && o.declared == i.declared)
+            {
+                None => out.push(i.clone()),
+                Some(o) => {
+                    o.ok &= i.ok;
+                    o.violations += i.violations;
+                    o.lost_commits = match (o.lost_commits, i.lost_commits) {
+                        (None, None) => None,
+                        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+                    };
+                    if o.detail != i.detail {
+                        o.detail = format!("{} | {}", o.detail, i.detail);
+                    }
+                    if o.rows.is_none() {
+                        o.rows = i.rows.clone();
+                    }
+                    o.during = match (o.during.take(), &i.during) {
+                        (Some(mut a), Some(b)) => {
+                            a.samples += b.samples;
+                            a.violated_samples += b.violated_samples;
+                            a.max_violations = a.max_violations.max(b.max_violations);
+                            if a.first_violation_s.is_none()
+                                || b.first_violation_s
+                                    .is_some_and(|t| a.first_violation_s.is_some_and(|f| t < f))
+                            {
+                                a.first_violation_s = b.first_violation_s.or(a.first_violation_s);
+                                if b.rows.is_some() {
+                                    a.rows = b.rows.clone();
+                                }
+                            }
+                            Some(a)
+                        }
+                        (a, b) => a.or_else(|| b.clone()),
+                    };
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The per-host records of one run's `runs` (`runs[].hosts`, a DSN with

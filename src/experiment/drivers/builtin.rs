@@ -260,6 +260,11 @@ async fn one_run<W: Workload>(
         postgres::own_session(&mut config, "check");
         (postgres::connect(&config).await?, 0.0, Vec::new())
     };
+    // A declared check that cannot run stops the study before the run
+    // (shard 0 checks for every shard).
+    if lead {
+        crate::experiment::checks::validate(&check_db, &cfg.checks).await?;
+    }
     if let (Some(c), true) = (coord, lead) {
         c.prepared(index).await?;
     }
@@ -336,6 +341,14 @@ async fn one_run<W: Workload>(
         },
         phase_rx,
     ));
+    // Declared checks with `during`, sampled by shard 0 while the
+    // clients run.
+    let during = tokio::spawn(crate::experiment::checks::during_run(
+        db_config.clone(),
+        if lead { cfg.checks.clone() } else { Vec::new() },
+        cfg.sample_interval,
+        phase_tx.subscribe(),
+    ));
     let server = ctx.srv.target.control();
     let injector = start_injector(
         cfg, &run.cell, &check_db, &db_config, run_db, server, &phase_tx,
@@ -367,6 +380,11 @@ async fn one_run<W: Workload>(
         p.finish(&mut server).await;
     }
     let injected = injector.await.unwrap_or_default();
+    let during = match during.await {
+        Ok(Ok(d)) => Ok(d),
+        Ok(Err(bad)) => Err(anyhow::Error::from(bad)),
+        Err(e) => Err(anyhow!("the declared checks' sampler: {e}")),
+    };
     let mut errors = errors;
     // A shard missing at the barrier ends the run for all: an empty,
     // incomplete run with why.
@@ -454,14 +472,34 @@ async fn one_run<W: Workload>(
     if let Err(e) = save_hlog(ctx.dir, ctx.index, &outcome.hlog) {
         errors.push(format!("writing the run's latency log: {e}"));
     }
+    // A declared check that failed to run (during the run or after it)
+    // stops the study once the run is saved.
+    let mut check_failed = None;
     let invariants = match &after.check_db {
         // Checked once, by shard 0, after every shard ended the run; not
         // in a database of the user's (isobench pgbench on a named server).
         _ if !lead || gate_failed.is_some() || in_place => Vec::new(),
-        Some(check_db) => workload
-            .check(check_db, lifetime, ledger)
-            .await
-            .context("checking invariants")?,
+        Some(check_db) => {
+            let mut all = workload
+                .check(check_db, lifetime, ledger)
+                .await
+                .context("checking invariants")?;
+            let declared = match during {
+                Ok(during) => {
+                    errors.extend(during.stopped);
+                    crate::experiment::checks::after_run(check_db, &cfg.checks, &during.seen).await
+                }
+                Err(e) => Err(e),
+            };
+            match declared {
+                Ok(d) => all.extend(d),
+                Err(e) => {
+                    errors.push(format!("declared checks not counted: {e:#}"));
+                    check_failed = Some(e);
+                }
+            }
+            all
+        }
         None => {
             errors.push("invariants not checked: the server did not come back".into());
             Vec::new()
@@ -493,6 +531,7 @@ async fn one_run<W: Workload>(
     let script_error = script_error.filter(|_| cfg.pgbench.is_none());
     let stop = after
         .gone
+        .or(check_failed)
         .or_else(|| script_error.map(|m| anyhow!("a script error stopped the clients: {m}")));
     Ok((record, stop))
 }
@@ -676,7 +715,6 @@ fn record<W: Workload>(
     let (run, index) = (ctx.run, ctx.index);
     let m = outcome.measured.total();
     let m = &m;
-    let failed_total = m.failed.total();
     let transactions = m.transactions();
     let per_type = tx_type_records(workload, &outcome.measured);
     let failed_by_type = per_type
@@ -684,7 +722,6 @@ fn record<W: Workload>(
         .filter(|t| !t.failed.is_empty())
         .map(|t| (t.name.clone(), t.failed.clone()))
         .collect();
-    let client_time_ms = f64::from(around.clients) * outcome.measured_s * 1000.0;
     let wasted_ms = m.wasted_us as f64 / 1000.0;
     let mut errors_all = std::mem::take(&mut around.errors);
     let (anomalies, script_error) = problems(&outcome, &around, &mut errors_all);
@@ -695,13 +732,9 @@ fn record<W: Workload>(
         around.server_fault.take(),
         std::mem::take(&mut around.injected),
     );
-    let tps = if outcome.measured_s > 0.0 {
-        m.committed as f64 / outcome.measured_s
-    } else {
-        0.0
-    };
-    let tpmc = crate::model::tpmc(&per_type, outcome.measured_s);
-    let record = RunRecord {
+    // The rates and shares are derived below, by the one definition
+    // `isobench merge` uses too.
+    let mut record = RunRecord {
         index,
         cell: run.cell.clone(),
         repetition: run.repetition,
@@ -711,48 +744,28 @@ fn record<W: Workload>(
         complete: !outcome.interrupted && !lost_clients,
         duration_s: outcome.measured_s,
         committed: m.committed,
-        tps,
-        effective_tps: crate::model::effective_tps(tps, &outcome.lifetime, &around.invariants),
-        tpmc,
+        tps: 0.0,
+        effective_tps: None,
+        tpmc: None,
         attempts: m.attempts,
         retries: m.attempts.saturating_sub(transactions),
         failed: m.failed.iter().collect(),
         failed_by_type,
         unknown_outcome: m.unknown_outcome,
         user_aborts: m.user_aborts,
-        failure_pct: if transactions > 0 {
-            100.0 * failed_total as f64 / transactions as f64
-        } else {
-            0.0
-        },
-        retries_per_commit: if m.committed > 0 {
-            m.attempts.saturating_sub(transactions) as f64 / m.committed as f64
-        } else {
-            0.0
-        },
+        failure_pct: 0.0,
+        retries_per_commit: 0.0,
         wasted_ms,
         wasted_attempts: m.wasted_attempts(),
-        abort_ratio: if m.attempts > 0 {
-            m.wasted_attempts() as f64 / m.attempts as f64
-        } else {
-            0.0
-        },
-        wasted_time_pct: if client_time_ms > 0.0 {
-            100.0 * wasted_ms / client_time_ms
-        } else {
-            0.0
-        },
+        abort_ratio: 0.0,
+        wasted_time_pct: 0.0,
         transactions: per_type,
         latency_ms: m.latency_summary(),
         latency_histogram: encode_histogram(&m.latency_us),
         per_second: outcome.per_second,
         client_cpu_s: outcome.cpu_s,
         host_cpu: outcome.host_cpu,
-        client_cpu_us_per_tx: if m.committed > 0 {
-            outcome.cpu_s * 1e6 / m.committed as f64
-        } else {
-            0.0
-        },
+        client_cpu_us_per_tx: 0.0,
         lifetime: outcome.lifetime,
         reset_ms: around.reset_ms,
         server: around.server,
@@ -777,6 +790,7 @@ fn record<W: Workload>(
         shard_clients: around.shard_clients,
         hosts: host_records(&outcome.hosts, outcome.measured_s),
     };
+    record.derive_figures(f64::from(around.clients));
     (record, script_error)
 }
 

@@ -10,6 +10,7 @@
 
 pub mod cells;
 pub mod compare;
+pub mod coverage;
 pub mod findings;
 pub mod model;
 pub mod plans;

@@ -69,14 +69,31 @@ pub struct CellRow {
     pub failure_reasons: Vec<ReasonJson>,
     pub unknown_outcome: u64,
     pub user_aborts: u64,
-    pub anomalies: u64,
+    /// `None` when no check covers the cell: not checked.
+    pub anomalies: Option<u64>,
     pub anomaly_example: Option<String>,
+    pub checks: Vec<CheckJson>,
     pub pool_wait_mean_ms: Option<Summary>,
     pub pool_wait_p99_max_ms: Option<f64>,
     pub schedule_lag_mean_ms: Option<Summary>,
     pub schedule_lag_p99_max_ms: Option<f64>,
     pub skipped: u64,
     pub late: u64,
+}
+
+/// One check over a cell's runs
+/// ([`crate::report::analysis::coverage::CheckTally`]).
+#[derive(Serialize)]
+pub struct CheckJson {
+    pub name: String,
+    /// Declared by the study, not the workload's own.
+    pub declared: bool,
+    /// Counts in the cell's anomalies.
+    pub covers: bool,
+    /// Over all runs.
+    pub violations: u64,
+    pub runs_violated: usize,
+    pub runs_checked: usize,
 }
 
 /// A cell's failed attempts of one transaction type, statement, SQLSTATE
@@ -178,8 +195,20 @@ impl CellRow {
                 .collect(),
             unknown_outcome: c.unknown_outcome,
             user_aborts: c.user_aborts,
-            anomalies: c.anomalies,
+            anomalies: c.checked().then_some(c.anomalies),
             anomaly_example: c.anomaly_example.clone(),
+            checks: c
+                .checks
+                .iter()
+                .map(|t| CheckJson {
+                    name: t.name.clone(),
+                    declared: t.declared,
+                    covers: t.covers,
+                    violations: t.violations,
+                    runs_violated: t.runs_violated,
+                    runs_checked: t.runs_checked,
+                })
+                .collect(),
             pool_wait_mean_ms: pool_mean,
             pool_wait_p99_max_ms: pool_p99,
             schedule_lag_mean_ms: lag_mean,
@@ -220,6 +249,7 @@ impl CellRow {
                 "retries_per_commit",
                 "failure_pct",
                 "anomalies",
+                "checks",
                 "failure_reasons",
             ]
             .map(String::from),
@@ -263,7 +293,13 @@ impl CellRow {
             opt(self.latency_p99_ms),
             opt(self.retries_per_commit),
             opt(self.failure_pct),
-            self.anomalies.to_string(),
+            self.anomalies.map_or_else(String::new, |a| a.to_string()),
+            self.checks
+                .iter()
+                .filter(|t| t.covers)
+                .map(|t| format!("{}={}", t.name, t.violations))
+                .collect::<Vec<_>>()
+                .join("; "),
             self.reasons_line.clone(),
         ]);
         row

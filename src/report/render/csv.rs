@@ -116,8 +116,10 @@ pub fn runs_of(m: &ReportModel) -> String {
 /// baseline cell), `outlier_runs` (run indexes, space-separated),
 /// `latency_p50_ms`, `latency_p95_ms`, `latency_p99_ms` (from the merged
 /// histograms of the complete runs), `retries_per_commit` (ratio),
-/// `failure_pct` (%), `anomalies` (violations over all runs),
-/// `failure_reasons` (failed attempts, retried ones included, by SQLSTATE
+/// `failure_pct` (%), `anomalies` (violations over all runs; empty when
+/// no check covers the cell: not checked), `checks` (the violations of
+/// each check that covers the cell: `balances-consistent=0;
+/// no-negative-balance=2`), `failure_reasons` (failed attempts, retried ones included, by SQLSTATE
 /// and reason, most first: `40001 pivot, during commit attempt: 812;
 /// 40001 concurrent update: 97; 40P01: 1`; see [`crate::report::analysis::reasons`]).
 pub fn cells(results: &Results) -> String {

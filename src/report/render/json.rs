@@ -40,7 +40,11 @@ use crate::store::Results;
 ///       "sqlstate", "reason" (or null), "attempts" (failed attempts,
 ///       retried ones included), "failed" (transactions that gave up
 ///       after it)} ] (most attempts first), "unknown_outcome",
-///     "user_aborts", "anomalies", "anomaly_example",
+///     "user_aborts", "anomalies" (null when no check covers the cell:
+///     not checked), "anomaly_example",
+///     "checks" [ {"name", "declared" (by the study, not the workload's
+///       own), "covers" (counts in anomalies), "violations" (over all
+///       runs), "runs_violated", "runs_checked"} ],
 ///     "pool_wait_mean_ms" {n, mean, ...}, "pool_wait_p99_max_ms",
 ///     "schedule_lag_mean_ms" {...}, "schedule_lag_p99_max_ms",
 ///     "skipped", "late" } ] }

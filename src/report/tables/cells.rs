@@ -129,8 +129,14 @@ pub fn cells_note(m: &ReportModel) -> String {
 
 /// What every Cells table needs said, the terminal's too: what a row is,
 /// the factors the same in every cell, the intervals, what "% vs
-/// baseline" compares against which cell, and its marks.
+/// baseline" compares against which cell, and its marks; what the
+/// anomalies column counts ([`crate::report::analysis::coverage`]).
 pub fn cells_legend(m: &ReportModel) -> String {
+    let mut checks = crate::report::analysis::coverage::column_note(
+        &m.results.config.workload,
+        m.cells.iter().map(|c| c.checks.as_slice()),
+    );
+    checks[..1].make_ascii_uppercase();
     let same = constant_factors(m);
     let same = if same.is_empty() {
         String::new()
@@ -140,9 +146,9 @@ pub fn cells_legend(m: &ReportModel) -> String {
     format!(
         "One row per cell, over its complete runs.{same} ± and [ ]: 95 % confidence intervals. % vs \
          baseline: mean {} against {}; ▲/▼: significantly higher/lower (Welch's t-test, p < 0.05), n.s.: \
-         not significant, (no test): fewer than 2 complete runs on a side.",
+         not significant, (no test): fewer than 2 complete runs on a side. {checks}.",
         compared_on(m),
-        m.baseline
+        m.baseline,
     )
 }
 
@@ -352,8 +358,11 @@ pub fn summary(m: &ReportModel) -> Table {
         tps.bar = headline
             .filter(|s| max_tps > 0.0 && s.mean.is_finite())
             .map(|s| s.mean / max_tps);
-        let anomalies = if c.invariants.checked == 0 {
-            Value::text(NA)
+        let anomalies = if !c.checked() {
+            Value::text(crate::report::analysis::coverage::NOT_CHECKED).title(
+                "no check covers this cell's transactions: declare the rule they must keep \
+                 (--check, [[check]]; see Declared checks in the user guide)",
+            )
         } else {
             let v = Value::count(c.anomalies);
             match (&c.anomaly_example, c.anomalies > 0) {

@@ -19,7 +19,8 @@
 //! 10. `run_windows`;
 //! 11. `cell_work_factors`;
 //! 12. `run_hosts`;
-//! 13. `cell_poolers` and `run_pooler`.
+//! 13. `declared_checks` and `check_rows`.
+//! 14. `cell_poolers` and `run_pooler`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
@@ -139,6 +140,16 @@
 //!   tps, p50_ms, p99_ms, latency_histogram)`: per host of a DSN with
 //!   several hosts (`--host-policy`), in the DSN's order; no rows with one
 //!   host.
+//! - `declared_checks (run, ordinal, columns_json, during_samples,
+//!   during_violated, during_max, during_first_s, during_columns_json)`:
+//!   the run's invariants (`ordinal` as in `invariants`) that the study
+//!   declared (`[[check]]`, `--check`, `--check-file`): the column names
+//!   of their violating rows after the run (a JSON array; NULL without
+//!   rows), and for a `during` check what its samples saw (NULL without
+//!   `during`); `check_rows (run, ordinal, phase, seq, values_json)`:
+//!   their violating rows, the first 10 after the run (`phase` `after`)
+//!   and those of the first sample that found violations (`during`), each
+//!   a JSON array of text (null for NULL).
 //! - `run_pooler (run, version, pool_mode, pool_size, samples,
 //!   cl_waiting_mean, cl_waiting_max, cl_active_mean, cl_active_max,
 //!   sv_active_mean, sv_active_max, sv_idle_mean, sv_idle_max, maxwait_ms,
@@ -194,8 +205,11 @@
 //! This file holds [`Store`] (opening, creating, upgrading, the
 //! transactions) and the error plumbing; `schema` the DDL and the
 //! migration list; `write` the inserts of the experiment header and of a
-//! run; `read` the queries that load rows back into the model types.
+//! run; `read` the queries that load rows back into the model types;
+//! `checks` both for the declared checks' rows.
 
+mod checks;
+mod pooler;
 mod read;
 mod schema;
 mod write;
@@ -789,6 +803,42 @@ mod tests {
         c.fault_plans = vec!["none".into(), "pause:1s@1s+crash@2500ms".into()];
         c.workloads = vec!["tpcb".into(), "ssibench".into()];
         r.runs[0].invariants[1].lost_commits = Some(7);
+        // Declared checks: one with rows after the run and a `during`
+        // sample's rows (NULLs and text kept), one count without rows.
+        let kept = |rows: &[[Option<&str>; 2]]| crate::model::CheckRows {
+            columns: vec!["aid".into(), "naïve \"col\"".into()],
+            rows: rows
+                .iter()
+                .map(|r| r.iter().map(|v| v.map(String::from)).collect())
+                .collect(),
+        };
+        r.runs[0].invariants.push(crate::model::InvariantResult {
+            declared: true,
+            rows: Some(kept(&[[Some("7"), Some("-6")], [Some("9"), None]])),
+            during: Some(crate::model::DuringCheck {
+                samples: 12,
+                violated_samples: 3,
+                max_violations: 4,
+                first_violation_s: Some(1.0 / 3.0),
+                rows: Some(kept(&[[Some("1"), Some("-1")]])),
+            }),
+            ..crate::model::InvariantResult::count("no-negative-balance", 4, "2 row(s)".into())
+        });
+        r.runs[0].invariants.push(crate::model::InvariantResult {
+            declared: true,
+            during: Some(crate::model::DuringCheck {
+                samples: 2,
+                ..Default::default()
+            }),
+            ..crate::model::InvariantResult::count("money", 0, "sum 100, expected 100".into())
+        });
+        c.checks = vec![crate::model::CheckSpec {
+            name: "no-negative-balance".into(),
+            sql: "SELECT aid, abalance FROM pgbench_accounts WHERE abalance < 0".into(),
+            expect: None,
+            during: true,
+            origin: "study.toml:12".into(),
+        }];
         c.target = "external PostgreSQL at host=/tmp port=5432 — 'naïve' \"quoted\"".into();
         c.file = Some("studies/ssi.toml".into());
         r.environment
@@ -1258,6 +1308,13 @@ mod tests {
                 run.hosts.clear();
             }
             if version < 13 {
+                for i in &mut run.invariants {
+                    i.declared = false;
+                    i.rows = None;
+                    i.during = None;
+                }
+            }
+            if version < 14 {
                 run.cell.pooler = None;
                 run.cell.pooler_size = None;
                 run.server.pooler = None;
@@ -1313,7 +1370,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 13);
+        assert_eq!(STORE_VERSION, 14);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();

@@ -232,7 +232,7 @@ fn read_cell(row: &Row) -> R<Cell> {
 }
 
 /// Rows of `sql` (with `?1` = the run) mapped by `f`.
-fn children<T>(
+pub(super) fn children<T>(
     conn: &Connection,
     table: &str,
     sql: &str,
@@ -313,9 +313,13 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
                 violations: r.get(2)?,
                 detail: r.get(3)?,
                 lost_commits: r.get(4)?,
+                declared: false,
+                rows: None,
+                during: None,
             })
         },
     )?;
+    let invariants = super::checks::read_declared(conn, run, invariants)?;
     let server_settings = children(
         conn,
         "run_server_settings",
@@ -634,54 +638,8 @@ fn read_server(conn: &Connection, run: u32, row: &Row) -> R<ServerObservations> 
         plans,
         plan_changes,
         errors: messages(conn, "server_errors", run)?,
-        pooler: read_pooler(conn, run)?,
+        pooler: super::pooler::read_run_pooler(conn, run)?,
     })
-}
-
-/// The run's `run_pooler` row, if it ran behind pgbouncer.
-fn read_pooler(conn: &Connection, run: u32) -> R<Option<crate::model::PoolerObservations>> {
-    use crate::model::{CountStatF, PoolerObservations};
-    let mut rows = children(
-        conn,
-        "run_pooler",
-        "SELECT version, pool_mode, pool_size, samples, cl_waiting_mean, cl_waiting_max,
-                cl_active_mean, cl_active_max, sv_active_mean, sv_active_max, sv_idle_mean,
-                sv_idle_max, maxwait_ms, xacts, queries, wait_ms, wait_per_xact_ms,
-                wait_per_query_ms, xact_time_ms, query_time_ms
-           FROM run_pooler WHERE run = ?1",
-        run,
-        |r| {
-            // A NaN was stored as NULL (see the module docs).
-            let f = |i: usize| -> rusqlite::Result<f64> {
-                Ok(r.get::<_, Option<f64>>(i)?.unwrap_or(f64::NAN))
-            };
-            let gauge = |mean: usize| -> rusqlite::Result<CountStatF> {
-                Ok(CountStatF {
-                    mean: f(mean)?,
-                    max: r.get(mean + 1)?,
-                })
-            };
-            Ok(PoolerObservations {
-                version: r.get(0)?,
-                pool_mode: r.get(1)?,
-                pool_size: r.get(2)?,
-                samples: r.get(3)?,
-                cl_waiting: gauge(4)?,
-                cl_active: gauge(6)?,
-                sv_active: gauge(8)?,
-                sv_idle: gauge(10)?,
-                maxwait_ms: f(12)?,
-                xacts: r.get(13)?,
-                queries: r.get(14)?,
-                wait_ms: f(15)?,
-                wait_per_xact_ms: f(16)?,
-                wait_per_query_ms: f(17)?,
-                xact_time_ms: f(18)?,
-                query_time_ms: f(19)?,
-            })
-        },
-    )?;
-    Ok(rows.pop())
 }
 
 /// `stat_intervals` with their `stat_counters`.

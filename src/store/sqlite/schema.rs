@@ -28,7 +28,8 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V10_RUN_WINDOWS),
     M::up(V11_WORK_FACTORS),
     M::up(V12_RUN_HOSTS),
-    M::up(V13_POOLER),
+    M::up(V13_DECLARED_CHECKS),
+    M::up(V14_POOLER),
 ];
 
 /// `MIGRATION_LIST` as rusqlite_migration runs it (each call applies the
@@ -541,14 +542,46 @@ CREATE TABLE IF NOT EXISTS run_hosts (
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '12');
 "#;
 
-/// Store version 13: the connection pooler (`--pooler`): a cell's pooler
+/// Store version 13: declared checks (`[[check]]`, `--check`,
+/// `--check-file`): which invariants a study declared, with what their
+/// samples during the run saw (`during`), and their violating rows (the
+/// first 10 after the run, and those of the first sample that found
+/// violations). A row's values are a JSON array of text (null for NULL),
+/// as the check's query returned them; the column names a JSON array.
+/// IF NOT EXISTS, as in versions 3 to 12.
+const V13_DECLARED_CHECKS: &str = r#"
+CREATE TABLE IF NOT EXISTS declared_checks (
+    run                 INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal             INTEGER NOT NULL,
+    columns_json        TEXT,
+    during_samples      INTEGER CHECK (during_samples >= 0),
+    during_violated     INTEGER CHECK (during_violated >= 0),
+    during_max          INTEGER CHECK (during_max >= 0),
+    during_first_s      REAL,
+    during_columns_json TEXT,
+    PRIMARY KEY (run, ordinal)
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS check_rows (
+    run         INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal     INTEGER NOT NULL,
+    phase       TEXT NOT NULL CHECK (phase IN ('after', 'during')),
+    seq         INTEGER NOT NULL,
+    values_json TEXT NOT NULL,
+    PRIMARY KEY (run, ordinal, phase, seq)
+) STRICT;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '13');
+"#;
+
+/// Store version 14: the connection pooler (`--pooler`): a cell's pooler
 /// and pgbouncer pool size (`Cell::pooler`, `Cell::pooler_size`; one row
 /// per cell that has a pooler, `pool_size` NULL for pgbouncer's default
 /// and for `none`), and per run behind pgbouncer what its admin console
 /// showed in the measured window (`ServerObservations::pooler`: `SHOW
 /// POOLS` gauges as mean and max over the samples, `SHOW STATS` totals as
-/// differences, times in ms). IF NOT EXISTS, as in versions 3 to 12.
-const V13_POOLER: &str = r#"
+/// differences, times in ms). IF NOT EXISTS, as in versions 3 to 13.
+const V14_POOLER: &str = r#"
 CREATE TABLE IF NOT EXISTS cell_poolers (
     cell      INTEGER PRIMARY KEY REFERENCES cells (id) ON DELETE CASCADE,
     pooler    TEXT NOT NULL,
@@ -579,5 +612,5 @@ CREATE TABLE IF NOT EXISTS run_pooler (
     query_time_ms     REAL
 ) STRICT;
 
-INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '13');
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '14');
 "#;

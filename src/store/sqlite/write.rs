@@ -133,12 +133,7 @@ fn cell_id(tx: &Transaction, cell: &Cell) -> R<i64> {
         )?
         .execute(params![id, factor])?;
     }
-    if let Some(pooler) = &cell.pooler {
-        tx.prepare_cached(
-            "INSERT OR IGNORE INTO cell_poolers (cell, pooler, pool_size) VALUES (?1, ?2, ?3)",
-        )?
-        .execute(params![id, pooler.to_string(), cell.pooler_size])?;
-    }
+    super::pooler::write_cell_pooler(tx, id, cell)?;
     Ok(id)
 }
 
@@ -179,7 +174,7 @@ pub(super) fn write_run(tx: &Transaction, r: &RunRecord) -> R<()> {
         .context("run_windows")?;
     }
     if let Some(p) = &r.server.pooler {
-        write_pooler(tx, run, p).context("run_pooler")?;
+        super::pooler::write_run_pooler(tx, run, p).context("run_pooler")?;
     }
     for (ordinal, h) in r.hosts.iter().enumerate() {
         tx.prepare_cached(
@@ -202,43 +197,6 @@ pub(super) fn write_run(tx: &Transaction, r: &RunRecord) -> R<()> {
         ])
         .context("run_hosts")?;
     }
-    Ok(())
-}
-
-/// A run's `run_pooler` row: what pgbouncer's admin console showed.
-fn write_pooler(tx: &Transaction, run: u32, p: &crate::model::PoolerObservations) -> R<()> {
-    tx.prepare_cached(
-        "INSERT INTO run_pooler (run, version, pool_mode, pool_size, samples,
-            cl_waiting_mean, cl_waiting_max, cl_active_mean, cl_active_max,
-            sv_active_mean, sv_active_max, sv_idle_mean, sv_idle_max, maxwait_ms,
-            xacts, queries, wait_ms, wait_per_xact_ms, wait_per_query_ms,
-            xact_time_ms, query_time_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-            ?17, ?18, ?19, ?20, ?21)",
-    )?
-    .execute(params![
-        run,
-        p.version,
-        p.pool_mode,
-        p.pool_size,
-        p.samples,
-        p.cl_waiting.mean,
-        p.cl_waiting.max,
-        p.cl_active.mean,
-        p.cl_active.max,
-        p.sv_active.mean,
-        p.sv_active.max,
-        p.sv_idle.mean,
-        p.sv_idle.max,
-        p.maxwait_ms,
-        p.xacts,
-        p.queries,
-        p.wait_ms,
-        p.wait_per_xact_ms,
-        p.wait_per_query_ms,
-        p.xact_time_ms,
-        p.query_time_ms,
-    ])?;
     Ok(())
 }
 
@@ -575,6 +533,9 @@ fn write_checks(tx: &Transaction, r: &RunRecord) -> R<()> {
             .context("invariants")?;
         if let Some(n) = v.lost_commits {
             lost.execute(params![run, i, n]).context("lost_commits")?;
+        }
+        if v.declared {
+            super::checks::write_declared(tx, run, i, v)?;
         }
     }
     let mut st =

@@ -151,7 +151,7 @@ async fn first_four(
     Ok((out, lines))
 }
 
-/// Conditions 5 to 10 and 12 (11 is [`delivered_orders`]).
+/// Conditions 5 to 10 and 12 (11 is [`against_clients`]).
 async fn the_rest(db: &Client, cfg: &Config) -> Result<Vec<InvariantResult>, WorkloadError> {
     let mut out = vec![
         counted(

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 mod vars;
 
 use crate::experiment::EXTERNAL;
+use crate::experiment::checks;
 use crate::experiment::copies::{drop_database, fresh_copy, quote_ident};
 use crate::experiment::drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};
 use crate::experiment::plan::{PlannedRun, cells, validate};
@@ -340,6 +341,11 @@ impl Driver for LoadCmd {
         self.wait_ready(ctx, &vars, &out, &mut st).await?;
         self.load(ctx, &vars, &out, &database, format, &mut st)
             .await?;
+        // The declared checks, after the load and before after_run (which
+        // may clean up); one that fails to run stops the study after the
+        // run is saved.
+        let (invariants, check_failed) =
+            declared_checks(ctx, &database, &mut st, &mut errors).await;
         self.after_run(ctx, &vars, &out, &mut errors).await;
         if let Some(g) = st.app.take() {
             g.stop().await;
@@ -373,6 +379,7 @@ impl Driver for LoadCmd {
             errors,
             server_version,
             server_settings,
+            invariants,
         };
         let record = record(
             run,
@@ -389,7 +396,48 @@ impl Driver for LoadCmd {
                 figures: figures.clone(),
             },
         );
-        Ok((record, stop_of(failure_msg.as_deref(), cfg.load.on_error)))
+        let stop = check_failed.or_else(|| stop_of(failure_msg.as_deref(), cfg.load.on_error));
+        Ok((record, stop))
+    }
+}
+
+/// Runs the study's declared checks in `database` after a run's load,
+/// with what their samples saw during it (`st.during`). Returns their
+/// results and, when one failed to run, the error that stops the study;
+/// problems go to `errors`. Nothing when the study declares no check.
+async fn declared_checks(
+    ctx: &RunCtx<'_>,
+    database: &str,
+    st: &mut Steps,
+    errors: &mut Vec<String>,
+) -> (Vec<crate::model::InvariantResult>, Option<anyhow::Error>) {
+    let checks = &ctx.cfg.checks;
+    if checks.is_empty() {
+        return (Vec::new(), None);
+    }
+    let during = match st.during.take() {
+        Some(Ok(d)) => {
+            errors.extend(d.stopped);
+            d.seen
+        }
+        Some(Err(e)) => {
+            errors.push(format!("declared checks not counted: {e:#}"));
+            return (Vec::new(), Some(e));
+        }
+        None => Vec::new(),
+    };
+    let mut config = ctx.srv.target.config(database);
+    postgres::own_session(&mut config, "check");
+    let result = match postgres::connect(&config).await {
+        Ok(db) => checks::after_run(&db, checks, &during).await,
+        Err(e) => Err(anyhow!(e)),
+    };
+    match result {
+        Ok(inv) => (inv, None),
+        Err(e) => {
+            errors.push(format!("declared checks not counted: {e:#}"));
+            (Vec::new(), Some(e))
+        }
     }
 }
 
@@ -416,6 +464,9 @@ struct Steps {
     ready_s: Option<f64>,
     load: Option<(Finished, Result<Option<LoadFigures>, String>)>,
     server: ServerObservations,
+    /// What the declared checks with `during` saw while the load ran;
+    /// `None` when the load did not run.
+    during: Option<Result<checks::During>>,
 }
 
 impl LoadCmd {
@@ -539,12 +590,22 @@ impl LoadCmd {
             },
             phase_rx,
         ));
+        let during = tokio::spawn(checks::during_run(
+            ctx.srv.target.config(database),
+            cfg.checks.clone(),
+            cfg.sample_interval,
+            phase_tx.subscribe(),
+        ));
         let cmd = self.cmd.render(vars).map_err(|e| anyhow!(e))?;
         let (o, e) = (out.join("load.out"), out.join("load.err"));
         let finished =
             ext::run_to_end(&cmd, &env_of(vars), &o, &e, cfg.load.timeout(), cancel).await;
         phase_tx.send_replace(Phase::Draining);
         st.server = observer.await.unwrap_or_default();
+        st.during = Some(match during.await {
+            Ok(r) => r.map_err(anyhow::Error::from),
+            Err(e) => Err(anyhow!("the declared checks' sampler: {e}")),
+        });
         let f = finished.map_err(|e| anyhow!(e))?;
         if f.stopped != Some(ext::Stopped::Interrupted) {
             if !f.ok() {
@@ -602,6 +663,8 @@ struct Seen {
     errors: Vec<String>,
     server_version: String,
     server_settings: BTreeMap<String, String>,
+    /// The declared checks' results.
+    invariants: Vec<crate::model::InvariantResult>,
 }
 
 /// A run record from an external load's figures: throughput, count and
@@ -624,6 +687,7 @@ fn record(
         errors,
         server_version,
         server_settings,
+        invariants,
     } = seen;
     let g = |x: fn(&LoadFigures) -> Option<f64>| f.and_then(x).unwrap_or(0.0);
     let committed = f.map_or(0, |f| f.count);
@@ -691,8 +755,8 @@ fn record(
         lifetime: Default::default(),
         reset_ms,
         server,
-        invariants: Vec::new(),
-        anomalies: 0,
+        anomalies: invariants.iter().map(|i| i.violations).sum(),
+        invariants,
         errors,
         pool_wait_ms: None,
         schedule_lag_ms: None,

@@ -72,6 +72,11 @@ pub struct CellSummary<'a> {
     pub failures: BTreeMap<String, u64>,
     /// Invariant checks over all runs.
     pub invariants: InvariantTally,
+    /// Each check (the workload's own, then the declared ones) over all
+    /// runs, and whether it covers the cell's transactions
+    /// ([`super::coverage`]); none covering: the anomalies column says
+    /// "not checked".
+    pub checks: Vec<super::coverage::CheckTally>,
     /// Σ anomalies (invariant violations) over all runs.
     pub anomalies: u64,
     /// The first violation: `invariant: detail`.
@@ -245,6 +250,12 @@ impl CellSummary<'_> {
         self.swallowed > 0
     }
 
+    /// Whether a check covers the cell's transactions
+    /// ([`super::coverage`]): else its anomalies are "not checked".
+    pub fn checked(&self) -> bool {
+        super::coverage::checked(&self.checks)
+    }
+
     /// The complete runs, in execution order.
     pub fn complete_runs(&self) -> impl Iterator<Item = &RunRecord> + '_ {
         let exclude = self.exclude_faulted;
@@ -275,7 +286,11 @@ pub fn aggregate(results: &Results) -> Vec<CellSummary<'_>> {
     }
     let mut cells: Vec<CellSummary> = groups
         .into_iter()
-        .map(|(cell, runs)| summarise(cell, runs, results.config.exclude_faulted))
+        .map(|(cell, runs)| {
+            let mut c = summarise(cell, runs, results.config.exclude_faulted);
+            c.checks = super::coverage::tallies(&results.config, &c.runs);
+            c
+        })
         .collect();
     let rule = baseline_rule(results).ok().flatten();
     let values: Vec<Vec<String>> = cells
@@ -407,6 +422,7 @@ fn summarise<'a>(
         unknown_outcome,
         failures,
         invariants,
+        checks: Vec::new(),
         vs_baseline: VsBaseline::Missing,
         runs,
     }

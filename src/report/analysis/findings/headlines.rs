@@ -2,11 +2,13 @@
 //! baseline, built from the model's aggregates and the findings' rules:
 //! what the cell's level (or other factor) cost in throughput against
 //! its baseline, with the 95 % interval and the test ([`cost_text`]);
-//! the share of its transactions that failed; the reason most of its
-//! serialization failures gave and where ([`dominant_reason`]);
-//! relation-level SIRead locks from sequential scans ([`coarse`]); and
-//! its anomalies against the baseline's when either has any. Shown
-//! first in report.md, report.html and the terminal summary.
+//! the share of its transactions that failed; what each check found
+//! against the baseline cell when either found violations, i.e. what the
+//! level bought ([`checks_text`]: "0 violations of `no-negative-balance`
+//! (rc: 2 in 3 runs)"), or that no check covers the cell; the reason most
+//! of its serialization failures gave and where ([`dominant_reason`]);
+//! and relation-level SIRead locks from sequential scans ([`coarse`]).
+//! Shown first in report.md, report.html and the terminal summary.
 
 use crate::report::analysis::cells::VsBaseline;
 use crate::report::analysis::findings::plans::coarse;
@@ -85,7 +87,7 @@ fn headline(m: &ReportModel, i: usize) -> String {
         text.push_str(", ");
         text.push_str(&f);
     }
-    let mut more: Vec<String> = Vec::new();
+    let mut more: Vec<String> = checks_text(m, i);
     if let Some(d) = dominant_reason(m, i) {
         more.push(format!(
             "{:.0} % of serialization failures: {}{}",
@@ -108,31 +110,66 @@ fn headline(m: &ReportModel, i: usize) -> String {
             scans.join(", ")
         ));
     }
-    let base = c
-        .baseline
-        .map(|b| (&m.cells[b], m.factors.label_against(b, i)));
-    match base {
-        Some((b, label))
-            if c.invariants.checked > 0
-                && b.invariants.checked > 0
-                && (c.anomalies > 0 || b.anomalies > 0) =>
-        {
-            more.push(format!(
-                "{} anomalies (invariant violations) against {} in {label}",
-                c.anomalies, b.anomalies
-            ));
-        }
-        _ if c.invariants.checked > 0 && c.anomalies > 0 => {
-            more.push(format!("{} anomalies (invariant violations)", c.anomalies));
-        }
-        _ => {}
-    }
     for part in more {
         text.push_str("; ");
         text.push_str(&part);
     }
     text.push('.');
     text
+}
+
+/// `n violation(s)`.
+fn violations(n: u64) -> String {
+    format!("{n} violation{}", if n == 1 { "" } else { "s" })
+}
+
+/// `n run(s)`.
+fn runs(n: usize) -> String {
+    format!("{n} run{}", if n == 1 { "" } else { "s" })
+}
+
+/// What cell `i`'s checks found, against its baseline cell's where it has
+/// one: per check that covers the cell and found violations in either,
+/// `0 violations of `no-negative-balance` (rc: 2 in 3 runs)` (what the
+/// cell's level bought, or cost); without a baseline, `2 violations of
+/// `x` in 3 runs`; "not checked" when no check covers the cell.
+fn checks_text(m: &ReportModel, i: usize) -> Vec<String> {
+    let c = &m.cells[i];
+    if !c.checked() {
+        return vec![
+            "anomalies not checked: no check covers its transactions (declare the rule they must keep: --check, [[check]])"
+                .into(),
+        ];
+    }
+    let base = c
+        .baseline
+        .map(|b| (&m.cells[b], m.factors.label_against(b, i)));
+    let mut out = Vec::new();
+    for t in c.checks.iter().filter(|t| t.covers) {
+        let theirs = base.as_ref().and_then(|(b, label)| {
+            b.checks
+                .iter()
+                .find(|x| x.name == t.name && x.declared == t.declared)
+                .map(|x| (x, label))
+        });
+        match theirs {
+            Some((x, label)) if t.violations > 0 || x.violations > 0 => out.push(format!(
+                "{} of `{}` ({label}: {} in {})",
+                violations(t.violations),
+                t.name,
+                x.violations,
+                runs(x.runs_checked)
+            )),
+            None if t.violations > 0 => out.push(format!(
+                "{} of `{}` in {}",
+                violations(t.violations),
+                t.name,
+                runs(t.runs_checked)
+            )),
+            _ => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -152,8 +189,8 @@ mod tests {
         assert_eq!(
             h[0].text,
             "ser: +50.0 % TPS vs rc (95 % CI [+33.1 %, +69.1 %], significant: p = 0.003), \
-             0.4 % of transactions failed; 75 % of serialization failures: pivot, during commit \
-             attempt, at `COMMIT`; 0 anomalies (invariant violations) against 1 in rc."
+             0.4 % of transactions failed; 0 violations of `balances-consistent` (rc: 1 in 2 runs); \
+             75 % of serialization failures: pivot, during commit attempt, at `COMMIT`."
         );
     }
 
@@ -168,7 +205,7 @@ mod tests {
         assert_eq!(h.len(), 1, "{h:?}");
         assert!(
             h[0].text
-                .starts_with("rc · optimistic: 100.0 ± 25.4 tx/s (mean ± 95 % CI half-width), no transaction failed; 1 anomalies"),
+                .starts_with("rc · optimistic: 100.0 ± 25.4 tx/s (mean ± 95 % CI half-width), no transaction failed; 1 violation of `balances-consistent` in 2 runs"),
             "{}",
             h[0].text
         );

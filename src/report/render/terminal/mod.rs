@@ -120,7 +120,7 @@ pub fn summary_of(m: &ReportModel, width: usize) -> String {
     }
     out.push_str(&wrap(
         &format!(
-            "{} anomalies: invariant violations over all runs. More figures per cell: report.md.",
+            "{} More figures per cell: report.md.",
             tables::cells::cells_legend(m)
         ),
         width,
