@@ -36,7 +36,9 @@
 //! raises its own soft and hard `RLIMIT_NOFILE` to `BENCH_NOFILE`
 //! (200000; raising the hard limit needs root or CAP_SYS_RESOURCE) and its
 //! children inherit it. isobench raises its own soft limit to what a run
-//! needs, up to the hard limit.
+//! needs, up to the hard limit. Where the hard limit cannot be raised (a
+//! container without CAP_SYS_RESOURCE: root gets EPERM), the counts above
+//! it fail, and their rows say so; the other counts still run.
 //!
 //! Run: `cargo bench --bench clients` (brings the release binary up to
 //! date first). Environment besides the above: `BENCH_SECONDS` (10, the
@@ -128,8 +130,15 @@ struct Run {
 
 impl Bench {
     /// `isobench run` of TPC-B at scale 1 under READ COMMITTED with
-    /// `clients` clients and `extra` arguments.
+    /// `clients` clients and `extra` arguments; panics when it fails.
     fn isobench(&mut self, clients: u32, extra: &[&str]) -> Run {
+        self.try_isobench(clients, extra)
+            .unwrap_or_else(|e| panic!("isobench {clients} {extra:?} failed: {e}"))
+    }
+
+    /// [`Bench::isobench`], or why it failed (the last line isobench
+    /// printed: e.g. more open files needed than the hard limit allows).
+    fn try_isobench(&mut self, clients: u32, extra: &[&str]) -> Result<Run, String> {
         self.runs += 1;
         let out = self.out.path().join(format!("run{}", self.runs));
         let mut cmd = Command::new(&self.bin);
@@ -150,15 +159,25 @@ impl Bench {
             .arg("-o")
             .arg(&out);
         let m = measure(cmd);
-        assert!(m.ok, "isobench {clients} {extra:?} failed: {}", m.stderr);
+        if !m.ok {
+            return Err(m.stderr.lines().last().unwrap_or("").to_string());
+        }
         let r: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
                 .unwrap();
-        Run {
+        Ok(Run {
             tps: r["runs"][0]["tps"].as_f64().unwrap_or(0.0),
             rss_mb: m.hwm_kb as f64 / 1024.0,
             wall_s: m.wall_s,
-        }
+        })
+    }
+}
+
+/// One row of an RSS table: the run's figures, or why it failed.
+fn rss_row(n: u32, r: Result<Run, String>) {
+    match r {
+        Ok(r) => println!("| {n} | {:.1} | {:.0} | {:.1} |", r.rss_mb, r.tps, r.wall_s),
+        Err(why) => println!("| {n} | failed: {why} | | |"),
     }
 }
 
@@ -208,19 +227,15 @@ fn main() {
         println!("\n## isobench, application pool of 50 (--pool-size 50)");
         println!("| clients | peak RSS (MB) | TPS | wall (s) |");
         for &n in &counts {
-            let r = b.isobench(n, &["--pool-size", "50"]);
-            println!("| {n} | {:.1} | {:.0} | {:.1} |", r.rss_mb, r.tps, r.wall_s);
+            rss_row(n, b.try_isobench(n, &["--pool-size", "50"]));
         }
     }
     if parts.iter().any(|p| p == "pgbouncer") {
         println!("\n## isobench through pgbouncer (transaction mode, default_pool_size 50)");
         println!("| clients | peak RSS (MB) | TPS | wall (s) |");
         for &n in &counts {
-            let r = b.isobench(
-                n,
-                &["--pooler", "pgbouncer:transaction", "--pooler-size", "50"],
-            );
-            println!("| {n} | {:.1} | {:.0} | {:.1} |", r.rss_mb, r.tps, r.wall_s);
+            let args = ["--pooler", "pgbouncer:transaction", "--pooler-size", "50"];
+            rss_row(n, b.try_isobench(n, &args));
         }
     }
     if parts.iter().any(|p| p == "pgbench") {

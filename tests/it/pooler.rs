@@ -109,6 +109,57 @@ fn two_thousand_clients_run_through_pgbouncer_in_transaction_mode() {
     assert_pgbouncers_gone(&ran.dir, Duration::from_secs(5));
 }
 
+/// Issue #42 item 2: pgbouncer in front of an external server (`--dsn`)
+/// reached over TCP with a password. pgbouncer logs in to the server with
+/// that password (and listens on 127.0.0.1 too, asking for it there), its
+/// pool bounds the server connections the clients use, and isobench's own
+/// sessions (loading, the checks) still go to the server directly.
+#[test]
+fn pgbouncer_in_front_of_an_external_server_with_a_password() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = library_server(tmp.path());
+    let dsn = format!(
+        "host=127.0.0.1 port={} user={} password={} dbname=postgres",
+        server.port(),
+        isobench::postgres::SUPERUSER,
+        server.password()
+    );
+    let ran = Study::short()
+        .warmup("500ms")
+        .args(&[
+            "--dsn",
+            &dsn,
+            "-w",
+            "tpcb",
+            "--scale",
+            "1",
+            "--isolation",
+            "rc",
+            "--clients",
+            "12",
+            "--pooler",
+            "pgbouncer:transaction",
+            "--pooler-size",
+            "3",
+        ])
+        .run();
+    assert!(ran.out.status.success(), "{}", ran.stderr);
+    let r = ran.json();
+    let run = &r["runs"][0];
+    assert!(run["committed"].as_u64().unwrap() > 0, "nothing committed");
+    // The invariant checks reached the data, directly.
+    assert_eq!(run["anomalies"], 0, "{:#}", run["invariants"]);
+    let p = &run["server"]["pooler"];
+    assert_eq!(p["pool_size"], 3);
+    assert!(p["xacts"].as_u64().unwrap() > 0, "{p:#}");
+    assert!(p["sv_active"]["max"].as_u64().unwrap() <= 3, "{p:#}");
+    // With a password pgbouncer listened on 127.0.0.1 too; it is gone.
+    let log = std::fs::read_to_string(ran.dir.join("pgbouncer.log")).unwrap();
+    assert!(log.contains("listening on 127.0.0.1:"), "{log}");
+    assert_pgbouncers_gone(&ran.dir, Duration::from_secs(5));
+    drop(server);
+}
+
 #[test]
 fn pgbouncer_and_the_server_stop_when_a_study_ends_in_an_error() {
     let (_keep, scripts) = out_dir("scripts");
