@@ -52,6 +52,9 @@ pub enum Command {
     /// A/B of two results directories, cell by cell (benchstat style): TPS and p99 with confidence intervals, a test, a verdict and the smallest detectable change; --fail-on-regression PCT gates CI (exit 3).
     Compare(CompareArgs),
     /// How noisy is this study here: its cells run as A and B, interleaved, in --repeat N A/A pairs (default 20); prints the CVs between and within runs, the verdict's false-positive rate and the runs a target MDE needs; results.json gets a noise section.
+    #[command(mut_arg("repeat", |a| a.help(
+        "A/A pairs: each runs every cell --per-side times as A and as B, interleaved [default: 20]"
+    )))]
     Calibrate(Box<CalibrateArgs>),
     /// One results directory from several of one study: the shards of a sharded study (`--shard I/N`) or repeated runs. Counters summed, latency histograms added (percentiles recomputed, never averaged), per-second series aligned on the window's start, the reports written as for any study.
     Merge(MergeArgs),

@@ -110,6 +110,25 @@ impl Summary {
         })
     }
 
+    /// This summary with its standard deviation raised to at least `cv ·
+    /// mean` (and its interval and CV with it): the spread of a few runs
+    /// floored at a noise measured over many more (`isobench calibrate`).
+    /// Unchanged with fewer than 2 values, or a `cv` that is not a
+    /// positive number.
+    pub fn with_cv_floor(&self, cv: f64) -> Summary {
+        if self.n < 2 || !(cv > 0.0 && cv.is_finite()) || !(self.mean > 0.0) {
+            return *self;
+        }
+        let sd = self.sd.max(cv * self.mean);
+        let nf = self.n as f64;
+        Summary {
+            sd,
+            ci95: t_quantile(0.5 + CONFIDENCE / 2.0, nf - 1.0) * sd / nf.sqrt(),
+            cv: sd / self.mean,
+            ..*self
+        }
+    }
+
     /// Sample variance `s²`; NaN when n < 2.
     pub(crate) fn variance(&self) -> f64 {
         self.sd * self.sd

@@ -73,80 +73,66 @@ pub fn evaluate(base: &Results, new: &Results, threshold_pct: f64) -> Vec<Row> {
 }
 
 /// [`evaluate`], with the noise of a calibration (`isobench calibrate`,
-/// `compare --noise DIR`): a TPS row that passed because its own runs
-/// looked quiet is "cannot tell" when the calibrated coefficient of
-/// variation of the same cell (matched by label) gives an MDE above the
-/// threshold at the comparison's numbers of runs.
+/// `compare --noise DIR`): for a cell the calibration has (matched by A's
+/// label), each side's standard deviation of TPS, effective TPS and p99 is
+/// at least the calibrated CV (of TPS, or of p99) times its mean. A
+/// few runs that happen to agree then neither pass a cell whose real
+/// noise could hide a regression of the threshold's size ("cannot
+/// tell"), nor turn drift between two studies into a regression.
 pub fn evaluate_with_noise(
     base: &Results,
     new: &Results,
     threshold_pct: f64,
     noise: Option<&stats::noise::Noise>,
 ) -> Vec<Row> {
-    let mut rows = evaluate_rows(base, new, threshold_pct);
-    let Some(noise) = noise else {
-        return rows;
-    };
-    let ca = cells::aggregate(base);
-    let cb = cells::aggregate(new);
-    for p in pair(base, new, &ca, &cb).pairs {
-        let Some(nc) = noise.cell(&p.a.cell.label()) else {
-            continue;
-        };
-        let cv = nc.tps.cv_between_pct / 100.0;
-        let mde = stats::power::mde_pct(cv, p.a.n, cv, p.b.n);
-        for r in rows
-            .iter_mut()
-            .filter(|r| r.cell == p.key && r.metric == "tps" && r.status == Status::Pass)
-        {
-            if let Some(m) = mde.filter(|m| *m > threshold_pct)
-                && !r.comparison.is_some_and(|c| c.verdict.significant())
-            {
-                r.status = Status::CannotTell;
-                r.why = format!(
-                    "the calibrated noise (CV {:.1} %) gives an MDE of {} at these runs; {} runs per side would detect {}",
-                    nc.tps.cv_between_pct,
-                    stats::fmt_mde(m),
-                    stats::power::runs_for_mde(cv, cv, threshold_pct).map_or_else(
-                        || format!("more than {}", stats::power::MAX_RUNS),
-                        |n| n.to_string()
-                    ),
-                    stats::fmt_mde(threshold_pct)
-                );
-            }
-        }
-    }
-    rows
-}
-
-fn evaluate_rows(base: &Results, new: &Results, threshold_pct: f64) -> Vec<Row> {
     let ca = cells::aggregate(base);
     let cb = cells::aggregate(new);
     let mut rows = Vec::new();
     for p in pair(base, new, &ca, &cb).pairs {
         let (key, x, y) = (p.key.as_str(), p.a, p.b);
-        rows.push(row(key, "tps", x.tps, y.tps, Better::Higher, threshold_pct));
+        let calibrated = noise.and_then(|n| n.cell(&x.cell.label()));
+        // The CVs, as ratios, that floor each side's spread.
+        let (tps_cv, p99_cv) = calibrated.map_or((f64::NAN, f64::NAN), |c| {
+            (
+                c.tps.cv_between_pct / 100.0,
+                c.latency_p99_ms.cv_between_pct / 100.0,
+            )
+        });
+        let floor = |s: Option<Summary>, cv: f64| s.map(|s| s.with_cv_floor(cv));
+        let mut metric = |name, sx, sy, cv, better| {
+            let mut r = row(
+                key,
+                name,
+                floor(sx, cv),
+                floor(sy, cv),
+                better,
+                threshold_pct,
+            );
+            if calibrated.is_some() && cv.is_finite() && r.comparison.is_some() {
+                r.why = format!("at the calibrated CV of {:.1} %: {}", 100.0 * cv, r.why);
+            }
+            rows.push(r);
+        };
+        metric("tps", x.tps, y.tps, tps_cv, Better::Higher);
         if (x.effective_differs() || y.effective_differs())
             && x.effective_tps.is_some()
             && y.effective_tps.is_some()
         {
-            rows.push(row(
-                key,
+            metric(
                 "effective_tps",
                 x.effective_tps,
                 y.effective_tps,
+                tps_cv,
                 Better::Higher,
-                threshold_pct,
-            ));
+            );
         }
-        rows.push(row(
-            key,
+        metric(
             "p99_ms",
             x.latency.p99,
             y.latency.p99,
+            p99_cv,
             Better::Lower,
-            threshold_pct,
-        ));
+        );
         rows.push(failures(key, x, y, threshold_pct));
     }
     rows
@@ -401,6 +387,82 @@ mod tests {
             "{}",
             ser.why
         );
+    }
+
+    /// A calibration of the fixture's cells at a TPS CV of `cv_pct`.
+    fn noise(r: &Results, cv_pct: f64) -> stats::noise::Noise {
+        use stats::noise::{MetricNoise, Noise, NoiseCell};
+        let m = MetricNoise {
+            mean: 100.0,
+            cv_between_pct: cv_pct,
+            cv_within_pct: None,
+            mde_pct: None,
+            runs_for_target: None,
+            false_positives: None,
+        };
+        let mut cells: Vec<String> = r.runs.iter().map(|x| x.cell.label()).collect();
+        cells.dedup();
+        Noise {
+            pairs: 20,
+            per_side: 3,
+            target_mde_pct: 5.0,
+            cells: cells
+                .into_iter()
+                .map(|cell| NoiseCell {
+                    cell,
+                    runs: 120,
+                    tps: m,
+                    latency_p50_ms: m,
+                    latency_p99_ms: m,
+                    failure_pct: m,
+                })
+                .collect(),
+        }
+    }
+
+    /// The runs of a calibration say how noisy a cell really is: a 10 %
+    /// drop between two quiet-looking studies is a regression at the
+    /// studies' own spread (CV about 1-2 %), but not at a calibrated CV of
+    /// 30 %, where it is "cannot tell"; the same studies' equal TPS pass
+    /// at their own spread and cannot tell at the calibrated one. A
+    /// calibration as quiet as the runs changes nothing.
+    #[test]
+    fn a_calibration_floors_the_spread_of_either_side() {
+        let base = five();
+        let mut new = five();
+        for run in &mut new.runs {
+            if run.cell.isolation == Isolation::ReadCommitted {
+                run.tps *= 0.90;
+            }
+        }
+        assert_eq!(
+            status(&evaluate(&base, &new, 5.0), "rc", "tps"),
+            Status::Regression
+        );
+        let noisy = noise(&base, 30.0);
+        let rows = evaluate_with_noise(&base, &new, 5.0, Some(&noisy));
+        assert_eq!(status(&rows, "rc", "tps"), Status::CannotTell);
+        let rc = rows
+            .iter()
+            .find(|r| r.cell.starts_with("isolation=rc "))
+            .unwrap();
+        assert!(
+            rc.why
+                .starts_with("at the calibrated CV of 30.0 %: a 5.0 % regression could go unseen"),
+            "{}",
+            rc.why
+        );
+        // ser: no change. At its own spread (148..152) a pass; at 30 %,
+        // cannot tell.
+        assert_eq!(
+            status(&evaluate(&base, &new, 5.0), "ser", "tps"),
+            Status::Pass
+        );
+        assert_eq!(status(&rows, "ser", "tps"), Status::CannotTell);
+        // A calibration as quiet as the runs: the same verdicts.
+        let quiet = evaluate_with_noise(&base, &new, 5.0, Some(&noise(&base, 0.5)));
+        assert_eq!(status(&quiet, "rc", "tps"), Status::Regression);
+        assert_eq!(status(&quiet, "ser", "tps"), Status::Pass);
     }
 
     #[test]
