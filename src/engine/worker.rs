@@ -35,7 +35,7 @@ use crate::metrics::{ErrorKey, Recorder};
 use crate::model::Isolation;
 use crate::model::{CONNECTION_FAILURE, SCRIPT_ERROR, SqlState};
 use crate::wire::StatementCache;
-use crate::workload::{Ledger, Outcome, WorkloadClient};
+use crate::workload::{Ended, Ledger, WorkloadClient};
 
 /// One client to be run by a worker.
 pub(super) struct Member<C> {
@@ -545,7 +545,7 @@ enum AfterError {
 
 /// The result of one attempt.
 struct Attempted {
-    result: Result<Outcome, crate::workload::AttemptError>,
+    result: Result<Ended, crate::workload::AttemptError>,
     /// Time from BEGIN to the end of a failed attempt (its ROLLBACK
     /// included); zero for an attempt that committed.
     took: Duration,
@@ -826,7 +826,7 @@ async fn drive<C: WorkloadClient>(
             };
             pool_wait += a.pool_wait;
             let err = match &a.result {
-                Ok(Outcome::Committed) => {
+                Ok(Ended::Committed) => {
                     // Closed loop: the latency leaves out pool waits; open
                     // loop: it counts from the scheduled start, so every
                     // wait is in it (coordinated omission corrected).
@@ -842,7 +842,7 @@ async fn drive<C: WorkloadClient>(
                     }
                     break (TxEnd::Committed, latency.as_micros() as u64);
                 }
-                Ok(Outcome::UserAbort) => {
+                Ok(Ended::UserAbort) => {
                     rec.user_abort(ty, tries, wasted_us);
                     break (TxEnd::Failed(*b"P0004"), 0);
                 }
