@@ -104,6 +104,7 @@ fn main() {
                     rate: Some(rate),
                     latency_limit: None,
                     host_policy: Default::default(),
+                    unnamed_statements: false,
                 };
                 let o =
                     h.rt.block_on(async {

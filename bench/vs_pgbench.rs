@@ -231,6 +231,7 @@ fn main() {
                             rate: None,
                             latency_limit: None,
                             host_policy: Default::default(),
+                            unnamed_statements: false,
                         };
                         let s = sample(db);
                         let o = match &scripted {

@@ -11,7 +11,10 @@ use isobench::postgres::reaper;
 // mimalloc, the binary's choice of allocator: isobench's own sessions
 // (loading, observers, checks) still go through tokio-postgres, which
 // allocates per statement, and the reports allocate freely; a faster
-// allocator leaves more of the machine to the server under test.
+// allocator leaves more of the machine to the server under test. The
+// `system-alloc` feature keeps the system allocator, for heap profilers
+// that intercept `malloc` (heaptrack: BENCHMARKS.md, "Memory per client").
+#[cfg(not(feature = "system-alloc"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

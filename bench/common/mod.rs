@@ -91,7 +91,8 @@ pub struct PgbenchRun {
 }
 
 impl PgbenchRun {
-    fn parse(text: &str) -> Self {
+    /// The figures of pgbench's summary `text`.
+    pub fn parse(text: &str) -> Self {
         let num = |prefix: &str| -> Option<f64> {
             let l = text.lines().find(|l| l.trim_start().starts_with(prefix))?;
             let rest = l.trim_start()[prefix.len()..].trim_start();

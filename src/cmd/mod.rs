@@ -466,6 +466,24 @@ mod tests {
             "pool_size = [2]",
             Some(("0", "[0]")),
         ),
+        (
+            "pooler",
+            &["--pooler", "none,pgbouncer:transaction"],
+            "pooler = [\"none\", \"pgbouncer:transaction\"]",
+            Some(("pgpool", "[\"pgpool\"]")),
+        ),
+        (
+            "pooler-size",
+            &["--pooler-size", "10,50"],
+            "pooler_size = [10, 50]",
+            Some(("0", "[0]")),
+        ),
+        (
+            "pgbouncer-bin",
+            &["--pgbouncer-bin", "/x/pgbouncer"],
+            "pgbouncer_bin = \"/x/pgbouncer\"",
+            None,
+        ),
         ("rate", &["-R", "500"], "rate = [500]", Some(("-5", "[-5]"))),
         (
             "latency-limit",
@@ -1053,9 +1071,10 @@ mod tests {
     #[test]
     fn negative_numbers_reach_the_range_check() {
         for (flag, value, want) in [
-            ("-c", "-4", "-4 is out of range (1 to 10000)"),
-            ("--clients", "-4,8", "-4 is out of range (1 to 10000)"),
+            ("-c", "-4", "-4 is out of range (1 to 100000)"),
+            ("--clients", "-4,8", "-4 is out of range (1 to 100000)"),
             ("--pool-size", "-2", "-2 is out of range (1 to 10000)"),
+            ("--pooler-size", "-2", "-2 is out of range (1 to 10000)"),
             ("--repeat", "-1", "-1 is out of range (1 to 10000)"),
             ("-s", "-3", "-3 is out of range (1 to 100000)"),
             ("-j", "-1", "-1 is out of range (1 to 1024)"),

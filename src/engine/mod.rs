@@ -13,6 +13,7 @@
 mod faults;
 pub mod hlog;
 pub mod hosts;
+pub mod limits;
 mod pace;
 mod pass;
 pub mod retry;
@@ -90,6 +91,12 @@ pub struct EngineParams {
     /// How the connections spread over the DSN's hosts when it has
     /// several ([`hosts::assign`]).
     pub host_policy: crate::model::HostPolicy,
+    /// Prepare every statement as the unnamed statement, parsed again
+    /// with every execution (pgbench's `-M extended`), instead of as a
+    /// named statement of its connection; needed behind a pooler that
+    /// hands each transaction to any server connection
+    /// ([`crate::wire::Conn::use_unnamed`]).
+    pub unnamed_statements: bool,
 }
 
 /// What the ticker reports once a second (for live progress).
@@ -325,6 +332,9 @@ pub async fn run_gated<W: Workload>(
         },
     };
     let retrier = Arc::new(params.retrier.clone());
+    let unnamed = params
+        .unnamed_statements
+        .then(|| Arc::new(crate::wire::StatementCache::default()));
     let running = Arc::new(worker::Running::new(params.clients));
     let (ready_tx, ready_rx) = tokio::sync::mpsc::unbounded_channel();
     let (go_tx, go_rx) = watch::channel(false);
@@ -341,6 +351,7 @@ pub async fn run_gated<W: Workload>(
             ready: ready_tx.clone(),
             go: go_rx.clone(),
             faults: fault_log.clone(),
+            unnamed: unnamed.clone(),
             transactions: params.transactions,
             running: running.clone(),
             connect_per_transaction: params.connect_per_transaction,

@@ -47,10 +47,16 @@ impl Wake for Flag {
 
 /// Runs `clients` to completion in passes (see the module docs); their
 /// outputs in the order given, or the message of the panic that ended one.
-pub(super) async fn run<F: Future>(clients: Vec<F>) -> Vec<Result<F::Output, String>> {
+///
+/// Memory per client (a run of 10,000 clients holds 10,000 of these):
+/// the client's boxed future, freed as soon as it completes, its wake-up
+/// flag and waker (about 80 bytes); an output is kept only once its
+/// client has completed. The clients come boxed: a vector of the futures
+/// themselves, boxed here, held every client's state twice at the start
+/// (BENCHMARKS.md, "Memory per client").
+pub(super) async fn run<F: Future>(clients: Vec<Pin<Box<F>>>) -> Vec<Result<F::Output, String>> {
     let n = clients.len();
-    let mut clients: Vec<Option<Pin<Box<F>>>> =
-        clients.into_iter().map(|f| Some(Box::pin(f))).collect();
+    let mut clients: Vec<Option<Pin<Box<F>>>> = clients.into_iter().map(Some).collect();
     let task = Arc::new(AtomicWaker::new());
     let flags: Vec<Arc<Flag>> = (0..n)
         .map(|_| {
@@ -62,8 +68,7 @@ pub(super) async fn run<F: Future>(clients: Vec<F>) -> Vec<Result<F::Output, Str
         })
         .collect();
     let wakers: Vec<Waker> = flags.iter().map(|f| Waker::from(f.clone())).collect();
-    let mut out: Vec<Option<Result<F::Output, String>>> = (0..n).map(|_| None).collect();
-    let mut left = n;
+    let mut out: Vec<(usize, Result<F::Output, String>)> = Vec::new();
     std::future::poll_fn(|cx| {
         task.register(cx.waker());
         for i in 0..n {
@@ -80,20 +85,18 @@ pub(super) async fn run<F: Future>(clients: Vec<F>) -> Vec<Result<F::Output, Str
                 Ok(Poll::Ready(v)) => Ok(v),
                 Err(panic) => Err(panic_message(panic.as_ref())),
             };
-            out[i] = Some(done);
+            out.push((i, done));
             clients[i] = None;
-            left -= 1;
         }
-        if left == 0 {
+        if out.len() == n {
             Poll::Ready(())
         } else {
             Poll::Pending
         }
     })
     .await;
-    out.into_iter()
-        .map(|o| o.expect("every client ran to completion"))
-        .collect()
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, o)| o).collect()
 }
 
 /// A panic payload's text (`panic!` gives a `&str` or a `String`).
@@ -125,9 +128,9 @@ mod tests {
         let log = Arc::new(Mutex::new(Vec::new()));
         // Each pass polls the clients still running in id order.
         let futs = vec![
-            client(0, 2, log.clone()),
-            client(1, 1, log.clone()),
-            client(2, 3, log.clone()),
+            Box::pin(client(0, 2, log.clone())),
+            Box::pin(client(1, 1, log.clone())),
+            Box::pin(client(2, 3, log.clone())),
         ];
         let out: Vec<usize> = run(futs).await.into_iter().map(Result::unwrap).collect();
         assert_eq!(out, vec![0, 10, 20]);
@@ -156,7 +159,7 @@ mod tests {
                 tx0.send(()).unwrap();
             }),
         ];
-        for r in run(futs).await {
+        for r in run(futs.into_iter().map(Box::pin).collect()).await {
             r.unwrap();
         }
         assert_eq!(*served.lock().unwrap(), vec![0, 1]);
@@ -184,8 +187,8 @@ mod tests {
             0
         };
         let out: Vec<u32> = run(vec![
-            Box::pin(waiter) as Pin<Box<dyn Future<Output = u32> + Send>>,
-            Box::pin(busy),
+            Box::pin(Box::pin(waiter) as Pin<Box<dyn Future<Output = u32> + Send>>),
+            Box::pin(Box::pin(busy)),
         ])
         .await
         .into_iter()
@@ -211,7 +214,7 @@ mod tests {
                 5
             }),
         ];
-        let out = run(futs).await;
+        let out = run(futs.into_iter().map(Box::pin).collect()).await;
         assert_eq!(out[0].as_ref().unwrap_err(), "boom");
         assert_eq!(out[1].as_ref().unwrap(), &5);
     }

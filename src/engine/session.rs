@@ -4,8 +4,8 @@
 //! exponential backoff), and shared between clients in a pool ([`Pool`],
 //! checked out as a [`Lease`]).
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{Semaphore, SemaphorePermit};
@@ -15,7 +15,7 @@ use super::EngineError;
 use super::faults::{FaultLog, reconnect_delay};
 use crate::model::Isolation;
 use crate::postgres;
-use crate::wire::{self, Conn};
+use crate::wire::{self, Conn, StatementCache};
 use crate::workload::{TxControl, WorkloadClient};
 
 /// A connection with its prepared statements and the workload client
@@ -41,7 +41,10 @@ pub(super) struct Pool<C> {
     /// One permit per session; fair, so waiting clients are served in
     /// arrival order.
     permits: Semaphore,
-    sessions: Mutex<Vec<Session<C>>>,
+    /// Boxed, so that a [`Lease`], which every waiting or running client's
+    /// future holds, is a pointer and not a whole session (a few hundred
+    /// bytes in each of thousands of clients).
+    sessions: Mutex<Vec<Box<Session<C>>>>,
 }
 
 impl<C> Pool<C> {
@@ -50,11 +53,11 @@ impl<C> Pool<C> {
         Pool {
             size: sessions.len(),
             permits: Semaphore::new(sessions.len()),
-            sessions: Mutex::new(sessions),
+            sessions: Mutex::new(sessions.into_iter().map(Box::new).collect()),
         }
     }
 
-    fn sessions(&self) -> std::sync::MutexGuard<'_, Vec<Session<C>>> {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, Vec<Box<Session<C>>>> {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -81,7 +84,7 @@ impl<C> Pool<C> {
 
     /// The sessions back in the pool (after the run), and whether all of
     /// them came back (a client task that died kept its session).
-    pub(super) fn drain(&self) -> (Vec<Session<C>>, bool) {
+    pub(super) fn drain(&self) -> (Vec<Box<Session<C>>>, bool) {
         let sessions = std::mem::take(&mut *self.sessions());
         let all = sessions.len() == self.size;
         (sessions, all)
@@ -90,7 +93,7 @@ impl<C> Pool<C> {
 
 /// A session checked out of a pool; returned to it when dropped.
 pub(super) struct Lease<'a, C> {
-    session: Option<Session<C>>,
+    session: Option<Box<Session<C>>>,
     pool: &'a Pool<C>,
     _permit: SemaphorePermit<'a>,
 }
@@ -120,8 +123,9 @@ pub(super) async fn setup<C: WorkloadClient>(
     db: &Config,
     isolation: Isolation,
     home: usize,
+    unnamed: Option<&Arc<StatementCache>>,
 ) -> Result<Session<C>, EngineError> {
-    let (conn, tx, host) = open(&mut client, db, isolation, home)
+    let (conn, tx, host) = open(&mut client, db, isolation, home, unnamed)
         .await
         .map_err(|e| match e {
             OpenError::Connect(e) => EngineError::Connect(postgres::TargetError::Connect {
@@ -151,18 +155,23 @@ enum OpenError {
 
 /// Opens a connection for `client` (to `db`'s host `home`, else the next
 /// that accepts): connects, sets the isolation default and prepares the
-/// client's statements (again, after a reconnect). Returns the
-/// connection, its transaction control statements and the host it went
-/// to.
+/// client's statements (again, after a reconnect), as unnamed statements
+/// described once in `unnamed` when it is given ([`Conn::use_unnamed`]).
+/// Returns the connection, its transaction control statements and the
+/// host it went to.
 async fn open<C: WorkloadClient>(
     client: &mut C,
     db: &Config,
     isolation: Isolation,
     home: usize,
+    unnamed: Option<&Arc<StatementCache>>,
 ) -> Result<(Conn, TxControl, usize), OpenError> {
     let (mut conn, host) = wire::connect_from(db, home)
         .await
         .map_err(OpenError::Connect)?;
+    if let Some(cache) = unnamed {
+        conn.use_unnamed(cache.clone());
+    }
     let prepared = async {
         // The session default covers autocommit statements; transactions
         // also say their level in BEGIN.
@@ -190,8 +199,9 @@ pub(super) async fn reopen<C: WorkloadClient>(
     s: &mut Session<C>,
     db: &Config,
     isolation: Isolation,
+    unnamed: Option<&Arc<StatementCache>>,
 ) -> Result<(), wire::Error> {
-    let (conn, tx, host) = match open(&mut s.client, db, isolation, s.home).await {
+    let (conn, tx, host) = match open(&mut s.client, db, isolation, s.home, unnamed).await {
         Ok(opened) => opened,
         Err(OpenError::Connect(e) | OpenError::Prepare(e)) => return Err(e),
     };
@@ -210,6 +220,7 @@ pub(super) async fn reconnect<C: WorkloadClient>(
     s: &mut Session<C>,
     db: &Config,
     isolation: Isolation,
+    unnamed: Option<&Arc<StatementCache>>,
     stop: &AtomicBool,
     faults: &FaultLog,
     rng: &mut rand::rngs::SmallRng,
@@ -219,7 +230,7 @@ pub(super) async fn reconnect<C: WorkloadClient>(
         if stop.load(Ordering::Relaxed) {
             return None;
         }
-        if let Ok((conn, tx, host)) = open(&mut s.client, db, isolation, s.home).await {
+        if let Ok((conn, tx, host)) = open(&mut s.client, db, isolation, s.home, unnamed).await {
             s.conn = conn;
             s.tx = tx;
             s.host = host;

@@ -34,7 +34,8 @@ use super::{pace, pass};
 use crate::metrics::{ErrorKey, Recorder};
 use crate::model::Isolation;
 use crate::model::{CONNECTION_FAILURE, SCRIPT_ERROR, SqlState};
-use crate::workload::{Ledger, Outcome, WorkloadClient};
+use crate::wire::StatementCache;
+use crate::workload::{Ended, Ledger, WorkloadClient};
 
 /// One client to be run by a worker.
 pub(super) struct Member<C> {
@@ -78,6 +79,9 @@ pub(super) struct Common {
     pub go: watch::Receiver<bool>,
     /// Every worker's connection losses and reconnects.
     pub faults: Arc<FaultLog>,
+    /// `Some`: statements are unnamed, described once for the run
+    /// ([`EngineParams::unnamed_statements`](super::EngineParams)).
+    pub unnamed: Option<Arc<StatementCache>>,
     /// End by count: each client's transactions
     /// ([`super::EngineParams::transactions`]).
     pub transactions: Option<u64>,
@@ -201,7 +205,14 @@ async fn run_worker<C: WorkloadClient>(
     } else {
         (pooled, members)
     };
-    let sessions = match connect_all(connect, &common.db, common.isolation).await {
+    let sessions = match connect_all(
+        connect,
+        &common.db,
+        common.isolation,
+        common.unnamed.as_ref(),
+    )
+    .await
+    {
         Ok(s) => s,
         Err(e) => {
             let _ = common.ready.send(Err(e));
@@ -216,52 +227,61 @@ async fn run_worker<C: WorkloadClient>(
     if common.go.wait_for(|go| *go).await.is_err() {
         return;
     }
-    let ctx = |id: u32, seed: u64| Ctx {
-        id,
-        rec: common.recorder.clone(),
-        retrier: common.retrier.clone(),
-        stop: common.stop.clone(),
+    let shared = Arc::new(Shared {
+        rec: common.recorder,
+        retrier: common.retrier,
+        stop: common.stop,
         pacing: common.pacing,
-        seed,
-        db: common.db.clone(),
+        db: common.db,
         isolation: common.isolation,
-        faults: common.faults.clone(),
+        faults: common.faults,
+        unnamed: common.unnamed,
         transactions: common.transactions,
-        running: common.running.clone(),
+        running: common.running,
         connect_each: common.connect_per_transaction,
         closed_limit: common.closed_limit,
         log: common.log.clone(),
+    });
+    let ctx = |id: u32, seed: u64| Ctx {
+        id,
+        seed,
+        shared: shared.clone(),
     };
-    let (mut clients, pool): (Vec<(u32, Source<C>, Ctx)>, _) = if inputs.is_empty() {
-        let own = sessions
+    // Each client's loop is boxed as it is made, in id order (served in
+    // that order in each pass, as pgbench serves its clients), from its
+    // member's slot: no second copy of every client's state is ever
+    // alive at once (see `pass` on memory per client).
+    let mut ids: Vec<u32> = Vec::new();
+    let (loops, pool) = if inputs.is_empty() {
+        let mut own = sessions;
+        own.sort_by_key(|(s, _)| s.id);
+        ids.extend(own.iter().map(|(s, _)| s.id));
+        let loops: Vec<_> = own
             .into_iter()
             .map(|(session, seed)| {
                 let id = session.id;
-                (id, Source::Own(Box::new(session)), ctx(id, seed))
+                Box::pin(client_loop(Source::Own(Box::new(session)), ctx(id, seed)))
             })
             .collect();
-        (own, None)
+        (loops, None)
     } else {
         let pool = Arc::new(Pool::new(sessions.into_iter().map(|(s, _)| s).collect()));
-        let pooled = inputs
+        let mut inputs = inputs;
+        inputs.sort_by_key(|m| m.id);
+        ids.extend(inputs.iter().map(|m| m.id));
+        let loops: Vec<_> = inputs
             .into_iter()
             .map(|m| {
                 let source = Source::Pooled {
                     inputs: m.client,
                     pool: pool.clone(),
                 };
-                (m.id, source, ctx(m.id, m.backoff_seed))
+                Box::pin(client_loop(source, ctx(m.id, m.backoff_seed)))
             })
             .collect();
-        (pooled, Some(pool))
+        (loops, Some(pool))
     };
-    // Served in id order in each pass, as pgbench serves its clients.
-    clients.sort_by_key(|c| c.0);
-    let ids: Vec<u32> = clients.iter().map(|c| c.0).collect();
-    let loops: Vec<_> = clients
-        .into_iter()
-        .map(|(_, source, ctx)| client_loop(source, ctx))
-        .collect();
+    drop(shared);
     let ended = match tokio::spawn(pass::run(loops)).await {
         Ok(ended) => ended,
         Err(e) => ids.iter().map(|_| Err(e.to_string())).collect(),
@@ -272,23 +292,39 @@ async fn run_worker<C: WorkloadClient>(
     let _ = done.send(gather(ids.into_iter().zip(ended), pool));
 }
 
-/// Connects and prepares a session for each of `members`, concurrently,
-/// with its backoff seed. Errors: the first member's that failed.
+/// Connections a worker opens at once.
+///
+/// Bounded, for two reasons: a listening socket queues only so many
+/// connections not yet accepted (pgbouncer's `listen_backlog` is 128 by
+/// default, and a Unix-domain socket refuses the rest with `EAGAIN`), and
+/// each connection being opened holds its startup and authentication
+/// state (about 1.5 KB), which for 50,000 clients at once would be 75 MB
+/// on top of the sessions themselves.
+const CONNECTING: usize = 64;
+
+/// Connects and prepares a session for each of `members`, at most
+/// [`CONNECTING`] at a time, with its backoff seed; in `members`' order.
+/// Errors: the first member's that failed.
 async fn connect_all<C: WorkloadClient>(
     members: Vec<Member<C>>,
     db: &Config,
     isolation: Isolation,
+    unnamed: Option<&Arc<StatementCache>>,
 ) -> Result<Vec<(Session<C>, u64)>, EngineError> {
+    use futures_util::{StreamExt, TryStreamExt};
+    let n = members.len();
     let setups = members.into_iter().map(|m| async move {
         let seed = m.backoff_seed;
-        setup(m.id, m.client, db, isolation, m.home)
+        setup(m.id, m.client, db, isolation, m.home, unnamed)
             .await
             .map(|s| (s, seed))
     });
-    futures_util::future::join_all(setups)
-        .await
-        .into_iter()
-        .collect()
+    let mut sessions = Vec::with_capacity(n);
+    let mut opened = futures_util::stream::iter(setups).buffered(CONNECTING);
+    while let Some(s) = opened.try_next().await? {
+        sessions.push(s);
+    }
+    Ok(sessions)
 }
 
 /// How a client's loop ended: with its workload client and why it
@@ -348,21 +384,30 @@ enum Source<C> {
     Pooled { inputs: C, pool: Arc<Pool<C>> },
 }
 
-/// What a client loop needs besides its source.
+/// What a client loop needs besides its source: its id and seed, and
+/// what every client of its worker shares (one allocation per worker, not
+/// per client: 10,000 clients each with their own copy of the target's
+/// `Config` cost about 0.6 KB per client).
 struct Ctx {
     /// The client's id.
     id: u32,
+    /// Seed of the backoff and arrival generators.
+    seed: u64,
+    shared: Arc<Shared>,
+}
+
+/// What the clients of one worker share.
+struct Shared {
     rec: Arc<Recorder>,
     retrier: Arc<Retrier>,
     stop: Arc<AtomicBool>,
     pacing: Pacing,
-    /// Seed of the backoff and arrival generators.
-    seed: u64,
     /// Where to reconnect to, and the session's isolation default.
     db: Config,
     isolation: Isolation,
     faults: Arc<FaultLog>,
-    /// End by count: this client's transactions.
+    unnamed: Option<Arc<StatementCache>>,
+    /// End by count: each client's transactions.
     transactions: Option<u64>,
     running: Arc<Running>,
     /// A connection per transaction (own sessions only).
@@ -372,14 +417,35 @@ struct Ctx {
     log: Option<ThreadLog>,
 }
 
+impl std::ops::Deref for Ctx {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.shared
+    }
+}
+
 /// [`reconnect`] with the client's context: its target, isolation level,
-/// stop flag and fault log.
+/// stop flag and fault log. Boxed: opening a connection (startup,
+/// authentication, preparing) is the largest state a client's loop could
+/// be in, about 1.4 KB that every client would carry inline although
+/// only a client that lost its connection ever needs it; a reconnect
+/// allocates it instead.
 async fn reconnect_ctx<C: WorkloadClient>(
     s: &mut Session<C>,
     ctx: &Ctx,
     rng: &mut rand::rngs::SmallRng,
 ) -> Option<()> {
-    reconnect(s, &ctx.db, ctx.isolation, &ctx.stop, &ctx.faults, rng).await
+    Box::pin(reconnect(
+        s,
+        &ctx.db,
+        ctx.isolation,
+        ctx.unnamed.as_ref(),
+        &ctx.stop,
+        &ctx.faults,
+        rng,
+    ))
+    .await
 }
 
 impl<C: WorkloadClient> Source<C> {
@@ -479,7 +545,7 @@ enum AfterError {
 
 /// The result of one attempt.
 struct Attempted {
-    result: Result<Outcome, crate::workload::AttemptError>,
+    result: Result<Ended, crate::workload::AttemptError>,
     /// Time from BEGIN to the end of a failed attempt (its ROLLBACK
     /// included); zero for an attempt that committed.
     took: Duration,
@@ -581,8 +647,9 @@ enum Halt {
 struct DriveState {
     backoff_rng: rand::rngs::SmallRng,
     reconnect_rng: rand::rngs::SmallRng,
-    schedule: Option<pace::Schedule>,
-    timer: Option<pace::HrTimer>,
+    /// Open loop only (allocated once per client: a closed-loop client
+    /// carries no schedule).
+    open: Option<Box<OpenLoop>>,
     reported: Vec<SqlState>,
     /// Transactions ended so far (for an end by count, and the log).
     ended: u64,
@@ -590,29 +657,33 @@ struct DriveState {
     lag_us: u64,
 }
 
+/// An open-loop client's arrivals, and a timer precise enough to start
+/// each transaction on time (see `pace`).
+struct OpenLoop {
+    schedule: pace::Schedule,
+    timer: Option<pace::HrTimer>,
+}
+
 impl DriveState {
     fn new(ctx: &Ctx) -> Self {
         use rand::SeedableRng;
-        // Open loop: this client's arrivals, and a timer precise enough
-        // to start each transaction on time (see `pace`).
-        let (schedule, timer) = match ctx.pacing {
-            Pacing::Closed => (None, None),
+        let open = match ctx.pacing {
+            Pacing::Closed => None,
             Pacing::Open {
                 rate_per_client, ..
-            } => (
-                Some(pace::Schedule::new(
+            } => Some(Box::new(OpenLoop {
+                schedule: pace::Schedule::new(
                     Instant::now(),
                     rate_per_client,
                     arrival_seed(ctx.seed),
-                )),
-                pace::HrTimer::new().ok(),
-            ),
+                ),
+                timer: pace::HrTimer::new().ok(),
+            })),
         };
         DriveState {
             backoff_rng: rand::rngs::SmallRng::seed_from_u64(ctx.seed),
             reconnect_rng: rand::rngs::SmallRng::seed_from_u64(ctx.seed.rotate_left(17)),
-            schedule,
-            timer,
+            open,
             reported: Vec::new(),
             ended: 0,
             lag_us: 0,
@@ -658,17 +729,15 @@ async fn next_start(
     ctx: &Ctx,
     state: &mut DriveState,
 ) -> Result<Option<(Instant, Option<Duration>)>, ()> {
-    let (Pacing::Open { latency_limit, .. }, Some(schedule)) =
-        (ctx.pacing, state.schedule.as_mut())
-    else {
+    let (Pacing::Open { latency_limit, .. }, Some(open)) = (ctx.pacing, state.open.as_mut()) else {
         // Closed loop: commits slower than a latency limit are late too
         // (pgbench -L without -R).
         return Ok(Some((Instant::now(), ctx.closed_limit)));
     };
-    let scheduled = schedule.next_arrival();
+    let scheduled = open.schedule.next_arrival();
     let stop = &*ctx.stop;
     let on_time = pace::wait_until(
-        state.timer.as_ref(),
+        open.timer.as_ref(),
         scheduled,
         Duration::from_millis(50),
         || stop.load(Ordering::Relaxed),
@@ -721,7 +790,7 @@ async fn drive<C: WorkloadClient>(
             // pgbench -C: this transaction's own connection, its time
             // counted apart from the transaction's latency.
             let t = Instant::now();
-            let opened = reopen(s, &ctx.db, ctx.isolation).await;
+            let opened = reopen(s, &ctx.db, ctx.isolation, ctx.unnamed.as_ref()).await;
             rec.connect_time(t.elapsed().as_micros() as u64);
             if opened.is_err() {
                 ctx.faults.lost(ctx.id, CONNECTION_FAILURE);
@@ -737,11 +806,8 @@ async fn drive<C: WorkloadClient>(
                 let stop = &*ctx.stop;
                 let slice = Duration::from_millis(50);
                 let until = Instant::now() + p;
-                if !pace::wait_until(state.timer.as_ref(), until, slice, || {
-                    stop.load(Ordering::Relaxed)
-                })
-                .await
-                {
+                // Closed loop: no precise timer (only an open loop has one).
+                if !pace::wait_until(None, until, slice, || stop.load(Ordering::Relaxed)).await {
                     return Ok(());
                 }
                 Instant::now()
@@ -760,7 +826,7 @@ async fn drive<C: WorkloadClient>(
             };
             pool_wait += a.pool_wait;
             let err = match &a.result {
-                Ok(Outcome::Committed) => {
+                Ok(Ended::Committed) => {
                     // Closed loop: the latency leaves out pool waits; open
                     // loop: it counts from the scheduled start, so every
                     // wait is in it (coordinated omission corrected).
@@ -776,7 +842,7 @@ async fn drive<C: WorkloadClient>(
                     }
                     break (TxEnd::Committed, latency.as_micros() as u64);
                 }
-                Ok(Outcome::UserAbort) => {
+                Ok(Ended::UserAbort) => {
                     rec.user_abort(ty, tries, wasted_us);
                     break (TxEnd::Failed(*b"P0004"), 0);
                 }
@@ -913,5 +979,66 @@ fn with_end_code(verdict: Verdict, ended: Option<SqlState>) -> Verdict {
         (Verdict::ConnectionLost(CONNECTION_FAILURE), Some(code)) => Verdict::ConnectionLost(code),
         (Verdict::Unknown(CONNECTION_FAILURE), Some(code)) => Verdict::Unknown(code),
         (v, _) => v,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Workload;
+    use crate::workload::tpcb::{Tpcb, TpcbClient};
+
+    /// A TPC-B client of a pooled closed loop, as `run_worker` makes it.
+    fn pooled_tpcb_client() -> (Source<TpcbClient>, Ctx) {
+        let setup = crate::workload::Setup::new(
+            crate::workload::spec("tpcb").expect("registered"),
+            Some(1),
+            None,
+            &Default::default(),
+        )
+        .expect("a valid setup");
+        let w = Tpcb::new(&setup).expect("a valid workload");
+        let shared = Arc::new(Shared {
+            rec: Arc::new(Recorder::with_hosts(1, 1)),
+            retrier: Arc::new(Retrier::new(&crate::model::RetryPolicy::default()).unwrap()),
+            stop: Arc::new(AtomicBool::new(false)),
+            pacing: Pacing::Closed,
+            db: Config::new(),
+            isolation: Isolation::ReadCommitted,
+            faults: Arc::new(FaultLog::default()),
+            unnamed: None,
+            transactions: None,
+            running: Arc::new(Running::new(1)),
+            connect_each: false,
+            closed_limit: None,
+            log: None,
+        });
+        let source = Source::Pooled {
+            inputs: w.client(0, 1),
+            pool: Arc::new(Pool::new(Vec::new())),
+        };
+        (
+            source,
+            Ctx {
+                id: 0,
+                seed: 1,
+                shared,
+            },
+        )
+    }
+
+    /// Issue #42: a client's whole state in a pooled closed loop is its
+    /// loop's future (and a few pointers in `pass`). It was 3,160 bytes
+    /// (the reconnect path inline, a copy of the target's `Config`, a
+    /// whole session in a lease, the open loop's schedule); 10,000 clients
+    /// held 63 MB of it at the start, twice. Unoptimised test builds make
+    /// futures larger than release builds do, so this bound holds in both.
+    #[test]
+    fn a_pooled_clients_loop_stays_small() {
+        let (source, ctx) = pooled_tpcb_client();
+        assert_eq!(std::mem::size_of::<Ctx>(), 24, "a client's context");
+        let f = client_loop(source, ctx);
+        let size = std::mem::size_of_val(&f);
+        assert!(size <= 2048, "a TPC-B client's loop is {size} bytes");
     }
 }

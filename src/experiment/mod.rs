@@ -35,6 +35,7 @@ mod copies;
 mod drivers;
 mod inject;
 mod plan;
+mod pooler;
 mod precision;
 mod save;
 pub mod shard;
@@ -111,6 +112,9 @@ pub async fn run_observed(
                 "--shard {s}: --fault and --fault-plan are not supported in a sharded study yet"
             )));
         }
+    }
+    if let Some(b) = pooler::check(&cfg)? {
+        tracing::info!("pgbouncer {} from {}", b.version, b.bin.display());
     }
     if cfg.load.active() {
         return run_external(cfg, cancel, hooks).await;
@@ -206,14 +210,17 @@ async fn run_study<D: Driver>(
     if cfg.resume.is_none() {
         check_baseline(&stored, &cells)?;
     }
+    // The server connections of the busiest cell: its clients', its
+    // application pool's, or pgbouncer's pool; an external load may open
+    // as many as its clients or its pool size, whichever is larger.
+    let max_connections = if cfg.load.active() {
+        cfg.clients.iter().chain(&cfg.pool_size).copied().max()
+    } else {
+        cells.iter().map(Cell::server_connections).max()
+    }
+    .unwrap_or(1);
+    crate::engine::limits::raise_open_files(&cells).map_err(BadInput)?;
     let (dir, prior, fresh) = results_dir(&cfg, &planned)?;
-    let max_clients = cfg
-        .clients
-        .iter()
-        .chain(&cfg.pool_size)
-        .copied()
-        .max()
-        .unwrap_or(1);
     let progress = Progress::new(cfg.quiet)
         .with_live(live.as_ref().map(|(l, _)| l.clone()))
         .with_tick_hook(hooks.on_tick);
@@ -238,7 +245,7 @@ async fn run_study<D: Driver>(
         log: dir.join(store::SERVER_LOG),
         dir,
         // Clients + observer + admin + invariant check, with room to spare.
-        connections: max_clients + 20,
+        connections: max_connections + 20,
         progress,
         coord: None,
         tx_log: hooks.tx_log,

@@ -10,7 +10,7 @@ use anyhow::{Result, anyhow, bail};
 
 use super::{EXTERNAL, SCRIPTS};
 use crate::engine::retry::Retrier;
-use crate::model::{BadInput, ExperimentConfig, Order, RetryPolicy};
+use crate::model::{BadInput, ExperimentConfig, Order, Pooler, RetryPolicy};
 use crate::store::{Cell, Rate, Results, RunRecord};
 use crate::workload::{self, Setup, WorkloadSpec};
 
@@ -39,7 +39,8 @@ pub(super) fn workload_spec(cfg: &ExperimentConfig) -> Result<&'static WorkloadS
 }
 
 /// The cells of `cfg` in factor order, slowest first: server build,
-/// server settings, fault plan, workload or script (when a factor), scale, clients, pool size, rate, workload parameters
+/// server settings, fault plan, workload or script (when a factor), scale,
+/// clients, pool size, pooler and pgbouncer's pool size, rate, workload parameters
 /// (the first given varies slowest), max_tries, strategy, isolation level
 /// (fastest, so that every cell's baseline is a near neighbour). Server
 /// factors vary slowest so that a repetition restarts the server as
@@ -71,6 +72,7 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
         cfg.rate.iter().map(|&r| Some(Rate(r))).collect()
     };
     let levels = cfg.levels();
+    let poolers = poolers(cfg);
     let mut out = Vec::new();
     for pg_bin in &pg_bins {
         for setting in &settings {
@@ -79,26 +81,30 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
                     for &scale in scales {
                         for &clients in &cfg.clients {
                             for &pool_size in &some(&cfg.pool_size) {
-                                for &rate in &rates {
-                                    for param in params {
-                                        for &max_tries in &some(&cfg.max_tries) {
-                                            for strategy in strategies {
-                                                for &isolation in &levels {
-                                                    out.push(Cell {
-                                                        workload: workload.clone(),
-                                                        isolation,
-                                                        strategy: strategy.clone(),
-                                                        params: param.clone(),
-                                                        clients,
-                                                        scale,
-                                                        pool_size,
-                                                        rate,
-                                                        max_tries,
-                                                        settings: setting.clone(),
-                                                        pg_bin: pg_bin.clone(),
-                                                        fault_plan: fault.clone(),
-                                                        work_factor: work_factor.clone(),
-                                                    });
+                                for &(pooler, pooler_size) in &poolers {
+                                    for &rate in &rates {
+                                        for param in params {
+                                            for &max_tries in &some(&cfg.max_tries) {
+                                                for strategy in strategies {
+                                                    for &isolation in &levels {
+                                                        out.push(Cell {
+                                                            workload: workload.clone(),
+                                                            isolation,
+                                                            strategy: strategy.clone(),
+                                                            params: param.clone(),
+                                                            clients,
+                                                            scale,
+                                                            pool_size,
+                                                            rate,
+                                                            max_tries,
+                                                            settings: setting.clone(),
+                                                            pg_bin: pg_bin.clone(),
+                                                            fault_plan: fault.clone(),
+                                                            work_factor: work_factor.clone(),
+                                                            pooler,
+                                                            pooler_size,
+                                                        });
+                                                    }
                                                 }
                                             }
                                         }
@@ -112,6 +118,29 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
         }
     }
     Ok(out)
+}
+
+/// The (pooler, pgbouncer pool size) pairs of `cfg`'s cells, in the order
+/// given: every pool size for each pgbouncer mode, none for `none` (its
+/// cells have no pgbouncer to size); one pair of nothing without
+/// `--pooler`.
+fn poolers(cfg: &ExperimentConfig) -> Vec<(Option<Pooler>, Option<u32>)> {
+    let p = &cfg.pooler;
+    if p.poolers.is_empty() {
+        return vec![(None, None)];
+    }
+    let sizes: Vec<Option<u32>> = if p.sizes.is_empty() {
+        vec![None]
+    } else {
+        p.sizes.iter().map(|&s| Some(s)).collect()
+    };
+    p.poolers
+        .iter()
+        .flat_map(|&pooler| match pooler.pgbouncer() {
+            Some(_) => sizes.iter().map(|&s| (Some(pooler), s)).collect(),
+            None => vec![(Some(pooler), None)],
+        })
+        .collect()
 }
 
 /// What the cells of one value of the workload or script factor run:
@@ -485,6 +514,13 @@ pub(super) fn default_baseline(cfg: &ExperimentConfig) -> Option<String> {
         .or_else(|| first("pool_size", strs(&cfg.pool_size)))
         .or_else(|| {
             first(
+                "pooler",
+                cfg.pooler.poolers.iter().map(Pooler::to_string).collect(),
+            )
+        })
+        .or_else(|| first("pooler_size", strs(&cfg.pooler.sizes)))
+        .or_else(|| {
+            first(
                 "rate",
                 cfg.rate.iter().map(|r| Rate(*r).to_string()).collect(),
             )
@@ -570,6 +606,7 @@ mod tests {
             faults: Vec::new(),
             fault_plans: Vec::new(),
             exclude_faulted: false,
+            pooler: Default::default(),
             max_tries: Vec::new(),
             setting_factors: Vec::new(),
             pg_bin: Vec::new(),

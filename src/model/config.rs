@@ -491,6 +491,9 @@ pub struct ExperimentConfig {
     pub fault_plans: Vec<FaultSchedule>,
     /// Leave runs with faults out of the statistics (`--exclude-faulted`).
     pub exclude_faulted: bool,
+    /// The connection pooler between the clients and the server
+    /// (`--pooler`, `--pooler-size`, `--pgbouncer-bin`).
+    pub pooler: PoolerConfig,
     /// `max_tries` as a factor; empty: `retry.max_tries` for every cell.
     pub max_tries: Vec<u32>,
     /// Managed-server settings as factors: name and values.
@@ -642,6 +645,39 @@ impl FromStr for ShardSpec {
 impl fmt::Display for ShardSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// The most clients a cell may have (`--clients`): 100,000, each a
+/// task of a few kilobytes and, without an application pool, a
+/// connection (an open file; see "Many clients" in the user guide).
+pub const MAX_CLIENTS: u32 = 100_000;
+
+/// The pooler factors of a study and where pgbouncer comes from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PoolerConfig {
+    /// The pooler as a factor (`--pooler none,pgbouncer:transaction`), in
+    /// the order given; empty: the clients connect to the server.
+    pub poolers: Vec<super::Pooler>,
+    /// pgbouncer's `default_pool_size` as a factor (`--pooler-size`);
+    /// empty: pgbouncer's default.
+    pub sizes: Vec<u32>,
+    /// `--pgbouncer-bin`: the pgbouncer executable; `None`: `pgbouncer` on
+    /// the PATH, else `/usr/sbin/pgbouncer` (Debian's).
+    pub bin: Option<PathBuf>,
+}
+
+impl PoolerConfig {
+    /// Some cell runs through pgbouncer.
+    pub fn pgbouncer(&self) -> bool {
+        self.poolers.iter().any(|p| p.pgbouncer().is_some())
+    }
+
+    /// Some cell runs through pgbouncer in transaction mode.
+    pub fn transaction_mode(&self) -> bool {
+        self.poolers
+            .iter()
+            .any(|p| p.pgbouncer() == Some(super::PoolMode::Transaction))
     }
 }
 

@@ -104,4 +104,8 @@ pub struct ServerObservations {
     pub plan_changes: Vec<PlanChange>,
     /// Sampling problems (a failed query does not stop the run).
     pub errors: Vec<String>,
+    /// The run's connection pooler (`--pooler pgbouncer:...`), as its
+    /// admin console showed it; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooler: Option<super::PoolerObservations>,
 }

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ExternalLoad, HostCpu, HostPolicy, InvariantResult, Isolation, LatencySummary, Lifetime,
-    LoadFigures, LoadFormat, LoadReport, Order, RetryPolicy, RunFaults, ScriptsConfig, SecondPoint,
-    ServerObservations, TargetConfig,
+    LoadFigures, LoadFormat, LoadReport, Order, PGBOUNCER_DEFAULT_POOL_SIZE, Pooler, RetryPolicy,
+    RunFaults, ScriptsConfig, SecondPoint, ServerObservations, TargetConfig,
 };
 
 /// Everything one experiment measured.
@@ -74,6 +74,17 @@ pub struct StoredConfig {
     /// empty when it is not a factor (and in stores written before).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fault_plans: Vec<String>,
+    /// The connection pooler as given (`--pooler`): its values, those of
+    /// [`Cell::pooler`], in order; empty when none was given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pooler: Vec<Pooler>,
+    /// pgbouncer's pool sizes as given (`--pooler-size`), the values of
+    /// [`Cell::pooler_size`]; empty: pgbouncer's default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pooler_size: Vec<u32>,
+    /// `--pgbouncer-bin`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pgbouncer_bin: Option<String>,
     /// Runs with faults are left out of the statistics
     /// (`--exclude-faulted`); by default they count, marked.
     #[serde(default)]
@@ -202,7 +213,26 @@ impl StoredConfig {
                 .product::<usize>()
             * n(self.pg_bin.len())
             * n(self.fault_plans.len())
+            * self.pooler_cells()
             * self.repeat as usize
+    }
+}
+
+impl StoredConfig {
+    /// Cells per combination of the other factors that the pooler and
+    /// pgbouncer's pool size make: one without pgbouncer (`none`), one
+    /// per pool size with it.
+    fn pooler_cells(&self) -> usize {
+        if self.pooler.is_empty() {
+            return 1;
+        }
+        self.pooler
+            .iter()
+            .map(|p| match p.pgbouncer() {
+                Some(_) => self.pooler_size.len().max(1),
+                None => 1,
+            })
+            .sum()
     }
 }
 
@@ -256,9 +286,28 @@ pub struct Cell {
     /// `None`: `workload` is the study's one workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_factor: Option<String>,
+    /// The connection pooler between the clients and the server when one
+    /// is given (`--pooler`, [`StoredConfig::pooler`]); `None`: the
+    /// clients connect to the server (as [`Pooler::None`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooler: Option<Pooler>,
+    /// pgbouncer's `default_pool_size` when given (`--pooler-size`);
+    /// `None`: pgbouncer's default ([`PGBOUNCER_DEFAULT_POOL_SIZE`]), and
+    /// always without pgbouncer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooler_size: Option<u32>,
 }
 
 impl Cell {
+    /// The server connections this cell's clients open: pgbouncer's pool
+    /// behind pgbouncer, else the application pool, else one per client.
+    pub fn server_connections(&self) -> u32 {
+        match self.pooler.and_then(Pooler::pgbouncer) {
+            Some(_) => self.pooler_size.unwrap_or(PGBOUNCER_DEFAULT_POOL_SIZE),
+            None => self.pool_size.unwrap_or(self.clients),
+        }
+    }
+
     /// `isolation=rc strategy=locking rows=100 clients=16`, then the
     /// factors that are set: `pool_size=8 rate=500 max_tries=1
     /// shared_buffers=1GB fault_plan=crash@2s pg_bin=stock`.
@@ -287,6 +336,12 @@ impl Cell {
         f.push(("clients".into(), self.clients.to_string()));
         if let Some(p) = self.pool_size {
             f.push(("pool_size".into(), p.to_string()));
+        }
+        if let Some(p) = self.pooler {
+            f.push(("pooler".into(), p.to_string()));
+        }
+        if let Some(p) = self.pooler_size {
+            f.push(("pooler_size".into(), p.to_string()));
         }
         if let Some(r) = self.rate {
             f.push(("rate".into(), r.to_string()));

@@ -14,9 +14,15 @@
 //! - SIRead locks: `pg_locks` rows with `mode = 'SIReadLock'` every sample
 //!   interval (not every second: see [`ObserveOptions::siread_locks`]),
 //!   counted by granularity (relation/page/tuple) and by relation.
+//! - pgbouncer, when the clients go through it: its admin console's
+//!   `SHOW POOLS` every second and `SHOW STATS` at the window's ends
+//!   ([`observe_pooler`]).
 //! - Plans: EXPLAIN (no ANALYZE) of every workload statement when the
 //!   measured window starts and again when it ends; a statement whose plan
 //!   changed shape in between is recorded as a [`PlanChange`].
+
+mod pooler;
+pub use pooler::{PoolerInfo, observe_pooler};
 
 use crate::model::{
     CountStat, Plan, PlanChange, STAT_COUNTERS, ServerObservations, SireadLocks, StatInterval,

@@ -2,6 +2,7 @@
 //! external one (`--dsn`, or the libpq `PG*` environment variables).
 
 mod managed;
+pub mod pgbouncer;
 pub mod reaper;
 
 use std::path::Path;

@@ -12,6 +12,13 @@
 //!    SIGKILL. The signal fires when the *thread* that forked the child
 //!    exits, so every server is forked from one dedicated thread that lives
 //!    as long as the process.
+//!
+//! A managed pgbouncer ([`crate::postgres::pgbouncer`]) is guarded the
+//! same three ways, with SIGKILL where the postmaster gets SIGQUIT: it
+//! holds nothing to flush, and its signals changed meaning between
+//! versions (SIGTERM was an immediate shutdown before 1.23, a "super
+//! safe" one that waits for clients since), so only SIGKILL is certain
+//! to end it at once.
 
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -26,8 +33,10 @@ use nix::unistd::Pid;
 type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
 
 static SPAWNER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
-/// Live postmasters: pid and the private directory to remove after it.
-static LIVE: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());
+/// Live guarded processes: pid, the private directory to remove after
+/// it, and the signal that stops it at once (SIGQUIT for a postmaster,
+/// SIGKILL for a pooler).
+static LIVE: Mutex<Vec<(u32, PathBuf, Signal)>> = Mutex::new(Vec::new());
 /// Process groups of running external load commands
 /// ([`crate::load_cmd`]), killed by [`kill_all`] too.
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
@@ -52,13 +61,26 @@ pub fn forget_group(pgid: i32) {
 /// `dir` is removed by [`kill_all`] once the server has exited.
 ///
 /// Errors: those of `Command::spawn` (binary missing, permission denied).
-pub fn spawn_guarded(mut cmd: Command, dir: PathBuf) -> std::io::Result<Child> {
+pub fn spawn_guarded(cmd: Command, dir: PathBuf) -> std::io::Result<Child> {
+    spawn_with(cmd, dir, Signal::SIGQUIT)
+}
+
+/// [`spawn_guarded`] for a connection pooler: its parent-death signal and
+/// the one [`kill_all`] sends are SIGKILL (see the module docs).
+///
+/// Errors: as [`spawn_guarded`].
+pub fn spawn_guarded_pooler(cmd: Command, dir: PathBuf) -> std::io::Result<Child> {
+    spawn_with(cmd, dir, Signal::SIGKILL)
+}
+
+fn spawn_with(mut cmd: Command, dir: PathBuf, stop: Signal) -> std::io::Result<Child> {
     cmd.process_group(0);
+    let death = stop as libc::c_int;
     // SAFETY: prctl and getppid are async-signal-safe; the closure allocates
     // nothing and touches no locks.
     unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGQUIT) != 0 {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, death) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             // The parent may have died before prctl took effect.
@@ -96,7 +118,7 @@ pub fn spawn_guarded(mut cmd: Command, dir: PathBuf) -> std::io::Result<Child> {
         .map_err(|_| std::io::Error::other("spawner thread is gone"))??;
     LIVE.lock()
         .unwrap_or_else(|e| e.into_inner())
-        .push((child.id(), dir));
+        .push((child.id(), dir, stop));
     Ok(child)
 }
 
@@ -104,27 +126,27 @@ pub fn spawn_guarded(mut cmd: Command, dir: PathBuf) -> std::io::Result<Child> {
 pub fn forget(pid: u32) {
     LIVE.lock()
         .unwrap_or_else(|e| e.into_inner())
-        .retain(|(p, _)| *p != pid);
+        .retain(|(p, _, _)| *p != pid);
 }
 
 /// Kills every registered external command's process group, then sends
-/// SIGQUIT (immediate shutdown) to every registered postmaster, waits
-/// up to 5 s for each to exit, and removes its directory. For the panic
-/// hook and the second Ctrl-C, which end the process without running
-/// destructors.
+/// SIGQUIT (immediate shutdown) to every registered postmaster and
+/// SIGKILL to every registered pooler, waits up to 5 s for each to exit,
+/// and removes its directory. For the panic hook and the second Ctrl-C,
+/// which end the process without running destructors.
 pub fn kill_all() {
     for pgid in GROUPS.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
         let _ = nix::sys::signal::killpg(Pid::from_raw(pgid), Signal::SIGKILL);
     }
     let live = LIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    for (pid, _) in &live {
+    for (pid, _, stop) in &live {
         // A server paused by `--fault pause` acts on nothing until it is
         // continued.
         signal_family(*pid, Signal::SIGCONT);
-        let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGQUIT);
+        let _ = kill(Pid::from_raw(*pid as i32), *stop);
     }
     let deadline = Instant::now() + Duration::from_secs(5);
-    for (pid, dir) in live {
+    for (pid, dir, _) in live {
         let pid = Pid::from_raw(pid as i32);
         while Instant::now() < deadline {
             use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};

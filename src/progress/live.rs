@@ -309,6 +309,8 @@ mod tests {
             pg_bin: None,
             fault_plan: None,
             work_factor: None,
+            pooler: None,
+            pooler_size: None,
         }
     }
 

@@ -33,6 +33,8 @@ fn cell(isolation: Isolation) -> Cell {
         pg_bin: None,
         fault_plan: None,
         work_factor: None,
+        pooler: None,
+        pooler_size: None,
     }
 }
 
@@ -238,6 +240,7 @@ fn run(
             plans: plans(),
             plan_changes: Vec::new(),
             errors: Vec::new(),
+            pooler: None,
         },
         invariants: vec![
             InvariantResult::check(
@@ -315,6 +318,9 @@ pub fn results() -> Results {
             faults: Vec::new(),
             fault_plans: Vec::new(),
             exclude_faulted: false,
+            pooler: Vec::new(),
+            pooler_size: Vec::new(),
+            pgbouncer_bin: None,
             max_tries: Vec::new(),
             setting_factors: Vec::new(),
             pg_bin: Vec::new(),

@@ -12,7 +12,8 @@ use super::tables::load_cmd;
 /// Names of the factor columns every per-cell table starts with:
 /// workload or script (when a factor), isolation, strategy, each `--param` given, clients, then the factors
 /// the experiment varied or set: scale (when it has more than one value),
-/// pool_size, rate, max_tries, each server setting, fault_plan, pg_bin.
+/// pool_size, pooler, pooler_size, rate, max_tries, each server setting,
+/// fault_plan, pg_bin.
 pub fn factor_headers(results: &Results) -> Vec<String> {
     let c = &results.config;
     let mut h = work_factor(results).into_iter().collect::<Vec<_>>();
@@ -28,6 +29,12 @@ pub fn factor_headers(results: &Results) -> Vec<String> {
     }
     if !c.pool_size.is_empty() {
         h.push("pool_size".into());
+    }
+    if !c.pooler.is_empty() {
+        h.push("pooler".into());
+    }
+    if !c.pooler_size.is_empty() {
+        h.push("pooler_size".into());
     }
     if !c.rate.is_empty() {
         h.push("rate".into());
@@ -96,6 +103,12 @@ pub fn factor_values(results: &Results, cell: &Cell) -> Vec<String> {
     }
     if !c.pool_size.is_empty() {
         v.push(opt(cell.pool_size.map(|s| s.to_string())));
+    }
+    if !c.pooler.is_empty() {
+        v.push(opt(cell.pooler.map(|p| p.to_string())));
+    }
+    if !c.pooler_size.is_empty() {
+        v.push(opt(cell.pooler_size.map(|s| s.to_string())));
     }
     if !c.rate.is_empty() {
         v.push(opt(cell.rate.map(|s| s.to_string())));

@@ -116,7 +116,8 @@ impl Summary {
     /// Unchanged with fewer than 2 values, or a `cv` that is not a
     /// positive number.
     pub fn with_cv_floor(&self, cv: f64) -> Summary {
-        if self.n < 2 || !(cv > 0.0 && cv.is_finite() && self.mean > 0.0) {
+        let positive = |x: f64| x.is_finite() && x > 0.0;
+        if self.n < 2 || !positive(cv) || !positive(self.mean) {
             return *self;
         }
         let sd = self.sd.max(cv * self.mean);

@@ -25,6 +25,10 @@ pub const RESULTS_JSON: &str = "results.json";
 pub const REPORT_MD: &str = "report.md";
 pub const SERVER_LOG: &str = "server.log";
 
+/// pgbouncer's log in the results directory (`--pooler pgbouncer:...`),
+/// every run's appended.
+pub const PGBOUNCER_LOG: &str = "pgbouncer.log";
+
 /// Reading and writing `results.json` (the type lives in [`crate::model`]).
 impl Results {
     /// Writes `results.json` into `dir` atomically.

@@ -261,6 +261,11 @@ fn resume_study(
             .collect::<Result<_, crate::model::FaultSpecError>>()
             .map_err(|e| format!("--resume: the stored fault plans: {e}"))?,
         exclude_faulted: c.exclude_faulted,
+        pooler: crate::model::PoolerConfig {
+            poolers: c.pooler,
+            sizes: c.pooler_size,
+            bin: c.pgbouncer_bin.map(PathBuf::from),
+        },
         max_tries: c.max_tries,
         setting_factors: c.setting_factors,
         pg_bin,

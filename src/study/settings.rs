@@ -18,7 +18,8 @@ use super::{SettingsError, StudyError};
 use crate::model::{
     Backoff, CheckSpec, CpuPlacement, DEFAULT_MAX_REPEAT, ExperimentConfig, ExternalLoad,
     FaultSchedule, FaultSpec, HostPolicy, Isolation, LoadFormat, ObserveLevel, OnError, Order,
-    PgBuild, Precision, QueryMode, RetryPolicy, ScriptSet, ScriptsConfig, ShardSpec, TargetConfig,
+    PgBuild, Pooler, PoolerConfig, Precision, QueryMode, RetryPolicy, ScriptSet, ScriptsConfig,
+    ShardSpec, TargetConfig,
 };
 
 /// Where a setting came from, for errors about it.
@@ -66,13 +67,28 @@ pub struct Settings {
     #[serde(default, deserialize_with = "table_of_lists")]
     pub params: Option<Vec<Named>>,
     /// Client counts to sweep, e.g. 1,16 [default: 16].
-    #[arg(long, short = 'c', value_delimiter = ',', value_parser = Count::<10_000>::parse, allow_hyphen_values = true)]
-    #[serde(default, deserialize_with = "list::<_, Count<10_000>>")]
+    #[arg(long, short = 'c', value_delimiter = ',', value_parser = Count::<{ crate::model::MAX_CLIENTS }>::parse, allow_hyphen_values = true)]
+    #[serde(
+        default,
+        deserialize_with = "list::<_, Count<{ crate::model::MAX_CLIENTS }>>"
+    )]
     pub clients: Option<Vec<u32>>,
     /// Connection pool sizes to sweep: clients share this many connections and wait for a free one (default: a connection per client).
     #[arg(long, value_delimiter = ',', value_parser = Count::<10_000>::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "list::<_, Count<10_000>>")]
     pub pool_size: Option<Vec<u32>>,
+    /// Connection pooler between the clients and the server, as a factor: none, pgbouncer:transaction (or pgbouncer), pgbouncer:session; isobench starts a pgbouncer for each run (default: none).
+    #[arg(long, value_delimiter = ',', value_parser = Via::<Pooler>::parse)]
+    #[serde(default, deserialize_with = "list::<_, Via<Pooler>>")]
+    pub pooler: Option<Vec<Pooler>>,
+    /// pgbouncer's default_pool_size (its server connections) to sweep, e.g. 10,50 (default: pgbouncer's, 20).
+    #[arg(long, value_delimiter = ',', value_parser = Count::<10_000>::parse, allow_hyphen_values = true)]
+    #[serde(default, deserialize_with = "list::<_, Count<10_000>>")]
+    pub pooler_size: Option<Vec<u32>>,
+    /// The pgbouncer executable for --pooler pgbouncer (default: pgbouncer on the PATH, else /usr/sbin/pgbouncer).
+    #[arg(long, value_name = "FILE", value_parser = PathArg::parse)]
+    #[serde(default, deserialize_with = "one::<_, PathArg>")]
+    pub pgbouncer_bin: Option<PathBuf>,
     /// Open loop: target total rates in tx/s with Poisson arrivals, e.g. 200,400 (default: closed loop).
     #[arg(long, short = 'R', value_delimiter = ',', value_parser = Rate::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "list::<_, Rate>")]
@@ -270,7 +286,7 @@ pub struct Settings {
     #[arg(short = 'D', long, value_name = "NAME=VALUE", value_parser = define, help_heading = "pgbench scripts")]
     #[serde(default, deserialize_with = "defines")]
     pub define: Option<Vec<(String, String)>>,
-    /// How scripts send SQL: simple, extended or prepared (like pgbench -M) [default: prepared].
+    /// How statements are sent (like pgbench -M): prepared (named prepared statements), extended (parsed with every execution: what pgbouncer before 1.21 needs in transaction mode) or simple (scripts only) [default: prepared; extended with --pooler pgbouncer:transaction].
     #[arg(short = 'M', long, value_parser = Via::<QueryMode>::parse, help_heading = "pgbench scripts")]
     #[serde(default, deserialize_with = "one::<_, Via<QueryMode>>")]
     pub protocol: Option<QueryMode>,
@@ -298,13 +314,15 @@ pub struct Settings {
 }
 
 /// The keys a `[factors]` table may hold.
-pub const FACTOR_KEYS: [&str; 13] = [
+pub const FACTOR_KEYS: [&str; 15] = [
     "workload",
     "script",
     "isolation",
     "strategy",
     "clients",
     "pool_size",
+    "pooler",
+    "pooler_size",
     "rate",
     "scale",
     "max_tries",
@@ -369,6 +387,9 @@ every_key!(
     params,
     clients,
     pool_size,
+    pooler,
+    pooler_size,
+    pgbouncer_bin,
     rate,
     latency_limit,
     fault,
@@ -788,7 +809,21 @@ impl Settings {
                     .collect(),
                 builtins: s.builtin.unwrap_or_default(),
                 defines: s.define.unwrap_or_default(),
-                mode: s.protocol.unwrap_or_default(),
+                // Behind pgbouncer in transaction mode a named statement
+                // would live on whichever server connection prepared it:
+                // unnamed ones by default (an explicit `prepared` is
+                // checked against pgbouncer's version before the study).
+                mode: s.protocol.unwrap_or(
+                    if s.pooler
+                        .iter()
+                        .flatten()
+                        .any(|p| p.pgbouncer() == Some(crate::model::PoolMode::Transaction))
+                    {
+                        QueryMode::Extended
+                    } else {
+                        QueryMode::Prepared
+                    },
+                ),
                 init_sql: s.init_sql,
                 workload_named: s.workload.is_some(),
                 sets,
@@ -809,6 +844,11 @@ impl Settings {
             faults: s.fault.unwrap_or_default(),
             fault_plans: dedup(s.fault_plan.unwrap_or_default()),
             exclude_faulted: s.exclude_faulted.unwrap_or(false),
+            pooler: PoolerConfig {
+                poolers: dedup(s.pooler.unwrap_or_default()),
+                sizes: dedup(s.pooler_size.unwrap_or_default()),
+                bin: s.pgbouncer_bin,
+            },
             max_tries: tries_factor,
             setting_factors,
             pg_bin,

@@ -117,14 +117,15 @@ async fn open(host: &Host, port: u16) -> Result<Socket, Error> {
 async fn startup(stream: Socket, config: &Config) -> Result<Conn, Error> {
     let mut conn = Conn {
         stream,
-        rbuf: BytesMut::with_capacity(16 * 1024),
-        wbuf: BytesMut::with_capacity(4 * 1024),
+        rbuf: BytesMut::with_capacity(super::READ_BUFFER),
+        wbuf: BytesMut::with_capacity(super::WRITE_BUFFER),
         closed: false,
         end: None,
         next_statement: 0,
         pid: 0,
         status: b'I',
         sent: false,
+        unnamed: None,
     };
     let user = config.get_user().unwrap_or("postgres");
     let mut params: Vec<(&str, &str)> = vec![("user", user), ("client_encoding", "UTF8")];

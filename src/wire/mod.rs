@@ -69,6 +69,38 @@ pub struct Conn {
     /// A write went out since the last read: the next read tries the
     /// socket at once, as libpq's `PQconsumeInput` does (see [`Conn::read`]).
     sent: bool,
+    /// `Some`: statements are prepared as the unnamed statement and parsed
+    /// again with every execution (pgbench's `-M extended`), their
+    /// descriptions shared through this cache ([`Conn::use_unnamed`]).
+    unnamed: Option<Arc<StatementCache>>,
+}
+
+/// The descriptions of statements prepared as the unnamed statement,
+/// shared by the connections of one run: such a statement belongs to no
+/// connection (it is parsed again with every execution), so the first
+/// connection that prepares a text learns its parameter and column types
+/// and every other one reuses them, without a round trip and without a
+/// copy per connection (at 50,000 connections, about 1.5 KB each for
+/// TPC-B's eight statements). Only for connections to one database as
+/// one user: the types are those its server inferred.
+#[derive(Debug, Default)]
+pub struct StatementCache(std::sync::Mutex<Vec<Statement>>);
+
+impl StatementCache {
+    fn get(&self, sql: &str) -> Option<Statement> {
+        let known = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        known
+            .iter()
+            .find(|s| s.0.sql.as_deref() == Some(sql))
+            .cloned()
+    }
+
+    fn put(&self, stmt: &Statement) {
+        let mut known = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !known.iter().any(|s| s.0.sql == stmt.0.sql) {
+            known.push(stmt.clone());
+        }
+    }
 }
 
 /// A statement prepared on one [`Conn`]; cheap to clone.
@@ -77,9 +109,13 @@ pub struct Statement(Arc<StatementInner>);
 
 #[derive(Debug)]
 struct StatementInner {
+    /// Empty for the unnamed statement.
     name: String,
     params: Vec<Type>,
     columns: Arc<[Column]>,
+    /// The text of an unnamed statement, sent (`Parse`) with every
+    /// execution; `None` for a named one.
+    sql: Option<Arc<str>>,
 }
 
 /// A result column: its name and type.
@@ -221,13 +257,34 @@ impl Conn {
         self.end
     }
 
+    /// From now on, prepares statements as the unnamed statement, to be
+    /// parsed again with every execution (`Parse`, `Bind`, `Execute`,
+    /// `Sync` in one write: pgbench's `-M extended`), their descriptions
+    /// shared through `cache`. What a connection pooler that hands each
+    /// transaction to any server connection needs (pgbouncer in
+    /// transaction mode before 1.21 keeps no named statements): a named
+    /// statement lives on the server connection that prepared it.
+    pub fn use_unnamed(&mut self, cache: Arc<StatementCache>) {
+        self.unnamed = Some(cache);
+    }
+
     /// Prepares `sql` as a named statement of this connection (`Parse`,
-    /// `Describe`, `Sync`: one round trip).
+    /// `Describe`, `Sync`: one round trip), or, after
+    /// [`Conn::use_unnamed`], describes it as the unnamed statement (no
+    /// round trip when another connection of the cache did).
     ///
     /// Errors: the server refused it, or the connection is gone.
     pub async fn prepare(&mut self, sql: &str) -> Result<Statement, Error> {
-        let name = format!("i{}", self.next_statement);
-        self.next_statement += 1;
+        let cache = self.unnamed.clone();
+        if let Some(known) = cache.as_ref().and_then(|c| c.get(sql)) {
+            return Ok(known);
+        }
+        let name = if cache.is_some() {
+            String::new()
+        } else {
+            self.next_statement += 1;
+            format!("i{}", self.next_statement - 1)
+        };
         frontend::parse(&name, sql, std::iter::empty(), &mut self.wbuf).map_err(encode)?;
         frontend::describe(b'S', &name, &mut self.wbuf).map_err(encode)?;
         frontend::sync(&mut self.wbuf);
@@ -256,11 +313,16 @@ impl Conn {
             Ok(())
         })
         .await?;
-        Ok(Statement(Arc::new(StatementInner {
+        let stmt = Statement(Arc::new(StatementInner {
             name,
             params,
             columns: columns.into(),
-        })))
+            sql: cache.as_ref().map(|_| Arc::from(sql)),
+        }));
+        if let Some(c) = &cache {
+            c.put(&stmt);
+        }
+        Ok(stmt)
     }
 
     /// Executes prepared `stmt` with `params` (binary format, encoded for
@@ -371,6 +433,7 @@ impl Conn {
         params: TextParams<'_>,
     ) -> Result<(), Error> {
         if let Some(s) = stmt {
+            parse_unnamed(s, &mut self.wbuf)?;
             bind_text(&s.0.name, params, &mut self.wbuf)?;
         } else {
             frontend::parse("", sql, std::iter::empty(), &mut self.wbuf).map_err(encode)?;
@@ -465,6 +528,7 @@ impl Conn {
                 params.len()
             )));
         }
+        parse_unnamed(stmt, &mut self.wbuf)?;
         let mut failed = None;
         let r = frontend::bind(
             "",
@@ -599,6 +663,7 @@ impl Conn {
             name,
             params: Vec::new(),
             columns: Arc::from(Vec::new()),
+            sql: None,
         }))
     }
 
@@ -745,8 +810,32 @@ impl Conn {
     }
 }
 
-/// Bytes the read buffer keeps free for the next read.
-const READ_CHUNK: usize = 8 * 1024;
+/// Bytes the read buffer keeps free for the next read. Small, because
+/// every connection keeps its buffers for its whole life: the answer to
+/// an OLTP statement is a few hundred bytes, and a larger one grows the
+/// buffer (doubling) as it arrives. With 16 KiB read and 4 KiB write
+/// buffers a connection held 20 KiB, which at 50,000 connections (one
+/// per client, through a pooler) is 1 GB; with these about 2.5 KiB
+/// (BENCHMARKS.md, "Memory per client").
+const READ_CHUNK: usize = 1024;
+
+/// A new connection's read buffer (bytes): twice [`READ_CHUNK`].
+pub(super) const READ_BUFFER: usize = 2 * READ_CHUNK;
+
+/// A new connection's write buffer (bytes); it grows to the largest
+/// message written and keeps that size.
+pub(super) const WRITE_BUFFER: usize = 512;
+
+/// Appends a `Parse` of the unnamed statement with `stmt`'s text and
+/// parameter types when `stmt` is unnamed ([`Conn::use_unnamed`]), so
+/// that the `Bind` after it has a statement to bind; nothing for a named
+/// statement.
+fn parse_unnamed(stmt: &Statement, buf: &mut BytesMut) -> Result<(), Error> {
+    if let Some(sql) = &stmt.0.sql {
+        frontend::parse("", sql, stmt.0.params.iter().map(Type::oid), buf).map_err(encode)?;
+    }
+    Ok(())
+}
 
 /// Appends a `Bind` of `statement` with text parameters (no format codes:
 /// all text) and text results.

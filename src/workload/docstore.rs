@@ -41,7 +41,7 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::Client;
 
 use super::{
-    ExplainStatement, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl, Workload,
+    Ended, ExplainStatement, Loader, ParamSpec, Setup, StrategySpec, TxControl, Workload,
     WorkloadClient, WorkloadError, WorkloadSpec,
 };
 use crate::model::InvariantResult;
@@ -616,7 +616,7 @@ impl WorkloadClient for DocstoreClient {
         conn: &mut Conn,
         tx: &TxControl,
         i: &DocstoreInput,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         let s = self.stmts.as_ref().expect("prepare() before attempt()");
         let body = |e| AttemptError::body(e);
         let mut removed = None;

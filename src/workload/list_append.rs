@@ -29,7 +29,7 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::Client;
 
 use super::{
-    AttemptError, ExplainStatement, Ledger, Loader, Outcome, ParamSpec, Setup, StrategySpec,
+    AttemptError, Ended, ExplainStatement, Ledger, Loader, ParamSpec, Setup, StrategySpec,
     TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec,
 };
 use crate::elle::{self, Class, History, Op, Status, Txn};
@@ -360,7 +360,7 @@ impl WorkloadClient for ListAppendClient {
         conn: &mut Conn,
         tx: &TxControl,
         input: &ListAppendInput,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         tx.begin(conn).await?;
         let record = self.workload.record;
         let mut ops = Vec::with_capacity(if record { input.len() } else { 0 });

@@ -468,10 +468,10 @@ impl TxControl {
 
     /// COMMIT; an error here is marked `at_commit` (unknown outcome if the
     /// connection broke).
-    pub async fn commit(&self, conn: &mut Conn) -> Result<Outcome, AttemptError> {
+    pub async fn commit(&self, conn: &mut Conn) -> Result<Ended, AttemptError> {
         conn.execute(&self.commit, &[])
             .await
-            .map(|_| Outcome::Committed)
+            .map(|_| Ended::Committed)
             .map_err(AttemptError::commit)
     }
 
@@ -482,18 +482,18 @@ impl TxControl {
 
     /// Rolls back on purpose: the application decided to abort (e.g.
     /// smallbank's TransactSaving that would overdraw). Not a failure.
-    pub async fn user_abort(&self, conn: &mut Conn) -> Result<Outcome, AttemptError> {
+    pub async fn user_abort(&self, conn: &mut Conn) -> Result<Ended, AttemptError> {
         // Not `at_commit`: a broken connection here cannot have committed.
         self.rollback(conn)
             .await
-            .map(|_| Outcome::UserAbort)
+            .map(|_| Ended::UserAbort)
             .map_err(AttemptError::body)
     }
 }
 
 /// How an attempt that raised no error ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Ended {
     Committed,
     /// The application rolled back by design; counted apart from
     /// failures, never retried.
@@ -610,7 +610,7 @@ pub trait WorkloadClient: Send + 'static {
         conn: &mut Conn,
         tx: &TxControl,
         input: &Self::Input,
-    ) -> impl Future<Output = Result<Outcome, AttemptError>> + Send;
+    ) -> impl Future<Output = Result<Ended, AttemptError>> + Send;
 
     /// The connection broke during the COMMIT of `input`'s last attempt:
     /// it may or may not have committed.

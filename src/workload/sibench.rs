@@ -20,7 +20,7 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::Client;
 
 use super::{
-    ExplainStatement, Ledger, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl, Workload,
+    Ended, ExplainStatement, Ledger, Loader, ParamSpec, Setup, StrategySpec, TxControl, Workload,
     WorkloadClient, WorkloadError, WorkloadSpec,
 };
 use crate::model::InvariantResult;
@@ -228,7 +228,7 @@ impl WorkloadClient for SibenchClient {
         conn: &mut Conn,
         tx: &TxControl,
         input: &SibenchInput,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         let (query, update) = self.stmts.as_ref().expect("prepare() before attempt()");
         tx.begin(conn).await?;
         match input {

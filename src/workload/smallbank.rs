@@ -32,7 +32,7 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::Client;
 
 use super::{
-    ExplainStatement, Ledger, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl, Workload,
+    Ended, ExplainStatement, Ledger, Loader, ParamSpec, Setup, StrategySpec, TxControl, Workload,
     WorkloadClient, WorkloadError, WorkloadSpec, copy_rows, put_int,
 };
 use crate::model::InvariantResult;
@@ -434,7 +434,7 @@ impl WorkloadClient for SmallbankClient {
         conn: &mut Conn,
         tx: &TxControl,
         i: &SmallbankInput,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         let s = self.stmts.as_ref().expect("prepare() before attempt()");
         let v = i.v as f64;
         self.pending = 0;

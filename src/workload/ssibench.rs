@@ -62,7 +62,7 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::Client;
 
 use super::{
-    ExplainStatement, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl, Workload,
+    Ended, ExplainStatement, Loader, ParamSpec, Setup, StrategySpec, TxControl, Workload,
     WorkloadClient, WorkloadError, WorkloadSpec, copy_rows, put_int,
 };
 use crate::model::InvariantResult;
@@ -391,7 +391,7 @@ impl WorkloadClient for SsibenchClient {
         conn: &mut Conn,
         tx: &TxControl,
         i: &SsibenchInput,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         tx.begin(conn).await?;
         match (i.read, &i.update) {
             (Some((t, x)), None) => {

@@ -49,7 +49,7 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::Client;
 
 use super::{
-    ExplainStatement, Loader, Outcome, ParamSpec, ScaleSpec, Setup, StrategySpec, TxControl,
+    Ended, ExplainStatement, Loader, ParamSpec, ScaleSpec, Setup, StrategySpec, TxControl,
     Workload, WorkloadClient, WorkloadError, WorkloadSpec, copy_binary, copy_rows, put_int,
 };
 use crate::model::InvariantResult;
@@ -834,7 +834,7 @@ impl WorkloadClient for TpcbClient {
         conn: &mut Conn,
         tx: &TxControl,
         i: &TpcbInput,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         if self.variant == Variant::PgBench {
             return self.attempt_pg_bench(conn, tx, i).await;
         }
@@ -846,7 +846,7 @@ impl WorkloadClient for TpcbClient {
         // level is the session's default_transaction_isolation. Errors
         // name the statement by its `explain_statements` label.
         let autocommit = |r: Result<u64, crate::wire::Error>, label| {
-            r.map(|_| Outcome::Committed)
+            r.map(|_| Ended::Committed)
                 .map_err(|e| AttemptError::commit(e).at(label))
         };
         let at = |label| move |e| AttemptError::body(e).at(label);
@@ -895,7 +895,7 @@ impl TpcbClient {
         conn: &mut Conn,
         tx: &TxControl,
         i: &TpcbInput,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         let [account, history, teller, branch] = &self.pg_bench[..] else {
             panic!("prepare() before attempt()");
         };

@@ -21,7 +21,7 @@ use rand::{RngExt, SeedableRng};
 use tokio_postgres::Client;
 
 use super::{
-    ExplainStatement, Ledger, Loader, Outcome, ParamSpec, Setup, StrategySpec, TxControl, Workload,
+    Ended, ExplainStatement, Ledger, Loader, ParamSpec, Setup, StrategySpec, TxControl, Workload,
     WorkloadClient, WorkloadError, WorkloadSpec,
 };
 use crate::model::InvariantResult;
@@ -262,7 +262,7 @@ impl WorkloadClient for WriteSkewClient {
         conn: &mut Conn,
         tx: &TxControl,
         i: &WriteSkewInput,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         let [read, off, on] = self.stmts.as_ref().expect("prepare() before attempt()");
         tx.begin(conn).await?;
         if !i.off {

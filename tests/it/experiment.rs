@@ -125,7 +125,8 @@ pool_size = [2, 8]
         "{stderr}"
     );
 
-    // A directory compared with itself: no significant difference anywhere.
+    // A directory compared with itself: no significant difference anywhere
+    // (with 2 runs a side, below the 3 a verdict needs: too few runs).
     let (out, stdout, stderr) = run(&["compare", dir.to_str().unwrap(), dir.to_str().unwrap()]);
     assert!(out.status.success(), "{stderr}");
     let rows: Vec<&str> = stdout
@@ -134,7 +135,8 @@ pool_size = [2, 8]
         .collect();
     assert_eq!(rows.len(), 8, "4 cells x (TPS, p99): {stdout}");
     assert!(
-        rows.iter().all(|l| l.contains("no significant difference")),
+        rows.iter()
+            .all(|l| l.contains("no significant difference") || l.contains("too few runs")),
         "{stdout}"
     );
     assert_eq!(

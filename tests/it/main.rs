@@ -29,6 +29,7 @@ mod newcomer;
 mod pgbench;
 mod pgbench_expr;
 mod pgbench_scripts;
+mod pooler;
 mod precision;
 mod run_e2e;
 mod shards;

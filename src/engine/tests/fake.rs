@@ -11,7 +11,7 @@ use crate::wire::{Conn, Statement};
 
 use crate::model::{InvariantResult, Lifetime};
 use crate::workload::{
-    AttemptError, ExplainStatement, Ledger, Loader, Outcome, Setup, TxControl, Workload,
+    AttemptError, Ended, ExplainStatement, Ledger, Loader, Setup, TxControl, Workload,
     WorkloadClient, WorkloadError,
 };
 
@@ -185,7 +185,7 @@ impl WorkloadClient for FakeClient {
         conn: &mut Conn,
         tx: &TxControl,
         input: &(u32, u64),
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         self.tries = if self.last == Some(*input) {
             self.tries + 1
         } else {

@@ -68,6 +68,7 @@ fn params(clients: u32) -> EngineParams {
         rate: None,
         latency_limit: None,
         host_policy: Default::default(),
+        unnamed_statements: false,
     }
 }
 

@@ -306,10 +306,24 @@ async fn one_run<W: Workload>(
         rate: run.cell.rate.map(|r| shard.map_or(r.0, |s| s.rate(r.0))),
         latency_limit: cfg.latency_limit,
         host_policy: cfg.target.host_policy,
+        unnamed_statements: cfg.scripts.mode != crate::model::QueryMode::Prepared,
     };
     let log = ctx.dir.join(store::SERVER_LOG);
     let log_from = log_len(&log);
     let (phase_tx, phase_rx) = watch::channel(Phase::Connecting);
+    // Behind pgbouncer the clients connect through it; everything else
+    // goes to the server.
+    let pooler = crate::experiment::pooler::RunPooler::start(
+        cfg,
+        &run.cell,
+        &db_config,
+        ctx.dir.join(store::PGBOUNCER_LOG),
+        phase_tx.subscribe(),
+    )
+    .await?;
+    let clients_config = pooler
+        .as_ref()
+        .map_or_else(|| db_config.clone(), |p| p.clients_config(run_db));
     let observer = tokio::spawn(observe::observe(
         db_config.clone(),
         run_db.to_string(),
@@ -352,7 +366,7 @@ async fn one_run<W: Workload>(
     });
     let outcome = engine::run_gated(
         workload,
-        &db_config,
+        &clients_config,
         &params,
         cancel,
         &phase_tx,
@@ -361,7 +375,10 @@ async fn one_run<W: Workload>(
     )
     .await;
     phase_tx.send_replace(Phase::Draining);
-    let server = observer.await.unwrap_or_default();
+    let mut server = observer.await.unwrap_or_default();
+    if let Some(p) = pooler {
+        p.finish(&mut server).await;
+    }
     let injected = injector.await.unwrap_or_default();
     let during = match during.await {
         Ok(Ok(d)) => Ok(d),

@@ -13,7 +13,7 @@ use crate::pgbench::expr::{self, EvalError, Value};
 use crate::pgbench::prng::Prng;
 use crate::pgbench::script::{self, CommandKind, Part, SleepAmount, Store};
 use crate::wire::{Conn, SimpleMessage, SimpleRow, Statement, TextParams};
-use crate::workload::{AttemptError, Outcome, TxControl, WorkloadClient};
+use crate::workload::{AttemptError, Ended, TxControl, WorkloadClient};
 
 /// A client's variables and random state between transactions.
 #[derive(Debug)]
@@ -201,7 +201,7 @@ impl WorkloadClient for ScriptClient {
         conn: &mut Conn,
         _tx: &TxControl,
         input: &ScriptInput,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         if let Some(why) = &self.pending_abort {
             return Err(AttemptError::script(why.clone()));
         }
@@ -361,7 +361,7 @@ impl ScriptClient {
         prng: &mut Prng,
         steps: &mut Vec<StepTime>,
         current: &mut Option<(usize, Instant)>,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         // One clock read per command boundary: it ends one step and starts
         // the next.
         let done = |steps: &mut Vec<StepTime>, (step, t0): (usize, Instant), now: Instant| {
@@ -613,7 +613,7 @@ impl ScriptClient {
                 self.pending_abort = Some(e.describe());
             }
         }
-        Ok(Outcome::Committed)
+        Ok(Ended::Committed)
     }
 }
 

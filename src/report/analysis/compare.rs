@@ -186,6 +186,12 @@ impl Matcher {
         if let Some(p) = c.pool_size {
             let _ = write!(k, " pool_size={p}");
         }
+        if let Some(p) = c.pooler {
+            let _ = write!(k, " pooler={p}");
+        }
+        if let Some(p) = c.pooler_size {
+            let _ = write!(k, " pooler_size={p}");
+        }
         if let Some(rate) = c.rate {
             let _ = write!(k, " rate={rate}");
         }

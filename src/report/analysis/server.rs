@@ -140,3 +140,67 @@ mod tests {
         );
     }
 }
+
+/// What pgbouncer showed of one cell, over its complete runs behind it
+/// (`ServerObservations::pooler`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolerSummary {
+    /// `1.18.0 · transaction · 20`: version, pool mode, pool size.
+    pub setup: String,
+    /// Runs with observations.
+    pub runs: usize,
+    /// Mean over runs of the mean clients waiting; the largest seen.
+    pub cl_waiting_mean: f64,
+    pub cl_waiting_max: u64,
+    /// Mean over runs of the mean server connections in use; the largest.
+    pub sv_active_mean: f64,
+    pub sv_active_max: u64,
+    /// The longest wait of any sample, ms.
+    pub maxwait_ms: f64,
+    /// Mean over runs of the wait per transaction, ms.
+    pub wait_per_xact_ms: f64,
+    /// Mean over runs of the clients' mean latency, ms.
+    pub latency_ms: f64,
+    /// Mean over runs of `wait_per_xact_ms / latency mean`, %: the share of
+    /// a transaction's latency spent queued in pgbouncer.
+    pub wait_share_pct: f64,
+}
+
+/// The cell's [`PoolerSummary`]; `None` when no complete run of it went
+/// through pgbouncer (or none was observed).
+pub fn pooler_summary(c: &CellSummary) -> Option<PoolerSummary> {
+    let seen: Vec<(&crate::model::PoolerObservations, f64)> = c
+        .complete_runs()
+        .filter_map(|r| r.server.pooler.as_ref().map(|p| (p, r.latency_ms.mean)))
+        .collect();
+    let first = seen.first()?.0;
+    let n = seen.len() as f64;
+    let mean = |f: &dyn Fn(&crate::model::PoolerObservations, f64) -> f64| {
+        seen.iter().map(|(p, l)| f(p, *l)).sum::<f64>() / n
+    };
+    Some(PoolerSummary {
+        setup: format!(
+            "{} · {} · {}",
+            first.version, first.pool_mode, first.pool_size
+        ),
+        runs: seen.len(),
+        cl_waiting_mean: mean(&|p, _| p.cl_waiting.mean),
+        cl_waiting_max: seen
+            .iter()
+            .map(|(p, _)| p.cl_waiting.max)
+            .max()
+            .unwrap_or(0),
+        sv_active_mean: mean(&|p, _| p.sv_active.mean),
+        sv_active_max: seen.iter().map(|(p, _)| p.sv_active.max).max().unwrap_or(0),
+        maxwait_ms: seen.iter().map(|(p, _)| p.maxwait_ms).fold(0.0, f64::max),
+        wait_per_xact_ms: mean(&|p, _| p.wait_per_xact_ms),
+        latency_ms: mean(&|_, l| l),
+        wait_share_pct: mean(&|p, l| {
+            if l > 0.0 {
+                100.0 * p.wait_per_xact_ms / l
+            } else {
+                0.0
+            }
+        }),
+    })
+}

@@ -37,6 +37,7 @@ pub fn render_model(m: &ReportModel) -> String {
     counters(&mut out, m);
     wait_events(&mut out, m);
     siread_locks(&mut out, m);
+    pooler(&mut out, m);
     plans(&mut out, m);
     invariants(&mut out, m);
     faults(&mut out, m);
@@ -297,6 +298,15 @@ fn siread_locks(out: &mut String, m: &ReportModel) {
     );
     let all: Vec<usize> = (0..m.cells.len()).collect();
     table(out, &tables::siread_locks(m, &all));
+}
+
+fn pooler(out: &mut String, m: &ReportModel) {
+    let t = tables::pooler(m);
+    if t.is_empty() {
+        return;
+    }
+    let _ = write!(out, "## pgbouncer\n\n{}\n\n", tables::POOLER_NOTE);
+    table(out, &t);
 }
 
 fn plans(out: &mut String, m: &ReportModel) {

@@ -10,10 +10,10 @@
 //! One file per part of the report: [`cells`] (Cells, Cells in detail),
 //! [`client`] (latency, transactions, commands), [`mod@failures`],
 //! [`server`] (counters, wait events, SIRead locks), [`checks`],
-//! [`mod@faults`], [`mod@hosts`], [`mod@runs`], [`load_cmd`] (an external load's
-//! figures), [`compare`] (`isobench compare`), [`gate`] (its regression
-//! gate), [`noise`] (a calibration's noise, `isobench calibrate`),
-//! [`anomalies`] (the anomaly matrix).
+//! [`mod@faults`], [`mod@hosts`], [`mod@runs`], [`mod@pooler`] (pgbouncer), [`load_cmd`] (an
+//! external load's figures), [`compare`] (`isobench compare`), [`gate`] (its regression
+//! gate), [`noise`] (a calibration's noise, `isobench calibrate`), [`anomalies`] (the anomaly
+//! matrix).
 
 pub mod anomalies;
 pub mod cells;
@@ -26,6 +26,7 @@ pub mod gate;
 pub mod hosts;
 pub mod load_cmd;
 pub mod noise;
+pub mod pooler;
 pub mod runs;
 pub mod server;
 pub mod setup;
@@ -41,6 +42,7 @@ pub use failures::{SWALLOWED, SWALLOWED_NOTE, failure_totals, failures};
 pub use faults::{cell_faults, faults};
 pub use hosts::{host_note, hosts};
 pub use load_cmd::external_load;
+pub use pooler::{POOLER_NOTE, pooler};
 pub use runs::{problems, runs};
 pub use server::{counters, siread_locks, wait_events};
 pub use table::{Align, Column, Mark, Row, Table, Value};

@@ -231,8 +231,8 @@ impl Table {
 }
 
 /// The columns for the factor headers of a per-cell table: numbers for
-/// the numeric factors (clients, scale, pool_size, rate, max_tries), else
-/// text.
+/// the numeric factors (clients, scale, pool_size, pooler_size, rate,
+/// max_tries), else text.
 pub fn factor_columns(headers: &[String]) -> Vec<Column> {
     headers.iter().map(|h| factor_column(h)).collect()
 }

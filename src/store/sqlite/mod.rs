@@ -20,6 +20,7 @@
 //! 11. `cell_work_factors`;
 //! 12. `run_hosts`;
 //! 13. `declared_checks` and `check_rows`.
+//! 14. `cell_poolers` and `run_pooler`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
@@ -66,7 +67,11 @@
 //!   `settings_json`), shared by its runs; cells without runs are removed.
 //!   `cell_fault_plans (cell, plan)`: a cell's fault plan when the fault
 //!   is a factor; `cell_work_factors (cell, factor)`: `workload` or
-//!   `script` when that is a factor (the cell's `workload` is its value).
+//!   `script` when that is a factor (the cell's `workload` is its value);
+//!   `cell_poolers (cell, pooler, pool_size)`: a cell's connection pooler
+//!   (`none`, `pgbouncer:transaction`, `pgbouncer:session`) and
+//!   pgbouncer's pool size (NULL: pgbouncer's default) when `--pooler`
+//!   was given.
 //! - `runs`: one row per run; `run` is [`RunRecord::index`], `cell_id`
 //!   references `cells(id)`; the counters and ratios of the record, the
 //!   latency summary as `latency_{mean,p50,p90,p95,p99,p999,max}_ms`,
@@ -145,6 +150,13 @@
 //!   their violating rows, the first 10 after the run (`phase` `after`)
 //!   and those of the first sample that found violations (`during`), each
 //!   a JSON array of text (null for NULL).
+//! - `run_pooler (run, version, pool_mode, pool_size, samples,
+//!   cl_waiting_mean, cl_waiting_max, cl_active_mean, cl_active_max,
+//!   sv_active_mean, sv_active_max, sv_idle_mean, sv_idle_max, maxwait_ms,
+//!   xacts, queries, wait_ms, wait_per_xact_ms, wait_per_query_ms,
+//!   xact_time_ms, query_time_ms)`: a run behind pgbouncer, what its admin
+//!   console showed in the measured window (`SHOW POOLS` gauges as mean
+//!   and max over the samples, `SHOW STATS` totals as differences).
 //!
 //! Vectors keep their order in an `ordinal` column (from 0); maps come back
 //! sorted by key, as `BTreeMap` keeps them.
@@ -197,6 +209,7 @@
 //! `checks` both for the declared checks' rows.
 
 mod checks;
+mod pooler;
 mod read;
 mod schema;
 mod write;
@@ -847,6 +860,43 @@ mod tests {
         run.cell.fault_plan = Some("pause:1s@1s+crash@2500ms".into());
         run.cell.workload = "ssibench".into();
         run.cell.work_factor = Some("workload".into());
+        run.cell.pooler = Some(crate::model::Pooler::PgBouncer(
+            crate::model::PoolMode::Transaction,
+        ));
+        run.cell.pooler_size = Some(50);
+        run.server.pooler = Some(crate::model::PoolerObservations {
+            version: "1.18.0".into(),
+            pool_mode: "transaction".into(),
+            pool_size: 50,
+            samples: 9,
+            cl_waiting: crate::model::CountStatF {
+                mean: 1950.0 / 3.0,
+                max: 1990,
+            },
+            cl_active: crate::model::CountStatF {
+                mean: 50.0,
+                max: 50,
+            },
+            sv_active: crate::model::CountStatF {
+                mean: 0.1 + 0.2,
+                max: 50,
+            },
+            sv_idle: crate::model::CountStatF { mean: 0.0, max: 3 },
+            maxwait_ms: 123.456,
+            xacts: 45_678,
+            queries: 319_746,
+            wait_ms: 9876.5,
+            wait_per_xact_ms: 9876.5 / 45_678.0,
+            wait_per_query_ms: 9876.5 / 319_746.0,
+            xact_time_ms: 1.0 / 3.0,
+            query_time_ms: 0.05,
+        });
+        c.pooler = vec![
+            crate::model::Pooler::None,
+            crate::model::Pooler::PgBouncer(crate::model::PoolMode::Transaction),
+        ];
+        c.pooler_size = vec![10, 50];
+        c.pgbouncer_bin = Some("/usr/sbin/pgbouncer".into());
         run.seed = u64::MAX - 1;
         run.pool_wait_ms = Some(WaitSummary {
             count: 12345,
@@ -1264,6 +1314,11 @@ mod tests {
                     i.during = None;
                 }
             }
+            if version < 14 {
+                run.cell.pooler = None;
+                run.cell.pooler_size = None;
+                run.server.pooler = None;
+            }
         }
         with_effective_tps(r)
     }
@@ -1315,7 +1370,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 13);
+        assert_eq!(STORE_VERSION, 14);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();

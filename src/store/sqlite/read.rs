@@ -98,9 +98,11 @@ pub(super) fn read_results(conn: &Connection) -> R<Results> {
     let mut cells: HashMap<i64, Cell> = HashMap::new();
     {
         let mut st = conn.prepare(
-            "SELECT c.*, f.plan AS fault_plan, w.factor AS work_factor
+            "SELECT c.*, f.plan AS fault_plan, w.factor AS work_factor,
+                    p.pooler AS pooler, p.pool_size AS pooler_size
                FROM cells c LEFT JOIN cell_fault_plans f ON f.cell = c.id
-                 LEFT JOIN cell_work_factors w ON w.cell = c.id",
+                 LEFT JOIN cell_work_factors w ON w.cell = c.id
+                 LEFT JOIN cell_poolers p ON p.cell = c.id",
         )?;
         let mut rows = st.query([])?;
         while let Some(row) = rows.next()? {
@@ -221,6 +223,11 @@ fn read_cell(row: &Row) -> R<Cell> {
         pg_bin: row.get("pg_bin")?,
         fault_plan: row.get("fault_plan")?,
         work_factor: row.get("work_factor")?,
+        pooler: row
+            .get::<_, Option<String>>("pooler")?
+            .map(|p| p.parse().map_err(|e: String| Error(format!("pooler: {e}"))))
+            .transpose()?,
+        pooler_size: row.get("pooler_size")?,
     })
 }
 
@@ -631,6 +638,7 @@ fn read_server(conn: &Connection, run: u32, row: &Row) -> R<ServerObservations> 
         plans,
         plan_changes,
         errors: messages(conn, "server_errors", run)?,
+        pooler: super::pooler::read_run_pooler(conn, run)?,
     })
 }
 

@@ -29,6 +29,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V11_WORK_FACTORS),
     M::up(V12_RUN_HOSTS),
     M::up(V13_DECLARED_CHECKS),
+    M::up(V14_POOLER),
 ];
 
 /// `MIGRATION_LIST` as rusqlite_migration runs it (each call applies the
@@ -571,4 +572,45 @@ CREATE TABLE IF NOT EXISTS check_rows (
 ) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '13');
+"#;
+
+/// Store version 14: the connection pooler (`--pooler`): a cell's pooler
+/// and pgbouncer pool size (`Cell::pooler`, `Cell::pooler_size`; one row
+/// per cell that has a pooler, `pool_size` NULL for pgbouncer's default
+/// and for `none`), and per run behind pgbouncer what its admin console
+/// showed in the measured window (`ServerObservations::pooler`: `SHOW
+/// POOLS` gauges as mean and max over the samples, `SHOW STATS` totals as
+/// differences, times in ms). IF NOT EXISTS, as in versions 3 to 13.
+const V14_POOLER: &str = r#"
+CREATE TABLE IF NOT EXISTS cell_poolers (
+    cell      INTEGER PRIMARY KEY REFERENCES cells (id) ON DELETE CASCADE,
+    pooler    TEXT NOT NULL,
+    pool_size INTEGER CHECK (pool_size > 0)
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS run_pooler (
+    run               INTEGER PRIMARY KEY REFERENCES runs (run) ON DELETE CASCADE,
+    version           TEXT NOT NULL,
+    pool_mode         TEXT NOT NULL,
+    pool_size         INTEGER NOT NULL CHECK (pool_size >= 0),
+    samples           INTEGER NOT NULL CHECK (samples >= 0),
+    cl_waiting_mean   REAL,
+    cl_waiting_max    INTEGER NOT NULL,
+    cl_active_mean    REAL,
+    cl_active_max     INTEGER NOT NULL,
+    sv_active_mean    REAL,
+    sv_active_max     INTEGER NOT NULL,
+    sv_idle_mean      REAL,
+    sv_idle_max       INTEGER NOT NULL,
+    maxwait_ms        REAL,
+    xacts             INTEGER NOT NULL CHECK (xacts >= 0),
+    queries           INTEGER NOT NULL CHECK (queries >= 0),
+    wait_ms           REAL,
+    wait_per_xact_ms  REAL,
+    wait_per_query_ms REAL,
+    xact_time_ms      REAL,
+    query_time_ms     REAL
+) STRICT;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '14');
 "#;

@@ -133,6 +133,7 @@ fn cell_id(tx: &Transaction, cell: &Cell) -> R<i64> {
         )?
         .execute(params![id, factor])?;
     }
+    super::pooler::write_cell_pooler(tx, id, cell)?;
     Ok(id)
 }
 
@@ -171,6 +172,9 @@ pub(super) fn write_run(tx: &Transaction, r: &RunRecord) -> R<()> {
             rusqlite::params![run, r.window_start, r.shard_clients],
         )
         .context("run_windows")?;
+    }
+    if let Some(p) = &r.server.pooler {
+        super::pooler::write_run_pooler(tx, run, p).context("run_pooler")?;
     }
     for (ordinal, h) in r.hosts.iter().enumerate() {
         tx.prepare_cached(

@@ -10,7 +10,7 @@ use super::statements::{self, Block, Kind, Test, insert_literal};
 use super::{Changes, Options};
 use crate::wire::{Conn, SimpleMessage, Statement};
 use crate::workload::dist::sysbench_uniform;
-use crate::workload::{AttemptError, Outcome, TxControl, WorkloadClient};
+use crate::workload::{AttemptError, Ended, TxControl, WorkloadClient};
 
 /// One statement of an event with its inputs.
 #[derive(Debug, Clone)]
@@ -235,7 +235,7 @@ impl WorkloadClient for SysbenchClient {
         conn: &mut Conn,
         tx: &TxControl,
         input: &SysbenchInput,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         let trx = self.opts.transaction();
         if trx {
             tx.begin(conn).await?;
@@ -261,7 +261,7 @@ impl WorkloadClient for SysbenchClient {
             self.ledger.apply(total);
             return Ok(outcome);
         }
-        Ok(Outcome::Committed)
+        Ok(Ended::Committed)
     }
 
     fn unknown_outcome(&mut self, input: &SysbenchInput) {

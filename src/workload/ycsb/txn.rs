@@ -12,7 +12,7 @@ use super::keys::{Chooser, InsertSeq};
 use super::{COUNTER_DIGITS, Config, OpKind, YcsbLedger, random_text};
 use crate::wire::{Conn, Statement};
 use crate::workload::dist::Zipfian;
-use crate::workload::{AttemptError, Outcome, TxControl, WorkloadClient};
+use crate::workload::{AttemptError, Ended, TxControl, WorkloadClient};
 
 /// A statement's parameter.
 type Param<'a> = &'a (dyn tokio_postgres::types::ToSql + Sync);
@@ -415,7 +415,7 @@ impl WorkloadClient for YcsbClient {
         conn: &mut Conn,
         tx: &TxControl,
         input: &YcsbInput,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         let s = self.stmts.as_ref().expect("prepare() before attempt()");
         // One single-statement operation is its own transaction (YCSB's
         // JDBC binding runs in autocommit).
@@ -492,7 +492,7 @@ impl WorkloadClient for YcsbClient {
             }
         }
         let outcome = if autocommit {
-            Outcome::Committed
+            Ended::Committed
         } else {
             tx.commit(conn).await?
         };

@@ -18,7 +18,14 @@ pub(super) struct RuleItem {
 
 /// Factor columns whose values compare as numbers (`rate=500` is
 /// `rate=500.0`).
-pub const NUMERIC_FACTORS: [&str; 5] = ["clients", "scale", "pool_size", "rate", "max_tries"];
+pub const NUMERIC_FACTORS: [&str; 6] = [
+    "clients",
+    "scale",
+    "pool_size",
+    "pooler_size",
+    "rate",
+    "max_tries",
+];
 
 impl RuleItem {
     /// Whether a cell's value for this column (from

@@ -13,6 +13,7 @@ mod headlines;
 mod integrity;
 mod placement;
 mod plans;
+mod pooler;
 
 pub use capacity::{
     BEHIND_PCT, CLIENT_CORE_SHARE, LAG_GROWTH_MS, LOCK_WAIT_SHARE, POOL_WAIT_SHARE, STEAL_PCT,
@@ -25,6 +26,8 @@ pub use headlines::{Headline, headlines};
 pub use integrity::{ANOMALY_CLASSES, HISTORY_MISSING_MIN, admitted_classes};
 use integrity::{faults, forbidden_anomalies, history_missing, unknown};
 use plans::{coarse_siread, plan_changes, plans_differ};
+pub use pooler::POOLER_WAIT_PCT;
+use pooler::pooler_wait;
 
 /// One finding: what the rule saw, and what to try when there is a remedy.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,6 +57,7 @@ pub const RULES: &[Rule] = &[
     client_cpu,
     placement::shared_cpus,
     pool_wait,
+    pooler_wait,
     lag_growing,
     behind,
     lock_waits,

@@ -187,6 +187,8 @@ fn factor_desc(name: &str) -> String {
     match name {
         "clients" => "clients (concurrent sessions)".into(),
         "pool_size" => "pool size (connections)".into(),
+        "pooler" => "connection pooler".into(),
+        "pooler_size" => "pgbouncer pool size (server connections)".into(),
         "rate" => "target rate (tx/s)".into(),
         "scale" => "scale factor".into(),
         "max_tries" => "max tries per transaction".into(),

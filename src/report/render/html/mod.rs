@@ -31,7 +31,7 @@ use crate::report::{scale_text, workload_text};
 use client::{commands, failures, latency, pool_and_lag, throughput, time_series, transactions};
 use details::{external_load, faults, hosts, invariants, plans, problems, runs};
 use header::{cell_details, header, headlines, noise, summary};
-use server::{counters, siread_locks, wait_events};
+use server::{counters, pooler, siread_locks, wait_events};
 use table::table_html;
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
@@ -75,6 +75,7 @@ pub fn render_model(m: &ReportModel) -> String {
         counters(m),
         wait_events(m),
         siread_locks(m),
+        pooler(m),
         pool_and_lag(m),
         invariants(m),
         plans(m),

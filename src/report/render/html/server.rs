@@ -1,5 +1,5 @@
 //! Sections of what the server observer sampled: `pg_stat_database`
-//! counters over time, wait events and SIRead locks.
+//! counters over time, wait events, SIRead locks, and pgbouncer's pool.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +12,9 @@ use crate::report::render::html::charts;
 use crate::report::render::html::charts::{Axis, Bar, BarSeries, HBars, Line, Panel, Point, Style};
 use crate::report::render::html::charts::{GREY, ValueLabels};
 use crate::report::render::html::{MAX_LINES, Section, TOP_WAIT_EVENTS, WAIT_BUCKETS, WIDE};
-use crate::report::render::html::{figure, legend, note, section, series_style, table_html};
+use crate::report::render::html::{
+    code_spans, figure, legend, note, section, series_style, table_html,
+};
 use crate::report::tables::table::{Column, Table, Value};
 use crate::report::{fmt_fixed, fmt_opt, tables};
 use crate::store::RunRecord;
@@ -366,4 +368,17 @@ pub(super) fn siread_locks(m: &ReportModel) -> Option<Section> {
         };
     }
     section("siread", "SIRead locks", html)
+}
+
+/// pgbouncer's pool per cell that ran behind it ([`tables::pooler`]).
+pub(super) fn pooler(m: &ReportModel) -> Option<Section> {
+    let t = tables::pooler(m);
+    if t.is_empty() {
+        return None;
+    }
+    let html = html! {
+        (note(code_spans(tables::POOLER_NOTE)))
+        (table_html(&t))
+    };
+    section("pooler", "pgbouncer", html)
 }

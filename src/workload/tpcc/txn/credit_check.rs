@@ -24,7 +24,7 @@
 
 use super::{TpccClient, at};
 use crate::wire::Conn;
-use crate::workload::{AttemptError, Outcome, TxControl};
+use crate::workload::{AttemptError, Ended, TxControl};
 
 impl TpccClient {
     pub(super) async fn credit_check_tx(
@@ -34,7 +34,7 @@ impl TpccClient {
         w: i32,
         d: i32,
         c: i32,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         let s = self.stmts.as_ref().expect("prepare() before attempt()");
         let cc = s.credit.as_ref().expect("prepared for tpcc++");
         tx.begin(conn).await?;

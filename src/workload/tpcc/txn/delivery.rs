@@ -14,7 +14,7 @@
 
 use super::{TpccClient, at};
 use crate::wire::Conn;
-use crate::workload::{AttemptError, Outcome, TxControl};
+use crate::workload::{AttemptError, Ended, TxControl};
 
 impl TpccClient {
     pub(super) async fn delivery_tx(
@@ -23,7 +23,7 @@ impl TpccClient {
         tx: &TxControl,
         w: i32,
         carrier: i32,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         let s = self.stmts.as_ref().expect("prepare() before attempt()");
         tx.begin(conn).await?;
         for d in 1..=10i32 {

@@ -23,7 +23,7 @@ use super::rand::{
 };
 use super::schema::UNUSED_ITEM;
 use crate::wire::{Conn, Statement};
-use crate::workload::{AttemptError, Ledger, Outcome, TxControl, WorkloadClient};
+use crate::workload::{AttemptError, Ended, Ledger, TxControl, WorkloadClient};
 
 /// Indexes of the transaction types (`Workload::tx_types`).
 pub const NEW_ORDER: usize = 0;
@@ -448,7 +448,7 @@ impl WorkloadClient for TpccClient {
         conn: &mut Conn,
         tx: &TxControl,
         input: &Input,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         self.pending = Pending::default();
         let outcome = match input {
             Input::NewOrder { w, d, c, lines } => {
@@ -474,7 +474,7 @@ impl WorkloadClient for TpccClient {
             }
             Input::CreditCheck { w, d, c } => self.credit_check_tx(conn, tx, *w, *d, *c).await?,
         };
-        if outcome == Outcome::Committed {
+        if outcome == Ended::Committed {
             let p = self.pending;
             let l = &mut self.ledger;
             l.new_orders += p.new_orders;

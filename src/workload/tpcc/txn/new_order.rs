@@ -17,7 +17,7 @@ use std::collections::HashMap;
 
 use super::{Line, TpccClient, at};
 use crate::wire::Conn;
-use crate::workload::{AttemptError, Outcome, TxControl};
+use crate::workload::{AttemptError, Ended, TxControl};
 
 impl TpccClient {
     pub(super) async fn new_order_tx(
@@ -28,7 +28,7 @@ impl TpccClient {
         d: i32,
         c: i32,
         lines: &[Line],
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         let s = self.stmts.as_ref().expect("prepare() before attempt()");
         tx.begin(conn).await?;
         conn.execute(&s.no_warehouse, &[&w])

@@ -7,7 +7,7 @@
 
 use super::{Customer, TpccClient, at};
 use crate::wire::Conn;
-use crate::workload::{AttemptError, Outcome, TxControl};
+use crate::workload::{AttemptError, Ended, TxControl};
 
 impl TpccClient {
     /// `(w, d)`: the paying warehouse and district; `(c_w, c_d)`: the
@@ -20,7 +20,7 @@ impl TpccClient {
         (c_w, c_d): (i32, i32),
         customer: &Customer,
         cents: i64,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         let s = self.stmts.as_ref().expect("prepare() before attempt()");
         tx.begin(conn).await?;
         let warehouse = if self.cfg.warehouse_ytd {

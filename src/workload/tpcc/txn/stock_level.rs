@@ -4,7 +4,7 @@
 
 use super::{TpccClient, at};
 use crate::wire::Conn;
-use crate::workload::{AttemptError, Outcome, TxControl};
+use crate::workload::{AttemptError, Ended, TxControl};
 
 impl TpccClient {
     pub(super) async fn stock_level_tx(
@@ -14,7 +14,7 @@ impl TpccClient {
         w: i32,
         d: i32,
         threshold: i32,
-    ) -> Result<Outcome, AttemptError> {
+    ) -> Result<Ended, AttemptError> {
         let s = self.stmts.as_ref().expect("prepare() before attempt()");
         self.begin_read_only(conn, tx).await?;
         let next: i32 = conn

@@ -1,0 +1,306 @@
+//! Many clients on one machine (issue #42): isobench's own resident
+//! memory (peak RSS) at 1,000, 10,000 and 50,000 clients, beside
+//! pgbench's at the client counts it reaches, and the throughput of a
+//! study through pgbouncer at 50,000 clients against the same study at
+//! 1,000.
+//!
+//! RSS is the process's own high-water mark (`VmHWM` of
+//! `/proc/PID/status`, sampled every 50 ms until it exits), never
+//! `/usr/bin/time`'s maximum RSS: that one is the largest of the process
+//! and its waited-for descendants, and isobench's descendants include the
+//! managed server, whose shared memory grows with `max_connections`
+//! (issue #42's first table, 360 MB at 10,000 clients, was mostly the
+//! server's). RSS does not depend on the machine's load; throughput does.
+//!
+//! One PostgreSQL server (`max_connections=200`), reached by `isobench run
+//! --dsn`; pgbouncer (Debian's, or `PGBOUNCER`) in front of it where a
+//! part says so. Parts (`BENCH_PARTS`, default `pool,pgbouncer,pgbench,tps`):
+//! - `pool`: `isobench run -w tpcb -s 1 --isolation rc --pool-size 50` at
+//!   each of `BENCH_CLIENTS` (1000,10000,50000) clients: the closed loop
+//!   with an application pool. Target: 10,000 clients <= 100 MB.
+//! - `pgbouncer`: the same through `--pooler pgbouncer:transaction
+//!   --pooler-size 50`, no application pool (a connection per client to
+//!   pgbouncer). Target: 50,000 clients <= 400 MB.
+//! - `pgbench`: `pgbench -c N -j 2 -M extended` (TPC-B) through a
+//!   pgbouncer in transaction mode with a pool of 50, at each N of
+//!   `BENCH_CLIENTS`: pgbench holds a connection per client, and its RSS
+//!   is measured the same way.
+//! - `tps`: the `pgbouncer` study's TPS at `BENCH_TPS_CLIENTS`
+//!   (1000,50000), `BENCH_ROUNDS` (4) rounds in ABBA order, the median
+//!   (and range) of the ratio of the largest count's TPS to the
+//!   smallest's. Target: >= 0.9.
+//!   Needs a quiet machine: on a busy one the figures say nothing.
+//!
+//! Open files: 50,000 clients are 50,000 sockets in isobench and as many
+//! in pgbouncer (and in pgbench), above a shell's usual limit; this bench
+//! raises its own soft and hard `RLIMIT_NOFILE` to `BENCH_NOFILE`
+//! (200000; raising the hard limit needs root or CAP_SYS_RESOURCE) and its
+//! children inherit it. isobench raises its own soft limit to what a run
+//! needs, up to the hard limit. Where the hard limit cannot be raised (a
+//! container without CAP_SYS_RESOURCE: root gets EPERM), the counts above
+//! it fail, and their rows say so; the other counts still run.
+//!
+//! Run: `cargo bench --bench clients` (brings the release binary up to
+//! date first). Environment besides the above: `BENCH_SECONDS` (10, the
+//! measured window; 2 s of warm-up), `ISOBENCH_BIN`, `PGBENCH`,
+//! `PGBOUNCER`. Not a test: record the figures in BENCHMARKS.md with how
+//! busy the machine was.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Harness, env_list, env_or, isobench_bin, summary};
+use isobench::model::PoolMode;
+use isobench::postgres::SUPERUSER;
+use isobench::postgres::pgbouncer::{self, PgBouncer, PgBouncerOptions, Upstream};
+
+/// A finished child: its exit status, output and peak RSS (kB).
+struct Measured {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+    hwm_kb: u64,
+    wall_s: f64,
+}
+
+/// Runs `cmd` to its end, sampling its `VmHWM` every 50 ms.
+fn measure(mut cmd: Command) -> Measured {
+    let t = Instant::now();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+    let mut child = cmd
+        .stdout(std::fs::File::create(&out).expect("out"))
+        .stderr(std::fs::File::create(&err).expect("err"))
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let status = format!("/proc/{}/status", child.id());
+    let mut hwm_kb = 0;
+    let ok = loop {
+        if let Ok(text) = std::fs::read_to_string(&status)
+            && let Some(kb) = text
+                .lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        {
+            hwm_kb = hwm_kb.max(kb);
+        }
+        match child.try_wait().expect("wait") {
+            Some(s) => break s.success(),
+            None => std::thread::sleep(Duration::from_millis(50)),
+        }
+    };
+    Measured {
+        ok,
+        stdout: std::fs::read_to_string(out).unwrap_or_default(),
+        stderr: std::fs::read_to_string(err).unwrap_or_default(),
+        hwm_kb,
+        wall_s: t.elapsed().as_secs_f64(),
+    }
+}
+
+/// Raises this process's open-files limit (soft and hard) to `n`; returns
+/// the limit in force afterwards.
+fn raise_nofile(n: u64) -> (u64, u64) {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Err(e) = setrlimit(Resource::RLIMIT_NOFILE, n, n) {
+        eprintln!("cannot raise RLIMIT_NOFILE to {n} ({e}): large client counts may fail");
+    }
+    getrlimit(Resource::RLIMIT_NOFILE).expect("getrlimit")
+}
+
+struct Bench {
+    h: Harness,
+    bin: PathBuf,
+    dsn: String,
+    out: tempfile::TempDir,
+    runs: u32,
+    seconds: u32,
+}
+
+/// TPS and peak RSS of one `isobench run`.
+struct Run {
+    tps: f64,
+    rss_mb: f64,
+    wall_s: f64,
+}
+
+impl Bench {
+    /// `isobench run` of TPC-B at scale 1 under READ COMMITTED with
+    /// `clients` clients and `extra` arguments; panics when it fails.
+    fn isobench(&mut self, clients: u32, extra: &[&str]) -> Run {
+        self.try_isobench(clients, extra)
+            .unwrap_or_else(|e| panic!("isobench {clients} {extra:?} failed: {e}"))
+    }
+
+    /// [`Bench::isobench`], or why it failed (the last line isobench
+    /// printed: e.g. more open files needed than the hard limit allows).
+    fn try_isobench(&mut self, clients: u32, extra: &[&str]) -> Result<Run, String> {
+        self.runs += 1;
+        let out = self.out.path().join(format!("run{}", self.runs));
+        let mut cmd = Command::new(&self.bin);
+        cmd.args(["run", "-q", "--repeat", "1", "--dsn", &self.dsn])
+            .args([
+                "-w",
+                "tpcb",
+                "-s",
+                "1",
+                "--isolation",
+                "rc",
+                "--warmup",
+                "2s",
+            ])
+            .args(["-T", &format!("{}s", self.seconds)])
+            .args(["-c", &clients.to_string()])
+            .args(extra)
+            .arg("-o")
+            .arg(&out);
+        let m = measure(cmd);
+        if !m.ok {
+            return Err(m.stderr.lines().last().unwrap_or("").to_string());
+        }
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
+                .unwrap();
+        Ok(Run {
+            tps: r["runs"][0]["tps"].as_f64().unwrap_or(0.0),
+            rss_mb: m.hwm_kb as f64 / 1024.0,
+            wall_s: m.wall_s,
+        })
+    }
+}
+
+/// One row of an RSS table: the run's figures, or why it failed.
+fn rss_row(n: u32, r: Result<Run, String>) {
+    match r {
+        Ok(r) => println!("| {n} | {:.1} | {:.0} | {:.1} |", r.rss_mb, r.tps, r.wall_s),
+        Err(why) => println!("| {n} | failed: {why} | | |"),
+    }
+}
+
+/// A pgbouncer in front of the harness's server for pgbench.
+fn pgbouncer_for_pgbench(h: &Harness, clients: u32, log: &Path) -> PgBouncer {
+    let bin = pgbouncer::find_bin(std::env::var_os("PGBOUNCER").map(PathBuf::from).as_deref())
+        .expect("pgbouncer");
+    let version = pgbouncer::version(&bin).expect("pgbouncer --version");
+    PgBouncer::start(&PgBouncerOptions {
+        bin,
+        version,
+        mode: PoolMode::Transaction,
+        pool_size: 50,
+        max_clients: clients + 100,
+        upstream: Upstream::of(&h.server.config("postgres")).expect("upstream"),
+        log_path: log.to_path_buf(),
+        os_user: "postgres".into(),
+    })
+    .expect("pgbouncer starts")
+}
+
+fn main() {
+    let parts: Vec<String> = env_list("BENCH_PARTS", "pool,pgbouncer,pgbench,tps");
+    let counts: Vec<u32> = env_list("BENCH_CLIENTS", "1000,10000,50000");
+    let (soft, hard) = raise_nofile(env_or("BENCH_NOFILE", 200_000));
+    println!("open files: soft {soft}, hard {hard} (raised by this bench; children inherit it)");
+    let bin = isobench_bin();
+    let h = Harness::start_with(vec![
+        ("shared_buffers".to_string(), "512MB".to_string()),
+        ("max_connections".to_string(), "200".to_string()),
+    ]);
+    let dsn = format!(
+        "host={} port={} user={SUPERUSER} password={} dbname=postgres",
+        h.server.socket_dir().display(),
+        h.server.port(),
+        h.server.password()
+    );
+    let mut b = Bench {
+        h,
+        bin,
+        dsn,
+        out: tempfile::tempdir().expect("temp dir"),
+        runs: 0,
+        seconds: env_or("BENCH_SECONDS", 10),
+    };
+    if parts.iter().any(|p| p == "pool") {
+        println!("\n## isobench, application pool of 50 (--pool-size 50)");
+        println!("| clients | peak RSS (MB) | TPS | wall (s) |");
+        for &n in &counts {
+            rss_row(n, b.try_isobench(n, &["--pool-size", "50"]));
+        }
+    }
+    if parts.iter().any(|p| p == "pgbouncer") {
+        println!("\n## isobench through pgbouncer (transaction mode, default_pool_size 50)");
+        println!("| clients | peak RSS (MB) | TPS | wall (s) |");
+        for &n in &counts {
+            let args = ["--pooler", "pgbouncer:transaction", "--pooler-size", "50"];
+            rss_row(n, b.try_isobench(n, &args));
+        }
+    }
+    if parts.iter().any(|p| p == "pgbench") {
+        println!("\n## pgbench through pgbouncer (transaction mode, pool 50), -j 2 -M extended");
+        println!("| clients | peak RSS (MB) | TPS | wall (s) |");
+        b.h.pgbench_init("bench", 1);
+        for &n in &counts {
+            let log = b.out.path().join(format!("pgbouncer-{n}.log"));
+            let bouncer = pgbouncer_for_pgbench(&b.h, n, &log);
+            let cfg = bouncer.config("bench");
+            let host = match &cfg.get_hosts()[0] {
+                tokio_postgres::config::Host::Unix(d) => d.display().to_string(),
+                tokio_postgres::config::Host::Tcp(t) => t.clone(),
+            };
+            let mut cmd = Command::new(&b.h.pgbench);
+            cmd.args([
+                "-h",
+                &host,
+                "-p",
+                &cfg.get_ports()[0].to_string(),
+                "-U",
+                SUPERUSER,
+            ])
+            .args(["-c", &n.to_string(), "-j", "2", "-M", "extended"])
+            .args(["-T", &b.seconds.to_string(), "bench"]);
+            let m = measure(cmd);
+            drop(bouncer);
+            if !m.ok {
+                let why = m.stderr.lines().last().unwrap_or("").to_string();
+                println!(
+                    "| {n} | {:.1} | failed: {why} | {:.1} |",
+                    m.hwm_kb as f64 / 1024.0,
+                    m.wall_s
+                );
+                continue;
+            }
+            let tps = common::PgbenchRun::parse(&m.stdout).tps;
+            println!(
+                "| {n} | {:.1} | {tps:.0} | {:.1} |",
+                m.hwm_kb as f64 / 1024.0,
+                m.wall_s
+            );
+        }
+    }
+    if parts.iter().any(|p| p == "tps") {
+        let tps_counts: Vec<u32> = env_list("BENCH_TPS_CLIENTS", "1000,50000");
+        let (lo, hi) = (tps_counts[0], *tps_counts.last().unwrap());
+        let rounds: u32 = env_or("BENCH_ROUNDS", 4);
+        println!("\n## TPS through pgbouncer: {hi} clients against {lo} (ABBA, {rounds} rounds)");
+        println!("| round | TPS at {lo} | TPS at {hi} | ratio |");
+        let args = ["--pooler", "pgbouncer:transaction", "--pooler-size", "50"];
+        let mut ratios = Vec::new();
+        for round in 1..=rounds {
+            let (a, z) = if round % 2 == 1 {
+                let a = b.isobench(lo, &args);
+                (a, b.isobench(hi, &args))
+            } else {
+                let z = b.isobench(hi, &args);
+                (b.isobench(lo, &args), z)
+            };
+            let ratio = z.tps / a.tps.max(1e-9);
+            ratios.push(ratio);
+            println!("| {round} | {:.0} | {:.0} | {ratio:.3} |", a.tps, z.tps);
+        }
+        let (_, median, min, max) = summary(&ratios);
+        println!("median ratio {median:.3} (min {min:.3}, max {max:.3}); target >= 0.9");
+    }
+}

@@ -1,0 +1,310 @@
+//! pgbouncer as a managed component (`--pooler`, issue #42): many clients
+//! through it in transaction mode, what its admin console showed, the
+//! refusals before a study starts, and no pgbouncer or PostgreSQL process
+//! left after any way out (done, error, SIGINT, SIGTERM, SIGKILL).
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::*;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+/// The private directories of the pgbouncers a study started, from the
+/// "listening on unix:DIR/.s.PGSQL.PORT" lines of its `pgbouncer.log`.
+fn pgbouncer_dirs(results: &Path) -> Vec<PathBuf> {
+    let log = std::fs::read_to_string(results.join("pgbouncer.log")).unwrap_or_default();
+    log.lines()
+        .filter_map(|l| {
+            let rest = &l[l.find("listening on unix:")? + "listening on unix:".len()..];
+            Some(PathBuf::from(&rest[..rest.find("/.s.PGSQL.")?]))
+        })
+        .collect()
+}
+
+/// Every pgbouncer the study in `results` started is gone, with its
+/// directory, within `wait`.
+fn assert_pgbouncers_gone(results: &Path, wait: Duration) {
+    for dir in assert_pgbouncer_processes_gone(results, wait) {
+        assert!(!dir.exists(), "{} still exists", dir.display());
+    }
+}
+
+/// Every pgbouncer the study in `results` started is gone within `wait`;
+/// returns their directories.
+fn assert_pgbouncer_processes_gone(results: &Path, wait: Duration) -> Vec<PathBuf> {
+    let dirs = pgbouncer_dirs(results);
+    assert!(!dirs.is_empty(), "the study started no pgbouncer");
+    let deadline = Instant::now() + wait;
+    for dir in &dirs {
+        let needle = dir.to_str().unwrap().to_string();
+        while !processes_mentioning(&needle).is_empty() {
+            assert!(
+                Instant::now() < deadline,
+                "a pgbouncer ({needle}) outlived isobench"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    dirs
+}
+
+#[test]
+fn two_thousand_clients_run_through_pgbouncer_in_transaction_mode() {
+    // A warm-up: pgbouncer counts a transaction when it begins, so a
+    // window opening with 2,000 queued clients would count them twice.
+    let ran = Study::short()
+        .warmup("1s")
+        .args(&[
+            "-w",
+            "tpcb",
+            "--scale",
+            "1",
+            "--isolation",
+            "rc",
+            "--clients",
+            "2000",
+            "--pooler",
+            "pgbouncer:transaction",
+            "--pooler-size",
+            "20",
+        ])
+        .run();
+    assert!(ran.out.status.success(), "{}", ran.stderr);
+    let r = ran.json();
+    assert_schema_valid(&r);
+    let run = &r["runs"][0];
+    let committed = run["committed"].as_u64().unwrap();
+    assert!(committed > 0, "nothing committed");
+    assert_eq!(run["anomalies"], 0, "{:#}", run["invariants"]);
+    assert_eq!(run["cell"]["pooler"], "pgbouncer:transaction");
+    assert_eq!(run["cell"]["pooler_size"], 20);
+    // -M was not given: statements are unnamed behind transaction pooling.
+    assert_eq!(r["config"]["scripts"]["mode"], "extended");
+    // The server was sized for pgbouncer's pool, not for 2,000 clients.
+    assert_eq!(
+        r["environment"]["server_settings"]["max_connections"],
+        "100"
+    );
+    let p = &run["server"]["pooler"];
+    assert_eq!(p["version"].as_str().unwrap().split('.').next(), Some("1"));
+    assert_eq!(p["pool_mode"], "transaction");
+    assert_eq!(p["pool_size"], 20);
+    assert!(p["sv_active"]["max"].as_u64().unwrap() <= 20, "{p:#}");
+    // 2,000 clients on 20 server connections queue in pgbouncer.
+    assert!(p["cl_waiting"]["max"].as_u64().unwrap() > 1000, "{p:#}");
+    assert!(p["wait_per_xact_ms"].as_f64().unwrap() > 0.0, "{p:#}");
+    // pgbouncer counted about the transactions the clients committed in
+    // the window (its window opens and closes a moment apart from theirs,
+    // and it counts transactions as they begin).
+    let xacts = p["xacts"].as_u64().unwrap() as f64;
+    let c = committed as f64;
+    assert!(
+        xacts > 0.7 * c && xacts < 1.3 * c + 100.0,
+        "pgbouncer {xacts}, clients {c}"
+    );
+    assert_managed_server_gone(&r);
+    assert_pgbouncers_gone(&ran.dir, Duration::from_secs(5));
+}
+
+/// Issue #42 item 2: pgbouncer in front of an external server (`--dsn`)
+/// reached over TCP with a password. pgbouncer logs in to the server with
+/// that password (and listens on 127.0.0.1 too, asking for it there), its
+/// pool bounds the server connections the clients use, and isobench's own
+/// sessions (loading, the checks) still go to the server directly.
+#[test]
+fn pgbouncer_in_front_of_an_external_server_with_a_password() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = library_server(tmp.path());
+    let dsn = format!(
+        "host=127.0.0.1 port={} user={} password={} dbname=postgres",
+        server.port(),
+        isobench::postgres::SUPERUSER,
+        server.password()
+    );
+    let ran = Study::short()
+        .warmup("500ms")
+        .args(&[
+            "--dsn",
+            &dsn,
+            "-w",
+            "tpcb",
+            "--scale",
+            "1",
+            "--isolation",
+            "rc",
+            "--clients",
+            "12",
+            "--pooler",
+            "pgbouncer:transaction",
+            "--pooler-size",
+            "3",
+        ])
+        .run();
+    assert!(ran.out.status.success(), "{}", ran.stderr);
+    let r = ran.json();
+    let run = &r["runs"][0];
+    assert!(run["committed"].as_u64().unwrap() > 0, "nothing committed");
+    // The invariant checks reached the data, directly.
+    assert_eq!(run["anomalies"], 0, "{:#}", run["invariants"]);
+    let p = &run["server"]["pooler"];
+    assert_eq!(p["pool_size"], 3);
+    assert!(p["xacts"].as_u64().unwrap() > 0, "{p:#}");
+    assert!(p["sv_active"]["max"].as_u64().unwrap() <= 3, "{p:#}");
+    // With a password pgbouncer listened on 127.0.0.1 too; it is gone.
+    let log = std::fs::read_to_string(ran.dir.join("pgbouncer.log")).unwrap();
+    assert!(log.contains("listening on 127.0.0.1:"), "{log}");
+    assert_pgbouncers_gone(&ran.dir, Duration::from_secs(5));
+    drop(server);
+}
+
+#[test]
+fn pgbouncer_and_the_server_stop_when_a_study_ends_in_an_error() {
+    let (_keep, scripts) = out_dir("scripts");
+    std::fs::create_dir_all(&scripts).unwrap();
+    let script = scripts.join("missing.sql");
+    std::fs::write(&script, "SELECT * FROM no_such_table;\n").unwrap();
+    let ran = Study::short()
+        .args(&[
+            "-f",
+            script.to_str().unwrap(),
+            "--scale",
+            "1",
+            "--isolation",
+            "rc",
+            "--clients",
+            "4",
+            "--pooler",
+            "pgbouncer",
+        ])
+        .run();
+    assert_eq!(ran.out.status.code(), Some(1), "{}", ran.stderr);
+    assert!(ran.stderr.contains("42P01"), "{}", ran.stderr);
+    assert_pgbouncers_gone(&ran.dir, Duration::from_secs(5));
+    assert_managed_server_gone(&ran.json());
+}
+
+/// Starts a long study through pgbouncer, sends `signal` once pgbouncer
+/// runs, and returns the results directory and the exit status.
+fn interrupt(signal: Signal) -> (tempfile::TempDir, PathBuf, std::process::ExitStatus) {
+    let (keep, dir) = out_dir("pooler-signal");
+    let mut child = Study::short()
+        .duration("60s")
+        .out(&dir)
+        .args(&[
+            "--scale",
+            "1",
+            "--isolation",
+            "rc",
+            "--clients",
+            "8",
+            "--pooler",
+            "pgbouncer:transaction",
+            "--pooler-size",
+            "2",
+        ])
+        .command()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while pgbouncer_dirs(&dir).is_empty() {
+        assert!(Instant::now() < deadline, "no pgbouncer within 120 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500)); // clients running
+    let running = pgbouncer_dirs(&dir);
+    assert!(
+        !processes_mentioning(running[0].to_str().unwrap()).is_empty(),
+        "pgbouncer not running"
+    );
+    kill(Pid::from_raw(child.id() as i32), signal).unwrap();
+    let status = child.wait().unwrap();
+    (keep, dir, status)
+}
+
+#[test]
+fn sigint_stops_pgbouncer_and_the_server() {
+    let (_keep, dir, status) = interrupt(Signal::SIGINT);
+    assert_eq!(status.code(), Some(130));
+    assert_pgbouncers_gone(&dir, Duration::from_secs(5));
+    assert_managed_server_gone(&read_json(&dir));
+}
+
+#[test]
+fn sigterm_stops_pgbouncer_and_the_server() {
+    let (_keep, dir, status) = interrupt(Signal::SIGTERM);
+    assert_eq!(status.code(), Some(130));
+    assert_pgbouncers_gone(&dir, Duration::from_secs(5));
+    assert_managed_server_gone(&read_json(&dir));
+}
+
+/// SIGKILL runs no isobench code: the kernel's parent-death signal ends
+/// pgbouncer (its directory stays, as the managed server's does).
+#[test]
+fn sigkill_of_isobench_stops_pgbouncer() {
+    let (_keep, dir, _) = interrupt(Signal::SIGKILL);
+    for d in assert_pgbouncer_processes_gone(&dir, Duration::from_secs(20)) {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn prepared_statements_behind_transaction_pooling_are_refused_with_the_version() {
+    let ran = Study::short()
+        .args(&["--pooler", "pgbouncer:transaction", "-M", "prepared"])
+        .run();
+    assert_eq!(ran.out.status.code(), Some(2), "{}", ran.stderr);
+    let e = &ran.stderr;
+    // The version is detected, not assumed.
+    let version = std::process::Command::new("/usr/sbin/pgbouncer")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let version = version.split_whitespace().nth(1).unwrap_or("?");
+    assert!(e.contains(&format!("pgbouncer {version}")), "{e}");
+    assert!(e.contains("use -M extended"), "{e}");
+    assert!(!ran.dir.join("results.json").exists(), "nothing ran");
+}
+
+#[test]
+fn impossible_pooler_studies_are_refused_before_they_start() {
+    for (args, says) in [
+        (
+            vec![
+                "--pooler",
+                "pgbouncer:session",
+                "--pooler-size",
+                "4",
+                "--clients",
+                "8",
+            ],
+            "4 would wait for ever",
+        ),
+        (
+            vec!["--pooler-size", "10"],
+            "give --pooler pgbouncer:transaction",
+        ),
+        (
+            vec![
+                "--pooler",
+                "pgbouncer",
+                "--pgbouncer-bin",
+                "/nonexistent/pgbouncer",
+            ],
+            "--pgbouncer-bin /nonexistent/pgbouncer: no such file",
+        ),
+        (
+            vec!["--pooler", "pgbouncer:statement"],
+            "statement mode refuses",
+        ),
+    ] {
+        let ran = Study::short().args(&args).run();
+        assert_eq!(ran.out.status.code(), Some(2), "{args:?}: {}", ran.stderr);
+        assert!(ran.stderr.contains(says), "{args:?}: {}", ran.stderr);
+    }
+}
