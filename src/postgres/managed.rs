@@ -273,27 +273,18 @@ impl ManagedServer {
     /// 15 s, SIGKILL after 5 s more; then removes the directory. Idempotent.
     pub fn stop(&mut self) {
         let child = self.process.child().take();
-        if let Some(mut child) = child {
-            let pid = Pid::from_raw(child.id() as i32);
+        if let Some(child) = child {
             // A paused server (`--fault pause`) acts on no signal but
             // SIGKILL until it is continued.
             reaper::signal_family(child.id(), Signal::SIGCONT);
-            for (signal, wait) in [
-                (Signal::SIGINT, Duration::from_secs(15)),
-                (Signal::SIGQUIT, Duration::from_secs(5)),
-                (Signal::SIGKILL, Duration::from_secs(5)),
-            ] {
-                if !matches!(child.try_wait(), Ok(None)) {
-                    break;
-                }
-                let _ = kill(pid, signal);
-                let deadline = Instant::now() + wait;
-                while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-            }
-            let _ = child.wait();
-            reaper::forget(child.id());
+            reaper::stop(
+                child,
+                &[
+                    (Signal::SIGINT, Duration::from_secs(15)),
+                    (Signal::SIGQUIT, Duration::from_secs(5)),
+                    (Signal::SIGKILL, Duration::from_secs(5)),
+                ],
+            );
         }
         if let Some(dir) = self.dir.take() {
             let _ = dir.close();

@@ -28,8 +28,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::{Gid, Pid, Uid, User, chown};
+use nix::sys::signal::Signal;
+use nix::unistd::{Gid, Uid, User, chown};
 use tokio_postgres::Config;
 use tokio_postgres::config::Host;
 
@@ -361,23 +361,14 @@ impl PgBouncer {
     /// by then; see [`reaper`] on its signals), then removes the
     /// directory. Idempotent.
     pub fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let pid = Pid::from_raw(child.id() as i32);
-            for (signal, wait) in [
-                (Signal::SIGTERM, Duration::from_secs(2)),
-                (Signal::SIGKILL, Duration::from_secs(5)),
-            ] {
-                if !matches!(child.try_wait(), Ok(None)) {
-                    break;
-                }
-                let _ = kill(pid, signal);
-                let deadline = Instant::now() + wait;
-                while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-            }
-            let _ = child.wait();
-            reaper::forget(child.id());
+        if let Some(child) = self.child.take() {
+            reaper::stop(
+                child,
+                &[
+                    (Signal::SIGTERM, Duration::from_secs(2)),
+                    (Signal::SIGKILL, Duration::from_secs(5)),
+                ],
+            );
         }
         if let Some(dir) = self.dir.take() {
             let _ = dir.close();

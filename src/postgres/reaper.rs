@@ -122,6 +122,25 @@ fn spawn_with(mut cmd: Command, dir: PathBuf, stop: Signal) -> std::io::Result<C
     Ok(child)
 }
 
+/// Stops `child`: each `(signal, wait)` in turn while it still runs,
+/// sending the signal and waiting up to `wait` for it to exit; then reaps
+/// it and [`forget`]s it. The last step should be SIGKILL.
+pub fn stop(mut child: Child, steps: &[(Signal, Duration)]) {
+    let pid = Pid::from_raw(child.id() as i32);
+    for &(signal, wait) in steps {
+        if !matches!(child.try_wait(), Ok(None)) {
+            break;
+        }
+        let _ = kill(pid, signal);
+        let deadline = Instant::now() + wait;
+        while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    let _ = child.wait();
+    forget(child.id());
+}
+
 /// Removes `pid` from the registry once it has been reaped.
 pub fn forget(pid: u32) {
     LIVE.lock()
