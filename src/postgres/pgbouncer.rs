@@ -86,7 +86,7 @@ impl std::fmt::Display for Version {
 }
 
 /// The pgbouncer executable: `explicit` (`--pgbouncer-bin`), else
-/// `pgbouncer` on the PATH, else [`DEBIAN_BIN`].
+/// `pgbouncer` on the PATH, else `DEBIAN_BIN`.
 ///
 /// Errors: [`TargetError::NoBinaries`] naming what was tried and the fix.
 pub fn find_bin(explicit: Option<&Path>) -> Result<PathBuf, TargetError> {

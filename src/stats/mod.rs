@@ -320,7 +320,7 @@ pub struct PctCi {
 /// runs; the interval is asymmetric around `pct` (it is symmetric around
 /// `L` on the log scale) and always contains it. For small coefficients
 /// of variation it agrees with the linear interval `100 · (diff ±
-/// half_width) / x̄₂` of [`diff_ci95`] to first order; for noisy samples
+/// half_width) / x̄₂` of `diff_ci95` to first order; for noisy samples
 /// the linear one could report impossible values (a study with n = 3
 /// printed [-129.8 %, -52.2 %] for throughput), which is why it is not
 /// used. Unlike the linear interval it also counts the baseline mean's own
@@ -619,14 +619,14 @@ pub(crate) fn modified_z_scores(values: &[f64]) -> Option<Vec<f64>> {
 }
 
 /// Indices (into `values`) of the outliers by the modified z-score:
-/// `|Mᵢ| > 3.5` ([`OUTLIER_Z`], the cut-off Iglewicz & Hoaglin recommend;
+/// `|Mᵢ| > 3.5` (`OUTLIER_Z`, the cut-off Iglewicz & Hoaglin recommend;
 /// NIST e-Handbook §1.3.5.17). Nothing is flagged when MAD is 0 (see
-/// [`modified_z_scores`]): with the few repetitions of a benchmark that
+/// `modified_z_scores`): with the few repetitions of a benchmark that
 /// happens when most runs are equal, and calling every other run an
 /// outlier would be noise. With 2 values nothing can be flagged (|M| =
 /// 0.6745 for both).
 ///
-/// A value must also be more than [`OUTLIER_MIN_REL`] (10 %) away from the
+/// A value must also be more than `OUTLIER_MIN_REL` (10 %) away from the
 /// median: with the three repetitions a benchmark usually has, MAD is the
 /// smaller of two deviations, so |M| > 3.5 alone flags a run 4 % off two
 /// runs that happen to agree closely (seen in a real 27-run study: 5 of

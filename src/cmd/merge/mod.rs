@@ -8,7 +8,7 @@
 //! summed (committed, attempts, retries, failures by SQLSTATE, by
 //! transaction type and by reason, unknown outcomes, user aborts, wasted
 //! work, skipped and late, client CPU); latency histograms (HdrHistogram
-//! V2 + DEFLATE, base64; [`crate::metrics::decode_histogram`]) are added,
+//! V2 + DEFLATE, base64; `metrics::decode_histogram`) are added,
 //! and every percentile is recomputed from the sum, never averaged; rates
 //! and shares (tps, failure %, retries per commit, abort ratio, wasted
 //! time %, CPU per transaction, effective TPS) are recomputed from the

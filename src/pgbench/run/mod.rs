@@ -404,7 +404,7 @@ impl Workload for ScriptWorkload {
 
     /// Script `ty`'s commands by their first line, as `pgbench -r` lists
     /// them; a command whose first line names no table (`WITH x AS (`) by
-    /// its first clause that does ([`command_label`]).
+    /// its first clause that does (`command_label`).
     fn step_names(&self, ty: usize) -> Vec<String> {
         self.scripts[ty]
             .script

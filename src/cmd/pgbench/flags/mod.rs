@@ -4,7 +4,7 @@
 //! and [`PgbenchArgs`] the options in the order given. pgbench acts on its
 //! options in that order (`getopt_long` in `main`): a bad value stops it
 //! at the first one, `-b list` prints at once, a script file is read when
-//! its `-f` comes. [`check`] does the same, with pgbench's messages.
+//! its `-f` comes. `check` does the same, with pgbench's messages.
 //!
 //! Parsing is clap's ([`clap::Args`] implemented by hand over the table):
 //! options after DBNAME, `-c4`/`-c 4`/`--client=4`/`--cli=4` (a unique

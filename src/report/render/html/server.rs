@@ -370,7 +370,7 @@ pub(super) fn siread_locks(m: &ReportModel) -> Option<Section> {
     section("siread", "SIRead locks", html)
 }
 
-/// pgbouncer's pool per cell that ran behind it ([`tables::pooler`]).
+/// pgbouncer's pool per cell that ran behind it ([`tables::pooler()`]).
 pub(super) fn pooler(m: &ReportModel) -> Option<Section> {
     let t = tables::pooler(m);
     if t.is_empty() {
