@@ -40,7 +40,8 @@
 //! Environment: `BENCH_ROUNDS` (6), `BENCH_SECONDS` (10),
 //! `BENCH_SHORT_SECONDS` (2), `BENCH_CLIENTS` (8), `BENCH_TABLES` (1),
 //! `BENCH_TABLE_SIZE` (10000, sysbench's default), `BENCH_TEST`
-//! (`oltp_read_write`), `BENCH_SET`, `SYSBENCH`, `ISOBENCH_BIN`. Not a
+//! (`oltp_read_write`), `BENCH_RAND_TYPE` (sysbench's default, special),
+//! `BENCH_SET`, `SYSBENCH`, `ISOBENCH_BIN`. Not a
 //! test: record results in BENCHMARKS.md, and say how busy the machine
 //! was.
 
@@ -270,7 +271,7 @@ fn main() {
     );
     let clients: u32 = env_or("BENCH_CLIENTS", 8);
     let test: String = env_or("BENCH_TEST", "oltp_read_write".to_string());
-    let options = vec![
+    let mut options = vec![
         (
             "tables".to_string(),
             env_or("BENCH_TABLES", 1u32).to_string(),
@@ -280,6 +281,11 @@ fn main() {
             env_or("BENCH_TABLE_SIZE", 10_000u32).to_string(),
         ),
     ];
+    // sysbench's --rand-type, isobench's `rand-type`: the default,
+    // "special", sends 75 % of the ids to 1 % of the rows.
+    if let Ok(r) = std::env::var("BENCH_RAND_TYPE") {
+        options.push(("rand-type".to_string(), r));
+    }
     let sysbench: String = env_or("SYSBENCH", "sysbench".to_string());
     let version = Command::new(&sysbench)
         .arg("--version")
