@@ -209,12 +209,7 @@ fn main() {
         ("shared_buffers".to_string(), "512MB".to_string()),
         ("max_connections".to_string(), "200".to_string()),
     ]);
-    let dsn = format!(
-        "host={} port={} user={SUPERUSER} password={} dbname=postgres",
-        h.server.socket_dir().display(),
-        h.server.port(),
-        h.server.password()
-    );
+    let dsn = h.dsn();
     let mut b = Bench {
         h,
         bin,

@@ -65,7 +65,6 @@ use std::time::Instant;
 
 use common::{Harness, children_cpu_s, env_list, env_or, isobench_bin, summary};
 use isobench::model::Isolation;
-use isobench::postgres::SUPERUSER;
 
 /// What the bench needs for every part.
 struct Bench {
@@ -544,12 +543,7 @@ fn main() {
     ];
     let bin = isobench_bin();
     let h = Harness::start_with(settings);
-    let dsn = format!(
-        "host={} port={} user={SUPERUSER} password={} dbname=postgres",
-        h.server.socket_dir().display(),
-        h.server.port(),
-        h.server.password()
-    );
+    let dsn = h.dsn();
     let mut b = Bench {
         h,
         bin,

@@ -297,12 +297,7 @@ fn main() {
         ("shared_buffers".to_string(), "512MB".to_string()),
         ("max_connections".to_string(), "200".to_string()),
     ]);
-    let dsn = format!(
-        "host={} port={} user={SUPERUSER} password={} dbname=postgres",
-        h.server.socket_dir().display(),
-        h.server.port(),
-        h.server.password()
-    );
+    let dsn = h.dsn();
     // The template: isobench's loader, the options isobench runs with.
     h.exec("CREATE DATABASE tmpl");
     let mut given: BTreeMap<String, String> = options.iter().cloned().collect();

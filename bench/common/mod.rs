@@ -210,6 +210,18 @@ impl Harness {
         c
     }
 
+    /// The `--dsn` an `isobench run` gets for this server: the superuser
+    /// over the Unix socket, database `postgres` (isobench makes its own
+    /// per-run databases from there).
+    pub fn dsn(&self) -> String {
+        format!(
+            "host={} port={} user={SUPERUSER} password={} dbname=postgres",
+            self.server.socket_dir().display(),
+            self.server.port(),
+            self.server.password()
+        )
+    }
+
     /// Runs SQL on the admin connection (database `postgres`).
     pub fn exec(&self, sql: &str) {
         self.rt
