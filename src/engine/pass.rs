@@ -75,7 +75,10 @@ pub(super) async fn run<F: Future>(clients: Vec<Pin<Box<F>>>) -> Vec<Result<F::O
             let Some(client) = clients[i].as_mut() else {
                 continue;
             };
-            if !flags[i].woken.swap(false, Ordering::AcqRel) {
+            // A plain load first: most clients of a pass were not woken,
+            // and a swap is a locked instruction on every one of them.
+            let woken = &flags[i].woken;
+            if !woken.load(Ordering::Relaxed) || !woken.swap(false, Ordering::AcqRel) {
                 continue;
             }
             let mut c = Context::from_waker(&wakers[i]);

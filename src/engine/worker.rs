@@ -476,17 +476,21 @@ impl<C: WorkloadClient> Source<C> {
     /// decides, while the session is still held, whether to roll back or
     /// to tell the session's client that the outcome is unknown. `None`:
     /// the run stopped while reconnecting, nothing was attempted.
+    /// `now`: the time, if the caller has just read the clock (a client
+    /// of its own starts the attempt then, saving a clock read).
     async fn attempt(
         &mut self,
         input: &C::Input,
         ctx: &Ctx,
         rng: &mut rand::rngs::SmallRng,
         after: impl Fn(&crate::workload::AttemptError) -> AfterError,
+        now: Option<Instant>,
     ) -> Option<Attempted> {
         let rec = &*ctx.rec;
         match self {
             Source::Own(s) => {
-                let mut a = run_attempt(s, input, &after).await;
+                let start = now.unwrap_or_else(Instant::now);
+                let mut a = run_attempt(s, input, &after, start).await;
                 a.failed_step = record_steps(&mut s.client, input, rec);
                 Some(a)
             }
@@ -497,7 +501,7 @@ impl<C: WorkloadClient> Source<C> {
                 if s.conn.is_closed() {
                     reconnect_ctx(s, ctx, rng).await?;
                 }
-                let mut a = run_attempt(s, input, &after).await;
+                let mut a = run_attempt(s, input, &after, Instant::now()).await;
                 a.failed_step = record_steps(&mut s.client, input, rec);
                 a.pool_wait = waited;
                 Some(a)
@@ -564,12 +568,13 @@ struct Attempted {
     host: usize,
 }
 
+/// Runs one attempt on `s`, started at `start`.
 async fn run_attempt<C: WorkloadClient>(
     s: &mut Session<C>,
     input: &C::Input,
     after: &impl Fn(&crate::workload::AttemptError) -> AfterError,
+    start: Instant,
 ) -> Attempted {
-    let start = Instant::now();
     let result = s.client.attempt(&mut s.conn, &s.tx, input).await;
     let mut rollback_failed = None;
     if let Err(e) = &result {
@@ -818,8 +823,13 @@ async fn drive<C: WorkloadClient>(
         let mut pool_wait = Duration::ZERO;
         let (end, latency_us) = loop {
             tries += 1;
+            // A closed loop's first attempt starts when the transaction
+            // does: the clock was read just now (after any pause, before
+            // no connection of `-C`).
+            let now = (tries == 1 && matches!(ctx.pacing, Pacing::Closed) && !ctx.connect_each)
+                .then_some(start);
             let Some(a) = source
-                .attempt(&input, ctx, &mut state.reconnect_rng, after)
+                .attempt(&input, ctx, &mut state.reconnect_rng, after, now)
                 .await
             else {
                 return Ok(()); // stopped while reconnecting

@@ -12,6 +12,7 @@ use postgres_protocol::message::frontend;
 use tokio_postgres::Config;
 use tokio_postgres::config::Host;
 
+use super::backend::{self, tag};
 use super::socket::Socket;
 use super::{Conn, Error, encode, protocol};
 
@@ -118,6 +119,7 @@ async fn startup(stream: Socket, config: &Config) -> Result<Conn, Error> {
     let mut conn = Conn {
         stream,
         rbuf: BytesMut::with_capacity(super::READ_BUFFER),
+        read_last: 0,
         wbuf: BytesMut::with_capacity(super::WRITE_BUFFER),
         closed: false,
         end: None,
@@ -150,7 +152,15 @@ async fn startup(stream: Socket, config: &Config) -> Result<Conn, Error> {
         })
     };
     loop {
-        match conn.read().await? {
+        let f = conn.read().await?;
+        match f.tag {
+            tag::BACKEND_KEY_DATA => conn.pid = backend::backend_pid(&conn.rbuf[f.body()])?,
+            tag::ERROR_RESPONSE => return Err(conn.server_error(f)),
+            tag::READY_FOR_QUERY => return Ok(conn),
+            tag::AUTHENTICATION => {}
+            _ => continue,
+        }
+        match backend::decode(&conn.rbuf[..f.len])? {
             Message::AuthenticationOk => {}
             Message::AuthenticationCleartextPassword => {
                 frontend::password_message(need_password()?, &mut conn.wbuf).map_err(encode)?;
@@ -198,9 +208,6 @@ async fn startup(stream: Socket, config: &Config) -> Result<Conn, Error> {
                     .ok_or_else(|| Error::Protocol("SASL final before SASL start".into()))?;
                 s.finish(body.data()).map_err(protocol)?;
             }
-            Message::BackendKeyData(body) => conn.pid = body.process_id(),
-            Message::ErrorResponse(body) => return Err(conn.server_error(&body)),
-            Message::ReadyForQuery(_) => return Ok(conn),
             Message::AuthenticationKerberosV5
             | Message::AuthenticationScmCredential
             | Message::AuthenticationGss

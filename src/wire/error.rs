@@ -3,9 +3,6 @@
 
 use std::fmt;
 
-use fallible_iterator::FallibleIterator;
-use postgres_protocol::message::backend::ErrorResponseBody;
-
 use crate::model::{SqlState, sqlstate};
 
 /// How grave a server error is (the `ErrorResponse`'s severity): after
@@ -39,7 +36,8 @@ pub struct DbError {
 }
 
 impl DbError {
-    pub(super) fn parse(body: &ErrorResponseBody) -> DbError {
+    /// The error an `ErrorResponse` body gives.
+    pub(super) fn parse(body: &[u8]) -> DbError {
         let mut e = DbError {
             severity: Severity::Error,
             code: *b"XX000",
@@ -55,10 +53,8 @@ impl DbError {
         };
         let text = |v: &[u8]| String::from_utf8_lossy(v).into_owned();
         let mut seen_v = false;
-        let mut fields = body.fields();
-        while let Ok(Some(f)) = fields.next() {
-            let v = f.value_bytes();
-            match f.type_() {
+        for (ty, v) in super::backend::error_fields(body) {
+            match ty {
                 b'V' => {
                     e.severity = severity(v);
                     seen_v = true;

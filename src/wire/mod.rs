@@ -6,8 +6,9 @@
 //! no channel and no allocation per statement beyond the rows it returns.
 //! It speaks PostgreSQL's frontend/backend protocol (version 3.0, see the
 //! PostgreSQL documentation, chapter "Frontend/Backend Protocol") through
-//! `postgres-protocol`'s message codecs, the ones tokio-postgres uses:
-//! per statement, `Bind`, `Execute` and `Sync` in one write, then
+//! `postgres-protocol`'s frontend message codecs, the ones tokio-postgres
+//! uses, and reads the backend's answers in place ([`backend`]): per
+//! statement, `Bind`, `Execute` and `Sync` in one write, then
 //! `BindComplete`, rows, `CommandComplete` and `ReadyForQuery` read until
 //! the last, as libpq's `PQsendQueryPrepared` does for pgbench (which adds
 //! a `Describe` that isobench does not need: it knows a prepared
@@ -26,6 +27,7 @@
 //! GSSAPI/SSPI authentication, COPY, and queries of other sessions'
 //! notifications (they are read and dropped, as are notices).
 
+mod backend;
 mod connect;
 mod error;
 mod socket;
@@ -33,14 +35,14 @@ mod socket;
 use std::ops::Range;
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
-use fallible_iterator::FallibleIterator;
-use postgres_protocol::message::backend::{DataRowBody, Message};
+use bytes::{Buf, BytesMut};
 use postgres_protocol::message::frontend;
 use postgres_types::{FromSql, Kind, ToSql, Type};
 
 pub use connect::{connect, connect_from, host_labels};
 pub use error::{DbError, Error, Severity};
+
+use backend::{Frame, Front, tag};
 
 use crate::model::SqlState;
 
@@ -54,6 +56,9 @@ const BINARY: i16 = 1;
 pub struct Conn {
     stream: socket::Socket,
     rbuf: BytesMut,
+    /// The length of the message [`Conn::read`] last returned, still at
+    /// the front of `rbuf` (the next read drops it).
+    read_last: usize,
     wbuf: BytesMut,
     /// The connection is gone (EOF, an I/O error, or after a FATAL).
     closed: bool,
@@ -140,7 +145,7 @@ impl Statement {
 
 /// A row of a result, its values in binary format (see [`Row::get`]).
 pub struct Row {
-    body: Bytes,
+    body: Box<[u8]>,
     ranges: Vec<Option<Range<usize>>>,
     columns: Arc<[Column]>,
 }
@@ -291,22 +296,22 @@ impl Conn {
         self.flush().await?;
         let mut params = Vec::new();
         let mut columns = Vec::new();
-        self.until_ready(1, |m| {
-            match m {
-                Message::ParameterDescription(body) => {
-                    let mut oids = body.parameters();
-                    while let Some(oid) = oids.next().map_err(protocol)? {
-                        params.push(type_of(oid));
-                    }
+        self.until_ready(1, |ty, body| {
+            match ty {
+                tag::PARAMETER_DESCRIPTION => {
+                    params = backend::parameter_types(body)?
+                        .into_iter()
+                        .map(type_of)
+                        .collect();
                 }
-                Message::RowDescription(body) => {
-                    let mut fields = body.fields();
-                    while let Some(f) = fields.next().map_err(protocol)? {
-                        columns.push(Column {
-                            name: f.name().to_string(),
-                            ty: type_of(f.type_oid()),
-                        });
-                    }
+                tag::ROW_DESCRIPTION => {
+                    columns = backend::row_columns(body)?
+                        .into_iter()
+                        .map(|(name, oid)| Column {
+                            name,
+                            ty: type_of(oid),
+                        })
+                        .collect();
                 }
                 _ => {}
             }
@@ -456,7 +461,7 @@ impl Conn {
     /// Errors: the first statement's error, or the connection is gone.
     pub async fn read_pipeline(&mut self, syncs: usize) -> Result<(), Error> {
         self.flush().await?;
-        self.until_ready(syncs, |_| Ok(())).await
+        self.until_ready(syncs, |_, _| Ok(())).await
     }
 
     /// Runs `sql` (one or more statements) with the simple protocol and
@@ -469,31 +474,27 @@ impl Conn {
         self.flush().await?;
         let mut out = Vec::new();
         let mut columns: Arc<[String]> = Arc::from(Vec::new());
-        self.until_ready(1, |m| {
-            match m {
-                Message::RowDescription(body) => {
-                    let mut names = Vec::new();
-                    let mut fields = body.fields();
-                    while let Some(f) = fields.next().map_err(protocol)? {
-                        names.push(f.name().to_string());
-                    }
+        self.until_ready(1, |ty, body| {
+            match ty {
+                tag::ROW_DESCRIPTION => {
+                    let names: Vec<String> = backend::row_columns(body)?
+                        .into_iter()
+                        .map(|(name, _)| name)
+                        .collect();
                     columns = names.into();
                 }
-                Message::DataRow(body) => {
-                    let buf = body.buffer();
+                tag::DATA_ROW => {
                     let mut values = Vec::new();
-                    let mut ranges = body.ranges();
-                    while let Some(r) = ranges.next().map_err(protocol)? {
-                        values.push(r.map(|r| String::from_utf8_lossy(&buf[r]).into_owned()));
-                    }
+                    backend::data_row(body, |r| {
+                        values.push(r.map(|r| String::from_utf8_lossy(&body[r]).into_owned()))
+                    })?;
                     out.push(SimpleMessage::Row(SimpleRow {
                         columns: columns.clone(),
                         values,
                     }));
                 }
-                Message::CommandComplete(body) => {
-                    let tag = body.tag().map_err(protocol)?;
-                    out.push(SimpleMessage::CommandComplete(tag_rows(tag)));
+                tag::COMMAND_COMPLETE => {
+                    out.push(SimpleMessage::CommandComplete(backend::command_rows(body)));
                 }
                 _ => {}
             }
@@ -579,14 +580,14 @@ impl Conn {
     /// returned.
     async fn finish(
         &mut self,
-        mut on_row: impl FnMut(DataRowBody) -> Result<(), Error>,
+        mut on_row: impl FnMut(&[u8]) -> Result<(), Error>,
     ) -> Result<u64, Error> {
         self.flush().await?;
         let mut count = 0;
-        self.until_ready(1, |m| {
-            match m {
-                Message::DataRow(body) => on_row(body)?,
-                Message::CommandComplete(body) => count = tag_rows(body.tag().map_err(protocol)?),
+        self.until_ready(1, |ty, body| {
+            match ty {
+                tag::DATA_ROW => on_row(body)?,
+                tag::COMMAND_COMPLETE => count = backend::command_rows(body),
                 _ => {}
             }
             Ok(())
@@ -596,8 +597,8 @@ impl Conn {
     }
 
     /// Reads the answers of `syncs` `Sync`ed batches, up to the
-    /// `syncs`-th `ReadyForQuery`, giving every other message to `on`
-    /// until the first error. That error, the server's or `on`'s, is
+    /// `syncs`-th `ReadyForQuery`, giving every other message (its type
+    /// byte and body) to `on` until the first error. That error, the server's or `on`'s, is
     /// returned after the last `ReadyForQuery`, so the connection is
     /// ready for the next statement whatever happened (a batch's
     /// statements after an error are skipped by the server). A connection
@@ -606,32 +607,35 @@ impl Conn {
     async fn until_ready(
         &mut self,
         syncs: usize,
-        mut on: impl FnMut(Message) -> Result<(), Error>,
+        mut on: impl FnMut(u8, &[u8]) -> Result<(), Error>,
     ) -> Result<(), Error> {
         let mut failed = None;
         let mut ready = 0;
         while ready < syncs {
-            match self.read().await {
-                Ok(Message::ReadyForQuery(_)) => ready += 1,
-                Ok(Message::ErrorResponse(body)) => {
-                    let e = self.server_error(&body);
+            let f = match self.read().await {
+                Ok(f) => f,
+                Err(e) => return Err(failed.unwrap_or(e)),
+            };
+            match f.tag {
+                tag::READY_FOR_QUERY => ready += 1,
+                tag::ERROR_RESPONSE => {
+                    let e = self.server_error(f);
                     failed.get_or_insert(e);
                 }
-                Ok(Message::CopyInResponse(_)) => {
+                tag::COPY_IN_RESPONSE => {
                     // A benchmark client feeds no COPY FROM STDIN: end it
                     // (the server answers with an error, then
                     // ReadyForQuery) and say so.
                     self.copy_fail().await?;
                     failed = Some(Error::CopyNotSupported);
                 }
-                Ok(m) => {
+                ty => {
                     if failed.is_none()
-                        && let Err(e) = on(m)
+                        && let Err(e) = on(ty, &self.rbuf[f.body()])
                     {
                         failed = Some(e);
                     }
                 }
-                Err(e) => return Err(failed.unwrap_or(e)),
             }
         }
         failed.map_or(Ok(()), Err)
@@ -669,11 +673,8 @@ impl Conn {
 
     /// The server's error; a FATAL one ends the session (the server
     /// closes the socket after it), so it is remembered as the end code.
-    fn server_error(
-        &mut self,
-        body: &postgres_protocol::message::backend::ErrorResponseBody,
-    ) -> Error {
-        let e = DbError::parse(body);
+    fn server_error(&mut self, f: Frame) -> Error {
+        let e = DbError::parse(&self.rbuf[f.body()]);
         if e.is_fatal() {
             self.end = Some(e.code);
         }
@@ -694,7 +695,7 @@ impl Conn {
         if let Err(e) = r {
             loop {
                 match self.read().await {
-                    Ok(Message::ErrorResponse(body)) => return Err(self.server_error(&body)),
+                    Ok(f) if f.tag == tag::ERROR_RESPONSE => return Err(self.server_error(f)),
                     Ok(_) => {}
                     Err(_) => break,
                 }
@@ -706,7 +707,9 @@ impl Conn {
     }
 
     /// Reads the next message, skipping notices, notifications and
-    /// parameter changes. EOF or an I/O error closes the connection.
+    /// parameter changes: a whole message at the front of the read buffer,
+    /// there until the next read. EOF or an I/O error closes the
+    /// connection.
     ///
     /// The first read after a write is tried at once, before waiting for
     /// the runtime to report the socket readable, as libpq does when
@@ -728,29 +731,39 @@ impl Conn {
     /// more often (0.37-0.40 context switches per transaction against
     /// 0.25-0.26 without it; BENCHMARKS.md, "Reading at once only inside
     /// a transaction").
-    async fn read(&mut self) -> Result<Message, Error> {
+    async fn read(&mut self) -> Result<Frame, Error> {
+        self.rbuf.advance(std::mem::take(&mut self.read_last));
         loop {
-            match Message::parse(&mut self.rbuf) {
-                Ok(Some(
-                    Message::NoticeResponse(_)
-                    | Message::NotificationResponse(_)
-                    | Message::ParameterStatus(_),
-                )) => continue,
-                Ok(Some(Message::ReadyForQuery(body))) => {
-                    self.status = body.status();
-                    return Ok(Message::ReadyForQuery(body));
-                }
-                Ok(Some(m)) => return Ok(m),
-                Ok(None) => {}
+            let short = match backend::front(&self.rbuf) {
+                Ok(Front::Whole(f)) => match f.tag {
+                    tag::NOTICE_RESPONSE | tag::NOTIFICATION_RESPONSE | tag::PARAMETER_STATUS => {
+                        self.rbuf.advance(f.len);
+                        continue;
+                    }
+                    ty => {
+                        if ty == tag::READY_FOR_QUERY {
+                            match backend::ready_status(&self.rbuf[f.body()]) {
+                                Ok(s) => self.status = s,
+                                Err(e) => {
+                                    self.closed = true;
+                                    return Err(e);
+                                }
+                            }
+                        }
+                        self.read_last = f.len;
+                        return Ok(f);
+                    }
+                },
+                Ok(Front::Short(n)) => n,
                 Err(e) => {
                     self.closed = true;
-                    return Err(protocol(e));
+                    return Err(e);
                 }
-            }
+            };
             if self.closed {
                 return Err(Error::Closed);
             }
-            self.rbuf.reserve(READ_CHUNK);
+            self.rbuf.reserve(short.max(READ_CHUNK));
             let room = self.rbuf.capacity() - self.rbuf.len();
             if std::mem::take(&mut self.sent) && self.in_transaction() {
                 match self.read_now() {
@@ -861,27 +874,16 @@ fn bind_text(statement: &str, params: TextParams<'_>, buf: &mut BytesMut) -> Res
     })
 }
 
-/// A row of `columns` from a `DataRow`.
-fn row(body: DataRowBody, columns: &Arc<[Column]>) -> Result<Row, Error> {
+/// A row of `columns` from a `DataRow` body (copied: the read buffer
+/// is reused for the next message).
+fn row(body: &[u8], columns: &Arc<[Column]>) -> Result<Row, Error> {
     let mut ranges = Vec::with_capacity(columns.len());
-    let mut it = body.ranges();
-    while let Some(r) = it.next().map_err(protocol)? {
-        ranges.push(r);
-    }
+    backend::data_row(body, |r| ranges.push(r))?;
     Ok(Row {
-        body: body.buffer_bytes().clone(),
+        body: body.into(),
         ranges,
         columns: columns.clone(),
     })
-}
-
-/// The row count at the end of a command tag (`UPDATE 1`, `INSERT 0 1`,
-/// `SELECT 5`); 0 for a tag without one (`BEGIN`).
-fn tag_rows(tag: &str) -> u64 {
-    tag.rsplit(' ')
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
 }
 
 /// The type of `oid`: a built-in one, else a placeholder that only
@@ -897,18 +899,4 @@ fn protocol(e: std::io::Error) -> Error {
 
 fn encode(e: std::io::Error) -> Error {
     Error::Protocol(format!("cannot encode a message: {e}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn command_tags_give_their_row_counts() {
-        assert_eq!(tag_rows("UPDATE 3"), 3);
-        assert_eq!(tag_rows("INSERT 0 1"), 1);
-        assert_eq!(tag_rows("SELECT 12"), 12);
-        assert_eq!(tag_rows("BEGIN"), 0);
-        assert_eq!(tag_rows("COMMIT"), 0);
-    }
 }
