@@ -361,17 +361,20 @@ impl Expr {
                 otherwise.eval(env)
             }
             Expr::Call(func, args) => {
-                let mut vals = Vec::with_capacity(args.len());
-                for a in args.iter().take(MAX_ARGS) {
-                    vals.push(a.eval(env)?);
+                // On the stack: every operator is a call, evaluated once
+                // or more per transaction.
+                let mut vals = [Value::Null; MAX_ARGS];
+                for (slot, a) in vals.iter_mut().zip(args) {
+                    *slot = a.eval(env)?;
                 }
                 if args.len() > MAX_ARGS {
                     return Err(EvalError::TooManyArguments);
                 }
+                let vals = &vals[..args.len()];
                 if !matches!(func, Func::Is | Func::Debug) && vals.contains(&Value::Null) {
                     return Ok(Value::Null);
                 }
-                call(*func, &vals, env)
+                call(*func, vals, env)
             }
         }
     }

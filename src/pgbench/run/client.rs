@@ -36,9 +36,9 @@ pub struct ScriptClient {
     /// `-M prepared`: per script, per command; with pgbench's rules each
     /// is prepared when first used, as pgbench prepares them.
     prepared: Vec<Vec<Option<Statement>>>,
-    /// The last attempt's command latencies, until the engine reads and
-    /// clears them (the memory is reused).
-    steps: Vec<StepTime>,
+    /// The attempts' working memory; the last attempt's command latencies
+    /// stay in it until the engine reads and clears them.
+    work: Work,
     /// The transactions this client committed, per script.
     ledger: ScriptLedger,
     /// The running attempt's variables: a copy of the owner's, in memory
@@ -74,13 +74,27 @@ impl ScriptClient {
             })),
             chooser: Prng::seed(client_seed ^ 0x7363_7269_7074),
             prepared: Vec::new(),
-            steps: Vec::new(),
+            work: Work::default(),
             ledger: ScriptLedger::default(),
             scratch: Vars::default(),
             say: Say { rules, id },
             pending_abort: None,
         }
     }
+}
+
+/// An attempt's working memory, kept from one attempt to the next so
+/// that, once its vectors have grown, an attempt allocates nothing.
+#[derive(Debug, Default)]
+struct Work {
+    /// The commands completed, with their latencies.
+    steps: Vec<StepTime>,
+    /// The command running, and since when.
+    current: Option<(usize, Instant)>,
+    /// A statement's parameters as text: their bytes, and each one's span
+    /// (`None`: NULL), as [`TextParams`] takes them.
+    texts: Vec<u8>,
+    spans: Vec<Option<std::ops::Range<usize>>>,
 }
 
 /// A script run's start: which script, and the random state a retry
@@ -215,8 +229,8 @@ impl WorkloadClient for ScriptClient {
                 )
             });
         }
-        let mut steps = std::mem::take(&mut self.steps);
-        let mut current = None;
+        let mut work = std::mem::take(&mut self.work);
+        work.current = None;
         // Every attempt starts from the transaction's variables and random
         // state. The client keeps the variables of a committed attempt
         // only, but the random state of every attempt: the transaction
@@ -229,7 +243,7 @@ impl WorkloadClient for ScriptClient {
             tries,
         };
         let result = self
-            .run_commands(conn, run, &mut vars, &mut prng, &mut steps, &mut current)
+            .run_commands(conn, run, &mut vars, &mut prng, &mut work)
             .await;
         let mut owner = input.owner.lock().unwrap_or_else(|e| e.into_inner());
         if result.is_ok() {
@@ -238,20 +252,20 @@ impl WorkloadClient for ScriptClient {
         }
         owner.prng = prng;
         drop(owner);
-        if let (Err(_), Some((step, t0))) = (&result, current) {
-            steps.push(StepTime {
+        if let (Err(_), Some((step, t0))) = (&result, work.current) {
+            work.steps.push(StepTime {
                 step,
                 us: t0.elapsed().as_micros() as u64,
                 failed: true,
             });
         }
-        self.steps = steps;
+        self.work = work;
         self.scratch = vars;
         result
     }
 
     fn step_times(&mut self) -> Option<&mut Vec<StepTime>> {
-        Some(&mut self.steps)
+        Some(&mut self.work.steps)
     }
 
     fn into_ledger(self) -> ScriptLedger {
@@ -351,16 +365,16 @@ impl ScriptClient {
     }
 
     /// Runs `run`'s script from its first command on `vars` and `prng`
-    /// (the attempt's copies). `current` is the command running and
-    /// since when; every command that completes is appended to `steps`.
+    /// (the attempt's copies). `work.current` is the command running and
+    /// since when; every command that completes is appended to
+    /// `work.steps`.
     async fn run_commands(
         &mut self,
         conn: &mut Conn,
         run: Run,
         vars: &mut Vars,
         prng: &mut Prng,
-        steps: &mut Vec<StepTime>,
-        current: &mut Option<(usize, Instant)>,
+        work: &mut Work,
     ) -> Result<Ended, AttemptError> {
         // One clock read per command boundary: it ends one step and starts
         // the next.
@@ -379,15 +393,12 @@ impl ScriptClient {
         let mut i = 0;
         // Whether the previous step jumped here from a false condition.
         let mut jump_pending = false;
-        // Parameters as text: their bytes, and each one's span (None: NULL).
-        let mut texts: Vec<u8> = Vec::new();
-        let mut spans: Vec<Option<std::ops::Range<usize>>> = Vec::new();
         // Between \startpipeline and \endpipeline.
         let mut pipeline: Option<Pipeline> = None;
         while i < commands.len() {
             let now = Instant::now();
-            if let Some(prev) = current.replace((i, now)) {
-                done(steps, prev, now);
+            if let Some(prev) = work.current.replace((i, now)) {
+                done(&mut work.steps, prev, now);
             }
             let jumped = std::mem::take(&mut jump_pending);
             let at = i;
@@ -563,13 +574,19 @@ impl ScriptClient {
                         // Every variable as text, as libpq sends pgbench's
                         // parameters (an undefined one as NULL); the
                         // server reads each by its type.
-                        params(variables, vars, say.rules.is_some(), &mut texts, &mut spans);
+                        params(
+                            variables,
+                            vars,
+                            say.rules.is_some(),
+                            &mut work.texts,
+                            &mut work.spans,
+                        );
                         self.prepare_now(conn, s, i).await;
                         let stmt = self.prepared[s][i].as_ref();
                         let sql = c.param_sql[i].as_deref().expect("SQL");
                         let params = TextParams {
-                            bytes: &texts,
-                            spans: &spans,
+                            bytes: &work.texts,
+                            spans: &work.spans,
                         };
                         say.debug(|| match &stmt {
                             Some(_) => format!("client {} sending P_{}", say.id, c.prep[i]),
@@ -594,8 +611,8 @@ impl ScriptClient {
             }
             i += 1;
         }
-        if let Some(last) = current.take() {
-            done(steps, last, Instant::now());
+        if let Some(last) = work.current.take() {
+            done(&mut work.steps, last, Instant::now());
         }
         if say.rules.is_some() {
             if pipeline.is_some() {
