@@ -566,6 +566,9 @@ struct Attempted {
     failed_step: Option<usize>,
     /// The DSN's host the session's connection was open to.
     host: usize,
+    /// When the attempt ended, if its client read the clock then
+    /// ([`WorkloadClient::attempt_ended`]).
+    ended_at: Option<Instant>,
 }
 
 /// Runs one attempt on `s`, started at `start`.
@@ -575,7 +578,9 @@ async fn run_attempt<C: WorkloadClient>(
     after: &impl Fn(&crate::workload::AttemptError) -> AfterError,
     start: Instant,
 ) -> Attempted {
+    s.client.attempt_starts(start);
     let result = s.client.attempt(&mut s.conn, &s.tx, input).await;
+    let ended_at = s.client.attempt_ended();
     let mut rollback_failed = None;
     if let Err(e) = &result {
         match after(e) {
@@ -603,6 +608,7 @@ async fn run_attempt<C: WorkloadClient>(
         ended: s.conn.end_code(),
         failed_step: None,
         host: s.host,
+        ended_at,
     }
 }
 
@@ -840,7 +846,10 @@ async fn drive<C: WorkloadClient>(
                     // Closed loop: the latency leaves out pool waits; open
                     // loop: it counts from the scheduled start, so every
                     // wait is in it (coordinated omission corrected).
-                    let elapsed = start.elapsed();
+                    let elapsed = match a.ended_at {
+                        Some(t) => t.saturating_duration_since(start),
+                        None => start.elapsed(),
+                    };
                     let latency = match ctx.pacing {
                         Pacing::Closed => elapsed.saturating_sub(pool_wait),
                         Pacing::Open { .. } => elapsed,

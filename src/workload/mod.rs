@@ -616,6 +616,19 @@ pub trait WorkloadClient: Send + 'static {
     /// it may or may not have committed.
     fn unknown_outcome(&mut self, _input: &Self::Input) {}
 
+    /// Given just before `attempt`: the time the engine read as the
+    /// attempt's start. A client that times its commands starts its first
+    /// one then, instead of reading the clock again.
+    fn attempt_starts(&mut self, _at: std::time::Instant) {}
+
+    /// The time the attempt that just ended ended, for a client that read
+    /// the clock then (when its last command ended): the engine ends the
+    /// transaction's latency there instead of reading the clock again.
+    /// `None` (the default): the engine reads it.
+    fn attempt_ended(&self) -> Option<std::time::Instant> {
+        None
+    }
+
     /// The per-command latencies of the attempt that just ended, `None`
     /// for a workload that times no commands. The engine reads them after
     /// every attempt (counting them in the measured window only) and then

@@ -91,6 +91,11 @@ struct Work {
     steps: Vec<StepTime>,
     /// The command running, and since when.
     current: Option<(usize, Instant)>,
+    /// When the attempt started, as the engine read it
+    /// ([`WorkloadClient::attempt_starts`]): the first command's start.
+    started: Option<Instant>,
+    /// When the last command of a completed attempt ended.
+    ended: Option<Instant>,
     /// A statement's parameters as text: their bytes, and each one's span
     /// (`None`: NULL), as [`TextParams`] takes them.
     texts: Vec<u8>,
@@ -231,6 +236,7 @@ impl WorkloadClient for ScriptClient {
         }
         let mut work = std::mem::take(&mut self.work);
         work.current = None;
+        work.ended = None;
         // Every attempt starts from the transaction's variables and random
         // state. The client keeps the variables of a committed attempt
         // only, but the random state of every attempt: the transaction
@@ -262,6 +268,14 @@ impl WorkloadClient for ScriptClient {
         self.work = work;
         self.scratch = vars;
         result
+    }
+
+    fn attempt_starts(&mut self, at: Instant) {
+        self.work.started = Some(at);
+    }
+
+    fn attempt_ended(&self) -> Option<Instant> {
+        self.work.ended
     }
 
     fn step_times(&mut self) -> Option<&mut Vec<StepTime>> {
@@ -396,7 +410,7 @@ impl ScriptClient {
         // Between \startpipeline and \endpipeline.
         let mut pipeline: Option<Pipeline> = None;
         while i < commands.len() {
-            let now = Instant::now();
+            let now = work.started.take().unwrap_or_else(Instant::now);
             if let Some(prev) = work.current.replace((i, now)) {
                 done(&mut work.steps, prev, now);
             }
@@ -612,7 +626,9 @@ impl ScriptClient {
             i += 1;
         }
         if let Some(last) = work.current.take() {
-            done(&mut work.steps, last, Instant::now());
+            let now = Instant::now();
+            done(&mut work.steps, last, now);
+            work.ended = Some(now);
         }
         if say.rules.is_some() {
             if pipeline.is_some() {
@@ -796,7 +812,13 @@ fn store_rows(
                 Some(t) => Var::Text(t.into()),
                 None => Var::Value(Value::Null),
             };
-            vars.insert(name.into(), v);
+            // Interned only the first time (the interner is shared).
+            match vars.get_mut(name.as_str()) {
+                Some(slot) => *slot = v,
+                None => {
+                    vars.insert(name.as_str().into(), v);
+                }
+            }
         }
         Ok(())
     };
