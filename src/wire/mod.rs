@@ -7,7 +7,7 @@
 //! It speaks PostgreSQL's frontend/backend protocol (version 3.0, see the
 //! PostgreSQL documentation, chapter "Frontend/Backend Protocol") through
 //! `postgres-protocol`'s frontend message codecs, the ones tokio-postgres
-//! uses, and reads the backend's answers in place ([`backend`]): per
+//! uses, and reads the backend's answers in place (module `backend`): per
 //! statement, `Bind`, `Execute` and `Sync` in one write, then
 //! `BindComplete`, rows, `CommandComplete` and `ReadyForQuery` read until
 //! the last, as libpq's `PQsendQueryPrepared` does for pgbench (which adds
