@@ -3,6 +3,7 @@
 //! on a significant regression beyond the threshold), and with `--format`
 //! NEW's figures for continuous-benchmarking services.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -69,12 +70,20 @@ pub fn run(args: CompareArgs) -> Result<Exit> {
     match args.format {
         CompareFormat::Md => {
             let width = Some(args.width.columns());
+            // Markdown tables whole for a file or a pipe; fitted for a
+            // terminal or an explicit --width.
+            let tables = if args.width.width.is_some() || std::io::stdout().is_terminal() {
+                report::render::compare::Tables::Fitted
+            } else {
+                report::render::compare::Tables::Whole
+            };
             let mut text = report::render::compare::render(
                 &ra,
                 &rb,
                 &args.a.display().to_string(),
                 &args.b.display().to_string(),
                 width,
+                tables,
             );
             if let (Some(n), Some(dir)) = (&noise, &args.noise) {
                 text.push('\n');
@@ -88,7 +97,7 @@ pub fn run(args: CompareArgs) -> Result<Exit> {
             if let Some((t, rows)) = &gate {
                 text.push('\n');
                 text.push_str(&report::render::compare::gate_section(
-                    rows, *t, false, width,
+                    rows, *t, false, width, tables,
                 ));
             }
             out(&text);

@@ -7,11 +7,11 @@
 use std::fmt::Write as _;
 
 use super::pipe::{self, Layout};
-use super::terminal::wrap;
+use super::terminal::{fit, wrap};
 use crate::report::analysis::cells::{self, CellSummary};
 use crate::report::analysis::compare::{pair, setup_differences, side};
 use crate::report::analysis::gate::Row;
-use crate::report::tables;
+use crate::report::tables::{self, Table};
 use crate::stats::{self, Summary, noise::Noise};
 use crate::store::Results;
 
@@ -28,6 +28,56 @@ const NOTE: &str = "A and B: mean over complete runs ± half-width of its 95 % c
      on isolation, strategy, clients, pool size, rate and the factors either side varied, never on \
      the server build (pg_bin) or version.";
 
+/// How the comparison's tables are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tables {
+    /// Markdown pipe tables, whole however wide (a file, a pipe, a pull
+    /// request's comment).
+    Whole,
+    /// A Markdown table wider than the width is fitted to it instead
+    /// ([`fit::table`], for a terminal): its least needed columns leave
+    /// first and are named under it.
+    Fitted,
+}
+
+/// The columns that leave a fitted TPS table first, in order.
+const TPS_DROP: [&str; 3] = ["p", "MDE", "95% CI of delta"];
+
+/// The columns that leave a fitted p99 table first, in order.
+const P99_DROP: [&str; 2] = ["p (runs' p99)", "MDE"];
+
+/// `t` as a padded pipe table; with [`Tables::Fitted`] and a `width` that
+/// table is wider than, `t` fitted to `width` instead, the columns of
+/// `drop` leaving first and a line under it naming those that left.
+fn table(t: &Table, width: Option<usize>, tables: Tables, drop: &[&str]) -> String {
+    let whole = pipe::table(t, Layout::Padded);
+    let Some(w) = width.filter(|_| tables == Tables::Fitted) else {
+        return whole;
+    };
+    if whole.lines().all(|l| l.chars().count() <= w) {
+        return whole;
+    }
+    let order = fit::DropOrder {
+        whole: drop.iter().filter_map(|h| t.column_index(h)).collect(),
+        squeeze: Vec::new(),
+    };
+    let fitted = fit::table(t, w, &order);
+    let mut out = fitted.text;
+    out.push('\n');
+    if !fitted.dropped.is_empty() {
+        out.push_str(&wrap(
+            &format!(
+                "Not shown at {w} columns: {} (redirect to a file for the whole Markdown tables, or give a wider --width).",
+                fitted.dropped.join(", ")
+            ),
+            w,
+            "  ",
+        ));
+    }
+    out.push('\n');
+    out
+}
+
 /// A cell's reported TPS.
 fn reported<'a>(c: &'a CellSummary<'a>) -> Option<&'a Summary> {
     c.tps.as_ref()
@@ -35,8 +85,8 @@ fn reported<'a>(c: &'a CellSummary<'a>) -> Option<&'a Summary> {
 
 /// Markdown report of B against A (`a_name`, `b_name`: how to call them,
 /// e.g. the directories); prose wrapped at `width` columns when given
-/// (Markdown reads wrapped paragraphs the same), tables whole (a table
-/// row cannot be wrapped). Sections: which runs each side holds and the
+/// (Markdown reads wrapped paragraphs the same), tables as `tables` says
+/// (a Markdown table row cannot be wrapped). Sections: which runs each side holds and the
 /// setup differences; "TPS (tx/s, higher is better)"
 /// ([`tables::compare::tps`]); "p99 latency (ms, lower is better)"
 /// ([`tables::compare::p99`]); the cells that only one side has. When a
@@ -50,6 +100,7 @@ pub fn render(
     a_name: &str,
     b_name: &str,
     width: Option<usize>,
+    tables: Tables,
 ) -> String {
     let ca = cells::aggregate(a);
     let cb = cells::aggregate(b);
@@ -85,9 +136,11 @@ pub fn render(
                 "",
             ));
             out.push('\n');
-            out.push_str(&pipe::table(
+            out.push_str(&table(
                 &tables::compare::tps(&p.pairs, CellSummary::headline_tps),
-                Layout::Padded,
+                width,
+                tables,
+                &TPS_DROP,
             ));
             caveats(
                 &mut out,
@@ -98,9 +151,11 @@ pub fn render(
         } else {
             out.push_str("## TPS (tx/s, higher is better)\n\n");
         }
-        out.push_str(&pipe::table(
+        out.push_str(&table(
             &tables::compare::tps(&p.pairs, reported),
-            Layout::Padded,
+            width,
+            tables,
+            &TPS_DROP,
         ));
         if !p.effective_differs() {
             caveats(
@@ -110,9 +165,11 @@ pub fn render(
             );
         }
         out.push_str("## p99 latency (ms, merged histograms, lower is better)\n\n");
-        out.push_str(&pipe::table(
+        out.push_str(&table(
             &tables::compare::p99(&p.pairs),
-            Layout::Padded,
+            width,
+            tables,
+            &P99_DROP,
         ));
         out.push_str(&para(NOTE, ""));
         out.push('\n');
@@ -143,15 +200,21 @@ fn caveats(out: &mut String, lines: &[String], para: &dyn Fn(&str, &str) -> Stri
 
 /// `## Regression gate (threshold 5.0 %)`: the gate's table
 /// ([`tables::gate::gate`], every row when `all`, else those that did not
-/// pass) and the count of each status.
-pub fn gate_section(rows: &[Row], threshold_pct: f64, all: bool, width: Option<usize>) -> String {
+/// pass) and the count of each status; laid out as [`render`]'s.
+pub fn gate_section(
+    rows: &[Row],
+    threshold_pct: f64,
+    all: bool,
+    width: Option<usize>,
+    tables: Tables,
+) -> String {
     let mut out = format!(
         "## Regression gate (threshold {})\n\n",
         stats::fmt_mde(threshold_pct)
     );
     let t = tables::gate::gate(rows, all);
     if !t.is_empty() {
-        out.push_str(&pipe::table(&t, Layout::Padded));
+        out.push_str(&table(&t, width, tables, &["MDE"]));
     }
     let counts = tables::gate::gate_counts(rows);
     out.push_str(&match width {
@@ -190,7 +253,7 @@ mod tests {
     use crate::store::RunRecord;
 
     fn render(a: &Results, b: &Results, a_name: &str, b_name: &str) -> String {
-        super::render(a, b, a_name, b_name, None)
+        super::render(a, b, a_name, b_name, None, Tables::Whole)
     }
 
     /// A with 5 complete rc runs (98, 102, 100, 99, 101 tx/s) and the
@@ -233,6 +296,28 @@ mod tests {
         rr.cell.isolation = Isolation::RepeatableRead;
         r.runs.push(rr);
         r
+    }
+
+    /// For a terminal (or `--width`), a table wider than the width is
+    /// fitted to it, the columns that left named under it; for a file the
+    /// Markdown tables stay whole.
+    #[test]
+    fn fitted_tables_keep_to_the_width_and_name_what_left() {
+        let at = |w: usize, tables| super::render(&a(), &b(), "A", "B", Some(w), tables);
+        let whole = at(60, Tables::Whole);
+        assert!(
+            whole
+                .lines()
+                .any(|l| l.starts_with('|') && l.chars().count() > 60),
+            "{whole}"
+        );
+        let fitted = at(60, Tables::Fitted);
+        for l in fitted.lines() {
+            assert!(l.chars().count() <= 60, "{l:?} in\n{fitted}");
+        }
+        assert!(fitted.contains("Not shown at 60 columns: p"), "{fitted}");
+        // Wide enough, the Markdown tables are kept even for a terminal.
+        assert_eq!(at(400, Tables::Fitted), at(400, Tables::Whole));
     }
 
     #[test]
