@@ -764,7 +764,6 @@ impl Conn {
                 return Err(Error::Closed);
             }
             self.rbuf.reserve(short.max(READ_CHUNK));
-            let room = self.rbuf.capacity() - self.rbuf.len();
             if std::mem::take(&mut self.sent) && self.in_transaction() {
                 match self.read_now() {
                     Some(0) => {
@@ -780,7 +779,6 @@ impl Conn {
                     self.closed = true;
                     return Err(Error::Closed);
                 }
-                Ok(n) if n < room => self.drained(),
                 Ok(_) => {}
                 Err(e) => {
                     self.closed = true;
@@ -793,33 +791,11 @@ impl Conn {
 
 impl Conn {
     /// One non-blocking read straight after a write, whatever the runtime
-    /// last knew of the socket's readiness: `Some(bytes read)`, `None` when
-    /// nothing has arrived yet (or on an error, which the awaited read that
-    /// follows then reports).
+    /// last knew of the socket's readiness ([`socket::Socket::read_now`]):
+    /// `Some(bytes read)`, `None` when nothing has arrived yet (or on an
+    /// error, which the awaited read that follows then reports).
     fn read_now(&mut self) -> Option<usize> {
-        match self.stream.read_now(&mut self.rbuf) {
-            Ok(n) => Some(n),
-            Err(e) => {
-                if e.kind() == std::io::ErrorKind::WouldBlock {
-                    // Nothing yet: the awaited read waits for the next
-                    // arrival instead of first failing on a readiness left
-                    // from earlier.
-                    self.drained();
-                }
-                None
-            }
-        }
-    }
-
-    /// A read returned less than it had room for: the socket held no more
-    /// at that moment. Tells the runtime so without a system call, so that
-    /// the next read waits for the server instead of first trying a read
-    /// that can only fail with `EAGAIN`: one system call less per
-    /// statement. Data that arrived since is not lost: tokio clears the
-    /// readiness only if no new readiness event came in meanwhile, and an
-    /// event still queued in the kernel sets it again.
-    fn drained(&self) {
-        self.stream.drained();
+        self.stream.read_now(&mut self.rbuf).ok()
     }
 }
 

@@ -113,26 +113,51 @@ impl Socket {
     /// Reads what has arrived into `buf`'s spare capacity, waiting for the
     /// socket to become readable first if nothing has: the bytes read (0
     /// at EOF).
+    ///
+    /// A read that returns less than it had room for found the socket
+    /// empty: the runtime is told so at once, so that the next read waits
+    /// for the server instead of first trying a `recv` that can only fail
+    /// with `EAGAIN` (one system call less per statement). It is told
+    /// through the readiness guard the read started from, which clears the
+    /// readiness only if no readiness event came in since the guard was
+    /// taken: on a multi-threaded runtime, whose I/O driver runs beside
+    /// this task, data that arrived after the `recv` (and its event) keeps
+    /// the socket readable. Clearing whatever readiness was current
+    /// instead lost such a wake-up, and a connection then waited forever
+    /// for an answer already in its socket.
     pub(super) async fn read_buf(&self, buf: &mut BytesMut) -> io::Result<usize> {
-        self.0
-            .async_io(Interest::READABLE, |s| recv(s.as_raw_fd(), buf))
-            .await
+        loop {
+            let mut ready = self.0.readable().await?;
+            let room = buf.capacity() - buf.len();
+            match ready.try_io(|s| recv(s.get_ref().as_raw_fd(), buf)) {
+                Ok(Ok(n)) => {
+                    if n > 0 && n < room {
+                        ready.clear_ready();
+                    }
+                    return Ok(n);
+                }
+                Ok(Err(e)) => return Err(e),
+                // EAGAIN: the guard cleared the readiness it saw; wait.
+                Err(_would_block) => {}
+            }
+        }
     }
 
     /// One read of what has arrived, whatever the runtime last knew of the
-    /// socket's readiness: the bytes read (0 at EOF); `WouldBlock` when
-    /// nothing has arrived.
+    /// socket's readiness (its I/O driver may not have seen the arrival
+    /// yet): the bytes read (0 at EOF); `WouldBlock` when nothing has
+    /// arrived. When the runtime held the socket readable, the `recv` runs
+    /// under that readiness, and an `EAGAIN` clears it (only if no event
+    /// came in meanwhile, as in [`Socket::read_buf`]), so that the
+    /// awaited read that follows waits for the next arrival instead of
+    /// first failing on a readiness left from earlier.
     pub(super) fn read_now(&self, buf: &mut BytesMut) -> io::Result<usize> {
-        recv(self.fd(), buf)
-    }
-
-    /// Tells the runtime the socket holds nothing to read now, without a
-    /// system call (a closure that reports `WouldBlock` clears the
-    /// readiness; tokio keeps it if an event came in meanwhile).
-    pub(super) fn drained(&self) {
-        let _ = self.0.try_io(Interest::READABLE, |_| {
-            Err::<(), _>(io::ErrorKind::WouldBlock.into())
+        let mut tried = false;
+        let r = self.0.try_io(Interest::READABLE, |s| {
+            tried = true;
+            recv(s.as_raw_fd(), buf)
         });
+        if tried { r } else { recv(self.fd(), buf) }
     }
 }
 
@@ -161,6 +186,60 @@ fn recv(fd: RawFd, buf: &mut BytesMut) -> io::Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On a multi-threaded runtime, whose I/O driver runs beside the
+    /// reading task, an answer that arrives in two parts, the second just
+    /// after the read that took the first, must still wake the reader:
+    /// the readiness cleared after the short read is only the one that
+    /// read started from. (Clearing the current readiness instead lost the
+    /// second part's wake-up now and then, and the read waited forever.)
+    #[test]
+    fn an_answer_split_around_a_short_read_is_never_lost() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let peer = std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            let mut a = a;
+            let mut ping = [0u8; 1];
+            let mut k = 0u32;
+            while a.read_exact(&mut ping).is_ok() {
+                a.write_all(b"x").unwrap();
+                // A short, varying gap: the second part lands around the
+                // moment the reader's first read returns.
+                k = k.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                for _ in 0..(k >> 20) % 2_000 {
+                    std::hint::spin_loop();
+                }
+                a.write_all(b"y").unwrap();
+            }
+        });
+        rt.block_on(async move {
+            b.set_nonblocking(true).unwrap();
+            let b = Socket::unix(tokio::net::UnixStream::from_std(b).unwrap()).unwrap();
+            let mut buf = BytesMut::with_capacity(64);
+            for i in 0..20_000 {
+                b.write_all(b"p").await.unwrap();
+                buf.clear();
+                while buf.len() < 2 {
+                    buf.reserve(64);
+                    let read = tokio::time::timeout(
+                        std::time::Duration::from_secs(5),
+                        b.read_buf(&mut buf),
+                    );
+                    let n = read.await.unwrap_or_else(|_| {
+                        panic!("round {i}: the answer's second part never woke the reader")
+                    });
+                    assert!(n.unwrap() > 0);
+                }
+                assert_eq!(&buf[..], b"xy");
+            }
+        });
+        peer.join().unwrap();
+    }
 
     /// A write larger than the socket's buffer waits for room (the
     /// duplicate's writability) and completes once the peer reads; a read
