@@ -61,19 +61,10 @@ fn table(t: &Table, width: Option<usize>, tables: Tables, drop: &[&str]) -> Stri
         whole: drop.iter().filter_map(|h| t.column_index(h)).collect(),
         squeeze: Vec::new(),
     };
-    let fitted = fit::table(t, w, &order);
-    let mut out = fitted.text;
-    out.push('\n');
-    if !fitted.dropped.is_empty() {
-        out.push_str(&wrap(
-            &format!(
-                "Not shown at {w} columns: {} (redirect to a file for the whole Markdown tables, or give a wider --width).",
-                fitted.dropped.join(", ")
-            ),
-            w,
-            "  ",
-        ));
-    }
+    let mut out = fit::table(t, w, &order).with_note(
+        w,
+        "redirect to a file for the whole Markdown tables, or give a wider --width",
+    );
     out.push('\n');
     out
 }

@@ -56,6 +56,27 @@ pub struct Fitted {
     pub dropped: Vec<String>,
 }
 
+impl Fitted {
+    /// The table and a newline, then, when columns were left out, a line
+    /// naming them (`Not shown at 100 columns: p50 (ms) (ELSEWHERE).`,
+    /// `elsewhere` saying where they are), wrapped at `width`.
+    pub fn with_note(self, width: usize, elsewhere: &str) -> String {
+        let mut out = self.text;
+        out.push('\n');
+        if !self.dropped.is_empty() {
+            out.push_str(&wrap(
+                &format!(
+                    "Not shown at {width} columns: {} ({elsewhere}).",
+                    self.dropped.join(", ")
+                ),
+                width,
+                "  ",
+            ));
+        }
+        out
+    }
+}
+
 /// Which columns may leave a table that does not fit, in order: `whole`
 /// leave while the figures would otherwise wrap; `squeeze` only when the
 /// table does not fit even with every figure wrapped at its spaces.

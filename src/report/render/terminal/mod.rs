@@ -105,19 +105,9 @@ pub fn summary_of(m: &ReportModel, width: usize) -> String {
         whole: index(&DROP_ORDER[..DROP_WHOLE]),
         squeeze: index(&DROP_ORDER[DROP_WHOLE..]),
     };
-    let fitted = fit::table(&t, width, &drop);
-    out.push_str(&fitted.text);
-    out.push('\n');
-    if !fitted.dropped.is_empty() {
-        out.push_str(&wrap(
-            &format!(
-                "Not shown at {width} columns: {} (in report.md; or a wider --width).",
-                fitted.dropped.join(", ")
-            ),
-            width,
-            "  ",
-        ));
-    }
+    out.push_str(
+        &fit::table(&t, width, &drop).with_note(width, "in report.md; or a wider --width"),
+    );
     out.push_str(&wrap(
         &format!(
             "{} More figures per cell: report.md.",
@@ -194,20 +184,10 @@ pub fn noise(n: &crate::stats::noise::Noise, width: usize) -> String {
         whole: index(&["CV within a run"]),
         squeeze: index(&["MDE at", "runs a side for"]),
     };
-    let fitted = fit::table(&t, width, &drop);
     let mut out = format!("{}:\n", tables::noise::noise_title(n));
-    out.push_str(&fitted.text);
-    out.push('\n');
-    if !fitted.dropped.is_empty() {
-        out.push_str(&wrap(
-            &format!(
-                "Not shown at {width} columns: {} (in report.md and results.json's noise).",
-                fitted.dropped.join(", ")
-            ),
-            width,
-            "  ",
-        ));
-    }
+    out.push_str(
+        &fit::table(&t, width, &drop).with_note(width, "in report.md and results.json's noise"),
+    );
     out.push_str(&wrap(&tables::noise::noise_note(n), width, ""));
     out
 }
