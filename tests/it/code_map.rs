@@ -1,5 +1,6 @@
-//! docs/src/code-map.md is the one code map: it names every top-level
-//! module of src/, and every `src/...` path it names exists.
+//! docs/src/code-map.md is the one code map: it names every crate of the
+//! workspace and every top-level module of each, and every
+//! `crates/...` path it names exists.
 
 use std::path::Path;
 
@@ -8,36 +9,39 @@ fn code_map() -> String {
     std::fs::read_to_string(root.join("docs/src/code-map.md")).expect("docs/src/code-map.md")
 }
 
-/// The `src/...` paths in backticks in `text`.
-fn src_paths(text: &str) -> Vec<String> {
+/// The `crates/...` paths in backticks in `text`.
+fn crate_paths(text: &str) -> Vec<String> {
     text.split('`')
         .skip(1)
         .step_by(2)
-        .filter(|s| s.starts_with("src/"))
+        .filter(|s| s.starts_with("crates/"))
         .map(str::to_string)
         .collect()
 }
 
 #[test]
-fn the_code_map_names_every_top_level_module() {
+fn the_code_map_names_every_crate_and_top_level_module() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let named = src_paths(&code_map());
+    let named = crate_paths(&code_map());
+    let is_named = |shown: &str| named.iter().any(|p| p.starts_with(shown));
     let mut missing = Vec::new();
-    for entry in std::fs::read_dir(root.join("src")).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let (stem, shown) = if path.is_dir() {
-            (name.clone(), format!("src/{name}/"))
-        } else if let Some(stem) = name.strip_suffix(".rs") {
-            (stem.to_string(), format!("src/{name}"))
-        } else {
-            continue;
-        };
-        if stem == "lib" {
-            continue;
+    for krate in std::fs::read_dir(root.join("crates")).unwrap() {
+        let dir = krate.unwrap().path();
+        let rel = dir.strip_prefix(root).unwrap().display().to_string();
+        if !is_named(&format!("{rel}/")) {
+            missing.push(format!("{rel}/"));
         }
-        if !named.iter().any(|p| p.starts_with(&shown)) {
-            missing.push(shown);
+        // Each directory module (a room of a crate with several, or a
+        // part of a one-room crate) has its line.
+        for entry in std::fs::read_dir(dir.join("src")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                let shown = format!("{rel}/src/{name}/");
+                if !is_named(&shown) {
+                    missing.push(shown);
+                }
+            }
         }
     }
     assert!(
@@ -49,7 +53,7 @@ fn the_code_map_names_every_top_level_module() {
 #[test]
 fn every_path_in_the_code_map_exists() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let named = src_paths(&code_map());
+    let named = crate_paths(&code_map());
     assert!(named.len() > 20, "read too few paths: {named:?}");
     let gone: Vec<&String> = named.iter().filter(|p| !root.join(p).exists()).collect();
     assert!(

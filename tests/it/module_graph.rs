@@ -1,52 +1,158 @@
-//! The crate's top-level modules form a graph without cycles, with
-//! `model` (the shared data types) at the bottom importing nothing else
-//! from the crate. Read from the source: every `crate::name` outside
-//! comments and test modules is an edge from the file's top-level module
-//! to `name`.
+//! The layering, checked. The workspace's crates are floors (`FLOORS`,
+//! bottom first): each depends only on floors below it, which Cargo then
+//! enforces for every import. Inside the floors, the rooms (each crate's
+//! top-level modules, or the crate itself when it is one room) form a
+//! graph without cycles, read from the source: every `crate::name`
+//! outside comments and test modules is an edge from the file's room to
+//! `name`. `model`, the shared data types, is at the bottom and imports
+//! nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Top-level module -> the top-level modules its non-test code names.
+/// The crates under `crates/`, bottom floor first, with the room name
+/// the code uses for a crate that is one room (its alias in the crates
+/// above), or `None` for a crate of several rooms.
+const FLOORS: [(&str, Option<&str>); 8] = [
+    ("model", Some("model")),
+    ("stats", Some("stats")),
+    ("wire", Some("wire")),
+    ("elle", Some("elle")),
+    ("server", Some("postgres")),
+    ("load", None),
+    ("results", None),
+    ("isobench", None),
+];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The `isobench-*` crates a manifest's `[dependencies]` and
+/// `[dev-dependencies]` name.
+fn internal_deps(manifest: &str) -> BTreeSet<String> {
+    let mut deps = BTreeSet::new();
+    let mut in_deps = false;
+    for line in manifest.lines() {
+        let l = line.trim();
+        if l.starts_with('[') {
+            in_deps = l == "[dependencies]" || l == "[dev-dependencies]";
+            continue;
+        }
+        if in_deps && let Some(name) = l.strip_prefix("isobench-") {
+            let name: String = name
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            deps.insert(name);
+        }
+    }
+    deps
+}
+
+#[test]
+fn every_crate_depends_only_on_floors_below_it() {
+    let on_disk: BTreeSet<String> = std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let listed: BTreeSet<String> = FLOORS.iter().map(|(c, _)| c.to_string()).collect();
+    assert_eq!(on_disk, listed, "FLOORS lists every crate under crates/");
+    for (height, (krate, _)) in FLOORS.iter().enumerate() {
+        // The top floor's manifest is the workspace root's.
+        let manifest = if *krate == "isobench" {
+            root().join("Cargo.toml")
+        } else {
+            root().join("crates").join(krate).join("Cargo.toml")
+        };
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let text = match text.find("[package]") {
+            Some(i) => &text[i..],
+            None => &text[..],
+        };
+        for dep in internal_deps(text) {
+            let below = FLOORS[..height].iter().any(|(c, _)| *c == dep);
+            assert!(
+                below,
+                "crates/{krate} depends on isobench-{dep}, which is not below it"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_floor_reader_reads_dependencies() {
+    let manifest = "[package]\nname = \"isobench-x\"\n[dependencies]\nisobench-model.workspace = true\nserde.workspace = true\n[dev-dependencies]\nisobench-stats = { workspace = true }\n[features]\nisobench-not = []\n";
+    let deps: Vec<String> = internal_deps(manifest).into_iter().collect();
+    assert_eq!(deps, ["model", "stats"]);
+}
+
+/// Room -> the rooms its non-test code names.
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let rooms: BTreeSet<String> = FLOORS
+        .iter()
+        .filter_map(|(_, room)| room.map(str::to_string))
+        .chain(
+            FLOORS
+                .iter()
+                .filter(|(_, room)| room.is_none())
+                .flat_map(|(c, _)| {
+                    std::fs::read_dir(root().join("crates").join(c).join("src"))
+                        .unwrap()
+                        .filter_map(|e| {
+                            let p = e.unwrap().path();
+                            p.is_dir()
+                                .then(|| p.file_name().unwrap().to_string_lossy().into_owned())
+                        })
+                }),
+        )
+        .collect();
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut stack = vec![src.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let rel = path.strip_prefix(&src).unwrap();
-            let first = rel.components().next().unwrap().as_os_str();
-            let module = Path::new(first)
-                .file_stem()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if module == "lib" || module == "main" {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            let edges = g.entry(module.clone()).or_default();
-            let mut code = String::new();
-            for line in text.lines() {
-                let t = line.trim_start();
-                if t.starts_with("#[cfg(test)]") {
-                    // Test modules come last in every file.
-                    break;
+    for (krate, one_room) in FLOORS {
+        let src = root().join("crates").join(krate).join("src");
+        let mut stack = vec![src.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
                 }
-                if !t.starts_with("//") {
-                    code.push_str(line);
-                    code.push('\n');
+                if path.extension().is_none_or(|e| e != "rs") {
+                    continue;
                 }
+                let rel = path.strip_prefix(&src).unwrap();
+                let module = match one_room {
+                    Some(room) => room.to_string(),
+                    None => {
+                        let first = rel.components().next().unwrap().as_os_str();
+                        let m = Path::new(first).file_stem().unwrap().to_string_lossy();
+                        if m == "lib" || m == "main" {
+                            continue;
+                        }
+                        m.into_owned()
+                    }
+                };
+                let text = std::fs::read_to_string(&path).unwrap();
+                let edges = g.entry(module.clone()).or_default();
+                let mut code = String::new();
+                for line in text.lines() {
+                    let t = line.trim_start();
+                    if t.starts_with("#[cfg(test)]") {
+                        // Test modules come last in every file.
+                        break;
+                    }
+                    if !t.starts_with("//") {
+                        code.push_str(line);
+                        code.push('\n');
+                    }
+                }
+                edges.extend(
+                    crate_names(&code)
+                        .into_iter()
+                        .filter(|n| *n != module && rooms.contains(n)),
+                );
             }
-            edges.extend(crate_names(&code).into_iter().filter(|n| *n != module));
         }
     }
     g
@@ -124,7 +230,7 @@ fn cycle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
 #[test]
 fn the_model_imports_nothing_from_the_crate() {
     let g = graph();
-    let model = g.get("model").expect("src/model/ exists");
+    let model = g.get("model").expect("crates/model exists");
     assert!(model.is_empty(), "model imports {model:?}");
 }
 

@@ -3,7 +3,7 @@
 //!
 //! A prototype for measurement, not part of isobench: it answers "would
 //! driving PostgreSQL through libpq (`pq-sys`, libpq built from source)
-//! cost less client CPU per transaction than isobench's `src/wire/`?".
+//! cost less client CPU per transaction than isobench's `crates/wire/src/`?".
 //! It copies the structure of pgbench 15's `threadRun` and
 //! `advanceConnectionState` (src/bin/pgbench/pgbench.c):
 //!
