@@ -13,6 +13,7 @@ mod error;
 mod faults;
 #[cfg(any(test, feature = "fixture"))]
 pub mod fixture;
+mod guarantee;
 mod histogram;
 mod history;
 mod observations;
@@ -29,6 +30,7 @@ pub use checks::*;
 pub use config::*;
 pub use error::*;
 pub use faults::*;
+pub use guarantee::*;
 pub use histogram::{decode_histogram, encode_histogram, new_histogram};
 pub use history::*;
 pub use observations::*;

@@ -134,6 +134,16 @@ pub struct InvariantResult {
     /// once, after the run or in any sample.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub during: Option<super::DuringCheck>,
+    /// For a history checker's class: the committed transactions it
+    /// examined, the exposure of a violation rate; `None` for other
+    /// checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<u64>,
+    /// For a history checker's cycle class: the cycles it shows (its first
+    /// cases, at most [`super::MAX_CYCLES`]), each edge with the operations
+    /// that prove it; empty for other checks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cycles: Vec<super::Cycle>,
 }
 
 impl InvariantResult {
@@ -148,6 +158,8 @@ impl InvariantResult {
             declared: false,
             rows: None,
             during: None,
+            checked: None,
+            cycles: Vec::new(),
         }
     }
 
@@ -162,6 +174,8 @@ impl InvariantResult {
             declared: false,
             rows: None,
             during: None,
+            checked: None,
+            cycles: Vec::new(),
         }
     }
 }

@@ -21,6 +21,7 @@
 //! 12. `run_hosts`;
 //! 13. `declared_checks` and `check_rows`.
 //! 14. `cell_poolers` and `run_pooler`.
+//! 15. `history_checks`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
@@ -106,7 +107,9 @@
 //!   ordinal, label, sql, start_plan, end_plan)`: statements whose plan
 //!   differed at the end of the window; `invariants (run, ordinal,
 //!   name, ok, violations, detail)` and `lost_commits (run, ordinal,
-//!   lost)` for the checks that count lost commits, `run_errors (run,
+//!   lost)` for the checks that count lost commits, `history_checks (run,
+//!   ordinal, checked, cycles_json)` for a history checker's classes,
+//!   `run_errors (run,
 //!   ordinal, message)`,
 //!   `server_errors (run, ordinal, message)` (the observer's sampling
 //!   problems), `run_server_settings (run, name, value)`.

@@ -302,11 +302,20 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
     let invariants = children(
         conn,
         "invariants",
-        "SELECT i.name, i.ok, i.violations, i.detail, l.lost
-           FROM invariants i LEFT JOIN lost_commits l ON l.run = i.run AND l.ordinal = i.ordinal
+        "SELECT i.name, i.ok, i.violations, i.detail, l.lost, h.checked, h.cycles_json
+           FROM invariants i
+           LEFT JOIN lost_commits l ON l.run = i.run AND l.ordinal = i.ordinal
+           LEFT JOIN history_checks h ON h.run = i.run AND h.ordinal = i.ordinal
           WHERE i.run = ?1 ORDER BY i.ordinal",
         run,
         |r| {
+            let cycles: Option<String> = r.get(6)?;
+            let cycles = match cycles {
+                Some(json) => serde_json::from_str(&json).map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(6, rusqlite::types::Type::Text, e.into())
+                })?,
+                None => Vec::new(),
+            };
             Ok(InvariantResult {
                 name: r.get(0)?,
                 ok: r.get(1)?,
@@ -316,6 +325,8 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
                 declared: false,
                 rows: None,
                 during: None,
+                checked: r.get(5)?,
+                cycles,
             })
         },
     )?;

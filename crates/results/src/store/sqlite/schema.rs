@@ -30,6 +30,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V12_RUN_HOSTS),
     M::up(V13_DECLARED_CHECKS),
     M::up(V14_POOLER),
+    M::up(V15_HISTORY_CHECKS),
 ];
 
 /// `MIGRATION_LIST` as rusqlite_migration runs it (each call applies the
@@ -613,4 +614,22 @@ CREATE TABLE IF NOT EXISTS run_pooler (
 ) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '14');
+"#;
+
+/// Store version 15: what a history checker's class examined and showed
+/// (`InvariantResult::checked`, `InvariantResult::cycles`): the committed
+/// transactions it checked (the exposure of a violation rate) and its
+/// example cycles as JSON (each edge with its kind and the operations that
+/// prove it, and the cycle's evidence directory once written). One row per
+/// invariant of a history check. IF NOT EXISTS, as in versions 3 to 14.
+const V15_HISTORY_CHECKS: &str = r#"
+CREATE TABLE IF NOT EXISTS history_checks (
+    run         INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal     INTEGER NOT NULL,
+    checked     INTEGER NOT NULL CHECK (checked >= 0),
+    cycles_json TEXT NOT NULL,
+    PRIMARY KEY (run, ordinal)
+) STRICT;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '15');
 "#;

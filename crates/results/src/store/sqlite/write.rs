@@ -528,11 +528,20 @@ fn write_checks(tx: &Transaction, r: &RunRecord) -> R<()> {
     )?;
     let mut lost =
         tx.prepare_cached("INSERT INTO lost_commits (run, ordinal, lost) VALUES (?1, ?2, ?3)")?;
+    let mut history = tx.prepare_cached(
+        "INSERT INTO history_checks (run, ordinal, checked, cycles_json) VALUES (?1, ?2, ?3, ?4)",
+    )?;
     for (i, v) in r.invariants.iter().enumerate() {
         st.execute(params![run, i, v.name, v.ok, v.violations, v.detail])
             .context("invariants")?;
         if let Some(n) = v.lost_commits {
             lost.execute(params![run, i, n]).context("lost_commits")?;
+        }
+        if let Some(n) = v.checked {
+            let cycles = serde_json::to_string(&v.cycles).context("history_checks")?;
+            history
+                .execute(params![run, i, n, cycles])
+                .context("history_checks")?;
         }
         if v.declared {
             super::checks::write_declared(tx, run, i, v)?;
