@@ -6,8 +6,9 @@
 //! verdict (faster / slower / no significant difference / too few runs),
 //! the smallest change a comparison could detect ([`power`]), repetitions
 //! until a target precision ([`sequential`]), a proportion's exact
-//! interval ([`proportion`]), and outlier repetitions by the modified
-//! z-score.
+//! interval ([`proportion`]), rare events' rates with exact intervals and
+//! the exact test of two rates ([`rate`]), and outlier repetitions by the
+//! modified z-score.
 //!
 //! One method per verdict (issue #37): a comparison's interval, p-value
 //! and verdict all come from one test of the log ratio of the means
@@ -37,6 +38,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 pub mod noise;
 pub mod power;
 pub mod proportion;
+pub mod rate;
 pub mod sequential;
 
 /// The fewest complete runs on each side for a verdict: below it a
