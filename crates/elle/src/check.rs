@@ -94,8 +94,38 @@ pub struct Finding {
     /// For the cycle classes, the dependency edges that close a cycle of
     /// the class (at least `count`); 0 for the others.
     pub edges: u64,
-    /// One case explained step by step.
+    /// One case explained step by step (for a cycle class, the shortest of
+    /// [`Finding::cycles`]).
     pub example: Option<String>,
+    /// For the cycle classes: a cycle through each of the first
+    /// [`MAX_CYCLES`] components counted, each edge with the operations
+    /// that prove it; empty for the others.
+    pub cycles: Vec<Vec<Step>>,
+}
+
+/// Cycles kept per class ([`Finding::cycles`]).
+pub const MAX_CYCLES: usize = 8;
+
+/// A dependency between two transactions (Adya 1999, section 3.1.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dep {
+    /// The second appended right after the first's append to a key.
+    Ww,
+    /// The second read a list whose last value the first appended.
+    Wr,
+    /// The second appended the value right after the last one the first
+    /// read (an anti-dependency).
+    Rw,
+}
+
+/// One edge of a cycle: `from` -> `to` (transaction indexes) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub from: u32,
+    pub to: u32,
+    pub kind: Dep,
+    /// The operations that prove the edge, in words.
+    pub why: String,
 }
 
 /// What the checker found in one history.
@@ -105,6 +135,9 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Transactions checked (every attempt, aborted ones included).
     pub txns: usize,
+    /// Of those, the committed ones: the exposure of a rate of anomalies
+    /// per committed transaction.
+    pub committed: usize,
     /// Distinct dependency edges between transactions.
     pub edges: usize,
     /// Anti-dependency edges on a cycle that the search budget left
@@ -176,6 +209,7 @@ impl Found {
                     count: 0,
                     edges: 0,
                     example: None,
+                    cycles: Vec::new(),
                 })
                 .collect(),
         )
@@ -212,6 +246,7 @@ pub fn check(history: &History) -> Report {
     Report {
         findings: found.0,
         txns: history.len(),
+        committed: history.txns.iter().filter(|t| t.committed()).count(),
         edges: graph.edge_count(),
         unclassified,
     }
@@ -387,31 +422,50 @@ fn cycles(idx: &Index<'_>, graph: &Graph, found: &mut Found) -> u64 {
         let (cls, _, comp, _) = classes[class];
         let f = &mut found.0[cls as usize];
         f.edges += 1;
+        // The first closing edge of each new component: one cycle per case.
         if counted[class].insert(comp[ai]) {
             f.count += 1;
-        }
-        if candidates[class].len() < 8 {
-            candidates[class].push((a, b));
+            if candidates[class].len() < MAX_CYCLES {
+                candidates[class].push((a, b));
+            }
         }
     }
     drop(reach_wwr);
     let mut parent = vec![NONE; graph.nodes()];
     for (c, &(class, mask, comp, closing)) in classes.iter().enumerate() {
-        let shortest = candidates[c]
+        let cycles: Vec<Vec<(u32, u32, Kinds)>> = candidates[c]
             .iter()
             .filter_map(|&(a, b)| {
                 let path = graph.shortest_path(b, a, mask, comp, &mut parent, 200_000)?;
-                Some((a, path))
+                let mut steps = vec![(a, path[0], closing)];
+                for w in path.windows(2) {
+                    steps.push((w[0], w[1], explain::pick(graph.kinds(w[0], w[1]), mask)));
+                }
+                Some(steps)
             })
-            .min_by_key(|(_, p)| p.len());
-        let Some((a, path)) = shortest else {
-            continue;
-        };
-        let mut steps = vec![(a, path[0], closing)];
-        for w in path.windows(2) {
-            steps.push((w[0], w[1], explain::pick(graph.kinds(w[0], w[1]), mask)));
+            .collect();
+        let f = &mut found.0[class as usize];
+        if let Some(shortest) = cycles.iter().min_by_key(|s| s.len()) {
+            f.example = Some(explain::cycle(idx, shortest));
         }
-        found.0[class as usize].example = Some(explain::cycle(idx, &steps));
+        f.cycles = cycles
+            .iter()
+            .map(|steps| {
+                steps
+                    .iter()
+                    .map(|&(from, to, kind)| Step {
+                        from,
+                        to,
+                        kind: match kind {
+                            WW => Dep::Ww,
+                            WR => Dep::Wr,
+                            _ => Dep::Rw,
+                        },
+                        why: explain::edge(idx, from, to, kind),
+                    })
+                    .collect()
+            })
+            .collect();
     }
     unclassified
 }

@@ -24,7 +24,7 @@ mod history;
 mod infer;
 mod read;
 
-pub use check::{Class, Finding, Report, check};
+pub use check::{Class, Dep, Finding, MAX_CYCLES, Report, Step, check};
 pub use history::{History, Key, Op, Status, Txn, Value, show_list, show_ops, show_status};
 pub use read::{ReadError, parse};
 

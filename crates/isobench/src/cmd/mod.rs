@@ -100,6 +100,11 @@ pub enum Exit {
     /// Invariants violated with `--fail-on-violation`, or anomaly probes
     /// that differ from their `@expect` lines.
     Violations = 3,
+    /// A guarantee violation with `--fail-on-violation` (or found by
+    /// `check-history --level`): a history check found an anomaly class
+    /// the isolation level forbids. Takes precedence over
+    /// [`Exit::Violations`].
+    GuaranteeViolated = 4,
     /// Ctrl-C or SIGTERM: what was measured is saved.
     Interrupted = 130,
 }

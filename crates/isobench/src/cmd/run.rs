@@ -40,9 +40,11 @@ impl RunArgs {
     }
 }
 
-/// Runs the study; [`Exit::Violations`] when invariants were violated and
-/// `--fail-on-violation` is set, [`Exit::Interrupted`] after Ctrl-C (what
-/// was measured is saved).
+/// Runs the study; with `--fail-on-violation`, [`Exit::GuaranteeViolated`]
+/// when a level broke its promise (a history check found a class the
+/// cell's level forbids) and [`Exit::Violations`] when other invariants
+/// were violated; [`Exit::Interrupted`] after Ctrl-C (what was measured
+/// is saved).
 ///
 /// Errors: bad settings ([`BadInput`]), or a failure at run time.
 pub async fn run(args: RunArgs) -> Result<Exit> {
@@ -87,6 +89,32 @@ pub async fn run(args: RunArgs) -> Result<Exit> {
             "isobench: {failed} run(s) failed and were kept out of the statistics (on_error = continue); see Problems in {}",
             outcome.dir.join("report.md").display()
         );
+    }
+    let broken: Vec<String> = outcome
+        .results
+        .runs
+        .iter()
+        .flat_map(|r| {
+            r.invariants
+                .iter()
+                .filter(|i| i.violations > 0 && crate::model::forbids(r.cell.isolation, &i.name))
+                .map(move |i| {
+                    format!(
+                        "run {}: {} {} at {}",
+                        r.index,
+                        i.violations,
+                        i.name,
+                        r.cell.isolation.sql()
+                    )
+                })
+        })
+        .collect();
+    if fail_on_violation && !broken.is_empty() {
+        eprintln!(
+            "isobench: an isolation level broke its promise ({}) and --fail-on-violation is set",
+            broken.join("; ")
+        );
+        return Ok(Exit::GuaranteeViolated);
     }
     let violated: Vec<u32> = outcome
         .results

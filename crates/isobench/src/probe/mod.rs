@@ -522,7 +522,7 @@ mod tests {
         use crate::model::Isolation;
         let probes = builtin().unwrap();
         let mut compared = 0;
-        for class in crate::report::analysis::findings::ANOMALY_CLASSES {
+        for class in crate::model::ANOMALY_CLASSES {
             let Some(p) = probes.iter().find(|p| p.name == class) else {
                 continue;
             };
@@ -536,7 +536,7 @@ mod tests {
                     .expect("every built-in expects per level");
                 let anomaly = e.outcome == crate::model::probes::Outcome::Anomaly;
                 assert_eq!(
-                    crate::report::analysis::findings::admitted_classes(level).contains(&class),
+                    crate::model::admitted_classes(level).contains(&class),
                     anomaly,
                     "{class} at {level:?}: probe expects {e}"
                 );

@@ -224,7 +224,7 @@ pub struct Settings {
     #[arg(long, short = 'q', num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
     #[serde(default, deserialize_with = "one::<_, Bool>")]
     pub quiet: Option<bool>,
-    /// Exit with status 3 when any invariant is violated (anomalies > 0).
+    /// Exit with status 4 when an isolation level broke its promise (a history check found an anomaly class the level forbids), else 3 when any invariant is violated (anomalies > 0).
     #[arg(long, num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
     #[serde(default, deserialize_with = "one::<_, Bool>")]
     pub fail_on_violation: Option<bool>,

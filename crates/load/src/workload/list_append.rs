@@ -33,7 +33,7 @@ use super::{
     TxControl, Workload, WorkloadClient, WorkloadError, WorkloadSpec,
 };
 use crate::elle::{self, Class, History, Op, Status, Txn};
-use crate::model::{InvariantResult, Lifetime};
+use crate::model::{Cycle, CycleStep, Dependency, InvariantResult, Lifetime};
 
 /// `isobench workloads list-append`.
 pub static SPEC: WorkloadSpec = WorkloadSpec {
@@ -249,9 +249,32 @@ pub fn invariants(report: &elle::Report, took: std::time::Duration) -> Vec<Invar
                     report.unclassified
                 ));
             }
-            InvariantResult::count(class.name(), f.count, detail)
+            let mut inv = InvariantResult::count(class.name(), f.count, detail);
+            inv.checked = Some(report.committed as u64);
+            inv.cycles = f.cycles.iter().map(|steps| cycle(steps)).collect();
+            inv
         })
         .collect()
+}
+
+/// The checker's cycle as the model's.
+fn cycle(steps: &[elle::Step]) -> Cycle {
+    Cycle {
+        steps: steps
+            .iter()
+            .map(|s| CycleStep {
+                from: u64::from(s.from),
+                to: u64::from(s.to),
+                kind: match s.kind {
+                    elle::Dep::Ww => Dependency::Ww,
+                    elle::Dep::Wr => Dependency::Wr,
+                    elle::Dep::Rw => Dependency::Rw,
+                },
+                why: s.why.clone(),
+            })
+            .collect(),
+        evidence: None,
+    }
 }
 
 /// One client: its statements per table and its own history.

@@ -15,6 +15,7 @@ pub mod compare;
 pub mod coverage;
 pub mod findings;
 pub mod gate;
+pub mod guarantee;
 pub mod model;
 pub mod plans;
 pub mod precision;

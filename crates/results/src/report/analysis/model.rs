@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{CountStat, PlanChange};
 use crate::report::analysis::cells::{self, CellSummary};
+use crate::report::analysis::guarantee::{self, CellGuarantee};
 use crate::report::analysis::plans::{self, PlanGroup};
 use crate::report::analysis::reasons::{self, ReasonTally};
 use crate::report::analysis::server::{self, WaitShare};
@@ -55,6 +56,9 @@ pub struct ReportModel<'a> {
     /// A calibration's noise (`isobench calibrate`, [`stats::noise`]);
     /// `None` for other studies.
     pub noise: Option<Noise>,
+    /// The cells with a history check: their level's promise against what
+    /// the checks found ([`guarantee::tally`]).
+    pub guarantees: Vec<CellGuarantee<'a>>,
 }
 
 impl<'a> ReportModel<'a> {
@@ -92,6 +96,7 @@ impl<'a> ReportModel<'a> {
                 .collect(),
             failure_reasons: cells.iter().map(reasons::pooled).collect(),
             noise: stats::noise::of(results),
+            guarantees: guarantee::tally(&cells),
             cells,
         }
     }
@@ -118,6 +123,11 @@ impl<'a> ReportModel<'a> {
     /// the reports then show it beside TPS.
     pub fn has_tpmc(&self) -> bool {
         self.cells.iter().any(|c| c.tpmc.is_some())
+    }
+
+    /// Whether any cell broke its level's promise.
+    pub fn violated(&self) -> bool {
+        self.guarantees.iter().any(|g| g.violations().next().is_some())
     }
 
     /// Whether the workload is ssibench (its summary adds KTPS).

@@ -17,6 +17,14 @@ use crate::store::Results;
 /// ```text
 /// { "workload", "complete", "confidence" (0.95), "alpha" (0.05),
 ///   "baseline" (the rule, in words),
+///   "guarantees" (only when a cell has a history check: {"violated"
+///     (a level broke its promise), "headlines" [text, the violations
+///     first], "cells": [ {"label", "level", "promise", "checked"
+///     (committed transactions examined), "runs", "classes": [ {"class",
+///     "forbidden" (by the level: a case is a violation), "cases",
+///     "per_million", "per_million_ci95" [low, high] (exact Poisson),
+///     "runs" [run index], "cycles" [ {"run", "cycle" (`T1 -wr-> T2
+///     -rw-> T1`), "evidence" (`violations/<n>` or null)} ]} ]} ]}),
 ///   "cells": [ { "label", "factors" {name: value}, "runs", "n",
 ///     "interrupted", "outlier_runs" [run index],
 ///     "tps" {n, mean, sd, ci95, min, max, cv},
@@ -78,6 +86,7 @@ pub fn cells_of(m: &crate::report::analysis::model::ReportModel) -> String {
         confidence: stats::CONFIDENCE,
         alpha: stats::ALPHA,
         baseline: m.baseline.clone(),
+        guarantees: Guarantees::of(m),
         cells: cells
             .iter()
             .zip(&m.failure_reasons)
@@ -96,7 +105,104 @@ struct Doc<'a> {
     confidence: f64,
     alpha: f64,
     baseline: String,
+    /// Before the cells: a broken promise leads every output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    guarantees: Option<Guarantees>,
     cells: Vec<CellRow>,
+}
+
+/// The levels' promises against the history checks (absent when no cell
+/// has one).
+#[derive(Serialize)]
+struct Guarantees {
+    /// Whether any cell's level broke its promise.
+    violated: bool,
+    /// The headlines about promises, in report order.
+    headlines: Vec<String>,
+    cells: Vec<GuaranteeCell>,
+}
+
+#[derive(Serialize)]
+struct GuaranteeCell {
+    label: String,
+    level: &'static str,
+    promise: &'static str,
+    /// Committed transactions the history checks examined.
+    checked: u64,
+    runs: usize,
+    classes: Vec<GuaranteeClass>,
+}
+
+#[derive(Serialize)]
+struct GuaranteeClass {
+    class: &'static str,
+    /// Whether the level forbids it: a case is a violation.
+    forbidden: bool,
+    cases: u64,
+    per_million: f64,
+    per_million_ci95: [f64; 2],
+    /// Runs (indexes) that found cases.
+    runs: Vec<u32>,
+    cycles: Vec<GuaranteeCycle>,
+}
+
+#[derive(Serialize)]
+struct GuaranteeCycle {
+    run: u32,
+    /// `T1 -wr-> T2 -rw-> T1`.
+    cycle: String,
+    /// `violations/<n>` in the results directory, when written.
+    evidence: Option<String>,
+}
+
+impl Guarantees {
+    fn of(m: &crate::report::analysis::model::ReportModel) -> Option<Guarantees> {
+        if m.guarantees.is_empty() {
+            return None;
+        }
+        Some(Guarantees {
+            violated: m.violated(),
+            headlines: crate::report::analysis::findings::guarantee_headlines(m)
+                .into_iter()
+                .map(|h| h.text)
+                .collect(),
+            cells: m
+                .guarantees
+                .iter()
+                .map(|g| GuaranteeCell {
+                    label: m.factors.labels[g.cell].clone(),
+                    level: g.level.name(),
+                    promise: g.promise(),
+                    checked: g.checked,
+                    runs: g.runs,
+                    classes: g
+                        .classes
+                        .iter()
+                        .map(|c| {
+                            let (rate, low, high) = c.rate.per_million();
+                            GuaranteeClass {
+                                class: c.class,
+                                forbidden: c.forbidden,
+                                cases: c.rate.events,
+                                per_million: rate,
+                                per_million_ci95: [low, high],
+                                runs: c.runs.clone(),
+                                cycles: c
+                                    .cycles
+                                    .iter()
+                                    .map(|(run, cy)| GuaranteeCycle {
+                                        run: *run,
+                                        cycle: cy.arrows(),
+                                        evidence: cy.evidence.clone(),
+                                    })
+                                    .collect(),
+                            }
+                        })
+                        .collect(),
+                })
+                .collect(),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -107,6 +213,38 @@ mod tests {
     #[test]
     fn snapshot() {
         insta::assert_snapshot!(cells(&fixture::results()));
+    }
+
+    #[test]
+    fn a_violation_comes_before_the_cells() {
+        let text = cells(&fixture::guarantee_violated());
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let g = &v["guarantees"];
+        assert_eq!(g["violated"], true);
+        assert!(
+            g["headlines"][0]
+                .as_str()
+                .unwrap()
+                .starts_with("GUARANTEE VIOLATED: ser broke SERIALIZABLE's promise")
+        );
+        let ser = &g["cells"][1];
+        assert_eq!(ser["level"], "serializable");
+        let g2 = ser["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["class"] == "G2-item")
+            .unwrap();
+        assert_eq!((g2["forbidden"].as_bool(), g2["cases"].as_u64()), (Some(true), Some(1)));
+        assert_eq!(
+            g2["cycles"][0]["cycle"],
+            "T13400 -wr-> T54663 -rw-> T110483 -rw-> T13400"
+        );
+        assert_eq!(g2["cycles"][0]["evidence"], "violations/1");
+        // In the text, before the cells.
+        assert!(text.find("\"guarantees\"").unwrap() < text.find("\"cells\"").unwrap());
+        // Studies without a history check have no such section.
+        assert!(!cells(&fixture::results()).contains("\"guarantees\""));
     }
 
     #[test]

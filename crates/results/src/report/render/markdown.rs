@@ -24,6 +24,7 @@ pub fn render_model(m: &ReportModel) -> String {
     let mut out = String::new();
     title(&mut out, m);
     headlines(&mut out, m);
+    guarantees(&mut out, m);
     summary(&mut out, m);
     noise(&mut out, m);
     findings(&mut out, m);
@@ -85,9 +86,45 @@ fn headlines(out: &mut String, m: &ReportModel) {
     }
     out.push_str("## Headlines\n\n");
     for h in &h {
-        let _ = writeln!(out, "- {}", h.text);
+        match h.text.strip_prefix("GUARANTEE VIOLATED: ") {
+            Some(rest) if h.guarantee => {
+                let _ = writeln!(out, "- **GUARANTEE VIOLATED:** {rest}");
+            }
+            _ => {
+                let _ = writeln!(out, "- {}", h.text);
+            }
+        }
     }
     out.push('\n');
+}
+
+/// Each checked level's promise, what its history checks found against
+/// it as rates per million committed transactions, and what a report of
+/// a violation needs ([`tables::guarantee`]).
+fn guarantees(out: &mut String, m: &ReportModel) {
+    let t = tables::guarantee::guarantees(m);
+    if t.is_empty() {
+        return;
+    }
+    out.push_str("## Guarantees\n\n");
+    for p in tables::guarantee::promises(m) {
+        let _ = writeln!(out, "- {p}.");
+    }
+    out.push_str(
+        "\nCases per class as the history checker counts them (one per group of transactions \
+         whose dependencies hold a cycle of the class), per million committed transactions \
+         checked, with the exact 95 % Poisson interval:\n\n",
+    );
+    table(out, &t);
+    out.push('\n');
+    let how = tables::guarantee::how_to_report(m);
+    if !how.is_empty() {
+        out.push_str("### How to report this\n\n");
+        for line in how {
+            let _ = writeln!(out, "- {line}");
+        }
+        out.push('\n');
+    }
 }
 
 /// The findings, after the Cells table: one bullet each, with what to

@@ -23,6 +23,7 @@ pub mod compare;
 pub mod failures;
 pub mod faults;
 pub mod gate;
+pub mod guarantee;
 pub mod hosts;
 pub mod load_cmd;
 pub mod noise;

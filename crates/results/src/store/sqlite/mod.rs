@@ -806,6 +806,12 @@ mod tests {
         c.fault_plans = vec!["none".into(), "pause:1s@1s+crash@2500ms".into()];
         c.workloads = vec!["tpcb".into(), "ssibench".into()];
         r.runs[0].invariants[1].lost_commits = Some(7);
+        // A history checker's class: its exposure and a cycle with its
+        // evidence directory.
+        let mut g2 = crate::model::InvariantResult::count("G2-item", 1, "1 found".into());
+        g2.checked = Some(138_578);
+        g2.cycles = vec![fixture::g2_item_cycle()];
+        r.runs[0].invariants.push(g2);
         // Declared checks: one with rows after the run and a `during`
         // sample's rows (NULLs and text kept), one count without rows.
         let kept = |rows: &[[Option<&str>; 2]]| crate::model::CheckRows {
@@ -1322,6 +1328,12 @@ mod tests {
                 run.cell.pooler_size = None;
                 run.server.pooler = None;
             }
+            if version < 15 {
+                for i in &mut run.invariants {
+                    i.checked = None;
+                    i.cycles.clear();
+                }
+            }
         }
         with_effective_tps(r)
     }
@@ -1373,7 +1385,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 14);
+        assert_eq!(STORE_VERSION, 15);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();

@@ -1,9 +1,10 @@
 //! Findings about what the data says happened to the transactions:
-//! unknown outcomes, faults and lost commits, history rows missing (the
-//! inflated-TPS trap), and anomaly classes the isolation level should
-//! have prevented.
+//! unknown outcomes, faults and lost commits, and history rows missing
+//! (the inflated-TPS trap). Anomaly classes a level should have prevented
+//! are the guarantee findings ([`super::guarantee`]).
 
 use crate::model::{HISTORY_CHECK, HistoryCount};
+use crate::report::grouped;
 use crate::report::analysis::findings::Finding;
 use crate::report::analysis::model::ReportModel;
 
@@ -153,91 +154,6 @@ pub(super) fn history_missing(m: &ReportModel) -> Vec<Finding> {
                     .into(),
             ),
         });
-    }
-    out
-}
-
-/// `n` with thousands separated by commas: `27,150`.
-pub(super) fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (k, ch) in digits.chars().enumerate() {
-        if k > 0 && (digits.len() - k).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-/// The anomaly classes of Adya's phenomena (as the list-append checker
-/// names its invariants) that PostgreSQL's documentation says each
-/// isolation level admits ("Transaction Isolation", chapter 13.2; READ
-/// COMMITTED also lets a transaction read others' newer commits, the
-/// checker's `internal`; REPEATABLE READ is snapshot isolation, which
-/// admits write skew, G2-item). The same story as `isobench anomalies`'
-/// matrix tells with hand-made interleavings.
-pub fn admitted_classes(level: crate::model::Isolation) -> &'static [&'static str] {
-    use crate::model::Isolation::*;
-    match level {
-        ReadCommitted => &["G-single", "G2-item", "internal"],
-        RepeatableRead => &["G2-item"],
-        Serializable => &[],
-    }
-}
-
-/// Every class the list-append checker counts.
-pub const ANOMALY_CLASSES: [&str; 8] = [
-    "G0",
-    "G1a",
-    "G1b",
-    "G1c",
-    "G-single",
-    "G2-item",
-    "incompatible-order",
-    "internal",
-];
-
-/// An anomaly the isolation level should have prevented: a run's checker
-/// found a class ([`ANOMALY_CLASSES`]) that [`admitted_classes`] does not
-/// list for the cell's level. Any case is a finding: either a server bug
-/// (Jepsen found a G2-item under PostgreSQL 12.3's SERIALIZABLE this way)
-/// or a checker error, to confirm from the example cycle and the server
-/// log.
-pub(super) fn forbidden_anomalies(m: &ReportModel) -> Vec<Finding> {
-    let mut out = Vec::new();
-    for (i, c) in m.cells.iter().enumerate() {
-        let admitted = admitted_classes(c.cell.isolation);
-        let mut found: Vec<(&str, u64, &str)> = Vec::new();
-        for run in &c.runs {
-            for inv in run.invariants.iter().filter(|v| !v.ok) {
-                let name = inv.name.as_str();
-                if !ANOMALY_CLASSES.contains(&name) || admitted.contains(&name) {
-                    continue;
-                }
-                match found.iter_mut().find(|(n, _, _)| *n == name) {
-                    Some((_, k, _)) => *k += inv.violations,
-                    None => found.push((name, inv.violations, &inv.detail)),
-                }
-            }
-        }
-        for (name, n, example) in found {
-            let example = match example.char_indices().nth(240) {
-                Some((at, _)) => format!("{}…", &example[..at]),
-                None => example.to_string(),
-            };
-            out.push(Finding {
-                rule: "forbidden",
-                text: format!(
-                    "{}: {n} case(s) of {name}, which {} should prevent; the first: {example}",
-                    m.factors.short_labels[i],
-                    c.cell.isolation.sql()
-                ),
-                advice: Some(
-                    "confirm it from the transactions' statements and the server log before calling it a bug: see Invariants".into(),
-                ),
-            });
-        }
     }
     out
 }

@@ -51,7 +51,13 @@ pub(super) fn headlines(m: &ReportModel) -> Option<Section> {
         "Headlines",
         html! {
             ul.headlines {
-                @for h in &h { li { (crate::report::render::html::code_spans(&h.text)) } }
+                @for h in &h {
+                    @if h.guarantee && h.text.starts_with("GUARANTEE VIOLATED") {
+                        li.violation { strong { (crate::report::render::html::code_spans(&h.text)) } }
+                    } @else {
+                        li { (crate::report::render::html::code_spans(&h.text)) }
+                    }
+                }
             }
         },
     )
@@ -99,5 +105,31 @@ pub(super) fn cell_details(m: &ReportModel) -> Option<Section> {
         "cell-details",
         "Cells in detail",
         html! { (note(text)) (table_html(&tables::cell_details(m))) },
+    )
+}
+
+/// Each checked level's promise, the rates of what its history checks
+/// found, and what a report of a violation needs ([`tables::guarantee`]).
+pub(super) fn guarantees(m: &ReportModel) -> Option<Section> {
+    let t = tables::guarantee::guarantees(m);
+    if t.is_empty() {
+        return None;
+    }
+    let how = tables::guarantee::how_to_report(m);
+    section(
+        "guarantees",
+        "Guarantees",
+        html! {
+            ul.notes { @for p in tables::guarantee::promises(m) { li { (p) "." } } }
+            (note(html! {
+                "Cases per class as the history checker counts them, per million committed \
+                 transactions checked, with the exact 95 % Poisson interval."
+            }))
+            (table_html(&t))
+            @if !how.is_empty() {
+                h3 { "How to report this" }
+                ul.notes { @for line in &how { li { (crate::report::render::html::code_spans(line)) } } }
+            }
+        },
     )
 }

@@ -30,7 +30,7 @@ mod table;
 use crate::report::{scale_text, workload_text};
 use client::{commands, failures, latency, pool_and_lag, throughput, time_series, transactions};
 use details::{external_load, faults, hosts, invariants, plans, problems, runs};
-use header::{cell_details, header, headlines, noise, summary};
+use header::{cell_details, guarantees, header, headlines, noise, summary};
 use server::{counters, pooler, siread_locks, wait_events};
 use table::table_html;
 
@@ -61,6 +61,7 @@ pub fn render_model(m: &ReportModel) -> String {
     let results = m.results;
     let sections: Vec<Section> = [
         headlines(m),
+        guarantees(m),
         summary(m),
         noise(m),
         findings(m),

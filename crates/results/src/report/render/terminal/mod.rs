@@ -88,7 +88,14 @@ pub fn summary_of(m: &ReportModel, width: usize) -> String {
     let results = m.results;
     // The answer first: the headlines (all of them are in report.md).
     let mut out = String::new();
-    let headlines = crate::report::analysis::findings::headlines(m);
+    // The levels' promises first and whole, however many; then the
+    // cells' headlines up to HEADLINES_SHOWN.
+    let (promises, headlines): (Vec<_>, Vec<_>) = crate::report::analysis::findings::headlines(m)
+        .into_iter()
+        .partition(|h| h.guarantee);
+    for h in &promises {
+        out.push_str(&wrap(&h.text, width, "  "));
+    }
     for h in headlines.iter().take(HEADLINES_SHOWN) {
         out.push_str(&wrap(&h.text, width, "  "));
     }
