@@ -225,8 +225,18 @@ impl Found {
     }
 }
 
-/// Checks `history` for every class of [`Class::ALL`].
+/// Checks `history` for every class of [`Class::ALL`]; range scans are
+/// read as reads of the keys in their range
+/// ([`History::with_scans_as_reads`]).
 pub fn check(history: &History) -> Report {
+    if history.has_scans() {
+        return check_items(&history.with_scans_as_reads());
+    }
+    check_items(history)
+}
+
+/// [`check`] of a history without scans.
+fn check_items(history: &History) -> Report {
     let idx = Index::new(history);
     let mut found = Found::new();
     for &(key, a, b) in &idx.incompatible {

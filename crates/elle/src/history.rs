@@ -30,22 +30,42 @@ pub enum Op {
         key: Key,
         values: Option<Vec<Value>>,
     },
+    /// Read every key from `lo` to `hi` that is `lo` plus a multiple of
+    /// `stride` (a range scan of one table whose keys are spread over
+    /// tables by their residue; a predicate read): `rows` are the keys
+    /// found with their lists, in key order; `None` when the scan did not
+    /// return. The checker reads it as a read of every such key that the
+    /// history appends to, absent ones as empty lists
+    /// ([`History::with_scans_as_reads`]).
+    Scan {
+        lo: Key,
+        hi: Key,
+        #[serde(default = "one")]
+        stride: u64,
+        rows: Option<Vec<(Key, Vec<Value>)>>,
+    },
 }
 
 impl Op {
-    /// The key the operation touches.
+    /// The key the operation touches (a scan: its first).
     pub fn key(&self) -> Key {
         match self {
             Op::Append { key, .. } | Op::Read { key, .. } => *key,
+            Op::Scan { lo, .. } => *lo,
         }
     }
 }
 
+fn one() -> u64 {
+    1
+}
+
 /// How a transaction ended, as the client saw it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Status {
     /// COMMIT succeeded.
+    #[default]
     Committed,
     /// The transaction failed and rolled back; `sqlstate` of the error when
     /// the server sent one (e.g. `40001`).
@@ -58,12 +78,39 @@ pub enum Status {
 
 /// One transaction attempt (a retried transaction is one `Txn` per
 /// attempt, each appending fresh values).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Txn {
     /// The client (Jepsen's process) that ran it.
     pub process: u32,
     pub status: Status,
     pub ops: Vec<Op>,
+    /// The server process (backend pid) that ran it, when recorded: the
+    /// key to its lines in the server log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// When its statements went out and came back, by the client's
+    /// clock, when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<Timing>,
+}
+
+/// A transaction's client-side times: when BEGIN was sent (µs since the
+/// Unix epoch), then each operation's statement sent and its answer
+/// received, and COMMIT's, as µs after that. Enough to order the
+/// statements of concurrent transactions as the clients saw them, and to
+/// find them in the server's log.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Timing {
+    /// BEGIN sent, µs since the Unix epoch.
+    pub begin_us: u64,
+    /// Per operation, in the order of [`Txn::ops`]: `[sent, answered]`,
+    /// µs after `begin_us` (an operation that got no answer has none).
+    #[serde(default)]
+    pub ops: Vec<[u32; 2]>,
+    /// COMMIT `[sent, answered]`, µs after `begin_us`; `None` when the
+    /// transaction ended before COMMIT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<[u32; 2]>,
 }
 
 impl Txn {
@@ -86,6 +133,69 @@ pub struct History {
 impl History {
     pub fn len(&self) -> usize {
         self.txns.len()
+    }
+
+    /// Whether any transaction scanned a range of keys.
+    pub fn has_scans(&self) -> bool {
+        self.txns
+            .iter()
+            .any(|t| t.ops.iter().any(|o| matches!(o, Op::Scan { .. })))
+    }
+
+    /// The history with every scan replaced by reads of the keys in its
+    /// range that some transaction appends to, in key order: a key the
+    /// scan returned reads as its list, one it did not return as absent
+    /// (`[]`), which is what the scan's predicate saw of it. Keys no
+    /// transaction appends to are absent throughout and carry no
+    /// dependency. So a phantom (a key created after a scan that did not
+    /// see it) becomes an anti-dependency on the key's first append: the
+    /// predicate's, checked item by item (Adya's G2 cycles show as
+    /// G2-item here).
+    pub fn with_scans_as_reads(&self) -> History {
+        let appended: std::collections::BTreeSet<Key> = self
+            .txns
+            .iter()
+            .flat_map(|t| t.ops.iter())
+            .filter_map(|o| match o {
+                Op::Append { key, .. } => Some(*key),
+                _ => None,
+            })
+            .collect();
+        let txns = self
+            .txns
+            .iter()
+            .map(|t| {
+                let mut ops = Vec::with_capacity(t.ops.len());
+                for op in &t.ops {
+                    let Op::Scan {
+                        lo,
+                        hi,
+                        stride,
+                        rows,
+                    } = op
+                    else {
+                        ops.push(op.clone());
+                        continue;
+                    };
+                    let covered = |k: &&Key| (**k - *lo) % (*stride).max(1) == 0;
+                    for &key in appended.range(*lo..=*hi).filter(covered) {
+                        let values = rows.as_ref().map(|rows| {
+                            rows.iter()
+                                .find(|(k, _)| *k == key)
+                                .map(|(_, v)| v.clone())
+                                .unwrap_or_default()
+                        });
+                        ops.push(Op::Read { key, values });
+                    }
+                }
+                Txn {
+                    ops,
+                    timing: None,
+                    ..t.clone()
+                }
+            })
+            .collect();
+        History { txns }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -125,6 +235,21 @@ pub fn show_ops(txn: &Txn) -> String {
                 values: Some(v),
             } => format!("r(k{key})={}", show_list(v)),
             Op::Read { key, values: None } => format!("r(k{key})=?"),
+            Op::Scan {
+                lo,
+                hi,
+                rows: Some(rows),
+                ..
+            } => format!(
+                "scan(k{lo}..k{hi})={{{}}}",
+                rows.iter()
+                    .map(|(k, v)| format!("k{k}:{}", show_list(v)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+            Op::Scan {
+                lo, hi, rows: None, ..
+            } => format!("scan(k{lo}..k{hi})=?"),
         })
         .collect::<Vec<_>>()
         .join(" ")

@@ -1,7 +1,8 @@
 //! What a list-append history reveals (Kingsbury & Alvaro, VLDB 2020,
 //! sections 4.1-4.3): the writer of every value, the version order of
 //! every key (its longest read: every other read of the key must be a
-//! prefix of it), and from them the write-write, write-read and read-write
+//! prefix of it; or, for a key that one committed transaction alone
+//! appended to and no read saw, that append), and from them the write-write, write-read and read-write
 //! dependencies between transactions.
 //!
 //! Only committed transactions' reads are used; a transaction whose
@@ -88,8 +89,35 @@ impl<'h> Index<'h> {
                             *e = (i as u32, v);
                         }
                     }
-                    Op::Read { .. } => {}
+                    // Checked histories have their scans as reads
+                    // (`History::with_scans_as_reads`).
+                    Op::Read { .. } | Op::Scan { .. } => {}
                 }
+            }
+        }
+        // A key that one committed transaction alone appended to has one
+        // possible version order even if no read saw past its absence:
+        // that append, first. (An unknown outcome is not assumed
+        // committed here; an aborted append is never a version.)
+        let mut single: IntMap<Key, Option<(u32, &'h Value)>> = IntMap::default();
+        for (i, t) in history.txns.iter().enumerate() {
+            if t.aborted() {
+                continue;
+            }
+            for op in &t.ops {
+                if let Op::Append { key, value } = op {
+                    single
+                        .entry(*key)
+                        .and_modify(|s| *s = None)
+                        .or_insert_with(|| t.committed().then_some((i as u32, value)));
+                }
+            }
+        }
+        for (key, s) in single {
+            let Some((i, value)) = s else { continue };
+            let e = longest.entry(key).or_insert((i, &[]));
+            if e.1.is_empty() {
+                *e = (i, std::slice::from_ref(value));
             }
         }
         let mut bad: IntMap<Key, (u32, u32)> = IntMap::default();

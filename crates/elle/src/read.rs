@@ -108,6 +108,7 @@ fn txn(op: &Json) -> Result<Option<Txn>, String> {
         process,
         status,
         ops,
+        ..Txn::default()
     }))
 }
 
@@ -197,6 +198,12 @@ mod tests {
                     values: Some(vec![7, 40]),
                 },
             ],
+            pid: Some(4242),
+            timing: Some(crate::Timing {
+                begin_us: 1_764_345_600_000_000,
+                ops: vec![[12, 80], [95, 160]],
+                commit: None,
+            }),
         };
         let line = serde_json::to_string(&t).unwrap();
         let h = parse(&format!("{line}\n\n{line}\n")).unwrap();
