@@ -59,9 +59,13 @@ fn isolation_levels_admit_what_adya_says() {
     // The levels' promises lead the summary: kept, with the bound the
     // checks put on a violation's rate (a violation would be a finding to
     // confirm, issue #47, and say GUARANTEE VIOLATED here).
-    let first = stdout.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    let first = stdout
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
     assert!(
-        first.starts_with("Every level kept its promise") || first.starts_with("GUARANTEE VIOLATED"),
+        first.starts_with("Every level kept its promise")
+            || first.starts_with("GUARANTEE VIOLATED"),
         "{stdout}"
     );
     // Each class's invariant says how many committed transactions it

@@ -18,6 +18,7 @@ mod factors;
 mod faults;
 mod file_size;
 mod hosts;
+mod hunt;
 mod interrupt;
 mod isolation_specs;
 mod list_append;

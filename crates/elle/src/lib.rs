@@ -25,9 +25,7 @@ mod infer;
 mod read;
 
 pub use check::{Class, Dep, Finding, MAX_CYCLES, Report, Step, check};
-pub use history::{
-    History, Key, Op, Status, Timing, Txn, Value, show_list, show_ops, show_status,
-};
+pub use history::{History, Key, Op, Status, Timing, Txn, Value, show_list, show_ops, show_status};
 pub use read::{ReadError, parse};
 
 #[cfg(test)]

@@ -441,7 +441,10 @@ fn phantoms_in_range_scans_are_anti_dependencies() {
         ],
         &[(Class::G2Item, 1)],
     );
-    assert!(example(&rep, Class::G2Item).contains("read k3 = [] without 2"), "{rep:?}");
+    assert!(
+        example(&rep, Class::G2Item).contains("read k3 = [] without 2"),
+        "{rep:?}"
+    );
     expect(
         vec![
             ok(vec![scan(1, 5, &[]), a(2, 1)]),

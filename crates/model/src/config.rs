@@ -554,6 +554,9 @@ pub struct ExperimentConfig {
     /// Repetitions until a target precision (`--precision`,
     /// `--max-repeat`); `None`: `repeat` repetitions.
     pub precision: Option<Precision>,
+    /// Runs repeated until a guarantee violation or a bound on its rate
+    /// (`--hunt`); `None`: the planned runs only.
+    pub hunt: Option<crate::Hunt>,
     /// CPUs of the managed server and the client threads (`--cpus`).
     pub cpus: Option<CpuPlacement>,
     /// An A/A calibration (`isobench calibrate`): `repeat` is

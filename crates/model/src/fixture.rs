@@ -342,6 +342,7 @@ pub fn results() -> Results {
             target_options: Default::default(),
             shard: None,
             precision: None,
+            hunt: None,
             cpus: None,
             calibrate: None,
             checks: Vec::new(),

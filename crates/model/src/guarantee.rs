@@ -74,6 +74,24 @@ pub fn promise(level: Isolation) -> &'static str {
     }
 }
 
+/// `--hunt`: the study's cells run again and again, interleaved, until
+/// every cell has found a guarantee violation, or the upper end of every
+/// cell's violation rate (exact 95 % interval) is below `rate_bound`, or
+/// `budget_s` has passed since the study started.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Hunt {
+    /// Violations per committed transaction (e.g. 1e-6, one per million).
+    pub rate_bound: f64,
+    /// The time budget, s.
+    pub budget_s: f64,
+}
+
+/// `--rate-bound` by default: one violation per million committed
+/// transactions.
+pub const DEFAULT_RATE_BOUND: f64 = 1e-6;
+/// `--hunt-for` by default, s.
+pub const DEFAULT_HUNT_BUDGET_S: f64 = 1800.0;
+
 /// The most cycles a history check keeps per class and run: its first
 /// cases, the evidence a report and `violations/` show.
 pub const MAX_CYCLES: usize = 8;

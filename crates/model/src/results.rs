@@ -137,6 +137,9 @@ pub struct StoredConfig {
     /// `--precision` and `--max-repeat`; absent without a target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision: Option<crate::Precision>,
+    /// `--hunt` with `--rate-bound` and `--hunt-for`; absent without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hunt: Option<crate::Hunt>,
     /// `--cpus`: where the managed server and the client threads ran;
     /// absent when nothing was pinned.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -235,7 +235,11 @@ mod tests {
         assert!(Rate::of(0, 0).is_none());
         // Nothing found in 2.1 million: at most about 1.76 per million.
         let r = Rate::of(0, 2_100_000).unwrap();
-        assert!(close(r.per_million().2, 1.7566, 1e-3), "{:?}", r.per_million());
+        assert!(
+            close(r.per_million().2, 1.7566, 1e-3),
+            "{:?}",
+            r.per_million()
+        );
     }
 
     /// The example: 0 in 2.1 M against 7 in 2.0 M. By hand: given

@@ -33,6 +33,7 @@ use crate::workload::Workload;
 mod checks;
 mod copies;
 mod drivers;
+mod hunt;
 mod inject;
 mod plan;
 mod pooler;
@@ -309,15 +310,33 @@ async fn run_study<D: Driver>(
     study
         .progress
         .start(planned.len(), results.runs.len(), cfg.warmup + cfg.duration);
+    let hunt_started = std::time::Instant::now();
     let mut body = study
         .run_all(todo, &mut server, &mut results, &mut db)
         .await;
     // `--precision`: another interleaved round of the cells that have not
-    // reached the target, until all have or the maximum.
+    // reached the target, until all have or the maximum. `--hunt`: of the
+    // cells still hunting, until all have a violation or a bound, or the
+    // budget is spent.
     let mut total = planned.len();
     while body.is_ok() && !cancel.is_cancelled() {
-        let Some(p) = cfg.precision else { break };
-        let round = precision::next_round(&cells, &results, p, cfg.exclude_faulted);
+        let round = match (cfg.precision, cfg.hunt) {
+            (Some(p), _) => precision::next_round(&cells, &results, p, cfg.exclude_faulted),
+            (None, Some(h)) => {
+                let left = h.budget_s - hunt_started.elapsed().as_secs_f64();
+                let line = hunt::status(&cells, &results, &h, left.max(0.0));
+                study.progress.note(&line);
+                study.progress.goal(&line);
+                if left <= 0.0 {
+                    study
+                        .progress
+                        .note("hunt: the time budget (--hunt-for) is spent");
+                    break;
+                }
+                hunt::next_round(&cells, &results, &h)
+            }
+            (None, None) => break,
+        };
         if round.is_empty() {
             break;
         }

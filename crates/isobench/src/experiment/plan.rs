@@ -633,6 +633,7 @@ mod tests {
             shard: None,
             shard_wait: Duration::from_secs(60),
             precision: None,
+            hunt: None,
             cpus: None,
             calibrate: None,
             checks: Vec::new(),

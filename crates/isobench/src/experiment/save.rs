@@ -97,6 +97,7 @@ pub(super) fn stored_config(
         target_options: StoredTarget::of(&cfg.target),
         shard: cfg.shard,
         precision: cfg.precision,
+        hunt: cfg.hunt,
         cpus: cfg.cpus.clone(),
         calibrate: cfg.calibrate,
         checks: cfg.checks.clone(),

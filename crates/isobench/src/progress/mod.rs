@@ -41,6 +41,8 @@ struct State {
     run_ms: u64,
     index: u32,
     label: String,
+    /// What the study is after, shown after every message (`--hunt`).
+    goal: String,
 }
 
 impl Progress {
@@ -129,8 +131,15 @@ impl Progress {
         }
         if let Some(bar) = &self.bar {
             bar.set_position(s.finished as u64 * s.run_ms);
-            bar.set_message(format!("{}: resetting data", s.label));
+            bar.set_message(format!("{}: resetting data{}", s.label, s.goal));
         }
+    }
+
+    /// What the study is after now (a hunt's transactions checked and
+    /// bound), shown after the bar's message from the next run on.
+    pub fn goal(&self, text: &str) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.goal = format!(" | {text}");
     }
 
     /// What the current run does now, e.g. `before_run` (external loads).
@@ -158,8 +167,8 @@ impl Progress {
             s.finished as u64 * s.run_ms + (t.elapsed.as_millis() as u64).min(s.run_ms),
         );
         bar.set_message(format!(
-            "{}: {phase} {:.0} tps, p99 {:.1} ms, {} failed",
-            s.label, t.tps, t.p99_ms, t.failed
+            "{}: {phase} {:.0} tps, p99 {:.1} ms, {} failed{}",
+            s.label, t.tps, t.p99_ms, t.failed, s.goal
         ));
     }
 
@@ -246,7 +255,7 @@ impl Progress {
 }
 
 /// `1h02m`, `3m05s`, `42s`.
-fn fmt_eta(secs: f64) -> String {
+pub fn fmt_eta(secs: f64) -> String {
     let s = secs.max(0.0).round() as u64;
     match s {
         0..60 => format!("{s}s"),

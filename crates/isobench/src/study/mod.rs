@@ -295,6 +295,7 @@ fn resume_study(
         shard: None,
         shard_wait: cli.shard_wait,
         precision: c.precision,
+        hunt: c.hunt,
         // The stored placement, unless the command line gives one.
         cpus: cli.cpus.clone().or(c.cpus),
         calibrate: c.calibrate,

@@ -17,9 +17,9 @@ use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
     Backoff, CheckSpec, CpuPlacement, DEFAULT_MAX_REPEAT, ExperimentConfig, ExternalLoad,
-    FaultSchedule, FaultSpec, HostPolicy, Isolation, LoadFormat, ObserveLevel, OnError, Order,
-    PgBuild, Pooler, PoolerConfig, Precision, QueryMode, RetryPolicy, ScriptSet, ScriptsConfig,
-    ShardSpec, TargetConfig,
+    FaultSchedule, FaultSpec, HostPolicy, Hunt, Isolation, LoadFormat, ObserveLevel, OnError,
+    Order, PgBuild, Pooler, PoolerConfig, Precision, QueryMode, RetryPolicy, ScriptSet,
+    ScriptsConfig, ShardSpec, TargetConfig,
 };
 
 /// Where a setting came from, for errors about it.
@@ -125,6 +125,18 @@ pub struct Settings {
     #[arg(long, value_name = "PCT", value_parser = Percent::parse)]
     #[serde(default, deserialize_with = "one::<_, Percent>")]
     pub precision: Option<f64>,
+    /// Hunt for guarantee violations: repeat the cells' runs, interleaved, until every cell found one (a history check saw an anomaly its level forbids), or every cell's violation rate is bounded below --rate-bound, or --hunt-for has passed. Alone (no -w), it hunts with the hunt shape: list-append at SERIALIZABLE (see "Does SERIALIZABLE keep its promise?" in the user guide).
+    #[arg(long, num_args = 0, default_missing_value = "true", value_parser = Bool::parse, help_heading = "Hunting guarantee violations")]
+    #[serde(default, deserialize_with = "one::<_, Bool>")]
+    pub hunt: Option<bool>,
+    /// With --hunt: stop a cell once the upper end of the 95 % interval of its violation rate is below this, per committed transaction: 1e-6, or 1/1000000, or "1 per million" [default: 1e-6].
+    #[arg(long, value_name = "RATE", value_parser = RateBound::parse, help_heading = "Hunting guarantee violations")]
+    #[serde(default, deserialize_with = "one::<_, RateBound>")]
+    pub rate_bound: Option<f64>,
+    /// With --hunt: the time budget, from the study's start, e.g. 30m, 2h [default: 30m].
+    #[arg(long, value_name = "DURATION", value_parser = PositiveDur::parse, help_heading = "Hunting guarantee violations")]
+    #[serde(default, deserialize_with = "one::<_, PositiveDur>")]
+    pub hunt_for: Option<Duration>,
     /// With --precision: the most repetitions of a cell [default: 20].
     #[arg(long, value_parser = Count::<10_000>::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "one::<_, Count<10_000>>")]
@@ -358,6 +370,31 @@ load_keys!(
     load_timeout,
 );
 
+/// The workloads whose histories a hunt checks.
+pub const HUNT_WORKLOADS: [&str; 1] = ["list-append"];
+
+/// What `--hunt` alone runs ([`Settings::hunt_defaults`]).
+pub struct HuntShape {
+    pub workload: &'static str,
+    pub clients: u32,
+    pub params: &'static [(&'static str, &'static str)],
+    /// Each run's measured time (a long run checks more transactions per
+    /// reset of the data).
+    pub duration: Duration,
+    pub warmup: Duration,
+}
+
+/// The hunt's default shape: the contended list-append of issue #47's
+/// third study (20 clients, 5 hot keys over 3 tables, the window moving
+/// every 8 transactions) at SERIALIZABLE, 60 s runs.
+pub const HUNT_SHAPE: HuntShape = HuntShape {
+    workload: "list-append",
+    clients: 20,
+    params: &[("keys", "5"), ("tables", "3"), ("rotate-every", "8")],
+    duration: Duration::from_secs(60),
+    warmup: Duration::from_secs(1),
+};
+
 /// `keys_set` and `take_set` over every setting field, from one list (a
 /// field left out would not override a file: the every-flag test in
 /// `cli` catches it).
@@ -399,6 +436,9 @@ every_key!(
     baseline,
     repeat,
     precision,
+    hunt,
+    rate_bound,
+    hunt_for,
     max_repeat,
     cpus,
     duration,
@@ -704,6 +744,92 @@ impl Settings {
     /// Errors: [`SettingsError`] naming the key where the file set it
     /// (`file:line:column: key: ...`), or the flag.
     pub fn into_config(self) -> Result<ExperimentConfig, SettingsError> {
+        let hunt = self.hunt_plan()?;
+        let mut this = self;
+        if hunt.is_some() {
+            this.hunt_defaults();
+        }
+        let mut cfg = this.into_config_checked()?;
+        cfg.hunt = hunt;
+        Ok(cfg)
+    }
+
+    /// `--hunt` with `--rate-bound` and `--hunt-for`, or none.
+    ///
+    /// Errors: `--rate-bound` or `--hunt-for` without `--hunt`; `--hunt`
+    /// with `--precision` (each decides when to stop), sharded, or with a
+    /// workload that records no history to check.
+    fn hunt_plan(&self) -> Result<Option<Hunt>, SettingsError> {
+        if self.hunt != Some(true) {
+            for (key, given) in [
+                ("rate_bound", self.rate_bound.is_some()),
+                ("hunt_for", self.hunt_for.is_some()),
+            ] {
+                if given {
+                    return Err(self.error(
+                        key,
+                        "applies to --hunt only (when a hunt for guarantee violations stops): give --hunt too",
+                    ));
+                }
+            }
+            return Ok(None);
+        }
+        if self.precision.is_some() {
+            return Err(self.error(
+                "hunt",
+                "--hunt and --precision each decide when to stop repeating: give one of them",
+            ));
+        }
+        if self.shard.is_some() || self.shards.is_some() {
+            return Err(self.error(
+                "hunt",
+                "a sharded study runs a fixed plan: give --repeat N instead, and merge the shards",
+            ));
+        }
+        let scripts = self.script.is_some() || self.file.is_some() || self.builtin.is_some();
+        let checked = |w: &str| HUNT_WORKLOADS.contains(&w);
+        if scripts || self.load_cmd.is_some() || !self.workload.iter().flatten().all(|w| checked(w))
+        {
+            return Err(self.error(
+                "hunt",
+                format!(
+                    "hunts in the histories of {}: give -w {} (the default with --hunt), not a script or an external load",
+                    HUNT_WORKLOADS.join(", "),
+                    HUNT_WORKLOADS[0]
+                ),
+            ));
+        }
+        Ok(Some(Hunt {
+            rate_bound: self.rate_bound.unwrap_or(crate::model::DEFAULT_RATE_BOUND),
+            budget_s: self
+                .hunt_for
+                .map_or(crate::model::DEFAULT_HUNT_BUDGET_S, |d| d.as_secs_f64()),
+        }))
+    }
+
+    /// The hunt's shape for every key `--hunt` alone leaves unset
+    /// ([`HUNT_SHAPE`]): the workload, level, clients and parameters with
+    /// the highest violation rate measured here, one long run per cell per
+    /// round.
+    fn hunt_defaults(&mut self) {
+        let h = &HUNT_SHAPE;
+        self.workload.get_or_insert_with(|| vec![h.workload.into()]);
+        self.isolation
+            .get_or_insert_with(|| vec![Isolation::Serializable]);
+        self.clients.get_or_insert_with(|| vec![h.clients]);
+        let params = self.params.get_or_insert_with(Vec::new);
+        for (name, value) in h.params {
+            if !params.iter().any(|(n, _)| n == name) {
+                params.push((name.to_string(), vec![value.to_string()]));
+            }
+        }
+        self.duration.get_or_insert(h.duration);
+        self.warmup.get_or_insert(h.warmup);
+        self.repeat.get_or_insert(1);
+    }
+
+    /// [`Settings::into_config`] after the hunt's defaults.
+    fn into_config_checked(self) -> Result<ExperimentConfig, SettingsError> {
         self.check()?;
         let workloads = dedup(self.workload.clone().unwrap_or_else(|| vec!["tpcb".into()]));
         let workload = workloads[0].clone();
@@ -858,6 +984,7 @@ impl Settings {
             resume: None,
             repeat,
             precision,
+            hunt: None,
             cpus: s.cpus,
             calibrate: None,
             duration: s.duration.unwrap_or(Duration::from_secs(10)),

@@ -251,6 +251,33 @@ impl Parse for Rate {
     }
 }
 
+/// A rate per committed transaction in (0, 1): `1e-6`, `0.000001`,
+/// `1/1000000` or `2 per million`.
+pub struct RateBound;
+impl Parse for RateBound {
+    type Out = f64;
+    fn parse(s: &str) -> Result<f64, String> {
+        let t = s.trim();
+        let v = if let Some(n) = t.strip_suffix("per million") {
+            n.trim().parse::<f64>().map(|n| n / 1e6)
+        } else if let Some((a, b)) = t.split_once('/') {
+            match (a.trim().parse::<f64>(), b.trim().parse::<f64>()) {
+                (Ok(a), Ok(b)) if b > 0.0 => Ok(a / b),
+                _ => "x".parse::<f64>(),
+            }
+        } else {
+            t.parse::<f64>()
+        };
+        match v {
+            Ok(r) if r.is_finite() && r > 0.0 && r < 1.0 => Ok(r),
+            _ => Err(format!(
+                "'{s}' is not a rate per committed transaction; give a number above 0 and below 1, \
+                 e.g. 1e-6, 1/1000000 or \"1 per million\""
+            )),
+        }
+    }
+}
+
 /// A percentage in (0, 100), written `2%`, `2 %` or `2`, e.g. a target
 /// precision or a regression threshold; the value in % (2.0).
 pub struct Percent;

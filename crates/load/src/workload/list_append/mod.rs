@@ -204,7 +204,8 @@ impl Workload for ListAppend {
         for (name, choices) in shape::CHOICES {
             setup.choice(name, choices)?;
         }
-        let shape = Shape::from_params(&setup.params, &setup.strategy).map_err(WorkloadError::Invalid)?;
+        let shape =
+            Shape::from_params(&setup.params, &setup.strategy).map_err(WorkloadError::Invalid)?;
         Ok(ListAppend {
             keys: setup.int("keys", 1..=1_000_000)? as u64,
             max_ops: setup.int("max-ops", 1..=100)? as u32,
@@ -446,7 +447,14 @@ impl ListAppendClient {
     /// Records an attempt that failed with `e` before or at COMMIT: aborted
     /// with the server's SQLSTATE, or of unknown outcome when COMMIT got no
     /// answer from the server.
-    fn failed(&mut self, ops: Vec<Op>, e: &crate::wire::Error, at_commit: bool, pid: i32, clock: Option<Clock>) {
+    fn failed(
+        &mut self,
+        ops: Vec<Op>,
+        e: &crate::wire::Error,
+        at_commit: bool,
+        pid: i32,
+        clock: Option<Clock>,
+    ) {
         let status = match e.code() {
             Some(code) => Status::Aborted {
                 sqlstate: Some(String::from_utf8_lossy(&code).into_owned()),
@@ -558,11 +566,7 @@ impl WorkloadClient for ListAppendClient {
     type Input = ListAppendInput;
     type Ledger = Recorded;
 
-    async fn prepare(
-        &mut self,
-        conn: &mut Conn,
-        tx: &TxControl,
-    ) -> Result<(), crate::wire::Error> {
+    async fn prepare(&mut self, conn: &mut Conn, tx: &TxControl) -> Result<(), crate::wire::Error> {
         self.stmts.clear();
         let shape = Arc::clone(&self.workload.shape);
         for t in 0..shape.tables {

@@ -101,13 +101,14 @@ impl Shape {
                 .find(|(n, _)| *n == name)
                 .expect("a known choice");
             let v = params.get(name).map_or(choices[0], |v| v.trim());
-            choices
-                .iter()
-                .position(|c| *c == v)
-                .ok_or_else(|| format!("--param {name}={v}: expected one of {}", choices.join(", ")))
+            choices.iter().position(|c| *c == v).ok_or_else(|| {
+                format!("--param {name}={v}: expected one of {}", choices.join(", "))
+            })
         };
         let int = |name: &str, default: u64, range: std::ops::RangeInclusive<u64>| {
-            let v = params.get(name).map_or(Ok(default), |v| v.trim().parse::<u64>());
+            let v = params
+                .get(name)
+                .map_or(Ok(default), |v| v.trim().parse::<u64>());
             match v {
                 Ok(v) if range.contains(&v) => Ok(v),
                 _ => Err(format!(
@@ -277,7 +278,9 @@ mod tests {
     use super::*;
 
     fn params(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
-        kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -325,9 +328,17 @@ mod tests {
         assert!(s.append_sql(1)[0].starts_with("MERGE INTO la_1"));
         assert_eq!(s.read_sql(1), "SELECT v FROM la_1 WHERE sk = $1 FOR UPDATE");
         assert_eq!(s.key(7), scramble(7));
-        assert_ne!(s.data_key(), Shape::from_params(&BTreeMap::new(), "optimistic").unwrap().data_key());
+        assert_ne!(
+            s.data_key(),
+            Shape::from_params(&BTreeMap::new(), "optimistic")
+                .unwrap()
+                .data_key()
+        );
         let e = Shape::from_params(&params(&[("upsert", "replace")]), "optimistic").unwrap_err();
-        assert_eq!(e, "--param upsert=replace: expected one of on-conflict, select-insert, merge");
+        assert_eq!(
+            e,
+            "--param upsert=replace: expected one of on-conflict, select-insert, merge"
+        );
         assert!(Shape::from_params(&params(&[("fillfactor", "5")]), "optimistic").is_err());
     }
 
@@ -339,7 +350,10 @@ mod tests {
             "INSERT INTO la_2 AS t (k, sk, v) VALUES (2852, 2852, ARRAY[100223::bigint]) \
              ON CONFLICT (k) DO UPDATE SET v = t.v || 100223::bigint"
         );
-        assert_eq!(literal("$1 $10 $2", &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), "1 10 2");
+        assert_eq!(
+            literal("$1 $10 $2", &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
+            "1 10 2"
+        );
         assert_eq!(
             Shape::begin_sql(Isolation::Serializable, true, true),
             "BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY DEFERRABLE"

@@ -283,13 +283,19 @@ mod tests {
         let m = ReportModel::new(&r);
         let g = tally(&m.cells);
         assert_eq!(g.len(), 2, "{g:?}");
-        let ser = g.iter().find(|c| c.level == Isolation::Serializable).unwrap();
+        let ser = g
+            .iter()
+            .find(|c| c.level == Isolation::Serializable)
+            .unwrap();
         let v: Vec<_> = ser.violations().collect();
         assert_eq!(v.len(), 1);
         assert_eq!((v[0].class, v[0].rate.events), ("G2-item", 1));
         assert_eq!(ser.checked, 2 * 138_578);
         assert_eq!(v[0].cycles.len(), 1);
-        let rc = g.iter().find(|c| c.level == Isolation::ReadCommitted).unwrap();
+        let rc = g
+            .iter()
+            .find(|c| c.level == Isolation::ReadCommitted)
+            .unwrap();
         assert_eq!(rc.violations().count(), 0);
         assert_eq!(rc.admitted_found().count(), 3);
         assert!(rate_text(&v[0].rate).starts_with("3.6 per million (95 % CI"));

@@ -127,7 +127,9 @@ impl<'a> ReportModel<'a> {
 
     /// Whether any cell broke its level's promise.
     pub fn violated(&self) -> bool {
-        self.guarantees.iter().any(|g| g.violations().next().is_some())
+        self.guarantees
+            .iter()
+            .any(|g| g.violations().next().is_some())
     }
 
     /// Whether the workload is ssibench (its summary adds KTPS).

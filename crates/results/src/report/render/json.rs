@@ -235,7 +235,10 @@ mod tests {
             .iter()
             .find(|c| c["class"] == "G2-item")
             .unwrap();
-        assert_eq!((g2["forbidden"].as_bool(), g2["cases"].as_u64()), (Some(true), Some(1)));
+        assert_eq!(
+            (g2["forbidden"].as_bool(), g2["cases"].as_u64()),
+            (Some(true), Some(1))
+        );
         assert_eq!(
             g2["cycles"][0]["cycle"],
             "T13400 -wr-> T54663 -rw-> T110483 -rw-> T13400"

@@ -509,10 +509,17 @@ mod tests {
         );
         // The whole example, however long: the third edge's words end it.
         assert!(
-            text.ends_with("T110483 read k2846 = [38805] without 40021, which T13400 appended next (rw)"),
+            text.ends_with(
+                "T110483 read k2846 = [38805] without 40021, which T13400 appended next (rw)"
+            ),
             "{text}"
         );
-        assert!(f[0].advice.as_ref().unwrap().starts_with("evidence in violations/1/"));
+        assert!(
+            f[0].advice
+                .as_ref()
+                .unwrap()
+                .starts_with("evidence in violations/1/")
+        );
     }
 
     #[test]
