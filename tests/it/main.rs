@@ -17,6 +17,7 @@ mod external;
 mod factors;
 mod faults;
 mod file_size;
+mod guarantees;
 mod hosts;
 mod hunt;
 mod interrupt;

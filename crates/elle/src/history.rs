@@ -84,6 +84,9 @@ pub struct Txn {
     pub process: u32,
     pub status: Status,
     pub ops: Vec<Op>,
+    /// Declared read-only (`BEGIN ... READ ONLY`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
     /// The server process (backend pid) that ran it, when recorded: the
     /// key to its lines in the server log.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -198,6 +198,7 @@ mod tests {
                     values: Some(vec![7, 40]),
                 },
             ],
+            read_only: true,
             pid: Some(4242),
             timing: Some(crate::Timing {
                 begin_us: 1_764_345_600_000_000,

@@ -26,6 +26,7 @@ pub use isobench_stats as stats;
 pub use isobench_wire as wire;
 
 pub mod cmd;
+pub mod evidence;
 pub mod experiment;
 pub mod probe;
 pub mod progress;

@@ -540,6 +540,10 @@ pub struct ExperimentConfig {
     pub quiet: bool,
     /// Exit non-zero when any invariant is violated.
     pub fail_on_violation: bool,
+    /// The managed server logs every statement with its time, pid and
+    /// xid (`--log-violations`), and a guarantee violation's evidence
+    /// keeps its transactions' lines.
+    pub log_violations: bool,
     /// Serve OpenMetrics at `http://ADDR/metrics` while the study runs
     /// (`--metrics-listen`, `HOST:PORT`).
     pub metrics_listen: Option<String>,

@@ -629,6 +629,7 @@ mod tests {
             out: None,
             quiet: true,
             fail_on_violation: false,
+            log_violations: false,
             metrics_listen: None,
             shard: None,
             shard_wait: Duration::from_secs(60),

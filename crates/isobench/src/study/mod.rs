@@ -112,9 +112,10 @@ pub fn load(path: &Path) -> Result<ExperimentConfig, SettingsError> {
 
 /// The flags `--resume` takes: how to reach the server, and how to show
 /// what happens.
-const RESUME_FLAGS: [&str; 9] = [
+const RESUME_FLAGS: [&str; 10] = [
     "quiet",
     "fail_on_violation",
+    "log_violations",
     "metrics_listen",
     "observe",
     "dsn",
@@ -289,6 +290,7 @@ fn resume_study(
         out: Some(dir.to_path_buf()),
         quiet: cli.quiet,
         fail_on_violation: cli.fail_on_violation,
+        log_violations: cli.log_violations,
         metrics_listen: cli.metrics_listen.clone(),
         // A sharded study is not resumed: a restarted shard joins the
         // study's next run (docs/src/reference/sharded-runs.md).

@@ -240,6 +240,10 @@ pub struct Settings {
     #[arg(long, num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
     #[serde(default, deserialize_with = "one::<_, Bool>")]
     pub fail_on_violation: Option<bool>,
+    /// The managed server logs every statement with its time, backend pid and xid (log_statement = all, log_line_prefix = '%m [%p] %x '), so that a guarantee violation's evidence (violations/<n>/server.log) holds its transactions' lines. Costs server time: for hunting, not for measuring.
+    #[arg(long, num_args = 0, default_missing_value = "true", value_parser = Bool::parse, help_heading = "Hunting guarantee violations")]
+    #[serde(default, deserialize_with = "one::<_, Bool>")]
+    pub log_violations: Option<bool>,
     /// Serve live metrics (current run and cell, committed/failed/retried transactions, last second's tps and p99) as OpenMetrics text at http://ADDR/metrics for Prometheus, e.g. 127.0.0.1:9187.
     #[arg(long, value_name = "HOST:PORT", value_parser = Listen::parse)]
     #[serde(default, deserialize_with = "one::<_, Listen>")]
@@ -370,6 +374,15 @@ load_keys!(
     load_timeout,
 );
 
+/// What `--log-violations` sets on the managed server: every statement
+/// logged with its time (UTC, ms), backend pid and xid, which
+/// `crate::evidence::log_lines` reads back.
+pub const LOG_VIOLATIONS_SETTINGS: [(&str, &str); 3] = [
+    ("log_statement", "all"),
+    ("log_line_prefix", "%m [%p] %x "),
+    ("log_timezone", "UTC"),
+];
+
 /// The workloads whose histories a hunt checks.
 pub const HUNT_WORKLOADS: [&str; 1] = ["list-append"];
 
@@ -464,6 +477,7 @@ every_key!(
     out,
     quiet,
     fail_on_violation,
+    log_violations,
     metrics_listen,
     load_cmd,
     setup_cmd,
@@ -875,6 +889,20 @@ impl Settings {
                 several => setting_factors.push((name, several.to_vec())),
             }
         }
+        if self.log_violations == Some(true) {
+            if self.dsn.is_some() || self.external == Some(true) {
+                return Err(self.error(
+                    "log_violations",
+                    "sets the managed server's logging; an external server (--dsn, --external) logs as its \
+                     administrator set it: drop it, or set log_statement and log_line_prefix there",
+                ));
+            }
+            for (name, value) in LOG_VIOLATIONS_SETTINGS {
+                if !fixed.iter().any(|(n, _): &(String, String)| n == name) {
+                    fixed.push((name.to_string(), value.to_string()));
+                }
+            }
+        }
         let shard = self.shard_spec()?;
         if self.transactions.is_some() {
             if self.duration.is_some() {
@@ -1019,6 +1047,7 @@ impl Settings {
             out: s.out,
             quiet: s.quiet.unwrap_or(false),
             fail_on_violation: s.fail_on_violation.unwrap_or(false),
+            log_violations: s.log_violations.unwrap_or(false),
             metrics_listen: s.metrics_listen,
             shard,
             shard_wait: s.shard_wait.unwrap_or(Duration::from_secs(60)),

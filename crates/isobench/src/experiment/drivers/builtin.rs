@@ -467,9 +467,13 @@ async fn one_run<W: Workload>(
             }
         }
     }
-    if let Err(e) = ledger.save(ctx.dir, ctx.index) {
-        errors.push(format!("writing the run's history: {e}"));
-    }
+    let history = match ledger.save(ctx.dir, ctx.index) {
+        Ok(rel) => rel,
+        Err(e) => {
+            errors.push(format!("writing the run's history: {e}"));
+            None
+        }
+    };
     if let Err(e) = save_hlog(ctx.dir, ctx.index, &outcome.hlog) {
         errors.push(format!("writing the run's latency log: {e}"));
     }
@@ -506,6 +510,21 @@ async fn one_run<W: Workload>(
             Vec::new()
         }
     };
+    // A level that broke its promise: the cycles' evidence, replayed on
+    // this server (issue #47).
+    let mut invariants = invariants;
+    if let Some(history) = &history {
+        let e = crate::evidence::RunEvidence {
+            results_dir: ctx.dir,
+            run: index,
+            cell: &run.cell,
+            history,
+            replay_on: Some(&srv.target),
+            log: cfg.log_violations.then_some((log.as_path(), log_from)),
+            cancel,
+        };
+        errors.extend(crate::evidence::for_run(&e, &mut invariants).await);
+    }
     let around = Around {
         started_at,
         seed,

@@ -153,7 +153,6 @@ pub struct ListAppend {
     shape: Arc<Shape>,
     /// Share of transactions that only read and say so.
     read_only: f64,
-    deferrable: bool,
     /// Record every attempt and check the history after the run.
     record: bool,
     /// Transactions drawn by all clients: where the hot-key window is.
@@ -201,6 +200,7 @@ impl Workload for ListAppend {
         setup.int("tables", 1..=100)?;
         setup.int("fillfactor", 10..=100)?;
         setup.int("range-width", 1..=1000)?;
+        setup.bool("deferrable")?;
         for (name, choices) in shape::CHOICES {
             setup.choice(name, choices)?;
         }
@@ -212,7 +212,6 @@ impl Workload for ListAppend {
             rotate: setup.int("rotate-every", 1..=1_000_000_000)? as u64,
             shape: Arc::new(shape),
             read_only: setup.float("read-only", 0.0..=1.0)?,
-            deferrable: setup.bool("deferrable")?,
             record: setup.bool("record")?,
             drawn: Arc::new(AtomicU64::new(0)),
         })
@@ -390,6 +389,13 @@ pub struct ListAppendInput {
     pub ops: Vec<(OpKind, u64)>,
 }
 
+/// What an attempt's history entry says besides its operations.
+struct Attempt {
+    read_only: bool,
+    pid: i32,
+    clock: Option<Clock>,
+}
+
 /// The client's clock over one attempt: the Unix time of BEGIN and
 /// offsets from it (the history's [`Timing`]).
 struct Clock {
@@ -431,7 +437,7 @@ impl ListAppendClient {
         }
     }
 
-    fn record(&mut self, ops: Vec<Op>, status: Status, pid: i32, clock: Option<Clock>) {
+    fn record(&mut self, ops: Vec<Op>, status: Status, tx: Attempt) {
         if !self.workload.record {
             return;
         }
@@ -439,22 +445,16 @@ impl ListAppendClient {
             process: self.id,
             status,
             ops,
-            pid: u32::try_from(pid).ok(),
-            timing: clock.map(|c| c.timing),
+            read_only: tx.read_only,
+            pid: u32::try_from(tx.pid).ok(),
+            timing: tx.clock.map(|c| c.timing),
         });
     }
 
     /// Records an attempt that failed with `e` before or at COMMIT: aborted
     /// with the server's SQLSTATE, or of unknown outcome when COMMIT got no
     /// answer from the server.
-    fn failed(
-        &mut self,
-        ops: Vec<Op>,
-        e: &crate::wire::Error,
-        at_commit: bool,
-        pid: i32,
-        clock: Option<Clock>,
-    ) {
+    fn failed(&mut self, ops: Vec<Op>, e: &crate::wire::Error, at_commit: bool, tx: Attempt) {
         let status = match e.code() {
             Some(code) => Status::Aborted {
                 sqlstate: Some(String::from_utf8_lossy(&code).into_owned()),
@@ -462,7 +462,7 @@ impl ListAppendClient {
             None if at_commit => Status::Unknown,
             None => Status::Aborted { sqlstate: None },
         };
-        self.record(ops, status, pid, clock);
+        self.record(ops, status, tx);
     }
 
     /// One operation: its statements sent, its history entry pushed (a
@@ -579,7 +579,7 @@ impl WorkloadClient for ListAppendClient {
             self.stmts.push(TableStmts { append, read, scan });
         }
         self.begin_read_only = if self.workload.read_only > 0.0 {
-            let sql = Shape::begin_sql(tx.isolation(), true, self.workload.deferrable);
+            let sql = Shape::begin_sql(tx.isolation(), true, self.workload.shape.deferrable);
             Some(conn.prepare(&sql).await?)
         } else {
             None
@@ -646,7 +646,12 @@ impl WorkloadClient for ListAppendClient {
                 c.timing.ops.push([sent, answered]);
             }
             if let Err(e) = result {
-                self.failed(ops, &e, false, pid, clock);
+                let tx = Attempt {
+                    read_only: input.read_only,
+                    pid,
+                    clock,
+                };
+                self.failed(ops, &e, false, tx);
                 let at = match kind {
                     OpKind::Append => "append",
                     OpKind::Read => "read",
@@ -661,14 +666,19 @@ impl WorkloadClient for ListAppendClient {
             let answered = c.now();
             c.timing.commit = Some([sent, answered]);
         }
+        let tx = Attempt {
+            read_only: input.read_only,
+            pid,
+            clock,
+        };
         match committed {
             Ok(outcome) => {
-                self.record(ops, Status::Committed, pid, clock);
+                self.record(ops, Status::Committed, tx);
                 Ok(outcome)
             }
             Err(e) => {
                 if let super::Cause::Db(db) = &e.error {
-                    self.failed(ops, db, true, pid, clock);
+                    self.failed(ops, db, true, tx);
                 }
                 Err(e)
             }
@@ -683,5 +693,32 @@ impl WorkloadClient for ListAppendClient {
 
     fn into_ledger(self) -> Recorded {
         Recorded(History { txns: self.history })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// A violation's evidence rebuilds the shape from a cell's parameters
+    /// (the ones a study gave): the shape's defaults must be the spec's.
+    #[test]
+    fn the_shapes_defaults_are_the_specs() {
+        let setup = Setup::new(&SPEC, None, None, &BTreeMap::new()).unwrap();
+        let w = ListAppend::new(&setup).unwrap();
+        assert_eq!(
+            *w.shape,
+            Shape::from_params(&BTreeMap::new(), "optimistic").unwrap()
+        );
+        let given = BTreeMap::from([
+            ("read".to_string(), "secondary".to_string()),
+            ("deferrable".to_string(), "true".to_string()),
+        ]);
+        let setup = Setup::new(&SPEC, None, Some("locking"), &given).unwrap();
+        let w = ListAppend::new(&setup).unwrap();
+        assert_eq!(*w.shape, Shape::from_params(&given, "locking").unwrap());
+        assert!(w.shape.deferrable && w.shape.locking);
     }
 }

@@ -78,6 +78,8 @@ pub struct Shape {
     pub range_width: u64,
     /// `SELECT ... FOR UPDATE` on reads (the `locking` strategy).
     pub locking: bool,
+    /// Declared read-only transactions are `READ ONLY DEFERRABLE`.
+    pub deferrable: bool,
 }
 
 /// The parameters [`Shape::from_params`] reads, with their defaults, for
@@ -129,6 +131,9 @@ impl Shape {
             reads: [Reads::Point, Reads::Range][choice("reads")?],
             range_width: int("range-width", 4, 1..=1000)?,
             locking: strategy == "locking",
+            deferrable: params
+                .get("deferrable")
+                .is_some_and(|v| matches!(v.trim(), "true" | "yes" | "on" | "1")),
         })
     }
 
