@@ -17,6 +17,8 @@
 //! edges is the n log n part); the memory is a few machine words per
 //! operation.
 
+#[cfg(test)]
+mod brute;
 mod check;
 mod explain;
 mod graph;
