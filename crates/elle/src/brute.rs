@@ -120,6 +120,29 @@ pub fn execution(n: usize, keys: u64, seed: u64, dirty: u32) -> History {
     History { txns }
 }
 
+/// [`execution`] with registers: the same schedule, each append a write
+/// of the same value, each read the key's last value (`None`: nil).
+pub fn register_execution(n: usize, keys: u64, seed: u64, dirty: u32) -> History {
+    let mut h = execution(n, keys, seed, dirty);
+    for t in &mut h.txns {
+        for op in &mut t.ops {
+            let new = match &*op {
+                Op::Append { key, value } => Op::Write {
+                    key: *key,
+                    value: *value,
+                },
+                Op::Read { key, values } => Op::Get {
+                    key: *key,
+                    value: values.as_ref().and_then(|v| v.last().copied()),
+                },
+                other => other.clone(),
+            };
+            *op = new;
+        }
+    }
+    h
+}
+
 /// Whether some serial order of `h`'s committed transactions, run from
 /// empty lists, returns every read they made (aborted ones leave nothing):
 /// a depth-first search over orders, cut as soon as a read disagrees.
@@ -149,6 +172,12 @@ fn search(
                 local.entry(*key).or_default().push(*value);
                 true
             }
+            // A register is a list whose last value is read.
+            Op::Write { key, value } => {
+                local.entry(*key).or_default().push(*value);
+                true
+            }
+            Op::Get { key, value } => local.get(key).and_then(|l| l.last()).copied() == *value,
             Op::Read {
                 key,
                 values: Some(v),
@@ -200,6 +229,30 @@ mod tests {
         eprintln!(
             "{reported} reported (none serializable), {missed} not serializable but unreported, {serial} serializable"
         );
+    }
+
+    /// The same cross-check for register histories, whose checker infers
+    /// less (module docs of `register`): 100,000 histories, no false
+    /// positive.
+    #[test]
+    fn nothing_the_register_checker_reports_is_serializable() {
+        let (mut reported, mut serial) = (0u32, 0u32);
+        for seed in 0..100_000u64 {
+            let n = 2 + (seed % 7) as usize;
+            let h = register_execution(n, 3, seed, 2);
+            let found = check(&h).total() > 0;
+            let ok = serializable(&h);
+            assert!(
+                !(found && ok),
+                "seed {seed}: the register checker found {} in a serializable history {h:#?}",
+                check(&h).render()
+            );
+            reported += u32::from(found);
+            serial += u32::from(ok);
+        }
+        assert!(reported > 5_000, "{reported} reported");
+        assert!(serial > 10_000, "{serial} serializable");
+        eprintln!("registers: {reported} reported (none serializable), {serial} serializable");
     }
 
     /// The search itself: a write skew has no serial order; the same

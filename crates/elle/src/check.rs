@@ -197,10 +197,10 @@ impl Report {
 }
 
 /// Collects findings per class.
-struct Found(Vec<Finding>);
+pub(crate) struct Found(pub(crate) Vec<Finding>);
 
 impl Found {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Found(
             Class::ALL
                 .iter()
@@ -216,7 +216,7 @@ impl Found {
     }
 
     /// One more case of `class`, explained by `example` if it is the first.
-    fn add(&mut self, class: Class, example: impl FnOnce() -> String) {
+    pub(crate) fn add(&mut self, class: Class, example: impl FnOnce() -> String) {
         let f = &mut self.0[class as usize];
         f.count += 1;
         if f.example.is_none() {
@@ -229,6 +229,9 @@ impl Found {
 /// read as reads of the keys in their range
 /// ([`History::with_scans_as_reads`]).
 pub fn check(history: &History) -> Report {
+    if history.is_register() {
+        return super::register::check(history);
+    }
     if history.has_scans() {
         return check_items(&history.with_scans_as_reads());
     }
@@ -304,8 +307,8 @@ fn check_reads(idx: &Index<'_>, found: &mut Found) {
                     format!(
                         "T{i} read k{key} = {}, which holds {bad}, appended by T{w}, which aborted. {}; {}",
                         show_list(v),
-                        explain::txn_line(idx, i),
-                        explain::txn_line(idx, w)
+                        explain::txn_line(&idx.history.txns[i as usize], i),
+                        explain::txn_line(&idx.history.txns[w as usize], w)
                     )
                 });
             }
@@ -316,8 +319,8 @@ fn check_reads(idx: &Index<'_>, found: &mut Found) {
                         format!(
                             "T{i} read k{key} = {}: its last value {last} is an intermediate version, T{w} appended to k{key} again after it. {}; {}",
                             show_list(v),
-                            explain::txn_line(idx, i),
-                            explain::txn_line(idx, w)
+                            explain::txn_line(&idx.history.txns[i as usize], i),
+                            explain::txn_line(&idx.history.txns[w as usize], w)
                         )
                     });
                 }
@@ -330,7 +333,7 @@ fn check_reads(idx: &Index<'_>, found: &mut Found) {
                         "T{i} read k{key} = {} where its own earlier operations imply {}. {}",
                         show_list(v),
                         show_list(&expected),
-                        explain::txn_line(idx, i)
+                        explain::txn_line(&idx.history.txns[i as usize], i)
                     )
                 });
             }
@@ -391,7 +394,7 @@ const TOTAL_REACH_BUDGET: usize = 50_000_000;
 
 /// The four cycle classes: counts by component and by closing edge, one
 /// example each.
-fn cycles(idx: &Index<'_>, graph: &Graph, found: &mut Found) -> u64 {
+pub(crate) fn cycles(ex: &dyn explain::Explains, graph: &Graph, found: &mut Found) -> u64 {
     let comp_ww = graph.components(WW);
     let comp_wwr = graph.components(WW | WR);
     let comp_all = graph.components(ALL);
@@ -456,7 +459,7 @@ fn cycles(idx: &Index<'_>, graph: &Graph, found: &mut Found) -> u64 {
             .collect();
         let f = &mut found.0[class as usize];
         if let Some(shortest) = cycles.iter().min_by_key(|s| s.len()) {
-            f.example = Some(explain::cycle(idx, shortest));
+            f.example = Some(explain::cycle(ex, shortest));
         }
         f.cycles = cycles
             .iter()
@@ -471,7 +474,7 @@ fn cycles(idx: &Index<'_>, graph: &Graph, found: &mut Found) -> u64 {
                             WR => Dep::Wr,
                             _ => Dep::Rw,
                         },
-                        why: explain::edge(idx, from, to, kind),
+                        why: ex.edge(from, to, kind),
                     })
                     .collect()
             })

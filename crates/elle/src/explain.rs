@@ -7,9 +7,28 @@ use super::graph::{Kinds, RW, WR, WW};
 use super::history::{Key, Op, Value, show_list, show_ops, show_status};
 use super::infer::{Index, external};
 
+/// What a checker's inference can say in words: why an edge holds, and a
+/// transaction as a line. List-append's [`Index`] and the register
+/// checker's index each say it from what their reads reveal.
+pub trait Explains {
+    /// Why there is an edge of `kind` from `a` to `b`, as one clause.
+    fn edge(&self, a: u32, b: u32, kind: Kinds) -> String;
+    /// `T<i> (client c, committed): ops`.
+    fn txn_line(&self, t: u32) -> String;
+}
+
+impl Explains for Index<'_> {
+    fn edge(&self, a: u32, b: u32, kind: Kinds) -> String {
+        edge(self, a, b, kind)
+    }
+
+    fn txn_line(&self, t: u32) -> String {
+        txn_line(&self.history.txns[t as usize], t)
+    }
+}
+
 /// `T<i> (client c, committed): ops`.
-pub fn txn_line(idx: &Index<'_>, t: u32) -> String {
-    let txn = &idx.history.txns[t as usize];
+pub fn txn_line(txn: &super::history::Txn, t: u32) -> String {
     format!(
         "T{t} (client {}, {}): {}",
         txn.process,
@@ -96,11 +115,11 @@ pub fn pick(kinds: Kinds, mask: Kinds) -> Kinds {
 
 /// A cycle `steps` (`(from, to, kind)`), its clauses, then each
 /// transaction's operations.
-pub fn cycle(idx: &Index<'_>, steps: &[(u32, u32, Kinds)]) -> String {
+pub fn cycle(ex: &dyn Explains, steps: &[(u32, u32, Kinds)]) -> String {
     let mut names: Vec<String> = steps.iter().map(|s| format!("T{}", s.0)).collect();
     names.push(format!("T{}", steps[0].0));
-    let clauses: Vec<String> = steps.iter().map(|&(a, b, k)| edge(idx, a, b, k)).collect();
-    let txns: Vec<String> = steps.iter().map(|s| txn_line(idx, s.0)).collect();
+    let clauses: Vec<String> = steps.iter().map(|&(a, b, k)| ex.edge(a, b, k)).collect();
+    let txns: Vec<String> = steps.iter().map(|s| ex.txn_line(s.0)).collect();
     format!(
         "cycle {}: {}. Transactions: {}",
         names.join(" -> "),

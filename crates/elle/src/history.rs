@@ -44,13 +44,21 @@ pub enum Op {
         stride: u64,
         rows: Option<Vec<(Key, Vec<Value>)>>,
     },
+    /// A register write (Elle's rw-register): `key` now holds `value`.
+    Write { key: Key, value: Value },
+    /// A register read: the value `key` held, `None` for none (the key
+    /// absent, Elle's nil). A read that did not return is not recorded.
+    Get { key: Key, value: Option<Value> },
 }
 
 impl Op {
     /// The key the operation touches (a scan: its first).
     pub fn key(&self) -> Key {
         match self {
-            Op::Append { key, .. } | Op::Read { key, .. } => *key,
+            Op::Append { key, .. }
+            | Op::Read { key, .. }
+            | Op::Write { key, .. }
+            | Op::Get { key, .. } => *key,
             Op::Scan { lo, .. } => *lo,
         }
     }
@@ -136,6 +144,16 @@ pub struct History {
 impl History {
     pub fn len(&self) -> usize {
         self.txns.len()
+    }
+
+    /// Whether this is a register history (Elle's rw-register: writes and
+    /// reads of single values), checked by [`crate::register`].
+    pub fn is_register(&self) -> bool {
+        self.txns.iter().any(|t| {
+            t.ops
+                .iter()
+                .any(|o| matches!(o, Op::Write { .. } | Op::Get { .. }))
+        })
     }
 
     /// Whether any transaction scanned a range of keys.
@@ -253,6 +271,12 @@ pub fn show_ops(txn: &Txn) -> String {
             Op::Scan {
                 lo, hi, rows: None, ..
             } => format!("scan(k{lo}..k{hi})=?"),
+            Op::Write { key, value } => format!("w(k{key},{value})"),
+            Op::Get {
+                key,
+                value: Some(v),
+            } => format!("r(k{key})={v}"),
+            Op::Get { key, value: None } => format!("r(k{key})=nil"),
         })
         .collect::<Vec<_>>()
         .join(" ")

@@ -91,7 +91,8 @@ impl<'h> Index<'h> {
                     }
                     // Checked histories have their scans as reads
                     // (`History::with_scans_as_reads`).
-                    Op::Read { .. } | Op::Scan { .. } => {}
+                    // Register operations are checked by `register`.
+                    Op::Read { .. } | Op::Scan { .. } | Op::Write { .. } | Op::Get { .. } => {}
                 }
             }
         }

@@ -25,6 +25,7 @@ mod graph;
 mod history;
 mod infer;
 mod read;
+pub mod register;
 
 pub use check::{Class, Dep, Finding, MAX_CYCLES, Report, Step, check};
 pub use history::{History, Key, Op, Status, Timing, Txn, Value, show_list, show_ops, show_status};

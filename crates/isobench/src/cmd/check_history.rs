@@ -51,8 +51,9 @@ fn run_origin(path: &Path) -> Option<Origin> {
     let cell = &results.runs.iter().find(|r| r.index == n)?.cell;
     Some(Origin {
         level: Some(cell.isolation),
-        shape: (cell.workload == "list-append")
-            .then(|| Shape::from_params(&cell.params, &cell.strategy).ok())
+        shape: evidence::HISTORY_WORKLOADS
+            .contains(&cell.workload.as_str())
+            .then(|| Shape::for_workload(&cell.workload, &cell.params, &cell.strategy).ok())
             .flatten(),
         cell: cell.label(),
         run: Some(n),

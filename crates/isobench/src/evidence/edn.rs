@@ -31,6 +31,12 @@ fn micro(op: &Op, out: &mut Vec<String>) {
             }
         }
         Op::Scan { rows: None, .. } => {}
+        Op::Write { key, value } => out.push(format!("[:w {key} {value}]")),
+        Op::Get {
+            key,
+            value: Some(v),
+        } => out.push(format!("[:r {key} {v}]")),
+        Op::Get { key, value: None } => out.push(format!("[:r {key} nil]")),
     }
 }
 

@@ -38,6 +38,10 @@ use crate::workload::list_append::Shape;
 pub use replay::{REPLAYS, Replayed, replay};
 pub use spec::replay_spec;
 
+/// The workloads that record a history (their shape renders its
+/// statements).
+pub const HISTORY_WORKLOADS: [&str; 2] = ["list-append", "rw-register"];
+
 /// The directory of every violation's evidence in a results directory.
 pub const DIR: &str = "violations";
 
@@ -246,8 +250,8 @@ pub async fn for_run(
         Ok(h) => h,
         Err(m) => return vec![format!("violation evidence: reading {}: {m}", e.history)],
     };
-    let shape = if e.cell.workload == "list-append" {
-        match Shape::from_params(&e.cell.params, &e.cell.strategy) {
+    let shape = if HISTORY_WORKLOADS.contains(&e.cell.workload.as_str()) {
+        match Shape::for_workload(&e.cell.workload, &e.cell.params, &e.cell.strategy) {
             Ok(s) => Some(s),
             Err(m) => {
                 errors.push(format!("violation evidence: {m}"));

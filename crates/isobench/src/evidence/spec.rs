@@ -107,20 +107,12 @@ pub fn replay_spec(
         }
     }
     for (key, list) in initial_state(h, &txns, orders) {
-        if list.is_empty() {
-            continue;
+        if let Some(sql) = shape.insert_sql(key, &list) {
+            let _ = writeln!(out, "  {sql};");
         }
-        let values: Vec<String> = list.iter().map(u64::to_string).collect();
-        let _ = writeln!(
-            out,
-            // ARRAY[...], not '{...}': a brace would end the spec's block.
-            "  INSERT INTO la_{} (k, sk, v) VALUES ({key}, {key}, ARRAY[{}]::bigint[]);",
-            shape.table(key),
-            values.join(",")
-        );
     }
     out.push_str("}\n\nteardown\n{\n");
-    let tables: Vec<String> = (0..shape.tables).map(|t| format!("la_{t}")).collect();
+    let tables: Vec<String> = (0..shape.tables).map(|t| shape.table_name(t)).collect();
     let _ = writeln!(out, "  DROP TABLE {};", tables.join(", "));
     out.push_str("}\n");
     for &t in &txns {
@@ -168,6 +160,12 @@ fn initial_state(
                     key,
                     values: Some(v),
                 } => seen.entry(*key).or_default().push((at, v.clone())),
+                // A register: what the read saw, as a one-value list (its
+                // writes have no order to start from).
+                Op::Get { key, value } => seen
+                    .entry(*key)
+                    .or_default()
+                    .push((at, value.iter().copied().collect())),
                 Op::Scan {
                     lo,
                     hi,

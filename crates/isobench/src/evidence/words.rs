@@ -90,7 +90,20 @@ pub(super) fn op_statements(
                 literal(&sql[if existed { 1 } else { 2 }], &args),
             ]
         }
-        Op::Read { key, .. } => vec![literal(&shape.read_sql(shape.table(*key)), &[*key as i64])],
+        Op::Read { key, .. } | Op::Get { key, .. } => {
+            vec![literal(&shape.read_sql(shape.table(*key)), &[*key as i64])]
+        }
+        Op::Write { key, value } => {
+            // A register's history does not say whether the key existed:
+            // with select-insert, the check and then the insert.
+            let sql = shape.append_sql(shape.table(*key));
+            let args = [*key as i64, *value as i64];
+            sql.iter()
+                .enumerate()
+                .filter(|(i, _)| sql.len() == 1 || *i != 1)
+                .map(|(_, s)| literal(s, &args))
+                .collect()
+        }
         Op::Scan { lo, hi, .. } => vec![literal(
             &shape.scan_sql(shape.table(*lo)),
             &[*lo as i64, *hi as i64],

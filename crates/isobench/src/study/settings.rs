@@ -384,7 +384,7 @@ pub const LOG_VIOLATIONS_SETTINGS: [(&str, &str); 3] = [
 ];
 
 /// The workloads whose histories a hunt checks.
-pub const HUNT_WORKLOADS: [&str; 1] = ["list-append"];
+pub const HUNT_WORKLOADS: [&str; 2] = ["list-append", "rw-register"];
 
 /// What `--hunt` alone runs ([`Settings::hunt_defaults`]).
 pub struct HuntShape {

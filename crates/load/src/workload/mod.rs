@@ -203,6 +203,7 @@ registry! {
     write_skew::SPEC => write_skew::WriteSkew,
     docstore::SPEC => docstore::Docstore,
     list_append::SPEC => list_append::ListAppend,
+    list_append::REGISTER_SPEC => list_append::ListAppend,
     ycsb::SPEC => ycsb::Ycsb,
     sysbench::SPEC => sysbench::Sysbench,
     tpcc::SPEC => tpcc::Tpcc,

@@ -52,78 +52,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     summary: "Jepsen's list-append: appends and whole-list reads, every anomaly class found by an Elle-style checker",
     source: "Kingsbury & Alvaro, Elle, VLDB 2020; Jepsen PostgreSQL 12.3 (2020); Adya 1999",
     scale: None,
-    params: &[
-        ParamSpec {
-            name: "keys",
-            default: "10",
-            help: "hot keys at a time (fewer: more contention)",
-        },
-        ParamSpec {
-            name: "tables",
-            default: "1",
-            help: "tables the keys are spread over (key modulo tables)",
-        },
-        ParamSpec {
-            name: "max-ops",
-            default: "4",
-            help: "operations per transaction at most (1..max-ops, uniform)",
-        },
-        ParamSpec {
-            name: "rotate-every",
-            default: "16",
-            help: "transactions (all clients) after which the hot keys move up by one fresh key",
-        },
-        ParamSpec {
-            name: "record",
-            default: "true",
-            help: "record and check the history; false measures what recording costs (no anomaly is checked)",
-        },
-        ParamSpec {
-            name: "key-order",
-            default: "ascending",
-            help: "ascending: fresh keys at the right edge of the index; random: anywhere (positions scrambled over 2^40)",
-        },
-        ParamSpec {
-            name: "upsert",
-            default: "on-conflict",
-            help: "how an append writes: on-conflict (INSERT ... ON CONFLICT DO UPDATE), select-insert (SELECT, then UPDATE or INSERT), merge (MERGE)",
-        },
-        ParamSpec {
-            name: "read",
-            default: "pk",
-            help: "pk: reads by the primary key k; secondary: by Jepsen's sk column through its own index",
-        },
-        ParamSpec {
-            name: "index",
-            default: "btree",
-            help: "the kind of the reads' index besides the primary key: btree, or hash (on sk, or with read=pk on k)",
-        },
-        ParamSpec {
-            name: "fillfactor",
-            default: "100",
-            help: "table and index fillfactor, % (10..100)",
-        },
-        ParamSpec {
-            name: "reads",
-            default: "point",
-            help: "point: read one key; range: scan range-width keys of a table (k BETWEEN lo AND hi, a predicate read)",
-        },
-        ParamSpec {
-            name: "range-width",
-            default: "4",
-            help: "keys of one table a range scan spans (reads=range)",
-        },
-        ParamSpec {
-            name: "read-only",
-            default: "0",
-            help: "share of transactions (0..1) that only read and say so (BEGIN ... READ ONLY); 0: the mix of reads and appends alone",
-        },
-        ParamSpec {
-            name: "deferrable",
-            default: "false",
-            help: "read-only transactions are READ ONLY DEFERRABLE (SERIALIZABLE waits for a safe snapshot)",
-        },
-    ],
+    params: SPEC_PARAMS,
     strategies: &[
         StrategySpec {
             name: "optimistic",
@@ -143,6 +72,114 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     ],
     example: "--workload list-append --isolation rc,rr,ser --clients 16",
 };
+
+/// list-append's parameters (`rw-register` takes all but the scans').
+static SPEC_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "keys",
+        default: "10",
+        help: "hot keys at a time (fewer: more contention)",
+    },
+    ParamSpec {
+        name: "tables",
+        default: "1",
+        help: "tables the keys are spread over (key modulo tables)",
+    },
+    ParamSpec {
+        name: "max-ops",
+        default: "4",
+        help: "operations per transaction at most (1..max-ops, uniform)",
+    },
+    ParamSpec {
+        name: "rotate-every",
+        default: "16",
+        help: "transactions (all clients) after which the hot keys move up by one fresh key",
+    },
+    ParamSpec {
+        name: "record",
+        default: "true",
+        help: "record and check the history; false measures what recording costs (no anomaly is checked)",
+    },
+    ParamSpec {
+        name: "key-order",
+        default: "ascending",
+        help: "ascending: fresh keys at the right edge of the index; random: anywhere (positions scrambled over 2^40)",
+    },
+    ParamSpec {
+        name: "upsert",
+        default: "on-conflict",
+        help: "how an append writes: on-conflict (INSERT ... ON CONFLICT DO UPDATE), select-insert (SELECT, then UPDATE or INSERT), merge (MERGE)",
+    },
+    ParamSpec {
+        name: "read",
+        default: "pk",
+        help: "pk: reads by the primary key k; secondary: by Jepsen's sk column through its own index",
+    },
+    ParamSpec {
+        name: "index",
+        default: "btree",
+        help: "the kind of the reads' index besides the primary key: btree, or hash (on sk, or with read=pk on k)",
+    },
+    ParamSpec {
+        name: "fillfactor",
+        default: "100",
+        help: "table and index fillfactor, % (10..100)",
+    },
+    ParamSpec {
+        name: "reads",
+        default: "point",
+        help: "point: read one key; range: scan range-width keys of a table (k BETWEEN lo AND hi, a predicate read)",
+    },
+    ParamSpec {
+        name: "range-width",
+        default: "4",
+        help: "keys of one table a range scan spans (reads=range)",
+    },
+    ParamSpec {
+        name: "read-only",
+        default: "0",
+        help: "share of transactions (0..1) that only read and say so (BEGIN ... READ ONLY); 0: the mix of reads and appends alone",
+    },
+    ParamSpec {
+        name: "deferrable",
+        default: "false",
+        help: "read-only transactions are READ ONLY DEFERRABLE (SERIALIZABLE waits for a safe snapshot)",
+    },
+];
+
+/// `isobench workloads rw-register`: the same transactions over registers.
+pub static REGISTER_SPEC: WorkloadSpec = WorkloadSpec {
+    name: "rw-register",
+    summary: "Elle's rw-register: writes and reads of single values, every anomaly class a register history can prove",
+    source: "Kingsbury & Alvaro, Elle, VLDB 2020 (section 4.1); Adya 1999",
+    scale: None,
+    params: REGISTER_PARAMS,
+    strategies: SPEC.strategies,
+    transactions: &[
+        "read-only, write-only, read-write: 1..max-ops of write(k, v) (INSERT ... ON CONFLICT DO UPDATE SET v = EXCLUDED.v by default) and read(k), 50% each",
+    ],
+    invariants: &[
+        "G0, G1a, G1b, G1c, G-single, G2-item as a register history proves them: a read names its writer, but the version order is known only where a transaction read a value and then wrote another, so fewer cycles are seen than list-append would see",
+        "incompatible-order: version facts that contradict each other; internal: a read after the transaction's own write that does not return it",
+    ],
+    example: "--workload rw-register --isolation rr,ser --clients 16",
+};
+
+/// The parameters of `rw-register`: list-append's, without range scans.
+static REGISTER_PARAMS: &[ParamSpec] = &[
+    SPEC_PARAMS[0],
+    SPEC_PARAMS[1],
+    SPEC_PARAMS[2],
+    SPEC_PARAMS[3],
+    SPEC_PARAMS[4],
+    SPEC_PARAMS[5],
+    SPEC_PARAMS[6],
+    SPEC_PARAMS[7],
+    SPEC_PARAMS[8],
+    SPEC_PARAMS[9],
+    SPEC_PARAMS[12],
+    SPEC_PARAMS[13],
+];
 
 /// The list-append workload.
 #[derive(Debug, Clone)]
@@ -197,15 +234,20 @@ impl Workload for ListAppend {
     type Client = ListAppendClient;
 
     fn new(setup: &Setup) -> Result<Self, WorkloadError> {
+        let register = setup.spec.name == REGISTER_SPEC.name;
         setup.int("tables", 1..=100)?;
         setup.int("fillfactor", 10..=100)?;
-        setup.int("range-width", 1..=1000)?;
         setup.bool("deferrable")?;
-        for (name, choices) in shape::CHOICES {
-            setup.choice(name, choices)?;
+        if !register {
+            setup.int("range-width", 1..=1000)?;
         }
-        let shape =
-            Shape::from_params(&setup.params, &setup.strategy).map_err(WorkloadError::Invalid)?;
+        for (name, choices) in shape::CHOICES {
+            if !(register && name == "reads") {
+                setup.choice(name, choices)?;
+            }
+        }
+        let shape = Shape::for_workload(setup.spec.name, &setup.params, &setup.strategy)
+            .map_err(WorkloadError::Invalid)?;
         Ok(ListAppend {
             keys: setup.int("keys", 1..=1_000_000)? as u64,
             max_ops: setup.int("max-ops", 1..=100)? as u32,
@@ -222,7 +264,11 @@ impl Workload for ListAppend {
     }
 
     fn tx_types(&self) -> Vec<&'static str> {
-        vec!["read-only", "append-only", "read-append"]
+        if self.shape.register {
+            vec!["read-only", "write-only", "read-write"]
+        } else {
+            vec!["read-only", "append-only", "read-append"]
+        }
     }
 
     async fn load(&self, db: &Loader) -> Result<u64, WorkloadError> {
@@ -474,7 +520,7 @@ impl ListAppendClient {
         key: u64,
         ops: &mut Vec<Op>,
     ) -> Result<(), crate::wire::Error> {
-        let shape = &self.workload.shape;
+        let shape = Arc::clone(&self.workload.shape);
         let record = self.workload.record;
         let table = shape.table(key) as usize;
         let k = key as i64;
@@ -482,7 +528,11 @@ impl ListAppendClient {
             OpKind::Append => {
                 let value = self.next_value();
                 if record {
-                    ops.push(Op::Append { key, value });
+                    ops.push(if shape.register {
+                        Op::Write { key, value }
+                    } else {
+                        Op::Append { key, value }
+                    });
                 }
                 let v = value as i64;
                 let s = &self.stmts[table];
@@ -498,6 +548,16 @@ impl ListAppendClient {
                         conn.execute(&s.append[2], &[&k, &v]).await.map(drop)
                     }
                 }
+            }
+            OpKind::Read if shape.register => {
+                let row = conn.query_opt(&self.stmts[table].read, &[&k]).await?;
+                if record {
+                    ops.push(Op::Get {
+                        key,
+                        value: row.map(|r| r.get::<i64>(0) as u64),
+                    });
+                }
+                Ok(())
             }
             OpKind::Read => match conn.query_opt(&self.stmts[table].read, &[&k]).await {
                 Ok(row) => {
@@ -653,6 +713,7 @@ impl WorkloadClient for ListAppendClient {
                 };
                 self.failed(ops, &e, false, tx);
                 let at = match kind {
+                    OpKind::Append if self.workload.shape.register => "write",
                     OpKind::Append => "append",
                     OpKind::Read => "read",
                     OpKind::Scan => "scan",

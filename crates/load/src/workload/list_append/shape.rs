@@ -65,6 +65,9 @@ pub enum Reads {
 /// Every choice that shapes the tables and the statements.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shape {
+    /// Registers (Elle's rw-register, the `rw-register` workload: `v` is
+    /// one value, written whole) instead of lists.
+    pub register: bool,
     pub tables: u64,
     pub key_order: KeyOrder,
     pub upsert: Upsert,
@@ -97,6 +100,16 @@ impl Shape {
     /// `strategy`. Errors: a value that is not one of its choices, named
     /// with the choices.
     pub fn from_params(params: &BTreeMap<String, String>, strategy: &str) -> Result<Shape, String> {
+        Shape::for_workload("list-append", params, strategy)
+    }
+
+    /// The shape of `workload`'s (`list-append` or `rw-register`)
+    /// parameters ([`Shape::from_params`]).
+    pub fn for_workload(
+        workload: &str,
+        params: &BTreeMap<String, String>,
+        strategy: &str,
+    ) -> Result<Shape, String> {
         let choice = |name: &str| -> Result<usize, String> {
             let (_, choices) = CHOICES
                 .iter()
@@ -122,6 +135,7 @@ impl Shape {
             }
         };
         Ok(Shape {
+            register: workload == "rw-register",
             tables: int("tables", 1, 1..=100)?,
             key_order: [KeyOrder::Ascending, KeyOrder::Random][choice("key-order")?],
             upsert: [Upsert::OnConflict, Upsert::SelectInsert, Upsert::Merge][choice("upsert")?],
@@ -141,7 +155,8 @@ impl Shape {
     /// template database's key.
     pub fn data_key(&self) -> String {
         format!(
-            "tables={} read={} index={} fillfactor={}",
+            "{}tables={} read={} index={} fillfactor={}",
+            if self.register { "registers " } else { "" },
             self.tables,
             self.read_col(),
             match self.index {
@@ -155,6 +170,34 @@ impl Shape {
     /// The table of `key`.
     pub fn table(&self, key: u64) -> u64 {
         key % self.tables
+    }
+
+    /// Table `t`'s name: `la_<t>`, or `reg_<t>` for registers.
+    pub fn table_name(&self, t: u64) -> String {
+        if self.register {
+            format!("reg_{t}")
+        } else {
+            format!("la_{t}")
+        }
+    }
+
+    /// The statement that gives `key` the state `values` (a list, or a
+    /// register's last value) in a replay's setup; `None` for no row.
+    pub fn insert_sql(&self, key: u64, values: &[u64]) -> Option<String> {
+        let v = if self.register {
+            values.last()?.to_string()
+        } else if values.is_empty() {
+            return None;
+        } else {
+            // ARRAY[...], not '{...}': a brace would end an isolation
+            // spec's block.
+            let list: Vec<String> = values.iter().map(u64::to_string).collect();
+            format!("ARRAY[{}]::bigint[]", list.join(","))
+        };
+        Some(format!(
+            "INSERT INTO {} (k, sk, v) VALUES ({key}, {key}, {v})",
+            self.table_name(self.table(key))
+        ))
     }
 
     /// The key at position `logical` of the ever-moving window.
@@ -186,8 +229,10 @@ impl Shape {
     /// with primary-key reads, none for B-tree primary-key reads.
     pub fn ddl(&self, t: u64) -> Vec<String> {
         let with = self.with();
+        let name = self.table_name(t);
+        let v = if self.register { "bigint" } else { "bigint[]" };
         let mut out = vec![format!(
-            "CREATE TABLE la_{t} (k bigint PRIMARY KEY{with}, sk bigint NOT NULL, v bigint[] NOT NULL){with}"
+            "CREATE TABLE {name} (k bigint PRIMARY KEY{with}, sk bigint NOT NULL, v {v} NOT NULL){with}"
         )];
         let using = match self.index {
             IndexKind::Btree => "btree",
@@ -196,7 +241,7 @@ impl Shape {
         match (self.read_by, self.index) {
             (ReadBy::Pk, IndexKind::Btree) => {}
             (by, _) => out.push(format!(
-                "CREATE INDEX la_{t}_{col}_{using} ON la_{t} USING {using} ({col}){with}",
+                "CREATE INDEX {name}_{col}_{using} ON {name} USING {using} ({col}){with}",
                 col = match by {
                     ReadBy::Pk => "k",
                     ReadBy::Secondary => "sk",
@@ -210,6 +255,9 @@ impl Shape {
     /// `$2` the value): one, or for `select-insert` the existence check,
     /// the update and the insert.
     pub fn append_sql(&self, t: u64) -> Vec<String> {
+        if self.register {
+            return self.write_sql(t);
+        }
         match self.upsert {
             Upsert::OnConflict => vec![format!(
                 "INSERT INTO la_{t} AS t (k, sk, v) VALUES ($1, $1, ARRAY[$2::bigint]) \
@@ -228,18 +276,45 @@ impl Shape {
         }
     }
 
+    /// A register's write of `$2` to key `$1` of table `t`, as
+    /// [`Shape::append_sql`].
+    fn write_sql(&self, t: u64) -> Vec<String> {
+        let name = self.table_name(t);
+        match self.upsert {
+            Upsert::OnConflict => vec![format!(
+                "INSERT INTO {name} AS t (k, sk, v) VALUES ($1, $1, $2::bigint) \
+                 ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"
+            )],
+            Upsert::SelectInsert => vec![
+                format!("SELECT 1 FROM {name} WHERE k = $1"),
+                format!("UPDATE {name} SET v = $2::bigint WHERE k = $1"),
+                format!("INSERT INTO {name} (k, sk, v) VALUES ($1, $1, $2::bigint)"),
+            ],
+            Upsert::Merge => vec![format!(
+                "MERGE INTO {name} AS t USING (SELECT $1::bigint AS k, $2::bigint AS x) AS s ON t.k = s.k \
+                 WHEN MATCHED THEN UPDATE SET v = s.x \
+                 WHEN NOT MATCHED THEN INSERT (k, sk, v) VALUES (s.k, s.k, s.x)"
+            )],
+        }
+    }
+
     /// The prepared read of one key of table `t` (`$1`).
     pub fn read_sql(&self, t: u64) -> String {
         let lock = if self.locking { " FOR UPDATE" } else { "" };
-        format!("SELECT v FROM la_{t} WHERE {} = $1{lock}", self.read_col())
+        format!(
+            "SELECT v FROM {} WHERE {} = $1{lock}",
+            self.table_name(t),
+            self.read_col()
+        )
     }
 
     /// The prepared scan of table `t` from `$1` to `$2`, in key order.
     pub fn scan_sql(&self, t: u64) -> String {
         let lock = if self.locking { " FOR UPDATE" } else { "" };
         format!(
-            "SELECT {c}, v FROM la_{t} WHERE {c} BETWEEN $1 AND $2 ORDER BY {c}{lock}",
-            c = self.read_col()
+            "SELECT {c}, v FROM {name} WHERE {c} BETWEEN $1 AND $2 ORDER BY {c}{lock}",
+            c = self.read_col(),
+            name = self.table_name(t)
         )
     }
 
