@@ -22,7 +22,7 @@ pub struct CheckHistoryArgs {
     /// The isolation level the histories ran at (rc, rr, ser): an anomaly it forbids is a guarantee violation (exit status 4). A run's history in an isobench results directory (DIR/histories/run-N.jsonl.gz) has its level read from the study.
     #[arg(long, value_name = "LEVEL")]
     pub level: Option<Isolation>,
-    /// Write each guarantee violation's evidence into DIR/violations/<n>/ (the cycle in words, the statements with their times, the EDN and JSON excerpts, a replay spec); needs a level.
+    /// Write each guarantee violation's evidence into DIR/violations/N/ (the cycle in words, the statements with their times, the EDN and JSON excerpts, a replay spec); needs a level.
     #[arg(long, value_name = "DIR")]
     pub evidence: Option<PathBuf>,
     /// The list-append parameters the history ran with, for the statements and the replay spec, repeatable: --param tables=3 (read from the study for a run's history).

@@ -12,9 +12,9 @@
 //!   transactions with their indexes): the cycle's transactions;
 //! - `replay.spec`: an isolation-tester spec that replays the transactions
 //!   in the order the clients sent their statements, from the lists the
-//!   first of them found ([`spec`]); `replay.txt`: how often a replay on
+//!   first of them found (`spec`); `replay.txt`: how often a replay on
 //!   the same server reproduced the anomaly or was prevented
-//!   ([`replay`]), and `replay.out`, the first replay's output;
+//!   (`replay()`), and `replay.out`, the first replay's output;
 //! - `server.log`: the server log's lines of those backends while the
 //!   transactions ran, when `--log-violations` turned on a prefix with pid
 //!   and xid.

@@ -23,7 +23,7 @@
 use serde::Deserialize;
 use serde::de::{self, Deserializer};
 
-use super::StudyError;
+use super::{SettingsError, StudyError};
 use crate::model::CheckSpec;
 
 /// The origin of a check given with `--check`.
@@ -253,6 +253,33 @@ pub fn check_unique(checks: &[CheckSpec]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+impl super::Settings {
+    /// The declared checks: `check` (the file's `[[check]]` tables and
+    /// `--check` flags), then those of each `check_file`, in order.
+    ///
+    /// Errors: a check file that cannot be read (naming the key or flag)
+    /// or parsed (naming its line), two checks of one name (naming where
+    /// each was declared).
+    pub(super) fn declared_checks(&self) -> Result<Vec<CheckSpec>, SettingsError> {
+        let mut all = self.check.clone().unwrap_or_default();
+        for path in self.check_file.iter().flatten() {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                self.error("check_file", format!("cannot read {}: {e}", path.display()))
+            })?;
+            all.extend(parse_check_file(&path.display().to_string(), &text)?);
+        }
+        check_unique(&all).map_err(|e| {
+            let key = if self.check_file.is_some() && self.check.is_none() {
+                "check_file"
+            } else {
+                "check"
+            };
+            self.error(key, e)
+        })?;
+        Ok(all)
+    }
 }
 
 #[cfg(test)]

@@ -61,6 +61,7 @@ use crate::model::{ExperimentConfig, PgBuild};
 
 pub mod checks;
 mod file;
+mod hunt;
 mod settings;
 pub mod values;
 

@@ -13,13 +13,14 @@ use std::time::Duration;
 use clap::Args;
 use serde::Deserialize;
 
+use super::hunt::LOG_VIOLATIONS_SETTINGS;
 use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
     Backoff, CheckSpec, CpuPlacement, DEFAULT_MAX_REPEAT, ExperimentConfig, ExternalLoad,
-    FaultSchedule, FaultSpec, HostPolicy, Hunt, Isolation, LoadFormat, ObserveLevel, OnError,
-    Order, PgBuild, Pooler, PoolerConfig, Precision, QueryMode, RetryPolicy, ScriptSet,
-    ScriptsConfig, ShardSpec, TargetConfig,
+    FaultSchedule, FaultSpec, HostPolicy, Isolation, LoadFormat, ObserveLevel, OnError, Order,
+    PgBuild, Pooler, PoolerConfig, Precision, QueryMode, RetryPolicy, ScriptSet, ScriptsConfig,
+    ShardSpec, TargetConfig,
 };
 
 /// Where a setting came from, for errors about it.
@@ -240,7 +241,7 @@ pub struct Settings {
     #[arg(long, num_args = 0, default_missing_value = "true", value_parser = Bool::parse)]
     #[serde(default, deserialize_with = "one::<_, Bool>")]
     pub fail_on_violation: Option<bool>,
-    /// The managed server logs every statement with its time, backend pid and xid (log_statement = all, log_line_prefix = '%m [%p] %x '), so that a guarantee violation's evidence (violations/<n>/server.log) holds its transactions' lines. Costs server time: for hunting, not for measuring.
+    /// The managed server logs every statement with its time, backend pid and xid (log_statement = all, log_line_prefix = '%m [%p] %x '), so that a guarantee violation's evidence (violations/N/server.log) holds its transactions' lines. Costs server time: for hunting, not for measuring.
     #[arg(long, num_args = 0, default_missing_value = "true", value_parser = Bool::parse, help_heading = "Hunting guarantee violations")]
     #[serde(default, deserialize_with = "one::<_, Bool>")]
     pub log_violations: Option<bool>,
@@ -373,47 +374,6 @@ load_keys!(
     on_error,
     load_timeout,
 );
-
-/// What `--log-violations` sets on the managed server: every statement
-/// logged with its time (UTC, ms), backend pid and xid, which
-/// `crate::evidence::log_lines` reads back.
-pub const LOG_VIOLATIONS_SETTINGS: [(&str, &str); 3] = [
-    ("log_statement", "all"),
-    ("log_line_prefix", "%m [%p] %x "),
-    ("log_timezone", "UTC"),
-];
-
-/// The workloads whose histories a hunt checks.
-pub const HUNT_WORKLOADS: [&str; 2] = ["list-append", "rw-register"];
-
-/// What `--hunt` alone runs ([`Settings::hunt_defaults`]).
-pub struct HuntShape {
-    pub workload: &'static str,
-    pub clients: u32,
-    pub params: &'static [(&'static str, &'static str)],
-    /// Each run's measured time (a long run checks more transactions per
-    /// reset of the data).
-    pub duration: Duration,
-    pub warmup: Duration,
-}
-
-/// The hunt's default shape: the contended list-append of issue #47's
-/// third study (20 clients, 5 hot keys over 3 tables, the window moving
-/// every 8 transactions) at SERIALIZABLE, 60 s runs, with fresh keys
-/// anywhere in the index (`key-order=random`), which the narrowing study
-/// measured to raise the violation rate (BENCHMARKS.md, "Hunting").
-pub const HUNT_SHAPE: HuntShape = HuntShape {
-    workload: "list-append",
-    clients: 20,
-    params: &[
-        ("keys", "5"),
-        ("tables", "3"),
-        ("rotate-every", "8"),
-        ("key-order", "random"),
-    ],
-    duration: Duration::from_secs(60),
-    warmup: Duration::from_secs(1),
-};
 
 /// `keys_set` and `take_set` over every setting field, from one list (a
 /// field left out would not override a file: the every-flag test in
@@ -567,7 +527,7 @@ impl Settings {
     /// where the key was set. A message that already names the flag
     /// (`--strategy x: ...`, as the workloads write them) keeps it on the
     /// command line and trades it for the key in a file.
-    fn error(&self, key: &str, message: impl std::fmt::Display) -> SettingsError {
+    pub(super) fn error(&self, key: &str, message: impl std::fmt::Display) -> SettingsError {
         let table = key.split('.').next().unwrap_or(key);
         let origin = self.origins.get(key).or_else(|| self.origins.get(table));
         let message = message.to_string();
@@ -631,9 +591,6 @@ impl Settings {
         }))
     }
 
-    /// The checks across settings: a workload and an external load
-    /// together; strategies, parameters and scale the workload does not
-    /// have (unless an external load replaces it).
     /// The shard this process runs: `shard`, or `shards` with the index
     /// from `JOB_COMPLETION_INDEX` (a Kubernetes Indexed Job) or else
     /// `SLURM_PROCID` (Slurm); a sharded study needs an external server.
@@ -690,6 +647,9 @@ impl Settings {
         ShardSpec::new(index, n).map_err(|e| self.error("shards", format!("{var}: {e}")))
     }
 
+    /// The checks across settings: a workload and an external load
+    /// together; strategies, parameters and scale the workload does not
+    /// have (unless an external load replaces it).
     fn check(&self) -> Result<(), SettingsError> {
         if let (Some(_), Some(_)) = (&self.workload, &self.load_cmd) {
             return Err(self.error(
@@ -773,80 +733,6 @@ impl Settings {
         let mut cfg = this.into_config_checked()?;
         cfg.hunt = hunt;
         Ok(cfg)
-    }
-
-    /// `--hunt` with `--rate-bound` and `--hunt-for`, or none.
-    ///
-    /// Errors: `--rate-bound` or `--hunt-for` without `--hunt`; `--hunt`
-    /// with `--precision` (each decides when to stop), sharded, or with a
-    /// workload that records no history to check.
-    fn hunt_plan(&self) -> Result<Option<Hunt>, SettingsError> {
-        if self.hunt != Some(true) {
-            for (key, given) in [
-                ("rate_bound", self.rate_bound.is_some()),
-                ("hunt_for", self.hunt_for.is_some()),
-            ] {
-                if given {
-                    return Err(self.error(
-                        key,
-                        "applies to --hunt only (when a hunt for guarantee violations stops): give --hunt too",
-                    ));
-                }
-            }
-            return Ok(None);
-        }
-        if self.precision.is_some() {
-            return Err(self.error(
-                "hunt",
-                "--hunt and --precision each decide when to stop repeating: give one of them",
-            ));
-        }
-        if self.shard.is_some() || self.shards.is_some() {
-            return Err(self.error(
-                "hunt",
-                "a sharded study runs a fixed plan: give --repeat N instead, and merge the shards",
-            ));
-        }
-        let scripts = self.script.is_some() || self.file.is_some() || self.builtin.is_some();
-        let checked = |w: &str| HUNT_WORKLOADS.contains(&w);
-        if scripts || self.load_cmd.is_some() || !self.workload.iter().flatten().all(|w| checked(w))
-        {
-            return Err(self.error(
-                "hunt",
-                format!(
-                    "hunts in the histories of {}: give -w {} (the default with --hunt), not a script or an external load",
-                    HUNT_WORKLOADS.join(", "),
-                    HUNT_WORKLOADS[0]
-                ),
-            ));
-        }
-        Ok(Some(Hunt {
-            rate_bound: self.rate_bound.unwrap_or(crate::model::DEFAULT_RATE_BOUND),
-            budget_s: self
-                .hunt_for
-                .map_or(crate::model::DEFAULT_HUNT_BUDGET_S, |d| d.as_secs_f64()),
-        }))
-    }
-
-    /// The hunt's shape for every key `--hunt` alone leaves unset
-    /// ([`HUNT_SHAPE`]): the workload, level, clients and parameters with
-    /// the highest violation rate measured here, one long run per cell per
-    /// round.
-    fn hunt_defaults(&mut self) {
-        let h = &HUNT_SHAPE;
-        self.workload.get_or_insert_with(|| vec![h.workload.into()]);
-        self.isolation
-            .get_or_insert_with(|| vec![Isolation::Serializable]);
-        self.clients.get_or_insert_with(|| vec![h.clients]);
-        let params = self.params.get_or_insert_with(Vec::new);
-        for (name, value) in h.params {
-            if !params.iter().any(|(n, _)| n == name) {
-                params.push((name.to_string(), vec![value.to_string()]));
-            }
-        }
-        self.duration.get_or_insert(h.duration);
-        self.warmup.get_or_insert(h.warmup);
-        self.repeat.get_or_insert(1);
     }
 
     /// [`Settings::into_config`] after the hunt's defaults.
@@ -1060,34 +946,6 @@ impl Settings {
             shard_wait: s.shard_wait.unwrap_or(Duration::from_secs(60)),
             checks,
         })
-    }
-
-    /// The declared checks: `check` (the file's `[[check]]` tables and
-    /// `--check` flags), then those of each `check_file`, in order.
-    ///
-    /// Errors: a check file that cannot be read (naming the key or flag)
-    /// or parsed (naming its line), two checks of one name (naming where
-    /// each was declared).
-    fn declared_checks(&self) -> Result<Vec<CheckSpec>, SettingsError> {
-        let mut all = self.check.clone().unwrap_or_default();
-        for path in self.check_file.iter().flatten() {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                self.error("check_file", format!("cannot read {}: {e}", path.display()))
-            })?;
-            all.extend(super::checks::parse_check_file(
-                &path.display().to_string(),
-                &text,
-            )?);
-        }
-        super::checks::check_unique(&all).map_err(|e| {
-            let key = if self.check_file.is_some() && self.check.is_none() {
-                "check_file"
-            } else {
-                "check"
-            };
-            self.error(key, e)
-        })?;
-        Ok(all)
     }
 }
 

@@ -9,7 +9,7 @@
 //! Tables `la_0 .. la_<tables-1>(k bigint primary key, sk bigint, v
 //! bigint[])` (Jepsen's shape: `sk` is a secondary key equal to `k`)
 //! start empty: a key is created by its first append, so inserts and
-//! reads of absent keys keep happening. [`shape`] holds the variants a
+//! reads of absent keys keep happening. `shape` holds the variants a
 //! bug hunter narrows a race with (key order, upsert, read path, index
 //! kind, fillfactor, range scans). A window of `keys` hot keys moves up by one
 //! fresh key every `rotate-every` transactions (all clients together, one

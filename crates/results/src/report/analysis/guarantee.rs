@@ -1,7 +1,7 @@
 //! Guarantees: what each cell's isolation level promised
 //! ([`crate::model::forbids`]) against what its runs' history checks found,
 //! as rates per committed transaction with exact intervals
-//! ([`stats::rate`]), and the factor values under which a violation is
+//! ([`crate::stats::rate`]), and the factor values under which a violation is
 //! significantly more or less frequent (narrowing a hunt).
 //!
 //! Counted over every run with a history check, complete or not: a
