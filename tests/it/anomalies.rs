@@ -40,6 +40,7 @@ fn builtin_matrix_meets_every_expectation_and_writes_json_and_markdown() {
         "isobench anomalies failed ({:?}); the mismatches, step by step:\n{stderr}\n{stdout}",
         out.status
     );
+    eprintln!("TIMING matrix {:?}", started.elapsed());
     assert!(
         started.elapsed() < Duration::from_secs(60),
         "took {:?}",
@@ -250,6 +251,7 @@ fn coordinator_detects_waits_deadlocks_and_hangs() {
                 "{}",
                 r.how
             );
+            eprintln!("TIMING lockstuck {:?}", start.elapsed());
             assert!(start.elapsed() < Duration::from_secs(4), "{:?}", start.elapsed());
 
             // A step that runs (no lock wait) past the timeout: stuck and
@@ -259,6 +261,7 @@ fn coordinator_detects_waits_deadlocks_and_hangs() {
             let r = judge(&p, &e, rc);
             assert_eq!(r.outcome, Outcome::Stuck);
             assert!(r.how.starts_with("at step s1:s1s, running for 1."), "{}", r.how);
+            eprintln!("TIMING runstuck {:?}", start.elapsed());
             assert!(start.elapsed() < Duration::from_secs(4), "{:?}", start.elapsed());
 
             // Nothing leaks: no probe schema, and the session backends end
@@ -470,6 +473,7 @@ permutation s1r s2u
         "{}",
         r.how
     );
+    eprintln!("TIMING teardown {:?}", start.elapsed());
     assert!(
         start.elapsed() < Duration::from_secs(5),
         "{:?}",

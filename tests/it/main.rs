@@ -17,6 +17,7 @@ mod external;
 mod factors;
 mod faults;
 mod file_size;
+mod hang_demo;
 mod hosts;
 mod interrupt;
 mod isolation_specs;

@@ -694,6 +694,7 @@ fn script_errors_stop_before_anything_starts() {
         let started = Instant::now();
         let (out, _, stderr) = run(&all);
         let took = started.elapsed();
+        eprintln!("TIMING refusal {took:?}");
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(
             stderr.contains(&message),

@@ -247,6 +247,7 @@ async fn a_run_by_count_ends_after_each_clients_transactions() {
     };
     let started = Instant::now();
     let r = run(serialization_failures, Duration::ZERO, &p).await;
+    eprintln!("TIMING bycount {:?}", started.elapsed());
     assert!(started.elapsed() < Duration::from_secs(60));
     assert!(!r.outcome.interrupted);
     let t = r.total();
