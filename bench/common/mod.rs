@@ -63,7 +63,14 @@ pub fn isobench_bin() -> PathBuf {
         .nth(3)
         .expect("the target directory above this bench");
     let ok = Command::new(env!("CARGO"))
-        .args(["build", "--locked", "--profile", &profile, "--bin", "isobench"])
+        .args([
+            "build",
+            "--locked",
+            "--profile",
+            &profile,
+            "--bin",
+            "isobench",
+        ])
         .status()
         .expect("cargo build");
     assert!(ok.success(), "cargo build --profile {profile} failed");

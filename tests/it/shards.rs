@@ -268,7 +268,11 @@ fn into_run_1s_window(server: &ManagedServer) {
                 AND a.xact_start >= r.start_at + interval '1 s'",
         )
         .unwrap_or_default();
-        seen.extend(pids.split(',').filter(|p| !p.is_empty()).map(str::to_string));
+        seen.extend(
+            pids.split(',')
+                .filter(|p| !p.is_empty())
+                .map(str::to_string),
+        );
         seen.len() >= 5
     });
 }
@@ -293,8 +297,9 @@ fn a_shard_stops_when_shard_0_is_gone() {
     let (code, stderr) = finish(other);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("shard 0 is gone"), "{stderr}");
-    eprintln!("TIMING shardgone {:?}", t.elapsed());
-    assert!(t.elapsed().as_secs_f64() < 20.0, "{:?}", t.elapsed());
+    // --shard-wait 2s, then the stop; without the rule shard 1 would
+    // wait for ever.
+    assert!(t.elapsed().as_secs_f64() < 60.0, "{:?}", t.elapsed());
     let runs: Vec<u64> = read_json(&out1)["runs"]
         .as_array()
         .unwrap()

@@ -84,17 +84,14 @@ pub fn run_db(isobench: u32) -> String {
 /// this is "the next run's clients are running".
 pub fn wait_for_clients_in_transactions(db: &str, n: usize, leave_out: &[u32]) -> Vec<u32> {
     let mut seen = std::collections::BTreeSet::new();
-    wait_until(
-        &format!("{n} backends of {db} inside transactions"),
-        || {
-            for b in backends_of(db) {
-                if b.in_transaction() && !leave_out.contains(&b.pid) {
-                    seen.insert(b.pid);
-                }
+    wait_until(&format!("{n} backends of {db} inside transactions"), || {
+        for b in backends_of(db) {
+            if b.in_transaction() && !leave_out.contains(&b.pid) {
+                seen.insert(b.pid);
             }
-            seen.len() >= n
-        },
-    );
+        }
+        seen.len() >= n
+    });
     seen.into_iter().collect()
 }
 
@@ -129,7 +126,10 @@ pub fn try_query_text(server: &ManagedServer, db: &str, sql: &str) -> Result<Str
         let client = postgres::connect(&server.config(db))
             .await
             .map_err(|e| e.to_string())?;
-        let row = client.query_one(sql, &[]).await.map_err(|e| e.to_string())?;
+        let row = client
+            .query_one(sql, &[])
+            .await
+            .map_err(|e| e.to_string())?;
         row.try_get(0).map_err(|e| e.to_string())
     })
 }

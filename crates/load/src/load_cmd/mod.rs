@@ -337,8 +337,9 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(f.stopped, Some(Stopped::TimedOut));
-        eprintln!("TIMING timedout {:?}", started.elapsed());
-        assert!(started.elapsed() < Duration::from_secs(8));
+        // The 300 ms limit, SIGINT, then SIGKILL 5 s later, about 5.3 s by design;
+        // the grandchild left alone would sleep 60 s.
+        assert!(started.elapsed() < Duration::from_secs(30));
         let pid: i32 = std::fs::read_to_string(&marker)
             .unwrap()
             .trim()
@@ -379,8 +380,9 @@ mod tests {
         .await
         .unwrap_err();
         assert!(err.contains("has exited"), "{err}");
-        eprintln!("TIMING gaveup {:?}", started.elapsed());
-        assert!(started.elapsed() < Duration::from_secs(5));
+        // Gave up when the application (a 0.3 s sleep) exited, not at the
+        // 30 s readiness timeout.
+        assert!(started.elapsed() < Duration::from_secs(15));
     }
 
     #[tokio::test]
@@ -396,7 +398,8 @@ mod tests {
         let t = Instant::now();
         group.stop().await;
         assert!(!group_alive(pgid));
-        eprintln!("TIMING groupstop {:?}", t.elapsed());
+        // SIGTERM ends it (a poll of 50 ms); SIGKILL would come only
+        // after 5 s, so this limit cannot be widened past that.
         assert!(t.elapsed() < Duration::from_secs(4), "SIGTERM should do");
     }
 
