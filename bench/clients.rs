@@ -40,8 +40,8 @@
 //! container without CAP_SYS_RESOURCE: root gets EPERM), the counts above
 //! it fail, and their rows say so; the other counts still run.
 //!
-//! Run: `cargo bench --bench clients` (brings the release binary up to
-//! date first). Environment besides the above: `BENCH_SECONDS` (10, the
+//! Run: `cargo bench --profile measure --bench clients` (brings the
+//! `measure` profile's binary up to date first: `common::isobench_bin`). Environment besides the above: `BENCH_SECONDS` (10, the
 //! measured window; 2 s of warm-up), `ISOBENCH_BIN`, `PGBENCH`,
 //! `PGBOUNCER`. Not a test: record the figures in BENCHMARKS.md with how
 //! busy the machine was.

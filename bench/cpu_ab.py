@@ -16,6 +16,8 @@ target; this says which change moved it.
 Usage: PGHOST=... PGPORT=... PGUSER=... PGDATABASE=... \\
        ROUNDS=4 SECS=10 bench/cpu_ab.py BIN_A [BIN_B ...]
 PGBENCH: the pgbench binary (/usr/lib/postgresql/15/bin/pgbench).
+Build each binary as measurements are built: `cargo build --profile
+measure` (fat LTO; target/measure/isobench), not the release profile.
 """
 import os
 import re

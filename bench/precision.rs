@@ -1,5 +1,5 @@
-//! How sure a study is (issue #41), measured with the release `isobench`
-//! binary as users run it, each study on its own managed server. Not a
+//! How sure a study is (issue #41), measured with the `isobench`
+//! binary of the `measure` profile run as users run it, each study on its own managed server. Not a
 //! test: the figures go into BENCHMARKS.md, with how busy the machine
 //! was.
 //!

@@ -1,4 +1,5 @@
-//! The product against pgbench: the release `isobench` binary, run as a
+//! The product against pgbench: the `isobench` binary (the `measure`
+//! profile's: fat LTO, Cargo.toml), run as a
 //! user runs it (`isobench run --dsn ...`, default observation, default
 //! threads unless a part says otherwise, figures read from its
 //! results.json), against pgbench on the same server. This is the bench
@@ -48,8 +49,9 @@
 //! for both tools: 6 rounds give an interval of about ±10 %, too wide
 //! for its 0.95-1.05 band; use `BENCH_ROUNDS=12` or more there.
 //!
-//! Run: `cargo bench --bench product` (brings the release binary up to
-//! date first). Environment besides the above: `BENCH_ROUNDS` (6),
+//! Run: `cargo bench --profile measure --bench product` (brings the
+//! `measure` profile's binary up to date first; `BENCH_PROFILE=release`
+//! measures the binary users build instead). Environment besides the above: `BENCH_ROUNDS` (6),
 //! `BENCH_SECONDS` (10), `BENCH_SCALE` (10, the tps/cpu/rate data),
 //! `BENCH_CLIENTS` (16), `BENCH_ISOBENCH` (`script`: pgbench's built-in
 //! script through isobench's interpreter, `-b NAME`; `workload`: the

@@ -7,7 +7,8 @@
 //! (isobench / pgbench; target >= 1.0 at READ COMMITTED) and the cost of
 //! each observer level against `--observe none` (target < 1 %).
 //!
-//! Run: `cargo bench --bench program` (builds the release binary first).
+//! Run: `cargo bench --profile measure --bench program` (builds the
+//! `measure` profile's binary first).
 //! Environment: `BENCH_SCALE` (10), `BENCH_CLIENTS` (16), `BENCH_SECONDS`
 //! (8), `BENCH_ROUNDS` (4), `BENCH_ISOLATION` (rc), `BENCH_OBSERVE`
 //! (none,light,full), `BENCH_THREADS` (both tools' -j; default: each

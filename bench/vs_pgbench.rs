@@ -6,7 +6,8 @@
 //! settings, not the `isobench` binary as a user runs it; the product's
 //! figures come from `bench/product.rs`.
 //!
-//! Run: `cargo bench --bench vs_pgbench` (release build). Environment:
+//! Run: `cargo bench --profile measure --bench vs_pgbench` (the engine
+//! in-process, built with fat LTO as measurements are). Environment:
 //! - `BENCH_SCALE` (10), `BENCH_CLIENTS` (16; a list sweeps, e.g. 4,16,64),
 //!   `BENCH_SECONDS` (10), `BENCH_ROUNDS` (6)
 //! - `BENCH_SCRIPTS` (tpcb-like,select-only)

@@ -35,8 +35,8 @@
 //! 40001,40P01,23505` (same inputs again) and the table shows both
 //! tools' error counts.
 //!
-//! Run: `cargo bench --bench vs_sysbench` (brings the release binary up to
-//! date first; needs `sysbench` on the PATH, Debian package `sysbench`).
+//! Run: `cargo bench --profile measure --bench vs_sysbench` (brings the
+//! `measure` profile's binary up to date first; needs `sysbench` on the PATH, Debian package `sysbench`).
 //! Environment: `BENCH_ROUNDS` (6), `BENCH_SECONDS` (10),
 //! `BENCH_SHORT_SECONDS` (2), `BENCH_CLIENTS` (8), `BENCH_TABLES` (1),
 //! `BENCH_TABLE_SIZE` (10000, sysbench's default), `BENCH_TEST`

@@ -45,22 +45,38 @@ pub fn children_cpu_s() -> f64 {
     tv(u.user_time()) + tv(u.system_time())
 }
 
-/// The release `isobench` binary next to this bench executable
-/// (target/release/), brought up to date first (`cargo build --release`,
-/// a no-op when it is), so a bench never measures a stale binary;
-/// `ISOBENCH_BIN` names another binary, used as it is.
+/// The `isobench` binary that benchmarks measure, built with the
+/// `measure` profile (fat LTO, one codegen unit: Cargo.toml) into
+/// target/measure/ and brought up to date first (a no-op when it is), so a
+/// bench never measures a stale binary. `BENCH_PROFILE=release` measures
+/// the profile users build instead (target/release/); `ISOBENCH_BIN`
+/// names another binary, used as it is.
 pub fn isobench_bin() -> PathBuf {
     if let Some(p) = std::env::var_os("ISOBENCH_BIN") {
         return p.into();
     }
+    let profile = std::env::var("BENCH_PROFILE").unwrap_or_else(|_| "measure".into());
+    // This bench runs from <target>/<its profile>/deps/.
     let exe = std::env::current_exe().expect("bench path");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
+    let target = exe
+        .ancestors()
+        .nth(3)
+        .expect("the target directory above this bench");
     let ok = Command::new(env!("CARGO"))
-        .args(["build", "--release", "--bin", "isobench"])
+        .args([
+            "build",
+            "--locked",
+            "--profile",
+            &profile,
+            "--bin",
+            "isobench",
+        ])
         .status()
         .expect("cargo build");
-    assert!(ok.success(), "cargo build --release failed");
-    dir.join("isobench")
+    assert!(ok.success(), "cargo build --profile {profile} failed");
+    // Cargo's built-in profiles keep their directory names (dev: debug).
+    let dir = if profile == "dev" { "debug" } else { &profile };
+    target.join(dir).join("isobench")
 }
 
 /// `BENCH_TCP=1`: both tools connect over TCP on 127.0.0.1 (e.g. to

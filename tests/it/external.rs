@@ -221,7 +221,14 @@ fn monitor_observes_a_concurrent_pgbench_load() {
     );
     assert!(md.contains("UPDATE pgbench_accounts"), "{md}");
 
-    // Until Ctrl-C: the samples taken are written.
+    // Until Ctrl-C: the samples taken are written. Ctrl-C once the
+    // monitor has sampled pg_stat_database twice (one interval), as
+    // pg_stat_statements counts its sampling query.
+    const SAMPLES: &str = "SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements
+                            WHERE query LIKE '%FROM pg_stat_database WHERE datname = $1%'";
+    let samples_before: i64 = query_text(&server, "postgres", &format!("SELECT ({SAMPLES})::text"))
+        .parse()
+        .unwrap();
     let out2 = dir.join("m2");
     let child = isobench()
         .args([
@@ -236,7 +243,12 @@ fn monitor_observes_a_concurrent_pgbench_load() {
         .arg(&out2)
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(3500));
+    wait_for_query(
+        &server,
+        "postgres",
+        &format!("SELECT ({SAMPLES}) >= {}", samples_before + 2),
+        "two pg_stat_database samples by the monitor",
+    );
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGINT,
@@ -281,9 +293,18 @@ fn an_external_server_gone_for_good_stops_the_study_and_keeps_what_it_measured()
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // Into the second run's measured window, then the server is gone:
+    // once the second run has committed a transaction (a pgbench_history
+    // row written after the first run was stored; the run database is a
+    // fresh copy for each run).
     wait_for_first_run(&results);
-    // Into the second run's measured window, then the server is gone.
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let stored = query_text(&server, "postgres", "SELECT localtimestamp::text");
+    wait_for_query(
+        &server,
+        &run_db(child.id()),
+        &format!("SELECT EXISTS (SELECT 1 FROM pgbench_history WHERE mtime > '{stored}')"),
+        "a commit in the second run",
+    );
     server.stop();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -8,8 +8,6 @@
 
 use crate::common;
 
-use std::time::{Duration, Instant};
-
 use common::*;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -38,22 +36,23 @@ fn start(dir: &std::path::Path) -> std::process::Child {
 }
 
 /// The pids of the client backends of `isobench`'s run database once the
-/// clients are connected and have run for `into` (the check connection,
-/// opened before them, has the lowest pid and is left out).
-fn client_backends(isobench: u32, into: Duration) -> Vec<u32> {
-    let needle = format!("isobench_run_{isobench}");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        assert!(Instant::now() < deadline, "the clients never connected");
-        let mut pids = processes_mentioning(&needle);
-        if pids.len() >= 5 {
-            std::thread::sleep(into);
-            pids = processes_mentioning(&needle);
-            pids.sort();
-            return pids[1..].to_vec();
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// 4 clients are connected and each has been seen inside a transaction
+/// (the check connection, opened before them, has the lowest pid and is
+/// left out).
+fn client_backends(isobench: u32) -> Vec<u32> {
+    let db = run_db(isobench);
+    let mut pids = Vec::new();
+    wait_until("the 4 clients to connect", || {
+        pids = backends_of(&db).iter().map(|b| b.pid).collect();
+        pids.len() >= 5
+    });
+    let (check, clients) = (pids[0], pids[1..].to_vec());
+    let running = wait_for_clients_in_transactions(&db, clients.len(), &[check]);
+    assert!(
+        clients.iter().all(|c| running.contains(c)),
+        "clients {clients:?}, inside transactions {running:?}"
+    );
+    clients
 }
 
 fn finish(mut child: std::process::Child) -> (Option<i32>, String) {
@@ -67,7 +66,7 @@ fn finish(mut child: std::process::Child) -> (Option<i32>, String) {
 fn terminated_connections_reconnect_and_the_run_goes_on() {
     let (_keep, dir) = out_dir("terminated");
     let child = start(&dir);
-    for pid in client_backends(child.id(), Duration::from_millis(1500)) {
+    for pid in client_backends(child.id()) {
         kill(Pid::from_raw(pid as i32), Signal::SIGTERM).unwrap();
     }
     let (code, stderr) = finish(child);
@@ -90,7 +89,9 @@ fn terminated_connections_reconnect_and_the_run_goes_on() {
     }
     // The same run kept committing after the losses.
     let first_loss = f["losses"][0]["t_s"].as_f64().unwrap();
-    assert!(f["outage_s"].as_f64().unwrap() < 2.0, "{f}");
+    // Reconnecting takes milliseconds; the limit only says the clients
+    // came back within the run.
+    assert!(f["outage_s"].as_f64().unwrap() < 3.0, "{f}");
     let after: u64 = run["per_second"]
         .as_array()
         .unwrap()
@@ -116,9 +117,7 @@ fn terminated_connections_reconnect_and_the_run_goes_on() {
 fn a_sigkilled_backend_crashes_the_server_and_the_study_goes_on() {
     let (_keep, dir) = out_dir("crashed");
     let child = start(&dir);
-    let victim = *client_backends(child.id(), Duration::from_millis(1500))
-        .last()
-        .unwrap();
+    let victim = *client_backends(child.id()).last().unwrap();
     kill(Pid::from_raw(victim as i32), Signal::SIGKILL).unwrap();
     let (code, stderr) = finish(child);
     assert_eq!(code, Some(0), "{stderr}");
@@ -206,7 +205,9 @@ fn an_injected_terminate_is_recorded_and_the_run_keeps_committing() {
     let inj = &f["injected"][0];
     assert_eq!(inj["kind"], "terminate", "{f}");
     let t = inj["t_s"].as_f64().unwrap();
-    assert!((1.0..1.5).contains(&t), "{f}");
+    // Due at 1 s: late by up to a second on a loaded machine, never
+    // early.
+    assert!((1.0..2.0).contains(&t), "{f}");
     assert_eq!(inj["detail"], "terminated 4 client connections", "{f}");
     assert_eq!(f["connections_lost"], 4, "{f}");
     assert_eq!(f["reconnects"], 4, "{f}");

@@ -21,9 +21,13 @@ fn sigint_saves_partial_results_and_stops_the_server() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until at least one run is stored, then interrupt mid-experiment.
+    // Wait until one run is stored and the next run's clients are inside
+    // transactions (backends of the run database that the first run did
+    // not have), then interrupt that run.
     wait_for_first_run(&dir);
-    std::thread::sleep(Duration::from_millis(700)); // into the next run
+    let db = run_db(child.id());
+    let first: Vec<u32> = backends_of(&db).iter().map(|b| b.pid).collect();
+    wait_for_clients_in_transactions(&db, 4, &first);
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
     let status = child.wait().unwrap();
     let mut stderr = String::new();

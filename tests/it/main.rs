@@ -18,6 +18,7 @@ mod factors;
 mod faults;
 mod file_size;
 mod guarantees;
+mod hang_demo;
 mod hosts;
 mod hunt;
 mod interrupt;

@@ -127,9 +127,18 @@ fn the_readme_is_short_and_its_links_resolve() {
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let lines = readme.lines().count();
     assert!(lines < 250, "README.md has {lines} lines");
-    for cmd in ["    cargo run --release -- run\n", "    cargo test\n"] {
+    for cmd in [
+        "    cargo run --release -- run\n",
+        "    cargo nextest run --locked\n",
+    ] {
         assert!(readme.contains(cmd), "the README lost `{}`", cmd.trim());
     }
+    // CI runs the README's test command, the same line.
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    assert!(
+        ci.lines().any(|l| l == "cargo nextest run --locked"),
+        ".ci/run does not run the README's test command"
+    );
     // Issue #37: with the lock file's versions, the first build's time
     // said, and how to start a server of one's own.
     assert!(readme.contains("cargo install --locked --path ."));

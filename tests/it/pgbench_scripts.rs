@@ -699,6 +699,8 @@ fn script_errors_stop_before_anything_starts() {
             stderr.contains(&message),
             "{args:?}: wanted {message:?} in:\n{stderr}"
         );
+        // Refused before any server starts (a process start and the
+        // parse); a managed server's initdb and start alone take seconds.
         assert!(
             took < Duration::from_secs(5),
             "{args:?}: took {took:?}: did a server start?"

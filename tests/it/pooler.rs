@@ -215,7 +215,9 @@ fn interrupt(signal: Signal) -> (tempfile::TempDir, PathBuf, std::process::ExitS
         assert!(Instant::now() < deadline, "no pgbouncer within 120 s");
         std::thread::sleep(Duration::from_millis(50));
     }
-    std::thread::sleep(Duration::from_millis(1500)); // clients running
+    // Clients running: both of the pool's server connections inside
+    // transactions.
+    wait_for_clients_in_transactions(&run_db(child.id()), 2, &[]);
     let running = pgbouncer_dirs(&dir);
     assert!(
         !processes_mentioning(running[0].to_str().unwrap()).is_empty(),

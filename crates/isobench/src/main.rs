@@ -20,10 +20,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     reaper::install_panic_hook();
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("ISOBENCH_LOG"))
-        .with_writer(std::io::stderr)
-        .init();
+    log_to_stderr();
     let matches = Cli::command()
         .try_get_matches()
         .unwrap_or_else(|e| cmd::pgbench::exit_on_parse_error(e));
@@ -51,4 +48,20 @@ fn main() -> ExitCode {
 
 fn status(e: Exit) -> ExitCode {
     ExitCode::from(e as u8)
+}
+
+/// Logging for debugging: `ISOBENCH_LOG=debug` (a level), or per target
+/// (`ISOBENCH_LOG=warn,isobench_load=debug`), to stderr; errors only when
+/// unset or unreadable.
+fn log_to_stderr() {
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::prelude::*;
+    let targets = std::env::var("ISOBENCH_LOG")
+        .ok()
+        .and_then(|v| v.parse::<Targets>().ok())
+        .unwrap_or_else(|| Targets::new().with_default(LevelFilter::ERROR));
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(targets)
+        .init();
 }

@@ -368,4 +368,113 @@ mod tests {
         let ok = msg(b'R', &0i32.to_be_bytes());
         assert!(matches!(decode(&ok).unwrap(), Message::AuthenticationOk));
     }
+
+    /// The read buffer holds whatever the socket delivered: a server out
+    /// of step, a proxy's garbage or a cut message must give a protocol
+    /// error (or a short read), never a panic or a read past the body.
+    mod arbitrary_bytes {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn is_protocol(e: &Error) -> bool {
+            matches!(e, Error::Protocol(m) if m.starts_with("protocol error: "))
+        }
+
+        /// A well-formed `DataRow` body of `values` (None: NULL).
+        fn data_row_body(values: &[Option<Vec<u8>>]) -> Vec<u8> {
+            let mut body = (values.len() as i16).to_be_bytes().to_vec();
+            for v in values {
+                match v {
+                    None => body.extend((-1i32).to_be_bytes()),
+                    Some(v) => {
+                        body.extend((v.len() as i32).to_be_bytes());
+                        body.extend(v);
+                    }
+                }
+            }
+            body
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            #[test]
+            fn the_front_of_any_buffer_is_a_frame_within_it_a_short_count_or_an_error(
+                buf in proptest::collection::vec(any::<u8>(), 0..64),
+            ) {
+                match front(&buf) {
+                    Ok(Front::Whole(f)) => {
+                        prop_assert!(f.len >= HEADER && f.len <= buf.len());
+                        prop_assert_eq!(f.tag, buf[0]);
+                        let body = f.body();
+                        prop_assert!(body.start <= body.end && body.end <= buf.len());
+                    }
+                    Ok(Front::Short(n)) => prop_assert!(n > 0),
+                    Err(e) => {
+                        prop_assert!(is_protocol(&e), "{e:?}");
+                        // Only a length below 4 is refused.
+                        let len = i32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]);
+                        prop_assert!(len < 4);
+                    }
+                }
+            }
+
+            #[test]
+            fn any_body_reads_within_itself_or_fails_as_a_protocol_error(
+                body in proptest::collection::vec(any::<u8>(), 0..96),
+            ) {
+                let mut ranges = Vec::new();
+                match data_row(&body, |v| ranges.extend(v)) {
+                    Ok(()) => {}
+                    Err(e) => prop_assert!(is_protocol(&e), "{e:?}"),
+                }
+                for r in ranges {
+                    prop_assert!(r.start <= r.end && r.end <= body.len());
+                }
+                let _ = command_rows(&body);
+                match ready_status(&body) {
+                    Ok(s) => prop_assert_eq!(body.len(), 1, "{}", s),
+                    Err(e) => prop_assert!(is_protocol(&e)),
+                }
+                for (_, value) in error_fields(&body) {
+                    prop_assert!(value.len() < body.len());
+                }
+                for result in [
+                    parameter_types(&body).map(drop),
+                    row_columns(&body).map(drop),
+                    backend_pid(&body).map(drop),
+                ] {
+                    if let Err(e) = result {
+                        prop_assert!(is_protocol(&e), "{e:?}");
+                    }
+                }
+                let mut framed = vec![b'R'];
+                framed.extend((body.len() as i32 + 4).to_be_bytes());
+                framed.extend(&body);
+                let _ = decode(&framed);
+            }
+
+            #[test]
+            fn a_well_formed_data_row_reads_back_its_values_and_a_cut_one_fails(
+                values in proptest::collection::vec(
+                    proptest::option::of(proptest::collection::vec(any::<u8>(), 0..8)),
+                    0..6,
+                ),
+                cut in any::<prop::sample::Index>(),
+            ) {
+                let body = data_row_body(&values);
+                let mut got = Vec::new();
+                data_row(&body, |v| got.push(v.map(|r| body[r].to_vec()))).unwrap();
+                prop_assert_eq!(&got, &values);
+                if body.len() > 2 {
+                    // Any cut after the count loses a byte some value needs.
+                    let at = 2 + cut.index(body.len() - 2);
+                    match data_row(&body[..at], |_| {}) {
+                        Err(e) => prop_assert!(is_protocol(&e), "{e:?}"),
+                        Ok(()) => prop_assert!(false, "a body cut at {at} of {} read whole", body.len()),
+                    }
+                }
+            }
+        }
+    }
 }
