@@ -43,7 +43,7 @@ use postgres_protocol::message::frontend;
 use postgres_types::{FromSql, Kind, ToSql, Type};
 
 pub use connect::{connect, connect_from, host_labels};
-pub use error::{DbError, Error, Severity};
+pub use error::{DbError, Error, Fields, Severity, error_position, libpq_message};
 
 use backend::{Frame, Front, tag};
 
@@ -81,6 +81,10 @@ pub struct Conn {
     /// again with every execution (pgbench's `-M extended`), their
     /// descriptions shared through this cache ([`Conn::use_unnamed`]).
     unnamed: Option<Arc<StatementCache>>,
+    /// Print the server's notices and warnings on stderr, as libpq's
+    /// default notice processor does ([`Conn::print_notices`]); else they
+    /// are dropped.
+    notices: bool,
 }
 
 /// The descriptions of statements prepared as the unnamed statement,
@@ -451,6 +455,14 @@ impl Conn {
         Ok(())
     }
 
+    /// From now on, prints the server's notices and warnings (`WARNING:
+    /// SET LOCAL can only be used in transaction blocks`) on stderr as
+    /// libpq's default notice processor does, as pgbench's clients do;
+    /// by default they are dropped.
+    pub fn print_notices(&mut self) {
+        self.notices = true;
+    }
+
     /// Ends a pipeline batch (`Sync`), written with the next flush.
     pub fn sync(&mut self) {
         frontend::sync(&mut self.wbuf);
@@ -461,10 +473,20 @@ impl Conn {
     /// every answer (a batch's statements after an error are skipped by
     /// the server, as in libpq's pipeline mode).
     ///
-    /// Errors: the first statement's error, or the connection is gone.
-    pub async fn read_pipeline(&mut self, syncs: usize) -> Result<(), Error> {
-        self.flush().await?;
-        self.until_ready(syncs, |_, _| Ok(())).await
+    /// Errors: the first statement's error with the number of queued
+    /// statements that completed before it (so the one that failed is
+    /// that many into the pipeline), or the connection is gone.
+    pub async fn read_pipeline(&mut self, syncs: usize) -> Result<(), (usize, Error)> {
+        self.flush().await.map_err(|e| (0, e))?;
+        let mut done = 0;
+        self.until_ready(syncs, |ty, _| {
+            if ty == tag::COMMAND_COMPLETE || ty == tag::EMPTY_QUERY_RESPONSE {
+                done += 1;
+            }
+            Ok(())
+        })
+        .await
+        .map_err(|e| (done, e))
     }
 
     /// Runs `sql` (one or more statements) with the simple protocol and
@@ -739,6 +761,12 @@ impl Conn {
         loop {
             let short = match backend::front(&self.rbuf) {
                 Ok(Front::Whole(f)) => match f.tag {
+                    tag::NOTICE_RESPONSE if self.notices => {
+                        let notice = DbError::parse(&self.rbuf[f.body()]);
+                        eprint!("{}", notice.notice_text());
+                        self.rbuf.advance(f.len);
+                        continue;
+                    }
                     tag::NOTICE_RESPONSE | tag::NOTIFICATION_RESPONSE | tag::PARAMETER_STATUS => {
                         self.rbuf.advance(f.len);
                         continue;

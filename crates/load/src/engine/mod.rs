@@ -384,11 +384,10 @@ pub async fn run_gated<W: Workload>(
     go_tx.send_replace(true);
 
     let names = workload.tx_types();
-    let counted = params.transactions.map(|_| &*running);
     let w = measure(
         &recorders,
         params,
-        counted,
+        &running,
         connected_in,
         &names,
         cancel,
@@ -564,8 +563,13 @@ struct Window {
 const UNTIL_COUNTED: Duration = Duration::from_secs(10 * 365 * 86_400);
 
 /// The run's clock, from the clients' start: the warm-up (discarded),
-/// then `params.duration` measured, or, with `counted`, until every
-/// client has run its transactions; each second it drains the
+/// then `params.duration` measured, or, ending by count
+/// ([`EngineParams::transactions`]), until every client has run its
+/// transactions. Either way it ends as soon as no client is left
+/// (`running`): clients that all stopped early (a pgbench script's
+/// aborts) end the run then, as pgbench's threads end when their last
+/// client is done, and the window's length is the time they ran. Each
+/// second it drains the
 /// `recorders`, reports a [`Tick`] to `on_tick` and, in the window, adds a
 /// [`SecondPoint`]. `cancel` ends it at the next tick (interrupted).
 /// `connected_in` is the clients' connection time, reported in every tick.
@@ -573,7 +577,7 @@ const UNTIL_COUNTED: Duration = Duration::from_secs(10 * 365 * 86_400);
 async fn measure(
     recorders: &[Arc<Recorder>],
     params: &EngineParams,
-    counted: Option<&worker::Running>,
+    running: &worker::Running,
     connected_in: Duration,
     names: &[&str],
     cancel: &CancellationToken,
@@ -581,7 +585,7 @@ async fn measure(
     on_tick: &mut (dyn FnMut(&Tick) + Send),
 ) -> Window {
     let types = names.len();
-    let length = match counted {
+    let length = match params.transactions {
         Some(_) => UNTIL_COUNTED,
         None => params.duration,
     };
@@ -617,7 +621,7 @@ async fn measure(
         tokio::select! {
             _ = sleep_until(next.into()) => {}
             _ = cancel.cancelled() => interrupted = true,
-            _ = worker::Running::all_done(counted), if !all_done => all_done = true,
+            _ = running.all_done(), if !all_done => all_done = true,
         }
         let now = Instant::now();
         for r in recorders {

@@ -97,8 +97,9 @@ pub(super) struct Common {
 
 /// The clients of a run still running: each client's loop holds a
 /// [`Leaving`], and the last to drop its one (when it ends, also by a
-/// panic) wakes [`Running::all_done`]. A run that ends by count ends
-/// there.
+/// panic) wakes [`Running::all_done`]. A run ends there: a run by count
+/// when every client has run its transactions, any run when every
+/// client has stopped early.
 pub(super) struct Running {
     left: AtomicU32,
     none_left: tokio::sync::Notify,
@@ -113,13 +114,11 @@ impl Running {
         }
     }
 
-    /// Returns once every client has ended; never without `running`.
-    pub(super) async fn all_done(running: Option<&Running>) {
-        match running {
-            Some(r) if r.left.load(Ordering::Acquire) == 0 => {}
+    /// Returns once every client has ended.
+    pub(super) async fn all_done(&self) {
+        if self.left.load(Ordering::Acquire) != 0 {
             // notify_one keeps its wake for a later waiter: none is lost.
-            Some(r) => r.none_left.notified().await,
-            None => std::future::pending().await,
+            self.none_left.notified().await;
         }
     }
 }

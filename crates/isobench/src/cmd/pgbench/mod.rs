@@ -19,6 +19,7 @@ mod logs;
 mod output;
 mod run;
 mod tally;
+pub mod version;
 
 use tokio_util::sync::CancellationToken;
 

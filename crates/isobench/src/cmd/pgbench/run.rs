@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::Status;
 use super::flags::{End, Invocation, PartitionMethod, ScriptSource};
 use super::output::{self, Progress, server_error};
+use super::version::Pgbench;
 use crate::engine::Tick;
 use crate::model::{Isolation, PgbenchRules, TargetConfig};
 use crate::postgres::Target;
@@ -161,6 +162,7 @@ impl Invocation {
             connect_per_transaction: self.connect,
             debug: self.debug,
             verbose_errors: self.verbose_errors,
+            exit_on_abort: self.exit_on_abort,
         }
     }
 }
@@ -180,9 +182,19 @@ pub(super) async fn connect_setup(inv: &Invocation) -> Result<(Client, Option<Ta
     };
     crate::postgres::own_session(&mut config, "pgbench-setup");
     match tokio::time::timeout(Duration::from_secs(15), config.connect(NoTls)).await {
-        Ok(Ok((client, connection))) => {
+        Ok(Ok((client, mut connection))) => {
+            // The server's notices on stderr, as libpq's default notice
+            // processor prints them for pgbench (`NOTICE:  table
+            // "pgbench_accounts" does not exist, skipping`).
             tokio::spawn(async move {
-                let _ = connection.await;
+                use tokio_postgres::AsyncMessage;
+                while let Some(m) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                    match m {
+                        Ok(AsyncMessage::Notice(n)) => eprint!("{}", output::libpq_text(&n, false)),
+                        Ok(_) => {}
+                        Err(_) => break,
+                    }
+                }
             });
             Ok((client, keep))
         }
@@ -192,6 +204,15 @@ pub(super) async fn connect_setup(inv: &Invocation) -> Result<(Client, Option<Ta
             connection_failed_because(&config, "timeout expired")
         )),
     }
+}
+
+/// The server's `server_version_num` (0 when it cannot be read).
+pub(super) async fn server_version_num(db: &Client) -> i32 {
+    db.query_one("SHOW server_version_num", &[])
+        .await
+        .ok()
+        .and_then(|r| r.get::<_, String>(0).parse().ok())
+        .unwrap_or(0)
 }
 
 /// libpq's `connection to server ... failed: ...` for `e`.
@@ -317,6 +338,21 @@ async fn session_isolation(db: &Client) -> Result<Isolation> {
     level.parse().map_err(|e| anyhow!("{e}"))
 }
 
+/// The thread (from 0) that pgbench gives client `client` of `clients`
+/// over `threads` threads: consecutive blocks, the first threads taking
+/// the larger ones (as the engine deals them).
+fn thread_of(client: u32, clients: u32, threads: u32) -> u32 {
+    let threads = threads.clamp(1, clients.max(1));
+    let mut dealt = 0;
+    for t in 0..threads {
+        dealt += (clients - dealt + threads - t - 1) / (threads - t);
+        if client < dealt {
+            return t;
+        }
+    }
+    threads - 1
+}
+
 /// `isobench pgbench` without `-i`: the checks before the run, the run,
 /// its summary; every message printed. See the module docs.
 pub(super) async fn bench(inv: Invocation, cancel: CancellationToken) -> Status {
@@ -409,9 +445,20 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
         let p = progress.clone();
         Arc::new(move |t: &Tick| p.tick(t)) as crate::progress::TickHook
     };
-    let outcome = match crate::experiment::run_observed(
+    // --exit-on-abort: the first client that aborts ends the run as
+    // Ctrl-C would; Ctrl-C still ends it too.
+    let run_cancel = cancel.child_token();
+    if inv.exit_on_abort {
+        let (abort, _) = crate::pgbench::run::run_aborted();
+        let end = run_cancel.clone();
+        tokio::spawn(async move {
+            abort.cancelled().await;
+            end.cancel();
+        });
+    }
+    let outcome = crate::experiment::run_observed(
         cfg,
-        cancel.clone(),
+        run_cancel.clone(),
         crate::experiment::Hooks {
             on_tick: Some(hook),
             tx_log: if inv.per_script() {
@@ -421,8 +468,16 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
             },
         },
     )
-    .await
-    {
+    .await;
+    if let (true, (_, Some(client))) = (inv.exit_on_abort, crate::pgbench::run::run_aborted()) {
+        // pgbench's thread exits the process: no summary.
+        eprintln!(
+            "pgbench: error: Run was aborted due to an error in thread {}",
+            thread_of(client, inv.clients, inv.threads)
+        );
+        return Ok(Status::Aborted);
+    }
+    let outcome = match outcome {
         Ok(o) => o,
         Err(e) if cancel.is_cancelled() => {
             eprintln!("pgbench: error: interrupted: {e:#}");
@@ -449,6 +504,7 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
             initial_connect_ms: totals.initial_connect_ms,
             connect_ms: totals.connect_ms,
             scripts: tally.counts(inv.scripts.len()),
+            pgbench: Pgbench::for_server(outcome.results.environment.server_version_num),
         },
     ));
     output::out(&format!("isobench results: {}\n", outcome.dir.display()));

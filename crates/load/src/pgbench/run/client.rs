@@ -163,6 +163,10 @@ impl WorkloadClient for ScriptClient {
     type Ledger = ScriptLedger;
 
     async fn prepare(&mut self, conn: &mut Conn, tx: &TxControl) -> Result<(), crate::wire::Error> {
+        if self.say.rules.is_some() {
+            // pgbench's clients print what the server warns of.
+            conn.print_notices();
+        }
         conn.batch_execute(&format!(
             "SET default_transaction_isolation = '{}'",
             tx.isolation().sql().to_ascii_lowercase()
@@ -368,7 +372,7 @@ impl ScriptClient {
             Ok(st) => st,
             Err(e) => {
                 let text = match &e {
-                    crate::wire::Error::Db(db) => db.libpq_text(),
+                    crate::wire::Error::Db(db) => db.libpq_text(Some(&sql)),
                     other => other.to_string(),
                 };
                 eprintln!("pgbench: error: {text}");
@@ -510,12 +514,20 @@ impl ScriptClient {
                         return Err(meta_failed("endpipeline", "", "not in pipeline mode"));
                     };
                     conn.sync();
-                    if let Err(e) = conn.read_pipeline(p.syncs + 1).await {
+                    if let Err((done, e)) = conn.read_pipeline(p.syncs + 1).await {
+                        // The statement that failed, as libpq keeps its
+                        // text: an unnamed one's, not a prepared one's.
+                        let query = p.queued.get(done).and_then(|&k| {
+                            self.prepared[s][k]
+                                .is_none()
+                                .then(|| c.param_sql[k].as_deref())
+                                .flatten()
+                        });
                         // An error at the pipeline's COMMIT ended the
                         // transaction; an earlier one left it open (and
                         // failed): the engine rolls that back.
                         let ended = p.commits && !conn.in_transaction();
-                        return Err(say.sql_failed(s, i, run.tries, e, |e| {
+                        return Err(say.sql_failed(s, i, run.tries, query, e, |e| {
                             if ended {
                                 AttemptError::commit(e)
                             } else {
@@ -573,8 +585,8 @@ impl ScriptClient {
                         say.debug(|| format!("client {} sending {text}", say.id));
                         let messages = conn.simple_query(&text).await;
                         say.debug(|| format!("client {} receiving", say.id));
-                        let messages =
-                            messages.map_err(|e| say.sql_failed(s, i, run.tries, e, fail))?;
+                        let messages = messages
+                            .map_err(|e| say.sql_failed(s, i, run.tries, Some(&text), e, fail))?;
                         if let Some(store) = store {
                             store_rows(store, &messages, vars).map_err(|e| match say.rules {
                                 Some(_) => say.aborted(format!(
@@ -610,6 +622,7 @@ impl ScriptClient {
                             Some(p) => {
                                 conn.queue(stmt, sql, params).map_err(fail)?;
                                 p.commits |= c.at_commit[i];
+                                p.queued.push(i);
                             }
                             None => {
                                 let r = match stmt {
@@ -617,7 +630,8 @@ impl ScriptClient {
                                     None => conn.execute_unnamed(sql, params).await,
                                 };
                                 say.debug(|| format!("client {} receiving", say.id));
-                                r.map_err(|e| say.sql_failed(s, i, run.tries, e, fail))?;
+                                let query = stmt.is_none().then_some(sql);
+                                r.map_err(|e| say.sql_failed(s, i, run.tries, query, e, fail))?;
                             }
                         }
                     }
@@ -746,6 +760,8 @@ fn params(
 struct Pipeline {
     syncs: usize,
     commits: bool,
+    /// The SQL commands queued, in order (which one an error is of).
+    queued: Vec<usize>,
 }
 
 /// `sql` with every defined variable replaced by its text (undefined ones

@@ -522,4 +522,4 @@ mod shell;
 mod tests;
 
 pub use client::{ScriptClient, ScriptInput};
-pub use report::{Rules, any_aborted};
+pub use report::{Rules, any_aborted, run_aborted};

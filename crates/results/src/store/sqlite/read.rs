@@ -312,7 +312,11 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
             let cycles: Option<String> = r.get(6)?;
             let cycles = match cycles {
                 Some(json) => serde_json::from_str(&json).map_err(|e| {
-                    rusqlite::Error::FromSqlConversionFailure(6, rusqlite::types::Type::Text, e.into())
+                    rusqlite::Error::FromSqlConversionFailure(
+                        6,
+                        rusqlite::types::Type::Text,
+                        e.into(),
+                    )
                 })?,
                 None => Vec::new(),
             };

@@ -50,6 +50,7 @@ struct Given {
     vacuum_all: bool,
     debug: bool,
     verbose_errors: bool,
+    exit_on_abort: bool,
     host: Option<String>,
     port: Option<String>,
     user: Option<String>,
@@ -107,6 +108,7 @@ fn printing(action: Action) -> Invocation {
         vacuum_all: false,
         debug: false,
         verbose_errors: false,
+        exit_on_abort: false,
         isolation: Isolation::ReadCommitted,
         pgoptions_settings: Vec::new(),
         connection: Connection::default(),
@@ -231,6 +233,7 @@ impl Given {
                 self.max_tries = Some(n as u32);
             }
             Opt::VerboseErrors => self.verbose_errors = true,
+            Opt::ExitOnAbort => self.exit_on_abort = true,
             Opt::Out => self.out = Some(v.into()),
             Opt::FreshCopy => self.fresh_copy = true,
         }
@@ -341,6 +344,7 @@ impl Given {
             vacuum_all: self.vacuum_all,
             debug: self.debug,
             verbose_errors: self.verbose_errors,
+            exit_on_abort: self.exit_on_abort,
             isolation: isolation.unwrap_or(Isolation::ReadCommitted),
             pgoptions_settings,
             connection,
@@ -524,6 +528,7 @@ fn is_bench_option(opt: Opt) -> bool {
             | FailuresDetailed
             | MaxTries
             | VerboseErrors
+            | ExitOnAbort
             | FreshCopy
     )
 }

@@ -21,25 +21,44 @@ pub fn out(text: &str) {
 }
 
 /// A server's error as libpq's `PQerrorMessage` words it at the default
-/// verbosity: `ERROR:  message`, then `DETAIL:`, `HINT:` and `CONTEXT:`
-/// lines; other errors (the connection's) as their text.
+/// verbosity: `ERROR:  message`, its position (`at character N`: the
+/// statement is not at hand here), then `DETAIL:`, `HINT:`, `QUERY:`
+/// and `CONTEXT:` lines; other errors (the connection's) as their text.
+/// No final newline.
 pub fn server_error(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => {
-            let mut text = format!("{}:  {}", db.severity(), db.message());
-            for (label, field) in [
-                ("DETAIL", db.detail()),
-                ("HINT", db.hint()),
-                ("CONTEXT", db.where_()),
-            ] {
-                if let Some(f) = field {
-                    text.push_str(&format!("\n{label}:  {f}"));
-                }
-            }
+            let mut text = libpq_text(db, true);
+            text.pop();
             text
         }
         None => crate::postgres::error_text(e),
     }
+}
+
+/// A server's error (`is_error`) or notice in libpq's words
+/// ([`crate::wire::libpq_message`]), with its final newline.
+pub fn libpq_text(db: &tokio_postgres::error::DbError, is_error: bool) -> String {
+    use tokio_postgres::error::ErrorPosition;
+    let (position, internal) = match db.position() {
+        Some(ErrorPosition::Original(p)) => (Some(*p as usize), None),
+        Some(ErrorPosition::Internal { position, query }) => {
+            (None, Some((*position as usize, query.as_str())))
+        }
+        None => (None, None),
+    };
+    crate::wire::libpq_message(&crate::wire::Fields {
+        severity: db.severity(),
+        message: db.message(),
+        position,
+        query: None,
+        internal_position: internal.map(|i| i.0),
+        internal_query: internal.map(|i| i.1),
+        detail: db.detail(),
+        hint: db.hint(),
+        context: db.where_(),
+        is_error,
+    })
 }
 
 /// `-d`'s first line (pgbench's `pg_log_debug` after its setup
