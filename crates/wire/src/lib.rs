@@ -287,15 +287,30 @@ impl Conn {
     ///
     /// Errors: the server refused it, or the connection is gone.
     pub async fn prepare(&mut self, sql: &str) -> Result<Statement, Error> {
+        self.prepare_named(None, sql).await
+    }
+
+    /// [`Conn::prepare`], the statement named `name` (pgbench's `P_0`,
+    /// `P_1`, ...) instead of by the connection; the caller keeps the
+    /// names unique.
+    ///
+    /// Errors: as [`Conn::prepare`].
+    pub async fn prepare_as(&mut self, name: &str, sql: &str) -> Result<Statement, Error> {
+        self.prepare_named(Some(name), sql).await
+    }
+
+    async fn prepare_named(&mut self, name: Option<&str>, sql: &str) -> Result<Statement, Error> {
         let cache = self.unnamed.clone();
         if let Some(known) = cache.as_ref().and_then(|c| c.get(sql)) {
             return Ok(known);
         }
-        let name = if cache.is_some() {
-            String::new()
-        } else {
-            self.next_statement += 1;
-            format!("i{}", self.next_statement - 1)
+        let name = match name {
+            _ if cache.is_some() => String::new(),
+            Some(n) => n.to_string(),
+            None => {
+                self.next_statement += 1;
+                format!("i{}", self.next_statement - 1)
+            }
         };
         frontend::parse(&name, sql, std::iter::empty(), &mut self.wbuf).map_err(encode)?;
         frontend::describe(b'S', &name, &mut self.wbuf).map_err(encode)?;
@@ -688,6 +703,12 @@ impl Conn {
     pub fn unprepared(&mut self) -> Statement {
         let name = format!("i{}", self.next_statement);
         self.next_statement += 1;
+        Self::unprepared_as(&name)
+    }
+
+    /// [`Conn::unprepared`] under the name the failed `Parse` gave it.
+    pub fn unprepared_as(name: &str) -> Statement {
+        let name = name.to_string();
         Statement(Arc::new(StatementInner {
             name,
             params: Vec::new(),

@@ -583,11 +583,16 @@ async fn run_attempt<C: WorkloadClient>(
     let mut rollback_failed = None;
     if let Err(e) = &result {
         match after(e) {
-            AfterError::Rollback => {
+            // Only a transaction block needs it: outside one the error
+            // ended its statement's implicit transaction already, and a
+            // ROLLBACK there gets the server's `WARNING:  there is no
+            // transaction in progress` (pgbench checks the status first).
+            AfterError::Rollback if s.conn.in_transaction() => {
                 if let Err(e) = s.tx.rollback(&mut s.conn).await {
                     rollback_failed = Some(e);
                 }
             }
+            AfterError::Rollback => {}
             AfterError::Nothing => {}
             AfterError::Unknown => s.client.unknown_outcome(input),
         }

@@ -368,7 +368,9 @@ impl ScriptClient {
                 self.say.id, self.scripts[s].prep[i]
             )
         });
-        let st = match conn.prepare(&sql).await {
+        // pgbench's name, so that the server's messages name it alike.
+        let name = format!("P_{}", self.scripts[s].prep[i]);
+        let st = match conn.prepare_as(&name, &sql).await {
             Ok(st) => st,
             Err(e) => {
                 let text = match &e {
@@ -376,7 +378,7 @@ impl ScriptClient {
                     other => other.to_string(),
                 };
                 eprintln!("pgbench: error: {text}");
-                conn.unprepared()
+                crate::wire::Conn::unprepared_as(&name)
             }
         };
         self.prepared[s][i] = Some(st);
@@ -557,9 +559,10 @@ impl ScriptClient {
                     }
                 }
                 CommandKind::Sql {
-                    sql,
+                    text: sql,
                     variables,
                     store,
+                    ..
                 } => {
                     let fail = |e: crate::wire::Error| {
                         if c.at_commit[i] {
