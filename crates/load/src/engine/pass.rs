@@ -102,6 +102,26 @@ pub(super) async fn run<F: Future>(clients: Vec<Pin<Box<F>>>) -> Vec<Result<F::O
     out.into_iter().map(|(_, o)| o).collect()
 }
 
+/// Lets the worker serve its other clients before this one goes on:
+/// pending once, with this client's wake-up already set, so that [`run`]
+/// polls it again in its next pass, after the clients after it in this
+/// one (pgbench's client returning to its thread's loop). Unlike
+/// `tokio::task::yield_now`, whose wake waits for the runtime's next
+/// look at its sockets, the next pass comes at once.
+pub(super) async fn serve_others() {
+    let mut served = false;
+    std::future::poll_fn(|cx| {
+        if served {
+            Poll::Ready(())
+        } else {
+            served = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    })
+    .await
+}
+
 /// A panic payload's text (`panic!` gives a `&str` or a `String`).
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>()

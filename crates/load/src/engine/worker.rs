@@ -89,6 +89,8 @@ pub(super) struct Common {
     pub running: Arc<Running>,
     /// pgbench `-C`: a connection per transaction.
     pub connect_per_transaction: bool,
+    /// pgbench's return to the thread's loop after every transaction.
+    pub serve_between_transactions: bool,
     /// Closed loop: count commits slower than this as late.
     pub closed_limit: Option<Duration>,
     /// This thread's transaction log, if any.
@@ -238,6 +240,7 @@ async fn run_worker<C: WorkloadClient>(
         transactions: common.transactions,
         running: common.running,
         connect_each: common.connect_per_transaction,
+        serve_between: common.serve_between_transactions,
         closed_limit: common.closed_limit,
         log: common.log.clone(),
     });
@@ -411,6 +414,8 @@ struct Shared {
     running: Arc<Running>,
     /// A connection per transaction (own sessions only).
     connect_each: bool,
+    /// Let the thread serve the others after each transaction.
+    serve_between: bool,
     /// Closed loop: the latency limit late commits are counted against.
     closed_limit: Option<Duration>,
     log: Option<ThreadLog>,
@@ -895,6 +900,9 @@ async fn drive<C: WorkloadClient>(
             }
         };
         state.ended(ctx, ty, end, tries, latency_us);
+        if ctx.serve_between {
+            pass::serve_others().await;
+        }
     }
     Ok(())
 }
@@ -1033,6 +1041,7 @@ mod tests {
             transactions: None,
             running: Arc::new(Running::new(1)),
             connect_each: false,
+            serve_between: false,
             closed_limit: None,
             log: None,
         });

@@ -298,6 +298,8 @@ async fn one_run<W: Workload>(
             .pgbench
             .as_ref()
             .is_some_and(|p| p.connect_per_transaction),
+        // isobench pgbench: transactions start as pgbench's do.
+        serve_between_transactions: cfg.pgbench.is_some(),
         tx_log: ctx.tx_log.clone(),
         seed,
         threads: cfg

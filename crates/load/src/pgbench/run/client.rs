@@ -415,8 +415,16 @@ impl ScriptClient {
         let mut jump_pending = false;
         // Between \startpipeline and \endpipeline.
         let mut pipeline: Option<Pipeline> = None;
+        // The clock as pgbench reads it for `-r` (lazily, once per turn of
+        // its state machine): a command queued in a pipeline ends when it
+        // started, without a new reading, and the next starts then too.
+        let mut queued_at: Option<Instant> = None;
         while i < commands.len() {
-            let now = work.started.take().unwrap_or_else(Instant::now);
+            let now = work
+                .started
+                .take()
+                .or(queued_at.take())
+                .unwrap_or_else(Instant::now);
             if let Some(prev) = work.current.replace((i, now)) {
                 done(&mut work.steps, prev, now);
             }
@@ -626,6 +634,7 @@ impl ScriptClient {
                                 conn.queue(stmt, sql, params).map_err(fail)?;
                                 p.commits |= c.at_commit[i];
                                 p.queued.push(i);
+                                queued_at = Some(now);
                             }
                             None => {
                                 let r = match stmt {
