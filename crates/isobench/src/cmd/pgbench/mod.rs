@@ -99,7 +99,13 @@ pub async fn main(args: PgbenchArgs, cancel: CancellationToken) -> Status {
 pub fn exit_on_parse_error(e: clap::Error) -> ! {
     let pgbench = std::env::args_os().nth(1).is_some_and(|a| a == "pgbench");
     if pgbench && e.use_stderr() {
-        eprint!("{}", Bad::usage(&e.to_string()));
+        // getopt's words for what clap found, as pgbench prints them.
+        let args: Vec<String> = std::env::args().skip(2).collect();
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        match flags::first_error(&args, version::Pgbench::of_options(&env)) {
+            Some(said) => eprint!("{}", Bad::getopt(&said)),
+            None => eprint!("{}", Bad::usage(&e.to_string())),
+        }
         std::process::exit(1);
     }
     e.exit()

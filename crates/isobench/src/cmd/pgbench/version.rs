@@ -15,9 +15,10 @@
 //! `--exit-on-abort` is taken either way.
 
 /// A pgbench whose differing behaviour `isobench pgbench` follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Pgbench {
     /// PostgreSQL 15's (the version whose tests first passed).
+    #[default]
     V15,
     /// PostgreSQL 18's: the base tables of a partitioned `-i
     /// --unlogged-tables` logged (PostgreSQL 18 refuses an unlogged

@@ -6,6 +6,7 @@
 use super::invocation::*;
 use super::values::*;
 use super::{Opt, PgbenchArgs, spec_of};
+use crate::cmd::pgbench::version::Pgbench;
 use crate::model::{Isolation, QueryMode};
 use crate::pgbench::script::{self, BUILTINS, Script};
 
@@ -54,6 +55,10 @@ struct Given {
     host: Option<String>,
     port: Option<String>,
     user: Option<String>,
+    /// pgbench 17's `-d/--dbname`.
+    dbname: Option<String>,
+    /// Whose options these are.
+    version: Pgbench,
     out: Option<std::path::PathBuf>,
     fresh_copy: bool,
     /// pgbench's `benchmarking_option_set`, `initialization_option_set`.
@@ -68,7 +73,10 @@ struct Given {
 /// Errors: pgbench's message for the first bad option, file or script,
 /// or for options that do not go together ([`Bad`], exit status 1).
 pub fn parse(args: PgbenchArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Invocation, Bad> {
-    let mut g = Given::default();
+    let mut g = Given {
+        version: Pgbench::of_options(env),
+        ..Given::default()
+    };
     if let Some(s) = env("PGBENCH_RANDOM_SEED") {
         g.seed = Some(random_seed(&s).map_err(|b| {
             b.then("pgbench: error: error while setting random seed from PGBENCH_RANDOM_SEED environment variable\n")
@@ -123,7 +131,7 @@ impl Given {
     /// what to print and exit with (`--help`, `-V`, `-b list`,
     /// `--show-script`).
     fn act(&mut self, opt: Opt, v: &str) -> Result<Option<Action>, Bad> {
-        let name = option_name(opt);
+        let name = option_name(opt, self.version);
         let int = |min: i64, max: i64| option_int(v, &name, min, max);
         match opt {
             Opt::Help => return Ok(Some(print_out(super::help_text()))),
@@ -137,6 +145,7 @@ impl Given {
             Opt::Host => self.host = Some(v.to_string()),
             Opt::Port => self.port = Some(v.to_string()),
             Opt::Username => self.user = Some(v.to_string()),
+            Opt::Dbname => self.dbname = Some(v.to_string()),
             Opt::NoVacuum => self.no_vacuum = true,
             Opt::VacuumAll => self.vacuum_all = true,
             Opt::Debug => self.debug = true,
@@ -289,7 +298,8 @@ impl Given {
         let clients = self.clients.unwrap_or(1);
         let threads = self.threads.unwrap_or(1).min(clients);
         let mut operands = operands.into_iter();
-        let dbname = operands.next();
+        // pgbench 17: `-d DBNAME`, else the first operand.
+        let dbname = self.dbname.clone().or_else(|| operands.next());
         if let Some(extra) = operands.next() {
             return Err(Bad::error(format!(
                 "too many command-line arguments (first is \"{extra}\")"
@@ -482,11 +492,11 @@ fn print_out(text: String) -> Action {
 }
 
 /// pgbench's name of an option in its messages: `-c/--clients` for the
-/// numeric ones with a short form (pgbench writes `--clients`), else
-/// `--name`.
-fn option_name(opt: Opt) -> String {
+/// numeric ones with a short form (pgbench 15 writes `--clients`, 17 and
+/// 18 `--client`), else `--name`.
+fn option_name(opt: Opt, v: Pgbench) -> String {
     let s = spec_of(opt);
-    let long = if opt == Opt::Client {
+    let long = if opt == Opt::Client && v == Pgbench::V15 {
         "clients"
     } else {
         s.long
