@@ -223,6 +223,24 @@ mod tests {
         assert_eq!(polls.load(Ordering::Relaxed), 2);
     }
 
+    /// A client that lets the others be served (pgbench's return to its
+    /// thread's loop after a transaction) goes on in the next pass, after
+    /// the clients after it in this one.
+    #[tokio::test]
+    async fn serving_the_others_waits_for_the_next_pass() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let turn = |id: usize, log: Arc<Mutex<Vec<String>>>| {
+            Box::pin(async move {
+                for t in 0..2 {
+                    log.lock().unwrap().push(format!("{id}.{t}"));
+                    serve_others().await;
+                }
+            })
+        };
+        run(vec![turn(0, log.clone()), turn(1, log.clone())]).await;
+        assert_eq!(*log.lock().unwrap(), ["0.0", "1.0", "0.1", "1.1"]);
+    }
+
     #[tokio::test]
     async fn a_panicking_client_ends_alone() {
         let futs: Vec<Pin<Box<dyn Future<Output = u32> + Send>>> = vec![

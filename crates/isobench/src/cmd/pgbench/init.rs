@@ -34,7 +34,7 @@ const LOG_STEP_SECONDS: f64 = 5.0;
 /// Errors: a server that cannot be reached, a statement that fails
 /// (pgbench's `query failed: ...` with the statement).
 pub(super) async fn run(inv: &Invocation, opts: &InitOptions) -> Result<()> {
-    let (db, _server) = connect_setup(inv).await?;
+    let (db, _server) = connect_setup(inv, "initialization").await?;
     let v = Pgbench::for_server(super::run::server_version_num(&db).await);
     let mut done: Vec<String> = Vec::new();
     let mut total = 0.0;

@@ -169,11 +169,16 @@ impl Invocation {
 
 /// A connection for setup (pgbench's first connection, before the
 /// clients'), to the named server, or to a managed server started for
-/// it (returned too: dropping it stops the server).
+/// it (returned too: dropping it stops the server); `purpose` is what
+/// pgbench names it after a failure (`setup`, `initialization`).
 ///
 /// Errors: the connection failed, in libpq's words (`connection to server
-/// on socket "..." failed: FATAL:  ...`).
-pub(super) async fn connect_setup(inv: &Invocation) -> Result<(Client, Option<Target>)> {
+/// on socket "..." failed: FATAL:  ...`, with its hint when no server
+/// answered), then pgbench's `could not create connection for setup`.
+pub(super) async fn connect_setup(
+    inv: &Invocation,
+    purpose: &str,
+) -> Result<(Client, Option<Target>)> {
     let log = std::env::temp_dir().join(format!("isobench-pgbench-{}.log", std::process::id()));
     let target = crate::postgres::start(&inv.target(), &log, 20).await?;
     let (mut config, keep) = match target {
@@ -198,9 +203,12 @@ pub(super) async fn connect_setup(inv: &Invocation) -> Result<(Client, Option<Ta
             });
             Ok((client, keep))
         }
-        Ok(Err(e)) => Err(anyhow!("{}", connection_failed(&config, &e))),
+        Ok(Err(e)) => Err(anyhow!(
+            "{}\npgbench: error: could not create connection for {purpose}",
+            connection_failed(&config, &e)
+        )),
         Err(_) => Err(anyhow!(
-            "{}",
+            "{}\npgbench: error: could not create connection for {purpose}",
             connection_failed_because(&config, "timeout expired")
         )),
     }
@@ -215,16 +223,40 @@ pub(super) async fn server_version_num(db: &Client) -> i32 {
         .unwrap_or(0)
 }
 
-/// libpq's `connection to server ... failed: ...` for `e`.
+/// libpq's `connection to server ... failed: ...` for `e`: the server's
+/// error, or the system's (`Connection refused`, as `strerror` words it)
+/// with libpq's hint on the next line when nothing answered.
 fn connection_failed(config: &Config, e: &tokio_postgres::Error) -> String {
+    let unix = matches!(
+        config.get_hosts().first(),
+        Some(tokio_postgres::config::Host::Unix(_))
+    );
     let why = match e.as_db_error() {
         Some(db) => format!("{}:  {}", db.severity(), db.message()),
         None => {
             let mut text = e.to_string();
+            let mut io = None;
             let mut source = std::error::Error::source(e);
             while let Some(s) = source {
                 text = s.to_string();
+                if let Some(i) = s.downcast_ref::<std::io::Error>() {
+                    io = Some(i.kind());
+                }
                 source = s.source();
+            }
+            // Rust's text adds the number: ` (os error 111)`.
+            if let Some(at) = text.rfind(" (os error ") {
+                text.truncate(at);
+            }
+            use std::io::ErrorKind::{ConnectionRefused, NotFound};
+            match (io, unix) {
+                (Some(ConnectionRefused | NotFound), true) => text.push_str(
+                    "\n\tIs the server running locally and accepting connections on that socket?",
+                ),
+                (Some(ConnectionRefused), false) => text.push_str(
+                    "\n\tIs the server running on that host and accepting TCP/IP connections?",
+                ),
+                _ => {}
             }
             text
         }
@@ -380,7 +412,7 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
     let mut isolation = inv.isolation;
     let mut partitions = None;
     let banner = if inv.named_server {
-        let (db, _) = connect_setup(&inv).await?;
+        let (db, _) = connect_setup(&inv, "setup").await?;
         let server: String = db
             .query_one("SHOW server_version", &[])
             .await

@@ -419,6 +419,14 @@ impl Workload for ScriptWorkload {
         self.data.load(db).await
     }
 
+    fn data_name(&self) -> Option<String> {
+        self.data.name()
+    }
+
+    fn load_summary(&self, rows: u64) -> Option<String> {
+        self.data.summary(rows)
+    }
+
     /// Every script's single SQL statements that read or write a table,
     /// with their variables replaced by values drawn as the script draws
     /// them (client 0's `\set` commands evaluated in order, with a fixed
