@@ -88,7 +88,7 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// PostgreSQL 15's pgbench (`isobench pgbench [OPTION]... [DBNAME]`): its options, behaviour, messages, exit statuses and logs, each run also one isobench cell with a results directory (docs/src/reference/pgbench-command.md).
+    /// PostgreSQL's pgbench, 15's or, against a PostgreSQL 18 server, 18's (`isobench pgbench [OPTION]... [DBNAME]`): its options, behaviour, messages, exit statuses and logs, each run also one isobench cell with a results directory (docs/src/reference/pgbench-command.md).
     #[command(disable_help_flag = true, disable_version_flag = true)]
     Pgbench(Box<PgbenchArgs>),
     /// Print the man page (roff) to stdout, e.g. `isobench man | man -l -`; with --dir, write one page per subcommand into DIR.
