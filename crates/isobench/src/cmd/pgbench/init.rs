@@ -84,7 +84,7 @@ async fn execute(db: &Client, sql: &str) -> Result<()> {
     db.batch_execute(sql).await.map_err(|e| {
         anyhow!(
             "query failed: {}\npgbench: detail: Query was: {sql}",
-            super::output::server_error(&e)
+            super::output::server_error_in(&e, Some(sql))
         )
     })
 }

@@ -195,7 +195,9 @@ pub(super) async fn connect_setup(
                 use tokio_postgres::AsyncMessage;
                 while let Some(m) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
                     match m {
-                        Ok(AsyncMessage::Notice(n)) => eprint!("{}", output::libpq_text(&n, false)),
+                        Ok(AsyncMessage::Notice(n)) => {
+                            eprint!("{}", output::libpq_text(&n, None, false))
+                        }
                         Ok(_) => {}
                         Err(_) => break,
                     }
@@ -286,10 +288,11 @@ pub(super) struct Tables {
     pub partitions: Option<(PartitionMethod, u32)>,
 }
 
-/// pgbench's `GetTableInfo` on `db` (database `dbname`).
+/// pgbench's `GetTableInfo` on `db` (database `dbname`), as pgbench `v`
+/// words its errors.
 ///
 /// Errors: pgbench's, with its hint to run `-i` first.
-async fn table_info(db: &Client, dbname: &str) -> Result<Tables> {
+async fn table_info(db: &Client, dbname: &str, v: Pgbench) -> Result<Tables> {
     let hint = format!(
         "\npgbench: hint: Perhaps you need to do initialization (\"pgbench -i\") in database \"{dbname}\"."
     );
@@ -321,7 +324,14 @@ async fn table_info(db: &Client, dbname: &str) -> Result<Tables> {
         )
         .await
         .map_err(|e| anyhow!("{}", server_error(&e)))?
-        .ok_or_else(|| anyhow!("no pgbench_accounts table found in search_path{hint}"))?;
+        .ok_or_else(|| {
+            // pgbench 18 quotes the name.
+            let path = match v {
+                Pgbench::V15 => "search_path",
+                Pgbench::V18 => "\"search_path\"",
+            };
+            anyhow!("no pgbench_accounts table found in {path}{hint}")
+        })?;
     let strategy: Option<i8> = row.get(1);
     let parts: i32 = row.get(2);
     let partitions = match strategy.map(|s| s as u8 as char) {
@@ -429,7 +439,8 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
             let dbname = crate::postgres::Target::external(inv.dsn().as_deref())
                 .map(|t| t.admin_db())
                 .unwrap_or_default();
-            let t = table_info(&db, &dbname).await?;
+            let v = Pgbench::for_server(server_version_num(&db).await);
+            let t = table_info(&db, &dbname, v).await?;
             if inv.scale.is_some() {
                 eprintln!(
                     "pgbench: warning: scale option ignored, using count from pgbench_branches table ({})",

@@ -26,9 +26,15 @@ pub fn out(text: &str) {
 /// and `CONTEXT:` lines; other errors (the connection's) as their text.
 /// No final newline.
 pub fn server_error(e: &tokio_postgres::Error) -> String {
+    server_error_in(e, None)
+}
+
+/// [`server_error`] of statement `query`: its position as libpq shows it
+/// (`LINE n:` and a caret).
+pub fn server_error_in(e: &tokio_postgres::Error, query: Option<&str>) -> String {
     match e.as_db_error() {
         Some(db) => {
-            let mut text = libpq_text(db, true);
+            let mut text = libpq_text(db, query, true);
             text.pop();
             text
         }
@@ -37,8 +43,13 @@ pub fn server_error(e: &tokio_postgres::Error) -> String {
 }
 
 /// A server's error (`is_error`) or notice in libpq's words
-/// ([`crate::wire::libpq_message`]), with its final newline.
-pub fn libpq_text(db: &tokio_postgres::error::DbError, is_error: bool) -> String {
+/// ([`crate::wire::libpq_message`]), for statement `query` when known,
+/// with its final newline.
+pub fn libpq_text(
+    db: &tokio_postgres::error::DbError,
+    query: Option<&str>,
+    is_error: bool,
+) -> String {
     use tokio_postgres::error::ErrorPosition;
     let (position, internal) = match db.position() {
         Some(ErrorPosition::Original(p)) => (Some(*p as usize), None),
@@ -51,7 +62,7 @@ pub fn libpq_text(db: &tokio_postgres::error::DbError, is_error: bool) -> String
         severity: db.severity(),
         message: db.message(),
         position,
-        query: None,
+        query,
         internal_position: internal.map(|i| i.0),
         internal_query: internal.map(|i| i.1),
         detail: db.detail(),
