@@ -280,19 +280,19 @@ const RELKIND: &str = "SELECT relkind FROM pg_catalog.pg_class WHERE oid=$1::pg_
 /// A pgbench_branches row (pgbench 18: filler NULL).
 fn branch_row(k: i64, buf: &mut String) {
     use std::fmt::Write;
-    let _ = write!(buf, "{}\t0\t\\N\n", k + 1);
+    let _ = writeln!(buf, "{}\t0\t\\N", k + 1);
 }
 
 /// A pgbench_tellers row (pgbench 18: filler NULL).
 fn teller_row(k: i64, buf: &mut String) {
     use std::fmt::Write;
-    let _ = write!(buf, "{}\t{}\t0\t\\N\n", k + 1, k / TELLERS + 1);
+    let _ = writeln!(buf, "{}\t{}\t0\t\\N", k + 1, k / TELLERS + 1);
 }
 
 /// A pgbench_accounts row (filler the empty string, blank-padded).
 fn account_row(k: i64, buf: &mut String) {
     use std::fmt::Write;
-    let _ = write!(buf, "{}\t{}\t0\t\n", k + 1, k / ACCOUNTS + 1);
+    let _ = writeln!(buf, "{}\t{}\t0\t", k + 1, k / ACCOUNTS + 1);
 }
 
 /// COPYs `total` rows made by `row` into `table` (`with (freeze on)`
