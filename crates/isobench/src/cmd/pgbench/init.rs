@@ -1,4 +1,5 @@
-//! `isobench pgbench -i`: pgbench's tables, made as pgbench 15 makes them
+//! `isobench pgbench -i`: pgbench's tables, made as pgbench 15 (or 18,
+//! [`Pgbench`]) makes them
 //! (`runInitSteps` in pgbench.c): each step of `-I` in the order given,
 //! with pgbench's statements, options (`-F`, `--unlogged-tables`,
 //! `--tablespace`, `--index-tablespace`, `--partitions`,

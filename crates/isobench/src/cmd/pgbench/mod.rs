@@ -1,6 +1,7 @@
-//! `isobench pgbench [OPTION]... [DBNAME]`: PostgreSQL 15's pgbench
-//! command line, with pgbench's behaviour, messages, exit statuses and
-//! output streams, run as one isobench cell: the options become the
+//! `isobench pgbench [OPTION]... [DBNAME]`: PostgreSQL's pgbench command
+//! line, with pgbench's behaviour, messages, exit statuses and output
+//! streams (pgbench 15's, or 18's where they differ: [`version`]), run as
+//! one isobench cell: the options become the
 //! settings `isobench run` takes (one cell, one repetition, no warm-up)
 //! and run through the same driver ([`crate::experiment::run_observed`]);
 //! the output is pgbench's (`-P` lines and messages on stderr, the summary
@@ -41,7 +42,8 @@ pub enum Status {
     /// 1: bad options, a server that cannot be reached, a failed `-i`.
     Failed,
     /// 2: some clients aborted (a run-time error of a script, an SQL error
-    /// pgbench does not retry); the summary is still printed.
+    /// pgbench does not retry); the summary is still printed, but for
+    /// `--exit-on-abort`.
     Aborted,
     /// 130: Ctrl-C; what was measured is saved.
     Interrupted,

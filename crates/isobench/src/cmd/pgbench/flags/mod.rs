@@ -1,4 +1,5 @@
-//! pgbench 15's command line: every option once, in one table
+//! pgbench's command line (15's, or with `ISOBENCH_PGBENCH=18` 17's and
+//! 18's, [`specs`]): every option once, in one table
 //! ([`SPECS`]), which gives clap its arguments (so completions, man pages
 //! and `isobench --help` know them), `--help` its text in pgbench's form,
 //! and [`PgbenchArgs`] the options in the order given. pgbench acts on its
@@ -136,7 +137,9 @@ const fn spec(
 
 use Group::{Bench, Common, Init, Isobench, Select};
 
-/// pgbench 15's options (its `--help`, in its order), then isobench's.
+/// pgbench's options (its `--help`, in its order: 15's, and 17's
+/// `--exit-on-abort` and `--dbname`, which [`specs`] chooses from), then
+/// isobench's.
 /// `-n` is listed in both the initialization and benchmarking options, as
 /// pgbench lists it; `-s` is both an initialization option and, for a
 /// run, the scale reported.

@@ -1,4 +1,5 @@
-//! What `isobench pgbench` prints, as pgbench 15 prints it: the summary
+//! What `isobench pgbench` prints, as pgbench prints it (15's or 18's
+//! summary, the same `-P` lines): the summary
 //! (`summary`), the `-P` lines (`progress`), and the messages in between
 //! (server errors in libpq's words, `-d` lines).
 
