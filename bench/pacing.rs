@@ -97,6 +97,7 @@ fn main() {
                     duration: Duration::from_secs(seconds),
                     transactions: None,
                     connect_per_transaction: false,
+                    serve_between_transactions: false,
                     tx_log: None,
                     seed: u64::from(round),
                     threads,

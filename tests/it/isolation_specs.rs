@@ -154,3 +154,55 @@ fn a_users_application_name_is_kept_and_the_sessions_append_to_it() {
         "{got}"
     );
 }
+
+/// Issue #49: `--pg-bin` was ignored with `--spec` (PostgreSQL 18.6's
+/// schedule ran on the installed 15 server). Binaries that note their
+/// use, then run the installed ones: the spec's managed server is made
+/// by them.
+#[test]
+fn issue49_specs_run_on_the_pg_bin_server() {
+    use std::os::unix::fs::PermissionsExt;
+    let (base, dir) = common::out_dir("pg-bin");
+    let real = isobench::postgres::find_bin_dir(None).expect("PostgreSQL binaries");
+    // Outside the test's own directory, which the server's user may not
+    // reach: /tmp, open to it.
+    let bin = tempfile::Builder::new()
+        .prefix("isobench-pg-bin")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let used = bin.path().join("used");
+    for name in ["initdb", "pg_ctl", "postgres"] {
+        let wrapper = bin.path().join(name);
+        std::fs::write(
+            &wrapper,
+            format!(
+                "#!/bin/sh\necho {name} >> {}\nexec {} \"$@\"\n",
+                used.display(),
+                real.join(name).display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(bin.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let spec = Path::new(FIXTURES).join("notices.spec");
+    let expected = Path::new(FIXTURES).join("expected");
+    let (out, stdout, stderr) = common::run(&[
+        "anomalies",
+        "--pg-bin",
+        bin.path().to_str().unwrap(),
+        "--spec",
+        spec.to_str().unwrap(),
+        "--expected",
+        expected.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let used = std::fs::read_to_string(&used).unwrap_or_default();
+    assert!(
+        used.contains("initdb") && used.contains("postgres"),
+        "the server was not made by --pg-bin's binaries: {used:?}"
+    );
+    drop(base);
+}

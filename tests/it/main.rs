@@ -28,6 +28,7 @@ mod load_cmd;
 mod merge;
 mod metrics_listen;
 mod module_graph;
+mod new_user;
 mod newcomer;
 mod pgbench;
 mod pgbench_expr;

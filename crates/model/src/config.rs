@@ -446,6 +446,9 @@ pub struct PgbenchRules {
     pub debug: bool,
     /// `--verbose-errors`: a line for every error a transaction meets.
     pub verbose_errors: bool,
+    /// `--exit-on-abort` (pgbench 17): the first client that aborts ends
+    /// the run.
+    pub exit_on_abort: bool,
 }
 
 /// One experiment: the factors, the repetitions, and how each run goes.

@@ -317,8 +317,31 @@ pub async fn connect_io(config: &Config) -> Result<(Client, Io), TargetError> {
     let (client, connection) = tokio::time::timeout(Duration::from_secs(15), config.connect(NoTls))
         .await
         .map_err(|_| fail("no answer within 15 s".into()))?
-        .map_err(|e| fail(error_text(&e)))?;
+        .map_err(|e| {
+            let hint = not_running(&e).map_or(String::new(), |why| {
+                format!("; is the server running? ({why})")
+            });
+            fail(format!("{}{hint}", error_text(&e)))
+        })?;
     Ok((client, connection))
+}
+
+/// Why connecting found no server, when that is why: nothing listens on
+/// the TCP port (`connection refused`) or there is no Unix socket file
+/// (`no such socket`).
+fn not_running(e: &tokio_postgres::Error) -> Option<&'static str> {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            return match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => Some("connection refused"),
+                std::io::ErrorKind::NotFound => Some("no such socket"),
+                _ => None,
+            };
+        }
+        source = s.source();
+    }
+    None
 }
 
 /// The most useful text of a tokio-postgres error: the server's message for

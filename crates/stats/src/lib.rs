@@ -531,19 +531,31 @@ impl Comparison {
         if self.verdict.significant() {
             return None;
         }
+        if self.n_min == 0 {
+            // Nothing to estimate a noise from (issue #49: such a cell was
+            // told a 5 % change needs more than 10,000 runs per side).
+            return Some("no complete run on a side: nothing to compare".into());
+        }
+        // Runs a 5 % change needs, when the runs give a noise (two or more
+        // a side) to reckon them from.
         let need = match self.runs_for_target {
-            Some(n) => format!("a {MDE_TARGET_PCT:.0} % change needs {n} runs per side"),
-            None => format!(
+            Some(n) => Some(format!(
+                "a {MDE_TARGET_PCT:.0} % change needs {n} runs per side"
+            )),
+            None if self.n_min >= 2 => Some(format!(
                 "a {MDE_TARGET_PCT:.0} % change needs more than {} runs per side at this noise",
                 power::MAX_RUNS
-            ),
+            )),
+            None => None,
         };
+        let need_tail = need.as_ref().map_or(String::new(), |n| format!("; {n}"));
         if self.n_min < MIN_RUNS {
             return Some(format!(
-                "too few runs ({} on the smaller side; a verdict needs {MIN_RUNS}); {need}",
+                "too few runs ({} on the smaller side; a verdict needs {MIN_RUNS}){need_tail}",
                 self.n_min
             ));
         }
+        let need = need.unwrap_or_default();
         match self.mde_pct {
             Some(m) if m <= MDE_TARGET_PCT => None,
             Some(m) => Some(format!(
@@ -1112,5 +1124,32 @@ mod tests {
         assert!(c.mde_pct.unwrap() < 1.0 && c.caveat().is_none() && !c.underpowered());
         assert_eq!(fmt_mde(4.21), "4.2 %");
         assert_eq!(fmt_mde(0.713), "0.71 %");
+    }
+
+    /// Issue #49, finding 7: a side with no complete run (after Ctrl-C)
+    /// was told "a 5 % change needs more than 10000 runs per side"; one
+    /// run gives no noise to reckon runs from either.
+    #[test]
+    fn no_runs_or_one_get_no_runs_needed() {
+        let none = Comparison {
+            pct: None,
+            pct_ci: None,
+            welch: None,
+            verdict: Verdict::NotEnoughData,
+            mde_pct: None,
+            runs_for_target: None,
+            n_min: 0,
+        };
+        assert_eq!(
+            none.caveat().unwrap(),
+            "no complete run on a side: nothing to compare"
+        );
+        let one = Summary::of(&[100.0]).unwrap();
+        let three = Summary::of(&[90.0, 100.0, 110.0]).unwrap();
+        let c = compare(&one, &three, Better::Higher);
+        assert_eq!(
+            c.caveat().unwrap(),
+            "too few runs (1 on the smaller side; a verdict needs 3)"
+        );
     }
 }

@@ -36,6 +36,7 @@ pub(super) mod tag {
     pub const COMMAND_COMPLETE: u8 = b'C';
     pub const COPY_IN_RESPONSE: u8 = b'G';
     pub const DATA_ROW: u8 = b'D';
+    pub const EMPTY_QUERY_RESPONSE: u8 = b'I';
     pub const ERROR_RESPONSE: u8 = b'E';
     pub const NOTICE_RESPONSE: u8 = b'N';
     pub const NOTIFICATION_RESPONSE: u8 = b'A';

@@ -128,6 +128,7 @@ async fn startup(stream: Socket, config: &Config) -> Result<Conn, Error> {
         status: b'I',
         sent: false,
         unnamed: None,
+        notices: false,
     };
     let user = config.get_user().unwrap_or("postgres");
     let mut params: Vec<(&str, &str)> = vec![("user", user), ("client_encoding", "UTF8")];

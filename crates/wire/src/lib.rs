@@ -43,7 +43,7 @@ use postgres_protocol::message::frontend;
 use postgres_types::{FromSql, Kind, ToSql, Type};
 
 pub use connect::{connect, connect_from, host_labels};
-pub use error::{DbError, Error, Severity};
+pub use error::{DbError, Error, Fields, Severity, error_position, libpq_message};
 
 use backend::{Frame, Front, tag};
 
@@ -81,6 +81,10 @@ pub struct Conn {
     /// again with every execution (pgbench's `-M extended`), their
     /// descriptions shared through this cache ([`Conn::use_unnamed`]).
     unnamed: Option<Arc<StatementCache>>,
+    /// Print the server's notices and warnings on stderr, as libpq's
+    /// default notice processor does ([`Conn::print_notices`]); else they
+    /// are dropped.
+    notices: bool,
 }
 
 /// The descriptions of statements prepared as the unnamed statement,
@@ -283,15 +287,30 @@ impl Conn {
     ///
     /// Errors: the server refused it, or the connection is gone.
     pub async fn prepare(&mut self, sql: &str) -> Result<Statement, Error> {
+        self.prepare_named(None, sql).await
+    }
+
+    /// [`Conn::prepare`], the statement named `name` (pgbench's `P_0`,
+    /// `P_1`, ...) instead of by the connection; the caller keeps the
+    /// names unique.
+    ///
+    /// Errors: as [`Conn::prepare`].
+    pub async fn prepare_as(&mut self, name: &str, sql: &str) -> Result<Statement, Error> {
+        self.prepare_named(Some(name), sql).await
+    }
+
+    async fn prepare_named(&mut self, name: Option<&str>, sql: &str) -> Result<Statement, Error> {
         let cache = self.unnamed.clone();
         if let Some(known) = cache.as_ref().and_then(|c| c.get(sql)) {
             return Ok(known);
         }
-        let name = if cache.is_some() {
-            String::new()
-        } else {
-            self.next_statement += 1;
-            format!("i{}", self.next_statement - 1)
+        let name = match name {
+            _ if cache.is_some() => String::new(),
+            Some(n) => n.to_string(),
+            None => {
+                self.next_statement += 1;
+                format!("i{}", self.next_statement - 1)
+            }
         };
         frontend::parse(&name, sql, std::iter::empty(), &mut self.wbuf).map_err(encode)?;
         frontend::describe(b'S', &name, &mut self.wbuf).map_err(encode)?;
@@ -451,6 +470,14 @@ impl Conn {
         Ok(())
     }
 
+    /// From now on, prints the server's notices and warnings (`WARNING:
+    /// SET LOCAL can only be used in transaction blocks`) on stderr as
+    /// libpq's default notice processor does, as pgbench's clients do;
+    /// by default they are dropped.
+    pub fn print_notices(&mut self) {
+        self.notices = true;
+    }
+
     /// Ends a pipeline batch (`Sync`), written with the next flush.
     pub fn sync(&mut self) {
         frontend::sync(&mut self.wbuf);
@@ -461,10 +488,20 @@ impl Conn {
     /// every answer (a batch's statements after an error are skipped by
     /// the server, as in libpq's pipeline mode).
     ///
-    /// Errors: the first statement's error, or the connection is gone.
-    pub async fn read_pipeline(&mut self, syncs: usize) -> Result<(), Error> {
-        self.flush().await?;
-        self.until_ready(syncs, |_, _| Ok(())).await
+    /// Errors: the first statement's error with the number of queued
+    /// statements that completed before it (so the one that failed is
+    /// that many into the pipeline), or the connection is gone.
+    pub async fn read_pipeline(&mut self, syncs: usize) -> Result<(), (usize, Error)> {
+        self.flush().await.map_err(|e| (0, e))?;
+        let mut done = 0;
+        self.until_ready(syncs, |ty, _| {
+            if ty == tag::COMMAND_COMPLETE || ty == tag::EMPTY_QUERY_RESPONSE {
+                done += 1;
+            }
+            Ok(())
+        })
+        .await
+        .map_err(|e| (done, e))
     }
 
     /// Runs `sql` (one or more statements) with the simple protocol and
@@ -666,6 +703,12 @@ impl Conn {
     pub fn unprepared(&mut self) -> Statement {
         let name = format!("i{}", self.next_statement);
         self.next_statement += 1;
+        Self::unprepared_as(&name)
+    }
+
+    /// [`Conn::unprepared`] under the name the failed `Parse` gave it.
+    pub fn unprepared_as(name: &str) -> Statement {
+        let name = name.to_string();
         Statement(Arc::new(StatementInner {
             name,
             params: Vec::new(),
@@ -739,6 +782,12 @@ impl Conn {
         loop {
             let short = match backend::front(&self.rbuf) {
                 Ok(Front::Whole(f)) => match f.tag {
+                    tag::NOTICE_RESPONSE if self.notices => {
+                        let notice = DbError::parse(&self.rbuf[f.body()]);
+                        eprint!("{}", notice.notice_text());
+                        self.rbuf.advance(f.len);
+                        continue;
+                    }
                     tag::NOTICE_RESPONSE | tag::NOTIFICATION_RESPONSE | tag::PARAMETER_STATUS => {
                         self.rbuf.advance(f.len);
                         continue;

@@ -6,7 +6,9 @@ use std::process::{Command, Output};
 
 pub fn isobench() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_isobench"));
-    c.env_remove("ISOBENCH_DSN").env("NO_COLOR", "1");
+    c.env_remove("ISOBENCH_DSN")
+        .env_remove("ISOBENCH_PGBENCH")
+        .env("NO_COLOR", "1");
     c
 }
 

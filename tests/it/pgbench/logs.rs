@@ -198,15 +198,18 @@ fn count(block: &str, label: &str) -> u64 {
 fn script_blocks_count_retries_and_skips_by_script() {
     let (_keep, dir) = out_dir("pgbench-blocks");
     let db = Named::start(&dir);
+    // pgbench 15's blocks, whatever the server (pg18.rs has 18's).
+    let v15 = [("ISOBENCH_PGBENCH", "15")];
     let fail = script(
         &dir,
         "fail.sql",
         "DO $$ BEGIN RAISE EXCEPTION 'boom' USING ERRCODE = '40001'; END $$;\n",
     );
     let ok = script(&dir, "ok.sql", "SELECT 1;\n");
-    let (out, stdout, stderr) = db.run(
+    let (out, stdout, stderr) = db.run_env(
         &dir,
         &["-n", "-t", "40", "--max-tries", "3", "-f", &fail, "-f", &ok],
+        &v15,
     );
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let blocks = script_blocks(&stdout);
@@ -236,7 +239,7 @@ fn script_blocks_count_retries_and_skips_by_script() {
 
     // -R far above what one client can do, with a 1 µs limit: most
     // transactions are skipped.
-    let (out, stdout, stderr) = db.run(
+    let (out, stdout, stderr) = db.run_env(
         &dir,
         &[
             "-n",
@@ -253,6 +256,7 @@ fn script_blocks_count_retries_and_skips_by_script() {
             "-f",
             &ok,
         ],
+        &v15,
     );
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let blocks = script_blocks(&stdout);

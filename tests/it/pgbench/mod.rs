@@ -3,13 +3,15 @@
 //! by tests/pgbench-tap.sh; these pin what they do not, or pin it here
 //! where a change shows at once): `managed` (the managed server),
 //! `named` (a named server: runs in DBNAME itself), `messages` (options
-//! and scripts refused, `--help`, `-V`), `logs` (`-l`), `init` (`-i`).
+//! and scripts refused, `--help`, `-V`), `logs` (`-l`), `init` (`-i`),
+//! `pg18` (pgbench 17 and 18, and what issue #49 found).
 
 mod init;
 mod logs;
 mod managed;
 mod messages;
 mod named;
+mod pg18;
 
 use crate::common::*;
 use isobench::postgres::{self, ManagedServer};
@@ -106,7 +108,9 @@ pub(super) struct Named {
 
 impl Named {
     pub fn start(dir: &std::path::Path) -> Named {
-        let server = library_server(dir);
+        // Another build's binaries when ISOBENCH_TEST_PG_BIN names them
+        // (PostgreSQL 18: pgbench 18's behaviour, as a user of it gets).
+        let server = Server::new(dir).bin_from_env().start();
         let host = server.socket_dir().display().to_string();
         let port = server.port().to_string();
         Named { server, host, port }
@@ -135,10 +139,21 @@ impl Named {
         cwd: &std::path::Path,
         args: &[&str],
     ) -> (std::process::Output, String, String) {
+        self.run_env(cwd, args, &[])
+    }
+
+    /// [`Named::run`] with environment variables `env` set.
+    pub fn run_env(
+        &self,
+        cwd: &std::path::Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> (std::process::Output, String, String) {
         std::fs::create_dir_all(cwd).unwrap();
         let out = isobench()
             .current_dir(cwd)
             .args(self.args(args))
+            .envs(env.iter().copied())
             .output()
             .expect("run isobench");
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();

@@ -28,9 +28,12 @@ pub struct CompareArgs {
     /// What to print: md (the comparison, Markdown), bmf (B's cells as Bencher Metric Format JSON), gab (B's TPS as github-action-benchmark's customBiggerIsBetter JSON), gab-latency (B's p99 as customSmallerIsBetter JSON) [default: md].
     #[arg(long, value_enum, default_value_t = CompareFormat::Md)]
     pub format: CompareFormat,
-    /// A results directory of `isobench calibrate`: its noise (CV between runs, false-positive rate) is shown for the cells it has, and the gate says "cannot tell" where that noise could hide a regression of the threshold's size.
+    /// A results directory of `isobench calibrate`: its noise (CV between runs, false-positive rate) is shown for the cells it has, every comparison (the tables and the gate) takes each side's spread at least at its CV, and the gate says "cannot tell" where that noise could hide a regression of the threshold's size.
     #[arg(long, value_name = "DIR")]
     pub noise: Option<PathBuf>,
+    /// With --fail-on-regression: a gate that could judge no metric (every one had too few runs on a side) exits 2 instead of 0 with a warning.
+    #[arg(long, requires = "fail_on_regression")]
+    pub strict: bool,
     #[command(flatten)]
     pub width: WidthArg,
 }
@@ -47,7 +50,10 @@ pub enum CompareFormat {
 /// Prints the comparison of the two directories (or B's figures in a
 /// service's format), then the regression gate when asked for:
 /// [`Exit::Violations`] (3) on a regression; warnings on stderr for every
-/// "cannot tell".
+/// "cannot tell". A gate that compared nothing (no cell in common) never
+/// passes: [`Exit::BadInput`] (2), naming each side's cells; one whose
+/// every metric had too few runs passes with a warning, or with
+/// `--strict` exits 2.
 ///
 /// Errors: an unreadable store, or two studies that cannot be compared
 /// (bad input).
@@ -84,6 +90,7 @@ pub fn run(args: CompareArgs) -> Result<Exit> {
                 &args.b.display().to_string(),
                 width,
                 tables,
+                noise.as_ref(),
             );
             if let (Some(n), Some(dir)) = (&noise, &args.noise) {
                 text.push('\n');
@@ -110,6 +117,36 @@ pub fn run(args: CompareArgs) -> Result<Exit> {
         return Ok(Exit::Done);
     };
     let t = crate::stats::fmt_mde(t);
+    if rows.is_empty() {
+        // Nothing compared is not a pass.
+        let (ca, cb) = (
+            report::analysis::cells::aggregate(&ra),
+            report::analysis::cells::aggregate(&rb),
+        );
+        let p = report::analysis::compare::pair(&ra, &rb, &ca, &cb);
+        eprintln!(
+            "isobench: compared nothing: no cell in common; --fail-on-regression cannot pass"
+        );
+        for (side, dir, cells) in [("A", &args.a, &p.only_a), ("B", &args.b, &p.only_b)] {
+            let cells = if cells.is_empty() {
+                "no cell".to_string()
+            } else {
+                cells.join("; ")
+            };
+            eprintln!("isobench:   {side} ({}): {cells}", dir.display());
+        }
+        return Ok(Exit::BadInput);
+    }
+    if gate::too_few_runs_everywhere(&rows) {
+        let min = crate::stats::MIN_RUNS;
+        eprintln!(
+            "isobench: {}: the gate judged no metric: every one had fewer than {min} complete runs on a side, so a regression of {t} could not be seen; run more repetitions (--repeat {min} or more)",
+            if args.strict { "error" } else { "warning" }
+        );
+        if args.strict {
+            return Ok(Exit::BadInput);
+        }
+    }
     for r in rows.iter().filter(|r| r.status == Status::CannotTell) {
         eprintln!(
             "isobench: warning: cannot tell at {t}: {} {}: {}",

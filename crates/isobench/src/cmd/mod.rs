@@ -43,28 +43,39 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+/// Each subcommand's usage line is fixed (`override_usage`): under an
+/// error clap's own lists the flags given as if they were required
+/// (`Usage: isobench run --isolation <ISOLATION> [STUDY.toml]`, issue #49).
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure: run the experiment and write a results directory.
+    #[command(override_usage = "isobench run [OPTIONS] [STUDY.toml]")]
     Run(Box<RunArgs>),
     /// Re-render the reports of a results directory from its store, without re-running.
+    #[command(override_usage = "isobench report [OPTIONS] <DIR>")]
     Report(ReportArgs),
     /// A/B of two results directories, cell by cell (benchstat style): TPS and p99 with confidence intervals, a test, a verdict and the smallest detectable change; --fail-on-regression PCT gates CI (exit 3).
+    #[command(override_usage = "isobench compare [OPTIONS] <A> <B>")]
     Compare(CompareArgs),
     /// How noisy is this study here: its cells run as A and B, interleaved, in --repeat N A/A pairs (default 20); prints the CVs between and within runs, the verdict's false-positive rate and the runs a target MDE needs; results.json gets a noise section.
     #[command(mut_arg("repeat", |a| a.help(
         "A/A pairs: each runs every cell --per-side times as A and as B, interleaved [default: 20]"
     )))]
+    #[command(override_usage = "isobench calibrate [OPTIONS] [STUDY.toml]")]
     Calibrate(Box<CalibrateArgs>),
     /// One results directory from several of one study: the shards of a sharded study (`--shard I/N`) or repeated runs. Counters summed, latency histograms added (percentiles recomputed, never averaged), per-second series aligned on the window's start, the reports written as for any study.
+    #[command(override_usage = "isobench merge [OPTIONS] --out <DIR> <DIR>...")]
     Merge(MergeArgs),
     /// Observe a server under someone else's load: pg_stat_database and SIRead locks every sample interval, wait events every second; writes monitor.json and monitor.md.
+    #[command(override_usage = "isobench monitor [OPTIONS]")]
     Monitor(MonitorArgs),
     /// Which isolation anomalies each level prevents, and how: runs every
     /// probe (Hermitage-style interleavings) at every level and prints the
     /// matrix. Exit status 3 when a result differs from a probe's @expect.
+    #[command(override_usage = "isobench anomalies [OPTIONS]")]
     Anomalies(Box<AnomaliesArgs>),
     /// Check list-append histories for isolation anomalies (Elle-style): isobench's own (histories/run-N.jsonl.gz of a results directory) or Jepsen/Elle JSON (one operation per line, or an array). Exit status 3 when any anomaly is found.
+    #[command(override_usage = "isobench check-history <FILES>...")]
     CheckHistory(CheckHistoryArgs),
     /// List the built-in workloads, or show one in detail.
     Workloads {
@@ -77,7 +88,7 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// PostgreSQL 15's pgbench (`isobench pgbench [OPTION]... [DBNAME]`): its options, behaviour, messages, exit statuses and logs, each run also one isobench cell with a results directory (docs/src/reference/pgbench-command.md).
+    /// PostgreSQL's pgbench, 15's or, against a PostgreSQL 18 server, 18's (`isobench pgbench [OPTION]... [DBNAME]`): its options, behaviour, messages, exit statuses and logs, each run also one isobench cell with a results directory (docs/src/reference/pgbench-command.md).
     #[command(disable_help_flag = true, disable_version_flag = true)]
     Pgbench(Box<PgbenchArgs>),
     /// Print the man page (roff) to stdout, e.g. `isobench man | man -l -`; with --dir, write one page per subcommand into DIR.

@@ -638,8 +638,15 @@ impl<D: Driver> Study<'_, D> {
             && results.runs.iter().all(|r| r.complete);
         results.finished_at = Some(chrono::Local::now().to_rfc3339());
         save(&dir, &mut db, &results, None)?;
-        report::files::write(&dir, &results, report::files::Format::ALL)
-            .map_err(anyhow::Error::msg)?;
+        // A study stopped by an error before its first run has nothing
+        // to report (issue #49: its report said "INCOMPLETE
+        // (interrupted)" over 0 runs, and stderr "completed runs are
+        // saved").
+        let nothing = outcome_err.is_some() && results.runs.is_empty() && !interrupted;
+        if !nothing {
+            report::files::write(&dir, &results, report::files::Format::ALL)
+                .map_err(anyhow::Error::msg)?;
+        }
         let lead = self.coord.as_ref().is_none_or(|c| c.spec.index == 0);
         if let Some(c) = self.coord.as_ref().filter(|_| lead) {
             let _ = c.drop_schema().await;
@@ -656,7 +663,14 @@ impl<D: Driver> Study<'_, D> {
         }
         drop(server); // stops a managed server
         if let Some(e) = outcome_err {
-            return Err(e.context(format!("completed runs are saved in {}", dir.display())));
+            return Err(e.context(if nothing {
+                format!(
+                    "no run started: nothing was measured (the server log is in {})",
+                    dir.display()
+                )
+            } else {
+                format!("completed runs are saved in {}", dir.display())
+            }));
         }
         Ok(ExperimentOutcome {
             dir,

@@ -18,7 +18,8 @@ use crate::store::{self, Cell, Environment, Results, StoredConfig, StoredTarget}
 
 /// Writes everything measured so far: the store (the experiment's header
 /// and run `index`, the one just finished, if any), then `results.json`
-/// and `report.md`.
+/// and, once a run is recorded, `report.md` (before the first there is
+/// nothing to report: a study that stops then leaves none).
 pub(super) fn save(
     dir: &Path,
     db: &mut Store,
@@ -31,11 +32,13 @@ pub(super) fn save(
     }
     store::write_json(results, dir)
         .with_context(|| format!("writing {}", dir.join(store::RESULTS_JSON).display()))?;
-    store::write_atomic(
-        &dir.join(store::REPORT_MD),
-        report::render::markdown::render(results).as_bytes(),
-    )
-    .with_context(|| format!("writing {}", dir.join(store::REPORT_MD).display()))?;
+    if !results.runs.is_empty() {
+        store::write_atomic(
+            &dir.join(store::REPORT_MD),
+            report::render::markdown::render(results).as_bytes(),
+        )
+        .with_context(|| format!("writing {}", dir.join(store::REPORT_MD).display()))?;
+    }
     Ok(())
 }
 

@@ -70,6 +70,18 @@ pub struct EngineParams {
     /// not in the transactions' latencies (as pgbench counts it). Clients
     /// with their own connections only (not with `pool_size`).
     pub connect_per_transaction: bool,
+    /// After each transaction a client lets its thread serve the other
+    /// clients before it starts the next one, as pgbench's client returns
+    /// to its thread's loop at the end of every transaction
+    /// (`advanceConnectionState`, CSTATE_END_TX): the next one starts,
+    /// and its latency and first command's with it, when the thread next
+    /// serves the client, not when the last one ended. Without it a
+    /// client starts the next transaction at once; its latencies then
+    /// include the time its thread spends on the other clients before
+    /// reading its answer, which pgbench's leave out (`-r`'s select-only
+    /// SELECT: 0.198 against pgbench's 0.148 ms at 16 clients on one
+    /// thread, issue #49).
+    pub serve_between_transactions: bool,
     /// A log of every transaction (pgbench `-l`), see [`txlog`].
     pub tx_log: Option<txlog::TxLogHook>,
     /// Client `i` (its id, [`Self::first_client`] counted) seeds its input
@@ -355,6 +367,7 @@ pub async fn run_gated<W: Workload>(
             transactions: params.transactions,
             running: running.clone(),
             connect_per_transaction: params.connect_per_transaction,
+            serve_between_transactions: params.serve_between_transactions,
             closed_limit: params.latency_limit.filter(|_| params.rate.is_none()),
             log: txlog::ThreadLog::of(params.tx_log.as_ref(), i, threads),
         };
@@ -384,11 +397,10 @@ pub async fn run_gated<W: Workload>(
     go_tx.send_replace(true);
 
     let names = workload.tx_types();
-    let counted = params.transactions.map(|_| &*running);
     let w = measure(
         &recorders,
         params,
-        counted,
+        &running,
         connected_in,
         &names,
         cancel,
@@ -564,8 +576,13 @@ struct Window {
 const UNTIL_COUNTED: Duration = Duration::from_secs(10 * 365 * 86_400);
 
 /// The run's clock, from the clients' start: the warm-up (discarded),
-/// then `params.duration` measured, or, with `counted`, until every
-/// client has run its transactions; each second it drains the
+/// then `params.duration` measured, or, ending by count
+/// ([`EngineParams::transactions`]), until every client has run its
+/// transactions. Either way it ends as soon as no client is left
+/// (`running`): clients that all stopped early (a pgbench script's
+/// aborts) end the run then, as pgbench's threads end when their last
+/// client is done, and the window's length is the time they ran. Each
+/// second it drains the
 /// `recorders`, reports a [`Tick`] to `on_tick` and, in the window, adds a
 /// [`SecondPoint`]. `cancel` ends it at the next tick (interrupted).
 /// `connected_in` is the clients' connection time, reported in every tick.
@@ -573,7 +590,7 @@ const UNTIL_COUNTED: Duration = Duration::from_secs(10 * 365 * 86_400);
 async fn measure(
     recorders: &[Arc<Recorder>],
     params: &EngineParams,
-    counted: Option<&worker::Running>,
+    running: &worker::Running,
     connected_in: Duration,
     names: &[&str],
     cancel: &CancellationToken,
@@ -581,7 +598,7 @@ async fn measure(
     on_tick: &mut (dyn FnMut(&Tick) + Send),
 ) -> Window {
     let types = names.len();
-    let length = match counted {
+    let length = match params.transactions {
         Some(_) => UNTIL_COUNTED,
         None => params.duration,
     };
@@ -617,7 +634,7 @@ async fn measure(
         tokio::select! {
             _ = sleep_until(next.into()) => {}
             _ = cancel.cancelled() => interrupted = true,
-            _ = worker::Running::all_done(counted), if !all_done => all_done = true,
+            _ = running.all_done(), if !all_done => all_done = true,
         }
         let now = Instant::now();
         for r in recorders {

@@ -102,6 +102,26 @@ pub(super) async fn run<F: Future>(clients: Vec<Pin<Box<F>>>) -> Vec<Result<F::O
     out.into_iter().map(|(_, o)| o).collect()
 }
 
+/// Lets the worker serve its other clients before this one goes on:
+/// pending once, with this client's wake-up already set, so that [`run`]
+/// polls it again in its next pass, after the clients after it in this
+/// one (pgbench's client returning to its thread's loop). Unlike
+/// `tokio::task::yield_now`, whose wake waits for the runtime's next
+/// look at its sockets, the next pass comes at once.
+pub(super) async fn serve_others() {
+    let mut served = false;
+    std::future::poll_fn(|cx| {
+        if served {
+            Poll::Ready(())
+        } else {
+            served = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    })
+    .await
+}
+
 /// A panic payload's text (`panic!` gives a `&str` or a `String`).
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>()
@@ -201,6 +221,24 @@ mod tests {
         // The waiter's first poll, then the one its channel's wake asked for;
         // not one per pass of the busy client (51 passes).
         assert_eq!(polls.load(Ordering::Relaxed), 2);
+    }
+
+    /// A client that lets the others be served (pgbench's return to its
+    /// thread's loop after a transaction) goes on in the next pass, after
+    /// the clients after it in this one.
+    #[tokio::test]
+    async fn serving_the_others_waits_for_the_next_pass() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let turn = |id: usize, log: Arc<Mutex<Vec<String>>>| {
+            Box::pin(async move {
+                for t in 0..2 {
+                    log.lock().unwrap().push(format!("{id}.{t}"));
+                    serve_others().await;
+                }
+            })
+        };
+        run(vec![turn(0, log.clone()), turn(1, log.clone())]).await;
+        assert_eq!(*log.lock().unwrap(), ["0.0", "1.0", "0.1", "1.1"]);
     }
 
     #[tokio::test]

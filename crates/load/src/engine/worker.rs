@@ -89,6 +89,8 @@ pub(super) struct Common {
     pub running: Arc<Running>,
     /// pgbench `-C`: a connection per transaction.
     pub connect_per_transaction: bool,
+    /// pgbench's return to the thread's loop after every transaction.
+    pub serve_between_transactions: bool,
     /// Closed loop: count commits slower than this as late.
     pub closed_limit: Option<Duration>,
     /// This thread's transaction log, if any.
@@ -97,8 +99,9 @@ pub(super) struct Common {
 
 /// The clients of a run still running: each client's loop holds a
 /// [`Leaving`], and the last to drop its one (when it ends, also by a
-/// panic) wakes [`Running::all_done`]. A run that ends by count ends
-/// there.
+/// panic) wakes [`Running::all_done`]. A run ends there: a run by count
+/// when every client has run its transactions, any run when every
+/// client has stopped early.
 pub(super) struct Running {
     left: AtomicU32,
     none_left: tokio::sync::Notify,
@@ -113,13 +116,11 @@ impl Running {
         }
     }
 
-    /// Returns once every client has ended; never without `running`.
-    pub(super) async fn all_done(running: Option<&Running>) {
-        match running {
-            Some(r) if r.left.load(Ordering::Acquire) == 0 => {}
+    /// Returns once every client has ended.
+    pub(super) async fn all_done(&self) {
+        if self.left.load(Ordering::Acquire) != 0 {
             // notify_one keeps its wake for a later waiter: none is lost.
-            Some(r) => r.none_left.notified().await,
-            None => std::future::pending().await,
+            self.none_left.notified().await;
         }
     }
 }
@@ -239,6 +240,7 @@ async fn run_worker<C: WorkloadClient>(
         transactions: common.transactions,
         running: common.running,
         connect_each: common.connect_per_transaction,
+        serve_between: common.serve_between_transactions,
         closed_limit: common.closed_limit,
         log: common.log.clone(),
     });
@@ -412,6 +414,8 @@ struct Shared {
     running: Arc<Running>,
     /// A connection per transaction (own sessions only).
     connect_each: bool,
+    /// Let the thread serve the others after each transaction.
+    serve_between: bool,
     /// Closed loop: the latency limit late commits are counted against.
     closed_limit: Option<Duration>,
     log: Option<ThreadLog>,
@@ -584,11 +588,16 @@ async fn run_attempt<C: WorkloadClient>(
     let mut rollback_failed = None;
     if let Err(e) = &result {
         match after(e) {
-            AfterError::Rollback => {
+            // Only a transaction block needs it: outside one the error
+            // ended its statement's implicit transaction already, and a
+            // ROLLBACK there gets the server's `WARNING:  there is no
+            // transaction in progress` (pgbench checks the status first).
+            AfterError::Rollback if s.conn.in_transaction() => {
                 if let Err(e) = s.tx.rollback(&mut s.conn).await {
                     rollback_failed = Some(e);
                 }
             }
+            AfterError::Rollback => {}
             AfterError::Nothing => {}
             AfterError::Unknown => s.client.unknown_outcome(input),
         }
@@ -891,6 +900,9 @@ async fn drive<C: WorkloadClient>(
             }
         };
         state.ended(ctx, ty, end, tries, latency_us);
+        if ctx.serve_between {
+            pass::serve_others().await;
+        }
     }
     Ok(())
 }
@@ -1029,6 +1041,7 @@ mod tests {
             transactions: None,
             running: Arc::new(Running::new(1)),
             connect_each: false,
+            serve_between: false,
             closed_limit: None,
             log: None,
         });

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio_postgres::Client;
@@ -26,14 +27,33 @@ pub struct InitSql {
 }
 
 impl InitSql {
-    /// Runs the file on `db`. Errors: the server's, naming the file.
-    async fn run(&self, db: &Client) -> Result<(), WorkloadError> {
-        db.batch_execute(&self.text)
+    /// Runs the file on `db`; returns its statements and the rows they
+    /// wrote (the counts of their command tags; a statement that returns
+    /// rows, a SELECT, writes none). Errors: the server's, naming the
+    /// file.
+    async fn run(&self, db: &Client) -> Result<(u64, u64), WorkloadError> {
+        use tokio_postgres::SimpleQueryMessage as M;
+        let messages = db
+            .simple_query(&self.text)
             .await
             .map_err(WorkloadError::db(format!(
                 "--init-sql {}",
                 self.path.display()
-            )))
+            )))?;
+        let (mut statements, mut rows, mut returned) = (0, 0, false);
+        for m in messages {
+            match m {
+                M::RowDescription(_) | M::Row(_) => returned = true,
+                M::CommandComplete(n) => {
+                    statements += 1;
+                    if !std::mem::take(&mut returned) {
+                        rows += n;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok((statements, rows))
     }
 }
 
@@ -82,6 +102,8 @@ pub(super) struct ScriptData {
     tpcb: Option<Tpcb>,
     /// Per script, its inserts into `pgbench_history` (from its text).
     inserts: Vec<Inserts>,
+    /// The statements of the `--init-sql` file the last load ran.
+    statements: AtomicU64,
 }
 
 impl ScriptData {
@@ -103,6 +125,7 @@ impl ScriptData {
             data,
             tpcb,
             inserts,
+            statements: AtomicU64::new(0),
         })
     }
 
@@ -111,6 +134,32 @@ impl ScriptData {
         match &self.data {
             Data::Tpcb { scale, .. } => i64::from(*scale),
             Data::InitSql(_) => 1,
+        }
+    }
+
+    /// What the load loads when it is the scripts' own schema: `--init-sql
+    /// FILE` (see [`Workload::data_name`]).
+    pub(super) fn name(&self) -> Option<String> {
+        match &self.data {
+            Data::InitSql(i) => Some(format!("--init-sql {}", i.path.display())),
+            Data::Tpcb { .. } => None,
+        }
+    }
+
+    /// What the last load did, with `rows` it returned: the `--init-sql`
+    /// file's statements and rows (see [`Workload::load_summary`]).
+    pub(super) fn summary(&self, rows: u64) -> Option<String> {
+        let statements = self.statements.load(Ordering::Relaxed);
+        match &self.data {
+            Data::InitSql(i) => Some(format!(
+                "--init-sql {}: {statements} statements, {rows} rows",
+                i.path.display()
+            )),
+            Data::Tpcb { then: Some(i), .. } => Some(format!(
+                "pgbench tables, {rows} rows; then --init-sql {}: {statements} statements",
+                i.path.display()
+            )),
+            Data::Tpcb { .. } => None,
         }
     }
 
@@ -147,7 +196,8 @@ impl ScriptData {
             (Data::Tpcb { then, base, .. }, Some(t)) => {
                 let rows = t.load(db).await?;
                 if let Some(init) = then {
-                    init.run(db).await?;
+                    let (statements, _) = init.run(db).await?;
+                    self.statements.store(statements, Ordering::Relaxed);
                 }
                 let n: i64 = db
                     .query_one("SELECT count(*) FROM pgbench_history", &[])
@@ -160,8 +210,9 @@ impl ScriptData {
                 Ok(rows)
             }
             (Data::InitSql(init), _) => {
-                init.run(db).await?;
-                Ok(0)
+                let (statements, rows) = init.run(db).await?;
+                self.statements.store(statements, Ordering::Relaxed);
+                Ok(rows)
             }
             (Data::Tpcb { .. }, None) => Ok(0),
         }

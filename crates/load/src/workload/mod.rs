@@ -548,6 +548,19 @@ pub trait Workload: Sized + Send + Sync + 'static {
     /// parameters give the same rows.
     fn load(&self, db: &Loader) -> impl Future<Output = Result<u64, WorkloadError>> + Send;
 
+    /// What [`Workload::load`] loads, when the workload's name does not
+    /// say it (a pgbench script study's own schema: `--init-sql FILE`);
+    /// `None`: the workload's name and [`Workload::data_key`].
+    fn data_name(&self) -> Option<String> {
+        None
+    }
+
+    /// What the last [`Workload::load`] did, when it says more than the
+    /// `rows` it returned (`--init-sql FILE: 3 statements, 100 rows`).
+    fn load_summary(&self, _rows: u64) -> Option<String> {
+        None
+    }
+
     /// Statements to EXPLAIN once per run.
     fn explain_statements(&self) -> Vec<ExplainStatement>;
 

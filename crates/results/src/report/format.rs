@@ -66,13 +66,34 @@ pub fn work_factor(results: &Results) -> Option<String> {
 }
 
 /// The study's workload as reports name it: the workload (`tpcb`), the
-/// workload factor's values (`tpcb, ssibench`), or the scripts with the
-/// script factor's sets (`pgbench-script (builtin:tpcb-like, f.sql)`).
+/// workload factor's values (`tpcb, ssibench`), the script factor's sets
+/// (`pgbench-script (builtin:tpcb-like, f.sql)`), or the scripts of a
+/// study of scripts (`pgbench-script (oncall.sql, builtin:select-only@3)`).
 pub fn workload_text(results: &Results) -> String {
     let c = &results.config;
-    if !c.scripts.sets.is_empty() {
-        let sets: Vec<&str> = c.scripts.sets.iter().map(|s| s.label.as_str()).collect();
+    let s = &c.scripts;
+    if !s.sets.is_empty() {
+        let sets: Vec<&str> = s.sets.iter().map(|s| s.label.as_str()).collect();
         format!("{} ({})", c.workload, sets.join(", "))
+    } else if !s.files.is_empty() || !s.builtins.is_empty() {
+        let weight = |w: u32| {
+            if w == 1 {
+                String::new()
+            } else {
+                format!("@{w}")
+            }
+        };
+        let names: Vec<String> = s
+            .files
+            .iter()
+            .map(|(f, w)| format!("{}{}", f.display(), weight(*w)))
+            .chain(
+                s.builtins
+                    .iter()
+                    .map(|(b, w)| format!("builtin:{b}{}", weight(*w))),
+            )
+            .collect();
+        format!("{} ({})", c.workload, names.join(", "))
     } else if !c.workloads.is_empty() {
         c.workloads.join(", ")
     } else {
@@ -312,8 +333,13 @@ pub fn fmt_tps(v: f64) -> String {
 /// A time in ms with 3 significant digits or more: `0.842`, `12.35`,
 /// `123.5`, `1234.5`.
 /// `, scale N` (or `N/M/...` for several), empty without a scale: the
-/// report title's suffix.
+/// report title's suffix; for scripts over their own schema (`--init-sql`
+/// without pgbench's tables), `, --init-sql FILE` instead.
 pub fn scale_text(r: &Results) -> String {
+    let s = &r.config.scripts;
+    if let (Some(init), false) = (&s.init_sql, s.workload_named) {
+        return format!(", --init-sql {}", init.display());
+    }
     match r.config.scale.as_slice() {
         [] => String::new(),
         [s] => format!(", scale {s}"),

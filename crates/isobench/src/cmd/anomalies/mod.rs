@@ -184,7 +184,12 @@ async fn isolation_specs(args: AnomaliesArgs) -> Result<Exit> {
         expected: args.expected,
         max_permutations: args.max_permutations,
         step_timeout: args.step_timeout,
-        target: args.target.into_config(),
+        // The managed server from --pg-bin's binaries, as for the probes
+        // (it was dropped here: the specs ran on the default build).
+        target: TargetConfig {
+            pg_bin: args.pg_bin,
+            ..args.target.into_config()
+        },
         out: args.out,
         quiet,
     };

@@ -1,4 +1,5 @@
-//! `isobench pgbench -i`: pgbench's tables, made as pgbench 15 makes them
+//! `isobench pgbench -i`: pgbench's tables, made as pgbench 15 (or 18,
+//! [`Pgbench`]) makes them
 //! (`runInitSteps` in pgbench.c): each step of `-I` in the order given,
 //! with pgbench's statements, options (`-F`, `--unlogged-tables`,
 //! `--tablespace`, `--index-tablespace`, `--partitions`,
@@ -14,6 +15,7 @@ use tokio_postgres::Client;
 
 use super::flags::{InitOptions, Invocation, PartitionMethod};
 use super::run::connect_setup;
+use super::version::Pgbench;
 
 /// pgbench's rows per scale unit.
 const BRANCHES: i64 = 1;
@@ -33,7 +35,8 @@ const LOG_STEP_SECONDS: f64 = 5.0;
 /// Errors: a server that cannot be reached, a statement that fails
 /// (pgbench's `query failed: ...` with the statement).
 pub(super) async fn run(inv: &Invocation, opts: &InitOptions) -> Result<()> {
-    let (db, _server) = connect_setup(inv).await?;
+    let (db, _server) = connect_setup(inv, "initialization").await?;
+    let v = Pgbench::for_server(super::run::server_version_num(&db).await);
     let mut done: Vec<String> = Vec::new();
     let mut total = 0.0;
     for step in opts.steps.chars() {
@@ -44,11 +47,11 @@ pub(super) async fn run(inv: &Invocation, opts: &InitOptions) -> Result<()> {
                 "drop tables"
             }
             't' => {
-                create_tables(&db, opts).await?;
+                create_tables(&db, opts, v).await?;
                 "create tables"
             }
             'g' => {
-                generate_client_side(&db, opts).await?;
+                generate_client_side(&db, opts, v).await?;
                 "client-side generate"
             }
             'G' => {
@@ -82,7 +85,7 @@ async fn execute(db: &Client, sql: &str) -> Result<()> {
     db.batch_execute(sql).await.map_err(|e| {
         anyhow!(
             "query failed: {}\npgbench: detail: Query was: {sql}",
-            super::output::server_error(&e)
+            super::output::server_error_in(&e, Some(sql))
         )
     })
 }
@@ -101,7 +104,11 @@ fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-async fn create_tables(db: &Client, o: &InitOptions) -> Result<()> {
+/// pgbench's `initCreateTables`. `--unlogged-tables` makes every table
+/// unlogged under pgbench 15; pgbench 18 leaves the base tables logged
+/// when pgbench_accounts is partitioned (PostgreSQL 18 refuses an
+/// unlogged partitioned table) and makes its partitions unlogged.
+async fn create_tables(db: &Client, o: &InitOptions, v: Pgbench) -> Result<()> {
     eprintln!("creating tables...");
     let big = o.scale >= SCALE_32BIT_THRESHOLD;
     // (table, columns, whether it takes a fillfactor)
@@ -135,7 +142,11 @@ async fn create_tables(db: &Client, o: &InitOptions) -> Result<()> {
             true,
         ),
     ];
-    let unlogged = if o.unlogged { " unlogged" } else { "" };
+    let unlogged = if o.unlogged && (v == Pgbench::V15 || o.partition_method.is_none()) {
+        " unlogged"
+    } else {
+        ""
+    };
     for (table, columns, fillfactor) in ddl {
         let mut sql = format!("create{unlogged} table {table}({columns})");
         match o.partition_method {
@@ -197,50 +208,134 @@ async fn truncate(db: &Client) -> Result<()> {
     .await
 }
 
-/// pgbench's `initGenerateDataClientSide`: branches and tellers by INSERT,
-/// accounts by COPY (FREEZE without partitions), in one transaction, with
-/// a progress line every 100,000 rows (with `-q`, every 5 s).
-async fn generate_client_side(db: &Client, o: &InitOptions) -> Result<()> {
+/// pgbench's `initGenerateDataClientSide`, in one transaction: pgbench
+/// 15 inserts pgbench_branches and pgbench_tellers row by row and loads
+/// pgbench_accounts by COPY (FREEZE without partitions); pgbench 18 loads
+/// all three by COPY (FREEZE for every ordinary table), their filler
+/// NULL but for the accounts'. See [`copy_rows`] for the progress lines.
+async fn generate_client_side(db: &Client, o: &InitOptions, v: Pgbench) -> Result<()> {
     eprintln!("generating data (client-side)...");
     execute(db, "begin").await?;
     truncate(db).await?;
     let scale = i64::from(o.scale);
-    for i in 0..BRANCHES * scale {
-        let sql = format!(
-            "insert into pgbench_branches(bid,bbalance) values({},0)",
-            i + 1
-        );
-        execute(db, &sql).await?;
-    }
-    for i in 0..TELLERS * scale {
-        let sql = format!(
-            "insert into pgbench_tellers(tid,bid,tbalance) values ({},{},0)",
-            i + 1,
-            i / TELLERS + 1
-        );
-        execute(db, &sql).await?;
-    }
-    let freeze = o.partitions == 0;
-    let copy = if freeze {
-        "copy pgbench_accounts from stdin with (freeze on)"
+    if v == Pgbench::V15 {
+        for i in 0..BRANCHES * scale {
+            let sql = format!(
+                "insert into pgbench_branches(bid,bbalance) values({},0)",
+                i + 1
+            );
+            execute(db, &sql).await?;
+        }
+        for i in 0..TELLERS * scale {
+            let sql = format!(
+                "insert into pgbench_tellers(tid,bid,tbalance) values ({},{},0)",
+                i + 1,
+                i / TELLERS + 1
+            );
+            execute(db, &sql).await?;
+        }
+        let freeze = o.partitions == 0;
+        copy_rows(
+            db,
+            "pgbench_accounts",
+            freeze,
+            ACCOUNTS * scale,
+            o.quiet,
+            None,
+            account_row,
+        )
+        .await?;
     } else {
-        "copy pgbench_accounts from stdin"
+        // COPY FREEZE wherever the table is an ordinary one (pgbench 18's
+        // `get_table_relkind`): not into a partitioned pgbench_accounts.
+        for (table, rows, row) in [
+            (
+                "pgbench_branches",
+                BRANCHES * scale,
+                branch_row as fn(i64, &mut String),
+            ),
+            ("pgbench_tellers", TELLERS * scale, teller_row),
+            ("pgbench_accounts", ACCOUNTS * scale, account_row),
+        ] {
+            // The name goes as text, as libpq sends pgbench's parameter.
+            let found = db
+                .query_typed(RELKIND, &[(&table, tokio_postgres::types::Type::TEXT)])
+                .await
+                .map_err(|e| {
+                    anyhow!(
+                        "query failed: {}\npgbench: detail: Query was: {RELKIND}",
+                        super::output::server_error(&e)
+                    )
+                })?;
+            let kind: i8 = found.first().map_or(0, |r| r.get(0));
+            let freeze = kind as u8 == b'r';
+            copy_rows(db, table, freeze, rows, o.quiet, Some(table), row).await?;
+        }
+    }
+    execute(db, "commit").await
+}
+
+/// pgbench 18's `get_table_relkind`.
+const RELKIND: &str = "SELECT relkind FROM pg_catalog.pg_class WHERE oid=$1::pg_catalog.regclass";
+
+/// A pgbench_branches row (pgbench 18: filler NULL).
+fn branch_row(k: i64, buf: &mut String) {
+    use std::fmt::Write;
+    let _ = writeln!(buf, "{}\t0\t\\N", k + 1);
+}
+
+/// A pgbench_tellers row (pgbench 18: filler NULL).
+fn teller_row(k: i64, buf: &mut String) {
+    use std::fmt::Write;
+    let _ = writeln!(buf, "{}\t{}\t0\t\\N", k + 1, k / TELLERS + 1);
+}
+
+/// A pgbench_accounts row (filler the empty string, blank-padded).
+fn account_row(k: i64, buf: &mut String) {
+    use std::fmt::Write;
+    let _ = writeln!(buf, "{}\t{}\t0\t", k + 1, k / ACCOUNTS + 1);
+}
+
+/// COPYs `total` rows made by `row` into `table` (`with (freeze on)`
+/// when `freeze`), with pgbench's progress lines: every 100,000 rows,
+/// or with `quiet` every 5 s and at the end, `N of TOTAL tuples (P%)
+/// done (elapsed ..., remaining ...)`, pgbench 18 naming the table
+/// (`named`: `(P%) of pgbench_accounts done`). On a terminal each line
+/// overwrites the one before (`\r`) and the last is blanked, as
+/// pgbench does.
+async fn copy_rows(
+    db: &Client,
+    table: &str,
+    freeze: bool,
+    total: i64,
+    quiet: bool,
+    named: Option<&str>,
+    row: fn(i64, &mut String),
+) -> Result<()> {
+    use std::io::IsTerminal;
+    let copy = if freeze {
+        format!("copy {table} from stdin with (freeze on)")
+    } else {
+        format!("copy {table} from stdin")
     };
-    let sink = db.copy_in::<_, Bytes>(copy).await.map_err(|e| {
+    let sink = db.copy_in::<_, Bytes>(&copy).await.map_err(|e| {
         anyhow!(
             "unexpected copy in result: {}",
             super::output::server_error(&e)
         )
     })?;
     futures_util::pin_mut!(sink);
-    let total = ACCOUNTS * scale;
+    let terminal = std::io::stderr().is_terminal();
+    let eol = if terminal { '\r' } else { '\n' };
+    let of = named.map(|t| format!(" of {t}")).unwrap_or_default();
+    let (mut chars, mut prev_chars) = (0usize, 0usize);
     let started = Instant::now();
     let mut next_quiet = LOG_STEP_SECONDS;
     let mut buf = String::with_capacity(1 << 20);
     for k in 0..total {
         let j = k + 1;
-        buf.push_str(&format!("{j}\t{}\t0\t\n", k / ACCOUNTS + 1));
-        let line = if !o.quiet {
+        row(k, &mut buf);
+        let line = if !quiet {
             j % 100_000 == 0
         } else if j % 100 == 0 {
             let s = started.elapsed().as_secs_f64();
@@ -255,21 +350,28 @@ async fn generate_client_side(db: &Client, o: &InitOptions) -> Result<()> {
         if buf.len() >= (1 << 20) - 64 || line || j == total {
             sink.send(Bytes::from(std::mem::take(&mut buf)))
                 .await
-                .context("COPY pgbench_accounts")?;
+                .with_context(|| format!("COPY {table}"))?;
         }
         if line {
             let elapsed = started.elapsed().as_secs_f64();
             let remaining = (total - j) as f64 * elapsed / j as f64;
-            eprintln!(
-                "{j} of {total} tuples ({}%) done (elapsed {elapsed:.2} s, remaining {remaining:.2} s)",
+            let text = format!(
+                "{j} of {total} tuples ({}%){of} done (elapsed {elapsed:.2} s, remaining {remaining:.2} s)",
                 j * 100 / total
             );
+            chars = text.len();
+            let pad = " ".repeat(prev_chars.saturating_sub(chars));
+            eprint!("{text}{pad}{eol}");
+            prev_chars = chars;
         }
+    }
+    if chars != 0 && terminal {
+        eprint!("{}\r", " ".repeat(chars));
     }
     sink.finish()
         .await
         .map_err(|e| anyhow!("PQendcopy failed: {}", super::output::server_error(&e)))?;
-    execute(db, "commit").await
+    Ok(())
 }
 
 /// pgbench's `initGenerateDataServerSide`: `generate_series` on the server.

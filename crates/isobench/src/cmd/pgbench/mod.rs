@@ -1,6 +1,7 @@
-//! `isobench pgbench [OPTION]... [DBNAME]`: PostgreSQL 15's pgbench
-//! command line, with pgbench's behaviour, messages, exit statuses and
-//! output streams, run as one isobench cell: the options become the
+//! `isobench pgbench [OPTION]... [DBNAME]`: PostgreSQL's pgbench command
+//! line, with pgbench's behaviour, messages, exit statuses and output
+//! streams (pgbench 15's, or 18's where they differ: [`version`]), run as
+//! one isobench cell: the options become the
 //! settings `isobench run` takes (one cell, one repetition, no warm-up)
 //! and run through the same driver ([`crate::experiment::run_observed`]);
 //! the output is pgbench's (`-P` lines and messages on stderr, the summary
@@ -19,6 +20,7 @@ mod logs;
 mod output;
 mod run;
 mod tally;
+pub mod version;
 
 use tokio_util::sync::CancellationToken;
 
@@ -40,7 +42,8 @@ pub enum Status {
     /// 1: bad options, a server that cannot be reached, a failed `-i`.
     Failed,
     /// 2: some clients aborted (a run-time error of a script, an SQL error
-    /// pgbench does not retry); the summary is still printed.
+    /// pgbench does not retry); the summary is still printed, but for
+    /// `--exit-on-abort`.
     Aborted,
     /// 130: Ctrl-C; what was measured is saved.
     Interrupted,
@@ -98,7 +101,13 @@ pub async fn main(args: PgbenchArgs, cancel: CancellationToken) -> Status {
 pub fn exit_on_parse_error(e: clap::Error) -> ! {
     let pgbench = std::env::args_os().nth(1).is_some_and(|a| a == "pgbench");
     if pgbench && e.use_stderr() {
-        eprint!("{}", Bad::usage(&e.to_string()));
+        // getopt's words for what clap found, as pgbench prints them.
+        let args: Vec<String> = std::env::args().skip(2).collect();
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        match flags::first_error(&args, version::Pgbench::of_options(&env)) {
+            Some(said) => eprint!("{}", Bad::getopt(&said)),
+            None => eprint!("{}", Bad::usage(&e.to_string())),
+        }
         std::process::exit(1);
     }
     e.exit()

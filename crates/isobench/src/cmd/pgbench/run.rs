@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::Status;
 use super::flags::{End, Invocation, PartitionMethod, ScriptSource};
 use super::output::{self, Progress, server_error};
+use super::version::Pgbench;
 use crate::engine::Tick;
 use crate::model::{Isolation, PgbenchRules, TargetConfig};
 use crate::postgres::Target;
@@ -161,17 +162,23 @@ impl Invocation {
             connect_per_transaction: self.connect,
             debug: self.debug,
             verbose_errors: self.verbose_errors,
+            exit_on_abort: self.exit_on_abort,
         }
     }
 }
 
 /// A connection for setup (pgbench's first connection, before the
 /// clients'), to the named server, or to a managed server started for
-/// it (returned too: dropping it stops the server).
+/// it (returned too: dropping it stops the server); `purpose` is what
+/// pgbench names it after a failure (`setup`, `initialization`).
 ///
 /// Errors: the connection failed, in libpq's words (`connection to server
-/// on socket "..." failed: FATAL:  ...`).
-pub(super) async fn connect_setup(inv: &Invocation) -> Result<(Client, Option<Target>)> {
+/// on socket "..." failed: FATAL:  ...`, with its hint when no server
+/// answered), then pgbench's `could not create connection for setup`.
+pub(super) async fn connect_setup(
+    inv: &Invocation,
+    purpose: &str,
+) -> Result<(Client, Option<Target>)> {
     let log = std::env::temp_dir().join(format!("isobench-pgbench-{}.log", std::process::id()));
     let target = crate::postgres::start(&inv.target(), &log, 20).await?;
     let (mut config, keep) = match target {
@@ -180,30 +187,78 @@ pub(super) async fn connect_setup(inv: &Invocation) -> Result<(Client, Option<Ta
     };
     crate::postgres::own_session(&mut config, "pgbench-setup");
     match tokio::time::timeout(Duration::from_secs(15), config.connect(NoTls)).await {
-        Ok(Ok((client, connection))) => {
+        Ok(Ok((client, mut connection))) => {
+            // The server's notices on stderr, as libpq's default notice
+            // processor prints them for pgbench (`NOTICE:  table
+            // "pgbench_accounts" does not exist, skipping`).
             tokio::spawn(async move {
-                let _ = connection.await;
+                use tokio_postgres::AsyncMessage;
+                while let Some(m) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                    match m {
+                        Ok(AsyncMessage::Notice(n)) => {
+                            eprint!("{}", output::libpq_text(&n, None, false))
+                        }
+                        Ok(_) => {}
+                        Err(_) => break,
+                    }
+                }
             });
             Ok((client, keep))
         }
-        Ok(Err(e)) => Err(anyhow!("{}", connection_failed(&config, &e))),
+        Ok(Err(e)) => Err(anyhow!(
+            "{}\npgbench: error: could not create connection for {purpose}",
+            connection_failed(&config, &e)
+        )),
         Err(_) => Err(anyhow!(
-            "{}",
+            "{}\npgbench: error: could not create connection for {purpose}",
             connection_failed_because(&config, "timeout expired")
         )),
     }
 }
 
-/// libpq's `connection to server ... failed: ...` for `e`.
+/// The server's `server_version_num` (0 when it cannot be read).
+pub(super) async fn server_version_num(db: &Client) -> i32 {
+    db.query_one("SHOW server_version_num", &[])
+        .await
+        .ok()
+        .and_then(|r| r.get::<_, String>(0).parse().ok())
+        .unwrap_or(0)
+}
+
+/// libpq's `connection to server ... failed: ...` for `e`: the server's
+/// error, or the system's (`Connection refused`, as `strerror` words it)
+/// with libpq's hint on the next line when nothing answered.
 fn connection_failed(config: &Config, e: &tokio_postgres::Error) -> String {
+    let unix = matches!(
+        config.get_hosts().first(),
+        Some(tokio_postgres::config::Host::Unix(_))
+    );
     let why = match e.as_db_error() {
         Some(db) => format!("{}:  {}", db.severity(), db.message()),
         None => {
             let mut text = e.to_string();
+            let mut io = None;
             let mut source = std::error::Error::source(e);
             while let Some(s) = source {
                 text = s.to_string();
+                if let Some(i) = s.downcast_ref::<std::io::Error>() {
+                    io = Some(i.kind());
+                }
                 source = s.source();
+            }
+            // Rust's text adds the number: ` (os error 111)`.
+            if let Some(at) = text.rfind(" (os error ") {
+                text.truncate(at);
+            }
+            use std::io::ErrorKind::{ConnectionRefused, NotFound};
+            match (io, unix) {
+                (Some(ConnectionRefused | NotFound), true) => text.push_str(
+                    "\n\tIs the server running locally and accepting connections on that socket?",
+                ),
+                (Some(ConnectionRefused), false) => text.push_str(
+                    "\n\tIs the server running on that host and accepting TCP/IP connections?",
+                ),
+                _ => {}
             }
             text
         }
@@ -233,10 +288,11 @@ pub(super) struct Tables {
     pub partitions: Option<(PartitionMethod, u32)>,
 }
 
-/// pgbench's `GetTableInfo` on `db` (database `dbname`).
+/// pgbench's `GetTableInfo` on `db` (database `dbname`), as pgbench `v`
+/// words its errors.
 ///
 /// Errors: pgbench's, with its hint to run `-i` first.
-async fn table_info(db: &Client, dbname: &str) -> Result<Tables> {
+async fn table_info(db: &Client, dbname: &str, v: Pgbench) -> Result<Tables> {
     let hint = format!(
         "\npgbench: hint: Perhaps you need to do initialization (\"pgbench -i\") in database \"{dbname}\"."
     );
@@ -268,7 +324,14 @@ async fn table_info(db: &Client, dbname: &str) -> Result<Tables> {
         )
         .await
         .map_err(|e| anyhow!("{}", server_error(&e)))?
-        .ok_or_else(|| anyhow!("no pgbench_accounts table found in search_path{hint}"))?;
+        .ok_or_else(|| {
+            // pgbench 18 quotes the name.
+            let path = match v {
+                Pgbench::V15 => "search_path",
+                Pgbench::V18 => "\"search_path\"",
+            };
+            anyhow!("no pgbench_accounts table found in {path}{hint}")
+        })?;
     let strategy: Option<i8> = row.get(1);
     let parts: i32 = row.get(2);
     let partitions = match strategy.map(|s| s as u8 as char) {
@@ -317,6 +380,21 @@ async fn session_isolation(db: &Client) -> Result<Isolation> {
     level.parse().map_err(|e| anyhow!("{e}"))
 }
 
+/// The thread (from 0) that pgbench gives client `client` of `clients`
+/// over `threads` threads: consecutive blocks, the first threads taking
+/// the larger ones (as the engine deals them).
+fn thread_of(client: u32, clients: u32, threads: u32) -> u32 {
+    let threads = threads.clamp(1, clients.max(1));
+    let mut dealt = 0;
+    for t in 0..threads {
+        dealt += (clients - dealt + threads - t - 1) / (threads - t);
+        if client < dealt {
+            return t;
+        }
+    }
+    threads - 1
+}
+
 /// `isobench pgbench` without `-i`: the checks before the run, the run,
 /// its summary; every message printed. See the module docs.
 pub(super) async fn bench(inv: Invocation, cancel: CancellationToken) -> Status {
@@ -344,7 +422,7 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
     let mut isolation = inv.isolation;
     let mut partitions = None;
     let banner = if inv.named_server {
-        let (db, _) = connect_setup(&inv).await?;
+        let (db, _) = connect_setup(&inv, "setup").await?;
         let server: String = db
             .query_one("SHOW server_version", &[])
             .await
@@ -361,7 +439,8 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
             let dbname = crate::postgres::Target::external(inv.dsn().as_deref())
                 .map(|t| t.admin_db())
                 .unwrap_or_default();
-            let t = table_info(&db, &dbname).await?;
+            let v = Pgbench::for_server(server_version_num(&db).await);
+            let t = table_info(&db, &dbname, v).await?;
             if inv.scale.is_some() {
                 eprintln!(
                     "pgbench: warning: scale option ignored, using count from pgbench_branches table ({})",
@@ -409,9 +488,20 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
         let p = progress.clone();
         Arc::new(move |t: &Tick| p.tick(t)) as crate::progress::TickHook
     };
-    let outcome = match crate::experiment::run_observed(
+    // --exit-on-abort: the first client that aborts ends the run as
+    // Ctrl-C would; Ctrl-C still ends it too.
+    let run_cancel = cancel.child_token();
+    if inv.exit_on_abort {
+        let (abort, _) = crate::pgbench::run::run_aborted();
+        let end = run_cancel.clone();
+        tokio::spawn(async move {
+            abort.cancelled().await;
+            end.cancel();
+        });
+    }
+    let outcome = crate::experiment::run_observed(
         cfg,
-        cancel.clone(),
+        run_cancel.clone(),
         crate::experiment::Hooks {
             on_tick: Some(hook),
             tx_log: if inv.per_script() {
@@ -421,8 +511,16 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
             },
         },
     )
-    .await
-    {
+    .await;
+    if let (true, (_, Some(client))) = (inv.exit_on_abort, crate::pgbench::run::run_aborted()) {
+        // pgbench's thread exits the process: no summary.
+        eprintln!(
+            "pgbench: error: Run was aborted due to an error in thread {}",
+            thread_of(client, inv.clients, inv.threads)
+        );
+        return Ok(Status::Aborted);
+    }
+    let outcome = match outcome {
         Ok(o) => o,
         Err(e) if cancel.is_cancelled() => {
             eprintln!("pgbench: error: interrupted: {e:#}");
@@ -449,6 +547,7 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
             initial_connect_ms: totals.initial_connect_ms,
             connect_ms: totals.connect_ms,
             scripts: tally.counts(inv.scripts.len()),
+            pgbench: Pgbench::for_server(outcome.results.environment.server_version_num),
         },
     ));
     output::out(&format!("isobench results: {}\n", outcome.dir.display()));

@@ -104,9 +104,10 @@ async fn load_template<W: Workload>(
         ..
     } = *ctx;
     create_template(srv, tmpl, run_db).await?;
-    let what = match w.data_key() {
-        k if k.is_empty() => spec.name.to_string(),
-        k => format!("{} ({k})", spec.name),
+    let what = match (w.data_name(), w.data_key()) {
+        (Some(name), _) => name,
+        (None, k) if k.is_empty() => spec.name.to_string(),
+        (None, k) => format!("{} ({k})", spec.name),
     };
     progress.note(&format!("loading {what} ..."));
     let config = srv.target.config(tmpl);
@@ -121,11 +122,10 @@ async fn load_template<W: Workload>(
         elapsed: started.elapsed(),
         rows,
     };
-    progress.note(&format!(
-        "loaded {} rows in {:.2} s",
-        load.rows,
-        load.elapsed.as_secs_f64()
-    ));
+    let loaded = w
+        .load_summary(load.rows)
+        .unwrap_or_else(|| format!("loaded {} rows", load.rows));
+    progress.note(&format!("{loaded} in {:.2} s", load.elapsed.as_secs_f64()));
     Ok(Some(load))
 }
 
@@ -298,6 +298,8 @@ async fn one_run<W: Workload>(
             .pgbench
             .as_ref()
             .is_some_and(|p| p.connect_per_transaction),
+        // isobench pgbench: transactions start as pgbench's do.
+        serve_between_transactions: cfg.pgbench.is_some(),
         tx_log: ctx.tx_log.clone(),
         seed,
         threads: cfg

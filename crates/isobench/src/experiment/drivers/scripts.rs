@@ -125,6 +125,7 @@ pub(in crate::experiment) fn prepare(
     let rules = cfg.pgbench.as_ref().map(|p| run::Rules {
         debug: p.debug,
         verbose_errors: p.verbose_errors,
+        exit_on_abort: p.exit_on_abort,
         max_tries: match cfg.retry.max_tries {
             u32::MAX => 0,
             n => n,

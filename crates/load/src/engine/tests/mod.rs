@@ -61,6 +61,7 @@ fn params(clients: u32) -> EngineParams {
         duration: Duration::from_millis(300),
         transactions: None,
         connect_per_transaction: false,
+        serve_between_transactions: false,
         tx_log: None,
         seed: 42,
         threads: 1,

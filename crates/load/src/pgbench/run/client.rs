@@ -163,6 +163,10 @@ impl WorkloadClient for ScriptClient {
     type Ledger = ScriptLedger;
 
     async fn prepare(&mut self, conn: &mut Conn, tx: &TxControl) -> Result<(), crate::wire::Error> {
+        if self.say.rules.is_some() {
+            // pgbench's clients print what the server warns of.
+            conn.print_notices();
+        }
         conn.batch_execute(&format!(
             "SET default_transaction_isolation = '{}'",
             tx.isolation().sql().to_ascii_lowercase()
@@ -364,15 +368,17 @@ impl ScriptClient {
                 self.say.id, self.scripts[s].prep[i]
             )
         });
-        let st = match conn.prepare(&sql).await {
+        // pgbench's name, so that the server's messages name it alike.
+        let name = format!("P_{}", self.scripts[s].prep[i]);
+        let st = match conn.prepare_as(&name, &sql).await {
             Ok(st) => st,
             Err(e) => {
                 let text = match &e {
-                    crate::wire::Error::Db(db) => db.libpq_text(),
+                    crate::wire::Error::Db(db) => db.libpq_text(Some(&sql)),
                     other => other.to_string(),
                 };
                 eprintln!("pgbench: error: {text}");
-                conn.unprepared()
+                crate::wire::Conn::unprepared_as(&name)
             }
         };
         self.prepared[s][i] = Some(st);
@@ -409,8 +415,16 @@ impl ScriptClient {
         let mut jump_pending = false;
         // Between \startpipeline and \endpipeline.
         let mut pipeline: Option<Pipeline> = None;
+        // The clock as pgbench reads it for `-r` (lazily, once per turn of
+        // its state machine): a command queued in a pipeline ends when it
+        // started, without a new reading, and the next starts then too.
+        let mut queued_at: Option<Instant> = None;
         while i < commands.len() {
-            let now = work.started.take().unwrap_or_else(Instant::now);
+            let now = work
+                .started
+                .take()
+                .or(queued_at.take())
+                .unwrap_or_else(Instant::now);
             if let Some(prev) = work.current.replace((i, now)) {
                 done(&mut work.steps, prev, now);
             }
@@ -510,12 +524,20 @@ impl ScriptClient {
                         return Err(meta_failed("endpipeline", "", "not in pipeline mode"));
                     };
                     conn.sync();
-                    if let Err(e) = conn.read_pipeline(p.syncs + 1).await {
+                    if let Err((done, e)) = conn.read_pipeline(p.syncs + 1).await {
+                        // The statement that failed, as libpq keeps its
+                        // text: an unnamed one's, not a prepared one's.
+                        let query = p.queued.get(done).and_then(|&k| {
+                            self.prepared[s][k]
+                                .is_none()
+                                .then(|| c.param_sql[k].as_deref())
+                                .flatten()
+                        });
                         // An error at the pipeline's COMMIT ended the
                         // transaction; an earlier one left it open (and
                         // failed): the engine rolls that back.
                         let ended = p.commits && !conn.in_transaction();
-                        return Err(say.sql_failed(s, i, run.tries, e, |e| {
+                        return Err(say.sql_failed(s, i, run.tries, query, e, |e| {
                             if ended {
                                 AttemptError::commit(e)
                             } else {
@@ -545,9 +567,10 @@ impl ScriptClient {
                     }
                 }
                 CommandKind::Sql {
-                    sql,
+                    text: sql,
                     variables,
                     store,
+                    ..
                 } => {
                     let fail = |e: crate::wire::Error| {
                         if c.at_commit[i] {
@@ -573,8 +596,8 @@ impl ScriptClient {
                         say.debug(|| format!("client {} sending {text}", say.id));
                         let messages = conn.simple_query(&text).await;
                         say.debug(|| format!("client {} receiving", say.id));
-                        let messages =
-                            messages.map_err(|e| say.sql_failed(s, i, run.tries, e, fail))?;
+                        let messages = messages
+                            .map_err(|e| say.sql_failed(s, i, run.tries, Some(&text), e, fail))?;
                         if let Some(store) = store {
                             store_rows(store, &messages, vars).map_err(|e| match say.rules {
                                 Some(_) => say.aborted(format!(
@@ -610,6 +633,8 @@ impl ScriptClient {
                             Some(p) => {
                                 conn.queue(stmt, sql, params).map_err(fail)?;
                                 p.commits |= c.at_commit[i];
+                                p.queued.push(i);
+                                queued_at = Some(now);
                             }
                             None => {
                                 let r = match stmt {
@@ -617,7 +642,8 @@ impl ScriptClient {
                                     None => conn.execute_unnamed(sql, params).await,
                                 };
                                 say.debug(|| format!("client {} receiving", say.id));
-                                r.map_err(|e| say.sql_failed(s, i, run.tries, e, fail))?;
+                                let query = stmt.is_none().then_some(sql);
+                                r.map_err(|e| say.sql_failed(s, i, run.tries, query, e, fail))?;
                             }
                         }
                     }
@@ -746,6 +772,8 @@ fn params(
 struct Pipeline {
     syncs: usize,
     commits: bool,
+    /// The SQL commands queued, in order (which one an error is of).
+    queued: Vec<usize>,
 }
 
 /// `sql` with every defined variable replaced by its text (undefined ones

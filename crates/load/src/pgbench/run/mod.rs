@@ -204,7 +204,8 @@ struct Compiled {
     /// every branch marker, `end[i]` is its `\endif`.
     next: Vec<usize>,
     end: Vec<usize>,
-    /// Per SQL command: the text with `$n` for the variables.
+    /// Per SQL command: the text pgbench sends, with `$n` for the
+    /// variables.
     param_sql: Vec<Option<String>>,
     /// Per command: a SQL command that runs through the simple protocol
     /// whatever the query mode (`\gset`/`\aset`, several statements).
@@ -251,9 +252,11 @@ fn compile(script: Script, first_prep: usize) -> Result<Compiled, String> {
             _ => None,
         });
         param_sql.push(match &c.kind {
-            CommandKind::Sql { sql, variables, .. } => {
+            CommandKind::Sql {
+                text, variables, ..
+            } => {
                 let mut out = String::new();
-                for part in script::split_variables(sql) {
+                for part in script::split_variables(text) {
                     match part {
                         Part::Text(t) => out.push_str(t),
                         Part::Var(v) => {
@@ -416,6 +419,14 @@ impl Workload for ScriptWorkload {
         self.data.load(db).await
     }
 
+    fn data_name(&self) -> Option<String> {
+        self.data.name()
+    }
+
+    fn load_summary(&self, rows: u64) -> Option<String> {
+        self.data.summary(rows)
+    }
+
     /// Every script's single SQL statements that read or write a table,
     /// with their variables replaced by values drawn as the script draws
     /// them (client 0's `\set` commands evaluated in order, with a fixed
@@ -522,4 +533,4 @@ mod shell;
 mod tests;
 
 pub use client::{ScriptClient, ScriptInput};
-pub use report::{Rules, any_aborted};
+pub use report::{Rules, any_aborted, run_aborted};

@@ -6,7 +6,10 @@
 //! that fails, aborts the client. Without rules (`isobench run`) the client
 //! says nothing and an SQL error is a failure by SQLSTATE.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::LazyLock;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use tokio_util::sync::CancellationToken;
 
 use crate::model::SqlState;
 use crate::wire;
@@ -21,15 +24,35 @@ pub struct Rules {
     pub verbose_errors: bool,
     /// `--max-tries` (0: unlimited), for the verbose lines.
     pub max_tries: u32,
+    /// `--exit-on-abort`: the first client that aborts ends the run
+    /// ([`run_aborted`]).
+    pub exit_on_abort: bool,
 }
 
 /// Set when a client of this process aborted under pgbench's rules
 /// (`isobench pgbench` runs one run per process: its exit status 2).
 static ABORTED: AtomicBool = AtomicBool::new(false);
 
+/// Under `--exit-on-abort`, the id of the first client that aborted
+/// (`u32::MAX`: none yet).
+static FIRST_ABORTED: AtomicU32 = AtomicU32::new(u32::MAX);
+
+/// Cancelled when a client aborts under `--exit-on-abort`.
+static ABORT_RUN: LazyLock<CancellationToken> = LazyLock::new(CancellationToken::new);
+
 /// Whether a client aborted under pgbench's rules in this process.
 pub fn any_aborted() -> bool {
     ABORTED.load(Ordering::Relaxed)
+}
+
+/// Under `--exit-on-abort`: a token cancelled when the first client
+/// aborts, and that client's id once it has. pgbench's thread then
+/// leaves its loop and exits the process (`threadRun`, pgbench.c of
+/// PostgreSQL 17 and 18); `isobench pgbench` ends the run as it does on
+/// Ctrl-C.
+pub fn run_aborted() -> (CancellationToken, Option<u32>) {
+    let first = FIRST_ABORTED.load(Ordering::Acquire);
+    (ABORT_RUN.clone(), (first != u32::MAX).then_some(first))
 }
 
 /// The SQLSTATEs pgbench retries (`canRetryError`).
@@ -83,18 +106,31 @@ impl Say {
     pub fn aborted(&self, line: String) -> AttemptError {
         eprintln!("pgbench: error: {line}");
         ABORTED.store(true, Ordering::Relaxed);
+        if self.rules.is_some_and(|r| r.exit_on_abort) {
+            let _ = FIRST_ABORTED.compare_exchange(
+                u32::MAX,
+                self.id,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+            ABORT_RUN.cancel();
+        }
         AttemptError::script(line)
     }
 
     /// An SQL command's error `e` at command `cmd` of `script` (the try
-    /// number `tries`): under pgbench's rules, a retryable one is said
+    /// number `tries`), the statement having been sent as `query` (`None`:
+    /// a prepared statement, whose text libpq does not keep for its
+    /// `LINE n:` display): under pgbench's rules, a retryable one is said
     /// (`--verbose-errors`) and returned for the engine to retry, any other
     /// aborts the client; without rules it is returned as it is.
+    #[allow(clippy::too_many_arguments)]
     pub fn sql_failed(
         &self,
         script: usize,
         cmd: usize,
         tries: u32,
+        query: Option<&str>,
         e: wire::Error,
         fail: impl FnOnce(wire::Error) -> AttemptError,
     ) -> AttemptError {
@@ -102,7 +138,7 @@ impl Say {
             return fail(e);
         };
         let text = match &e {
-            wire::Error::Db(db) => db.libpq_text(),
+            wire::Error::Db(db) => db.libpq_text(query),
             wire::Error::CopyNotSupported => {
                 return self.aborted("COPY is not supported in pgbench, aborting".into());
             }

@@ -85,10 +85,14 @@ pub enum SleepAmount {
 /// One command of a script.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CommandKind {
-    /// A SQL command (several statements when `\;` joined them), with its
-    /// variables in order of appearance.
+    /// A SQL command (several statements when `\;` joined them): `sql`
+    /// without its comments and final `;` (what isobench reads it by),
+    /// `text` as pgbench sends it (as written from its first word to its
+    /// `;`, comments and blanks kept, `\;` as `;`), with the variables
+    /// of `text` in order of appearance.
     Sql {
         sql: String,
+        text: String,
         variables: Vec<String>,
         store: Option<Store>,
     },

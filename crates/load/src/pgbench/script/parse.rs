@@ -249,6 +249,10 @@ impl<'a> Parser<'a> {
     /// or to the end of the file; `None` when it holds nothing.
     fn sql(&mut self, _start: Loc) -> Result<Option<CommandKind>, ScriptError> {
         let mut sql = String::new();
+        // pgbench's text: from here to the end, less the backslashes of
+        // `\;` (psql's lexer keeps the `;` alone).
+        let start = self.pos;
+        let mut joins: Vec<usize> = Vec::new();
         while let Some(c) = self.peek(0) {
             match c {
                 ';' => {
@@ -356,6 +360,7 @@ impl<'a> Parser<'a> {
                 '\\' => {
                     if self.peek(1) == Some(';') {
                         // \; joins statements into one command.
+                        joins.push(self.pos);
                         self.bump();
                         self.bump();
                         sql.push(';');
@@ -376,9 +381,14 @@ impl<'a> Parser<'a> {
         {
             return Ok(None);
         }
+        let text: String = (start..self.pos)
+            .filter(|k| !joins.contains(k))
+            .map(|k| self.chars[k])
+            .collect();
         Ok(Some(CommandKind::Sql {
-            variables: variables(&sql),
+            variables: variables(&text),
             sql,
+            text,
             store: None,
         }))
     }

@@ -66,12 +66,18 @@ fn sql_commands_span_lines_and_respect_quotes_comments_and_dollar_quotes() {
     assert_eq!(k.len(), 3);
     let CommandKind::Sql {
         sql,
+        text,
         variables,
         store,
     } = &k[0]
     else {
         panic!()
     };
+    // As pgbench sends it: from the first word, comments kept, to the `;`.
+    assert_eq!(
+        text,
+        "SELECT 'a;b', \"x;y\", E'it\\'s;' -- trailing; comment\n  FROM t /* c; /* nested; */ */ WHERE v = :v::int;"
+    );
     assert!(
         sql.starts_with("SELECT 'a;b', \"x;y\", E'it\\'s;'"),
         "{sql}"
@@ -87,6 +93,10 @@ fn sql_commands_span_lines_and_respect_quotes_comments_and_dollar_quotes() {
         panic!()
     };
     assert_eq!(sql, "SELECT $1, 2 ; SELECT 3");
+    let CommandKind::Sql { text, .. } = &k[2] else {
+        panic!()
+    };
+    assert_eq!(text, "SELECT $1, 2 ; SELECT 3;");
 }
 
 #[test]

@@ -26,6 +26,7 @@ use std::fmt::Write as _;
 use crate::model::{Backoff, RetryPolicy};
 use crate::report::NA;
 use crate::report::analysis::cells::{self, CellSummary};
+use crate::stats::{self, Better, Comparison, Summary, noise::Noise};
 use crate::store::{Cell, Results};
 
 /// Checks that `a` and `b` can be compared cell by cell.
@@ -127,6 +128,65 @@ pub fn pair<'a>(
         only_b,
         keys_b,
     }
+}
+
+/// One figure of a matched cell as `compare` shows it, in every table
+/// and in the regression gate alike (one figure per fact): A's and B's
+/// summaries over their complete runs, each side's spread raised to at
+/// least a calibration's CV when `--noise` gives one, and B against A.
+#[derive(Debug, Clone, Copy)]
+pub struct Figure {
+    pub a: Option<Summary>,
+    pub b: Option<Summary>,
+    pub comparison: Option<Comparison>,
+}
+
+/// [`Figure`] of A's `a` and B's `b` (`better`: which way is better), each
+/// side's standard deviation at least `cv` (a ratio) times its mean when
+/// `cv` is given.
+pub fn figure(a: Option<&Summary>, b: Option<&Summary>, cv: Option<f64>, better: Better) -> Figure {
+    let floor = |s: Option<&Summary>| s.map(|s| cv.map_or(*s, |cv| s.with_cv_floor(cv)));
+    let (a, b) = (floor(a), floor(b));
+    let comparison = match (&a, &b) {
+        (Some(x), Some(y)) => Some(stats::compare(y, x, better)),
+        _ => None,
+    };
+    Figure { a, b, comparison }
+}
+
+/// The calibrated CVs between runs of pair `p`'s cell in `noise` (the
+/// calibration's cell with A's label), as ratios: of TPS, and of p99.
+pub fn calibrated(noise: Option<&Noise>, p: &Pair) -> (Option<f64>, Option<f64>) {
+    let finite = |pct: f64| (pct.is_finite() && pct > 0.0).then_some(pct / 100.0);
+    match noise.and_then(|n| n.cell(&p.a.cell.label())) {
+        Some(c) => (
+            finite(c.tps.cv_between_pct),
+            finite(c.latency_p99_ms.cv_between_pct),
+        ),
+        None => (None, None),
+    }
+}
+
+/// Pair `p`'s TPS as `tps` picks it (reported, or effective), compared as
+/// every table and the gate compare it.
+pub fn tps_figure<'a>(
+    p: &Pair<'a>,
+    tps: fn(&'a CellSummary<'a>) -> Option<&'a Summary>,
+    noise: Option<&Noise>,
+) -> Figure {
+    figure(tps(p.a), tps(p.b), calibrated(noise, p).0, Better::Higher)
+}
+
+/// Pair `p`'s p99 latency: each complete run's own p99 (from its
+/// histogram), their mean per side, compared as every table and the gate
+/// compare it.
+pub fn p99_figure(p: &Pair, noise: Option<&Noise>) -> Figure {
+    figure(
+        p.a.latency.p99.as_ref(),
+        p.b.latency.p99.as_ref(),
+        calibrated(noise, p).1,
+        Better::Lower,
+    )
 }
 
 /// How cells of A and B are keyed (see the module docs).

@@ -22,7 +22,7 @@
 //!   by less than the threshold).
 
 use super::cells::{self, CellSummary};
-use super::compare::pair;
+use super::compare::{Figure, calibrated, figure, p99_figure, pair, tps_figure};
 use crate::report::{fmt_pct_change, fmt_pct_ci};
 use crate::stats::{self, Better, Comparison, Summary, Verdict};
 use crate::store::Results;
@@ -62,6 +62,18 @@ pub struct Row {
     pub status: Status,
     /// Why, in words.
     pub why: String,
+    /// The complete runs with this figure on the side with fewer (a
+    /// verdict needs [`stats::MIN_RUNS`]).
+    pub n_min: usize,
+}
+
+/// Whether the gate judged nothing: it has rows, none a regression, and
+/// every one had too few runs on a side for a verdict.
+pub fn too_few_runs_everywhere(rows: &[Row]) -> bool {
+    !rows.is_empty()
+        && rows
+            .iter()
+            .all(|r| r.status != Status::Regression && r.n_min < stats::MIN_RUNS)
 }
 
 /// The gate over every cell BASE and NEW share, `threshold_pct` the
@@ -90,78 +102,55 @@ pub fn evaluate_with_noise(
     let mut rows = Vec::new();
     for p in pair(base, new, &ca, &cb).pairs {
         let (key, x, y) = (p.key.as_str(), p.a, p.b);
-        let calibrated = noise.and_then(|n| n.cell(&x.cell.label()));
-        // The CVs, as ratios, that floor each side's spread.
-        let (tps_cv, p99_cv) = calibrated.map_or((f64::NAN, f64::NAN), |c| {
-            (
-                c.tps.cv_between_pct / 100.0,
-                c.latency_p99_ms.cv_between_pct / 100.0,
-            )
-        });
-        let floor = |s: Option<Summary>, cv: f64| s.map(|s| s.with_cv_floor(cv));
-        let mut metric = |name, sx, sy, cv, better| {
-            let mut r = row(
-                key,
-                name,
-                floor(sx, cv),
-                floor(sy, cv),
-                better,
-                threshold_pct,
-            );
-            if calibrated.is_some() && cv.is_finite() && r.comparison.is_some() {
+        // The figures the tables above the gate show, from the same
+        // function: with a calibration, each side's spread at least its CV.
+        let (tps_cv, p99_cv) = calibrated(noise, &p);
+        let mut metric = |name, f: Figure, cv: Option<f64>| {
+            let mut r = row(key, name, f, threshold_pct);
+            if let (Some(cv), Some(_)) = (cv, &r.comparison) {
                 r.why = format!("at the calibrated CV of {:.1} %: {}", 100.0 * cv, r.why);
             }
             rows.push(r);
         };
-        metric("tps", x.tps, y.tps, tps_cv, Better::Higher);
+        metric("tps", tps_figure(&p, reported, noise), tps_cv);
         if (x.effective_differs() || y.effective_differs())
             && x.effective_tps.is_some()
             && y.effective_tps.is_some()
         {
             metric(
                 "effective_tps",
-                x.effective_tps,
-                y.effective_tps,
+                tps_figure(&p, CellSummary::headline_tps, noise),
                 tps_cv,
-                Better::Higher,
             );
         }
-        metric(
-            "p99_ms",
-            x.latency.p99,
-            y.latency.p99,
-            p99_cv,
-            Better::Lower,
-        );
+        metric("p99_ms", p99_figure(&p, noise), p99_cv);
         rows.push(failures(key, x, y, threshold_pct));
     }
     rows
 }
 
-/// The gate's row for a metric whose samples are `x` (BASE) and `y`
-/// (NEW).
-fn row(
-    key: &str,
-    metric: &'static str,
-    x: Option<Summary>,
-    y: Option<Summary>,
-    better: Better,
-    threshold: f64,
-) -> Row {
-    let (Some(sx), Some(sy)) = (x, y) else {
+/// A cell's reported TPS.
+fn reported<'a>(c: &'a CellSummary<'a>) -> Option<&'a Summary> {
+    c.tps.as_ref()
+}
+
+/// The gate's row for a metric whose figure (BASE's and NEW's summaries
+/// and NEW against BASE) is `f`.
+fn row(key: &str, metric: &'static str, f: Figure, threshold: f64) -> Row {
+    let (Some(sx), Some(sy), Some(c)) = (f.a, f.b, f.comparison) else {
         return Row {
             cell: key.into(),
             metric,
-            base: x.map(|s| s.mean),
-            new: y.map(|s| s.mean),
+            base: f.a.map(|s| s.mean),
+            new: f.b.map(|s| s.mean),
             comparison: None,
             status: Status::CannotTell,
             why: "a side has no complete run with this figure".into(),
+            n_min: 0,
         };
     };
-    let c = stats::compare(&sy, &sx, better);
     let need = stats::power::runs_for_mde(sy.cv, sx.cv, threshold);
-    let (status, why) = judge(&c, better, threshold, need);
+    let (status, why) = judge(&c, better_of(metric), threshold, need);
     Row {
         cell: key.into(),
         metric,
@@ -170,6 +159,15 @@ fn row(
         comparison: Some(c),
         status,
         why,
+        n_min: c.n_min,
+    }
+}
+
+/// Which way metric `metric` is better.
+fn better_of(metric: &str) -> Better {
+    match metric {
+        "tps" | "effective_tps" => Better::Higher,
+        _ => Better::Lower,
     }
 }
 
@@ -246,6 +244,7 @@ fn failures(key: &str, x: &CellSummary, y: &CellSummary, threshold: f64) -> Row 
             comparison: None,
             status: Status::Pass,
             why: "no failed transaction on either side".into(),
+            n_min: a.n.min(b.n),
         },
         (Some(a), Some(b)) if a.mean == 0.0 => {
             let every = y.complete_runs().all(|r| r.failure_pct > 0.0);
@@ -271,6 +270,7 @@ fn failures(key: &str, x: &CellSummary, y: &CellSummary, threshold: f64) -> Row 
                 comparison: None,
                 status,
                 why,
+                n_min: a.n.min(b.n),
             }
         }
         (Some(a), Some(b)) if b.mean == 0.0 => Row {
@@ -281,8 +281,14 @@ fn failures(key: &str, x: &CellSummary, y: &CellSummary, threshold: f64) -> Row 
             comparison: None,
             status: Status::Pass,
             why: "no failed transaction in NEW".into(),
+            n_min: a.n.min(b.n),
         },
-        _ => row(key, "failure_pct", sx, sy, Better::Lower, threshold),
+        _ => row(
+            key,
+            "failure_pct",
+            figure(sx.as_ref(), sy.as_ref(), None, Better::Lower),
+            threshold,
+        ),
     }
 }
 

@@ -22,8 +22,9 @@ const NOTE: &str = "A and B: mean over complete runs ± half-width of its 95 % c
      log ratio, so p < 0.05 exactly when the CI excludes 0; verdict: faster or slower when p < 0.05, \
      else no significant difference (too few runs: fewer than 3 complete runs on a side). MDE: the \
      smallest change this comparison detects with 80 % power at α = 0.05 (noncentral t); \"cannot \
-     tell\" lines name the runs per side a 5 % one needs. p99: from the merged histograms of the \
-     complete runs; its p and verdict test the runs' own p99 values. geomean: geometric mean over the \
+     tell\" lines name the runs per side a 5 % one needs. p99: each complete run's own p99 (from its \
+     histogram), their mean per side, compared as TPS is. The regression gate tests these same \
+     figures. geomean: geometric mean over the \
      cells both sides have; its delta is the geometric mean of the per-cell ratios. Cells are matched \
      on isolation, strategy, clients, pool size, rate and the factors either side varied, never on \
      the server build (pg_bin) or version.";
@@ -44,7 +45,7 @@ pub enum Tables {
 const TPS_DROP: [&str; 3] = ["p", "MDE", "95% CI of delta"];
 
 /// The columns that leave a fitted p99 table first, in order.
-const P99_DROP: [&str; 2] = ["p (runs' p99)", "MDE"];
+const P99_DROP: [&str; 2] = ["p", "MDE"];
 
 /// `t` as a padded pipe table; with [`Tables::Fitted`] and a `width` that
 /// table is wider than, `t` fitted to `width` instead, the columns of
@@ -84,7 +85,9 @@ fn reported<'a>(c: &'a CellSummary<'a>) -> Option<&'a Summary> {
 /// history check found lost commits on either side (the effective TPS is
 /// below the reported, issue #30), "Effective TPS" leads, compared the
 /// same way on [`CellSummary::headline_tps`], and "Reported TPS" follows
-/// it.
+/// it. With a calibration (`noise`, `compare --noise`), each side's
+/// spread is at least the calibrated CV in every comparison, as in the
+/// regression gate.
 pub fn render(
     a: &Results,
     b: &Results,
@@ -92,6 +95,7 @@ pub fn render(
     b_name: &str,
     width: Option<usize>,
     tables: Tables,
+    noise: Option<&Noise>,
 ) -> String {
     let ca = cells::aggregate(a);
     let cb = cells::aggregate(b);
@@ -128,14 +132,14 @@ pub fn render(
             ));
             out.push('\n');
             out.push_str(&table(
-                &tables::compare::tps(&p.pairs, CellSummary::headline_tps),
+                &tables::compare::tps(&p.pairs, CellSummary::headline_tps, noise),
                 width,
                 tables,
                 &TPS_DROP,
             ));
             caveats(
                 &mut out,
-                &tables::compare::caveats(&p.pairs, CellSummary::headline_tps),
+                &tables::compare::caveats(&p.pairs, CellSummary::headline_tps, noise),
                 &para,
             );
             out.push_str("## Reported TPS (tx/s as the clients counted commits)\n\n");
@@ -143,7 +147,7 @@ pub fn render(
             out.push_str("## TPS (tx/s, higher is better)\n\n");
         }
         out.push_str(&table(
-            &tables::compare::tps(&p.pairs, reported),
+            &tables::compare::tps(&p.pairs, reported, noise),
             width,
             tables,
             &TPS_DROP,
@@ -151,19 +155,28 @@ pub fn render(
         if !p.effective_differs() {
             caveats(
                 &mut out,
-                &tables::compare::caveats(&p.pairs, reported),
+                &tables::compare::caveats(&p.pairs, reported, noise),
                 &para,
             );
         }
-        out.push_str("## p99 latency (ms, merged histograms, lower is better)\n\n");
+        out.push_str("## p99 latency (ms, mean of the runs' p99, lower is better)\n\n");
         out.push_str(&table(
-            &tables::compare::p99(&p.pairs),
+            &tables::compare::p99(&p.pairs, noise),
             width,
             tables,
             &P99_DROP,
         ));
         out.push_str(&para(NOTE, ""));
         out.push('\n');
+        if noise.is_some() {
+            out.push_str(&para(
+                "With --noise: in every comparison above and in the gate, each side's standard \
+                 deviation is at least the calibrated CV (between runs) times its mean, for the \
+                 cells the calibration has.",
+                "",
+            ));
+            out.push('\n');
+        }
     }
     for (label, name, only) in [("A", a_name, &p.only_a), ("B", b_name, &p.only_b)] {
         if !only.is_empty() {
@@ -203,6 +216,10 @@ pub fn gate_section(
         "## Regression gate (threshold {})\n\n",
         stats::fmt_mde(threshold_pct)
     );
+    if rows.is_empty() {
+        out.push_str("Compared nothing: no cell in common.\n");
+        return out;
+    }
     let t = tables::gate::gate(rows, all);
     if !t.is_empty() {
         out.push_str(&table(&t, width, tables, &["MDE"]));
@@ -245,7 +262,7 @@ mod tests {
     use crate::store::RunRecord;
 
     fn render(a: &Results, b: &Results, a_name: &str, b_name: &str) -> String {
-        super::render(a, b, a_name, b_name, None, Tables::Whole)
+        super::render(a, b, a_name, b_name, None, Tables::Whole, None)
     }
 
     /// A with 5 complete rc runs (98, 102, 100, 99, 101 tx/s) and the
@@ -295,7 +312,7 @@ mod tests {
     /// Markdown tables stay whole.
     #[test]
     fn fitted_tables_keep_to_the_width_and_name_what_left() {
-        let at = |w: usize, tables| super::render(&a(), &b(), "A", "B", Some(w), tables);
+        let at = |w: usize, tables| super::render(&a(), &b(), "A", "B", Some(w), tables, None);
         let whole = at(60, Tables::Whole);
         assert!(
             whole
@@ -554,5 +571,83 @@ mod tests {
         let text = render(&x, &x.clone(), "a", "b");
         assert!(!text.contains("strategy="), "{text}");
         assert!(text.contains("| isolation=rc clients=4 "), "{text}");
+    }
+
+    /// Issue #49, finding 3: `compare` printed two p99s for one cell, the
+    /// table's from the merged histograms and the gate's the mean of the
+    /// runs' own (38.30 -> 37.50 against 37.96 -> 38.44, opposite signs),
+    /// and with `--noise` two MDEs (the noise table's at the calibrated CV,
+    /// the gate's at each side's larger one). Every figure the gate prints
+    /// is now the one the tables above it print.
+    #[test]
+    fn issue49_the_gate_prints_the_figures_of_the_tables() {
+        use crate::report::analysis::gate::evaluate_with_noise;
+        use crate::stats::noise::{MetricNoise, NoiseCell};
+        let (a, b) = (a(), b());
+        let m = |cv: f64| MetricNoise {
+            mean: 100.0,
+            cv_between_pct: cv,
+            cv_within_pct: None,
+            mde_pct: None,
+            runs_for_target: None,
+            false_positives: None,
+        };
+        let noise = Noise {
+            pairs: 20,
+            per_side: 3,
+            target_mde_pct: 5.0,
+            cells: vec![NoiseCell {
+                cell: a.runs[0].cell.label(),
+                runs: 120,
+                tps: m(3.0),
+                latency_p50_ms: m(4.0),
+                latency_p99_ms: m(9.0),
+                failure_pct: m(f64::NAN),
+            }],
+        };
+        for n in [None, Some(&noise)] {
+            let mut text = super::render(&a, &b, "a", "b", None, Tables::Whole, n);
+            if let Some(n) = n {
+                text.push_str(&noise_section(n, &a, &b, "cal"));
+            }
+            let rows = evaluate_with_noise(&a, &b, 5.0, n);
+            text.push_str(&gate_section(&rows, 5.0, true, None, Tables::Whole));
+            let gate = text.split("## Regression gate").nth(1).unwrap().to_string();
+            for key in [
+                "isolation=rc strategy=optimistic clients=4",
+                "isolation=ser strategy=optimistic clients=4",
+            ] {
+                let g = |metric: &str| {
+                    gate.lines()
+                        .map(|l| {
+                            l.trim_matches('|')
+                                .split(" | ")
+                                .map(|c| c.trim().to_string())
+                                .collect::<Vec<_>>()
+                        })
+                        .find(|c| c[0] == key && c[1] == metric)
+                        .unwrap_or_else(|| panic!("{key} {metric} in {gate}"))
+                };
+                let p99 = row(&text, "## p99 latency", key);
+                let gp = g("p99_ms");
+                // A, B, delta and MDE: the same text in both places.
+                assert_eq!(
+                    (&p99[1], &p99[2], &p99[3], &p99[6]),
+                    (&gp[2], &gp[3], &gp[4], &gp[5]),
+                    "{text}"
+                );
+                let tps = row(&text, "## TPS", key);
+                let gt = g("tps");
+                assert!(
+                    tps[1].starts_with(&format!("{} ±", gt[2])),
+                    "{tps:?} {gt:?}"
+                );
+                assert_eq!((&tps[3], &tps[7]), (&gt[4], &gt[5]), "{text}");
+                if n.is_some() && key.contains("rc") {
+                    let cal = row(&text, "## Calibrated noise", key);
+                    assert_eq!(cal[4], gt[5], "{text}");
+                }
+            }
+        }
     }
 }

@@ -63,6 +63,11 @@ fn title(out: &mut String, m: &ReportModel) {
     );
     let status = if r.complete {
         format!("Complete: {} runs", r.runs.len())
+    } else if r.runs.is_empty() && r.finished_at.is_some() {
+        format!(
+            "**No run started**: the study stopped before its first run ({} planned)",
+            r.config.planned_runs()
+        )
     } else {
         format!(
             "**INCOMPLETE** (interrupted): {} of {} planned runs recorded",

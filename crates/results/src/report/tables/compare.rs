@@ -2,13 +2,14 @@
 //! effective TPS) and p99 latency, the change from A to B with its test
 //! and the smallest change the comparison could detect (MDE), and a
 //! geometric-mean row over the cells both sides have; and the "cannot
-//! tell" lines under them ([`caveats`]).
+//! tell" lines under them ([`caveats`]). Each figure is the one the
+//! regression gate tests ([`crate::report::analysis::compare::Figure`]).
 
 use super::table::{Column, Row, Table, Value};
 use crate::report::analysis::cells::CellSummary;
-use crate::report::analysis::compare::{Pair, geomean};
+use crate::report::analysis::compare::{Pair, geomean, p99_figure, tps_figure};
 use crate::report::{NA, fmt_ms, fmt_p, fmt_pct_change, fmt_pct_ci, fmt_tps};
-use crate::stats::{self, Better, Comparison, Summary};
+use crate::stats::{self, Comparison, Summary, noise::Noise};
 
 /// `1234.5 ± 12.3 (n=5)`.
 pub fn tps_text(s: Option<&Summary>) -> String {
@@ -42,28 +43,18 @@ fn comparison_values(c: Option<&Comparison>, with_ci: bool) -> Vec<Value> {
     v
 }
 
-/// B against A on `tps` for a pair, when both sides have it.
-fn tps_comparison<'a>(
-    p: &Pair<'a>,
-    tps: fn(&'a CellSummary<'a>) -> Option<&'a Summary>,
-) -> Option<Comparison> {
-    match (tps(p.a), tps(p.b)) {
-        (Some(sx), Some(sy)) => Some(stats::compare(sy, sx, Better::Higher)),
-        _ => None,
-    }
-}
-
 /// One line per pair whose TPS comparison found no difference and could
 /// not have seen a 5 % one: `- KEY: cannot tell: too few runs (2 on the
 /// smaller side; ...)` (`Comparison::caveat`).
 pub fn caveats<'a>(
     pairs: &[Pair<'a>],
     tps: fn(&'a CellSummary<'a>) -> Option<&'a Summary>,
+    noise: Option<&Noise>,
 ) -> Vec<String> {
     pairs
         .iter()
         .filter_map(|p| {
-            let words = tps_comparison(p, tps)?.caveat()?;
+            let words = tps_figure(p, tps, noise).comparison?.caveat()?;
             Some(format!("{}: cannot tell: {words}", p.key))
         })
         .collect()
@@ -99,8 +90,13 @@ fn geomean_row(pairs: &[(f64, f64)], fmt: fn(f64) -> String, cols: usize) -> Row
 /// A's and B's `tps` (a cell's reported or effective TPS) per pair, the
 /// change of the mean with its 95 % interval (`stats::pct_ci95`), the
 /// test of that log ratio (its p), the verdict and the MDE at 80 % power;
-/// then the geomean row.
-pub fn tps<'a>(pairs: &[Pair<'a>], tps: fn(&'a CellSummary<'a>) -> Option<&'a Summary>) -> Table {
+/// then the geomean row. With a calibration (`noise`) each side's spread
+/// is at least the calibrated CV, as in the gate.
+pub fn tps<'a>(
+    pairs: &[Pair<'a>],
+    tps: fn(&'a CellSummary<'a>) -> Option<&'a Summary>,
+    noise: Option<&Noise>,
+) -> Table {
     let mut t = Table::new(vec![
         Column::text("cell"),
         Column::num("A (tx/s)"),
@@ -112,11 +108,10 @@ pub fn tps<'a>(pairs: &[Pair<'a>], tps: fn(&'a CellSummary<'a>) -> Option<&'a Su
         Column::num("MDE"),
     ]);
     for p in pairs {
-        let (x, y) = (tps(p.a), tps(p.b));
-        let cmp = tps_comparison(p, tps);
-        let side = |s: Option<&Summary>| Value::opt(s.map(|s| s.mean), tps_text(s));
-        let mut row = vec![Value::text(p.key.clone()), side(x), side(y)];
-        row.extend(comparison_values(cmp.as_ref(), true));
+        let f = tps_figure(p, tps, noise);
+        let side = |s: Option<Summary>| Value::opt(s.map(|s| s.mean), tps_text(s.as_ref()));
+        let mut row = vec![Value::text(p.key.clone()), side(f.a), side(f.b)];
+        row.extend(comparison_values(f.comparison.as_ref(), true));
         t.row(row);
     }
     let means: Vec<(f64, f64)> = pairs
@@ -128,44 +123,37 @@ pub fn tps<'a>(pairs: &[Pair<'a>], tps: fn(&'a CellSummary<'a>) -> Option<&'a Su
     t
 }
 
-/// Each side's p99 of its merged histograms per pair, the change in %,
-/// and the test, verdict and MDE over the runs' own p99 (one value per
-/// complete run); then the geomean row.
-pub fn p99(pairs: &[Pair]) -> Table {
+/// Each side's p99 latency per pair: every complete run's own p99,
+/// their mean (what the gate tests), the change of that mean, its test,
+/// verdict and MDE; then the geomean row. With a calibration (`noise`)
+/// each side's spread is at least the calibrated CV, as in the gate.
+pub fn p99(pairs: &[Pair], noise: Option<&Noise>) -> Table {
     let mut t = Table::new(vec![
         Column::text("cell"),
         Column::num("A (ms)"),
         Column::num("B (ms)"),
         Column::num("delta"),
-        Column::num("p (runs' p99)"),
+        Column::num("p"),
         Column::text("verdict"),
         Column::num("MDE"),
     ]);
-    let p99 = |c: &CellSummary| c.merged_latency.map(|l| l.p99);
+    let mut means = Vec::new();
     for p in pairs {
-        let (x, y) = (p.a, p.b);
-        let runs = match (&x.latency.p99, &y.latency.p99) {
-            (Some(sx), Some(sy)) => Some(stats::compare(sy, sx, Better::Lower)),
-            _ => None,
+        let f = p99_figure(p, noise);
+        let ms = |s: Option<Summary>| {
+            Value::opt(
+                s.map(|s| s.mean),
+                s.map_or_else(|| NA.into(), |s| fmt_ms(s.mean)),
+            )
         };
-        // The delta is that of the merged p99, the test that of the
-        // runs' p99.
-        let delta = match (p99(x), p99(y)) {
-            (Some(vx), Some(vy)) => stats::pct_change(vy, vx),
-            _ => None,
-        };
-        let ms = |v: Option<f64>| Value::opt(v, v.map_or_else(|| NA.into(), fmt_ms));
-        let mut row = vec![Value::text(p.key.clone()), ms(p99(x)), ms(p99(y))];
-        let mut rest = comparison_values(runs.as_ref(), false);
-        rest[0] = Value::opt(delta, delta.map_or_else(|| NA.into(), fmt_pct_change));
-        row.extend(rest);
+        let mut row = vec![Value::text(p.key.clone()), ms(f.a), ms(f.b)];
+        row.extend(comparison_values(f.comparison.as_ref(), false));
         t.row(row);
+        if let (Some(x), Some(y)) = (f.a, f.b) {
+            means.push((x.mean, y.mean));
+        }
     }
-    let values: Vec<(f64, f64)> = pairs
-        .iter()
-        .filter_map(|p| Some((p99(p.a)?, p99(p.b)?)))
-        .collect();
     let cols = t.columns.len();
-    t.rows.push(geomean_row(&values, fmt_ms, cols));
+    t.rows.push(geomean_row(&means, fmt_ms, cols));
     t
 }

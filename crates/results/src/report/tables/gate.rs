@@ -6,7 +6,7 @@
 
 use super::table::{Column, Mark, Row as TableRow, Table, Value};
 use crate::report::analysis::gate::{Row, Status, count};
-use crate::report::{NA, fmt_pct_change};
+use crate::report::{NA, fmt_ms, fmt_pct_change, fmt_tps};
 use crate::stats;
 
 /// The gate's rows that are not a pass (all of them when `all`).
@@ -23,8 +23,13 @@ pub fn gate(rows: &[Row], all: bool) -> Table {
     ]);
     t.id = Some("gate");
     for r in rows.iter().filter(|r| all || r.status != Status::Pass) {
-        let num =
-            |v: Option<f64>| Value::opt(v, v.map_or_else(|| NA.into(), |v| format!("{v:.2}")));
+        // As the tables above print the same figure.
+        let fmt = match r.metric {
+            "tps" | "effective_tps" => fmt_tps,
+            "p99_ms" => fmt_ms,
+            _ => |v: f64| format!("{v:.2}"),
+        };
+        let num = |v: Option<f64>| Value::opt(v, v.map_or_else(|| NA.into(), fmt));
         let c = r.comparison.as_ref();
         let delta = c.and_then(|c| c.pct);
         let mde = c.and_then(|c| c.mde_pct);

@@ -8,7 +8,7 @@
 
 use super::table::{Column, Mark, Table, Value};
 use crate::report::NA;
-use crate::report::analysis::compare::Pair;
+use crate::report::analysis::compare::{Pair, tps_figure};
 use crate::stats::noise::{MetricNoise, Noise};
 use crate::stats::proportion::Proportion;
 use crate::stats::{self, power};
@@ -143,15 +143,17 @@ pub fn noise_title(n: &Noise) -> String {
 
 /// For `compare --noise DIR`: per cell both sides have, the calibrated
 /// CV of TPS between runs (the cell of the calibration with A's label),
-/// the verdict's false positives there, and the MDE at this comparison's
-/// runs (A's n and B's n) at that CV.
+/// the verdict's false positives there, and the MDE of the TPS
+/// comparison at this comparison's complete runs (A's n and B's n), each
+/// side's spread at least that CV: the figure the TPS table and the gate
+/// show ([`crate::report::analysis::compare::tps_figure`]).
 pub fn compare_noise(n: &Noise, pairs: &[Pair]) -> Table {
     let mut t = Table::new(vec![
         Column::text("cell"),
         Column::num("TPS CV between runs (calibrated)"),
         Column::num("false-positive rate [95% CI]"),
-        Column::num("runs (A, B)"),
-        Column::num("MDE at these runs"),
+        Column::num("complete runs (A, B)"),
+        Column::num("TPS MDE (as the gate tests it)"),
     ]);
     for p in pairs {
         let Some(c) = n.cell(&p.a.cell.label()) else {
@@ -164,14 +166,15 @@ pub fn compare_noise(n: &Noise, pairs: &[Pair]) -> Table {
             ]);
             continue;
         };
-        let cv = c.tps.cv_between_pct / 100.0;
         let [_, rate] = false_positives(c.tps.false_positives);
+        let f = tps_figure(p, |c| c.tps.as_ref(), Some(n));
+        let runs = |s: Option<stats::Summary>| s.map_or_else(|| "0".into(), |s| s.n.to_string());
         t.row(vec![
             Value::text(p.key.clone()),
             pct(c.tps.cv_between_pct),
             rate,
-            Value::text(format!("{}, {}", p.a.n, p.b.n)),
-            mde(power::mde_pct(cv, p.a.n, cv, p.b.n)),
+            Value::text(format!("{}, {}", runs(f.a), runs(f.b))),
+            mde(f.comparison.and_then(|c| c.mde_pct)),
         ]);
     }
     t

@@ -6,6 +6,7 @@
 use super::invocation::*;
 use super::values::*;
 use super::{Opt, PgbenchArgs, spec_of};
+use crate::cmd::pgbench::version::Pgbench;
 use crate::model::{Isolation, QueryMode};
 use crate::pgbench::script::{self, BUILTINS, Script};
 
@@ -50,9 +51,14 @@ struct Given {
     vacuum_all: bool,
     debug: bool,
     verbose_errors: bool,
+    exit_on_abort: bool,
     host: Option<String>,
     port: Option<String>,
     user: Option<String>,
+    /// pgbench 17's `-d/--dbname`.
+    dbname: Option<String>,
+    /// Whose options these are.
+    version: Pgbench,
     out: Option<std::path::PathBuf>,
     fresh_copy: bool,
     /// pgbench's `benchmarking_option_set`, `initialization_option_set`.
@@ -67,7 +73,10 @@ struct Given {
 /// Errors: pgbench's message for the first bad option, file or script,
 /// or for options that do not go together ([`Bad`], exit status 1).
 pub fn parse(args: PgbenchArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Invocation, Bad> {
-    let mut g = Given::default();
+    let mut g = Given {
+        version: Pgbench::of_options(env),
+        ..Given::default()
+    };
     if let Some(s) = env("PGBENCH_RANDOM_SEED") {
         g.seed = Some(random_seed(&s).map_err(|b| {
             b.then("pgbench: error: error while setting random seed from PGBENCH_RANDOM_SEED environment variable\n")
@@ -107,6 +116,7 @@ fn printing(action: Action) -> Invocation {
         vacuum_all: false,
         debug: false,
         verbose_errors: false,
+        exit_on_abort: false,
         isolation: Isolation::ReadCommitted,
         pgoptions_settings: Vec::new(),
         connection: Connection::default(),
@@ -121,7 +131,7 @@ impl Given {
     /// what to print and exit with (`--help`, `-V`, `-b list`,
     /// `--show-script`).
     fn act(&mut self, opt: Opt, v: &str) -> Result<Option<Action>, Bad> {
-        let name = option_name(opt);
+        let name = option_name(opt, self.version);
         let int = |min: i64, max: i64| option_int(v, &name, min, max);
         match opt {
             Opt::Help => return Ok(Some(print_out(super::help_text()))),
@@ -135,6 +145,7 @@ impl Given {
             Opt::Host => self.host = Some(v.to_string()),
             Opt::Port => self.port = Some(v.to_string()),
             Opt::Username => self.user = Some(v.to_string()),
+            Opt::Dbname => self.dbname = Some(v.to_string()),
             Opt::NoVacuum => self.no_vacuum = true,
             Opt::VacuumAll => self.vacuum_all = true,
             Opt::Debug => self.debug = true,
@@ -231,6 +242,7 @@ impl Given {
                 self.max_tries = Some(n as u32);
             }
             Opt::VerboseErrors => self.verbose_errors = true,
+            Opt::ExitOnAbort => self.exit_on_abort = true,
             Opt::Out => self.out = Some(v.into()),
             Opt::FreshCopy => self.fresh_copy = true,
         }
@@ -286,7 +298,8 @@ impl Given {
         let clients = self.clients.unwrap_or(1);
         let threads = self.threads.unwrap_or(1).min(clients);
         let mut operands = operands.into_iter();
-        let dbname = operands.next();
+        // pgbench 17: `-d DBNAME`, else the first operand.
+        let dbname = self.dbname.clone().or_else(|| operands.next());
         if let Some(extra) = operands.next() {
             return Err(Bad::error(format!(
                 "too many command-line arguments (first is \"{extra}\")"
@@ -341,6 +354,7 @@ impl Given {
             vacuum_all: self.vacuum_all,
             debug: self.debug,
             verbose_errors: self.verbose_errors,
+            exit_on_abort: self.exit_on_abort,
             isolation: isolation.unwrap_or(Isolation::ReadCommitted),
             pgoptions_settings,
             connection,
@@ -478,11 +492,11 @@ fn print_out(text: String) -> Action {
 }
 
 /// pgbench's name of an option in its messages: `-c/--clients` for the
-/// numeric ones with a short form (pgbench writes `--clients`), else
-/// `--name`.
-fn option_name(opt: Opt) -> String {
+/// numeric ones with a short form (pgbench 15 writes `--clients`, 17 and
+/// 18 `--client`), else `--name`.
+fn option_name(opt: Opt, v: Pgbench) -> String {
     let s = spec_of(opt);
-    let long = if opt == Opt::Client {
+    let long = if opt == Opt::Client && v == Pgbench::V15 {
         "clients"
     } else {
         s.long
@@ -524,6 +538,7 @@ fn is_bench_option(opt: Opt) -> bool {
             | FailuresDetailed
             | MaxTries
             | VerboseErrors
+            | ExitOnAbort
             | FreshCopy
     )
 }

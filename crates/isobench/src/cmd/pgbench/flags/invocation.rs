@@ -157,6 +157,9 @@ pub struct Invocation {
     /// `-d`: pgbench's debugging lines on stderr.
     pub debug: bool,
     pub verbose_errors: bool,
+    /// `--exit-on-abort` (pgbench 17): the first client that aborts ends
+    /// the run, with no summary.
+    pub exit_on_abort: bool,
     /// The level from `PGOPTIONS` (`-c default_transaction_isolation=...`),
     /// read committed (PostgreSQL's default) otherwise; on a named server
     /// the level its sessions get is read from it instead.

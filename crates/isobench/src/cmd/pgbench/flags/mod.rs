@@ -1,4 +1,5 @@
-//! pgbench 15's command line: every option once, in one table
+//! pgbench's command line (15's, or with `ISOBENCH_PGBENCH=18` 17's and
+//! 18's, [`specs`]): every option once, in one table
 //! ([`SPECS`]), which gives clap its arguments (so completions, man pages
 //! and `isobench --help` know them), `--help` its text in pgbench's form,
 //! and [`PgbenchArgs`] the options in the order given. pgbench acts on its
@@ -14,15 +15,19 @@
 use clap::{Arg, ArgAction, ArgMatches};
 
 mod check;
+mod getopt;
 mod invocation;
 mod values;
 
 pub use check::parse;
+pub use getopt::first_error;
 pub use invocation::{
     Action, Connection, DEFAULT_TRANSACTIONS, End, InitOptions, Invocation, LogOptions,
     PartitionMethod, ScriptChoice, ScriptSource, builtin_desc,
 };
 pub use values::{Bad, stdin_script_path};
+
+use crate::cmd::pgbench::version::Pgbench;
 
 /// One of pgbench's options (and isobench's own, after them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +62,7 @@ pub enum Opt {
     Time,
     VacuumAll,
     AggregateInterval,
+    ExitOnAbort,
     FailuresDetailed,
     LogPrefix,
     MaxTries,
@@ -66,6 +72,8 @@ pub enum Opt {
     ShowScript,
     VerboseErrors,
     Debug,
+    /// pgbench 17's `-d/--dbname` (`ISOBENCH_PGBENCH=18`).
+    Dbname,
     Host,
     Port,
     Username,
@@ -99,6 +107,7 @@ impl Group {
 
 /// An option: its short and long names, its value's name (none for a
 /// flag), its help line and where `--help` lists it.
+#[derive(Debug, Clone, Copy)]
 pub struct Spec {
     pub opt: Opt,
     pub short: Option<char>,
@@ -128,7 +137,9 @@ const fn spec(
 
 use Group::{Bench, Common, Init, Isobench, Select};
 
-/// pgbench 15's options (its `--help`, in its order), then isobench's.
+/// pgbench's options (its `--help`, in its order: 15's, and 17's
+/// `--exit-on-abort` and `--dbname`, which [`specs`] chooses from), then
+/// isobench's.
 /// `-n` is listed in both the initialization and benchmarking options, as
 /// pgbench lists it; `-s` is both an initialization option and, for a
 /// run, the scale reported.
@@ -164,6 +175,7 @@ pub const SPECS: &[Spec] = &[
     spec(Opt::Time, Some('T'), "time", Some("NUM"), "duration of benchmark test in seconds", Bench),
     spec(Opt::VacuumAll, Some('v'), "vacuum-all", None, "vacuum all four standard tables before tests", Bench),
     spec(Opt::AggregateInterval, None, "aggregate-interval", Some("NUM"), "aggregate data over NUM seconds", Bench),
+    spec(Opt::ExitOnAbort, None, "exit-on-abort", None, "exit when any client is aborted", Bench),
     spec(Opt::FailuresDetailed, None, "failures-detailed", None, "report the failures grouped by basic types", Bench),
     spec(Opt::LogPrefix, None, "log-prefix", Some("PREFIX"), "prefix for transaction time log file\n(default: \"pgbench_log\")", Bench),
     spec(Opt::MaxTries, None, "max-tries", Some("NUM"), "max number of tries to run transaction (default: 1)", Bench),
@@ -173,6 +185,7 @@ pub const SPECS: &[Spec] = &[
     spec(Opt::ShowScript, None, "show-script", Some("NAME"), "show builtin script code, then exit", Bench),
     spec(Opt::VerboseErrors, None, "verbose-errors", None, "print messages of all errors", Bench),
     spec(Opt::Debug, Some('d'), "debug", None, "print debugging output", Common),
+    spec(Opt::Dbname, Some('d'), "dbname", Some("DBNAME"), "database name to connect to", Common),
     spec(Opt::Host, Some('h'), "host", Some("HOSTNAME"), "database server host or socket directory", Common),
     spec(Opt::Port, Some('p'), "port", Some("PORT"), "database server port number", Common),
     spec(Opt::Username, Some('U'), "username", Some("USERNAME"), "connect as specified database user", Common),
@@ -188,6 +201,25 @@ pub fn spec_of(opt: Opt) -> &'static Spec {
         .iter()
         .find(|s| s.opt == opt)
         .expect("every option is in SPECS")
+}
+
+/// The options of pgbench `v`: pgbench 15's (`-d` is `--debug`), or
+/// pgbench 17 and 18's (`-d` is `--dbname`, debug is `--debug` alone).
+pub fn specs(v: Pgbench) -> Vec<Spec> {
+    SPECS
+        .iter()
+        .filter(|s| v >= Pgbench::V18 || s.opt != Opt::Dbname)
+        .map(|s| match s.opt {
+            Opt::Debug if v >= Pgbench::V18 => Spec { short: None, ..*s },
+            _ => *s,
+        })
+        .collect()
+}
+
+/// The options the command line is read with ([`Pgbench::of_options`]).
+fn current_specs() -> Vec<Spec> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    specs(Pgbench::of_options(&env))
 }
 
 /// pgbench's options as given, in order: what `isobench pgbench` acts on.
@@ -207,7 +239,7 @@ impl clap::Args for PgbenchArgs {
             .disable_help_flag(true)
             .disable_version_flag(true)
             .infer_long_args(true);
-        for s in SPECS {
+        for s in current_specs() {
             let mut arg = Arg::new(s.long)
                 .long(s.long)
                 .help(s.help.replace('\n', " "))
@@ -242,7 +274,7 @@ impl clap::Args for PgbenchArgs {
 impl clap::FromArgMatches for PgbenchArgs {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
         let mut given: Vec<(usize, Opt, Option<String>)> = Vec::new();
-        for s in SPECS {
+        for s in current_specs() {
             let (Some(at), Some(values)) = (m.indices_of(s.long), m.get_raw(s.long)) else {
                 continue;
             };
@@ -268,14 +300,21 @@ impl clap::FromArgMatches for PgbenchArgs {
     }
 }
 
-/// The version of pgbench whose behaviour `isobench pgbench` follows (its
-/// own tests pass): `--version` prints it first, as pgbench does.
+/// The versions of pgbench whose behaviour `isobench pgbench` follows
+/// (their own tests pass): `--version` prints the one the options follow
+/// first, as pgbench does.
 pub const PGBENCH_VERSION: &str = "15.18";
+pub const PGBENCH_18_VERSION: &str = "18.6";
 
 /// `--version`: pgbench's line, with isobench's name and version after it.
 pub fn version_text() -> String {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let v = match Pgbench::of_options(&env) {
+        Pgbench::V15 => PGBENCH_VERSION,
+        Pgbench::V18 => PGBENCH_18_VERSION,
+    };
     format!(
-        "pgbench (PostgreSQL) {PGBENCH_VERSION} (isobench {})\n",
+        "pgbench (PostgreSQL) {v} (isobench {})\n",
         env!("CARGO_PKG_VERSION")
     )
 }
@@ -283,13 +322,14 @@ pub fn version_text() -> String {
 /// `--help` in pgbench's form: the options by group, each with its help
 /// in a column from 27.
 pub fn help_text() -> String {
+    let all = current_specs();
     let mut o = String::from(
         "pgbench is a benchmarking tool for PostgreSQL (here isobench pgbench: each run is also one isobench cell).\n\n\
          Usage:\n  pgbench [OPTION]... [DBNAME]\n",
     );
     for group in [Init, Select, Bench, Common, Isobench] {
         o.push_str(&format!("\n{}:\n", group.heading()));
-        let mut listed: Vec<&Spec> = SPECS.iter().filter(|s| s.group == group).collect();
+        let mut listed: Vec<&Spec> = all.iter().filter(|s| s.group == group).collect();
         if group == Bench {
             // pgbench lists -n and -s among the benchmarking options too.
             let at = listed

@@ -37,6 +37,12 @@ impl Bad {
         self
     }
 
+    /// What glibc's `getopt_long` said of the command line (without the
+    /// program's name), and pgbench's hint.
+    pub fn getopt(said: &str) -> Bad {
+        Bad(format!("pgbench: {said}\n")).hint()
+    }
+
     /// A clap error of the command line (an unknown option, a missing
     /// value): its first line, and the hint.
     pub fn usage(clap_error: &str) -> Bad {

@@ -1,4 +1,5 @@
-//! What `isobench pgbench` prints, as pgbench 15 prints it: the summary
+//! What `isobench pgbench` prints, as pgbench prints it (15's or 18's
+//! summary, the same `-P` lines): the summary
 //! (`summary`), the `-P` lines (`progress`), and the messages in between
 //! (server errors in libpq's words, `-d` lines).
 
@@ -21,25 +22,55 @@ pub fn out(text: &str) {
 }
 
 /// A server's error as libpq's `PQerrorMessage` words it at the default
-/// verbosity: `ERROR:  message`, then `DETAIL:`, `HINT:` and `CONTEXT:`
-/// lines; other errors (the connection's) as their text.
+/// verbosity: `ERROR:  message`, its position (`at character N`: the
+/// statement is not at hand here), then `DETAIL:`, `HINT:`, `QUERY:`
+/// and `CONTEXT:` lines; other errors (the connection's) as their text.
+/// No final newline.
 pub fn server_error(e: &tokio_postgres::Error) -> String {
+    server_error_in(e, None)
+}
+
+/// [`server_error`] of statement `query`: its position as libpq shows it
+/// (`LINE n:` and a caret).
+pub fn server_error_in(e: &tokio_postgres::Error, query: Option<&str>) -> String {
     match e.as_db_error() {
         Some(db) => {
-            let mut text = format!("{}:  {}", db.severity(), db.message());
-            for (label, field) in [
-                ("DETAIL", db.detail()),
-                ("HINT", db.hint()),
-                ("CONTEXT", db.where_()),
-            ] {
-                if let Some(f) = field {
-                    text.push_str(&format!("\n{label}:  {f}"));
-                }
-            }
+            let mut text = libpq_text(db, query, true);
+            text.pop();
             text
         }
         None => crate::postgres::error_text(e),
     }
+}
+
+/// A server's error (`is_error`) or notice in libpq's words
+/// ([`crate::wire::libpq_message`]), for statement `query` when known,
+/// with its final newline.
+pub fn libpq_text(
+    db: &tokio_postgres::error::DbError,
+    query: Option<&str>,
+    is_error: bool,
+) -> String {
+    use tokio_postgres::error::ErrorPosition;
+    let (position, internal) = match db.position() {
+        Some(ErrorPosition::Original(p)) => (Some(*p as usize), None),
+        Some(ErrorPosition::Internal { position, query }) => {
+            (None, Some((*position as usize, query.as_str())))
+        }
+        None => (None, None),
+    };
+    crate::wire::libpq_message(&crate::wire::Fields {
+        severity: db.severity(),
+        message: db.message(),
+        position,
+        query,
+        internal_position: internal.map(|i| i.0),
+        internal_query: internal.map(|i| i.1),
+        detail: db.detail(),
+        hint: db.hint(),
+        context: db.where_(),
+        is_error,
+    })
 }
 
 /// `-d`'s first line (pgbench's `pg_log_debug` after its setup

@@ -1,4 +1,5 @@
-//! pgbench 15's summary (`printResults` in pgbench.c) of the run's record.
+//! pgbench's summary (`printResults` in pgbench.c) of the run's record,
+//! as pgbench 15 or pgbench 18 prints it ([`Pgbench`]).
 //!
 //! Failures are pgbench's: serialization failures and deadlocks (under
 //! `isobench pgbench` any other error aborts the client, as in pgbench,
@@ -8,6 +9,7 @@ use std::collections::BTreeMap;
 
 use super::super::flags::{End, Invocation, PartitionMethod};
 use super::super::tally::ScriptCounts;
+use super::super::version::Pgbench;
 use crate::model::{QueryMode, RunRecord};
 
 /// What the summary needs besides the record.
@@ -26,6 +28,8 @@ pub struct Extra {
     /// Per script (several scripts): transactions retried, retries and
     /// transactions skipped.
     pub scripts: Vec<ScriptCounts>,
+    /// Whose summary it is.
+    pub pgbench: Pgbench,
 }
 
 /// Failed transactions as pgbench 15 counts them: serialization (40001),
@@ -40,19 +44,25 @@ fn pct(n: u64, of: u64) -> f64 {
     if of > 0 {
         100.0 * n as f64 / of as f64
     } else {
-        // pgbench divides anyway: 0/0 prints as nan, n/0 as inf.
+        // pgbench divides anyway: 0/0 is NaN, n/0 infinite.
         if n == 0 { f64::NAN } else { f64::INFINITY }
     }
 }
 
-/// A percentage as C's `%.3f` prints it (`nan`, `inf`).
+/// A number as pgbench prints it with `%.3f`: PostgreSQL's own
+/// `snprintf` (src/port/snprintf.c) writes `NaN` and `Infinity`.
 fn p3(x: f64) -> String {
+    fixed(x, 3)
+}
+
+/// `x` with `digits` decimals, as PostgreSQL's `snprintf` prints `%.Nf`.
+fn fixed(x: f64, digits: usize) -> String {
     if x.is_nan() {
-        "nan".into()
+        "NaN".into()
     } else if x.is_infinite() {
-        "inf".into()
+        if x > 0.0 { "Infinity" } else { "-Infinity" }.into()
     } else {
-        format!("{x:.3}")
+        format!("{x:.digits$}")
     }
 }
 
@@ -83,7 +93,10 @@ fn push_failures(
     }
 }
 
-/// pgbench 15's summary of run `r`.
+/// pgbench's summary of run `r`: pgbench 15's, or pgbench 18's
+/// (`x.pgbench`), which prints nothing after `actually processed` when
+/// no transaction ended, and lays out the per-script and per-command
+/// figures anew.
 pub fn summary(inv: &Invocation, r: &RunRecord, x: &Extra) -> String {
     let mut o = String::new();
     let (failed, ser, dead) = failures(&r.failed);
@@ -123,6 +136,10 @@ pub fn summary(inv: &Invocation, r: &RunRecord, x: &Extra) -> String {
             ));
         }
     }
+    if x.pgbench >= Pgbench::V18 && total_cnt == 0 {
+        // pgbench 18: "Remaining stats are nonsensical".
+        return o;
+    }
     push_failures(
         &mut o,
         "",
@@ -138,7 +155,8 @@ pub fn summary(inv: &Invocation, r: &RunRecord, x: &Extra) -> String {
         ));
         o.push_str(&format!("total number of retries: {}\n", r.retries));
     }
-    if r.committed + r.skipped == 0 {
+    if x.pgbench == Pgbench::V15 && r.committed + r.skipped == 0 {
+        // pgbench 15 stops here; 18 goes on when transactions failed.
         return o;
     }
     if inv.rate.is_some() && inv.latency_limit_ms.is_some() {
@@ -160,9 +178,12 @@ pub fn summary(inv: &Invocation, r: &RunRecord, x: &Extra) -> String {
         ));
     }
     if inv.rate.is_some() || inv.progress_s.is_some() || inv.latency_limit_ms.is_some() {
-        let (mean, stddev) = mean_stddev(r);
-        o.push_str(&format!("latency average = {mean:.3} ms\n"));
-        o.push_str(&format!("latency stddev = {stddev:.3} ms\n"));
+        // pgbench's `printSimpleStats`: nothing without a sample.
+        if r.committed > 0 {
+            let (mean, stddev) = mean_stddev(r);
+            o.push_str(&format!("latency average = {mean:.3} ms\n"));
+            o.push_str(&format!("latency stddev = {stddev:.3} ms\n"));
+        }
     } else {
         // pgbench: run time x clients / transactions, failures included.
         o.push_str(&format!(
@@ -202,14 +223,17 @@ pub fn summary(inv: &Invocation, r: &RunRecord, x: &Extra) -> String {
         ));
     }
     if inv.per_script() || inv.per_command {
-        scripts(&mut o, inv, r, &x.scripts);
+        scripts(&mut o, inv, r, x);
     }
     o
 }
 
 /// The `SQL script N:` blocks (several scripts; `counts` by script) and
 /// the per-command tables (`-r`).
-fn scripts(o: &mut String, inv: &Invocation, r: &RunRecord, counts: &[ScriptCounts]) {
+fn scripts(o: &mut String, inv: &Invocation, r: &RunRecord, x: &Extra) {
+    let counts = &x.scripts;
+    let (failed, _, _) = failures(&r.failed);
+    let total_cnt = r.committed + r.skipped + failed;
     let per_script = inv.per_script();
     let total_weight: u64 = inv
         .scripts
@@ -222,31 +246,51 @@ fn scripts(o: &mut String, inv: &Invocation, r: &RunRecord, counts: &[ScriptCoun
             let c = counts.get(i).copied().unwrap_or_default();
             let (sf, sser, sdead) = failures(&t.failed);
             let stotal = t.committed + c.skipped + sf;
+            let tps = t.committed as f64 / r.duration_s.max(1e-9);
             o.push_str(&format!(
-                "SQL script {}: {}\n - weight: {} (targets {:.1}% of total)\n - {} transactions ({:.1}% of total, tps = {:.6})\n",
+                "SQL script {}: {}\n - weight: {} (targets {:.1}% of total)\n",
                 i + 1,
                 s.desc(),
                 s.weight,
                 100.0 * f64::from(s.weight) / total_weight as f64,
-                t.committed,
-                100.0 * t.committed as f64 / r.committed.max(1) as f64,
-                t.committed as f64 / r.duration_s.max(1e-9)
             ));
-            push_failures(o, " - ", (sf, sser, sdead), stotal, inv.failures_detailed);
-            if inv.max_tries != 1 {
+            if x.pgbench >= Pgbench::V18 {
                 o.push_str(&format!(
+                    " - {stotal} transactions ({}% of total)\n",
+                    fixed(pct(stotal, total_cnt), 1)
+                ));
+                if stotal > 0 {
+                    o.push_str(&format!(
+                        " - number of transactions actually processed: {} (tps = {tps:.6})\n",
+                        t.committed
+                    ));
+                }
+            } else {
+                o.push_str(&format!(
+                    " - {} transactions ({}% of total, tps = {tps:.6})\n",
+                    t.committed,
+                    fixed(pct(t.committed, r.committed), 1),
+                ));
+            }
+            if x.pgbench >= Pgbench::V18 && stotal == 0 {
+                // pgbench 18 prints a script's counts only when it ran.
+            } else {
+                push_failures(o, " - ", (sf, sser, sdead), stotal, inv.failures_detailed);
+                if inv.max_tries != 1 {
+                    o.push_str(&format!(
                     " - number of transactions retried: {} ({}%)\n - total number of retries: {}\n",
                     c.retried,
                     p3(pct(c.retried, stotal)),
                     c.retries
                 ));
-            }
-            if inv.rate.is_some() && inv.latency_limit_ms.is_some() && stotal > 0 {
-                o.push_str(&format!(
-                    " - number of transactions skipped: {} ({}%)\n",
-                    c.skipped,
-                    p3(pct(c.skipped, stotal))
-                ));
+                }
+                if inv.rate.is_some() && inv.latency_limit_ms.is_some() && stotal > 0 {
+                    o.push_str(&format!(
+                        " - number of transactions skipped: {} ({}%)\n",
+                        c.skipped,
+                        p3(pct(c.skipped, stotal))
+                    ));
+                }
             }
             if t.committed > 0 {
                 let (mean, stddev) =
@@ -256,14 +300,23 @@ fn scripts(o: &mut String, inv: &Invocation, r: &RunRecord, counts: &[ScriptCoun
             }
         }
         if inv.per_command {
-            per_command(o, inv, t, per_script);
+            per_command(o, inv, t, per_script, x.pgbench);
         }
     }
 }
 
 /// `-r`'s table of one script: each command's mean latency, final
 /// failures and (with `--max-tries`) retries.
-fn per_command(o: &mut String, inv: &Invocation, t: &crate::model::TxTypeRecord, per_script: bool) {
+fn per_command(
+    o: &mut String,
+    inv: &Invocation,
+    t: &crate::model::TxTypeRecord,
+    per_script: bool,
+    v: Pgbench,
+) {
+    // pgbench 18 puts one blank before the command (and between the
+    // counts), pgbench 15 two.
+    let gap = if v >= Pgbench::V18 { " " } else { "  " };
     o.push_str(&format!(
         "{}statement latencies in milliseconds{}:\n",
         if per_script { " - " } else { "" },
@@ -292,12 +345,12 @@ fn per_command(o: &mut String, inv: &Invocation, t: &crate::model::TxTypeRecord,
         }
         if inv.max_tries == 1 {
             o.push_str(&format!(
-                "   {:>11.3}  {failed_here:>10}  {}\n",
+                "   {:>11.3}  {failed_here:>10}{gap}{}\n",
                 c.mean_ms, c.command
             ));
         } else {
             o.push_str(&format!(
-                "   {:>11.3}  {failed_here:>10}  {retries_here:>10}  {}\n",
+                "   {:>11.3}  {failed_here:>10}{gap}{retries_here:>10}{gap}{}\n",
                 c.mean_ms, c.command
             ));
         }

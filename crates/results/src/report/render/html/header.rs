@@ -19,6 +19,11 @@ pub(super) fn header(r: &Results, title: &str) -> Markup {
             h1 { (title) }
             @if r.complete {
                 p.banner.ok { "Complete: " (r.runs.len()) " runs recorded." }
+            } @else if r.runs.is_empty() && r.finished_at.is_some() {
+                p.banner.bad {
+                    strong { "No run started" } ": the study stopped before its first run ("
+                    (planned) " planned)."
+                }
             } @else {
                 p.banner.bad {
                     strong { "INCOMPLETE" } " (interrupted): " (r.runs.len()) " of " (planned)

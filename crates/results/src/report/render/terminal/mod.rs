@@ -170,7 +170,9 @@ pub fn summary_of(m: &ReportModel, width: usize) -> String {
     if found.len() > shown {
         let _ = writeln!(out, "({} more findings in report.md)", found.len() - shown);
     }
-    if !results.complete {
+    if results.runs.is_empty() && results.finished_at.is_some() && !results.complete {
+        out.push_str("No run started: the study stopped before its first run.\n");
+    } else if !results.complete {
         out.push_str("INCOMPLETE (interrupted): statistics cover the runs recorded so far.\n");
     }
     out
