@@ -440,7 +440,12 @@ pub(super) fn validate(cfg: &ExperimentConfig) -> Result<Retrier> {
         }
     }
     let external = cfg.target.dsn.is_some() || cfg.target.external_from_env;
-    if external && !cfg.setting_factors.is_empty() {
+    if external
+        && cfg
+            .setting_factors
+            .iter()
+            .any(|(k, _)| !crate::model::is_run_setting(k))
+    {
         bail!(
             "settings factors need the managed server (isobench restarts it with each cell's settings); \
              drop --dsn/--external or the settings factor"

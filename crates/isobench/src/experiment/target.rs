@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result, anyhow};
 use tokio_postgres::Client;
 
-use crate::model::{ExperimentConfig, PgBuild};
+use crate::model::{BadInput, ExperimentConfig, PgBuild, REPLICATION, Replication, is_run_setting};
 use crate::postgres::{self, Target};
 use crate::store::{Cell, Environment};
 
@@ -25,11 +25,62 @@ pub(super) struct Server {
     pub(super) env: Environment,
     /// Template databases loaded on this server, by data variant.
     pub(super) loaded: Vec<bool>,
+    /// The replication mode in effect (`replication`), once isobench set
+    /// it; `None`: as the server started (async on a managed one).
+    pub(super) replication: Option<Replication>,
+    /// Settings of the next run's database (`ALTER DATABASE ... SET`,
+    /// right after its fresh copy): the run settings the server does not
+    /// get at its start (`synchronous_commit` as a factor).
+    pub(super) run_db_settings: Vec<(String, String)>,
 }
 
 impl Server {
     pub(super) fn vnum(&self) -> i32 {
         self.env.server_version_num
+    }
+
+    /// Gets the server ready for a run of `cell`: the run settings
+    /// ([`crate::model::is_run_setting`]) of the cell, else the study's
+    /// fixed ones: `replication` set on the primary when it changes
+    /// (`synchronous_standby_names`, a reload, and a wait until the
+    /// standbys show it), `synchronous_commit` kept for the run's
+    /// database.
+    ///
+    /// Errors: the replication mode could not be set (see
+    /// [`postgres::cluster::set_replication`]).
+    pub(super) async fn prepare_run(&mut self, cfg: &ExperimentConfig, cell: &Cell) -> Result<()> {
+        let run = run_settings(cfg, cell);
+        self.run_db_settings = run
+            .iter()
+            .filter(|(k, _)| k.as_str() != REPLICATION)
+            .cloned()
+            .collect();
+        let Some((_, mode)) = run.iter().find(|(k, _)| k.as_str() == REPLICATION) else {
+            return Ok(());
+        };
+        let mode: Replication = mode.parse().map_err(|e: String| anyhow!(BadInput(e)))?;
+        if self.replication == Some(mode) {
+            return Ok(());
+        }
+        let names = match self.target.standby_names() {
+            n if !n.is_empty() => n,
+            // An external primary: the standbys connected to it now.
+            _ => postgres::cluster::replication_state(&self.admin)
+                .await?
+                .into_iter()
+                .map(|(name, _, _)| name)
+                .collect(),
+        };
+        postgres::cluster::set_replication(
+            &self.admin,
+            mode,
+            &names,
+            postgres::cluster::CLUSTER_WAIT,
+        )
+        .await
+        .with_context(|| format!("setting replication={mode}"))?;
+        self.replication = Some(mode);
+        Ok(())
     }
 
     /// Makes sure the admin connection works: after a crash or restart
@@ -92,7 +143,40 @@ pub(super) async fn start_server(
         admin,
         env,
         loaded: vec![false; variants],
+        replication: None,
+        run_db_settings: Vec::new(),
     })
+}
+
+/// What identifies the server a run of `cell` needs: its build and the
+/// settings it starts with (the cell's settings but the run settings,
+/// which change between runs without a restart).
+pub(super) fn server_key(cell: &Cell) -> (Option<String>, BTreeMap<String, String>) {
+    (
+        cell.pg_bin.clone(),
+        cell.settings
+            .iter()
+            .filter(|(k, _)| !is_run_setting(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    )
+}
+
+/// The run settings ([`is_run_setting`]) of a run of `cell`: the study's
+/// fixed ones (`--set`, or one value of the key) with the cell's on top.
+pub(super) fn run_settings(cfg: &ExperimentConfig, cell: &Cell) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = cfg
+        .target
+        .settings
+        .iter()
+        .filter(|(k, _)| is_run_setting(k))
+        .cloned()
+        .collect();
+    for (k, v) in cell.settings.iter().filter(|(k, _)| is_run_setting(k)) {
+        out.retain(|(name, _)| name != k);
+        out.push((k.clone(), v.clone()));
+    }
+    out
 }
 
 /// What `admin`'s server reports about itself (version, the settings
@@ -163,11 +247,15 @@ pub(super) async fn shown_settings(
         .await
         .map_err(show)?
         .get(0);
+    // `replication` is isobench's: shown as the setting it becomes.
     let names: Vec<String> = cell
         .settings
         .keys()
         .chain(cfg.target.settings.iter().map(|(k, _)| k))
-        .cloned()
+        .map(|k| match k.as_str() {
+            REPLICATION => "synchronous_standby_names".to_string(),
+            _ => k.clone(),
+        })
         .collect();
     let rows = db
         .query(

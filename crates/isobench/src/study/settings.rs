@@ -16,8 +16,8 @@ use serde::Deserialize;
 use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
-    Backoff, CheckSpec, CpuPlacement, DEFAULT_MAX_REPEAT, ExperimentConfig, ExternalLoad,
-    FaultSchedule, FaultSpec, HostPolicy, Isolation, LoadFormat, ObserveLevel, OnError, Order,
+    Backoff, CheckSpec, ClusterConfig, CpuPlacement, DEFAULT_MAX_REPEAT, ExperimentConfig,
+    ExternalLoad, FaultSchedule, FaultSpec, Ha, HostPolicy, ReadFrom, Replication, Isolation, LoadFormat, ObserveLevel, OnError, Order,
     PgBuild, Pooler, PoolerConfig, Precision, QueryMode, RetryPolicy, ScriptSet, ScriptsConfig,
     ShardSpec, TargetConfig,
 };
@@ -204,6 +204,26 @@ pub struct Settings {
     #[arg(long, value_parser = Via::<HostPolicy>::parse)]
     #[serde(default, deserialize_with = "one::<_, Via<HostPolicy>>")]
     pub host_policy: Option<HostPolicy>,
+    /// Streaming standbys of the managed primary (pg_basebackup from the same binaries, a replication slot, a port and data directory each), 0 to 8 [default: 0; with --ha pg_auto_failover: 1].
+    #[arg(long, value_parser = Standbys::parse, allow_hyphen_values = true, help_heading = "Replication")]
+    #[serde(default, deserialize_with = "one::<_, Standbys>")]
+    pub standbys: Option<u32>,
+    /// How the primary waits for its standbys, a factor: async, sync (the first standby synchronous), quorum:N (any N); set as synchronous_standby_names between runs, without a restart [default: async].
+    #[arg(long, value_delimiter = ',', value_parser = Via::<Replication>::parse, help_heading = "Replication")]
+    #[serde(default, deserialize_with = "list::<_, Via<Replication>>")]
+    pub replication: Option<Vec<Replication>>,
+    /// synchronous_commit levels as a factor: off, local, remote_write, on, remote_apply; set on each run's database, without a restart (the same as settings.synchronous_commit).
+    #[arg(long, value_delimiter = ',', value_parser = SyncCommit::parse, help_heading = "Replication")]
+    #[serde(default, deserialize_with = "list::<_, SyncCommit>")]
+    pub synchronous_commit: Option<Vec<String>>,
+    /// Where read-only transactions go: primary, standby (a standby per client), any (drawn per transaction); each read records the client's last commit LSN and the standby's replay LSN [default: primary].
+    #[arg(long, value_parser = Via::<ReadFrom>::parse, help_heading = "Replication")]
+    #[serde(default, deserialize_with = "one::<_, Via<ReadFrom>>")]
+    pub read_from: Option<ReadFrom>,
+    /// Failover manager of the managed cluster: none, or pg_auto_failover (a monitor and two nodes from the pg-auto-failover packages; clients reconnect through a multi-host DSN with target_session_attrs=read-write) [default: none].
+    #[arg(long, value_parser = Via::<Ha>::parse, help_heading = "Replication")]
+    #[serde(default, deserialize_with = "one::<_, Via<Ha>>")]
+    pub ha: Option<Ha>,
     /// Managed server setting, repeatable: --set shared_buffers=256MB (in a file, the `[settings]` table; a list there is a factor).
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = setting)]
     #[serde(default, deserialize_with = "table_of_lists")]
@@ -314,7 +334,7 @@ pub struct Settings {
 }
 
 /// The keys a `[factors]` table may hold.
-pub const FACTOR_KEYS: [&str; 15] = [
+pub const FACTOR_KEYS: [&str; 17] = [
     "workload",
     "script",
     "isolation",
@@ -330,6 +350,8 @@ pub const FACTOR_KEYS: [&str; 15] = [
     "pg_bin",
     "params",
     "settings",
+    "replication",
+    "synchronous_commit",
 ];
 
 /// `LOAD_KEYS` and `clear_load` from one list: the keys of the external
@@ -418,6 +440,11 @@ every_key!(
     dsn,
     external,
     host_policy,
+    standbys,
+    replication,
+    synchronous_commit,
+    read_from,
+    ha,
     settings,
     server_user,
     pg_bin,
@@ -743,7 +770,7 @@ impl Settings {
         };
         let mut fixed = Vec::new();
         let mut setting_factors = Vec::new();
-        for (name, values) in self.settings.clone().unwrap_or_default() {
+        for (name, values) in self.settings_with_cluster()? {
             match dedup(values).as_slice() {
                 [one] => fixed.push((name, one.clone())),
                 several => setting_factors.push((name, several.to_vec())),
@@ -773,6 +800,7 @@ impl Settings {
             ));
         }
         let precision = self.precision_plan()?;
+        let cluster = self.cluster()?;
         if self.cpus.as_ref().is_some_and(|c| c.server.is_some())
             && (self.dsn.is_some() || self.external == Some(true))
         {
@@ -888,6 +916,7 @@ impl Settings {
                 settings: fixed,
                 server_user: s.server_user.unwrap_or_else(|| "postgres".into()),
                 host_policy: s.host_policy.unwrap_or_default(),
+                cluster,
             },
             out: s.out,
             quiet: s.quiet.unwrap_or(false),
@@ -896,6 +925,110 @@ impl Settings {
             shard,
             shard_wait: s.shard_wait.unwrap_or(Duration::from_secs(60)),
             checks,
+        })
+    }
+
+    /// The server settings with the replication keys among them:
+    /// `replication` (isobench's, [`crate::model::REPLICATION`]) and
+    /// `synchronous_commit` as the settings of those names.
+    ///
+    /// Errors: `synchronous_commit` given both as a key and in
+    /// `settings`; `synchronous_standby_names` in `settings` with
+    /// `replication`, which sets it.
+    fn settings_with_cluster(&self) -> Result<Vec<Named>, SettingsError> {
+        let mut all = self.settings.clone().unwrap_or_default();
+        let given = |n: &str| all.iter().any(|(k, _)| k == n);
+        if self.synchronous_commit.is_some() && given("synchronous_commit") {
+            return Err(self.error(
+                "synchronous_commit",
+                "given both as a key and as settings.synchronous_commit (--set): give it once",
+            ));
+        }
+        if self.replication.is_some() && given("synchronous_standby_names") {
+            return Err(self.error(
+                "replication",
+                "sets synchronous_standby_names itself: drop settings.synchronous_standby_names (--set)",
+            ));
+        }
+        if given(crate::model::REPLICATION) {
+            return Err(self.error(
+                "settings.replication",
+                "replication is a key of its own (`replication = [\"async\", \"sync\"]`, --replication), not a server setting",
+            ));
+        }
+        if let Some(r) = &self.replication {
+            all.push((
+                crate::model::REPLICATION.to_string(),
+                r.iter().map(ToString::to_string).collect(),
+            ));
+        }
+        if let Some(levels) = &self.synchronous_commit {
+            all.push(("synchronous_commit".to_string(), levels.clone()));
+        }
+        Ok(all)
+    }
+
+    /// The managed cluster: standbys, failover manager, read route.
+    ///
+    /// Errors: standbys, a failover manager or a replication factor with
+    /// an external server (which has its own: name its hosts in the DSN);
+    /// reads routed to standbys that do not exist; a quorum larger than
+    /// the standbys; pg_auto_failover with other than one standby.
+    fn cluster(&self) -> Result<ClusterConfig, SettingsError> {
+        let external = self.dsn.is_some() || self.external == Some(true);
+        let ha = self.ha.unwrap_or_default();
+        let standbys = self
+            .standbys
+            .unwrap_or(if ha == Ha::None { 0 } else { 1 });
+        if external && (self.standbys.is_some() || ha != Ha::None) {
+            let key = if self.standbys.is_some() { "standbys" } else { "ha" };
+            return Err(self.error(
+                key,
+                "starts a managed cluster; an external server has its standbys already: \
+                 name the primary first and its standbys after it in --dsn (host=h1,h2 ...)",
+            ));
+        }
+        if ha == Ha::PgAutoFailover && standbys != 1 {
+            return Err(self.error(
+                "standbys",
+                format!(
+                    "pg_auto_failover runs here as a monitor and two nodes (a primary and one standby); \
+                     give standbys = 1 (or leave it out), found {standbys}"
+                ),
+            ));
+        }
+        let read_from = self.read_from.unwrap_or_default();
+        if read_from != ReadFrom::Primary && standbys == 0 && !external {
+            return Err(self.error(
+                "read_from",
+                format!(
+                    "{}: the managed server has no standby to read from: give --standbys N",
+                    read_from.name()
+                ),
+            ));
+        }
+        for r in self.replication.iter().flatten() {
+            if r.waits_for() > standbys && !external {
+                return Err(self.error(
+                    "replication",
+                    format!(
+                        "{r} waits for {} standby(s), and the study has {standbys}: give --standbys {}",
+                        r.waits_for(),
+                        r.waits_for()
+                    ),
+                ));
+            }
+            if ha == Ha::PgAutoFailover && matches!(r, Replication::Quorum(_)) {
+                return Err(self.error(
+                    "replication",
+                    "pg_auto_failover with one standby replicates async or sync (its replication-quorum): drop quorum:N",
+                ));
+            }
+        }
+        Ok(ClusterConfig {
+            standbys,
+            ha,
+            read_from,
         })
     }
 

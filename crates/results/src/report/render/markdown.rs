@@ -39,6 +39,7 @@ pub fn render_model(m: &ReportModel) -> String {
     wait_events(&mut out, m);
     siread_locks(&mut out, m);
     pooler(&mut out, m);
+    standbys(&mut out, m);
     plans(&mut out, m);
     invariants(&mut out, m);
     faults(&mut out, m);
@@ -343,6 +344,16 @@ fn pooler(out: &mut String, m: &ReportModel) {
         return;
     }
     let _ = write!(out, "## pgbouncer\n\n{}\n\n", tables::POOLER_NOTE);
+    table(out, &t);
+}
+
+/// Only when the server had standbys.
+fn standbys(out: &mut String, m: &ReportModel) {
+    let t = tables::standbys(m);
+    if t.is_empty() {
+        return;
+    }
+    let _ = write!(out, "## Standbys\n\n{}\n\n", tables::STANDBYS_NOTE);
     table(out, &t);
 }
 

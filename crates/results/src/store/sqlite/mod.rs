@@ -160,6 +160,11 @@
 //!   xact_time_ms, query_time_ms)`: a run behind pgbouncer, what its admin
 //!   console showed in the measured window (`SHOW POOLS` gauges as mean
 //!   and max over the samples, `SHOW STATS` totals as differences).
+//! - `run_standbys (run, ordinal, name, samples, sync_state,
+//!   {write,flush,replay}_lag_{mean,max}_ms, {write,flush,replay}_lag_samples,
+//!   replay_lag_{mean,max}_bytes, replay_lag_bytes_samples)`: a replicated
+//!   server's standbys as the primary's `pg_stat_replication` showed them
+//!   in the measured window (sampled once a second).
 //!
 //! Vectors keep their order in an `ordinal` column (from 0); maps come back
 //! sorted by key, as `BTreeMap` keeps them.
@@ -212,6 +217,7 @@
 //! `checks` both for the declared checks' rows.
 
 mod checks;
+mod cluster;
 mod pooler;
 mod read;
 mod schema;

@@ -650,6 +650,7 @@ fn read_server(conn: &Connection, run: u32, row: &Row) -> R<ServerObservations> 
         plan_changes,
         errors: messages(conn, "server_errors", run)?,
         pooler: super::pooler::read_run_pooler(conn, run)?,
+        standbys: super::cluster::read_run_standbys(conn, run)?,
     })
 }
 
