@@ -31,6 +31,7 @@ mod pgbench_expr;
 mod pgbench_scripts;
 mod pooler;
 mod precision;
+mod replication;
 mod run_e2e;
 mod shards;
 mod tpcc;
