@@ -13,6 +13,7 @@
 pub mod cells;
 pub mod compare;
 pub mod coverage;
+pub mod durability;
 pub mod findings;
 pub mod gate;
 pub mod guarantee;
