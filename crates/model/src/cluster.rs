@@ -220,6 +220,11 @@ pub struct ClusterConfig {
     pub ha: Ha,
     /// Where read-only transactions go (`--read-from`).
     pub read_from: ReadFrom,
+    /// The failover manager's timeouts lowered for a benchmark
+    /// (`--ha-timeouts fast`: about 5 s per failover instead of about
+    /// 51 s with pg_auto_failover's defaults).
+    #[serde(default)]
+    pub ha_fast: bool,
 }
 
 impl ClusterConfig {

@@ -4,6 +4,7 @@
 // The floor below.
 use isobench_model as model;
 
+pub mod autofailover;
 pub mod cluster;
 pub mod cpus;
 

@@ -276,8 +276,8 @@ async fn run_study<D: Driver>(
         .note(&format!("results: {}", study.dir.display()));
     study
         .progress
-        .note(&format!("target: {}", srv.target.describe()));
-    stored.target = srv.target.describe();
+        .note(&format!("target: {}", srv.describe()));
+    stored.target = srv.describe();
     if let Some(spec) = cfg.shard {
         let coord = shard::Coord::open(&srv.target, spec, id.clone(), cfg.shard_wait).await;
         match coord {
@@ -501,7 +501,7 @@ impl<D: Driver> Study<'_, D> {
             }
             let srv = server.as_mut().expect("started above");
             srv.ensure_admin(self.cfg.server_wait).await?;
-            srv.prepare_run(self.cfg, &run.cell).await?;
+            srv.prepare_run(self.cfg, &run.cell, &self.progress).await?;
             let t = self.template_of[run.cell_index];
             // A non-zero shard: shard 0 loads and prepares; wait for it.
             if let Some(c) = self.coord.as_ref().filter(|c| c.spec.index != 0) {

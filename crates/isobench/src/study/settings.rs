@@ -97,7 +97,7 @@ pub struct Settings {
     #[arg(long, value_parser = PositiveDur::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "one::<_, PositiveDur>")]
     pub latency_limit: Option<Duration>,
-    /// Inject a fault into every run, repeatable: KIND@TIME from the start of the measured window; KIND: terminate (pg_terminate_backend of the clients), kill-backend (SIGKILL one client backend: crash and recovery), restart (fast shutdown and start), crash (immediate shutdown and start: crash recovery), pause:DURATION (SIGSTOP the server's processes, SIGCONT after DURATION); all but terminate need the managed server. E.g. terminate@2s, pause:1s@2s.
+    /// Inject a fault into every run, repeatable: KIND@TIME from the start of the measured window; KIND: terminate (pg_terminate_backend of the clients), kill-backend (SIGKILL one client backend: crash and recovery), restart (fast shutdown and start), crash (immediate shutdown and start: crash recovery), pause:DURATION (SIGSTOP the server's processes, SIGCONT after DURATION), failover (with --ha pg_auto_failover: SIGKILL of the primary node's keeper and postmaster; the manager promotes the standby); all but terminate need the managed server. E.g. terminate@2s, pause:1s@2s, failover@30s.
     #[arg(long, value_name = "KIND@TIME", value_parser = Via::<FaultSpec>::parse)]
     #[serde(default, deserialize_with = "list::<_, Via<FaultSpec>>")]
     pub fault: Option<Vec<FaultSpec>>,
@@ -224,6 +224,10 @@ pub struct Settings {
     #[arg(long, value_parser = Via::<Ha>::parse, help_heading = "Replication")]
     #[serde(default, deserialize_with = "one::<_, Via<Ha>>")]
     pub ha: Option<Ha>,
+    /// The failover manager's timeouts: default (pg_auto_failover's own: a failover takes about 51 s) or fast (health checks every second, a node unhealthy after 2 s, 1.5 s to demote: about 5 s; unsafe in a real network partition, harmless for the node crash isobench injects) [default: default].
+    #[arg(long, value_parser = HaTimeouts::parse, help_heading = "Replication")]
+    #[serde(default, deserialize_with = "one::<_, HaTimeouts>")]
+    pub ha_timeouts: Option<bool>,
     /// Managed server setting, repeatable: --set shared_buffers=256MB (in a file, the `[settings]` table; a list there is a factor).
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = setting)]
     #[serde(default, deserialize_with = "table_of_lists")]
@@ -445,6 +449,7 @@ every_key!(
     synchronous_commit,
     read_from,
     ha,
+    ha_timeouts,
     settings,
     server_user,
     pg_bin,
@@ -915,7 +920,14 @@ impl Settings {
                 pg_bin: server_build,
                 settings: fixed,
                 server_user: s.server_user.unwrap_or_else(|| "postgres".into()),
-                host_policy: s.host_policy.unwrap_or_default(),
+                // A failover manager's cluster is reached as applications
+                // reach it: every client to the first node that takes
+                // writes (target_session_attrs=read-write).
+                host_policy: if cluster.ha == Ha::None {
+                    s.host_policy.unwrap_or_default()
+                } else {
+                    HostPolicy::First
+                },
                 cluster,
             },
             out: s.out,
@@ -1025,10 +1037,17 @@ impl Settings {
                 ));
             }
         }
+        if self.ha_timeouts.is_some() && ha == Ha::None {
+            return Err(self.error(
+                "ha_timeouts",
+                "sets the failover manager's timeouts: give --ha pg_auto_failover too",
+            ));
+        }
         Ok(ClusterConfig {
             standbys,
             ha,
             read_from,
+            ha_fast: self.ha_timeouts.unwrap_or(false),
         })
     }
 

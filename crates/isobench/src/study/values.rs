@@ -213,6 +213,19 @@ impl Parse for Standbys {
     }
 }
 
+/// A failover manager's timeouts: `default` (false) or `fast` (true).
+pub struct HaTimeouts;
+impl Parse for HaTimeouts {
+    type Out = bool;
+    fn parse(s: &str) -> Result<bool, String> {
+        match s.trim() {
+            "default" => Ok(false),
+            "fast" => Ok(true),
+            other => Err(format!("unknown timeouts '{other}' (use default or fast)")),
+        }
+    }
+}
+
 /// A `synchronous_commit` level: off, local, remote_write, on,
 /// remote_apply.
 pub struct SyncCommit;

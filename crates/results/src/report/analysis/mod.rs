@@ -14,6 +14,7 @@ pub mod cells;
 pub mod compare;
 pub mod coverage;
 pub mod durability;
+pub mod failover;
 pub mod findings;
 pub mod gate;
 pub mod guarantee;

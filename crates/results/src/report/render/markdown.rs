@@ -43,6 +43,7 @@ pub fn render_model(m: &ReportModel) -> String {
     plans(&mut out, m);
     invariants(&mut out, m);
     faults(&mut out, m);
+    failovers(&mut out, m);
     hosts(&mut out, m);
     runs(&mut out, m);
     problems(&mut out, m);
@@ -344,6 +345,16 @@ fn pooler(out: &mut String, m: &ReportModel) {
         return;
     }
     let _ = write!(out, "## pgbouncer\n\n{}\n\n", tables::POOLER_NOTE);
+    table(out, &t);
+}
+
+/// Only when a run went through a failover.
+fn failovers(out: &mut String, m: &ReportModel) {
+    let t = tables::failovers(m);
+    if t.is_empty() {
+        return;
+    }
+    let _ = write!(out, "## Failovers\n\n{}\n\n", tables::FAILOVERS_NOTE);
     table(out, &t);
 }
 

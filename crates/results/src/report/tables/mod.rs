@@ -20,6 +20,7 @@ pub mod cells;
 pub mod checks;
 pub mod client;
 pub mod compare;
+pub mod failovers;
 pub mod failures;
 pub mod faults;
 pub mod gate;
@@ -41,6 +42,7 @@ pub use cells::{
 pub use checks::{invariant_checks, invariant_summary};
 pub use client::{commands, latency, transactions};
 pub use failures::{SWALLOWED, SWALLOWED_NOTE, failure_totals, failures};
+pub use failovers::{FAILOVERS_NOTE, failovers};
 pub use faults::{cell_faults, faults};
 pub use hosts::{host_note, hosts};
 pub use load_cmd::external_load;

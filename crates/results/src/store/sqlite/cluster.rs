@@ -1,13 +1,15 @@
 //! A replicated server in the store (store version 16): what the
 //! primary's `pg_stat_replication` showed of each standby while a run
 //! measured (`ServerObservations::standbys`), one row per standby in
-//! `run_standbys` (see the parent module's docs).
+//! `run_standbys`, and what each injected failover did
+//! (`InjectedFault::failover`) in `injected_failovers` (see the parent
+//! module's docs).
 
 use rusqlite::{Connection, Row, Transaction, params};
 
 use super::R;
 use super::read::children;
-use crate::model::{LagStat, StandbyObservation};
+use crate::model::{FailoverOutcome, InjectedFault, LagStat, StandbyObservation};
 
 /// A run's `run_standbys` rows, one per standby in the observer's order.
 pub(super) fn write_run_standbys(tx: &Transaction, run: u32, s: &[StandbyObservation]) -> R<()> {
@@ -80,4 +82,54 @@ fn lag(r: &Row, at: usize) -> rusqlite::Result<LagStat> {
         max: f(at + 1)?,
         samples: r.get(at + 2)?,
     })
+}
+
+/// The `injected_failovers` rows of run `run`: one per injected fault
+/// (`seq` as in `injected_faults`) that has a failover outcome.
+pub(super) fn write_failovers(tx: &Transaction, run: u32, injected: &[InjectedFault]) -> R<()> {
+    for (seq, f) in injected.iter().enumerate() {
+        let Some(o) = &f.failover else { continue };
+        tx.prepare_cached(
+            "INSERT INTO injected_failovers (run, seq, killed, promoted, promoted_s, unavailable_s)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![
+            run,
+            seq as i64,
+            o.killed,
+            o.promoted,
+            o.promoted_s,
+            o.unavailable_s
+        ])?;
+    }
+    Ok(())
+}
+
+/// Puts run `run`'s failover outcomes on its `injected` faults (by
+/// `seq`); none in stores before version 16.
+pub(super) fn read_failovers(conn: &Connection, run: u32, injected: &mut [InjectedFault]) -> R<()> {
+    let rows = children(
+        conn,
+        "injected_failovers",
+        "SELECT seq, killed, promoted, promoted_s, unavailable_s
+           FROM injected_failovers WHERE run = ?1 ORDER BY seq",
+        run,
+        |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                FailoverOutcome {
+                    killed: r.get(1)?,
+                    promoted: r.get(2)?,
+                    promoted_s: r.get(3)?,
+                    unavailable_s: r.get(4)?,
+                },
+            ))
+        },
+    )?;
+    for (seq, o) in rows {
+        if let Some(f) = injected.get_mut(seq as usize) {
+            f.failover = Some(o);
+        }
+    }
+    Ok(())
 }

@@ -802,12 +802,38 @@ mod tests {
             outage_s: Some(0.1 + 0.2),
             recovery_s: None,
             server_wait_s: Some(1.5),
-            injected: vec![crate::model::InjectedFault {
-                kind: crate::model::FaultKind::KillBackend,
-                t_s: 1.0 / 3.0,
-                detail: "SIGKILL to client backend PID 12".into(),
-            }],
+            injected: vec![
+                crate::model::InjectedFault {
+                    kind: crate::model::FaultKind::KillBackend,
+                    t_s: 1.0 / 3.0,
+                    detail: "SIGKILL to client backend PID 12".into(),
+                    failover: None,
+                },
+                crate::model::InjectedFault {
+                    kind: crate::model::FaultKind::Failover,
+                    t_s: 2.5,
+                    detail: "SIGKILL to node n1".into(),
+                    failover: Some(crate::model::FailoverOutcome {
+                        killed: "n1".into(),
+                        promoted: Some("n2".into()),
+                        promoted_s: Some(4.75),
+                        unavailable_s: None,
+                    }),
+                },
+            ],
         });
+        // A standby as pg_stat_replication showed it.
+        r.runs[0].server.standbys = vec![crate::model::StandbyObservation {
+            name: "s1".into(),
+            samples: 3,
+            sync_state: "sync".into(),
+            replay_lag_ms: crate::model::LagStat {
+                mean: 1.25,
+                max: 2.5,
+                samples: 2,
+            },
+            ..Default::default()
+        }];
         c.faults = vec!["kill-backend@333ms".into()];
         c.fault_plans = vec!["none".into(), "pause:1s@1s+crash@2500ms".into()];
         c.workloads = vec!["tpcb".into(), "ssibench".into()];

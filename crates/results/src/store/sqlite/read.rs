@@ -763,9 +763,11 @@ fn read_faults(conn: &Connection, run: u32) -> R<Option<RunFaults>> {
                 })?,
                 t_s: r.get(1)?,
                 detail: r.get(2)?,
+                failover: None,
             })
         },
     )?;
+    super::cluster::read_failovers(conn, run, &mut f.injected)?;
     Ok(Some(f))
 }
 

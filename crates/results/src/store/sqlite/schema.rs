@@ -641,8 +641,11 @@ INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '15');
 /// (`application_name`), the samples it was connected in, the
 /// `sync_state` seen most often, and its write, flush and replay lag
 /// (ms) and the WAL it had not applied (bytes), each as mean, max and the
-/// samples that had a value (the lags are NULL on an idle primary). IF
-/// NOT EXISTS, as in versions 3 to 15.
+/// samples that had a value (the lags are NULL on an idle primary); and
+/// per injected failover (`InjectedFault::failover`, `--fault failover`)
+/// the node killed, the node the manager promoted, when (s after the
+/// kill), and the clients' write unavailability (s from the kill to their
+/// first commit after it). IF NOT EXISTS, as in versions 3 to 15.
 const V16_STANDBYS: &str = r#"
 CREATE TABLE IF NOT EXISTS run_standbys (
     run                      INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
@@ -663,6 +666,17 @@ CREATE TABLE IF NOT EXISTS run_standbys (
     replay_lag_max_bytes     REAL,
     replay_lag_bytes_samples INTEGER NOT NULL CHECK (replay_lag_bytes_samples >= 0),
     PRIMARY KEY (run, ordinal)
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS injected_failovers (
+    run           INTEGER NOT NULL,
+    seq           INTEGER NOT NULL,
+    killed        TEXT NOT NULL,
+    promoted      TEXT,
+    promoted_s    REAL,
+    unavailable_s REAL,
+    PRIMARY KEY (run, seq),
+    FOREIGN KEY (run, seq) REFERENCES injected_faults (run, seq) ON DELETE CASCADE
 ) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '16');

@@ -231,6 +231,7 @@ fn write_faults(tx: &Transaction, run: u32, f: &RunFaults) -> R<()> {
         st.execute(params![run, i, f.kind.name(), f.t_s, f.detail])
             .context("injected_faults")?;
     }
+    super::cluster::write_failovers(tx, run, &f.injected).context("injected_failovers")?;
     Ok(())
 }
 

@@ -23,3 +23,47 @@ pub(super) fn durability(m: &ReportModel) -> Vec<Finding> {
         })
         .collect()
 }
+
+/// One finding per cell whose runs went through failovers: the
+/// acknowledged commits lost per failover with their interval, the write
+/// unavailability and the manager's promotion time
+/// ([`crate::report::analysis::failover`]).
+pub(super) fn failover(m: &ReportModel) -> Vec<Finding> {
+    use crate::report::analysis::failover::{failovers, lost_text, unavailable_text};
+    failovers(m)
+        .iter()
+        .map(|f| {
+            let mut parts: Vec<String> = Vec::new();
+            parts.extend(lost_text(f));
+            parts.extend(unavailable_text(f));
+            if let Some(p) = &f.promoted_s {
+                parts.push(format!(
+                    "the manager promoted the standby {:.1} s after the kill on average",
+                    p.mean
+                ));
+            }
+            if f.not_promoted > 0 {
+                parts.push(format!(
+                    "{} failover(s) promoted no node within the limit",
+                    f.not_promoted
+                ));
+            }
+            if f.lost.is_none() {
+                parts.push(
+                    "the workload's checks do not count lost commits (tpcb's history-matches-commits does)"
+                        .into(),
+                );
+            }
+            Finding {
+                rule: "failover",
+                text: format!(
+                    "{}: {} failover(s): {}.",
+                    m.factors.short_labels[f.cell],
+                    f.failovers,
+                    parts.join("; ")
+                ),
+                advice: None,
+            }
+        })
+        .collect()
+}

@@ -51,6 +51,7 @@ pub const RULES: &[Rule] = &[
     guarantee::narrowing,
     cost,
     durability::durability,
+    durability::failover,
     failures,
     failure_reasons,
     coarse_siread,
