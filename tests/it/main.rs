@@ -15,6 +15,7 @@ mod examples;
 mod experiment;
 mod external;
 mod factors;
+mod failover;
 mod faults;
 mod file_size;
 mod hosts;
