@@ -24,10 +24,18 @@ fn main() {
     let scales: Vec<u32> = env_list("BENCH_SCALES", "50,100");
     let rounds: u32 = env_or("BENCH_ROUNDS", 4);
     let h = Harness::start(16);
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("ISOBENCH_LOG"))
-        .with_writer(std::io::stderr)
-        .init();
+    {
+        use tracing_subscriber::filter::{LevelFilter, Targets};
+        use tracing_subscriber::prelude::*;
+        let targets = std::env::var("ISOBENCH_LOG")
+            .ok()
+            .and_then(|v| v.parse::<Targets>().ok())
+            .unwrap_or_else(|| Targets::new().with_default(LevelFilter::ERROR));
+        tracing_subscriber::registry()
+            .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+            .with(targets)
+            .init();
+    }
     println!("load | {rounds} rounds (ABBA) | each into a new database, CHECKPOINT before");
     println!(
         "{:>6} {:>5} {:>12} {:>12} {:>9}  pgbench's own breakdown",

@@ -424,6 +424,9 @@ pub struct TargetConfig {
     /// How each run's clients are spread over the DSN's hosts
     /// (`--host-policy`); only an external server can have several.
     pub host_policy: HostPolicy,
+    /// The managed primary's standbys and failover manager (`--standbys`,
+    /// `--ha`).
+    pub cluster: super::ClusterConfig,
 }
 
 /// How `isobench pgbench` runs its one cell where pgbench 15 behaves

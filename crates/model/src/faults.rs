@@ -33,6 +33,11 @@ pub enum FaultKind {
     /// the fault's hold time, then SIGCONT: connections stay open and
     /// nothing answers (a stalled host or VM).
     Pause,
+    /// A crash of the primary node of a cluster run by a failover
+    /// manager (`--ha pg_auto_failover`): SIGKILL of its keeper and its
+    /// postmaster; the manager promotes the standby and the clients
+    /// reconnect to it (issue #50).
+    Failover,
 }
 
 impl FaultKind {
@@ -44,16 +49,18 @@ impl FaultKind {
             FaultKind::Restart => "restart",
             FaultKind::Crash => "crash",
             FaultKind::Pause => "pause",
+            FaultKind::Failover => "failover",
         }
     }
 
     /// Every kind, in the order the help lists them.
-    pub const ALL: [FaultKind; 5] = [
+    pub const ALL: [FaultKind; 6] = [
         FaultKind::Terminate,
         FaultKind::KillBackend,
         FaultKind::Restart,
         FaultKind::Crash,
         FaultKind::Pause,
+        FaultKind::Failover,
     ];
 
     /// The kind named `name` ([`FaultKind::name`]); `None` for another.
@@ -64,6 +71,11 @@ impl FaultKind {
     /// Whether the kind needs the managed server (its processes).
     pub fn managed_only(self) -> bool {
         !matches!(self, FaultKind::Terminate)
+    }
+
+    /// Whether the kind needs a failover manager (`--ha`).
+    pub fn needs_ha(self) -> bool {
+        matches!(self, FaultKind::Failover)
     }
 }
 
@@ -84,7 +96,7 @@ pub enum FaultSpecError {
     #[error("'{0}' is not KIND@TIME, e.g. terminate@2s")]
     NoAt(String),
     #[error(
-        "'{0}' is not a fault kind (use terminate, kill-backend, restart, crash or pause:DURATION)"
+        "'{0}' is not a fault kind (use terminate, kill-backend, restart, crash, pause:DURATION or failover)"
     )]
     Kind(String),
     #[error("'{0}': pause needs its duration, e.g. pause:2s@1s")]
@@ -198,6 +210,27 @@ pub struct InjectedFault {
     /// What it did, e.g. `terminated 4 connections`, `SIGKILL to PID
     /// 4242`, or why it could not (`failed: ...`).
     pub detail: String,
+    /// A failover's outcome (`failover` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failover: Option<FailoverOutcome>,
+}
+
+/// What a failover did (`--fault failover@TIME`, issue #50): which node
+/// was killed, which one the manager promoted and when, and how long the
+/// clients could not commit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FailoverOutcome {
+    /// The node that was the primary, killed.
+    pub killed: String,
+    /// The node the manager promoted; `None` when none took over within
+    /// the limit.
+    pub promoted: Option<String>,
+    /// From the kill to the monitor reporting the new primary, s.
+    pub promoted_s: Option<f64>,
+    /// Write unavailability: from the kill to the clients' first commit
+    /// after it, s; `None` when nothing committed again before the
+    /// measured window ended.
+    pub unavailable_s: Option<f64>,
 }
 
 /// Share of the throughput before a fault that counts as recovered

@@ -241,6 +241,7 @@ fn run(
             plan_changes: Vec::new(),
             errors: Vec::new(),
             pooler: None,
+            standbys: Vec::new(),
         },
         invariants: vec![
             InvariantResult::check(

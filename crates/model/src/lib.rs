@@ -7,6 +7,7 @@
 
 mod build;
 mod checks;
+mod cluster;
 mod config;
 mod derived;
 mod error;
@@ -27,6 +28,7 @@ mod sqlstate;
 
 pub use build::*;
 pub use checks::*;
+pub use cluster::*;
 pub use config::*;
 pub use error::*;
 pub use faults::*;

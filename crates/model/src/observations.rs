@@ -108,6 +108,11 @@ pub struct ServerObservations {
     /// admin console showed it; absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pooler: Option<super::PoolerObservations>,
+    /// Each standby as the primary's `pg_stat_replication` showed it
+    /// (a managed primary with standbys, or an external one that has
+    /// them); absent without standbys.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub standbys: Vec<super::StandbyObservation>,
 }
 
 /// Deltas and rates between two samples of [`STAT_COUNTERS`].

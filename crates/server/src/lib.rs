@@ -4,11 +4,14 @@
 // The floor below.
 use isobench_model as model;
 
+pub mod autofailover;
+pub mod cluster;
 pub mod cpus;
 
 mod managed;
 pub mod pgbouncer;
 pub mod reaper;
+pub mod standby;
 
 use std::path::Path;
 use std::time::Duration;
@@ -141,6 +144,16 @@ impl Target {
         }
     }
 
+    /// The names of the managed primary's standbys (their
+    /// `application_name`s, in priority order); empty for an external
+    /// server or a primary without standbys.
+    pub fn standby_names(&self) -> Vec<String> {
+        match self {
+            Target::Managed(s) => s.standbys().iter().map(|s| s.name().to_string()).collect(),
+            Target::External(_) => Vec::new(),
+        }
+    }
+
     /// The database to connect to for administration (CREATE DATABASE).
     pub fn admin_db(&self) -> String {
         match self {
@@ -218,7 +231,14 @@ pub async fn start(
         return Target::external(cfg.dsn.as_deref());
     }
     let bin_dir = find_bin_dir(cfg.pg_bin.as_ref().map(|b| b.dir.as_path()))?;
-    let mut settings = cfg.settings.clone();
+    // `replication` is isobench's own (set as synchronous_standby_names
+    // once the standbys run), not the server's.
+    let mut settings: Vec<(String, String)> = cfg
+        .settings
+        .iter()
+        .filter(|(k, _)| k != crate::model::REPLICATION)
+        .cloned()
+        .collect();
     let mut default = |name: &str, value: String| {
         if !settings.iter().any(|(k, _)| k == name) {
             settings.push((name.into(), value));
@@ -232,9 +252,23 @@ pub async fn start(
         log_path: log_path.to_path_buf(),
         os_user: cfg.server_user.clone(),
     };
-    let server = tokio::task::spawn_blocking(move || ManagedServer::start(&opts))
-        .await
-        .map_err(|e| TargetError::Start(format!("the start task failed: {e}")))??;
+    let standbys = cfg.cluster.standbys;
+    let server = tokio::task::spawn_blocking(move || {
+        let mut server = ManagedServer::start(&opts)?;
+        server.start_standbys(standbys)?;
+        Ok::<_, TargetError>(server)
+    })
+    .await
+    .map_err(|e| TargetError::Start(format!("the start task failed: {e}")))??;
+    if standbys > 0 {
+        let admin = connect(&server.config("postgres")).await?;
+        let names: Vec<String> = server
+            .standbys()
+            .iter()
+            .map(|s| s.name().to_string())
+            .collect();
+        cluster::wait_streaming(&admin, &names, cluster::CLUSTER_WAIT).await?;
+    }
     Ok(Target::Managed(server))
 }
 

@@ -45,12 +45,15 @@ pub struct ManagedOptions {
 /// immediate shutdown) and removes its directory. Its `Debug` output never
 /// shows the password.
 pub struct ManagedServer {
-    process: Arc<Process>,
+    pub(crate) process: Arc<Process>,
     dir: Option<tempfile::TempDir>,
     bin_dir: PathBuf,
     socket_dir: PathBuf,
     port: u16,
     password: String,
+    /// Streaming standbys started from this server
+    /// ([`crate::standby`]); stopped before it.
+    pub(crate) standbys: Vec<crate::standby::Standby>,
 }
 
 /// Finds the PostgreSQL binaries: `explicit` (from `--pg-bin`), else
@@ -202,6 +205,7 @@ impl ManagedServer {
                 socket_dir: dir.path().to_path_buf(),
                 port,
                 password: password.clone(),
+                standbys: Vec::new(),
             };
             match server.process.wait_ready(Duration::from_secs(60)) {
                 Ok(()) => {
@@ -272,6 +276,9 @@ impl ManagedServer {
     /// Stops the server: fast shutdown (SIGINT), immediate (SIGQUIT) after
     /// 15 s, SIGKILL after 5 s more; then removes the directory. Idempotent.
     pub fn stop(&mut self) {
+        // Standbys first: a fast shutdown of the primary waits for its
+        // WAL senders to hand the shutdown checkpoint to the standbys.
+        self.standbys.clear();
         let child = self.process.child().take();
         if let Some(child) = child {
             // A paused server (`--fault pause`) acts on no signal but
@@ -313,18 +320,18 @@ impl Drop for ManagedServer {
 /// How the postmaster is started: again, after a restart or crash, on
 /// the same cluster, port and settings.
 #[derive(Debug, Clone)]
-struct Launch {
-    postgres: PathBuf,
-    data: PathBuf,
-    socket_dir: PathBuf,
-    port: u16,
-    settings: Vec<(String, String)>,
-    log_path: PathBuf,
+pub(crate) struct Launch {
+    pub(crate) postgres: PathBuf,
+    pub(crate) data: PathBuf,
+    pub(crate) socket_dir: PathBuf,
+    pub(crate) port: u16,
+    pub(crate) settings: Vec<(String, String)>,
+    pub(crate) log_path: PathBuf,
     /// The unprivileged user and group to run as (isobench runs as root).
-    ids: Option<(Uid, Gid)>,
+    pub(crate) ids: Option<(Uid, Gid)>,
     /// CPUs the postmaster, and so every process it forks, is pinned to
     /// (`--cpus server=LIST`).
-    cpus: Option<Vec<usize>>,
+    pub(crate) cpus: Option<Vec<usize>>,
 }
 
 impl Launch {
@@ -333,7 +340,7 @@ impl Launch {
     ///
     /// Errors: [`TargetError::Start`]: the log cannot be opened, or
     /// `postgres` cannot be run.
-    fn spawn(&self) -> Result<Child, TargetError> {
+    pub(crate) fn spawn(&self) -> Result<Child, TargetError> {
         let start_err = |what: String| TargetError::Start(what);
         let log = File::options()
             .create(true)
@@ -376,20 +383,21 @@ impl Launch {
 
 /// The postmaster of a managed server, shared by the server and its
 /// [`ServerControl`] handles.
-struct Process {
-    launch: Launch,
+pub(crate) struct Process {
+    pub(crate) launch: Launch,
     /// `None` once stopped for good.
-    child: Mutex<Option<Child>>,
+    pub(crate) child: Mutex<Option<Child>>,
 }
 
 impl Process {
-    fn child(&self) -> std::sync::MutexGuard<'_, Option<Child>> {
+    pub(crate) fn child(&self) -> std::sync::MutexGuard<'_, Option<Child>> {
         self.child.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Waits until the postmaster reports "ready" in `postmaster.pid` and
-    /// its socket exists, or it exits.
-    fn wait_ready(&self, limit: Duration) -> Result<(), ()> {
+    /// Waits until the postmaster reports "ready" in `postmaster.pid`
+    /// ("standby" for a hot standby that accepts connections) and its
+    /// socket exists, or it exits.
+    pub(crate) fn wait_ready(&self, limit: Duration) -> Result<(), ()> {
         let deadline = Instant::now() + limit;
         let pidfile = self.launch.data.join("postmaster.pid");
         let socket = self
@@ -404,7 +412,10 @@ impl Process {
             }
             // Line 8 of postmaster.pid is the status: "ready" once accepting.
             if let Ok(text) = fs::read_to_string(&pidfile)
-                && text.lines().nth(7).map(str::trim) == Some("ready")
+                && matches!(
+                    text.lines().nth(7).map(str::trim),
+                    Some("ready" | "standby")
+                )
                 && socket.exists()
             {
                 return Ok(());
@@ -512,13 +523,13 @@ impl ServerControl {
     }
 }
 
-fn free_port() -> std::io::Result<u16> {
+pub(crate) fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port())
 }
 
-fn read_log_from(path: &Path, offset: u64) -> String {
+pub(crate) fn read_log_from(path: &Path, offset: u64) -> String {
     let mut text = String::new();
     if let Ok(mut f) = File::open(path) {
         let _ = f.seek(SeekFrom::Start(offset));
@@ -528,7 +539,7 @@ fn read_log_from(path: &Path, offset: u64) -> String {
 }
 
 /// The last `n` non-empty lines of `text`, joined with " | ".
-fn tail(text: &str, n: usize) -> String {
+pub(crate) fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     lines[lines.len().saturating_sub(n)..].join(" | ")
 }

@@ -212,7 +212,7 @@ pub fn signal_family(pid: u32, signal: Signal) -> usize {
 
 /// The pids of `pid`'s children, from the fourth field (ppid) of each
 /// /proc/PID/stat; empty where /proc cannot be read.
-fn children_of(pid: u32) -> Vec<u32> {
+pub fn children_of(pid: u32) -> Vec<u32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };

@@ -10,7 +10,7 @@ use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, Scr
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 use tokio_postgres::Config;
-use tokio_postgres::config::Host;
+use tokio_postgres::config::{Host, TargetSessionAttrs};
 
 use super::backend::{self, tag};
 use super::socket::Socket;
@@ -52,7 +52,11 @@ pub async fn connect_from(config: &Config, first: usize) -> Result<(Conn, usize)
         let (host, port) = (&hosts[i], port_of(config, i));
         let attempt = async {
             let stream = open(host, port).await?;
-            startup(stream, config).await
+            let mut conn = startup(stream, config).await?;
+            if config.get_target_session_attrs() == TargetSessionAttrs::ReadWrite {
+                writable(&mut conn).await?;
+            }
+            Ok(conn)
         };
         match tokio::time::timeout(timeout, attempt).await {
             Ok(Ok(conn)) => return Ok((conn, i)),
@@ -76,6 +80,27 @@ fn port_of(config: &Config, i: usize) -> u16 {
         [p] => *p,
         ps => ps.get(i).copied().unwrap_or(5432),
     }
+}
+
+/// Checks that `conn` takes writes (`target_session_attrs=read-write`,
+/// as libpq and tokio-postgres check it: `SHOW transaction_read_only`),
+/// so that a client of a DSN naming a primary and its standbys reaches
+/// the primary, also after a failover made another host the primary.
+///
+/// Errors: the session is read-only (a standby, or a server set to
+/// `default_transaction_read_only`), or the query failed; the caller
+/// drops the connection.
+async fn writable(conn: &mut Conn) -> Result<(), Error> {
+    let rows = conn.simple_query("SHOW transaction_read_only").await?;
+    let read_only = rows
+        .iter()
+        .any(|m| matches!(m, super::SimpleMessage::Row(r) if r.get(0) == Some("on")));
+    if read_only {
+        return Err(Error::Protocol(
+            "session is read-only (target_session_attrs=read-write: the next host is tried)".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// `config`'s hosts as reports name them, in the DSN's order: `name:port`

@@ -624,6 +624,36 @@ mod tests {
             None,
         ),
         (
+            "standbys",
+            &["--standbys", "1"],
+            "standbys = 1",
+            Some(("9", "9")),
+        ),
+        (
+            "replication",
+            &["--standbys", "1", "--replication", "async,sync"],
+            "replication = [\"async\", \"sync\"]\nstandbys = 1",
+            Some(("bogus", "[\"bogus\"]")),
+        ),
+        (
+            "synchronous-commit",
+            &["--synchronous-commit", "local,on"],
+            "synchronous_commit = [\"local\", \"on\"]",
+            Some(("maybe", "[\"maybe\"]")),
+        ),
+        (
+            "ha",
+            &["--ha", "pg_auto_failover"],
+            "ha = \"pg_auto_failover\"",
+            Some(("patroni", "\"patroni\"")),
+        ),
+        (
+            "ha-timeouts",
+            &["--ha", "pg_auto_failover", "--ha-timeouts", "fast"],
+            "ha_timeouts = \"fast\"\nha = \"pg_auto_failover\"",
+            Some(("quick", "\"quick\"")),
+        ),
+        (
             "shard",
             &["--dsn", "postgres://a@b/c", "--shard", "1/3"],
             "shard = \"1/3\"\ndsn = \"postgres://a@b/c\"",
@@ -684,6 +714,30 @@ mod tests {
             "fail-on-violation",
             &["--fail-on-violation"],
             "fail_on_violation = true",
+            None,
+        ),
+        (
+            "hunt",
+            &["--hunt"],
+            "hunt = true",
+            None,
+        ),
+        (
+            "rate-bound",
+            &["--hunt", "--rate-bound", "1e-5"],
+            "rate_bound = \"1e-5\"\nhunt = true",
+            Some(("2", "\"2\"")),
+        ),
+        (
+            "hunt-for",
+            &["--hunt", "--hunt-for", "10m"],
+            "hunt_for = \"10m\"\nhunt = true",
+            Some(("0s", "\"0s\"")),
+        ),
+        (
+            "log-violations",
+            &["--log-violations"],
+            "log_violations = true",
             None,
         ),
         (
@@ -1065,9 +1119,14 @@ mod tests {
                 *bad_args.last_mut().unwrap() = &bad_flag;
                 let flag_err =
                     study_of(&bad_args).expect_err(&format!("--{flag} {bad_flag} is accepted"));
-                let text = match key.split_once('\n') {
-                    Some((header, _)) => format!("{header}\n{bad_key}\n"),
-                    None => format!("{} = {bad_key}\n", key.split_once(" = ").unwrap().0),
+                // A table's header and the bad value under it, else the
+                // key alone (a key another one needs, as `rate_bound`
+                // needs `hunt`, is refused for its value first).
+                let first = key.lines().next().unwrap();
+                let text = if first.starts_with('[') {
+                    format!("{first}\n{bad_key}\n")
+                } else {
+                    format!("{} = {bad_key}\n", first.split_once(" = ").unwrap().0)
                 };
                 std::fs::write(&path, &text).unwrap();
                 let file_err = study_of(&[p]).expect_err(&format!("`{text}` is accepted"));

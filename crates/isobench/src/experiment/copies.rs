@@ -78,6 +78,23 @@ pub(super) async fn fresh_copy(
                 postgres::error_text(&e)
             )
         })?;
+    // The run settings of its database (`synchronous_commit` as a
+    // factor): every session the run opens starts with them.
+    for (k, v) in &srv.run_db_settings {
+        admin
+            .batch_execute(&format!(
+                "ALTER DATABASE {} SET {k} = '{}'",
+                quote_ident(run_db),
+                v.replace('\'', "''")
+            ))
+            .await
+            .map_err(|e| {
+                anyhow!(
+                    "ALTER DATABASE {run_db} SET {k}: {}",
+                    postgres::error_text(&e)
+                )
+            })?;
+    }
     let db_config = target.config(run_db);
     let mut check_config = db_config.clone();
     postgres::own_session(&mut check_config, "check");

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio_postgres::{Client, Config};
 
-use crate::model::{FaultKind, FaultSpec, InjectedFault, Phase};
+use crate::model::{FailoverOutcome, FaultKind, FaultSpec, InjectedFault, Phase};
+use crate::postgres::autofailover::FormationControl;
 use crate::postgres::{self, ServerControl, Shutdown};
 
 /// What the injector needs about the run.
@@ -29,6 +30,8 @@ pub(super) struct InjectTarget {
     /// an external server, where the plan has no such kinds
     /// (`plan::check_faults`).
     pub(super) server: Option<ServerControl>,
+    /// The failover manager's formation (failover); `None` without one.
+    pub(super) formation: Option<FormationControl>,
 }
 
 /// Starts the injector of `plan` for the run `t`, following the run's
@@ -72,14 +75,22 @@ async fn inject(
             _ = window_ends(&mut phase) => return done,
         }
         let t_s = start.elapsed().as_secs_f64();
-        let detail = match one_fault(f, &config, &clients, &mut db, &t).await {
-            Ok(d) => d,
-            Err(e) => format!("failed: {e}"),
+        let (detail, failover) = if f.kind == FaultKind::Failover {
+            match failover(&t).await {
+                Ok((d, o)) => (d, Some(o)),
+                Err(e) => (format!("failed: {e}"), None),
+            }
+        } else {
+            match one_fault(f, &config, &clients, &mut db, &t).await {
+                Ok(d) => (d, None),
+                Err(e) => (format!("failed: {e}"), None),
+            }
         };
         done.push(InjectedFault {
             kind: f.kind,
             t_s,
             detail,
+            failover,
         });
     }
     done
@@ -150,6 +161,7 @@ async fn one_fault(
                 "{what} and start: accepting connections again after {down:.2} s"
             ))
         }
+        FaultKind::Failover => Err("a failover is injected by `failover`".into()),
         FaultKind::Pause => {
             let server = server()?;
             let hold = f.hold.unwrap_or_default();
@@ -162,6 +174,52 @@ async fn one_fault(
             ))
         }
     }
+}
+
+/// How long a failover may take to promote the standby after the kill
+/// (pg_auto_failover's defaults take about 51 s).
+const PROMOTION_WAIT: Duration = Duration::from_secs(180);
+
+/// A failover: the primary node killed (its keeper and postmaster,
+/// SIGKILL), then a wait until the manager reports another node as the
+/// primary. Returns what it did and its outcome (the unavailability is
+/// filled in from the clients' commits after the run).
+///
+/// Errors: no formation, no primary to kill, or the kill failed; the
+/// promotion not happening is an outcome, not an error.
+async fn failover(t: &InjectTarget) -> Result<(String, FailoverOutcome), String> {
+    let f = t
+        .formation
+        .clone()
+        .ok_or_else(|| "failover needs a failover manager (--ha pg_auto_failover)".to_string())?;
+    let killed = f.kill_primary().await.map_err(|e| e.to_string())?;
+    let mut outcome = FailoverOutcome {
+        killed: killed.node.clone(),
+        ..FailoverOutcome::default()
+    };
+    let pids = killed
+        .pids
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let detail = match f.wait_promoted(&killed.node, PROMOTION_WAIT).await {
+        Ok(p) => {
+            let after = killed.at.elapsed().as_secs_f64();
+            outcome.promoted = Some(p.name.clone());
+            outcome.promoted_s = Some(after);
+            format!(
+                "SIGKILL to node {} (its pg_autoctl keeper and postmaster: PIDs {pids}); \
+                 the monitor reported {} as {} {after:.2} s later",
+                killed.node, p.name, p.reported
+            )
+        }
+        Err(e) => format!(
+            "SIGKILL to node {} (its pg_autoctl keeper and postmaster: PIDs {pids}); {e}",
+            killed.node
+        ),
+    };
+    Ok((detail, outcome))
 }
 
 /// Injects a fault of `kind` that picks client backends (terminate,

@@ -46,7 +46,7 @@ use copies::drop_database;
 use drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};
 pub use plan::{PlannedRun, cells, plan, setup};
 use save::save;
-use target::{Server, fmt_settings, start_server};
+use target::{Server, fmt_settings, server_key, start_server};
 
 /// How an experiment ended.
 #[derive(Debug)]
@@ -254,7 +254,7 @@ async fn run_study<D: Driver>(
     let mut study = study;
     let first_key = planned
         .first()
-        .map(|r| (r.cell.pg_bin.clone(), r.cell.settings.clone()))
+        .map(|r| server_key(&r.cell))
         .unwrap_or_default();
     let mut server = match study.start_server(first_key).await {
         Ok(s) => Some(s),
@@ -275,10 +275,8 @@ async fn run_study<D: Driver>(
     study
         .progress
         .note(&format!("results: {}", study.dir.display()));
-    study
-        .progress
-        .note(&format!("target: {}", srv.target.describe()));
-    stored.target = srv.target.describe();
+    study.progress.note(&format!("target: {}", srv.describe()));
+    stored.target = srv.describe();
     if let Some(spec) = cfg.shard {
         let coord = shard::Coord::open(&srv.target, spec, id.clone(), cfg.shard_wait).await;
         match coord {
@@ -507,7 +505,7 @@ impl<D: Driver> Study<'_, D> {
             if self.cancel.is_cancelled() {
                 break;
             }
-            let key = (run.cell.pg_bin.clone(), run.cell.settings.clone());
+            let key = server_key(&run.cell);
             if server.as_ref().is_none_or(|s| s.key != key) {
                 // Stop the old server first: one server at a time.
                 drop(server.take());
@@ -520,6 +518,7 @@ impl<D: Driver> Study<'_, D> {
             }
             let srv = server.as_mut().expect("started above");
             srv.ensure_admin(self.cfg.server_wait).await?;
+            srv.prepare_run(self.cfg, &run.cell, &self.progress).await?;
             let t = self.template_of[run.cell_index];
             // A non-zero shard: shard 0 loads and prepares; wait for it.
             if let Some(c) = self.coord.as_ref().filter(|c| c.spec.index != 0) {

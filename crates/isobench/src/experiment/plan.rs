@@ -377,6 +377,19 @@ pub(super) fn check_faults(cfg: &ExperimentConfig) -> Result<()> {
                 cfg.duration
             );
         }
+        let ha = cfg.target.cluster.ha != crate::model::Ha::None;
+        if f.kind.needs_ha() && !ha {
+            bail!(
+                "{option} {f}: a failover needs a failover manager that promotes the standby: \
+                 give --ha pg_auto_failover"
+            );
+        }
+        if ha && f.kind.managed_only() && !f.kind.needs_ha() {
+            bail!(
+                "{option} {f}: with --ha pg_auto_failover its keepers run the servers: \
+                 the faults are failover and terminate"
+            );
+        }
         if external && f.kind.managed_only() {
             bail!(
                 "{option} {f}: {} needs the managed server (it signals the server's processes); \
@@ -440,7 +453,12 @@ pub(super) fn validate(cfg: &ExperimentConfig) -> Result<Retrier> {
         }
     }
     let external = cfg.target.dsn.is_some() || cfg.target.external_from_env;
-    if external && !cfg.setting_factors.is_empty() {
+    if external
+        && cfg
+            .setting_factors
+            .iter()
+            .any(|(k, _)| !crate::model::is_run_setting(k))
+    {
         bail!(
             "settings factors need the managed server (isobench restarts it with each cell's settings); \
              drop --dsn/--external or the settings factor"

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result, anyhow};
 use tokio_postgres::Client;
 
-use crate::model::{ExperimentConfig, PgBuild};
+use crate::model::{BadInput, ExperimentConfig, PgBuild, REPLICATION, Replication, is_run_setting};
 use crate::postgres::{self, Target};
 use crate::store::{Cell, Environment};
 
@@ -25,11 +25,107 @@ pub(super) struct Server {
     pub(super) env: Environment,
     /// Template databases loaded on this server, by data variant.
     pub(super) loaded: Vec<bool>,
+    /// The replication mode in effect (`replication`), once isobench set
+    /// it; `None`: as the server started (async on a managed one).
+    pub(super) replication: Option<Replication>,
+    /// Settings of the next run's database (`ALTER DATABASE ... SET`,
+    /// right after its fresh copy): the run settings the server does not
+    /// get at its start (`synchronous_commit` as a factor).
+    pub(super) run_db_settings: Vec<(String, String)>,
+    /// The failover manager's formation (`--ha`), whose data nodes
+    /// `target` names; `None` without one. Dropping it stops it.
+    pub(super) ha: Option<postgres::autofailover::Formation>,
 }
 
 impl Server {
     pub(super) fn vnum(&self) -> i32 {
         self.env.server_version_num
+    }
+
+    /// The target in words: the formation when a failover manager runs
+    /// it, else [`Target::describe`].
+    pub(super) fn describe(&self) -> String {
+        match &self.ha {
+            Some(f) => f.describe(),
+            None => self.target.describe(),
+        }
+    }
+
+    /// Gets the server ready for a run of `cell`: the run settings
+    /// ([`crate::model::is_run_setting`]) of the cell, else the study's
+    /// fixed ones: `replication` set on the primary when it changes
+    /// (`synchronous_standby_names`, a reload, and a wait until the
+    /// standbys show it), `synchronous_commit` kept for the run's
+    /// database.
+    ///
+    /// Errors: the replication mode could not be set (see
+    /// [`postgres::cluster::set_replication`]).
+    pub(super) async fn prepare_run(
+        &mut self,
+        cfg: &ExperimentConfig,
+        cell: &Cell,
+        progress: &crate::progress::Progress,
+    ) -> Result<()> {
+        if let Some(control) = self.ha.as_ref().map(|f| f.control()) {
+            // A node a failover killed rejoins as the standby first.
+            let started = std::time::Instant::now();
+            let back = control
+                .heal(postgres::autofailover::FORMATION_WAIT)
+                .await
+                .context(
+                    "pg_auto_failover: bringing the formation back to a primary and a secondary",
+                )?;
+            if !back.is_empty() {
+                progress.note(&format!(
+                    "pg_auto_failover: node {} rejoined as the standby after {:.1} s",
+                    back.join(", "),
+                    started.elapsed().as_secs_f64()
+                ));
+                // Checked again below: the new primary's standby.
+                self.replication = None;
+                self.ensure_admin(cfg.server_wait).await?;
+            }
+        }
+        let run = run_settings(cfg, cell);
+        self.run_db_settings = run
+            .iter()
+            .filter(|(k, _)| k.as_str() != REPLICATION)
+            .cloned()
+            .collect();
+        let Some((_, mode)) = run.iter().find(|(k, _)| k.as_str() == REPLICATION) else {
+            return Ok(());
+        };
+        let mode: Replication = mode.parse().map_err(|e: String| anyhow!(BadInput(e)))?;
+        if self.replication == Some(mode) {
+            return Ok(());
+        }
+        if let Some(control) = self.ha.as_ref().map(|f| f.control()) {
+            control
+                .set_replication(mode, &self.admin, postgres::cluster::CLUSTER_WAIT)
+                .await
+                .with_context(|| format!("setting replication={mode}"))?;
+            self.replication = Some(mode);
+            return Ok(());
+        }
+        let names = match self.target.standby_names() {
+            n if !n.is_empty() => n,
+            // An external primary: the standbys connected to it now.
+            _ => postgres::cluster::replication_state(&self.admin)
+                .await?
+                .into_iter()
+                .map(|(name, _, _)| name)
+                .collect(),
+        };
+        postgres::cluster::set_replication(
+            &self.admin,
+            mode,
+            &names,
+            postgres::cluster::CLUSTER_WAIT,
+        )
+        .await
+        .with_context(|| format!("setting replication={mode}"))?;
+        self.replication = Some(mode);
+        Ok(())
     }
 
     /// Makes sure the admin connection works: after a crash or restart
@@ -74,16 +170,22 @@ pub(super) async fn start_server(
         tc.settings.retain(|(name, _)| name != k);
         tc.settings.push((k.clone(), v.clone()));
     }
-    let target = postgres::start(&tc, log, connections)
-        .await
-        .with_context(|| match (&key.0, key.1.is_empty()) {
-            (None, true) => "starting the server".to_string(),
-            _ => format!(
-                "starting the server for pg_bin={} settings {:?}",
-                key.0.as_deref().unwrap_or("(default)"),
-                key.1
-            ),
-        })?;
+    let (target, ha) = if tc.cluster.ha == crate::model::Ha::None {
+        let target = postgres::start(&tc, log, connections)
+            .await
+            .with_context(|| match (&key.0, key.1.is_empty()) {
+                (None, true) => "starting the server".to_string(),
+                _ => format!(
+                    "starting the server for pg_bin={} settings {:?}",
+                    key.0.as_deref().unwrap_or("(default)"),
+                    key.1
+                ),
+            })?;
+        (target, None)
+    } else {
+        let f = start_formation(&tc, log, connections).await?;
+        (Target::External(f.client_config("postgres")), Some(f))
+    };
     let admin = postgres::connect(&target.config(&target.admin_db())).await?;
     let env = environment(&admin).await?;
     Ok(Server {
@@ -92,7 +194,83 @@ pub(super) async fn start_server(
         admin,
         env,
         loaded: vec![false; variants],
+        replication: None,
+        run_db_settings: Vec::new(),
+        ha,
     })
+}
+
+/// Starts the failover manager's formation (`--ha pg_auto_failover`)
+/// with the binaries and settings of `tc` (the study's `--set` ones, the
+/// default `max_connections` and log level of a managed server),
+/// logging into the directory of `log`.
+///
+/// Errors: see [`postgres::autofailover::Formation::start`].
+async fn start_formation(
+    tc: &crate::model::TargetConfig,
+    log: &std::path::Path,
+    connections: u32,
+) -> Result<postgres::autofailover::Formation> {
+    let bin_dir = postgres::find_bin_dir(tc.pg_bin.as_ref().map(|b| b.dir.as_path()))?;
+    let mut settings: Vec<(String, String)> = tc
+        .settings
+        .iter()
+        .filter(|(k, _)| !is_run_setting(k) || k.as_str() == crate::model::SYNCHRONOUS_COMMIT)
+        .filter(|(k, _)| k.as_str() != REPLICATION)
+        .cloned()
+        .collect();
+    for (name, value) in [
+        ("max_connections", connections.max(100).to_string()),
+        ("log_min_messages", "log".to_string()),
+    ] {
+        if !settings.iter().any(|(k, _)| k == name) {
+            settings.push((name.to_string(), value));
+        }
+    }
+    let opts = postgres::autofailover::FormationOptions {
+        bin_dir,
+        log_dir: log.parent().map_or_else(
+            || std::path::PathBuf::from("."),
+            std::path::Path::to_path_buf,
+        ),
+        os_user: tc.server_user.clone(),
+        settings,
+        fast: tc.cluster.ha_fast,
+    };
+    postgres::autofailover::Formation::start(&opts)
+        .await
+        .context("starting the pg_auto_failover formation (monitor and two nodes)")
+}
+
+/// What identifies the server a run of `cell` needs: its build and the
+/// settings it starts with (the cell's settings but the run settings,
+/// which change between runs without a restart).
+pub(super) fn server_key(cell: &Cell) -> (Option<String>, BTreeMap<String, String>) {
+    (
+        cell.pg_bin.clone(),
+        cell.settings
+            .iter()
+            .filter(|(k, _)| !is_run_setting(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    )
+}
+
+/// The run settings ([`is_run_setting`]) of a run of `cell`: the study's
+/// fixed ones (`--set`, or one value of the key) with the cell's on top.
+pub(super) fn run_settings(cfg: &ExperimentConfig, cell: &Cell) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = cfg
+        .target
+        .settings
+        .iter()
+        .filter(|(k, _)| is_run_setting(k))
+        .cloned()
+        .collect();
+    for (k, v) in cell.settings.iter().filter(|(k, _)| is_run_setting(k)) {
+        out.retain(|(name, _)| name != k);
+        out.push((k.clone(), v.clone()));
+    }
+    out
 }
 
 /// What `admin`'s server reports about itself (version, the settings
@@ -163,11 +341,15 @@ pub(super) async fn shown_settings(
         .await
         .map_err(show)?
         .get(0);
+    // `replication` is isobench's: shown as the setting it becomes.
     let names: Vec<String> = cell
         .settings
         .keys()
         .chain(cfg.target.settings.iter().map(|(k, _)| k))
-        .cloned()
+        .map(|k| match k.as_str() {
+            REPLICATION => "synchronous_standby_names".to_string(),
+            _ => k.clone(),
+        })
         .collect();
     let rows = db
         .query(

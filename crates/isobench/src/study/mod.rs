@@ -60,6 +60,7 @@ use std::time::Duration;
 use crate::model::{ExperimentConfig, PgBuild};
 
 pub mod checks;
+mod cluster;
 mod file;
 mod hunt;
 mod settings;

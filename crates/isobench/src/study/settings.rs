@@ -18,9 +18,9 @@ use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
     Backoff, CheckSpec, CpuPlacement, DEFAULT_MAX_REPEAT, ExperimentConfig, ExternalLoad,
-    FaultSchedule, FaultSpec, HostPolicy, Isolation, LoadFormat, ObserveLevel, OnError, Order,
-    PgBuild, Pooler, PoolerConfig, Precision, QueryMode, RetryPolicy, ScriptSet, ScriptsConfig,
-    ShardSpec, TargetConfig,
+    FaultSchedule, FaultSpec, Ha, HostPolicy, Isolation, LoadFormat, ObserveLevel, OnError, Order,
+    PgBuild, Pooler, PoolerConfig, Precision, QueryMode, Replication, RetryPolicy, ScriptSet,
+    ScriptsConfig, ShardSpec, TargetConfig,
 };
 
 /// Where a setting came from, for errors about it.
@@ -98,7 +98,7 @@ pub struct Settings {
     #[arg(long, value_parser = PositiveDur::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "one::<_, PositiveDur>")]
     pub latency_limit: Option<Duration>,
-    /// Inject a fault into every run, repeatable: KIND@TIME from the start of the measured window; KIND: terminate (pg_terminate_backend of the clients), kill-backend (SIGKILL one client backend: crash and recovery), restart (fast shutdown and start), crash (immediate shutdown and start: crash recovery), pause:DURATION (SIGSTOP the server's processes, SIGCONT after DURATION); all but terminate need the managed server. E.g. terminate@2s, pause:1s@2s.
+    /// Inject a fault into every run, repeatable: KIND@TIME from the start of the measured window; KIND: terminate (pg_terminate_backend of the clients), kill-backend (SIGKILL one client backend: crash and recovery), restart (fast shutdown and start), crash (immediate shutdown and start: crash recovery), pause:DURATION (SIGSTOP the server's processes, SIGCONT after DURATION), failover (with --ha pg_auto_failover: SIGKILL of the primary node's keeper and postmaster; the manager promotes the standby); all but terminate need the managed server. E.g. terminate@2s, pause:1s@2s, failover@30s.
     #[arg(long, value_name = "KIND@TIME", value_parser = Via::<FaultSpec>::parse)]
     #[serde(default, deserialize_with = "list::<_, Via<FaultSpec>>")]
     pub fault: Option<Vec<FaultSpec>>,
@@ -217,6 +217,26 @@ pub struct Settings {
     #[arg(long, value_parser = Via::<HostPolicy>::parse)]
     #[serde(default, deserialize_with = "one::<_, Via<HostPolicy>>")]
     pub host_policy: Option<HostPolicy>,
+    /// Streaming standbys of the managed primary (pg_basebackup from the same binaries, a replication slot, a port and data directory each), 0 to 8 [default: 0; with --ha pg_auto_failover: 1].
+    #[arg(long, value_parser = Standbys::parse, allow_hyphen_values = true, help_heading = "Replication")]
+    #[serde(default, deserialize_with = "one::<_, Standbys>")]
+    pub standbys: Option<u32>,
+    /// How the primary waits for its standbys, a factor: async, sync (the first standby synchronous), quorum:N (any N); set as synchronous_standby_names between runs, without a restart [default: async].
+    #[arg(long, value_delimiter = ',', value_parser = Via::<Replication>::parse, help_heading = "Replication")]
+    #[serde(default, deserialize_with = "list::<_, Via<Replication>>")]
+    pub replication: Option<Vec<Replication>>,
+    /// synchronous_commit levels as a factor: off, local, remote_write, on, remote_apply; set on each run's database, without a restart (the same as settings.synchronous_commit).
+    #[arg(long, value_delimiter = ',', value_parser = SyncCommit::parse, help_heading = "Replication")]
+    #[serde(default, deserialize_with = "list::<_, SyncCommit>")]
+    pub synchronous_commit: Option<Vec<String>>,
+    /// Failover manager of the managed cluster: none, or pg_auto_failover (a monitor and two nodes from the pg-auto-failover packages; clients reconnect through a multi-host DSN with target_session_attrs=read-write) [default: none].
+    #[arg(long, value_parser = Via::<Ha>::parse, help_heading = "Replication")]
+    #[serde(default, deserialize_with = "one::<_, Via<Ha>>")]
+    pub ha: Option<Ha>,
+    /// The failover manager's timeouts: default (pg_auto_failover's own: a failover takes about 51 s) or fast (health checks every second, a node unhealthy after 2 s, 1.5 s to demote: about 5 s; unsafe in a real network partition, harmless for the node crash isobench injects) [default: default].
+    #[arg(long, value_parser = HaTimeouts::parse, help_heading = "Replication")]
+    #[serde(default, deserialize_with = "one::<_, HaTimeouts>")]
+    pub ha_timeouts: Option<bool>,
     /// Managed server setting, repeatable: --set shared_buffers=256MB (in a file, the `[settings]` table; a list there is a factor).
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = setting)]
     #[serde(default, deserialize_with = "table_of_lists")]
@@ -331,7 +351,7 @@ pub struct Settings {
 }
 
 /// The keys a `[factors]` table may hold.
-pub const FACTOR_KEYS: [&str; 15] = [
+pub const FACTOR_KEYS: [&str; 17] = [
     "workload",
     "script",
     "isolation",
@@ -347,6 +367,8 @@ pub const FACTOR_KEYS: [&str; 15] = [
     "pg_bin",
     "params",
     "settings",
+    "replication",
+    "synchronous_commit",
 ];
 
 /// `LOAD_KEYS` and `clear_load` from one list: the keys of the external
@@ -438,6 +460,11 @@ every_key!(
     dsn,
     external,
     host_policy,
+    standbys,
+    replication,
+    synchronous_commit,
+    ha,
+    ha_timeouts,
     settings,
     server_user,
     pg_bin,
@@ -776,7 +803,7 @@ impl Settings {
         };
         let mut fixed = Vec::new();
         let mut setting_factors = Vec::new();
-        for (name, values) in self.settings.clone().unwrap_or_default() {
+        for (name, values) in self.settings_with_cluster()? {
             match dedup(values).as_slice() {
                 [one] => fixed.push((name, one.clone())),
                 several => setting_factors.push((name, several.to_vec())),
@@ -820,6 +847,7 @@ impl Settings {
             ));
         }
         let precision = self.precision_plan()?;
+        let cluster = self.cluster()?;
         if self.cpus.as_ref().is_some_and(|c| c.server.is_some())
             && (self.dsn.is_some() || self.external == Some(true))
         {
@@ -935,7 +963,15 @@ impl Settings {
                 pg_bin: server_build,
                 settings: fixed,
                 server_user: s.server_user.unwrap_or_else(|| "postgres".into()),
-                host_policy: s.host_policy.unwrap_or_default(),
+                // A failover manager's cluster is reached as applications
+                // reach it: every client to the first node that takes
+                // writes (target_session_attrs=read-write).
+                host_policy: if cluster.ha == Ha::None {
+                    s.host_policy.unwrap_or_default()
+                } else {
+                    HostPolicy::First
+                },
+                cluster,
             },
             out: s.out,
             quiet: s.quiet.unwrap_or(false),

@@ -199,6 +199,52 @@ impl<const HI: u32> Parse for Count<HI> {
     }
 }
 
+/// A number of standbys: 0 to [`crate::model::MAX_STANDBYS`].
+pub struct Standbys;
+impl Parse for Standbys {
+    type Out = u32;
+    fn parse(s: &str) -> Result<u32, String> {
+        let most = crate::model::MAX_STANDBYS;
+        match s.trim().parse::<i128>() {
+            Ok(n) if (0..=i128::from(most)).contains(&n) => Ok(n as u32),
+            Ok(n) => Err(format!("{n} is out of range (0 to {most})")),
+            Err(_) => Err(format!("'{s}' is not an integer")),
+        }
+    }
+}
+
+/// A failover manager's timeouts: `default` (false) or `fast` (true).
+pub struct HaTimeouts;
+impl Parse for HaTimeouts {
+    type Out = bool;
+    fn parse(s: &str) -> Result<bool, String> {
+        match s.trim() {
+            "default" => Ok(false),
+            "fast" => Ok(true),
+            other => Err(format!("unknown timeouts '{other}' (use default or fast)")),
+        }
+    }
+}
+
+/// A `synchronous_commit` level: off, local, remote_write, on,
+/// remote_apply.
+pub struct SyncCommit;
+impl Parse for SyncCommit {
+    type Out = String;
+    fn parse(s: &str) -> Result<String, String> {
+        let v = s.trim().to_ascii_lowercase().replace('-', "_");
+        let levels = crate::model::SYNCHRONOUS_COMMIT_LEVELS;
+        if levels.contains(&v.as_str()) {
+            Ok(v)
+        } else {
+            Err(format!(
+                "unknown synchronous_commit level '{s}' (use {})",
+                levels.join(", ")
+            ))
+        }
+    }
+}
+
 /// A random seed: 0 to 2^63 - 1 (TOML's integers are signed 64-bit).
 pub type Seed = Ranged<0, { i64::MAX as u64 }>;
 

@@ -14,6 +14,8 @@
 //! - SIRead locks: `pg_locks` rows with `mode = 'SIReadLock'` every sample
 //!   interval (not every second: see [`ObserveOptions::siread_locks`]),
 //!   counted by granularity (relation/page/tuple) and by relation.
+//! - Standbys, when the server has them: `pg_stat_replication` once a
+//!   second, each standby's lags and `sync_state` (`replication`).
 //! - pgbouncer, when the clients go through it: its admin console's
 //!   `SHOW POOLS` every second and `SHOW STATS` at the window's ends
 //!   ([`observe_pooler`]).
@@ -22,6 +24,7 @@
 //!   changed shape in between is recorded as a [`PlanChange`].
 
 mod pooler;
+mod replication;
 pub use pooler::{PoolerInfo, observe_pooler};
 
 use crate::model::{
@@ -132,7 +135,10 @@ pub async fn observe(
         Stat,
         Waits,
         Siread,
+        Replication,
     }
+    let mut standbys = replication::ReplicationSampler::default();
+    let mut replication = tokio::time::interval(Duration::from_secs(1));
     let (waits_on, siread_on) = (full, full && siread_locks);
     let mut waits = tokio::time::interval(Duration::from_secs(1));
     let mut siread = tokio::time::interval(sample_interval);
@@ -144,6 +150,7 @@ pub async fn observe(
             _ = stat.tick() => Due::Stat,
             _ = waits.tick(), if waits_on => Due::Waits,
             _ = siread.tick(), if siread_on => Due::Siread,
+            _ = replication.tick(), if !standbys.off => Due::Replication,
             r = phase.changed() => {
                 if r.is_err() || *phase.borrow() != Phase::Measuring { break }
                 continue;
@@ -184,6 +191,12 @@ pub async fn observe(
                 .await
                 .err()
                 .map(|e| ("SIRead locks", e)),
+            Due::Replication => standbys.sample(&db).await.err().map(|e| {
+                // A standby (pg_current_wal_lsn() fails in recovery), or
+                // a role that may not read the view: stop asking.
+                standbys.off = true;
+                ("pg_stat_replication", e)
+            }),
         };
         if let Some((what, e)) = failed {
             obs.errors
@@ -198,6 +211,7 @@ pub async fn observe(
         take_interval(&db, &dbname, start, &mut last, &mut obs).await;
     }
     sampler.finish(&mut obs);
+    standbys.finish(&mut obs);
     // The plans again as the window closes: a plan that changed within the
     // run (autovacuum, statistics, a table that grew) is recorded.
     let end = explain_all(&db, &statements, &mut obs.errors).await;

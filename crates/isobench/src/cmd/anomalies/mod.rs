@@ -103,6 +103,7 @@ impl TargetArgs {
             // The probes' sessions go to the first host that accepts, as
             // libpq's and isobench's own connections do.
             host_policy: crate::model::HostPolicy::First,
+            cluster: Default::default(),
         }
     }
 }

@@ -353,8 +353,15 @@ async fn one_run<W: Workload>(
         phase_tx.subscribe(),
     ));
     let server = ctx.srv.target.control();
+    let formation = ctx.srv.ha.as_ref().map(|f| f.control());
     let injector = start_injector(
-        cfg, &run.cell, &check_db, &db_config, run_db, server, &phase_tx,
+        cfg,
+        &run.cell,
+        &check_db,
+        &db_config,
+        run_db,
+        (server, formation),
+        &phase_tx,
     )
     .await?;
     let mut on_tick = |t: &engine::Tick| progress.tick(t);
@@ -562,7 +569,8 @@ async fn one_run<W: Workload>(
 /// cell's plan when the fault is a factor) for the run in
 /// database `run_db` (connection settings `db_config`), following
 /// `phase`; the check connection `check_db` is left alone; `server`
-/// restarts, crashes and pauses the managed server.
+/// restarts, crashes and pauses the managed server, the formation fails
+/// over the failover manager's cluster.
 ///
 /// Errors: the check connection's backend pid could not be read.
 async fn start_injector(
@@ -571,7 +579,10 @@ async fn start_injector(
     check_db: &tokio_postgres::Client,
     db_config: &tokio_postgres::Config,
     run_db: &str,
-    server: Option<crate::postgres::ServerControl>,
+    (server, formation): (
+        Option<crate::postgres::ServerControl>,
+        Option<crate::postgres::autofailover::FormationControl>,
+    ),
     phase: &watch::Sender<Phase>,
 ) -> Result<tokio::task::JoinHandle<Vec<crate::model::InjectedFault>>> {
     let check_pid: i32 = check_db
@@ -586,6 +597,7 @@ async fn start_injector(
             run_db: run_db.to_string(),
             spare_pids: vec![check_pid],
             server,
+            formation,
         },
         phase.subscribe(),
     ))
@@ -892,8 +904,18 @@ fn run_faults(
     events: &engine::FaultEvents,
     points: &[crate::model::SecondPoint],
     server_fault: Option<(String, f64)>,
-    injected: Vec<crate::model::InjectedFault>,
+    mut injected: Vec<crate::model::InjectedFault>,
 ) -> Option<RunFaults> {
+    // A failover's write unavailability: from the kill to the clients'
+    // first commit after the losses it caused.
+    for f in &mut injected {
+        if let Some(o) = &mut f.failover {
+            o.unavailable_s = events
+                .first_commit_after_s
+                .filter(|c| *c >= f.t_s)
+                .map(|c| c - f.t_s);
+        }
+    }
     let (cause, server_wait_s) = server_fault.unzip();
     let faults = RunFaults {
         cause,

@@ -13,6 +13,8 @@
 pub mod cells;
 pub mod compare;
 pub mod coverage;
+pub mod durability;
+pub mod failover;
 pub mod findings;
 pub mod gate;
 pub mod guarantee;

@@ -39,9 +39,11 @@ pub fn render_model(m: &ReportModel) -> String {
     wait_events(&mut out, m);
     siread_locks(&mut out, m);
     pooler(&mut out, m);
+    standbys(&mut out, m);
     plans(&mut out, m);
     invariants(&mut out, m);
     faults(&mut out, m);
+    failovers(&mut out, m);
     hosts(&mut out, m);
     runs(&mut out, m);
     problems(&mut out, m);
@@ -348,6 +350,26 @@ fn pooler(out: &mut String, m: &ReportModel) {
         return;
     }
     let _ = write!(out, "## pgbouncer\n\n{}\n\n", tables::POOLER_NOTE);
+    table(out, &t);
+}
+
+/// Only when a run went through a failover.
+fn failovers(out: &mut String, m: &ReportModel) {
+    let t = tables::failovers(m);
+    if t.is_empty() {
+        return;
+    }
+    let _ = write!(out, "## Failovers\n\n{}\n\n", tables::FAILOVERS_NOTE);
+    table(out, &t);
+}
+
+/// Only when the server had standbys.
+fn standbys(out: &mut String, m: &ReportModel) {
+    let t = tables::standbys(m);
+    if t.is_empty() {
+        return;
+    }
+    let _ = write!(out, "## Standbys\n\n{}\n\n", tables::STANDBYS_NOTE);
     table(out, &t);
 }
 

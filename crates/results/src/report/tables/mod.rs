@@ -10,7 +10,7 @@
 //! One file per part of the report: [`cells`] (Cells, Cells in detail),
 //! [`client`] (latency, transactions, commands), [`mod@failures`],
 //! [`server`] (counters, wait events, SIRead locks), [`checks`],
-//! [`mod@faults`], [`mod@hosts`], [`mod@runs`], [`mod@pooler`] (pgbouncer), [`load_cmd`] (an
+//! [`mod@faults`], [`mod@hosts`], [`mod@runs`], [`mod@pooler`] (pgbouncer), [`mod@standbys`] (`pg_stat_replication`), [`load_cmd`] (an
 //! external load's figures), [`compare`] (`isobench compare`), [`gate`] (its regression
 //! gate), [`noise`] (a calibration's noise, `isobench calibrate`), [`anomalies`] (the anomaly
 //! matrix).
@@ -20,6 +20,7 @@ pub mod cells;
 pub mod checks;
 pub mod client;
 pub mod compare;
+pub mod failovers;
 pub mod failures;
 pub mod faults;
 pub mod gate;
@@ -31,6 +32,7 @@ pub mod pooler;
 pub mod runs;
 pub mod server;
 pub mod setup;
+pub mod standbys;
 pub mod table;
 
 pub use cells::{
@@ -39,6 +41,7 @@ pub use cells::{
 };
 pub use checks::{invariant_checks, invariant_summary};
 pub use client::{commands, latency, transactions};
+pub use failovers::{FAILOVERS_NOTE, failovers};
 pub use failures::{SWALLOWED, SWALLOWED_NOTE, failure_totals, failures};
 pub use faults::{cell_faults, faults};
 pub use hosts::{host_note, hosts};
@@ -46,6 +49,7 @@ pub use load_cmd::external_load;
 pub use pooler::{POOLER_NOTE, pooler};
 pub use runs::{problems, runs};
 pub use server::{counters, siread_locks, wait_events};
+pub use standbys::{STANDBYS_NOTE, standbys};
 pub use table::{Align, Column, Mark, Row, Table, Value};
 
 use crate::report::{fmt_mean, fmt_opt};

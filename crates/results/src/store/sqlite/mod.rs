@@ -160,6 +160,11 @@
 //!   xact_time_ms, query_time_ms)`: a run behind pgbouncer, what its admin
 //!   console showed in the measured window (`SHOW POOLS` gauges as mean
 //!   and max over the samples, `SHOW STATS` totals as differences).
+//! - `run_standbys (run, ordinal, name, samples, sync_state,
+//!   {write,flush,replay}_lag_{mean,max}_ms, {write,flush,replay}_lag_samples,
+//!   replay_lag_{mean,max}_bytes, replay_lag_bytes_samples)`: a replicated
+//!   server's standbys as the primary's `pg_stat_replication` showed them
+//!   in the measured window (sampled once a second).
 //!
 //! Vectors keep their order in an `ordinal` column (from 0); maps come back
 //! sorted by key, as `BTreeMap` keeps them.
@@ -212,6 +217,7 @@
 //! `checks` both for the declared checks' rows.
 
 mod checks;
+mod cluster;
 mod pooler;
 mod read;
 mod schema;
@@ -796,12 +802,38 @@ mod tests {
             outage_s: Some(0.1 + 0.2),
             recovery_s: None,
             server_wait_s: Some(1.5),
-            injected: vec![crate::model::InjectedFault {
-                kind: crate::model::FaultKind::KillBackend,
-                t_s: 1.0 / 3.0,
-                detail: "SIGKILL to client backend PID 12".into(),
-            }],
+            injected: vec![
+                crate::model::InjectedFault {
+                    kind: crate::model::FaultKind::KillBackend,
+                    t_s: 1.0 / 3.0,
+                    detail: "SIGKILL to client backend PID 12".into(),
+                    failover: None,
+                },
+                crate::model::InjectedFault {
+                    kind: crate::model::FaultKind::Failover,
+                    t_s: 2.5,
+                    detail: "SIGKILL to node n1".into(),
+                    failover: Some(crate::model::FailoverOutcome {
+                        killed: "n1".into(),
+                        promoted: Some("n2".into()),
+                        promoted_s: Some(4.75),
+                        unavailable_s: None,
+                    }),
+                },
+            ],
         });
+        // A standby as pg_stat_replication showed it.
+        r.runs[0].server.standbys = vec![crate::model::StandbyObservation {
+            name: "s1".into(),
+            samples: 3,
+            sync_state: "sync".into(),
+            replay_lag_ms: crate::model::LagStat {
+                mean: 1.25,
+                max: 2.5,
+                samples: 2,
+            },
+            ..Default::default()
+        }];
         c.faults = vec!["kill-backend@333ms".into()];
         c.fault_plans = vec!["none".into(), "pause:1s@1s+crash@2500ms".into()];
         c.workloads = vec!["tpcb".into(), "ssibench".into()];

@@ -654,6 +654,7 @@ fn read_server(conn: &Connection, run: u32, row: &Row) -> R<ServerObservations> 
         plan_changes,
         errors: messages(conn, "server_errors", run)?,
         pooler: super::pooler::read_run_pooler(conn, run)?,
+        standbys: super::cluster::read_run_standbys(conn, run)?,
     })
 }
 
@@ -766,9 +767,11 @@ fn read_faults(conn: &Connection, run: u32) -> R<Option<RunFaults>> {
                 })?,
                 t_s: r.get(1)?,
                 detail: r.get(2)?,
+                failover: None,
             })
         },
     )?;
+    super::cluster::read_failovers(conn, run, &mut f.injected)?;
     Ok(Some(f))
 }
 

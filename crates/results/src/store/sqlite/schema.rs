@@ -31,6 +31,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V13_DECLARED_CHECKS),
     M::up(V14_POOLER),
     M::up(V15_HISTORY_CHECKS),
+    M::up(V16_STANDBYS),
 ];
 
 /// `MIGRATION_LIST` as rusqlite_migration runs it (each call applies the
@@ -632,4 +633,51 @@ CREATE TABLE IF NOT EXISTS history_checks (
 ) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '15');
+"#;
+
+/// Store version 16: a replicated server's standbys as the primary's
+/// `pg_stat_replication` showed them while a run measured
+/// (`ServerObservations::standbys`, issue #50): per standby its name
+/// (`application_name`), the samples it was connected in, the
+/// `sync_state` seen most often, and its write, flush and replay lag
+/// (ms) and the WAL it had not applied (bytes), each as mean, max and the
+/// samples that had a value (the lags are NULL on an idle primary); and
+/// per injected failover (`InjectedFault::failover`, `--fault failover`)
+/// the node killed, the node the manager promoted, when (s after the
+/// kill), and the clients' write unavailability (s from the kill to their
+/// first commit after it). IF NOT EXISTS, as in versions 3 to 15.
+const V16_STANDBYS: &str = r#"
+CREATE TABLE IF NOT EXISTS run_standbys (
+    run                      INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal                  INTEGER NOT NULL,
+    name                     TEXT NOT NULL,
+    samples                  INTEGER NOT NULL CHECK (samples >= 0),
+    sync_state               TEXT NOT NULL,
+    write_lag_mean_ms        REAL,
+    write_lag_max_ms         REAL,
+    write_lag_samples        INTEGER NOT NULL CHECK (write_lag_samples >= 0),
+    flush_lag_mean_ms        REAL,
+    flush_lag_max_ms         REAL,
+    flush_lag_samples        INTEGER NOT NULL CHECK (flush_lag_samples >= 0),
+    replay_lag_mean_ms       REAL,
+    replay_lag_max_ms        REAL,
+    replay_lag_samples       INTEGER NOT NULL CHECK (replay_lag_samples >= 0),
+    replay_lag_mean_bytes    REAL,
+    replay_lag_max_bytes     REAL,
+    replay_lag_bytes_samples INTEGER NOT NULL CHECK (replay_lag_bytes_samples >= 0),
+    PRIMARY KEY (run, ordinal)
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS injected_failovers (
+    run           INTEGER NOT NULL,
+    seq           INTEGER NOT NULL,
+    killed        TEXT NOT NULL,
+    promoted      TEXT,
+    promoted_s    REAL,
+    unavailable_s REAL,
+    PRIMARY KEY (run, seq),
+    FOREIGN KEY (run, seq) REFERENCES injected_faults (run, seq) ON DELETE CASCADE
+) STRICT;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '16');
 "#;

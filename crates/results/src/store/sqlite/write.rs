@@ -176,6 +176,7 @@ pub(super) fn write_run(tx: &Transaction, r: &RunRecord) -> R<()> {
     if let Some(p) = &r.server.pooler {
         super::pooler::write_run_pooler(tx, run, p).context("run_pooler")?;
     }
+    super::cluster::write_run_standbys(tx, run, &r.server.standbys).context("run_standbys")?;
     for (ordinal, h) in r.hosts.iter().enumerate() {
         tx.prepare_cached(
             "INSERT INTO run_hosts (run, ordinal, host, clients, refused, committed, failed,
@@ -230,6 +231,7 @@ fn write_faults(tx: &Transaction, run: u32, f: &RunFaults) -> R<()> {
         st.execute(params![run, i, f.kind.name(), f.t_s, f.detail])
             .context("injected_faults")?;
     }
+    super::cluster::write_failovers(tx, run, &f.injected).context("injected_failovers")?;
     Ok(())
 }
 

@@ -94,6 +94,7 @@ fn headline(m: &ReportModel, i: usize) -> String {
         text.push_str(&f);
     }
     let mut more: Vec<String> = checks_text(m, i);
+    more.extend(crate::report::analysis::failover::headline_parts(m, i));
     if let Some(d) = dominant_reason(m, i) {
         more.push(format!(
             "{:.0} % of serialization failures: {}{}",

@@ -8,6 +8,7 @@ use crate::report::analysis::cells::VsBaseline;
 use crate::report::analysis::model::ReportModel;
 
 mod capacity;
+mod durability;
 mod failures;
 mod guarantee;
 mod headlines;
@@ -49,6 +50,8 @@ pub const RULES: &[Rule] = &[
     guarantee::violations,
     guarantee::narrowing,
     cost,
+    durability::durability,
+    durability::failover,
     failures,
     failure_reasons,
     coarse_siread,

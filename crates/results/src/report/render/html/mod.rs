@@ -31,7 +31,7 @@ use crate::report::{scale_text, workload_text};
 use client::{commands, failures, latency, pool_and_lag, throughput, time_series, transactions};
 use details::{external_load, faults, hosts, invariants, plans, problems, runs};
 use header::{cell_details, guarantees, header, headlines, noise, summary};
-use server::{counters, pooler, siread_locks, wait_events};
+use server::{counters, failovers, pooler, siread_locks, standbys, wait_events};
 use table::table_html;
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
@@ -77,10 +77,12 @@ pub fn render_model(m: &ReportModel) -> String {
         wait_events(m),
         siread_locks(m),
         pooler(m),
+        standbys(m),
         pool_and_lag(m),
         invariants(m),
         plans(m),
         faults(m),
+        failovers(m),
         hosts(m),
         runs(m),
         problems(m),
@@ -508,6 +510,7 @@ mod tests {
             kind: crate::model::FaultKind::Crash,
             t_s: 2.5,
             detail: "immediate shutdown and start".into(),
+            failover: None,
         });
         let html = render(&r);
         assert_eq!(html.matches("\ncrash\n").count(), 2);

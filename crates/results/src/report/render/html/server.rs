@@ -382,3 +382,29 @@ pub(super) fn pooler(m: &ReportModel) -> Option<Section> {
     };
     section("pooler", "pgbouncer", html)
 }
+
+/// Only when the server had standbys.
+pub(super) fn standbys(m: &ReportModel) -> Option<Section> {
+    let t = tables::standbys(m);
+    if t.is_empty() {
+        return None;
+    }
+    let html = html! {
+        (note(code_spans(tables::STANDBYS_NOTE)))
+        (table_html(&t))
+    };
+    section("standbys", "Standbys", html)
+}
+
+/// Only when a run went through a failover.
+pub(super) fn failovers(m: &ReportModel) -> Option<Section> {
+    let t = tables::failovers(m);
+    if t.is_empty() {
+        return None;
+    }
+    let html = html! {
+        (note(code_spans(tables::FAILOVERS_NOTE)))
+        (table_html(&t))
+    };
+    section("failovers", "Failovers", html)
+}

@@ -1,0 +1,210 @@
+//! A managed primary with streaming standbys (issue #50): standbys are
+//! created from a base backup and replay the primary's WAL; the
+//! replication mode and synchronous_commit change between runs without a
+//! restart and show in `pg_stat_replication`; every process of the
+//! cluster is gone after isobench ends, however it ends.
+
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::Value;
+
+use crate::common::*;
+
+/// A standby of the managed server is a hot standby that streams and
+/// replays what the primary commits.
+#[test]
+fn a_standby_is_created_and_replays() {
+    let (_keep, dir) = out_dir("standby");
+    let mut server = Server::new(&dir).start();
+    server.start_standbys(1).expect("the standby starts");
+    let standby = server.standbys()[0].data_dir().to_path_buf();
+    assert!(standby.join("standby.signal").exists());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let primary = isobench::postgres::connect(&server.config("postgres"))
+            .await
+            .unwrap();
+        isobench::postgres::cluster::wait_streaming(
+            &primary,
+            &["s1".to_string()],
+            Duration::from_secs(60),
+        )
+        .await
+        .unwrap();
+        primary
+            .batch_execute("CREATE TABLE replayed (v int); INSERT INTO replayed VALUES (42)")
+            .await
+            .unwrap();
+        let replica = isobench::postgres::connect(&server.standby_config(0, "postgres").unwrap())
+            .await
+            .unwrap();
+        let in_recovery: bool = replica
+            .query_one("SELECT pg_is_in_recovery()", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert!(in_recovery, "the standby is not in recovery");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(row) = replica.query_one("SELECT v FROM replayed", &[]).await {
+                assert_eq!(row.get::<_, i32>(0), 42);
+                break;
+            }
+            assert!(Instant::now() < deadline, "the insert never replayed");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // Writes are refused there (25006 read_only_sql_transaction).
+        let e = replica
+            .batch_execute("INSERT INTO replayed VALUES (1)")
+            .await
+            .unwrap_err();
+        assert_eq!(e.code().unwrap().code(), "25006", "{e}");
+    });
+    let socket = server.socket_dir().to_path_buf();
+    drop(server);
+    assert!(
+        processes_mentioning(socket.to_str().unwrap()).is_empty(),
+        "a standby outlived its primary"
+    );
+}
+
+/// The standbys of a run in results.json, by name.
+fn standby<'a>(run: &'a Value, name: &str) -> &'a Value {
+    run["server"]["standbys"]
+        .as_array()
+        .expect("server.standbys")
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no standby {name} in {}", run["server"]["standbys"]))
+}
+
+/// One cluster for both cells: async then sync, synchronous_commit on and
+/// remote_apply; the observer sees the first standby turn synchronous and
+/// its replay lag while remote_apply waits for it; and the cluster is gone
+/// afterwards.
+#[test]
+fn replication_modes_change_between_runs_and_show_in_pg_stat_replication() {
+    let r = Study::short()
+        .duration("2s")
+        .args(&[
+            "-w",
+            "tpcb",
+            "--scale",
+            "1",
+            "--clients",
+            "4",
+            "--isolation",
+            "rc",
+            "--standbys",
+            "2",
+            "--replication",
+            "async,sync",
+            "--synchronous-commit",
+            "remote_apply",
+        ])
+        .ok();
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for run in runs {
+        let mode = run["cell"]["settings"]["replication"].as_str().unwrap();
+        assert_eq!(run["server_settings"]["synchronous_commit"], "remote_apply");
+        let (s1, s2) = (standby(run, "s1"), standby(run, "s2"));
+        match mode {
+            "async" => {
+                assert_eq!(s1["sync_state"], "async");
+                assert_eq!(run["server_settings"]["synchronous_standby_names"], "");
+            }
+            "sync" => {
+                assert_eq!(s1["sync_state"], "sync");
+                assert_eq!(s2["sync_state"], "potential");
+                assert_eq!(
+                    run["server_settings"]["synchronous_standby_names"],
+                    "FIRST 1 (\"s1\", \"s2\")"
+                );
+                // remote_apply waits for s1's replay: its lag is seen.
+                assert!(s1["replay_lag_ms"]["samples"].as_u64().unwrap() > 0, "{s1}");
+                assert!(s1["replay_lag_ms"]["mean"].as_f64().unwrap() > 0.0);
+            }
+            other => panic!("replication={other}"),
+        }
+        assert!(s1["samples"].as_u64().unwrap() >= 1);
+    }
+    assert_managed_server_gone(&r);
+    let dir = managed_dir(&r);
+    assert!(processes_mentioning(&format!("{}/s1", dir.display())).is_empty());
+}
+
+/// Starts a long study of a primary and two standbys whose results go to
+/// `dir`; returns it once its cluster runs (the first run stored).
+fn long_cluster_study(dir: &std::path::Path) -> std::process::Child {
+    let child = Study::short()
+        .duration("2s")
+        .repeat(20)
+        .out(dir)
+        .args(&[
+            "--scale",
+            "1",
+            "--clients",
+            "2",
+            "--isolation",
+            "rc",
+            "--standbys",
+            "2",
+            "--replication",
+            "sync",
+        ])
+        .command()
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_first_run(dir);
+    child
+}
+
+/// SIGINT and SIGTERM each stop the run, save it, and stop the primary
+/// and both standbys.
+#[test]
+fn the_cluster_is_gone_after_sigint_and_sigterm() {
+    for (signal, name) in [(Signal::SIGINT, "sigint"), (Signal::SIGTERM, "sigterm")] {
+        let (_keep, dir) = out_dir(name);
+        let mut child = long_cluster_study(&dir);
+        let r = read_json(&dir);
+        let managed = managed_dir(&r);
+        assert!(
+            processes_mentioning(&format!("{}/s2", managed.display())).len() == 1,
+            "standby s2 is not running"
+        );
+        kill(Pid::from_raw(child.id() as i32), signal).unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(130), "{name}");
+        assert_managed_server_gone(&read_json(&dir));
+    }
+}
+
+/// A study that fails after its cluster started (a declared check that
+/// cannot run) stops every process of it.
+#[test]
+fn the_cluster_is_gone_after_an_error() {
+    let ran = Study::short()
+        .args(&[
+            "--scale",
+            "1",
+            "--clients",
+            "2",
+            "--isolation",
+            "rc",
+            "--standbys",
+            "1",
+            "--check",
+            "broken=SELECT * FROM no_such_table",
+        ])
+        .run();
+    // The check is refused before the first run (bad input, exit 2),
+    // after the cluster started.
+    assert_eq!(ran.out.status.code(), Some(2), "{}", ran.stderr);
+    assert!(ran.stderr.contains("no_such_table"), "{}", ran.stderr);
+    let r = ran.json();
+    assert_managed_server_gone(&r);
+}
