@@ -192,6 +192,8 @@ fn pgbouncer_for_pgbench(h: &Harness, clients: u32, log: &Path) -> PgBouncer {
         mode: PoolMode::Transaction,
         pool_size: 50,
         max_clients: clients + 100,
+        processes: 1,
+        tcp_clients: false,
         upstream: Upstream::of(&h.server.config("postgres")).expect("upstream"),
         log_path: log.to_path_buf(),
         os_user: "postgres".into(),

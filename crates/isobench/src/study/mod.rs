@@ -62,6 +62,7 @@ use crate::model::{ExperimentConfig, PgBuild};
 pub mod checks;
 mod file;
 mod settings;
+mod shard_env;
 pub mod values;
 
 pub use file::{parse, read};
@@ -264,6 +265,7 @@ fn resume_study(
         pooler: crate::model::PoolerConfig {
             poolers: c.pooler,
             sizes: c.pooler_size,
+            processes: c.pooler_processes,
             bin: c.pgbouncer_bin.map(PathBuf::from),
         },
         max_tries: c.max_tries,
