@@ -33,6 +33,7 @@ mod pooler;
 mod precision;
 mod run_e2e;
 mod shards;
+mod slurm;
 mod tpcc;
 mod workloads;
 mod ycsb_sysbench;

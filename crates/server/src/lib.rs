@@ -4,6 +4,7 @@
 // The floor below.
 use isobench_model as model;
 
+pub mod cancel;
 pub mod cpus;
 
 mod managed;
