@@ -703,10 +703,11 @@ fn config_files(opts: &PgBouncerOptions, layout: &Layout<'_>) -> Vec<(String, St
     let mut hba = String::from("local all all trust\n");
     if layout.password.is_some() {
         // MD5 over the loopback: a challenge, the password never sent.
-        // SCRAM-SHA-256 costs 4,096 rounds of HMAC-SHA-256 per connection
-        // in the client and again in pgbouncer (which salts a plain-text
-        // password afresh for every connection): minutes of CPU for
-        // 50,000 clients.
+        // SCRAM-SHA-256 costs a PBKDF2 of 4,096 rounds per connection in
+        // the client and again in pgbouncer (which salts a plain-text
+        // password afresh for every connection): 7.5 ms each measured on
+        // the 2-core machine under load, minutes of CPU for 50,000
+        // clients.
         hba.push_str("host all all 127.0.0.1/32 md5\n");
     }
     files.push(("users.txt".to_string(), users));
