@@ -219,6 +219,11 @@ struct Proc {
     role: String,
     pid: u32,
     hwm_kb: u64,
+    /// The most anonymous memory (`RssAnon`: heap, stacks) and
+    /// file-backed memory (`RssFile`: the mapped binary and libraries,
+    /// pages the isobench processes share) seen, kB.
+    anon_kb: u64,
+    file_kb: u64,
     fds: u64,
     /// Its soft open-files limit.
     limit: u64,
@@ -232,13 +237,14 @@ struct ShardedRun {
     wall_s: f64,
 }
 
-/// `VmHWM` of `pid`, kB (0 once it is gone).
-fn hwm_kb(pid: u32) -> u64 {
+/// `field` (`VmHWM`, `RssAnon`, `RssFile`) of `/proc/PID/status`, kB
+/// (0 once it is gone).
+fn status_kb(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|t| {
             t.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.split(':').next() == Some(field))
                 .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
         })
         .unwrap_or(0)
@@ -311,6 +317,8 @@ impl Bench {
                 role: format!("isobench shard {i}"),
                 pid: c.id(),
                 hwm_kb: 0,
+                anon_kb: 0,
+                file_kb: 0,
                 fds: 0,
                 limit: 0,
             })
@@ -327,13 +335,17 @@ impl Bench {
                         role: format!("pgbouncer {n}"),
                         pid,
                         hwm_kb: 0,
+                        anon_kb: 0,
+                        file_kb: 0,
                         fds: 0,
                         limit: 0,
                     });
                 }
             }
             for p in &mut procs {
-                p.hwm_kb = p.hwm_kb.max(hwm_kb(p.pid));
+                p.hwm_kb = p.hwm_kb.max(status_kb(p.pid, "VmHWM"));
+                p.anon_kb = p.anon_kb.max(status_kb(p.pid, "RssAnon"));
+                p.file_kb = p.file_kb.max(status_kb(p.pid, "RssFile"));
                 if tick % 5 == 0 {
                     p.fds = p.fds.max(fds(p.pid));
                     p.limit = p.limit.max(nofile(p.pid));
@@ -481,13 +493,18 @@ fn main() {
             if let Some(why) = &r.failed {
                 println!("failed: {why}");
             }
-            println!("| process | peak RSS (MB) | descriptors (most held) | open-files limit |");
-            println!("|---|---|---|---|");
+            println!(
+                "| process | peak RSS (MB) | of it anonymous, most (MB) | file-backed, most (MB) | descriptors (most held) | open-files limit |"
+            );
+            println!("|---|---|---|---|---|---|");
+            let mb = |kb: u64| kb as f64 / 1024.0;
             for p in &r.procs {
                 println!(
-                    "| {} | {:.1} | {} | {} |",
+                    "| {} | {:.1} | {:.1} | {:.1} | {} | {} |",
                     p.role,
-                    p.hwm_kb as f64 / 1024.0,
+                    mb(p.hwm_kb),
+                    mb(p.anon_kb),
+                    mb(p.file_kb),
                     p.fds,
                     p.limit
                 );
@@ -504,10 +521,19 @@ fn main() {
                 .filter(|p| p.role.starts_with("pgbouncer"))
                 .map(|p| p.hwm_kb)
                 .sum();
+            let isobench: Vec<&Proc> = r
+                .procs
+                .iter()
+                .filter(|p| p.role.starts_with("isobench"))
+                .collect();
+            let anon: u64 = isobench.iter().map(|p| p.anon_kb).sum();
+            let file = isobench.iter().map(|p| p.file_kb).max().unwrap_or(0);
             println!(
-                "isobench processes' RSS summed: {:.1} MB (target <= 400 MB); pgbouncer processes': {:.1} MB",
-                isobench_kb as f64 / 1024.0,
-                bouncer_kb as f64 / 1024.0
+                "isobench processes' peak RSS summed: {:.1} MB (target <= 400 MB); counting the binary's \
+                 pages they share once: {:.1} MB; pgbouncer processes' peak RSS summed: {:.1} MB",
+                mb(isobench_kb),
+                mb(anon + file),
+                mb(bouncer_kb)
             );
         }
     }
