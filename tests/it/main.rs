@@ -39,6 +39,7 @@ mod precision;
 mod replication;
 mod run_e2e;
 mod shards;
+mod slurm;
 mod tpcc;
 mod workloads;
 mod ycsb_sysbench;

@@ -304,9 +304,180 @@ fn impossible_pooler_studies_are_refused_before_they_start() {
             vec!["--pooler", "pgbouncer:statement"],
             "statement mode refuses",
         ),
+        (
+            vec!["--pooler-processes", "2"],
+            "give --pooler pgbouncer:transaction too",
+        ),
+        (
+            vec![
+                "--pooler",
+                "pgbouncer:session",
+                "--pooler-processes",
+                "2",
+            ],
+            "each process has its own pool",
+        ),
+        (
+            vec![
+                "--pooler",
+                "pgbouncer",
+                "--pooler-size",
+                "2",
+                "--pooler-processes",
+                "3",
+            ],
+            "each needs one at least",
+        ),
     ] {
         let ran = Study::short().args(&args).run();
         assert_eq!(ran.out.status.code(), Some(2), "{args:?}: {}", ran.stderr);
         assert!(ran.stderr.contains(says), "{args:?}: {}", ran.stderr);
     }
+}
+
+/// Issue #51: three shard processes behind shard 0's two pgbouncer
+/// processes on one port (`so_reuseport`). Shard 0 starts them with the
+/// run and publishes where they listen; the other shards' clients connect
+/// there; the two split the pool (5 + 5 server connections) and the 600
+/// clients; shard 0's observation sums both admin consoles, so it sees
+/// every shard's clients and transactions; both are stopped after the
+/// run, and the merged study holds every shard's commits.
+#[test]
+fn shards_share_shard_0s_pgbouncer_processes() {
+    let (_keep, dir) = out_dir("pooler-shards");
+    let server = Server::new(&dir).set("max_connections", "100").start();
+    let dsn = socket_dsn(&server, "postgres");
+    let args = Study::short()
+        .warmup("1s")
+        .args(&[
+            "--dsn",
+            &dsn,
+            "-w",
+            "tpcb",
+            "--scale",
+            "1",
+            "--isolation",
+            "rc",
+            "--clients",
+            "600",
+            "--seed",
+            "5",
+            "--pooler",
+            "pgbouncer:transaction",
+            "--pooler-size",
+            "10",
+            "--pooler-processes",
+            "2",
+        ])
+        .without_out();
+    let outs: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("shard-{i}"))).collect();
+    let children: Vec<_> = (0..3)
+        .map(|i| {
+            isobench()
+                .args(&args)
+                .args(["--shard", &format!("{i}/3"), "--out"])
+                .arg(&outs[i])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (i, c) in children.into_iter().enumerate() {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "shard {i}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let r: Vec<serde_json::Value> = outs.iter().map(|o| read_json(o)).collect();
+    let committed: Vec<u64> = r
+        .iter()
+        .map(|r| r["runs"][0]["committed"].as_u64().unwrap())
+        .collect();
+    assert!(committed.iter().all(|&c| c > 0), "{committed:?}");
+    assert_eq!(r[0]["config"]["pooler_processes"], 2);
+    let p = &r[0]["runs"][0]["server"]["pooler"];
+    assert_eq!(p["pool_size"], 10, "{p:#}");
+    assert!(p["sv_active"]["max"].as_u64().unwrap() <= 10, "{p:#}");
+    // Both consoles summed: every shard's 600 clients, queued or served.
+    let clients = p["cl_waiting"]["max"].as_u64().unwrap() + p["cl_active"]["max"].as_u64().unwrap();
+    assert!(clients > 500, "{p:#}");
+    let all: u64 = committed.iter().sum();
+    let xacts = p["xacts"].as_u64().unwrap() as f64;
+    assert!(
+        xacts > 0.7 * all as f64 && xacts < 1.3 * all as f64 + 100.0,
+        "pgbouncer {xacts}, the shards' commits {committed:?}"
+    );
+    // Shard 0's invariants held with every shard's commits.
+    let inv = r[0]["runs"][0]["invariants"].as_array().unwrap();
+    assert!(inv.iter().all(|i| i["ok"] == true), "{inv:?}");
+    // Two processes, on one port, each with its own socket; both gone.
+    let log = std::fs::read_to_string(outs[0].join("pgbouncer.log")).unwrap();
+    let ports: std::collections::BTreeSet<&str> = log
+        .lines()
+        .filter_map(|l| l.split("listening on 127.0.0.1:").nth(1))
+        .collect();
+    assert_eq!(ports.len(), 1, "{log}");
+    assert_eq!(pgbouncer_dirs(&outs[0]).len(), 2, "{log}");
+    assert_pgbouncers_gone(&outs[0], Duration::from_secs(5));
+    for o in &outs[1..] {
+        assert!(!o.join("pgbouncer.log").exists(), "only shard 0 starts pgbouncer");
+    }
+    drop(server);
+}
+
+/// Cancels through pgbouncer 1.18: tokio-postgres's own closes the
+/// cancel connection at once, which pgbouncer 1.18 does not survive
+/// (pgbouncer issue #801); isobench's waits for the close, as libpq's
+/// does: the query is cancelled (57014) and pgbouncer keeps running.
+#[test]
+fn a_cancel_through_pgbouncer_waits_for_its_close_and_pgbouncer_survives() {
+    use isobench::model::PoolMode;
+    use isobench::postgres::pgbouncer::{self, PgBouncer, PgBouncerOptions, Upstream};
+    let tmp = tempfile::tempdir().unwrap();
+    let server = library_server(tmp.path());
+    let bin = pgbouncer::find_bin(None).expect("pgbouncer");
+    let bouncer = PgBouncer::start(&PgBouncerOptions {
+        version: pgbouncer::version(&bin).unwrap(),
+        bin,
+        mode: PoolMode::Session,
+        pool_size: 4,
+        max_clients: 10,
+        processes: 1,
+        tcp_clients: false,
+        upstream: Upstream::of(&server.config("postgres")).unwrap(),
+        log_path: tmp.path().join("pgbouncer.log"),
+        os_user: "postgres".into(),
+    })
+    .expect("pgbouncer starts");
+    let config = bouncer.config("postgres");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        for round in 0..3 {
+            let client = isobench::postgres::connect(&config).await.unwrap();
+            let t = Instant::now();
+            let (r, ()) = tokio::join!(client.simple_query("SELECT pg_sleep(20)"), async {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                isobench::postgres::cancel::cancel(&client, &config).await;
+            });
+            let e = r.expect_err("cancelled");
+            assert_eq!(
+                e.code(),
+                Some(&tokio_postgres::error::SqlState::QUERY_CANCELED),
+                "round {round}: {e}"
+            );
+            assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        }
+    });
+    let pid = bouncer.pids()[0];
+    assert!(Path::new(&format!("/proc/{pid}")).exists(), "pgbouncer died");
+    let log = std::fs::read_to_string(tmp.path().join("pgbouncer.log")).unwrap();
+    assert!(!log.contains("FATAL"), "{log}");
+    drop(bouncer);
+    drop(server);
 }

@@ -345,7 +345,7 @@ fn a_missing_shard_ends_the_run_naming_it_and_a_late_one_joins_the_next() {
 }
 
 /// `--shards N` takes the index from the environment: without one it
-/// errors, naming both variables; with SLURM_PROCID out of range it says
+/// errors, naming the variables; with SLURM_PROCID out of range it says
 /// so; a shard of the managed server is refused.
 #[test]
 fn shards_need_an_index_and_an_external_server() {
@@ -355,7 +355,9 @@ fn shards_need_an_index_and_an_external_server() {
     let shards = |procid: Option<&str>| {
         let mut c = isobench();
         c.env_remove("JOB_COMPLETION_INDEX")
-            .env_remove("SLURM_PROCID");
+            .env_remove("SLURM_ARRAY_TASK_ID")
+            .env_remove("SLURM_PROCID")
+            .env_remove("SLURM_NTASKS");
         if let Some(p) = procid {
             c.env("SLURM_PROCID", p);
         }
@@ -381,6 +383,7 @@ fn shards_need_an_index_and_an_external_server() {
     assert!(
         stderr.contains("--shards")
             && stderr.contains("JOB_COMPLETION_INDEX")
+            && stderr.contains("SLURM_ARRAY_TASK_ID")
             && stderr.contains("SLURM_PROCID"),
         "{stderr}"
     );

@@ -675,6 +675,9 @@ pub struct PoolerConfig {
     /// pgbouncer's `default_pool_size` as a factor (`--pooler-size`);
     /// empty: pgbouncer's default.
     pub sizes: Vec<u32>,
+    /// `--pooler-processes`: pgbouncer processes on one port, sharing the
+    /// pool and the clients; `None`: one.
+    pub processes: Option<u32>,
     /// `--pgbouncer-bin`: the pgbouncer executable; `None`: `pgbouncer` on
     /// the PATH, else `/usr/sbin/pgbouncer` (Debian's).
     pub bin: Option<PathBuf>,
@@ -684,6 +687,11 @@ impl PoolerConfig {
     /// Some cell runs through pgbouncer.
     pub fn pgbouncer(&self) -> bool {
         self.poolers.iter().any(|p| p.pgbouncer().is_some())
+    }
+
+    /// pgbouncer processes per run (1 unless `--pooler-processes`).
+    pub fn process_count(&self) -> u32 {
+        self.processes.unwrap_or(1).max(1)
     }
 
     /// Some cell runs through pgbouncer in transaction mode.

@@ -321,6 +321,7 @@ pub fn results() -> Results {
             exclude_faulted: false,
             pooler: Vec::new(),
             pooler_size: Vec::new(),
+            pooler_processes: None,
             pgbouncer_bin: None,
             max_tries: Vec::new(),
             setting_factors: Vec::new(),

@@ -82,6 +82,9 @@ pub struct StoredConfig {
     /// [`Cell::pooler_size`]; empty: pgbouncer's default.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pooler_size: Vec<u32>,
+    /// `--pooler-processes`, when given: pgbouncer processes on one port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooler_processes: Option<u32>,
     /// `--pgbouncer-bin`, when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pgbouncer_bin: Option<String>,

@@ -5,6 +5,7 @@
 use isobench_model as model;
 
 pub mod autofailover;
+pub mod cancel;
 pub mod cluster;
 pub mod cpus;
 

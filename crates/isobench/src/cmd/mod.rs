@@ -495,6 +495,12 @@ mod tests {
             Some(("0", "[0]")),
         ),
         (
+            "pooler-processes",
+            &["--pooler-processes", "3"],
+            "pooler_processes = 3",
+            Some(("0", "0")),
+        ),
+        (
             "pgbouncer-bin",
             &["--pgbouncer-bin", "/x/pgbouncer"],
             "pgbouncer_bin = \"/x/pgbouncer\"",

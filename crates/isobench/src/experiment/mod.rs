@@ -220,7 +220,8 @@ async fn run_study<D: Driver>(
         cells.iter().map(Cell::server_connections).max()
     }
     .unwrap_or(1);
-    crate::engine::limits::raise_open_files(&cells).map_err(BadInput)?;
+    crate::engine::limits::raise_open_files(&cells, cfg.shard, cfg.pooler.process_count())
+        .map_err(BadInput)?;
     let (dir, prior, fresh) = results_dir(&cfg, &planned)?;
     let progress = Progress::new(cfg.quiet)
         .with_live(live.as_ref().map(|(l, _)| l.clone()))

@@ -68,6 +68,7 @@ pub(super) fn stored_config(
         exclude_faulted: cfg.exclude_faulted,
         pooler: cfg.pooler.poolers.clone(),
         pooler_size: cfg.pooler.sizes.clone(),
+        pooler_processes: cfg.pooler.processes,
         pgbouncer_bin: cfg.pooler.bin.as_ref().map(|b| b.display().to_string()),
         max_tries: cfg.max_tries.clone(),
         setting_factors: cfg.setting_factors.clone(),

@@ -44,7 +44,8 @@ fn lead_lock_key(study: &str) -> i64 {
 const LEAD: &str = "1 second";
 
 /// The tables (created by shard 0; `IF NOT EXISTS`, so a rerun reuses
-/// them). `runs`: one row per (study, run) that shard 0 prepared;
+/// them). `runs`: one row per (study, run) that shard 0 prepared, with
+/// where its pgbouncer listens when the run's cell has one;
 /// `members`: one row per (study, run, shard) that registered, keyed so a
 /// restarted shard's registration replaces nothing.
 const DDL: &str = "CREATE SCHEMA IF NOT EXISTS isobench_coord;
@@ -66,7 +67,8 @@ CREATE TABLE IF NOT EXISTS isobench_coord.members (
     unknown_outcome bigint,
     ledger bytea,
     PRIMARY KEY (study, run, shard));
-ALTER TABLE isobench_coord.members ADD COLUMN IF NOT EXISTS ledger bytea;";
+ALTER TABLE isobench_coord.members ADD COLUMN IF NOT EXISTS ledger bytea;
+ALTER TABLE isobench_coord.runs ADD COLUMN IF NOT EXISTS pooler text;";
 
 /// What the other shards sent when they ended a run ([`Coord::await_ended`]).
 pub struct Ended {
@@ -197,15 +199,17 @@ impl Coord {
         })
     }
 
-    /// Shard 0: run `run`'s database is ready; the other shards may
-    /// connect (a row left by an earlier attempt is reset).
-    pub async fn prepared(&self, run: u32) -> Result<()> {
+    /// Shard 0: run `run`'s database is ready (and its pgbouncer, which
+    /// listens where `pooler` says); the other shards may connect (a row
+    /// left by an earlier attempt is reset).
+    pub async fn prepared(&self, run: u32, pooler: Option<&str>) -> Result<()> {
         self.client
             .execute(
-                "INSERT INTO isobench_coord.runs (study, run) VALUES ($1, $2)
+                "INSERT INTO isobench_coord.runs (study, run, pooler) VALUES ($1, $2, $3)
                  ON CONFLICT (study, run) DO UPDATE
-                   SET prepared_at = clock_timestamp(), start_at = NULL, failed = NULL, done = false",
-                &[&self.study, &(run as i32)],
+                   SET prepared_at = clock_timestamp(), start_at = NULL, failed = NULL, done = false,
+                       pooler = excluded.pooler",
+                &[&self.study, &(run as i32), &pooler],
             )
             .await
             .map_err(|e| anyhow!("marking run {run} prepared: {}", pg(&e)))?;
@@ -217,6 +221,20 @@ impl Coord {
             .await
             .map_err(|e| anyhow!("clearing run {run}'s members: {}", pg(&e)))?;
         Ok(())
+    }
+
+    /// Where shard 0's pgbouncer for run `run` listens, as it published
+    /// it with the run ([`Coord::prepared`]); `None`: it has none.
+    pub async fn pooler(&self, run: u32) -> Result<Option<String>> {
+        let row = self
+            .client
+            .query_opt(
+                "SELECT pooler FROM isobench_coord.runs WHERE study = $1 AND run = $2",
+                &[&self.study, &(run as i32)],
+            )
+            .await
+            .map_err(|e| anyhow!("reading run {run}'s pgbouncer: {}", pg(&e)))?;
+        Ok(row.and_then(|r| r.get(0)))
     }
 
     /// A non-zero shard: waits until shard 0 prepared run `run` (no time

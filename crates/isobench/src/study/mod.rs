@@ -64,6 +64,7 @@ mod cluster;
 mod file;
 mod hunt;
 mod settings;
+mod shard_env;
 pub mod values;
 
 pub use file::{parse, read};
@@ -267,6 +268,7 @@ fn resume_study(
         pooler: crate::model::PoolerConfig {
             poolers: c.pooler,
             sizes: c.pooler_size,
+            processes: c.pooler_processes,
             bin: c.pgbouncer_bin.map(PathBuf::from),
         },
         max_tries: c.max_tries,

@@ -86,6 +86,10 @@ pub struct Settings {
     #[arg(long, value_delimiter = ',', value_parser = Count::<10_000>::parse, allow_hyphen_values = true)]
     #[serde(default, deserialize_with = "list::<_, Count<10_000>>")]
     pub pooler_size: Option<Vec<u32>>,
+    /// pgbouncer processes on one port (so_reuseport), sharing --pooler-size's server connections and the clients; each holds a descriptor per client of its share, so 50,000 clients under an open-files limit of 20,000 need 3 or more (default: 1).
+    #[arg(long, value_name = "N", value_parser = Count::<64>::parse, allow_hyphen_values = true)]
+    #[serde(default, deserialize_with = "one::<_, Count<64>>")]
+    pub pooler_processes: Option<u32>,
     /// The pgbouncer executable for --pooler pgbouncer (default: pgbouncer on the PATH, else /usr/sbin/pgbouncer).
     #[arg(long, value_name = "FILE", value_parser = PathArg::parse)]
     #[serde(default, deserialize_with = "one::<_, PathArg>")]
@@ -194,7 +198,7 @@ pub struct Settings {
     #[arg(long, value_name = "I/N", conflicts_with = "shards", value_parser = Via::<ShardSpec>::parse)]
     #[serde(default, deserialize_with = "one::<_, Via<ShardSpec>>")]
     pub shard: Option<ShardSpec>,
-    /// Run as one of N shards, the index from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_PROCID (Slurm).
+    /// Run as one of N shards, the index from JOB_COMPLETION_INDEX (Kubernetes Indexed Job), SLURM_ARRAY_TASK_ID (Slurm job array) or SLURM_PROCID (Slurm step).
     #[arg(long, value_name = "N", value_parser = Count::<{ crate::model::MAX_SHARDS }>::parse, allow_hyphen_values = true)]
     #[serde(
         default,
@@ -428,6 +432,7 @@ every_key!(
     pool_size,
     pooler,
     pooler_size,
+    pooler_processes,
     pgbouncer_bin,
     rate,
     latency_limit,
@@ -619,8 +624,8 @@ impl Settings {
     }
 
     /// The shard this process runs: `shard`, or `shards` with the index
-    /// from `JOB_COMPLETION_INDEX` (a Kubernetes Indexed Job) or else
-    /// `SLURM_PROCID` (Slurm); a sharded study needs an external server.
+    /// from the orchestrator's variables ([`super::shard_env`]); a
+    /// sharded study needs an external server.
     ///
     /// Errors: both keys, `shards` without either variable or with an
     /// index out of range, a shard without `dsn`/`external`.
@@ -652,26 +657,14 @@ impl Settings {
         Ok(shard)
     }
 
-    /// Shard of `n` whose index is `JOB_COMPLETION_INDEX` or else
-    /// `SLURM_PROCID`.
+    /// Shard of `n` whose index comes from the orchestrator's variables
+    /// ([`super::shard_env`]: Kubernetes', a Slurm array's, a Slurm
+    /// step's).
     fn shard_from_env(&self, n: u32) -> Result<ShardSpec, SettingsError> {
-        let (var, value) = ["JOB_COMPLETION_INDEX", "SLURM_PROCID"]
-            .iter()
-            .find_map(|v| std::env::var(v).ok().map(|x| (*v, x)))
-            .ok_or_else(|| {
-                self.error(
-                    "shards",
-                    "--shards N takes the shard's index from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) \
-                     or SLURM_PROCID (Slurm), and neither is set: set one, or give --shard I/N",
-                )
-            })?;
-        let index: u32 = value.trim().parse().map_err(|_| {
-            self.error(
-                "shards",
-                format!("{var}='{value}' is not a shard index (an integer from 0)"),
-            )
-        })?;
-        ShardSpec::new(index, n).map_err(|e| self.error("shards", format!("{var}: {e}")))
+        let found = super::shard_env::shard_index(n, |v| std::env::var(v).ok())
+            .map_err(|e| self.error("shards", e))?;
+        ShardSpec::new(found.index, n)
+            .map_err(|e| self.error("shards", format!("{}: {e}", found.var)))
     }
 
     /// The checks across settings: a workload and an external load
@@ -922,6 +915,7 @@ impl Settings {
             pooler: PoolerConfig {
                 poolers: dedup(s.pooler.unwrap_or_default()),
                 sizes: dedup(s.pooler_size.unwrap_or_default()),
+                processes: s.pooler_processes,
                 bin: s.pgbouncer_bin,
             },
             max_tries: tries_factor,

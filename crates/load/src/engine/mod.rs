@@ -232,10 +232,10 @@ pub enum StopReason {
     /// A client thread (with this many clients) panicked.
     #[error("a thread of {0} client(s) ended abnormally")]
     ThreadDied(usize),
-    /// A client thread (with this many clients) was still busy 30 s after
-    /// the run ended and was abandoned.
-    #[error("{0} client(s) still busy 30 s after the run ended; abandoned")]
-    Abandoned(usize),
+    /// A client thread (with this many clients) was still busy when the
+    /// time to stop ([`drain_limit`], s) was over, and was abandoned.
+    #[error("{0} client(s) still busy {1:.0} s after the run ended; abandoned")]
+    Abandoned(usize, f64),
 }
 
 /// A client (or, with `client: None`, a whole client thread) that stopped
@@ -411,7 +411,12 @@ pub async fn run_gated<W: Workload>(
 
     phase.send_replace(Phase::Draining);
     stop.store(true, Ordering::Relaxed);
-    let drained = drain::<<W::Client as WorkloadClient>::Ledger>(workers).await;
+    let ended_per_s = match w.measured_s {
+        s if s > 0.0 => w.measured.total().attempts as f64 / s,
+        _ => 0.0,
+    };
+    let limit = drain_limit(params.pool_size.unwrap_or(params.clients), ended_per_s);
+    let drained = drain::<<W::Client as WorkloadClient>::Ledger>(workers, limit).await;
     let mut lifetime = drained.lifetime;
     for r in &recorders {
         let l = r.lifetime();
@@ -740,19 +745,36 @@ struct Drained<L> {
     ledger_complete: bool,
 }
 
-/// Waits for every worker to stop, at most 30 s in all: a thread that
+/// How long the workers may take to stop once the window closed: 30 s,
+/// plus what the transactions still in flight need at the window's rate
+/// of ended attempts (`ended_per_s`), at most 10 minutes in all. Each
+/// client (or pool session) has at most one transaction in flight; behind
+/// a pooler's small pool they wait their turn, so 50,000 clients behind
+/// 50 server connections at 2,000 attempts/s need 25 s more to end theirs.
+/// A window in which nothing ended (a server that hangs) gets 30 s.
+fn drain_limit(in_flight: u32, ended_per_s: f64) -> Duration {
+    const BASE: Duration = Duration::from_secs(30);
+    const MOST: Duration = Duration::from_secs(600);
+    if ended_per_s <= 0.0 {
+        return BASE;
+    }
+    let queue = Duration::from_secs_f64((f64::from(in_flight) / ended_per_s).min(MOST.as_secs_f64()));
+    (BASE + queue).min(MOST)
+}
+
+/// Waits for every worker to stop, at most `limit` in all: a thread that
 /// died (panic) or is still blocked then is counted as a stop of all its
 /// clients, whose last transactions have unknown outcomes (an abandoned
 /// thread's connections close at exit, or when the next run drops the
 /// database).
-async fn drain<L: Ledger>(workers: Vec<worker::Handle<L>>) -> Drained<L> {
+async fn drain<L: Ledger>(workers: Vec<worker::Handle<L>>, limit: Duration) -> Drained<L> {
     let mut d = Drained {
         errors: Vec::new(),
         lifetime: Lifetime::default(),
         ledger: L::default(),
         ledger_complete: true,
     };
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let deadline = tokio::time::Instant::now() + limit;
     for worker in workers {
         let reason = match tokio::time::timeout_at(deadline, worker.done).await {
             Ok(Ok(done)) => {
@@ -762,7 +784,7 @@ async fn drain<L: Ledger>(workers: Vec<worker::Handle<L>>) -> Drained<L> {
                 continue;
             }
             Ok(Err(_)) => StopReason::ThreadDied(worker.clients),
-            Err(_) => StopReason::Abandoned(worker.clients),
+            Err(_) => StopReason::Abandoned(worker.clients, limit.as_secs_f64()),
         };
         d.lifetime.unknown_outcome += worker.clients as u64;
         d.ledger_complete = false;

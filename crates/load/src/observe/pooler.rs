@@ -20,6 +20,11 @@
 //!   pgbouncer's own `avg_*` columns average over its `stats_period` (60
 //!   s), not over the window, and are not used.
 //!
+//! Several pgbouncer processes on one port (`--pooler-processes`) are
+//! observed each through its own admin console, and their rows summed:
+//! gauges and counters added up, `maxwait` the longest of them; so the
+//! figures are those of the pool as a whole.
+//!
 //! The wait is what a client spent queued in pgbouncer for a server
 //! connection; a transaction's latency as the clients measure it holds it,
 //! which is what [`PoolerObservations::wait_per_xact_ms`] is compared
@@ -45,26 +50,30 @@ pub struct PoolerInfo {
     pub pool_size: u32,
 }
 
-/// Observes pgbouncer's pool of database `dbname` through its admin
-/// console `admin` while `phase` says Measuring (see the module docs),
+/// Observes pgbouncer's pool of database `dbname` through the admin
+/// consoles `admins` (one per process) while `phase` says Measuring (see
+/// the module docs),
 /// returning when it says Draining (or the sender is gone). Failed
 /// queries are returned as errors next to what was observed; they do not
 /// stop the run. `None` when the window never opened or the console never
 /// answered.
 pub async fn observe_pooler(
-    admin: Config,
+    admins: Vec<Config>,
     dbname: String,
     info: PoolerInfo,
     mut phase: watch::Receiver<Phase>,
 ) -> (Option<PoolerObservations>, Vec<String>) {
     let mut errors = Vec::new();
-    let db = match postgres::connect(&admin).await {
-        Ok(db) => db,
-        Err(e) => {
-            errors.push(format!("pgbouncer admin console: {e}"));
-            return (None, errors);
+    let mut db = Vec::new();
+    for (i, admin) in admins.iter().enumerate() {
+        match postgres::connect(admin).await {
+            Ok(c) => db.push(c),
+            Err(e) => {
+                errors.push(format!("pgbouncer admin console (process {i}): {e}"));
+                return (None, errors);
+            }
         }
-    };
+    }
     loop {
         match *phase.borrow_and_update() {
             Phase::Measuring => break,
@@ -121,9 +130,51 @@ pub async fn observe_pooler(
 /// One row of an admin console's answer, by column name.
 type ConsoleRow = BTreeMap<String, String>;
 
-/// The row of `command`'s answer whose `database` is `dbname` (`None`
-/// when there is none: pgbouncer shows a pool once a client used it).
-async fn row_of(db: &Client, command: &str, dbname: &str) -> Result<Option<ConsoleRow>, String> {
+/// The rows of `command`'s answers whose `database` is `dbname`, one from
+/// each of the consoles `dbs`, summed ([`sum_rows`]); `None` when none
+/// has one (pgbouncer shows a pool once a client used it).
+async fn row_of(
+    dbs: &[Client],
+    command: &str,
+    dbname: &str,
+) -> Result<Option<ConsoleRow>, String> {
+    let mut rows = Vec::new();
+    for db in dbs {
+        if let Some(r) = one_row(db, command, dbname).await? {
+            rows.push(r);
+        }
+    }
+    Ok((!rows.is_empty()).then(|| sum_rows(&rows)))
+}
+
+/// Rows of several processes as one: every numeric column added up, but
+/// `maxwait` (and `maxwait_us`) the longest wait of them; other columns
+/// the first row's.
+fn sum_rows(rows: &[ConsoleRow]) -> ConsoleRow {
+    let mut out = rows[0].clone();
+    for (column, value) in out.iter_mut() {
+        if column == "maxwait" || column == "maxwait_us" {
+            continue;
+        }
+        if value.parse::<u64>().is_ok() {
+            *value = rows.iter().map(|r| num(r, column)).sum::<u64>().to_string();
+        }
+    }
+    let longest = rows
+        .iter()
+        .max_by_key(|r| num(r, "maxwait") * 1_000_000 + num(r, "maxwait_us"))
+        .expect("one row at least");
+    for c in ["maxwait", "maxwait_us"] {
+        if let Some(v) = longest.get(c) {
+            out.insert(c.to_string(), v.clone());
+        }
+    }
+    out
+}
+
+/// The row of `command`'s answer on console `db` whose `database` is
+/// `dbname`.
+async fn one_row(db: &Client, command: &str, dbname: &str) -> Result<Option<ConsoleRow>, String> {
     let messages = db
         .simple_query(command)
         .await
@@ -241,6 +292,31 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn processes_rows_are_added_up_and_the_longest_wait_kept() {
+        let mut a = row(&[
+            ("cl_waiting", 10),
+            ("sv_active", 17),
+            ("maxwait", 1),
+            ("maxwait_us", 900_000),
+            ("total_xact_count", 100),
+        ]);
+        a.insert("database".into(), "run".into());
+        let b = row(&[
+            ("cl_waiting", 12),
+            ("sv_active", 16),
+            ("maxwait", 2),
+            ("maxwait_us", 5),
+            ("total_xact_count", 50),
+        ]);
+        let s = sum_rows(&[a, b]);
+        assert_eq!(num(&s, "cl_waiting"), 22);
+        assert_eq!(num(&s, "sv_active"), 33);
+        assert_eq!(num(&s, "total_xact_count"), 150);
+        assert_eq!((num(&s, "maxwait"), num(&s, "maxwait_us")), (2, 5));
+        assert_eq!(s["database"], "run");
     }
 
     #[test]

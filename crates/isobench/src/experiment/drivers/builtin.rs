@@ -266,10 +266,26 @@ async fn one_run<W: Workload>(
     if lead {
         crate::experiment::checks::validate(&check_db, &cfg.checks).await?;
     }
-    if let (Some(c), true) = (coord, lead) {
-        c.prepared(index).await?;
-    }
     let db_config = srv.target.config(run_db);
+    let (phase_tx, phase_rx) = watch::channel(Phase::Connecting);
+    // Behind pgbouncer the clients connect through it; everything else
+    // goes to the server. Shard 0 starts it before it marks the run
+    // prepared, with where it listens for the other shards.
+    let mut pooler = crate::experiment::pooler::RunPooler::start(
+        cfg,
+        &run.cell,
+        crate::experiment::pooler::Where {
+            server: &db_config,
+            log: ctx.dir.join(store::PGBOUNCER_LOG),
+            phase: phase_tx.subscribe(),
+            coord: coord.map(|c| (c, index)),
+        },
+    )
+    .await?;
+    if let (Some(c), true) = (coord, lead) {
+        let published = pooler.as_ref().and_then(|p| p.published());
+        c.prepared(index, published.as_deref()).await?;
+    }
     let (server_version, server_settings) = shown_settings(&check_db, cfg, &run.cell).await?;
 
     // isobench pgbench's one run draws what `pgbench --random-seed S`
@@ -313,20 +329,9 @@ async fn one_run<W: Workload>(
     };
     let log = ctx.dir.join(store::SERVER_LOG);
     let log_from = log_len(&log);
-    let (phase_tx, phase_rx) = watch::channel(Phase::Connecting);
-    // Behind pgbouncer the clients connect through it; everything else
-    // goes to the server.
-    let pooler = crate::experiment::pooler::RunPooler::start(
-        cfg,
-        &run.cell,
-        &db_config,
-        ctx.dir.join(store::PGBOUNCER_LOG),
-        phase_tx.subscribe(),
-    )
-    .await?;
     let clients_config = pooler
         .as_ref()
-        .map_or_else(|| db_config.clone(), |p| p.clients_config(run_db));
+        .map_or_else(|| db_config.clone(), |p| p.clients_config(&db_config, run_db));
     let observer = tokio::spawn(observe::observe(
         db_config.clone(),
         run_db.to_string(),
@@ -386,8 +391,15 @@ async fn one_run<W: Workload>(
     .await;
     phase_tx.send_replace(Phase::Draining);
     let mut server = observer.await.unwrap_or_default();
-    if let Some(p) = pooler {
-        p.finish(&mut server).await;
+    if let Some(p) = pooler.as_mut() {
+        p.observed(&mut server).await;
+    }
+    // Unsharded, pgbouncer's clients are done; sharded, shard 0 stops it
+    // once every shard ended the run (below).
+    if coord.is_none()
+        && let Some(p) = pooler.take()
+    {
+        p.stop().await;
     }
     let injected = injector.await.unwrap_or_default();
     let during = match during.await {
@@ -475,6 +487,10 @@ async fn one_run<W: Workload>(
                 ));
             }
         }
+    }
+    // Every shard's clients are done with shard 0's pgbouncer.
+    if let Some(p) = pooler.take() {
+        p.stop().await;
     }
     let history = match ledger.save(ctx.dir, ctx.index) {
         Ok(rel) => rel,

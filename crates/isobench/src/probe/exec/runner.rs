@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
 use tokio::task::JoinHandle;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+use tokio_postgres::{Client, SimpleQueryMessage};
 
 use super::{Env, ErrorAt, Execution, StepRecord, StepResult, Stuck};
 use crate::model::Isolation;
@@ -100,6 +100,13 @@ impl<'a> Runner<'a> {
 }
 
 impl Runner<'_> {
+    /// Asks the server to cancel what `client` runs (best effort; waits
+    /// for the server's close, as libpq does: see
+    /// [`postgres::cancel`]).
+    async fn cancel_query(&self, client: &Client) {
+        postgres::cancel::cancel(client, &self.env.config).await;
+    }
+
     fn block_err(&self, what: &str, line: u32, e: &tokio_postgres::Error) -> anyhow::Error {
         anyhow!(
             "probe {} ({}:{line}): {what} failed: {}",
@@ -118,7 +125,7 @@ impl Runner<'_> {
             r = client.simple_query(sql) => Block::Done(r),
             () = tokio::time::sleep(self.env.step_timeout) => Block::TimedOut,
             () = self.env.cancel.cancelled() => {
-                cancel_query(client).await;
+                self.cancel_query(client).await;
                 Block::Interrupted
             }
         }
@@ -137,7 +144,7 @@ impl Runner<'_> {
             Block::Done(Ok(msgs)) => Ok(msgs),
             Block::Done(Err(e)) => Err(self.block_err(what, line, &e)),
             Block::TimedOut => {
-                cancel_query(client).await;
+                self.cancel_query(client).await;
                 bail!(
                     "probe {} ({}:{line}): {what} did not finish within {:.1} s (waiting on a lock?)",
                     self.probe.name,
@@ -520,7 +527,7 @@ impl Runner<'_> {
                 }
                 Block::TimedOut => {
                     let blocked = self.is_blocked(s, sess.pid).await.unwrap_or(false);
-                    cancel_query(&sess.client).await;
+                    self.cancel_query(&sess.client).await;
                     self.exec.trace.push(format!("{label}: stuck; cancelled"));
                     self.exec.stuck = Some(Stuck {
                         at: label,
@@ -547,7 +554,7 @@ impl Runner<'_> {
         let mut pids = Vec::new();
         for sess in self.sessions.iter_mut().flatten() {
             if let Some(p) = sess.pending.take() {
-                let _ = sess.client.cancel_token().cancel_query(NoTls).await;
+                postgres::cancel::cancel(&sess.client, &self.env.config).await;
                 p.task.abort();
                 pids.push(sess.pid);
             }
@@ -565,10 +572,6 @@ impl Runner<'_> {
     }
 }
 
-/// Asks the server to cancel what `client` runs (best effort).
-async fn cancel_query(client: &Client) {
-    let _ = client.cancel_token().cancel_query(NoTls).await;
-}
 
 /// Rows of all statements of a simple query, in order.
 fn rows_of(msgs: &[SimpleQueryMessage]) -> Vec<String> {

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::task::JoinHandle;
-use tokio_postgres::{AsyncMessage, Client, Config, NoTls, SimpleQueryMessage};
+use tokio_postgres::{AsyncMessage, Client, Config, SimpleQueryMessage};
 use tokio_util::sync::CancellationToken;
 
 use super::format::{Message, SERVER_CLOSED, StmtResult, table};
@@ -147,6 +147,8 @@ impl Sink {
 /// One spec's connections and output.
 pub struct Tester<'a> {
     spec: &'a Syntax,
+    /// The connections' settings (for cancels).
+    config: Config,
     ctl: Client,
     conns: Vec<Conn>,
     wait_check: WaitCheck,
@@ -228,6 +230,7 @@ impl<'a> Tester<'a> {
         }
         Ok(Tester {
             spec,
+            config: config.clone(),
             ctl,
             conns,
             wait_check,
@@ -274,7 +277,7 @@ impl<'a> Tester<'a> {
         let (results, err) = tokio::select! {
             r = run => r,
             () = self.cancel.cancelled() => {
-                let _ = client.cancel_token().cancel_query(NoTls).await;
+                postgres::cancel::cancel(&client, &self.config).await;
                 return Err(Stop::Interrupted);
             }
         };
@@ -287,7 +290,7 @@ impl<'a> Tester<'a> {
         let (results, err) = tokio::select! {
             r = run_sql(&self.ctl, sql) => r,
             () = self.cancel.cancelled() => {
-                let _ = self.ctl.cancel_token().cancel_query(NoTls).await;
+                postgres::cancel::cancel(&self.ctl, &self.config).await;
                 return Err(Stop::Interrupted);
             }
         };
@@ -588,11 +591,7 @@ impl<'a> Tester<'a> {
             }
             let waited = start.elapsed();
             if waited > self.max_wait && !canceled {
-                let _ = self.conns[s]
-                    .client
-                    .cancel_token()
-                    .cancel_query(NoTls)
-                    .await;
+                postgres::cancel::cancel(&self.conns[s].client, &self.config).await;
                 let line = format!(
                     "isolationtester: canceling step {} after {} seconds\n",
                     self.spec.step(r).name,
@@ -672,7 +671,7 @@ impl<'a> Tester<'a> {
         let mut pids = Vec::new();
         for c in &mut self.conns {
             if let Some(a) = c.active.take() {
-                let _ = c.client.cancel_token().cancel_query(NoTls).await;
+                postgres::cancel::cancel(&c.client, &self.config).await;
                 a.task.abort();
             }
             pids.push(c.pid);

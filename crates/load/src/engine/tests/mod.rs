@@ -675,3 +675,16 @@ fn clients_are_dealt_in_pgbenchs_blocks() {
     assert_eq!(dealt(4, 1).len(), 1);
     assert_eq!(dealt(4, 1)[0], 0..4);
 }
+
+/// Issue #51: the clients still in flight when the window closes get the
+/// time they need at the window's rate: 50,000 behind a pool ending 2,000
+/// attempts a second, 30 s + 25 s; at most 10 minutes; 30 s when nothing
+/// ended in the window.
+#[test]
+fn the_time_to_stop_grows_with_the_clients_in_flight() {
+    let s = |n, rate| super::drain_limit(n, rate).as_secs_f64();
+    assert_eq!(s(50_000, 2_000.0), 55.0);
+    assert_eq!(s(16, 5_000.0), 30.0032);
+    assert_eq!(s(50_000, 0.0), 30.0);
+    assert_eq!(s(50_000, 1.0), 600.0);
+}
