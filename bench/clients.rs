@@ -346,7 +346,7 @@ impl Bench {
                 p.hwm_kb = p.hwm_kb.max(status_kb(p.pid, "VmHWM"));
                 p.anon_kb = p.anon_kb.max(status_kb(p.pid, "RssAnon"));
                 p.file_kb = p.file_kb.max(status_kb(p.pid, "RssFile"));
-                if tick % 5 == 0 {
+                if tick.is_multiple_of(5) {
                     p.fds = p.fds.max(fds(p.pid));
                     p.limit = p.limit.max(nofile(p.pid));
                 }
@@ -391,7 +391,10 @@ impl Bench {
             } else {
                 failed = Some(format!(
                     "merge: {}",
-                    String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")
+                    String::from_utf8_lossy(&out.stderr)
+                        .lines()
+                        .last()
+                        .unwrap_or("")
                 ));
             }
         }
@@ -489,7 +492,10 @@ fn main() {
         );
         for n in env_list::<u32>("BENCH_SHARD_CLIENTS", "1000,50000") {
             let r = b.sharded(n, shards, processes);
-            println!("\n### {n} clients: TPS {:.0}, wall {:.1} s", r.tps, r.wall_s);
+            println!(
+                "\n### {n} clients: TPS {:.0}, wall {:.1} s",
+                r.tps, r.wall_s
+            );
             if let Some(why) = &r.failed {
                 println!("failed: {why}");
             }

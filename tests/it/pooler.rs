@@ -309,12 +309,7 @@ fn impossible_pooler_studies_are_refused_before_they_start() {
             "give --pooler pgbouncer:transaction too",
         ),
         (
-            vec![
-                "--pooler",
-                "pgbouncer:session",
-                "--pooler-processes",
-                "2",
-            ],
+            vec!["--pooler", "pgbouncer:session", "--pooler-processes", "2"],
             "each process has its own pool",
         ),
         (
@@ -402,7 +397,8 @@ fn shards_share_shard_0s_pgbouncer_processes() {
     assert_eq!(p["pool_size"], 10, "{p:#}");
     assert!(p["sv_active"]["max"].as_u64().unwrap() <= 10, "{p:#}");
     // Both consoles summed: every shard's 600 clients, queued or served.
-    let clients = p["cl_waiting"]["max"].as_u64().unwrap() + p["cl_active"]["max"].as_u64().unwrap();
+    let clients =
+        p["cl_waiting"]["max"].as_u64().unwrap() + p["cl_active"]["max"].as_u64().unwrap();
     assert!(clients > 500, "{p:#}");
     let all: u64 = committed.iter().sum();
     let xacts = p["xacts"].as_u64().unwrap() as f64;
@@ -423,7 +419,10 @@ fn shards_share_shard_0s_pgbouncer_processes() {
     assert_eq!(pgbouncer_dirs(&outs[0]).len(), 2, "{log}");
     assert_pgbouncers_gone(&outs[0], Duration::from_secs(5));
     for o in &outs[1..] {
-        assert!(!o.join("pgbouncer.log").exists(), "only shard 0 starts pgbouncer");
+        assert!(
+            !o.join("pgbouncer.log").exists(),
+            "only shard 0 starts pgbouncer"
+        );
     }
     drop(server);
 }
@@ -475,7 +474,10 @@ fn a_cancel_through_pgbouncer_waits_for_its_close_and_pgbouncer_survives() {
         }
     });
     let pid = bouncer.pids()[0];
-    assert!(Path::new(&format!("/proc/{pid}")).exists(), "pgbouncer died");
+    assert!(
+        Path::new(&format!("/proc/{pid}")).exists(),
+        "pgbouncer died"
+    );
     let log = std::fs::read_to_string(tmp.path().join("pgbouncer.log")).unwrap();
     assert!(!log.contains("FATAL"), "{log}");
     drop(bouncer);

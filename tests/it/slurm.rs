@@ -89,7 +89,16 @@ fn a_slurm_job_array_runs_the_shards_and_merges_them_exactly() {
     let results = dir.join("results");
     let study = Study::short()
         .warmup("1s")
-        .args(&["--scale", "1", "--clients", "6", "--isolation", "rc", "--seed", "7"])
+        .args(&[
+            "--scale",
+            "1",
+            "--clients",
+            "6",
+            "--isolation",
+            "rc",
+            "--seed",
+            "7",
+        ])
         .without_out();
     // `isobench run` is the job script's; the rest are its arguments.
     let run_args: Vec<&str> = study[1..].iter().map(String::as_str).collect();
@@ -169,7 +178,10 @@ fn a_slurm_job_array_runs_the_shards_and_merges_them_exactly() {
     drop(server);
     let deadline = Instant::now() + Duration::from_secs(10);
     while !processes_mentioning(data.to_str().unwrap()).is_empty() {
-        assert!(Instant::now() < deadline, "a postgres process outlived the test");
+        assert!(
+            Instant::now() < deadline,
+            "a postgres process outlived the test"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }

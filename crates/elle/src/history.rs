@@ -198,7 +198,7 @@ impl History {
                         ops.push(op.clone());
                         continue;
                     };
-                    let covered = |k: &&Key| (**k - *lo) % (*stride).max(1) == 0;
+                    let covered = |k: &&Key| (**k - *lo).is_multiple_of((*stride).max(1));
                     for &key in appended.range(*lo..=*hi).filter(covered) {
                         let values = rows.as_ref().map(|rows| {
                             rows.iter()

@@ -705,6 +705,9 @@ impl RunRecord {
     }
 }
 
+/// Version of the `results.json` layout; bumped on incompatible change.
+pub const SCHEMA_VERSION: u32 = 3;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -735,6 +738,3 @@ mod tests {
         assert_eq!(tpmc(&types, 0.0), None);
     }
 }
-
-/// Version of the `results.json` layout; bumped on incompatible change.
-pub const SCHEMA_VERSION: u32 = 3;

@@ -64,7 +64,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for WaitForClose<S> {
 
 /// Sends `token`'s cancel to the first host of `config` that accepts a
 /// connection (the one a connection made with `config` reaches), and
-/// waits up to [`CANCEL_WAIT`] for the server to close it. Best effort,
+/// waits up to `CANCEL_WAIT` for the server to close it. Best effort,
 /// like `PQcancel`: the server says nothing about whether the query was
 /// cancelled.
 pub async fn cancel_token(token: &CancelToken, config: &Config) {
@@ -84,11 +84,12 @@ pub async fn cancel_token(token: &CancelToken, config: &Config) {
                         Err(_) => false,
                     }
                 }
-                Host::Tcp(name) => match tokio::net::TcpStream::connect((name.as_str(), port)).await
-                {
-                    Ok(s) => token.cancel_query_raw(WaitForClose(s), NoTls).await.is_ok(),
-                    Err(_) => false,
-                },
+                Host::Tcp(name) => {
+                    match tokio::net::TcpStream::connect((name.as_str(), port)).await {
+                        Ok(s) => token.cancel_query_raw(WaitForClose(s), NoTls).await.is_ok(),
+                        Err(_) => false,
+                    }
+                }
             };
             if sent {
                 return;

@@ -343,8 +343,9 @@ impl PgBouncer {
             None if opts.tcp_clients => (Some(made_up_password()), false),
             None => (None, false),
         };
-        let files_limit = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
-            .map_or(u64::MAX, |(soft, _)| soft);
+        let files_limit =
+            nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+                .map_or(u64::MAX, |(soft, _)| soft);
         let layout = Layout {
             dir: dir.path(),
             port,
@@ -356,7 +357,8 @@ impl PgBouncer {
         for (name, text) in &files {
             let path = dir.path().join(name);
             if let Some(parent) = path.parent() {
-                fs::create_dir_all(parent).map_err(|e| fail(format!("{}: {e}", parent.display())))?;
+                fs::create_dir_all(parent)
+                    .map_err(|e| fail(format!("{}: {e}", parent.display())))?;
             }
             fs::write(&path, text).map_err(|e| fail(format!("{}: {e}", path.display())))?;
             fs::set_permissions(&path, fs::Permissions::from_mode(0o600))
@@ -656,7 +658,10 @@ fn config_files(opts: &PgBouncerOptions, layout: &Layout<'_>) -> Vec<(String, St
             // connections over them (pgbouncer 1.12+).
             set("so_reuseport", "1");
         }
-        set("unix_socket_dir", &layout.socket_dir(i).display().to_string());
+        set(
+            "unix_socket_dir",
+            &layout.socket_dir(i).display().to_string(),
+        );
         set("auth_type", "hba");
         set("auth_hba_file", &dir.join("hba.conf").display().to_string());
         set("auth_file", &dir.join("users.txt").display().to_string());
@@ -819,7 +824,13 @@ mod tests {
         let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             names,
-            ["pgbouncer.ini", "p1/pgbouncer.ini", "p2/pgbouncer.ini", "users.txt", "hba.conf"]
+            [
+                "pgbouncer.ini",
+                "p1/pgbouncer.ini",
+                "p2/pgbouncer.ini",
+                "users.txt",
+                "hba.conf"
+            ]
         );
         let pools: Vec<u32> = files[..3]
             .iter()
@@ -829,7 +840,10 @@ mod tests {
                 assert!(ini.contains("listen_addr = 127.0.0.1\n"), "{ini}");
                 // 2,100 clients: 700 each, + 175 + 100.
                 assert!(ini.contains("max_client_conn = 975\n"), "{ini}");
-                let line = ini.lines().find(|l| l.starts_with("default_pool_size")).unwrap();
+                let line = ini
+                    .lines()
+                    .find(|l| l.starts_with("default_pool_size"))
+                    .unwrap();
                 line.rsplit(' ').next().unwrap().parse().unwrap()
             })
             .collect();

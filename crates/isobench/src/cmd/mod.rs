@@ -722,12 +722,7 @@ mod tests {
             "fail_on_violation = true",
             None,
         ),
-        (
-            "hunt",
-            &["--hunt"],
-            "hunt = true",
-            None,
-        ),
+        ("hunt", &["--hunt"], "hunt = true", None),
         (
             "rate-bound",
             &["--hunt", "--rate-bound", "1e-5"],

@@ -332,12 +332,12 @@ pub async fn for_run(
             }
         }
     }
-    if let (Some(t), Some(_)) = (e.replay_on, &scratch) {
-        if let Err(m) = replay::drop_scratch(t).await {
-            errors.push(format!(
-                "violation evidence: dropping the replay database: {m:#}"
-            ));
-        }
+    if let (Some(t), Some(_)) = (e.replay_on, &scratch)
+        && let Err(m) = replay::drop_scratch(t).await
+    {
+        errors.push(format!(
+            "violation evidence: dropping the replay database: {m:#}"
+        ));
     }
     errors
 }

@@ -34,10 +34,7 @@ pub struct ShardIndex {
 /// Errors: none of the variables is set; a value that is not an index;
 /// an array or step whose size is not `n` (the message names the
 /// variables and values); an index not below `n`.
-pub fn shard_index(
-    n: u32,
-    get: impl Fn(&str) -> Option<String>,
-) -> Result<ShardIndex, String> {
+pub fn shard_index(n: u32, get: impl Fn(&str) -> Option<String>) -> Result<ShardIndex, String> {
     let int = |var: &'static str| -> Result<Option<u32>, String> {
         match get(var) {
             None => Ok(None),
@@ -150,7 +147,10 @@ mod tests {
         let step = [("SLURM_PROCID", "1"), ("SLURM_NTASKS", "3")];
         assert_eq!(ok(3, &step), ("SLURM_PROCID", 1));
         let e = from(2, &step).unwrap_err();
-        assert!(e.contains("step of 3 tasks") && e.contains("srun -n 2"), "{e}");
+        assert!(
+            e.contains("step of 3 tasks") && e.contains("srun -n 2"),
+            "{e}"
+        );
         // Without SLURM_NTASKS the index alone.
         assert_eq!(ok(3, &[("SLURM_PROCID", "2")]), ("SLURM_PROCID", 2));
     }
@@ -161,10 +161,17 @@ mod tests {
         all.push(("JOB_COMPLETION_INDEX", "1"));
         assert_eq!(ok(3, &all), ("JOB_COMPLETION_INDEX", 1));
         let e = from(3, &[]).unwrap_err();
-        for var in ["JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID", "SLURM_PROCID"] {
+        for var in [
+            "JOB_COMPLETION_INDEX",
+            "SLURM_ARRAY_TASK_ID",
+            "SLURM_PROCID",
+        ] {
             assert!(e.contains(var), "{e}");
         }
         let e = from(3, &[("SLURM_ARRAY_TASK_ID", "x")]).unwrap_err();
-        assert!(e.contains("SLURM_ARRAY_TASK_ID='x' is not a shard index"), "{e}");
+        assert!(
+            e.contains("SLURM_ARRAY_TASK_ID='x' is not a shard index"),
+            "{e}"
+        );
     }
 }

@@ -26,7 +26,7 @@ const SPARE: u64 = 256;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Needs {
     /// This isobench process: its clients' connections (or its
-    /// application pool's) and [`SPARE`].
+    /// application pool's) and `SPARE`.
     pub isobench: u64,
     /// Each pgbouncer process this one starts (none: 0): its share of
     /// every shard's client connections, with a twentieth more for the
@@ -72,9 +72,7 @@ pub fn open_files_needed(cells: &[Cell], shard: Option<ShardSpec>, processes: u3
             .pgbouncer
             .max(each + spread + pool + pgbouncer::OWN_FILES);
         let room = u64::from(pgbouncer::max_client_conn(clients, processes, 0, u64::MAX));
-        needs.pgbouncer_room = needs
-            .pgbouncer_room
-            .max(room + pool + pgbouncer::OWN_FILES);
+        needs.pgbouncer_room = needs.pgbouncer_room.max(room + pool + pgbouncer::OWN_FILES);
     }
     needs
 }
@@ -216,11 +214,17 @@ mod tests {
         // One process for all: refused, naming the way out.
         let one = open_files_needed(&cells, None, 1);
         let e = check(&cells, None, 1, one, 20_000).unwrap_err();
-        assert!(e.contains("one process needs about 50256 open files"), "{e}");
+        assert!(
+            e.contains("one process needs about 50256 open files"),
+            "{e}"
+        );
         assert!(e.contains("over 3 or more processes"), "{e}");
         // Three shards behind one pgbouncer: pgbouncer runs out.
         let e = check(&cells, s(0), 1, open_files_needed(&cells, s(0), 1), 20_000).unwrap_err();
-        assert!(e.contains("each of 1 pgbouncer process(es) needs about 50082"), "{e}");
+        assert!(
+            e.contains("each of 1 pgbouncer process(es) needs about 50082"),
+            "{e}"
+        );
         assert!(e.contains("--pooler-processes 3"), "{e}");
     }
 

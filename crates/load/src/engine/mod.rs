@@ -233,7 +233,7 @@ pub enum StopReason {
     #[error("a thread of {0} client(s) ended abnormally")]
     ThreadDied(usize),
     /// A client thread (with this many clients) was still busy when the
-    /// time to stop ([`drain_limit`], s) was over, and was abandoned.
+    /// time to stop (`drain_limit`, s) was over, and was abandoned.
     #[error("{0} client(s) still busy {1:.0} s after the run ended; abandoned")]
     Abandoned(usize, f64),
 }
@@ -758,7 +758,8 @@ fn drain_limit(in_flight: u32, ended_per_s: f64) -> Duration {
     if ended_per_s <= 0.0 {
         return BASE;
     }
-    let queue = Duration::from_secs_f64((f64::from(in_flight) / ended_per_s).min(MOST.as_secs_f64()));
+    let queue =
+        Duration::from_secs_f64((f64::from(in_flight) / ended_per_s).min(MOST.as_secs_f64()));
     (BASE + queue).min(MOST)
 }
 

@@ -133,11 +133,7 @@ type ConsoleRow = BTreeMap<String, String>;
 /// The rows of `command`'s answers whose `database` is `dbname`, one from
 /// each of the consoles `dbs`, summed ([`sum_rows`]); `None` when none
 /// has one (pgbouncer shows a pool once a client used it).
-async fn row_of(
-    dbs: &[Client],
-    command: &str,
-    dbname: &str,
-) -> Result<Option<ConsoleRow>, String> {
+async fn row_of(dbs: &[Client], command: &str, dbname: &str) -> Result<Option<ConsoleRow>, String> {
     let mut rows = Vec::new();
     for db in dbs {
         if let Some(r) = one_row(db, command, dbname).await? {

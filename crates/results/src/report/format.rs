@@ -456,6 +456,19 @@ pub fn fmt_verdict(v: &VsBaseline) -> String {
     }
 }
 
+/// `n` with thousands separated by commas: `27,150`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (k, ch) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -486,17 +499,4 @@ mod tests {
         assert_eq!(fmt_p(Some(&w(0.0004))), "<0.001");
         assert_eq!(fmt_p(None), "n/a");
     }
-}
-
-/// `n` with thousands separated by commas: `27,150`.
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (k, ch) in digits.chars().enumerate() {
-        if k > 0 && (digits.len() - k).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
 }

@@ -329,9 +329,10 @@ async fn one_run<W: Workload>(
     };
     let log = ctx.dir.join(store::SERVER_LOG);
     let log_from = log_len(&log);
-    let clients_config = pooler
-        .as_ref()
-        .map_or_else(|| db_config.clone(), |p| p.clients_config(&db_config, run_db));
+    let clients_config = pooler.as_ref().map_or_else(
+        || db_config.clone(),
+        |p| p.clients_config(&db_config, run_db),
+    );
     let observer = tokio::spawn(observe::observe(
         db_config.clone(),
         run_db.to_string(),

@@ -572,7 +572,6 @@ impl Runner<'_> {
     }
 }
 
-
 /// Rows of all statements of a simple query, in order.
 fn rows_of(msgs: &[SimpleQueryMessage]) -> Vec<String> {
     msgs.iter()

@@ -2,7 +2,7 @@
 //! through a failover (`--fault failover@T`), the acknowledged commits
 //! lost per failover (the workload's ledger against the data on the new
 //! primary: TPC-B's `history-matches-commits`), as a rate per failover
-//! with its exact Poisson interval (Garwood 1936, [`stats::rate`]), the
+//! with its exact Poisson interval (Garwood 1936, [`crate::stats::rate`]), the
 //! clients' write unavailability (from the kill to their first commit
 //! on the new primary) and the manager's promotion time, each as a mean
 //! with its 95 % t-interval over the failovers.
@@ -143,6 +143,33 @@ pub fn unavailable_text(f: &CellFailovers) -> Option<String> {
     Some(text)
 }
 
+/// What a cell's headline adds about its failovers (issue #50: the cost
+/// and the loss side by side): the lost commits per failover with their
+/// interval and the write unavailability; empty without failovers.
+pub fn headline_parts(m: &ReportModel, cell: usize) -> Vec<String> {
+    let Some(f) = failovers(m).into_iter().find(|f| f.cell == cell) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(r) = f.lost {
+        out.push(if r.events == 0 {
+            format!(
+                "0 acknowledged commits lost in {} failover(s) (≤ {:.2} per failover, 95 %)",
+                r.exposure, r.high
+            )
+        } else {
+            format!(
+                "{:.1} acknowledged commits lost per failover [{:.1}, {:.1}] over {}",
+                r.rate, r.low, r.high, r.exposure
+            )
+        });
+    }
+    if let Some(s) = &f.unavailable_s {
+        out.push(format!("writes unavailable {:.1} s per failover", s.mean));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,31 +235,4 @@ mod tests {
         // Without failovers: nothing.
         assert!(failovers(&ReportModel::new(&fixture::results())).is_empty());
     }
-}
-
-/// What a cell's headline adds about its failovers (issue #50: the cost
-/// and the loss side by side): the lost commits per failover with their
-/// interval and the write unavailability; empty without failovers.
-pub fn headline_parts(m: &ReportModel, cell: usize) -> Vec<String> {
-    let Some(f) = failovers(m).into_iter().find(|f| f.cell == cell) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    if let Some(r) = f.lost {
-        out.push(if r.events == 0 {
-            format!(
-                "0 acknowledged commits lost in {} failover(s) (≤ {:.2} per failover, 95 %)",
-                r.exposure, r.high
-            )
-        } else {
-            format!(
-                "{:.1} acknowledged commits lost per failover [{:.1}, {:.1}] over {}",
-                r.rate, r.low, r.high, r.exposure
-            )
-        });
-    }
-    if let Some(s) = &f.unavailable_s {
-        out.push(format!("writes unavailable {:.1} s per failover", s.mean));
-    }
-    out
 }
