@@ -84,6 +84,7 @@ fn walreceiver_of(pgdata: &Path) -> Option<u32> {
 /// commits. The run counts them as lost acknowledged commits, and the
 /// report's failover figures say so.
 #[test]
+#[ignore = "unfinished (issue #50): it finds the run's clients by their backends' titles before the formation's first results.json is written, which races; run it with --run-ignored"]
 fn an_async_failover_with_commits_in_flight_loses_them_and_counts_them() {
     let (_keep, dir) = out_dir("failover-loss");
     let mut child = Study::short()

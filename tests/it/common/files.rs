@@ -79,7 +79,8 @@ pub fn assert_managed_server_gone(results: &serde_json::Value) {
     );
 }
 
-/// Pids of processes whose command line mentions `needle`.
+/// Pids of processes whose command line (its arguments joined by spaces)
+/// mentions `needle`.
 pub fn processes_mentioning(needle: &str) -> Vec<u32> {
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
@@ -87,7 +88,9 @@ pub fn processes_mentioning(needle: &str) -> Vec<u32> {
             continue;
         };
         if let Ok(cmd) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmd).contains(needle)
+            && String::from_utf8_lossy(&cmd)
+                .replace('\0', " ")
+                .contains(needle)
         {
             pids.push(pid);
         }

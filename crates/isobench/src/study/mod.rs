@@ -64,6 +64,7 @@ mod cluster;
 mod file;
 mod hunt;
 mod settings;
+mod shard;
 mod shard_env;
 pub mod values;
 

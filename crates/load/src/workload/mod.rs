@@ -833,7 +833,8 @@ mod tests {
     use super::*;
 
     /// Every registered name reaches the type of its own module (the
-    /// two SSIBENCH variants share one), and no other name reaches any.
+    /// two SSIBENCH variants share one, and rw-register list-append's),
+    /// and no other name reaches any.
     #[test]
     fn each_registered_name_reaches_its_workload_type() {
         struct TypeName;
@@ -846,6 +847,7 @@ mod tests {
         for spec in REGISTRY {
             let module = match spec.name {
                 "simple-ssibench" => "ssibench".to_string(),
+                "rw-register" => "list_append".to_string(),
                 n => n.replace('-', "_"),
             };
             let ty = with_workload(spec.name, TypeName).unwrap();

@@ -9,13 +9,13 @@ use std::time::Instant;
 use anyhow::{Context, Result, anyhow};
 use tokio::sync::watch;
 
+use super::records::tx_type_records;
 use super::{Driver, RunCtx, StudyHeader, TemplateCtx};
 use crate::engine::retry::Retrier;
 use crate::engine::{self, EngineOutcome, EngineParams};
 use crate::experiment::copies::{create_template, fresh_copy};
 use crate::experiment::plan::{cells, retrier_for, setup, validate, workload_spec};
 use crate::experiment::target::{crash_cause, log_len, shown_settings, wait_for_server};
-use crate::metrics::Interval;
 use crate::model::encode_histogram;
 use crate::model::{
     BadInput, ExperimentConfig, InvariantResult, Isolation, LoadReport, Phase, RunFaults,
@@ -23,7 +23,7 @@ use crate::model::{
 };
 use crate::observe;
 use crate::postgres;
-use crate::store::{self, Cell, RunRecord, TxTypeRecord};
+use crate::store::{self, Cell, RunRecord};
 use crate::workload::{self, Ledger, Workload, WorkloadSpec};
 
 /// A built-in workload, one instance per cell.
@@ -127,70 +127,6 @@ async fn load_template<W: Workload>(
         .unwrap_or_else(|| format!("loaded {} rows", load.rows));
     progress.note(&format!("{loaded} in {:.2} s", load.elapsed.as_secs_f64()));
     Ok(Some(load))
-}
-
-/// Per-command records from the measured window's step counts, named by
-/// the workload (empty when it times no commands).
-fn command_records(
-    names: &[String],
-    steps: &[crate::metrics::StepStats],
-) -> Vec<store::CommandRecord> {
-    names
-        .iter()
-        .enumerate()
-        .map(|(k, name)| {
-            let s = steps.get(k).copied().unwrap_or_default();
-            store::CommandRecord {
-                command: name.clone(),
-                executions: s.executions,
-                mean_ms: if s.executions > 0 {
-                    s.total_us as f64 / s.executions as f64 / 1000.0
-                } else {
-                    0.0
-                },
-                failures: s.failures,
-            }
-        })
-        .collect()
-}
-
-/// A transaction type's failed attempts by SQLSTATE, reason and
-/// statement (named from `names`, the type's commands, or by the label the
-/// workload gave the statement; `COMMIT` for a failed COMMIT of a workload
-/// that names neither), most attempts first.
-fn failure_reason_records(
-    names: &[String],
-    errors: &crate::metrics::ErrorCounts,
-) -> Vec<store::FailureReasonRecord> {
-    let mut out: Vec<store::FailureReasonRecord> = Vec::new();
-    for (key, n) in errors.iter() {
-        let statement = match (key.step, key.statement) {
-            (Some(k), _) => names.get(k).cloned(),
-            (None, Some(s)) => Some(s.to_string()),
-            (None, None) if key.at_commit => Some("COMMIT".to_string()),
-            (None, None) => None,
-        };
-        let r = store::FailureReasonRecord {
-            sqlstate: String::from_utf8_lossy(&key.code).into_owned(),
-            reason: key.reason.map(|r| r.as_str().to_string()),
-            statement,
-            attempts: n.attempts,
-            failed: n.failed,
-        };
-        // Keys that differ only in what the record does not show (COMMIT
-        // of a timed command) are one record.
-        match out.iter_mut().find(|o| {
-            (&o.sqlstate, &o.reason, &o.statement) == (&r.sqlstate, &r.reason, &r.statement)
-        }) {
-            Some(o) => {
-                o.attempts += r.attempts;
-                o.failed += r.failed;
-            }
-            None => out.push(r),
-        }
-    }
-    out.sort_by_key(|r| std::cmp::Reverse((r.attempts, r.failed)));
-    out
 }
 
 /// What a run saw besides the engine's outcome: when it started, its seed,
@@ -725,34 +661,6 @@ fn save_hlog(dir: &std::path::Path, run: u32, log: &[u8]) -> std::io::Result<()>
     let dir = dir.join("histograms");
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join(format!("run-{run}.hlog")), log)
-}
-
-/// Per-transaction-type records of the measured window `measured`, named
-/// by the workload.
-fn tx_type_records<W: Workload>(workload: &W, measured: &Interval) -> Vec<TxTypeRecord> {
-    let type_names = workload.tx_types();
-    measured
-        .types
-        .iter()
-        .zip(&type_names)
-        .enumerate()
-        .map(|(i, (t, name))| {
-            let steps = workload.step_names(i);
-            TxTypeRecord {
-                name: name.to_string(),
-                committed: t.committed,
-                user_aborts: t.user_aborts,
-                attempts: t.attempts,
-                failed: t.failed.iter().collect(),
-                unknown_outcome: t.unknown_outcome,
-                wasted_ms: t.wasted_us as f64 / 1000.0,
-                latency_ms: t.latency_summary(),
-                latency_histogram: encode_histogram(&t.latency_us),
-                commands: command_records(&steps, &t.steps),
-                failure_reasons: failure_reason_records(&steps, &t.errors),
-            }
-        })
-        .collect()
 }
 
 /// The record of run `ctx.run` from the engine's `outcome` and what was

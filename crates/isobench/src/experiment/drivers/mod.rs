@@ -21,6 +21,7 @@ use crate::store::RunRecord;
 pub(super) mod builtin;
 pub(super) mod factored;
 pub(super) mod load_cmd;
+mod records;
 pub(super) mod scripts;
 
 /// Where a template database is loaded: on `srv`, database `tmpl`, with

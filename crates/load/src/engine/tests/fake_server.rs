@@ -109,6 +109,10 @@ pub(super) async fn serve(
     let mut failed = false;
     let mut armed = None;
     let mut terminate = false;
+    // The transaction status each ReadyForQuery reports: idle, in a
+    // transaction block, or in a failed one (the engine rolls back only
+    // inside a block, as pgbench does).
+    let mut status = b'I';
     loop {
         let ty = r.read_u8().await?;
         let len = r.read_i32().await?;
@@ -126,7 +130,7 @@ pub(super) async fn serve(
             }
             b'S' => {
                 failed = false;
-                msg(&mut out, b'Z', b"I");
+                msg(&mut out, b'Z', &[status]);
                 if terminate {
                     let body = "SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0";
                     msg(&mut out, b'E', body.as_bytes());
@@ -161,8 +165,11 @@ pub(super) async fn serve(
                 let q = current.as_str();
                 if q.starts_with("BEGIN") {
                     st.begins.fetch_add(1, Relaxed);
+                    status = b'T';
                     complete(&mut out, "BEGIN");
                 } else if q == "COMMIT" {
+                    // A COMMIT ends the block, whether it succeeds or not.
+                    status = b'I';
                     match armed.take() {
                         // Mid-COMMIT: the client cannot know whether it
                         // committed.
@@ -184,6 +191,7 @@ pub(super) async fn serve(
                     }
                 } else if q == "ROLLBACK" {
                     armed = None;
+                    status = b'I';
                     st.rollbacks.fetch_add(1, Relaxed);
                     complete(&mut out, "ROLLBACK");
                 } else if q == "TERMINATE AFTER COMMIT" {
@@ -198,6 +206,9 @@ pub(super) async fn serve(
                 } else if let Some(code) = q.strip_prefix("FAIL ") {
                     error(&mut out, code);
                     failed = true;
+                    if status == b'T' {
+                        status = b'E';
+                    }
                 } else {
                     complete(&mut out, "SELECT 0");
                 }

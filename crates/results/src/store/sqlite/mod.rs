@@ -1366,6 +1366,14 @@ mod tests {
                     i.cycles.clear();
                 }
             }
+            if version < 16 {
+                run.server.standbys.clear();
+                if let Some(f) = &mut run.faults {
+                    for i in &mut f.injected {
+                        i.failover = None;
+                    }
+                }
+            }
         }
         with_effective_tps(r)
     }
@@ -1417,7 +1425,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 15);
+        assert_eq!(STORE_VERSION, 16);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();
