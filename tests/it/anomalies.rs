@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use isobench::model::Isolation;
 use isobench::postgres::{self, ManagedServer};
+use isobench::probe::directive;
 use isobench::probe::exec::{self, Env, WaitCheck};
-use isobench::probe::spec::{self, Outcome};
+use isobench::probe::spec::Outcome;
 use isobench::probe::{self, judge};
 
 const NAMES: [&str; 14] = [
@@ -212,7 +213,7 @@ fn coordinator_detects_waits_deadlocks_and_hangs() {
     let server = server(tmp.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let p = spec::parse(ROW_LOCK, "row-lock.spec").unwrap();
+        let p = directive::parse(ROW_LOCK, "row-lock.spec").unwrap();
         let admin = postgres::connect(&server.config("postgres")).await.unwrap();
         let detected = WaitCheck::detect(&admin).await.unwrap();
         assert_eq!(detected, WaitCheck::IsolationTestFunction);
@@ -320,7 +321,7 @@ fn a_condition_that_holds_serially_is_refused() {
             "# @anomaly s1r = \"1,10; 2,20\" and s2r = \"1,10; 2,20\"",
             "# @anomaly s1r = \"1,10; 2,20\"",
         );
-    let p = spec::parse(&text, "loose.spec").unwrap();
+    let p = directive::parse(&text, "loose.spec").unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let err = rt
         .block_on(async {
@@ -382,7 +383,7 @@ fn commits_are_followed_through_teardowns_and_serial_runs_are_serial() {
         let run = |text: String| {
             let env = env.clone();
             async move {
-                let p = spec::parse(&text, "twist.spec").unwrap();
+                let p = directive::parse(&text, "twist.spec").unwrap();
                 probe::run_probe(&env, &p, &levels).await.unwrap()
             }
         };
@@ -420,7 +421,7 @@ fn commits_are_followed_through_teardowns_and_serial_runs_are_serial() {
                 &format!("{harmless}\npermutation s1r1 s2i s2c s1r2 s1c"),
             ),
         ] {
-            let p = spec::parse(&text, "pmp2.spec").unwrap();
+            let p = directive::parse(&text, "pmp2.spec").unwrap();
             let r = probe::run_probe(&env, &p, &[Isolation::ReadCommitted])
                 .await
                 .unwrap();
@@ -448,7 +449,7 @@ setup { BEGIN; }
 step s2u { UPDATE t SET v = 2 WHERE id = 1; }
 permutation s1r s2u
 "#;
-    let p = spec::parse(text, "hang.spec").unwrap();
+    let p = directive::parse(text, "hang.spec").unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let start = Instant::now();
     let r = rt.block_on(async {

@@ -263,3 +263,203 @@ fn the_cycle_finder_finds_a_cycle() {
     g.get_mut("c").unwrap().clear();
     assert_eq!(cycle(&g), None);
 }
+
+/// Every path that `code` names from `prefix` (`crate::` or `super::`),
+/// as its segments, with groups expanded (`crate::a::{b, c::{d, e}}` is
+/// `a::b`, `a::c::d`, `a::c::e`); `super::super::x` is `super`, `x`
+/// after the first `super::`.
+fn paths_after(code: &str, prefix: &str) -> Vec<Vec<String>> {
+    fn ident(s: &str) -> &str {
+        let end = s
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(s.len());
+        &s[..end]
+    }
+    /// The paths of the item at the start of `s`, each after `base`;
+    /// returns them and how far the item reached.
+    fn item(s: &str, base: &[String], out: &mut Vec<Vec<String>>) -> usize {
+        let mut at = 0;
+        let mut path = base.to_vec();
+        loop {
+            let rest = &s[at..];
+            let trimmed = rest.trim_start();
+            at += rest.len() - trimmed.len();
+            if let Some(group) = trimmed.strip_prefix('{') {
+                at += 1;
+                let mut inner = 0;
+                loop {
+                    let used = item(&group[inner..], &path, out);
+                    inner += used;
+                    let after = group[inner..].trim_start();
+                    inner += group[inner..].len() - after.len();
+                    if after.starts_with(',') {
+                        inner += 1;
+                    } else {
+                        if after.starts_with('}') {
+                            inner += 1;
+                        }
+                        break;
+                    }
+                    if group[inner..].trim_start().starts_with('}') {
+                        let t = group[inner..].trim_start();
+                        inner += group[inner..].len() - t.len() + 1;
+                        break;
+                    }
+                }
+                return at + inner;
+            }
+            let name = ident(trimmed);
+            if name.is_empty() {
+                break;
+            }
+            path.push(name.to_string());
+            at += name.len();
+            if s[at..].starts_with("::") {
+                at += 2;
+            } else {
+                break;
+            }
+        }
+        if path.len() > base.len() {
+            out.push(path);
+        }
+        at
+    }
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices(prefix) {
+        // `super::super::` is read once, from its first `super::`.
+        if prefix == "super::" && code[..i].ends_with("super::") {
+            continue;
+        }
+        item(&code[i + prefix.len()..], &[], &mut out);
+    }
+    out
+}
+
+/// Inside each directory of every crate, the files (modules) that are
+/// siblings: file -> the siblings its non-test code names, through
+/// `crate::...` or `super::...` paths. A parent (`mod.rs`) and its
+/// children may name each other; siblings may not, in a circle.
+fn sibling_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (krate, _) in FLOORS {
+        let src = root().join("crates").join(krate).join("src");
+        let mut stack = vec![src.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    if path.file_name().unwrap() != "tests" {
+                        stack.push(path);
+                    }
+                    continue;
+                }
+                if path.extension().is_none_or(|e| e != "rs") {
+                    continue;
+                }
+                let rel = path.strip_prefix(&src).unwrap();
+                // The file's module path: a/b.rs and a/b/mod.rs are a::b.
+                let mut module: Vec<String> = rel
+                    .with_extension("")
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                let stem = module.last().unwrap().clone();
+                if stem == "mod" || stem == "lib" || stem == "main" {
+                    module.pop();
+                }
+                if stem == "tests" || module.is_empty() {
+                    continue;
+                }
+                let parent = &module[..module.len() - 1];
+                let sibling = |target: &[String]| -> Option<String> {
+                    let next = target.get(parent.len())?;
+                    (target.starts_with(parent) && *next != module[parent.len()]).then(|| {
+                        let p = parent.iter().chain([next]).cloned().collect::<Vec<_>>();
+                        p.join("::")
+                    })
+                };
+                let text = std::fs::read_to_string(&path).unwrap();
+                let mut code = String::new();
+                for line in text.lines() {
+                    let t = line.trim_start();
+                    if t.starts_with("#[cfg(test)]") {
+                        break;
+                    }
+                    if !t.starts_with("//") {
+                        code.push_str(line);
+                        code.push('\n');
+                    }
+                }
+                let here = format!("{krate}/{}", module.join("::"));
+                let edges = g.entry(here).or_default();
+                let is_mod = stem == "mod";
+                for p in paths_after(&code, "crate::") {
+                    if let Some(s) = sibling(&p) {
+                        edges.insert(format!("{krate}/{s}"));
+                    }
+                }
+                for p in paths_after(&code, "super::") {
+                    // `super` of a/b.rs is a; of a/b/mod.rs, also a.
+                    let supers = 1 + p.iter().take_while(|s| *s == "super").count();
+                    let from = if is_mod { &module[..] } else { &module[..] };
+                    if supers > from.len() {
+                        continue;
+                    }
+                    let mut target = from[..from.len() - supers].to_vec();
+                    target.extend(p.into_iter().filter(|s| s != "super"));
+                    if let Some(s) = sibling(&target) {
+                        edges.insert(format!("{krate}/{s}"));
+                    }
+                }
+            }
+        }
+    }
+    // Edges to what is not a file (an item of the parent) are dropped.
+    let files: BTreeSet<String> = g.keys().cloned().collect();
+    for edges in g.values_mut() {
+        edges.retain(|e| files.contains(e));
+    }
+    g
+}
+
+#[test]
+fn no_circle_among_sibling_files() {
+    let mut g = sibling_graph();
+    assert!(g.len() > 100, "read too few files: {}", g.len());
+    // Every circle, each found with the edge that closed the one before
+    // it removed.
+    let mut circles = Vec::new();
+    while let Some(c) = cycle(&g) {
+        let (a, b) = (&c[c.len() - 2], &c[c.len() - 1]);
+        g.get_mut(a).unwrap().remove(b);
+        circles.push(c.join(" -> "));
+    }
+    assert!(
+        circles.is_empty(),
+        "circles among sibling files:\n{}",
+        circles.join("\n")
+    );
+}
+
+#[test]
+fn paths_are_read_through_groups_and_supers() {
+    let code = "use crate::report::{analysis::{cells, plans::X}, tables};\nuse super::super::model::Y;\nlet z = super::lexer::lex(s);\n";
+    let crate_paths: Vec<String> = paths_after(code, "crate::")
+        .into_iter()
+        .map(|p| p.join("::"))
+        .collect();
+    assert_eq!(
+        crate_paths,
+        [
+            "report::analysis::cells",
+            "report::analysis::plans::X",
+            "report::tables"
+        ]
+    );
+    let supers: Vec<String> = paths_after(code, "super::")
+        .into_iter()
+        .map(|p| p.join("::"))
+        .collect();
+    assert_eq!(supers, ["super::model::Y", "lexer::lex"]);
+}

@@ -225,13 +225,10 @@ impl Found {
     }
 }
 
-/// Checks `history` for every class of [`Class::ALL`]; range scans are
-/// read as reads of the keys in their range
+/// Checks a list-append `history` for every class of [`Class::ALL`];
+/// range scans are read as reads of the keys in their range
 /// ([`History::with_scans_as_reads`]).
-pub fn check(history: &History) -> Report {
-    if history.is_register() {
-        return super::register::check(history);
-    }
+pub fn check_lists(history: &History) -> Report {
     if history.has_scans() {
         return check_items(&history.with_scans_as_reads());
     }

@@ -27,9 +27,21 @@ mod infer;
 mod read;
 pub mod register;
 
-pub use check::{Class, Dep, Finding, MAX_CYCLES, Report, Step, check};
+pub use check::{Class, Dep, Finding, MAX_CYCLES, Report, Step};
 pub use history::{History, Key, Op, Status, Timing, Txn, Value, show_list, show_ops, show_status};
 pub use read::{ReadError, parse};
+
+/// Checks `history` for every class of [`Class::ALL`]: a register
+/// history by what registers can prove ([`register::check`]), a
+/// list-append one by its lists' version orders (range scans read as
+/// reads of the keys in their range, [`History::with_scans_as_reads`]).
+pub fn check(history: &History) -> Report {
+    if history.is_register() {
+        register::check(history)
+    } else {
+        check::check_lists(history)
+    }
+}
 
 #[cfg(test)]
 mod tests;

@@ -51,8 +51,8 @@ use nix::unistd::{Gid, Pid, Uid, User, chown};
 use tokio_postgres::Config;
 use tokio_postgres::config::TargetSessionAttrs;
 
-use crate::managed::{free_port, tail};
 use crate::model::Replication;
+use crate::process::{free_port, tail};
 use crate::{TargetError, reaper};
 
 /// The superuser pg_auto_failover's nodes are initialised with.

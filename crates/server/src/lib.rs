@@ -11,6 +11,7 @@ pub mod cpus;
 
 mod managed;
 pub mod pgbouncer;
+mod process;
 pub mod reaper;
 pub mod standby;
 

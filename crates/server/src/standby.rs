@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
-use crate::managed::{Launch, Process, free_port, read_log_from, tail};
+use crate::process::{Launch, Process, free_port, read_log_from, tail};
 use crate::{ManagedServer, SUPERUSER, TargetError, reaper};
 
 /// Settings every standby gets on top of the primary's.

@@ -103,7 +103,7 @@ pub(super) fn status(cells: &[Cell], results: &Results, hunt: &Hunt, left_s: f64
             format!(
                 "{label}: {} in {} committed ({bound})",
                 h.violations,
-                crate::report::grouped(h.checked)
+                crate::report::format::grouped(h.checked)
             )
         })
         .collect();

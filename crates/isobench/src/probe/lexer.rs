@@ -2,7 +2,15 @@
 //! `src/test/isolation/specscanner.l`), plus isobench's `# @` directive
 //! comments; [`super::spec`] parses the tokens.
 
-use super::spec::SpecError;
+/// A parse error with its place: `file:line:column: message`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{col}: {message}")]
+pub struct SpecError {
+    pub file: String,
+    pub line: u32,
+    pub col: u32,
+    pub message: String,
+}
 
 /// The spec language's reserved words.
 pub(super) const KEYWORDS: [&str; 5] = ["permutation", "session", "setup", "step", "teardown"];

@@ -19,6 +19,7 @@
 
 pub mod directive;
 pub mod exec;
+pub mod expect;
 pub mod lexer;
 pub mod spec;
 pub mod suite;
@@ -115,7 +116,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
 pub fn builtin() -> Result<Vec<Probe>, spec::SpecError> {
     BUILTIN
         .iter()
-        .map(|(name, text)| spec::parse(text, &format!("builtin:{name}")))
+        .map(|(name, text)| directive::parse(text, &format!("builtin:{name}")))
         .collect()
 }
 
@@ -136,7 +137,7 @@ pub fn select(args: &[String]) -> Result<Vec<Probe>> {
         } else if Path::new(a).exists() {
             let text = std::fs::read_to_string(a)
                 .map_err(|e| anyhow::anyhow!("--probe {a}: cannot read the file: {e}"))?;
-            spec::parse(&text, a)?
+            directive::parse(&text, a)?
         } else {
             let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
             bail!(

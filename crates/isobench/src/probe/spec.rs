@@ -34,21 +34,11 @@
 //!
 //! Directives (`@probe`, `@anomaly`, `@expect`, ...): see [`super::directive`].
 
-use super::directive;
-pub use super::directive::{
-    Condition, Expectation, Mechanism, Op, Outcome, Subject, Term, parse_rows, show_rows,
+pub use super::expect::{
+    Condition, Expectation, Mechanism, Op, Outcome, StepRef, Subject, Term, parse_rows, show_rows,
 };
+pub use super::lexer::SpecError;
 use crate::model::Isolation;
-
-/// A parse error with its place: `file:line:column: message`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}:{col}: {message}")]
-pub struct SpecError {
-    pub file: String,
-    pub line: u32,
-    pub col: u32,
-    pub message: String,
-}
 
 /// A SQL block and the line it starts on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,13 +66,6 @@ pub struct Step {
     /// (`specscanner.l`).
     pub text: String,
     pub line: u32,
-}
-
-/// A step by position: `probe.sessions[session].steps[step]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StepRef {
-    pub session: usize,
-    pub step: usize,
 }
 
 /// A parsed probe file.
@@ -125,7 +108,7 @@ pub(super) struct Parser<'a> {
     toks: Vec<Token>,
     pos: usize,
     /// Where the text ends, for "expected ... at the end" errors.
-    end: (u32, u32),
+    pub(super) end: (u32, u32),
 }
 
 impl Parser<'_> {
@@ -294,7 +277,7 @@ pub fn parse_syntax(text: &str, file: &str) -> Result<Syntax, SpecError> {
     Ok(syntax(text, file)?.0)
 }
 
-fn syntax<'a>(
+pub(super) fn syntax<'a>(
     text: &str,
     file: &'a str,
 ) -> Result<(Syntax, Vec<Directive>, Parser<'a>), SpecError> {
@@ -508,57 +491,10 @@ fn parse_blockers(
     }
 }
 
-/// Parses a probe file. `file` names it in errors (`file:line:col`).
-///
-/// Errors: [`SpecError`] for bad syntax (see [`parse_syntax`]), a probe
-/// without a permutation or without an `@anomaly` line, and bad
-/// directives.
-pub fn parse(text: &str, file: &str) -> Result<Probe, SpecError> {
-    let (syntax, directives, p) = syntax(text, file)?;
-    let stem = file
-        .rsplit('/')
-        .next()
-        .unwrap_or(file)
-        .trim_end_matches(".spec")
-        .to_string();
-    let mut probe = Probe {
-        name: stem,
-        title: String::new(),
-        source: String::new(),
-        file: file.to_string(),
-        setup: syntax.setup,
-        teardown: syntax.teardown,
-        sessions: syntax.sessions,
-        permutations: syntax
-            .permutations
-            .iter()
-            .map(|perm| perm.iter().map(|s| s.step).collect())
-            .collect(),
-        final_query: None,
-        anomalies: Vec::new(),
-        expect: Vec::new(),
-    };
-    if probe.permutations.is_empty() {
-        return p.err(
-            p.end.0,
-            p.end.1,
-            "no `permutation` line: a probe runs fixed interleavings, list at least one",
-        );
-    }
-    directive::apply(&mut probe, directives, &p)?;
-    if probe.anomalies.is_empty() {
-        return p.err(
-            1,
-            1,
-            "no `# @anomaly CONDITION` line: say which results show the anomaly",
-        );
-    }
-    Ok(probe)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::directive::parse;
 
     const G1A: &str = r#"# a comment
 # @probe G1a

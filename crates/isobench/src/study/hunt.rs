@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
+use super::Settings;
 use super::SettingsError;
-use super::settings::Settings;
 use crate::model::{Hunt, Isolation};
 
 /// What `--log-violations` sets on the managed server: every statement
@@ -50,6 +50,15 @@ pub const HUNT_SHAPE: HuntShape = HuntShape {
 };
 
 impl Settings {
+    /// `--log-violations`'s server settings added to `fixed`, except those
+    /// given there already (a `--set` wins).
+    pub(super) fn add_violation_logging(&self, fixed: &mut Vec<(String, String)>) {
+        for (name, value) in LOG_VIOLATIONS_SETTINGS {
+            if !fixed.iter().any(|(n, _)| n == name) {
+                fixed.push((name.to_string(), value.to_string()));
+            }
+        }
+    }
     /// `--hunt` with `--rate-bound` and `--hunt-for`, or none.
     ///
     /// Errors: `--rate-bound` or `--hunt-for` without `--hunt`; `--hunt`

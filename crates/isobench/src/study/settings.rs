@@ -13,7 +13,6 @@ use std::time::Duration;
 use clap::Args;
 use serde::Deserialize;
 
-use super::hunt::LOG_VIOLATIONS_SETTINGS;
 use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
@@ -766,11 +765,7 @@ impl Settings {
                      administrator set it: drop it, or set log_statement and log_line_prefix there",
                 ));
             }
-            for (name, value) in LOG_VIOLATIONS_SETTINGS {
-                if !fixed.iter().any(|(n, _): &(String, String)| n == name) {
-                    fixed.push((name.to_string(), value.to_string()));
-                }
-            }
+            self.add_violation_logging(&mut fixed);
         }
         let shard = self.shard_spec()?;
         if self.transactions.is_some() {

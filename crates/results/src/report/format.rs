@@ -5,10 +5,6 @@
 use crate::stats::{PctCi, Summary, Welch};
 use crate::store::{Cell, Results};
 
-use super::analysis::cells;
-use super::analysis::cells::VsBaseline;
-use super::tables::load_cmd;
-
 /// Names of the factor columns every per-cell table starts with:
 /// workload or script (when a factor), isolation, strategy, each `--param` given, clients, then the factors
 /// the experiment varied or set: scale (when it has more than one value),
@@ -151,20 +147,25 @@ pub fn factor_values(results: &Results, cell: &Cell) -> Vec<String> {
     v
 }
 
-/// The anomalies of a cell: [`fmt_anomalies`], or "not checked" when no
-/// check covers its transactions
-/// ([`crate::report::analysis::coverage`]).
-pub fn fmt_cell_anomalies(c: &cells::CellSummary, max_example: usize) -> String {
-    if !c.checked() {
-        return crate::report::analysis::coverage::NOT_CHECKED.into();
+/// The throughput unit of `r`'s runs: `req/s` when every run with an
+/// external load's figures counted requests, else `tx/s`.
+pub fn throughput_unit(r: &Results) -> &'static str {
+    let mut units = r
+        .runs
+        .iter()
+        .filter_map(|x| x.load.as_ref()?.figures.as_ref().map(|f| f.unit.as_str()))
+        .peekable();
+    if units.peek().is_some() && units.all(|u| u == "req/s") {
+        "req/s"
+    } else {
+        "tx/s"
     }
-    fmt_anomalies(c.anomalies, c.anomaly_example.as_deref(), max_example)
 }
 
 /// What the throughput column counts: (`TPS`, `tx/s`), or (`requests/s`,
 /// `req/s`) for an external load that sent HTTP requests.
 pub fn throughput_label(r: &Results) -> (&'static str, &'static str) {
-    match load_cmd::unit(r) {
+    match throughput_unit(r) {
         "req/s" => ("requests/s", "req/s"),
         _ => ("TPS", "tx/s"),
     }
@@ -399,32 +400,6 @@ pub fn fmt_pct_change(pct: f64) -> String {
     }
 }
 
-/// The "% vs baseline" figure with its verdict: `baseline`,
-/// `+50.0% faster`, `-1.2% no significant difference`, `+3.0% too few
-/// runs` (under 3 complete runs a side: no verdict), or `n/a` (no baseline cell, or no
-/// mean to compare).
-pub fn fmt_vs_baseline(v: &VsBaseline) -> String {
-    match v {
-        VsBaseline::Baseline => "baseline".into(),
-        VsBaseline::Missing => NA.into(),
-        VsBaseline::Change { pct: None, .. } => NA.into(),
-        VsBaseline::Change {
-            pct: Some(p),
-            verdict,
-            ..
-        } => format!("{} {}", fmt_pct_change(*p), verdict.label()),
-    }
-}
-
-/// The bare "% vs baseline" figure: `baseline`, `+50.0%`, or `n/a`.
-pub fn fmt_vs_baseline_pct(v: &VsBaseline) -> String {
-    match v {
-        VsBaseline::Baseline => "baseline".into(),
-        VsBaseline::Change { pct: Some(p), .. } => fmt_pct_change(*p),
-        _ => NA.into(),
-    }
-}
-
 /// A 95 % interval of a relative difference: `[+38.1%, +61.9%]`, or
 /// `n/a`.
 pub fn fmt_pct_ci(ci: Option<&PctCi>) -> String {
@@ -442,17 +417,6 @@ pub fn fmt_p(w: Option<&Welch>) -> String {
         Some(w) if w.p.is_finite() && w.p < 0.001 => "<0.001".into(),
         Some(w) => fmt_fixed(w.p, 3),
         None => NA.into(),
-    }
-}
-
-/// The verdict against the baseline: `baseline`, `faster`, `slower`, `no
-/// significant difference`, `not enough data`, or `n/a` without a
-/// baseline cell.
-pub fn fmt_verdict(v: &VsBaseline) -> String {
-    match v {
-        VsBaseline::Baseline => "baseline".into(),
-        VsBaseline::Missing => NA.into(),
-        VsBaseline::Change { verdict, .. } => verdict.label().into(),
     }
 }
 

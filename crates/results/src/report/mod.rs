@@ -28,5 +28,3 @@ pub mod tables;
 
 #[cfg(test)]
 mod dump;
-
-pub use format::*;

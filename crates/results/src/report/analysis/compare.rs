@@ -24,8 +24,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::model::{Backoff, RetryPolicy};
-use crate::report::NA;
 use crate::report::analysis::cells::{self, CellSummary};
+use crate::report::format::NA;
 use crate::stats::{self, Better, Comparison, Summary, noise::Noise};
 use crate::store::{Cell, Results};
 
@@ -285,7 +285,7 @@ impl Matcher {
 /// PostgreSQL 16.4; ...`; with builds as a factor, each build's label and
 /// version: `...; builds stock: PostgreSQL 15.14, patched: ...`.
 pub fn side(r: &Results, name: &str) -> String {
-    let mut versions = crate::report::build_versions(r, None);
+    let mut versions = crate::report::format::build_versions(r, None);
     if versions.is_empty() {
         versions.push(&r.environment.server_version);
     }
@@ -301,7 +301,7 @@ pub fn side(r: &Results, name: &str) -> String {
             .pg_bin
             .iter()
             .map(
-                |l| match crate::report::build_versions(r, Some(l)).as_slice() {
+                |l| match crate::report::format::build_versions(r, Some(l)).as_slice() {
                     [] => l.clone(),
                     v => format!("{l}: PostgreSQL {}", v.join(", ")),
                 },

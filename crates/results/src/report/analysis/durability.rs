@@ -163,8 +163,8 @@ pub fn cost_text(m: &ReportModel, d: &DurabilityCost) -> String {
             .unwrap_or_default();
         text.push_str(&format!(
             "; p99 {} ms against {} ms ({}{pci})",
-            crate::report::fmt_ms(v),
-            crate::report::fmt_ms(b),
+            crate::report::format::fmt_ms(v),
+            crate::report::format::fmt_ms(b),
             p.pct.map_or("n/a".into(), |p| format!("{p:+.0} %"))
         ));
     }
@@ -174,7 +174,7 @@ pub fn cost_text(m: &ReportModel, d: &DurabilityCost) -> String {
              ({} {} lag {} ms, mean, not waited for)",
             d.standbys.join(", "),
             d.lag_kind,
-            crate::report::fmt_ms(l)
+            crate::report::format::fmt_ms(l)
         )),
         Some(l) => text.push_str(&format!(
             "; each commit waits for {} {} ({} lag {} ms, mean)",
@@ -185,7 +185,7 @@ pub fn cost_text(m: &ReportModel, d: &DurabilityCost) -> String {
                 _ => "to apply its WAL",
             },
             d.lag_kind,
-            crate::report::fmt_ms(l)
+            crate::report::format::fmt_ms(l)
         )),
         None if d.standbys.is_empty() => {
             text.push_str("; no standby was observed: the level waits for nothing more than local")

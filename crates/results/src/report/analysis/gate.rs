@@ -23,7 +23,7 @@
 
 use super::cells::{self, CellSummary};
 use super::compare::{Figure, calibrated, figure, p99_figure, pair, tps_figure};
-use crate::report::{fmt_pct_change, fmt_pct_ci};
+use crate::report::{format::fmt_pct_change, format::fmt_pct_ci};
 use crate::stats::{self, Better, Comparison, Summary, Verdict};
 use crate::store::Results;
 

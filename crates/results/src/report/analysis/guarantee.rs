@@ -12,7 +12,7 @@
 
 use crate::model::{Cycle, Isolation, forbids, promise};
 use crate::report::analysis::cells::CellSummary;
-use crate::report::analysis::model::Factors;
+use crate::report::analysis::factors::Factors;
 use crate::stats::rate::{Rate, RateComparison, compare_rates};
 
 /// One anomaly class in one cell.
@@ -254,7 +254,7 @@ pub fn sig(x: f64) -> String {
     if digits == 0 && x >= 1000.0 {
         let n = x.round() as u64;
         let mag = 10u64.pow((x.log10().floor() as u32).saturating_sub(1));
-        return crate::report::grouped((n / mag) * mag);
+        return crate::report::format::grouped((n / mag) * mag);
     }
     rounded
 }

@@ -7,11 +7,13 @@
 //! and the renderers (Markdown, HTML, terminal, CSV, JSON) only write them
 //! out.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::model::{CountStat, PlanChange};
 use crate::report::analysis::cells::{self, CellSummary};
+pub use crate::report::analysis::factors::Factors;
 use crate::report::analysis::guarantee::{self, CellGuarantee};
+use crate::report::analysis::plans::ChangeGroup;
 use crate::report::analysis::plans::{self, PlanGroup};
 use crate::report::analysis::reasons::{self, ReasonTally};
 use crate::report::analysis::server::{self, WaitShare};
@@ -28,7 +30,7 @@ pub struct ReportModel<'a> {
     /// The baseline rule in words ([`cells::baseline_description`]).
     pub baseline: String,
     /// What the throughput column counts: (`TPS`, `tx/s`) or
-    /// (`requests/s`, `req/s`) ([`crate::report::throughput_label`]).
+    /// (`requests/s`, `req/s`) ([`crate::report::format::throughput_label`]).
     pub throughput: (&'static str, &'static str),
     /// Run indexes of every outlier run (see [`CellSummary::outliers`]).
     pub outlier_runs: Vec<u32>,
@@ -62,6 +64,45 @@ pub struct ReportModel<'a> {
 }
 
 impl<'a> ReportModel<'a> {
+    /// The plans that changed within runs, grouped by statement and the
+    /// steps that changed, in execution order.
+    pub fn plan_change_groups(&self) -> Vec<ChangeGroup> {
+        let mut out: Vec<ChangeGroup> = Vec::new();
+        for (run, c) in &self.plan_changes {
+            let (start, end) = plans::first_difference(&c.start, &c.end);
+            let cell = self
+                .results
+                .runs
+                .iter()
+                .find(|r| r.index == *run)
+                .and_then(|r| self.cell_index(&r.cell))
+                .map(|i| self.factors.short_labels[i].clone());
+            let g = match out
+                .iter_mut()
+                .find(|g| g.label == c.label && g.start == start && g.end == end)
+            {
+                Some(g) => g,
+                None => {
+                    out.push(ChangeGroup {
+                        label: c.label.clone(),
+                        start,
+                        end,
+                        runs: Vec::new(),
+                        cells: Vec::new(),
+                    });
+                    out.last_mut().expect("just pushed")
+                }
+            };
+            g.runs.push(*run);
+            if let Some(cell) = cell
+                && !g.cells.contains(&cell)
+            {
+                g.cells.push(cell);
+            }
+        }
+        out
+    }
+
     /// Aggregates `results` (see the module docs).
     pub fn new(results: &'a Results) -> Self {
         let cells = cells::aggregate(results);
@@ -78,7 +119,7 @@ impl<'a> ReportModel<'a> {
             results,
             factors,
             baseline: cells::baseline_description(results),
-            throughput: crate::report::throughput_label(results),
+            throughput: crate::report::format::throughput_label(results),
             outlier_runs: cells.iter().flat_map(|c| c.outliers.clone()).collect(),
             server_versions,
             counter_rates,
@@ -138,104 +179,5 @@ impl<'a> ReportModel<'a> {
             self.results.config.workload.as_str(),
             "ssibench" | "simple-ssibench"
         )
-    }
-}
-
-/// The factor columns of the cells ([`crate::report::factor_headers`]), each
-/// cell's values ([`crate::report::factor_values`]), which columns vary, and short
-/// labels built from the varying ones (`ser · clients=8`).
-pub struct Factors {
-    pub headers: Vec<String>,
-    /// Per cell, in the order of [`ReportModel::cells`].
-    pub values: Vec<Vec<String>>,
-    pub varying: Vec<bool>,
-    /// Per cell: [`Cell::label`].
-    pub labels: Vec<String>,
-    /// Per cell: [`Factors::label`].
-    pub short_labels: Vec<String>,
-}
-
-impl Factors {
-    fn new(results: &Results, cells: &[CellSummary]) -> Factors {
-        let headers = crate::report::factor_headers(results);
-        let values: Vec<Vec<String>> = cells
-            .iter()
-            .map(|c| crate::report::factor_values(results, c.cell))
-            .collect();
-        let varying = (0..headers.len())
-            .map(|j| values.iter().map(|v| &v[j]).collect::<BTreeSet<_>>().len() > 1)
-            .collect();
-        let mut f = Factors {
-            headers,
-            values,
-            varying,
-            labels: cells.iter().map(|c| c.cell.label()).collect(),
-            short_labels: Vec::new(),
-        };
-        f.short_labels = (0..f.values.len()).map(|i| f.label(i)).collect();
-        f
-    }
-
-    /// Cell `i`'s varying factors except column `skip`: isolation and
-    /// strategy by value, the others as `name=value`; isolation and
-    /// strategy when nothing else varies.
-    pub fn label_without(&self, i: usize, skip: Option<usize>) -> String {
-        let parts: Vec<String> = (0..self.headers.len())
-            .filter(|j| self.varying[*j] && Some(*j) != skip)
-            .map(|j| {
-                if j < 2 {
-                    self.values[i][j].clone()
-                } else {
-                    format!("{}={}", self.headers[j], self.values[i][j])
-                }
-            })
-            .collect();
-        if parts.is_empty() {
-            format!("{} · {}", self.values[i][0], self.values[i][1])
-        } else {
-            parts.join(" · ")
-        }
-    }
-
-    /// Cell `b`'s label as seen from cell `i`: only the factors in which
-    /// the two differ (`rc` for the baseline of `ser · clients=8` at 8
-    /// clients); [`Self::label`] when they differ in none.
-    pub fn label_against(&self, b: usize, i: usize) -> String {
-        let parts: Vec<String> = (0..self.headers.len())
-            .filter(|&j| self.varying[j] && self.values[b][j] != self.values[i][j])
-            .map(|j| {
-                if j < 2 {
-                    self.values[b][j].clone()
-                } else {
-                    format!("{}={}", self.headers[j], self.values[b][j])
-                }
-            })
-            .collect();
-        if parts.is_empty() {
-            self.label(b)
-        } else {
-            parts.join(" · ")
-        }
-    }
-
-    /// Cell `i`'s short label.
-    pub fn label(&self, i: usize) -> String {
-        self.label_without(i, None)
-    }
-
-    /// Columns other than isolation and strategy whose values all parse
-    /// as numbers and take more than one value, `clients` first.
-    pub fn numeric_varying(&self) -> Vec<usize> {
-        let mut cols: Vec<usize> = (2..self.headers.len())
-            .filter(|j| {
-                self.varying[*j]
-                    && self
-                        .values
-                        .iter()
-                        .all(|v| v[*j].parse::<f64>().is_ok_and(f64::is_finite))
-            })
-            .collect();
-        cols.sort_by_key(|j| self.headers[*j] != "clients");
-        cols
     }
 }

@@ -206,45 +206,6 @@ impl ChangeGroup {
     }
 }
 
-/// The plans that changed within runs, grouped by statement and the
-/// steps that changed, in execution order.
-pub fn changes(m: &crate::report::analysis::model::ReportModel) -> Vec<ChangeGroup> {
-    let mut out: Vec<ChangeGroup> = Vec::new();
-    for (run, c) in &m.plan_changes {
-        let (start, end) = first_difference(&c.start, &c.end);
-        let cell = m
-            .results
-            .runs
-            .iter()
-            .find(|r| r.index == *run)
-            .and_then(|r| m.cell_index(&r.cell))
-            .map(|i| m.factors.short_labels[i].clone());
-        let g = match out
-            .iter_mut()
-            .find(|g| g.label == c.label && g.start == start && g.end == end)
-        {
-            Some(g) => g,
-            None => {
-                out.push(ChangeGroup {
-                    label: c.label.clone(),
-                    start,
-                    end,
-                    runs: Vec::new(),
-                    cells: Vec::new(),
-                });
-                out.last_mut().expect("just pushed")
-            }
-        };
-        g.runs.push(*run);
-        if let Some(cell) = cell
-            && !g.cells.contains(&cell)
-        {
-            g.cells.push(cell);
-        }
-    }
-    out
-}
-
 /// One distinct plan (estimates aside) of one statement, with the cells
 /// that ran it and when.
 #[derive(Debug, Clone)]

@@ -7,13 +7,13 @@
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
-use crate::report::NA;
 use crate::report::analysis::cells::{CellSummary, VsBaseline, WaitStats};
 use crate::report::analysis::reasons::ReasonTally;
+use crate::report::format::NA;
 use crate::stats::Summary;
 use crate::store::Results;
 
-/// Factor names and values, in the order of [`crate::report::factor_headers`].
+/// Factor names and values, in the order of [`crate::report::format::factor_headers`].
 pub struct Factors(pub Vec<(String, String)>);
 
 impl Serialize for Factors {
@@ -159,9 +159,9 @@ impl CellRow {
             reasons_line: crate::report::analysis::reasons::summary_line(reasons),
             label: c.cell.label(),
             factors: Factors(
-                crate::report::factor_headers(results)
+                crate::report::format::factor_headers(results)
                     .into_iter()
-                    .zip(crate::report::factor_values(results, c.cell))
+                    .zip(crate::report::format::factor_values(results, c.cell))
                     .collect(),
             ),
             runs: c.runs.len(),

@@ -256,7 +256,7 @@ mod tests {
     use crate::model::Isolation;
     use crate::model::fixture;
     use crate::report::analysis::compare::check;
-    use crate::report::fmt_pct_change;
+    use crate::report::format::fmt_pct_change;
     use crate::report::tables::compare::tps_text;
     use crate::stats::Summary;
     use crate::store::RunRecord;

@@ -13,7 +13,7 @@ use crate::report::analysis::model::ReportModel;
 use crate::store::{Results, WaitSummary};
 
 /// One row per run, in execution order. Columns: `run` (index),
-/// `repetition`, every factor of [`crate::report::factor_headers`], `complete`
+/// `repetition`, every factor of [`crate::report::format::factor_headers`], `complete`
 /// (`true`/`false`), `outlier` (`true` when the run's TPS is an outlier of
 /// its cell by the modified z-score, see `cells::CellSummary::outliers`),
 /// `tps` (tx/s), `effective_tps` (tx/s: committed transactions whose
@@ -34,7 +34,7 @@ pub fn runs(results: &Results) -> String {
 pub fn runs_of(m: &ReportModel) -> String {
     let (results, outliers) = (m.results, &m.outlier_runs);
     let mut header: Vec<String> = vec!["run".into(), "repetition".into()];
-    header.extend(crate::report::factor_headers(results));
+    header.extend(crate::report::format::factor_headers(results));
     header.extend(
         [
             "complete",
@@ -131,7 +131,7 @@ pub fn cells(results: &Results) -> String {
 /// [`cells()`] from an aggregated model: [`CellRow::csv_record`] of
 /// each cell.
 pub fn cells_of(m: &ReportModel) -> String {
-    let header = CellRow::csv_header(crate::report::factor_headers(m.results));
+    let header = CellRow::csv_header(crate::report::format::factor_headers(m.results));
     let rows = m
         .cells
         .iter()
@@ -140,12 +140,12 @@ pub fn cells_of(m: &ReportModel) -> String {
     write(header, rows)
 }
 
-/// A cell's factor values, with [`crate::report::NA`] as an empty field.
+/// A cell's factor values, with [`crate::report::format::NA`] as an empty field.
 fn factors(results: &Results, cell: &crate::store::Cell) -> Vec<String> {
-    crate::report::factor_values(results, cell)
+    crate::report::format::factor_values(results, cell)
         .into_iter()
         .map(|v| {
-            if v == crate::report::NA {
+            if v == crate::report::format::NA {
                 String::new()
             } else {
                 v

@@ -60,8 +60,8 @@ fn title(out: &mut String, m: &ReportModel) {
     let _ = writeln!(
         out,
         "# isobench report: {}{}\n",
-        crate::report::workload_text(r),
-        crate::report::scale_text(r)
+        crate::report::format::workload_text(r),
+        crate::report::format::scale_text(r)
     );
     let status = if r.complete {
         format!("Complete: {} runs", r.runs.len())
@@ -80,7 +80,7 @@ fn title(out: &mut String, m: &ReportModel) {
     let _ = writeln!(
         out,
         "{status}; {}. Configuration and environment: [Setup](#setup), at the end.\n",
-        crate::report::fmt_runs(&r.config)
+        crate::report::format::fmt_runs(&r.config)
     );
 }
 
@@ -388,7 +388,7 @@ fn plans(out: &mut String, m: &ReportModel) {
             g.plan
         );
     }
-    let changes = crate::report::analysis::plans::changes(m);
+    let changes = m.plan_change_groups();
     if !changes.is_empty() {
         out.push_str(&format!(
             "### Plans that changed within a run\n\n{PLAN_CHANGES_NOTE}\n\n"

@@ -7,7 +7,8 @@ use super::{mean_value, opt_value};
 use crate::report::analysis::cells::{CellSummary, VsBaseline, WaitStats};
 use crate::report::analysis::model::ReportModel;
 use crate::report::{
-    NA, fmt_fixed, fmt_ms, fmt_p, fmt_pct_ci, fmt_tps, fmt_tps_ci, fmt_verdict, fmt_vs_baseline_pct,
+    format::NA, format::fmt_fixed, format::fmt_ms, format::fmt_p, format::fmt_pct_ci,
+    format::fmt_tps, format::fmt_tps_ci,
 };
 use crate::stats;
 use crate::store::{Cell, RunRecord, WaitSummary};
@@ -238,7 +239,7 @@ pub fn summary_notes(m: &ReportModel) -> Vec<&'static str> {
 /// complete runs a side), the test and the smallest detectable change in
 /// its title.
 fn vs_baseline_value(v: &VsBaseline) -> Value {
-    let mut text = fmt_vs_baseline_pct(v);
+    let mut text = v.pct_text();
     if let VsBaseline::Change {
         pct: Some(_),
         pct_ci: Some(ci),
@@ -510,7 +511,7 @@ pub fn cell_details(m: &ReportModel) -> Table {
                 stats::fmt_mde(stats::MDE_TARGET_PCT)
             ));
         }
-        row.extend([p.into(), fmt_verdict(&c.vs_baseline).into(), mde]);
+        row.extend([p.into(), c.vs_baseline.verdict_text().into(), mde]);
         if m.results.config.precision.is_some() {
             row.push(c.precision.map_or_else(
                 || Value::text(NA),
@@ -553,7 +554,7 @@ pub fn cell_details(m: &ReportModel) -> Table {
             mean_value(c.wasted_time_pct.as_ref(), |v| fmt_fixed(v, 1)),
             Value::count(c.unknown_outcome),
             Value {
-                text: crate::report::fmt_cell_anomalies(c, 200),
+                text: c.anomalies_text(200),
                 mark: if c.anomalies > 0 {
                     Mark::Bad
                 } else {

@@ -4,7 +4,7 @@
 use super::cells::{cell_value, run_cell_value};
 use super::table::{Column, Mark, Table, Value};
 use crate::report::analysis::model::ReportModel;
-use crate::report::{NA, fmt_fixed};
+use crate::report::{format::NA, format::fmt_fixed};
 
 /// Every invariant check of every run, interrupted ones included.
 pub fn invariant_checks(m: &ReportModel) -> Table {

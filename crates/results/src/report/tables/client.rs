@@ -7,7 +7,9 @@ use super::table::{Column, Table, Value, factor_columns, factor_values};
 use crate::model::LatencySummary;
 use crate::report::analysis::cells::{CellSummary, VsBaseline};
 use crate::report::analysis::model::ReportModel;
-use crate::report::{NA, fmt_ms, fmt_p, fmt_pct_change, fmt_tps};
+use crate::report::{
+    format::NA, format::fmt_ms, format::fmt_p, format::fmt_pct_change, format::fmt_tps,
+};
 
 /// Merged-histogram latency per cell and its change against the
 /// baseline's; p and verdict from the runs' own p99.
@@ -87,7 +89,7 @@ pub fn transactions(m: &ReportModel) -> Table {
                 Value::count(ty.committed),
                 Value::num(ty.tps, fmt_tps(ty.tps)),
                 Value::count(ty.user_aborts),
-                Value::text(crate::report::fmt_failures(&ty.failed)),
+                Value::text(crate::report::format::fmt_failures(&ty.failed)),
                 opt_value(ty.failure_pct(), 2),
                 lat(|l| l.p50),
                 lat(|l| l.p99),

@@ -8,7 +8,10 @@
 use super::table::{Column, Row, Table, Value};
 use crate::report::analysis::cells::CellSummary;
 use crate::report::analysis::compare::{Pair, geomean, p99_figure, tps_figure};
-use crate::report::{NA, fmt_ms, fmt_p, fmt_pct_change, fmt_pct_ci, fmt_tps};
+use crate::report::{
+    format::NA, format::fmt_ms, format::fmt_p, format::fmt_pct_change, format::fmt_pct_ci,
+    format::fmt_tps,
+};
 use crate::stats::{self, Comparison, Summary, noise::Noise};
 
 /// `1234.5 ± 12.3 (n=5)`.

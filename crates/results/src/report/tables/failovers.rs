@@ -7,7 +7,7 @@ use super::cells::cell_value;
 use super::table::{Column, Table, Value};
 use crate::report::analysis::failover::failovers as cell_failovers;
 use crate::report::analysis::model::ReportModel;
-use crate::report::{NA, fmt_fixed};
+use crate::report::{format::NA, format::fmt_fixed};
 
 /// What the failovers table shows (report.md and report.html).
 pub const FAILOVERS_NOTE: &str = "Every run of these cells crashed the primary node (`--fault failover@T`: \

@@ -8,7 +8,7 @@ use super::{cell_value, opt_value};
 use crate::model::sqlstate_name;
 use crate::report::analysis::cells::CellSummary;
 use crate::report::analysis::model::ReportModel;
-use crate::report::{NA, fmt_opt};
+use crate::report::{format::NA, format::fmt_opt};
 
 /// Σ over a cell's complete runs: (transactions, measured s).
 pub fn failure_totals(c: &CellSummary) -> (u64, f64) {

@@ -5,7 +5,7 @@ use super::cells::{cell_value, run_cell_value};
 use crate::model::{InjectedFault, RunFaults, RunRecord, recovery_measurable, recovery_start_s};
 use crate::report::analysis::model::ReportModel;
 use crate::report::tables::table::{Column, Table, Value};
-use crate::report::{NA, fmt_fixed};
+use crate::report::{format::NA, format::fmt_fixed};
 
 /// The commits a run's clients saw acknowledged that the database did not
 /// hold afterwards, over its invariant checks; `None` when no check could

@@ -6,7 +6,7 @@
 
 use super::table::{Column, Mark, Row as TableRow, Table, Value};
 use crate::report::analysis::gate::{Row, Status, count};
-use crate::report::{NA, fmt_ms, fmt_pct_change, fmt_tps};
+use crate::report::{format::NA, format::fmt_ms, format::fmt_pct_change, format::fmt_tps};
 use crate::stats;
 
 /// The gate's rows that are not a pass (all of them when `all`).

@@ -6,7 +6,7 @@
 use super::cells::cell_value;
 use crate::report::analysis::guarantee::sig;
 use crate::report::analysis::model::ReportModel;
-use crate::report::grouped;
+use crate::report::format::grouped;
 use crate::report::tables::table::{Column, Mark, Table, Value};
 
 /// One row per cell and class the checks count, the cell's violations

@@ -5,7 +5,7 @@
 use super::cells::run_cell_value;
 use crate::report::analysis::model::ReportModel;
 use crate::report::tables::table::{Column, Mark, Table, Value};
-use crate::report::{fmt_fixed, fmt_ms, fmt_tps};
+use crate::report::{format::fmt_fixed, format::fmt_ms, format::fmt_tps};
 
 /// Per run and host of the DSN, in execution order and the DSN's order:
 /// connections (and those the host refused, which went to the next
@@ -46,7 +46,7 @@ pub fn hosts(m: &ReportModel) -> Table {
                 Value::count(h.committed),
                 Value::opt(
                     share,
-                    share.map_or_else(|| crate::report::NA.into(), |s| fmt_fixed(s, 1)),
+                    share.map_or_else(|| crate::report::format::NA.into(), |s| fmt_fixed(s, 1)),
                 ),
                 Value::num(h.tps, fmt_tps(h.tps)),
                 Value::num(h.p50_ms, fmt_ms(h.p50_ms)),

@@ -9,7 +9,7 @@ use crate::store::{Results, RunRecord};
 use super::table::{Column, Table, Value, factor_columns, factor_values};
 use crate::report::analysis::cells::CellSummary;
 use crate::report::analysis::model::ReportModel;
-use crate::report::{NA, fmt_fixed, fmt_ms};
+use crate::report::{format::NA, format::fmt_fixed, format::fmt_ms};
 
 /// How a figure is pooled over a cell's runs.
 #[derive(Clone, Copy)]
@@ -104,19 +104,9 @@ pub fn any(r: &Results) -> bool {
     r.runs.iter().any(|x| x.load.is_some())
 }
 
-/// The throughput unit of `r`'s runs: `req/s` when every run with tool
-/// figures counted requests, else `tx/s`.
+/// The throughput unit of `r`'s runs ([`crate::report::format::throughput_unit`]).
 pub fn unit(r: &Results) -> &'static str {
-    let mut units = r
-        .runs
-        .iter()
-        .filter_map(|x| x.load.as_ref()?.figures.as_ref().map(|f| f.unit.as_str()))
-        .peekable();
-    if units.peek().is_some() && units.all(|u| u == "req/s") {
-        "req/s"
-    } else {
-        "tx/s"
-    }
+    crate::report::format::throughput_unit(r)
 }
 
 fn figures(run: &RunRecord) -> Option<&LoadFigures> {
@@ -144,7 +134,7 @@ pub fn cell_table(r: &Results, cells: &[CellSummary]) -> Option<Table> {
                 .any(|f| FIGURES[i].1(f).is_some())
         })
         .collect();
-    let mut cols = factor_columns(&crate::report::factor_headers(r));
+    let mut cols = factor_columns(&crate::report::format::factor_headers(r));
     cols.extend(
         ["runs (n)", "failed runs", "load wall time mean (s)"]
             .into_iter()
@@ -163,7 +153,7 @@ pub fn cell_table(r: &Results, cells: &[CellSummary]) -> Option<Table> {
             .iter()
             .filter_map(|x| x.load.as_ref().map(|l| l.wall_s))
             .collect();
-        let mut row = factor_values(&crate::report::factor_values(r, c.cell));
+        let mut row = factor_values(&crate::report::format::factor_values(r, c.cell));
         let wall = mean(&walls);
         row.extend([
             Value::count(c.n as u64),

@@ -52,7 +52,7 @@ pub use server::{counters, siread_locks, wait_events};
 pub use standbys::{STANDBYS_NOTE, standbys};
 pub use table::{Align, Column, Mark, Row, Table, Value};
 
-use crate::report::{fmt_mean, fmt_opt};
+use crate::report::{format::fmt_mean, format::fmt_opt};
 use crate::stats::Summary;
 
 /// A mean of a summary, formatted by `f`.

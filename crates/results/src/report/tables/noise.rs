@@ -7,8 +7,8 @@
 //! comparison's own numbers of runs.
 
 use super::table::{Column, Mark, Table, Value};
-use crate::report::NA;
 use crate::report::analysis::compare::{Pair, tps_figure};
+use crate::report::format::NA;
 use crate::stats::noise::{MetricNoise, Noise};
 use crate::stats::proportion::Proportion;
 use crate::stats::{self, power};

@@ -5,7 +5,7 @@ use super::cells::cell_value;
 use super::table::{Column, Table, Value};
 use crate::report::analysis::model::ReportModel;
 use crate::report::analysis::server::pooler_summary;
-use crate::report::{fmt_fixed, fmt_ms};
+use crate::report::{format::fmt_fixed, format::fmt_ms};
 
 /// What the pgbouncer table shows (Markdown code spans; report.md and
 /// report.html).

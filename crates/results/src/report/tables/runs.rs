@@ -3,7 +3,7 @@
 use super::cells::{WaitColumns, run_cell_value};
 use super::table::{Column, Mark, Row, Table, Value};
 use crate::report::analysis::model::ReportModel;
-use crate::report::{NA, fmt_fixed, fmt_ms, fmt_tps};
+use crate::report::{format::NA, format::fmt_fixed, format::fmt_ms, format::fmt_tps};
 
 /// A share of the host's CPU time, %, to one decimal; `n/a` when not
 /// measured.

@@ -5,7 +5,7 @@ use super::cells::cell_value;
 use super::opt_value;
 use super::table::{Column, Table, Value};
 use crate::report::analysis::model::ReportModel;
-use crate::report::fmt_fixed;
+use crate::report::format::fmt_fixed;
 
 /// `pg_stat_database` rates: a row per counter, a column per cell headed
 /// by `labels` (one per cell).

@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 
 use crate::model::{Isolation, Order};
 use crate::report::{
-    NA, build_versions, fmt_builds, fmt_load, fmt_ms, fmt_param_factors, fmt_retry, fmt_runs,
-    scale_text, workload_text,
+    format::NA, format::build_versions, format::fmt_builds, format::fmt_load, format::fmt_ms,
+    format::fmt_param_factors, format::fmt_retry, format::fmt_runs, format::scale_text,
+    format::workload_text,
 };
 use crate::store::{Results, StoredConfig};
 

@@ -6,7 +6,7 @@ use super::cells::cell_value;
 use super::table::{Column, Table, Value};
 use crate::model::LagStat;
 use crate::report::analysis::model::ReportModel;
-use crate::report::{fmt_fixed, fmt_ms};
+use crate::report::{format::fmt_fixed, format::fmt_ms};
 
 /// What the standbys table shows (Markdown code spans; report.md and
 /// report.html).

@@ -125,7 +125,7 @@ impl Value {
     }
 
     /// An optional number and its display form (for none, usually
-    /// [`crate::report::NA`]).
+    /// [`crate::report::format::NA`]).
     pub fn opt(num: Option<f64>, text: impl Into<String>) -> Value {
         Value {
             text: text.into(),

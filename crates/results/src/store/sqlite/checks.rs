@@ -5,7 +5,7 @@
 
 use rusqlite::{Connection, Transaction, params};
 
-use super::read::children;
+use super::children;
 use super::{Context, Error, R};
 use crate::model::{CheckRows, DuringCheck, InvariantResult};
 

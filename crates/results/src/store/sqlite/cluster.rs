@@ -8,7 +8,7 @@
 use rusqlite::{Connection, Row, Transaction, params};
 
 use super::R;
-use super::read::children;
+use super::children;
 use crate::model::{FailoverOutcome, InjectedFault, LagStat, StandbyObservation};
 
 /// A run's `run_standbys` rows, one per standby in the observer's order.

@@ -599,6 +599,20 @@ fn from_name<T: serde::de::DeserializeOwned>(s: &str) -> R<T> {
     Ok(serde_json::from_value(serde_json::Value::String(s.into()))?)
 }
 
+/// Rows of `sql` (with `?1` = the run) mapped by `f`.
+fn children<T>(
+    conn: &Connection,
+    table: &str,
+    sql: &str,
+    run: u32,
+    f: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>,
+) -> R<Vec<T>> {
+    conn.prepare_cached(sql)?
+        .query_map([run], f)?
+        .collect::<rusqlite::Result<Vec<T>>>()
+        .context(table)
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;

@@ -6,7 +6,7 @@
 use rusqlite::{Connection, Transaction, params};
 
 use super::R;
-use super::read::children;
+use super::children;
 use crate::model::{CountStatF, PoolerObservations};
 use crate::store::Cell;
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, Row};
 
-use super::{Context, Error, R, from_name};
+use super::{Context, Error, R, children, from_name};
 use crate::model::{
     ConnectionLoss, CountStat, FaultKind, HostCpu, InjectedFault, InvariantResult, Isolation,
     LatencySummary, Lifetime, LoadFigures, LoadReport, Order, Plan, PlanChange, RunFaults,
@@ -229,20 +229,6 @@ fn read_cell(row: &Row) -> R<Cell> {
             .transpose()?,
         pooler_size: row.get("pooler_size")?,
     })
-}
-
-/// Rows of `sql` (with `?1` = the run) mapped by `f`.
-pub(super) fn children<T>(
-    conn: &Connection,
-    table: &str,
-    sql: &str,
-    run: u32,
-    f: impl FnMut(&Row) -> rusqlite::Result<T>,
-) -> R<Vec<T>> {
-    conn.prepare_cached(sql)?
-        .query_map([run], f)?
-        .collect::<rusqlite::Result<Vec<T>>>()
-        .context(table)
 }
 
 fn latency(row: &Row) -> rusqlite::Result<LatencySummary> {

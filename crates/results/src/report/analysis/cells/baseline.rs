@@ -8,7 +8,7 @@ use crate::model::Isolation;
 use crate::store::{Cell, Results};
 
 /// One `KEY=VALUE` of a baseline rule: the column of
-/// [`crate::report::factor_headers`] and the wanted value.
+/// [`crate::report::format::factor_headers`] and the wanted value.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct RuleItem {
     pub(super) column: usize,
@@ -29,7 +29,7 @@ pub const NUMERIC_FACTORS: [&str; 6] = [
 
 impl RuleItem {
     /// Whether a cell's value for this column (from
-    /// [`crate::report::factor_values`]) is the wanted one.
+    /// [`crate::report::format::factor_values`]) is the wanted one.
     pub(super) fn matches(&self, cell_value: &str) -> bool {
         if NUMERIC_FACTORS.contains(&self.key.as_str()) {
             match (self.value.parse::<f64>(), cell_value.parse::<f64>()) {
@@ -53,7 +53,7 @@ pub(super) fn baseline_rule(results: &Results) -> Result<Option<Vec<RuleItem>>, 
             return Ok(None);
         };
         // The workload or script factor's column comes first.
-        let first = usize::from(crate::report::work_factor(results).is_some());
+        let first = usize::from(crate::report::format::work_factor(results).is_some());
         let mut rule = vec![RuleItem {
             column: first,
             key: "isolation".into(),
@@ -68,7 +68,7 @@ pub(super) fn baseline_rule(results: &Results) -> Result<Option<Vec<RuleItem>>, 
         }
         return Ok(Some(rule));
     };
-    let headers = crate::report::factor_headers(results);
+    let headers = crate::report::format::factor_headers(results);
     let mut rule: Vec<RuleItem> = Vec::new();
     for item in spec.split(',').map(str::trim).filter(|i| !i.is_empty()) {
         let Some((key, value)) = item.split_once('=') else {
@@ -115,7 +115,7 @@ pub(super) fn baseline_rule(results: &Results) -> Result<Option<Vec<RuleItem>>, 
 ///
 /// Errors, naming the factor and listing the valid choices: an item that
 /// is not `FACTOR=VALUE`; an unknown factor (the names of
-/// [`crate::report::factor_headers`]: isolation, strategy, each parameter,
+/// [`crate::report::format::factor_headers`]: isolation, strategy, each parameter,
 /// clients, and scale, pool_size, rate, max_tries, each setting and pg_bin
 /// when they are factors); a factor given twice; an unknown isolation
 /// level (rc/rr/ser or the long names); a value that no cell has; values
@@ -135,7 +135,7 @@ pub fn check_baseline_among(results: &Results, cells: &[&Cell]) -> Result<(), St
     };
     let values: Vec<Vec<String>> = cells
         .iter()
-        .map(|c| crate::report::factor_values(results, c))
+        .map(|c| crate::report::format::factor_values(results, c))
         .collect();
     for item in &rule {
         if !values.iter().any(|v| item.matches(&v[item.column])) {
@@ -219,7 +219,7 @@ pub(super) enum Found {
 }
 
 /// The baseline of `cells[i]` under `rule`; `values` are the cells'
-/// [`crate::report::factor_values`].
+/// [`crate::report::format::factor_values`].
 pub(super) fn find_baseline(
     rule: &[RuleItem],
     cells: &[CellSummary],
@@ -233,8 +233,9 @@ pub(super) fn find_baseline(
     // With the workload as a factor, a parameter one of the two workloads
     // does not have (`n/a`) does not tell them apart.
     let work = cells[i].cell.work_factor.is_some();
-    let same =
-        |a: &str, b: &str| a == b || (work && (a == crate::report::NA || b == crate::report::NA));
+    let same = |a: &str, b: &str| {
+        a == b || (work && (a == crate::report::format::NA || b == crate::report::format::NA))
+    };
     let found = (0..cells.len()).find(|&b| {
         // With the workload or script as a factor, its column compares it.
         (cells[b].cell.workload == cells[i].cell.workload || cells[i].cell.work_factor.is_some())

@@ -11,7 +11,7 @@
 //!   fact about the data however long the run lasted.
 //! - The baseline of a cell: with a baseline spec in
 //!   `results.config.baseline` (`isolation=rc,clients=16`, keys as in
-//!   [`crate::report::factor_headers`]), the cell that has the spec's values for
+//!   [`crate::report::format::factor_headers`]), the cell that has the spec's values for
 //!   the factors it names and the cell's own values for the others;
 //!   without one, the cell with the first isolation level of
 //!   `results.config.isolation`, the first strategy of
@@ -24,6 +24,7 @@
 use std::collections::BTreeMap;
 
 mod baseline;
+pub mod precision;
 
 use baseline::{Found, baseline_rule, find_baseline};
 pub use baseline::{NUMERIC_FACTORS, baseline_description, check_baseline, check_baseline_among};
@@ -124,7 +125,7 @@ pub struct CellSummary<'a> {
     pub exclude_faulted: bool,
     /// With `--precision`: whether the cell's TPS reached the target, and
     /// with how many runs.
-    pub precision: Option<super::precision::PrecisionOutcome>,
+    pub precision: Option<precision::PrecisionOutcome>,
 }
 
 /// A wait (pool wait, schedule lag) summarised over a cell's complete runs.
@@ -213,7 +214,7 @@ impl InvariantTally {
     /// `ok`, `2 violated`, or `n/a` when nothing was checked.
     pub fn label(&self) -> String {
         match (self.checked, self.violated) {
-            (0, _) => crate::report::NA.into(),
+            (0, _) => crate::report::format::NA.into(),
             (_, 0) => "ok".into(),
             (_, v) => format!("{v} violated"),
         }
@@ -250,6 +251,26 @@ pub enum VsBaseline {
 }
 
 impl VsBaseline {
+    /// The bare "% vs baseline" figure: `baseline`, `+50.0%`, or `n/a`.
+    pub fn pct_text(&self) -> String {
+        match self {
+            Self::Baseline => "baseline".into(),
+            Self::Change { pct: Some(p), .. } => crate::report::format::fmt_pct_change(*p),
+            _ => crate::report::format::NA.into(),
+        }
+    }
+
+    /// The verdict against the baseline: `baseline`, `faster`, `slower`, `no
+    /// significant difference`, `not enough data`, or `n/a` without a
+    /// baseline cell.
+    pub fn verdict_text(&self) -> String {
+        match self {
+            Self::Baseline => "baseline".into(),
+            Self::Missing => crate::report::format::NA.into(),
+            Self::Change { verdict, .. } => verdict.label().into(),
+        }
+    }
+
     /// The comparison behind a change (`None` for a baseline, a missing
     /// one, or a change without samples), for its words
     /// (`Comparison::caveat`).
@@ -283,6 +304,20 @@ impl VsBaseline {
 }
 
 impl CellSummary<'_> {
+    /// The anomalies of a cell: [`crate::report::format::fmt_anomalies`], or "not checked" when no
+    /// check covers its transactions
+    /// ([`crate::report::analysis::coverage`]).
+    pub fn anomalies_text(&self, max_example: usize) -> String {
+        if !self.checked() {
+            return crate::report::analysis::coverage::NOT_CHECKED.into();
+        }
+        crate::report::format::fmt_anomalies(
+            self.anomalies,
+            self.anomaly_example.as_deref(),
+            max_example,
+        )
+    }
+
     /// The throughput a cell is compared on: its effective TPS where the
     /// history check gives one, else its TPS.
     pub fn headline_tps(&self) -> Option<&Summary> {
@@ -340,7 +375,7 @@ pub fn aggregate(results: &Results) -> Vec<CellSummary<'_>> {
     let rule = baseline_rule(results).ok().flatten();
     let values: Vec<Vec<String>> = cells
         .iter()
-        .map(|c| crate::report::factor_values(results, c.cell))
+        .map(|c| crate::report::format::factor_values(results, c.cell))
         .collect();
     for i in 0..cells.len() {
         let found = rule.as_deref().map_or(Found::Nothing, |rule| {
@@ -356,7 +391,7 @@ pub fn aggregate(results: &Results) -> Vec<CellSummary<'_>> {
         c.precision = results
             .config
             .precision
-            .and_then(|p| super::precision::PrecisionOutcome::of(c, p));
+            .and_then(|p| precision::PrecisionOutcome::of(c, p));
         c.vs_baseline = vs;
         c.baseline = base;
         c.latency_vs_baseline = latency;

@@ -176,9 +176,9 @@ pub(super) fn behind(m: &ReportModel) -> Vec<Finding> {
                 "{}: the server could not keep up with {} tx/s: {} skipped, {} late (> {limit} ms) of {} scheduled transactions ({:.1} %).",
                 m.factors.short_labels[i],
                 rate.0,
-                crate::report::grouped(c.skipped),
-                crate::report::grouped(c.late),
-                crate::report::grouped(scheduled),
+                crate::report::format::grouped(c.skipped),
+                crate::report::format::grouped(c.late),
+                crate::report::format::grouped(scheduled),
                 100.0 * n as f64 / scheduled as f64
             ),
             advice: Some(

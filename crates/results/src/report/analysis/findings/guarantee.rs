@@ -7,7 +7,7 @@
 use crate::report::analysis::findings::{Finding, Headline};
 use crate::report::analysis::guarantee::{self, CellGuarantee, ClassTally, rate_text};
 use crate::report::analysis::model::ReportModel;
-use crate::report::grouped;
+use crate::report::format::grouped;
 use crate::stats::rate::RateVerdict;
 
 /// `ser broke SERIALIZABLE's promise: 1 G2-item in 277,156 committed

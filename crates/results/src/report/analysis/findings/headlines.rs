@@ -63,11 +63,11 @@ fn headline(m: &ReportModel, i: usize) -> String {
         let tps = match c.headline_tps() {
             Some(s) if s.n >= 2 => format!(
                 "{} {unit}{effective} (mean ± 95 % CI half-width)",
-                crate::report::fmt_tps_ci(Some(s))
+                crate::report::format::fmt_tps_ci(Some(s))
             ),
             Some(s) => format!(
                 "{} {unit}{effective} (one run)",
-                crate::report::fmt_tps(s.mean)
+                crate::report::format::fmt_tps(s.mean)
             ),
             None => "no complete run".into(),
         };

@@ -6,7 +6,7 @@
 use crate::model::{HISTORY_CHECK, HistoryCount};
 use crate::report::analysis::findings::Finding;
 use crate::report::analysis::model::ReportModel;
-use crate::report::grouped;
+use crate::report::format::grouped;
 
 pub(super) fn unknown(m: &ReportModel) -> Vec<Finding> {
     let n: u64 = m.cells.iter().map(|c| c.unknown_outcome).sum();

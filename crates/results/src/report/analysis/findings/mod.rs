@@ -147,8 +147,8 @@ fn cost(m: &ReportModel) -> Vec<Finding> {
                 text: format!(
                     "{}: {text}: {} against {} {unit} (mean of {} and {} complete runs).",
                     m.factors.short_labels[i],
-                    crate::report::fmt_tps(s.mean),
-                    crate::report::fmt_tps(b.mean),
+                    crate::report::format::fmt_tps(s.mean),
+                    crate::report::format::fmt_tps(b.mean),
                     s.n,
                     b.n
                 ),
@@ -206,14 +206,14 @@ pub(crate) fn cost_text(m: &ReportModel, i: usize) -> Option<String> {
     let ci = match pct_ci {
         Some(_) => format!(
             "95 % CI {}, ",
-            crate::report::fmt_pct_ci(pct_ci.as_ref()).replace('%', " %")
+            crate::report::format::fmt_pct_ci(pct_ci.as_ref()).replace('%', " %")
         ),
         None => String::new(),
     };
     let effective = c.effective_differs() || m.cells[c.baseline?].effective_differs();
     Some(format!(
         "{} {}{} vs {base} ({ci}{test})",
-        crate::report::fmt_pct_change(*pct).replace('%', " %"),
+        crate::report::format::fmt_pct_change(*pct).replace('%', " %"),
         if effective { "effective " } else { "" },
         m.throughput.0
     ))
@@ -221,7 +221,7 @@ pub(crate) fn cost_text(m: &ReportModel, i: usize) -> Option<String> {
 
 /// `< 0.001` or `= 0.330`.
 fn p_text(w: &crate::stats::Welch) -> String {
-    match crate::report::fmt_p(Some(w)) {
+    match crate::report::format::fmt_p(Some(w)) {
         p if p.starts_with('<') => format!("< {}", &p[1..]),
         p => format!("= {p}"),
     }
@@ -232,7 +232,7 @@ mod tests {
     use super::*;
     use crate::model::CountStat;
     use crate::model::fixture;
-    use crate::report::grouped;
+    use crate::report::format::grouped;
 
     fn rules_of(m: &ReportModel) -> Vec<&'static str> {
         findings(m).iter().map(|f| f.rule).collect()

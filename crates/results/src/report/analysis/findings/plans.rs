@@ -6,7 +6,7 @@
 use crate::model::plan_shape;
 use crate::report::analysis::findings::Finding;
 use crate::report::analysis::model::ReportModel;
-use crate::report::analysis::plans::{Moment, When, changes, group_by, moments, story};
+use crate::report::analysis::plans::{Moment, When, group_by, moments, story};
 
 /// Cells (indexes into the model's cells) and when each ran a plan.
 type CellsWhen = Vec<(usize, When)>;
@@ -280,7 +280,7 @@ fn other_cells_steps(
 /// grew): the run measured two different programs. Any change is a
 /// finding, in the words of the Plans section ([`crate::report::analysis::plans::ChangeGroup::text`]).
 pub(super) fn plan_changes(m: &ReportModel) -> Vec<Finding> {
-    changes(m)
+    m.plan_change_groups()
         .into_iter()
         .map(|g| {
             Finding {

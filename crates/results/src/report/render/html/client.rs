@@ -19,7 +19,7 @@ use crate::report::render::html::charts::{
 use crate::report::render::html::{HALF, Section, WIDE};
 use crate::report::render::html::{figure, legend, note, section, series_style, table_html};
 use crate::report::tables::table::{Column, Table, Value};
-use crate::report::{NA, fmt_fixed, fmt_ms, fmt_tps, tables};
+use crate::report::{format::NA, format::fmt_fixed, format::fmt_ms, format::fmt_tps, tables};
 use crate::store::{RunRecord, WaitSummary};
 
 /// `(mean - ci95, mean + ci95)` when the interval exists.

@@ -31,7 +31,7 @@ pub(super) fn invariants(m: &ReportModel) -> Option<Section> {
 
 pub(super) fn plans(m: &ReportModel) -> Option<Section> {
     let groups = &m.plans;
-    let changes = crate::report::analysis::plans::changes(m);
+    let changes = m.plan_change_groups();
     if groups.is_empty() && changes.is_empty() {
         return None;
     }

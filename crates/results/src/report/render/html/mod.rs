@@ -27,7 +27,7 @@ mod header;
 mod server;
 mod table;
 
-use crate::report::{scale_text, workload_text};
+use crate::report::{format::scale_text, format::workload_text};
 use client::{commands, failures, latency, pool_and_lag, throughput, time_series, transactions};
 use details::{external_load, faults, hosts, invariants, plans, problems, runs};
 use header::{cell_details, guarantees, header, headlines, noise, summary};
@@ -300,7 +300,7 @@ mod tests {
         );
         // Same formatters as the Markdown report.
         assert!(
-            html.contains(&crate::report::fmt_tps_ci(
+            html.contains(&crate::report::format::fmt_tps_ci(
                 crate::report::analysis::cells::aggregate(&r)[1]
                     .tps
                     .as_ref()

@@ -16,7 +16,7 @@ use crate::report::render::html::{
     code_spans, figure, legend, note, section, series_style, table_html,
 };
 use crate::report::tables::table::{Column, Table, Value};
-use crate::report::{fmt_fixed, fmt_opt, tables};
+use crate::report::{format::fmt_fixed, format::fmt_opt, tables};
 use crate::store::RunRecord;
 
 /// How many points the counters' lines have: the sample interval and

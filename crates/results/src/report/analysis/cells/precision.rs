@@ -3,7 +3,7 @@
 //! repetitions, for every report (the Cells in detail table, the lines
 //! under Cells: `tables::cells::verdict_notes`, cells.json).
 
-use super::cells::CellSummary;
+use super::CellSummary;
 use crate::model::Precision;
 use crate::stats::sequential;
 
