@@ -393,7 +393,6 @@ fn sibling_graph() -> BTreeMap<String, BTreeSet<String>> {
                 }
                 let here = format!("{krate}/{}", module.join("::"));
                 let edges = g.entry(here).or_default();
-                let is_mod = stem == "mod";
                 for p in paths_after(&code, "crate::") {
                     if let Some(s) = sibling(&p) {
                         edges.insert(format!("{krate}/{s}"));
@@ -402,11 +401,10 @@ fn sibling_graph() -> BTreeMap<String, BTreeSet<String>> {
                 for p in paths_after(&code, "super::") {
                     // `super` of a/b.rs is a; of a/b/mod.rs, also a.
                     let supers = 1 + p.iter().take_while(|s| *s == "super").count();
-                    let from = if is_mod { &module[..] } else { &module[..] };
-                    if supers > from.len() {
+                    if supers > module.len() {
                         continue;
                     }
-                    let mut target = from[..from.len() - supers].to_vec();
+                    let mut target = module[..module.len() - supers].to_vec();
                     target.extend(p.into_iter().filter(|s| s != "super"));
                     if let Some(s) = sibling(&target) {
                         edges.insert(format!("{krate}/{s}"));
