@@ -1,7 +1,13 @@
 //! `replay.spec`: an isolation-tester spec (PostgreSQL's
 //! src/test/isolation format, which `isobench anomalies --spec` and
 //! isolationtester both run) that replays a cycle's transactions, one
-//! session each, in the order their clients sent the statements.
+//! session each, in the order their clients sent the statements. A
+//! COMMIT takes effect somewhere between being sent and its answer, so
+//! where a cycle's anti-dependency says a transaction's snapshot missed
+//! another's commit (`T1 -rw-> T2`: T1 read what was before T2's write)
+//! but T2's COMMIT was sent before T1's first statement, the replay puts
+//! that COMMIT right after T1's first statement, as long as T2's answer
+//! had not come back by then (else the order sent stays).
 //!
 //! The setup creates the run's tables (its shape) and gives each key the
 //! list the replay needs: for a key a cycle transaction appended to, the
@@ -16,6 +22,7 @@ use std::fmt::Write as _;
 use super::Violation;
 use super::words::op_statements;
 use crate::elle::{History, Key, Op, Value};
+use crate::model::Dependency;
 use crate::workload::list_append::Shape;
 
 /// One step: when its statement was sent (µs since the Unix epoch, then
@@ -25,6 +32,13 @@ struct Step {
     session: u64,
     name: String,
     sql: String,
+}
+
+/// When transaction `t`'s first statement after BEGIN was sent (µs since
+/// the Unix epoch): where its snapshot was taken, at the latest.
+fn first_sent(h: &History, t: u64) -> Option<u64> {
+    let timing = h.txns.get(t as usize)?.timing.as_ref()?;
+    Some(timing.begin_us + u64::from(timing.ops.first()?[0]))
 }
 
 /// The spec's text (see the module docs).
@@ -75,9 +89,24 @@ pub fn replay_spec(
                 push(at, name, sql);
             }
         }
-        let commit = txn.timing.as_ref().and_then(|x| x.commit).map(|c| c[0]);
+        let commit = txn.timing.as_ref().and_then(|x| x.commit);
         let at = match commit {
-            Some(c) => at(Some(c), 0),
+            Some(c) => {
+                let (sent, answered) = (begin_us + u64::from(c[0]), begin_us + u64::from(c[1]));
+                // The latest first statement of a cycle transaction whose
+                // snapshot missed this commit, while it was on its way.
+                let missed = v
+                    .cycle
+                    .steps
+                    .iter()
+                    .filter(|e| e.to == t && e.kind == Dependency::Rw)
+                    .filter_map(|e| first_sent(h, e.from))
+                    .filter(|&s| s >= sent && s <= answered)
+                    .max();
+                // Right after that statement (its place among those sent
+                // at once: after all of them).
+                missed.map_or((sent, 0), |s| (s, usize::MAX))
+            }
             None => (begin_us + 1_000_000_000, 0),
         };
         push(at, format!("t{t}_commit"), "COMMIT".into());
@@ -97,8 +126,10 @@ pub fn replay_spec(
     let _ = writeln!(out, "# cycle: {}", v.cycle.arrows());
     out.push_str(
         "# One session per transaction; the permutation is the order in which the clients sent\n\
-         # the statements (their clocks). Keys start as the first cycle transaction found them;\n\
-         # appends of transactions outside the cycle are not replayed.\n\n",
+         # the statements (their clocks), except a COMMIT still on its way when a transaction\n\
+         # that missed it took its snapshot: it comes right after that transaction's first\n\
+         # statement. Keys start as the first cycle transaction found them; appends of\n\
+         # transactions outside the cycle are not replayed.\n\n",
     );
     out.push_str("setup\n{\n");
     for t in 0..shape.tables {

@@ -166,3 +166,50 @@ fn server_log_lines_of_the_backends_while_they_ran() {
          \tDETAIL:  a continuation line\n"
     );
 }
+
+/// A COMMIT sent before another cycle transaction's first statement but
+/// answered after it, which that transaction's snapshot missed (T2
+/// -rw-> T3 in the fixture): the replay puts the COMMIT right after that
+/// statement, so the replay's snapshots see what the run's saw.
+#[test]
+fn a_commit_on_its_way_comes_after_the_snapshot_that_missed_it() {
+    let (mut h, cycle) = fixture();
+    let shape = shape();
+    let t3 = h.txns[3].timing.clone().unwrap();
+    // T3's COMMIT sent at 13.770 (as recorded) and answered at 15.050;
+    // T2 begins at 13.800, its reads sent at 13.900 and 14.000.
+    h.txns[3].timing.as_mut().unwrap().commit = Some([3720, 5000]);
+    let t2 = h.txns[2].timing.as_mut().unwrap();
+    t2.begin_us = t3.begin_us + 3750;
+    t2.ops = vec![[100, 150], [200, 250]];
+    t2.commit = Some([300, 400]);
+    let v = Violation {
+        run: Some(2),
+        cell: "ser".into(),
+        class: "G2-item",
+        level: Isolation::Serializable,
+        cycle: &cycle,
+        shape: Some(&shape),
+    };
+    let text = replay_spec(&h, &v, &shape, &version_orders(&h));
+    let perm = text.lines().find(|l| l.starts_with("permutation")).unwrap();
+    let names: Vec<&str> = perm.split('"').skip(1).step_by(2).collect();
+    assert_eq!(
+        names,
+        [
+            "t1_begin",
+            "t3_begin",
+            "t1_1",
+            "t3_1",
+            "t1_2",
+            "t1_commit",
+            "t3_2",
+            "t2_begin",
+            "t2_1",
+            "t3_commit",
+            "t2_2",
+            "t2_commit"
+        ],
+        "{text}"
+    );
+}
