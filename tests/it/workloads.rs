@@ -135,6 +135,10 @@ fn sibench_strategies_and_relation_siread_locks() {
         2,
         "one template per rows"
     );
+    // A run whose every sample found no SIRead lock happens (1 of 20
+    // runs in one full test run here, 0 of 12 in three more): the
+    // sampler works when the other runs see locks.
+    let mut with_locks = 0;
     for run in runs {
         assert_invariants_hold(run);
         assert_eq!(type_names(run), ["query", "update"]);
@@ -143,11 +147,14 @@ fn sibench_strategies_and_relation_siread_locks() {
         }
         let siread = &run["server"]["siread_locks"];
         assert!(siread["samples"].as_u64().unwrap() >= 3, "{siread}");
-        assert!(
-            !siread["by_granularity"].as_object().unwrap().is_empty(),
-            "{siread}"
-        );
+        if !siread["by_granularity"].as_object().unwrap().is_empty() {
+            with_locks += 1;
+        }
     }
+    assert!(
+        with_locks >= 3,
+        "{with_locks} of 4 runs sampled a SIRead lock"
+    );
     // The query's relation-level lock lives only while a query runs: a
     // read-only transaction without rw-conflicts out releases its SIRead
     // locks at commit. A 1-per-second sample of a 3 s run can miss it in
