@@ -235,7 +235,7 @@ pub fn check_lists(history: &History) -> Report {
     check_items(history)
 }
 
-/// [`check`] of a history without scans.
+/// [`check_lists`] of a history without scans.
 fn check_items(history: &History) -> Report {
     let idx = Index::new(history);
     let mut found = Found::new();

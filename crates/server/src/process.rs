@@ -77,7 +77,7 @@ impl Launch {
 }
 
 /// The postmaster of a managed server, shared by the server and its
-/// [`ServerControl`] handles.
+/// [`crate::ServerControl`] handles.
 pub(crate) struct Process {
     pub(crate) launch: Launch,
     /// `None` once stopped for good.

@@ -267,7 +267,7 @@ impl Syntax {
 }
 
 /// Parses the isolation-tester part of a spec file (the grammar of
-/// `specparse.y`); `# @` directives are returned for [`parse`].
+/// `specparse.y`); `# @` directives are returned for [`super::directive::parse`].
 ///
 /// Errors: [`SpecError`] for bad syntax, duplicate session or step names,
 /// unknown steps in a permutation, and blockers that name a step outside

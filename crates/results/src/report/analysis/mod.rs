@@ -6,7 +6,7 @@
 //! observations per cell ([`server`]), and how `isobench compare` pairs
 //! the cells of two studies ([`compare`]); the regression gate of
 //! `compare --fail-on-regression` ([`gate`]) and how a `--precision`
-//! study's cells ended against its target ([`precision`]).
+//! study's cells ended against its target ([`cells::precision`]).
 //!
 //! [`Results`]: crate::store::Results
 
