@@ -133,20 +133,8 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
                         m.into_owned()
                     }
                 };
-                let text = std::fs::read_to_string(&path).unwrap();
+                let code = non_test_code(&std::fs::read_to_string(&path).unwrap());
                 let edges = g.entry(module.clone()).or_default();
-                let mut code = String::new();
-                for line in text.lines() {
-                    let t = line.trim_start();
-                    if t.starts_with("#[cfg(test)]") {
-                        // Test modules come last in every file.
-                        break;
-                    }
-                    if !t.starts_with("//") {
-                        code.push_str(line);
-                        code.push('\n');
-                    }
-                }
                 edges.extend(
                     crate_names(&code)
                         .into_iter()
@@ -156,6 +144,23 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
         }
     }
     g
+}
+
+/// A source file's code before its test module (test modules come last
+/// in every file), comment lines left out.
+fn non_test_code(text: &str) -> String {
+    let mut code = String::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if !t.starts_with("//") {
+            code.push_str(line);
+            code.push('\n');
+        }
+    }
+    code
 }
 
 /// The top-level modules that `code` names after `crate::`, also in
@@ -379,18 +384,7 @@ fn sibling_graph() -> BTreeMap<String, BTreeSet<String>> {
                         p.join("::")
                     })
                 };
-                let text = std::fs::read_to_string(&path).unwrap();
-                let mut code = String::new();
-                for line in text.lines() {
-                    let t = line.trim_start();
-                    if t.starts_with("#[cfg(test)]") {
-                        break;
-                    }
-                    if !t.starts_with("//") {
-                        code.push_str(line);
-                        code.push('\n');
-                    }
-                }
+                let code = non_test_code(&std::fs::read_to_string(&path).unwrap());
                 let here = format!("{krate}/{}", module.join("::"));
                 let edges = g.entry(here).or_default();
                 for p in paths_after(&code, "crate::") {
