@@ -19,7 +19,6 @@ mod failover;
 mod faults;
 mod file_size;
 mod guarantees;
-mod hang_demo;
 mod hosts;
 mod hunt;
 mod interrupt;
