@@ -249,10 +249,20 @@ fn check_items(history: &History) -> Report {
         });
     }
     check_reads(&idx, &mut found);
-    let mut edges = idx.edges();
+    conclude(history, &idx, idx.edges(), found)
+}
+
+/// The report of a history whose dependency `edges` are known: the graph
+/// they make, its cycles classified (explained by `ex`), and the counts.
+pub(crate) fn conclude(
+    history: &History,
+    ex: &dyn explain::Explains,
+    mut edges: Vec<(u32, u32, Kinds)>,
+    mut found: Found,
+) -> Report {
     let graph = Graph::new(history.len(), &mut edges);
     drop(edges);
-    let unclassified = cycles(&idx, &graph, &mut found);
+    let unclassified = cycles(ex, &graph, &mut found);
     Report {
         findings: found.0,
         txns: history.len(),

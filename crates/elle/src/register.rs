@@ -19,9 +19,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::check::{Class, Found, Report, cycles};
+use super::check::{Class, Found, Report, conclude};
 use super::explain::{Explains, txn_line};
-use super::graph::{Graph, Kinds, RW, WR, WW};
+use super::graph::{Kinds, RW, WR, WW};
 use super::history::{History, Key, Op, Value};
 use super::infer::{IntMap, NONE};
 
@@ -279,16 +279,7 @@ pub fn check(history: &History) -> Report {
             }
         }
     }
-    let graph = Graph::new(history.len(), &mut edges);
-    drop(edges);
-    let unclassified = cycles(&idx, &graph, &mut found);
-    Report {
-        findings: found.0,
-        txns: history.len(),
-        committed: history.txns.iter().filter(|t| t.committed()).count(),
-        edges: graph.edge_count(),
-        unclassified,
-    }
+    conclude(history, &idx, edges, found)
 }
 
 #[cfg(test)]

@@ -47,7 +47,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
-use nix::unistd::{Gid, Pid, Uid, User, chown};
+use nix::unistd::{Gid, Pid, Uid, chown};
 use tokio_postgres::Config;
 use tokio_postgres::config::TargetSessionAttrs;
 
@@ -291,15 +291,7 @@ impl Formation {
     pub async fn start(opts: &FormationOptions) -> Result<Formation, TargetError> {
         let err = |m: String| TargetError::Start(format!("pg_auto_failover: {m}"));
         let pg_autoctl = find_pg_autoctl()?;
-        let ids = if nix::unistd::geteuid().is_root() {
-            let user = User::from_name(&opts.os_user)
-                .ok()
-                .flatten()
-                .ok_or_else(|| TargetError::NoOsUser(opts.os_user.clone()))?;
-            Some((user.uid, user.gid))
-        } else {
-            None
-        };
+        let ids = crate::process::run_as(&opts.os_user)?;
         let tempdir = tempfile::Builder::new()
             .prefix("isobench-paf-")
             .tempdir_in("/tmp")

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
-use nix::unistd::{Pid, User, chown};
+use nix::unistd::{Pid, chown};
 use rand::RngExt;
 
 use super::{TargetError, reaper};
@@ -116,15 +116,7 @@ impl ManagedServer {
     /// `opts.os_user` does not exist.
     pub fn start(opts: &ManagedOptions) -> Result<Self, TargetError> {
         let start_err = |what: String| TargetError::Start(what);
-        let ids = if nix::unistd::geteuid().is_root() {
-            let user = User::from_name(&opts.os_user)
-                .ok()
-                .flatten()
-                .ok_or_else(|| TargetError::NoOsUser(opts.os_user.clone()))?;
-            Some((user.uid, user.gid))
-        } else {
-            None
-        };
+        let ids = crate::process::run_as(&opts.os_user)?;
         let dir = tempfile::Builder::new()
             .prefix("isobench-")
             .tempdir_in("/tmp")

@@ -3,7 +3,7 @@
 //! stopped, and its log read back.
 
 use super::{TargetError, reaper};
-use nix::unistd::{Gid, Uid};
+use nix::unistd::{Gid, Uid, User};
 use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
@@ -140,4 +140,21 @@ pub(crate) fn read_log_from(path: &Path, offset: u64) -> String {
 pub(crate) fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+/// Who runs a server's processes: as root, the unprivileged `os_user`'s
+/// uid and gid (`initdb` and `postgres` refuse root); else `None`, this
+/// process's own.
+///
+/// Errors: running as root and `os_user` does not exist
+/// ([`TargetError::NoOsUser`]).
+pub(crate) fn run_as(os_user: &str) -> Result<Option<(Uid, Gid)>, TargetError> {
+    if !nix::unistd::geteuid().is_root() {
+        return Ok(None);
+    }
+    let user = User::from_name(os_user)
+        .ok()
+        .flatten()
+        .ok_or_else(|| TargetError::NoOsUser(os_user.to_string()))?;
+    Ok(Some((user.uid, user.gid)))
 }
