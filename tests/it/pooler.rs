@@ -245,12 +245,26 @@ fn sigterm_stops_pgbouncer_and_the_server() {
 }
 
 /// SIGKILL runs no isobench code: the kernel's parent-death signal ends
-/// pgbouncer (its directory stays, as the managed server's does).
+/// pgbouncer (its directory stays, as the managed server's does; the test
+/// removes both, the server's once its postmaster is gone).
 #[test]
 fn sigkill_of_isobench_stops_pgbouncer() {
     let (_keep, dir, _) = interrupt(Signal::SIGKILL);
     for d in assert_pgbouncer_processes_gone(&dir, Duration::from_secs(20)) {
-        let _ = std::fs::remove_dir_all(d);
+        let ini = std::fs::read_to_string(d.join("pgbouncer.ini")).unwrap_or_default();
+        let server = ini
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("host=/"))
+            .map(|h| PathBuf::from(format!("/{h}")));
+        let _ = std::fs::remove_dir_all(&d);
+        if let Some(server) = server {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !processes_mentioning(server.to_str().unwrap()).is_empty() {
+                assert!(Instant::now() < deadline, "postgres still running");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = std::fs::remove_dir_all(server);
+        }
     }
 }
 

@@ -325,12 +325,9 @@ mod tests {
         }
     }
 
-    fn sink(fields: Fields, agg_s: Option<u32>, start_us: u64) -> (ThreadFile, std::path::PathBuf) {
-        let path = std::env::temp_dir().join(format!(
-            "isobench-txlog-{}-{}",
-            std::process::id(),
-            rand::random::<u32>()
-        ));
+    /// A sink writing to a temporary file, removed when the path drops.
+    fn sink(fields: Fields, agg_s: Option<u32>, start_us: u64) -> (ThreadFile, tempfile::TempPath) {
+        let path = tempfile::NamedTempFile::new().unwrap().into_temp_path();
         let f = ThreadFile {
             file: Some(BufWriter::new(File::create(&path).unwrap())),
             sample: None,
