@@ -1,7 +1,9 @@
-//! Every study file in examples/, examples/seeds/ and examples/papers/
-//! (the reproductions of published papers) runs as shipped
-//! (laptop-sized) with 1 s runs, no warm-up and one repetition (flags
-//! override the file), so that the seed reproductions keep working. A
+//! Every study file in examples/, examples/seeds/, examples/papers/
+//! (the reproductions of published papers) and examples/replication/
+//! runs as shipped (laptop-sized) with 1 s runs, no warm-up and one
+//! repetition (flags override the file), so that the seed reproductions
+//! keep working. A study whose measured window must hold an event (a
+//! failover) is listed in `TINY` with the flags that make it small. A
 //! study that needs an outside program (autocannon, an application) is
 //! listed in `NEEDS_TOOLS` and run only where that program is installed.
 
@@ -12,10 +14,24 @@ use crate::common::{Study, out_dir, read_json};
 /// Study files that drive an outside program, and the program.
 const NEEDS_TOOLS: &[(&str, &str)] = &[("app-pool-study.toml", "autocannon")];
 
+/// Study files whose tiny size is not 1 s runs: their run duration and
+/// flags. A failover in the window, with the manager's fast timeouts
+/// (about 5 s to promote, where its defaults take about 50 s).
+const TINY: &[(&str, &str, &[&str])] = &[(
+    "failover.toml",
+    "12s",
+    &["--fault", "failover@2s", "--ha-timeouts", "fast"],
+)];
+
 fn study_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
     let mut files = Vec::new();
-    for dir in [root.clone(), root.join("seeds"), root.join("papers")] {
+    for dir in [
+        root.clone(),
+        root.join("seeds"),
+        root.join("papers"),
+        root.join("replication"),
+    ] {
         for entry in std::fs::read_dir(&dir).expect("examples directory") {
             let path = entry.expect("entry").path();
             if path.extension().is_some_and(|e| e == "toml") {
@@ -49,10 +65,11 @@ fn every_example_study_runs_as_shipped_at_a_tiny_size() {
             continue;
         }
         let (_keep, dir) = out_dir("example");
-        let ran = Study::short()
-            .out(&dir)
-            .args(&[file.to_str().unwrap()])
-            .run();
+        let mut study = Study::short().out(&dir).args(&[file.to_str().unwrap()]);
+        if let Some((_, duration, flags)) = TINY.iter().find(|(f, ..)| *f == name) {
+            study = study.duration(duration).args(flags);
+        }
+        let ran = study.run();
         let (out, _stdout, stderr) = (ran.out, ran.stdout, ran.stderr);
         assert!(out.status.success(), "{name} failed:\n{stderr}");
         let results = read_json(&dir);
