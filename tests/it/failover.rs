@@ -98,7 +98,10 @@ fn node_query(port: u16, sql: &str) -> Result<String, String> {
         let client = isobench::postgres::connect(&config)
             .await
             .map_err(|e| e.to_string())?;
-        let row = client.query_one(sql, &[]).await.map_err(|e| e.to_string())?;
+        let row = client
+            .query_one(sql, &[])
+            .await
+            .map_err(|e| e.to_string())?;
         row.try_get(0).map_err(|e| e.to_string())
     })
 }
