@@ -544,13 +544,11 @@ impl Workload for Tpcb {
 /// half applied).
 ///
 /// Errors: the query failed.
-async fn commits_are_durable(db: &Client) -> Result<bool, WorkloadError> {
+pub(crate) async fn commits_are_durable(db: &Client) -> Result<bool, WorkloadError> {
     let row = db
         .query_one("SELECT current_setting('synchronous_commit')", &[])
         .await
-        .map_err(WorkloadError::db(
-            "tpcb invariant query: synchronous_commit",
-        ))?;
+        .map_err(WorkloadError::db("invariant query: synchronous_commit"))?;
     Ok(row.get::<_, String>(0) != "off")
 }
 

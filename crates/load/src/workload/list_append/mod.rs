@@ -25,8 +25,11 @@
 //! client` below 10000 clients). Every attempt, aborted or not, is
 //! recorded in the client's own [`Recorded`] ledger, with its backend's
 //! pid and the client's times of each statement; after the run the merged
-//! history is checked and every anomaly class becomes an invariant.
+//! history is checked and every anomaly class becomes an invariant; the
+//! lists on the server are checked against the acknowledged appends
+//! ([`kept`]: the commits a failover lost).
 
+mod kept;
 mod shape;
 
 pub use shape::{Shape, literal};
@@ -69,6 +72,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
     invariants: &[
         "G0, G1a, G1b, G1c, G-single, G2-item: Adya's phenomena, counted by the Elle-style checker over the run's history",
         "incompatible-order: keys whose reads are not prefixes of one order; internal: a transaction not seeing its own appends",
+        "acknowledged-appends-kept: every append of a transaction the client saw commit is in its key's list after the run (lost_commits counts those that are not: a failover to a standby that lacked them)",
     ],
     example: "--workload list-append --isolation rc,rr,ser --clients 16",
 };
@@ -324,7 +328,7 @@ impl Workload for ListAppend {
 
     async fn check(
         &self,
-        _db: &Client,
+        db: &Client,
         _lifetime: Lifetime,
         ledger: Recorded,
     ) -> Result<Vec<InvariantResult>, WorkloadError> {
@@ -332,6 +336,14 @@ impl Workload for ListAppend {
             return Ok(Vec::new());
         }
         let history = ledger.0;
+        // A register's value is overwritten: only lists keep every write.
+        let kept = if self.shape.register {
+            None
+        } else {
+            let lists = kept::final_lists(db, &self.shape).await?;
+            let durable = crate::workload::tpcb::commits_are_durable(db).await?;
+            Some(kept::appends_kept(&history, &lists, durable))
+        };
         let (report, took) = tokio::task::spawn_blocking(move || {
             let start = std::time::Instant::now();
             let report = elle::check(&history);
@@ -339,7 +351,9 @@ impl Workload for ListAppend {
         })
         .await
         .map_err(|e| WorkloadError::Invalid(format!("list-append checker: {e}")))?;
-        Ok(invariants(&report, took))
+        let mut out = invariants(&report, took);
+        out.extend(kept);
+        Ok(out)
     }
 }
 

@@ -1,7 +1,8 @@
 //! What a failover costs (issue #50): per cell whose runs each lived
 //! through a failover (`--fault failover@T`), the acknowledged commits
 //! lost per failover (the workload's ledger against the data on the new
-//! primary: TPC-B's `history-matches-commits`), as a rate per failover
+//! primary: TPC-B's `history-matches-commits`, list-append's
+//! `acknowledged-appends-kept`), as a rate per failover
 //! with its exact Poisson interval (Garwood 1936, [`crate::stats::rate`]), the
 //! clients' write unavailability (from the kill to their first commit
 //! on the new primary) and the manager's promotion time, each as a mean

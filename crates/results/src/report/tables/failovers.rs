@@ -12,8 +12,8 @@ use crate::report::{format::NA, format::fmt_fixed};
 /// What the failovers table shows (report.md and report.html).
 pub const FAILOVERS_NOTE: &str = "Every run of these cells crashed the primary node (`--fault failover@T`: \
      SIGKILL of its keeper and postmaster) and the failover manager promoted the standby. Lost: \
-     acknowledged commits missing on the new primary (the workload's ledger against its data, TPC-B's \
-     `history-matches-commits`), in all and per failover with the exact 95 % Poisson interval. \
+     acknowledged commits missing on the new primary (the workload's ledger against its data: TPC-B's \
+     `history-matches-commits`, list-append's `acknowledged-appends-kept`), in all and per failover with the exact 95 % Poisson interval. \
      Unavailable: from the kill to the clients' first commit after it; promoted: from the kill to the \
      monitor naming the new primary; each the mean over the failovers ± the 95 % t-interval.";
 

@@ -50,7 +50,7 @@ pub(super) fn failover(m: &ReportModel) -> Vec<Finding> {
             }
             if f.lost.is_none() {
                 parts.push(
-                    "the workload's checks do not count lost commits (tpcb's history-matches-commits does)"
+                    "the workload's checks do not count lost commits (tpcb's history-matches-commits and list-append's acknowledged-appends-kept do)"
                         .into(),
                 );
             }
