@@ -129,8 +129,8 @@ impl Drop for Stopped {
 /// clients run, the primary's walsender is stopped (SIGSTOP), so that
 /// nothing more reaches the standby, while the clients go on committing
 /// on the primary, which does not wait for it. The test waits until the
-/// primary has flushed 64 kB of WAL (dozens of TPC-B commits, each
-/// acknowledged) that it never sent; then isobench kills the primary
+/// primary has flushed 64 kB of WAL (TPC-B commits, each acknowledged,
+/// at least one) that it never sent; then isobench kills the primary
 /// node (at 6 s), the test kills the stopped walsender as the crash
 /// would have, and the standby is promoted without those commits. The
 /// run counts them as lost acknowledged commits, and the report's
@@ -196,8 +196,8 @@ fn an_async_failover_with_commits_in_flight_loses_them_and_counts_them() {
         )
         .is_ok_and(|t| t == "true")
     });
-    // isobench kills n1 (its keeper and postmaster); its stopped
-    // walsender goes with it.
+    // isobench kills n1 (its keeper and postmaster); the stopped
+    // walsender is killed as the crash would have ended it.
     wait_until("the failover's kill of n1", || !n1_runs());
     drop(stopped);
     let status = child.wait().unwrap();

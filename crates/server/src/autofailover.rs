@@ -820,6 +820,12 @@ impl FormationControl {
             .map(|k| k.pgdata.display().to_string())
             .collect();
         for pgdata in &nodes {
+            // The monitor refuses a node's setting while the primary still
+            // applies the one before (goal state apply_settings: "cannot
+            // set ... when current state for primary is apply_settings"),
+            // which failed the second node's now and then: each waits
+            // until the formation has settled.
+            self.wait_healthy(limit).await?;
             self.0
                 .run(&[
                     "set",
