@@ -17,7 +17,7 @@ use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
     Backoff, CheckSpec, CpuPlacement, DEFAULT_MAX_REPEAT, ExperimentConfig, ExternalLoad,
-    FaultSchedule, FaultSpec, Ha, HostPolicy, Isolation, LoadFormat, ObserveLevel, OnError, Order,
+    FaultSchedule, FaultSpec, Ha, HostPolicy, Isolation, LoadFormat, ObserveLevel, OnError, Order, ReadFrom,
     PgBuild, Pooler, PoolerConfig, Precision, QueryMode, Replication, RetryPolicy, ScriptSet,
     ScriptsConfig, ShardSpec, TargetConfig,
 };
@@ -240,6 +240,10 @@ pub struct Settings {
     #[arg(long, value_parser = HaTimeouts::parse, help_heading = "Replication")]
     #[serde(default, deserialize_with = "one::<_, HaTimeouts>")]
     pub ha_timeouts: Option<bool>,
+    /// Where the read-only transactions of workloads that have them go (ycsb's reads, list-append's read-only transactions, sysbench's oltp_read_only and oltp_point_select): primary, standby (client i on standby i mod N), any (primary or standby, drawn per transaction); routed reads record the client's last commit LSN and the standby's replay LSN, and read-your-writes and monotonic-read violations are counted [default: primary].
+    #[arg(long, value_parser = Via::<ReadFrom>::parse, help_heading = "Replication")]
+    #[serde(default, deserialize_with = "one::<_, Via<ReadFrom>>")]
+    pub read_from: Option<ReadFrom>,
     /// Managed server setting, repeatable: --set shared_buffers=256MB (in a file, the `[settings]` table; a list there is a factor).
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = setting)]
     #[serde(default, deserialize_with = "table_of_lists")]
@@ -469,6 +473,7 @@ every_key!(
     synchronous_commit,
     ha,
     ha_timeouts,
+    read_from,
     settings,
     server_user,
     pg_bin,

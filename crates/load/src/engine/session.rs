@@ -33,6 +33,8 @@ pub(super) struct Session<C> {
     /// The host its connection is open to: `home`, or the next that
     /// accepted when `home` refused.
     pub(super) host: usize,
+    /// `--read-from standby|any`: its connection to its standby.
+    pub(super) replica: Option<Box<super::reads::Replica>>,
 }
 
 /// A worker's share of the connection pool.
@@ -144,6 +146,7 @@ pub(super) async fn setup<C: WorkloadClient>(
         tx,
         home,
         host,
+        replica: None,
     })
 }
 

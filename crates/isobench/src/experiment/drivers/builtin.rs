@@ -262,7 +262,9 @@ async fn one_run<W: Workload>(
         latency_limit: cfg.latency_limit,
         host_policy: cfg.target.host_policy,
         unnamed_statements: cfg.scripts.mode != crate::model::QueryMode::Prepared,
+        read_route: read_route(cfg, srv, run_db)?,
     };
+    standbys_ready(params.read_route.as_ref()).await?;
     let log = ctx.dir.join(store::SERVER_LOG);
     let log_from = log_len(&log);
     let clients_config = pooler.as_ref().map_or_else(
@@ -451,6 +453,8 @@ async fn one_run<W: Workload>(
                 .check(check_db, lifetime, ledger)
                 .await
                 .context("checking invariants")?;
+            // Routed reads: the session guarantees they kept or broke.
+            all.extend(outcome.reads.iter().flat_map(|r| r.invariants()));
             let declared = match during {
                 Ok(during) => {
                     errors.extend(during.stopped);
@@ -516,6 +520,41 @@ async fn one_run<W: Workload>(
         .or(check_failed)
         .or_else(|| script_error.map(|m| anyhow!("a script error stopped the clients: {m}")));
     Ok((record, stop))
+}
+
+/// `--read-from standby|any`: the route, with the standbys of the run's
+/// database `run_db`; `None` for `primary`. Errors: a route to standbys
+/// the target does not have (an external DSN with one host).
+fn read_route(
+    cfg: &ExperimentConfig,
+    srv: &super::Server,
+    run_db: &str,
+) -> Result<Option<engine::reads::ReadRoute>> {
+    let mode = cfg.target.cluster.read_from;
+    if mode == crate::model::ReadFrom::Primary {
+        return Ok(None);
+    }
+    let standbys = srv.target.standby_configs(run_db);
+    if standbys.is_empty() {
+        return Err(anyhow::Error::new(BadInput::from_error(anyhow!(
+            "--read-from {}: the server has no standby to read from: give --standbys N \
+             (a managed cluster) or a --dsn naming the primary first and its standbys after it (host=h1,h2)",
+            mode.name()
+        ))));
+    }
+    Ok(Some(engine::reads::ReadRoute { mode, standbys }))
+}
+
+/// The run's database on every standby of `route` (replayed from the
+/// primary's copy), before the clients connect there.
+async fn standbys_ready(route: Option<&engine::reads::ReadRoute>) -> Result<()> {
+    if let Some(route) = route {
+        route
+            .wait_for_database(std::time::Duration::from_secs(60))
+            .await
+            .map_err(|e| anyhow!("--read-from: the run's database on the standbys: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Starts the injector of the run's fault plan (`cfg.faults`, or the
