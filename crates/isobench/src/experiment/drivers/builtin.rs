@@ -542,6 +542,14 @@ fn read_route(
             mode.name()
         ))));
     }
+    if matches!(srv.target, postgres::Target::External(_))
+        && cfg.target.host_policy != crate::model::HostPolicy::First
+    {
+        return Err(anyhow::Error::new(BadInput::from_error(format!(
+            "--read-from {}: the clients' writes go to the primary, the DSN's first host: give --host-policy first",
+            mode.name()
+        ))));
+    }
     Ok(Some(engine::reads::ReadRoute { mode, standbys }))
 }
 
