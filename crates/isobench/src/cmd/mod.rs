@@ -660,6 +660,12 @@ mod tests {
             Some(("quick", "\"quick\"")),
         ),
         (
+            "read-from",
+            &["--standbys", "1", "--read-from", "standby"],
+            "read_from = \"standby\"\nstandbys = 1",
+            Some(("everywhere", "\"everywhere\"")),
+        ),
+        (
             "shard",
             &["--dsn", "postgres://a@b/c", "--shard", "1/3"],
             "shard = \"1/3\"\ndsn = \"postgres://a@b/c\"",

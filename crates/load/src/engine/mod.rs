@@ -10,6 +10,7 @@
 //! during warm-up, and otherwise appends a [`SecondPoint`] and merges it into
 //! the run's totals. Nothing is sent per transaction.
 
+mod attempt;
 mod faults;
 pub mod hlog;
 pub mod hosts;

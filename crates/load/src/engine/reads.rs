@@ -37,11 +37,11 @@ use rand::{RngExt, SeedableRng};
 use tokio::sync::watch;
 use tokio_postgres::Config;
 
-use super::session::Session;
-use super::worker::{AfterError, Attempted, run_attempt, run_attempt_on};
-use crate::model::{InvariantResult, Isolation, Phase, ReadFrom};
+use super::attempt::{AfterError, Attempted, run_attempt, run_attempt_on};
+use super::session::{Session, open_replica};
+use crate::model::{InvariantResult, Phase, ReadFrom};
 use crate::wire::{self, Conn, SimpleMessage};
-use crate::workload::{AttemptError, Ended, TxControl, WorkloadClient};
+use crate::workload::{AttemptError, Ended, WorkloadClient};
 
 /// Where read-only transactions go, with the standbys to read from.
 #[derive(Debug, Clone)]
@@ -79,54 +79,6 @@ impl ReadRoute {
         }
         Ok(())
     }
-}
-
-/// A session's connection to its standby.
-pub(super) struct Replica {
-    conn: Conn,
-    tx: TxControl,
-    /// The standby, an index into [`ReadRoute::standbys`].
-    standby: usize,
-}
-
-/// The isolation level a standby runs a transaction at: PostgreSQL has
-/// no SERIALIZABLE on a hot standby ("cannot use serializable mode in a
-/// hot standby"), so REPEATABLE READ, the same snapshot without SSI.
-fn standby_level(level: Isolation) -> Isolation {
-    match level {
-        Isolation::Serializable => Isolation::RepeatableRead,
-        l => l,
-    }
-}
-
-/// Opens client `client`'s connection to standby `id mod N` of `route`,
-/// with its statements prepared there in the same order as on the
-/// primary (so that the names the client holds are the same on both).
-///
-/// Errors: the connection or a preparation failed.
-pub(super) async fn open_replica<C: WorkloadClient>(
-    client: &mut C,
-    id: u32,
-    route: &ReadRoute,
-    isolation: Isolation,
-) -> Result<Box<Replica>, wire::Error> {
-    let standby = id as usize % route.standbys.len().max(1);
-    let (config, host) = route
-        .standbys
-        .get(standby)
-        .ok_or_else(|| wire::Error::Protocol("no standby to read from".into()))?;
-    let mut config = config.clone();
-    config.target_session_attrs(tokio_postgres::config::TargetSessionAttrs::Any);
-    let (mut conn, _) = wire::connect_from(&config, *host).await?;
-    let level = standby_level(isolation);
-    conn.batch_execute(&format!(
-        "SET default_transaction_isolation = '{}'",
-        level.sql().to_ascii_lowercase()
-    ))
-    .await?;
-    let tx = TxControl::prepare(&mut conn, level).await?;
-    client.prepare(&mut conn, &tx).await?;
-    Ok(Box::new(Replica { conn, tx, standby }))
 }
 
 /// The first value of the first row of `sql`, run with the simple
@@ -280,7 +232,7 @@ async fn on_standby<C: WorkloadClient>(
 ) -> Option<Attempted> {
     if s.replica.as_ref().is_none_or(|r| r.conn.is_closed()) {
         let isolation = s.tx.isolation();
-        s.replica = open_replica(&mut s.client, s.id, &reads.route, isolation)
+        s.replica = open_replica(&mut s.client, s.id, &reads.route.standbys, isolation)
             .await
             .ok();
     }
@@ -289,7 +241,10 @@ async fn on_standby<C: WorkloadClient>(
     let host = reads.route.standbys[replica.standby].1;
     let replay = match replay {
         Ok(r) => r,
-        Err(e) => return Some(Attempted::failed(AttemptError::body(e), host, true)),
+        Err(e) => {
+            let closed = replica.conn.is_closed();
+            return Some(Attempted::failed(AttemptError::body(e), host, closed));
+        }
     };
     let a = run_attempt_on(
         &mut s.client,

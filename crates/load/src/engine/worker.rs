@@ -25,6 +25,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_postgres::Config;
 
 use super::EngineError;
+use super::attempt::{AfterError, Attempted, run_attempt};
 use super::faults::FaultLog;
 use super::retry::{Retrier, Verdict};
 use super::session::{Pool, Session, reconnect, reopen, setup};
@@ -325,7 +326,8 @@ async fn connect_all<C: WorkloadClient>(
         let mut s = setup(m.id, m.client, db, isolation, m.home, unnamed).await?;
         if let Some(reads) = reads {
             let replica =
-                super::reads::open_replica(&mut s.client, s.id, &reads.route, isolation).await;
+                super::session::open_replica(&mut s.client, s.id, &reads.route.standbys, isolation)
+                    .await;
             s.replica = Some(replica.map_err(|e| {
                 EngineError::Connect(crate::postgres::TargetError::Connect {
                     target: "a standby to read from (--read-from)".into(),
@@ -573,129 +575,6 @@ fn record_steps<C: WorkloadClient>(
     let failed = times.iter().find(|t| t.failed).map(|t| t.step);
     times.clear();
     failed
-}
-
-/// What the engine does after a failed attempt, decided while the
-/// session is still checked out.
-pub(super) enum AfterError {
-    /// Roll back (the error came before COMMIT).
-    Rollback,
-    /// Nothing to do: a failed COMMIT ended the transaction.
-    Nothing,
-    /// The connection broke during COMMIT: tell the session's client
-    /// (which knows what the attempt wrote) that the outcome is unknown.
-    Unknown,
-}
-
-/// The result of one attempt.
-pub(super) struct Attempted {
-    pub(super) result: Result<Ended, crate::workload::AttemptError>,
-    /// Time from BEGIN to the end of a failed attempt (its ROLLBACK
-    /// included); zero for an attempt that committed.
-    took: Duration,
-    pool_wait: Duration,
-    /// ROLLBACK after the error failed with this error.
-    rollback_failed: Option<crate::wire::Error>,
-    /// The session's connection is closed.
-    closed: bool,
-    /// The SQLSTATE the closed connection ended with, if the server sent
-    /// one ([`crate::wire::Conn::end_code`]).
-    ended: Option<SqlState>,
-    /// The command that raised the error, for a workload that times its
-    /// commands.
-    failed_step: Option<usize>,
-    /// The DSN's host the session's connection was open to.
-    host: usize,
-    /// When the attempt ended, if its client read the clock then
-    /// ([`WorkloadClient::attempt_ended`]).
-    pub(super) ended_at: Option<Instant>,
-}
-
-/// Runs one attempt on `s`, started at `start`.
-pub(super) async fn run_attempt<C: WorkloadClient>(
-    s: &mut Session<C>,
-    input: &C::Input,
-    after: &impl Fn(&crate::workload::AttemptError) -> AfterError,
-    start: Instant,
-) -> Attempted {
-    run_attempt_on(
-        &mut s.client,
-        &mut s.conn,
-        &s.tx,
-        s.host,
-        input,
-        after,
-        start,
-    )
-    .await
-}
-
-/// Runs one attempt of `client` on `conn` (host `host` of the DSN, with
-/// its transaction control `tx`), started at `start`.
-pub(super) async fn run_attempt_on<C: WorkloadClient>(
-    client: &mut C,
-    conn: &mut crate::wire::Conn,
-    tx: &crate::workload::TxControl,
-    host: usize,
-    input: &C::Input,
-    after: &impl Fn(&crate::workload::AttemptError) -> AfterError,
-    start: Instant,
-) -> Attempted {
-    client.attempt_starts(start);
-    let result = client.attempt(conn, tx, input).await;
-    let ended_at = client.attempt_ended();
-    let mut rollback_failed = None;
-    if let Err(e) = &result {
-        match after(e) {
-            // Only a transaction block needs it: outside one the error
-            // ended its statement's implicit transaction already, and a
-            // ROLLBACK there gets the server's `WARNING:  there is no
-            // transaction in progress` (pgbench checks the status first).
-            AfterError::Rollback if conn.in_transaction() => {
-                if let Err(e) = tx.rollback(conn).await {
-                    rollback_failed = Some(e);
-                }
-            }
-            AfterError::Rollback => {}
-            AfterError::Nothing => {}
-            AfterError::Unknown => client.unknown_outcome(input),
-        }
-    }
-    Attempted {
-        // Only a failed attempt's time is used (wasted time): a committed
-        // one saves the clock read.
-        took: if result.is_err() {
-            start.elapsed()
-        } else {
-            Duration::ZERO
-        },
-        result,
-        pool_wait: Duration::ZERO,
-        rollback_failed,
-        closed: conn.is_closed(),
-        ended: conn.end_code(),
-        failed_step: None,
-        host,
-        ended_at,
-    }
-}
-
-impl Attempted {
-    /// An attempt that failed with `error` before its transaction began
-    /// (on host `host`; `closed`: its connection is gone).
-    pub(super) fn failed(error: crate::workload::AttemptError, host: usize, closed: bool) -> Self {
-        Attempted {
-            result: Err(error),
-            took: Duration::ZERO,
-            pool_wait: Duration::ZERO,
-            rollback_failed: None,
-            closed,
-            ended: None,
-            failed_step: None,
-            host,
-            ended_at: None,
-        }
-    }
 }
 
 /// One client until `stop`: draw inputs, pace (open loop), run attempts
