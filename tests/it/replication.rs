@@ -255,6 +255,11 @@ fn read_your_writes_breaks_on_an_async_standby() {
     let detail = ryw["detail"].as_str().unwrap();
     assert!(detail.contains("e.g. client 0 committed up to"), "{detail}");
     assert!(detail.contains("staleness ms p50"), "{detail}");
+    // The staleness as numbers: over the reads examined, WAL bytes and ms.
+    let st = &ryw["staleness"];
+    assert_eq!(st["reads"].as_u64(), Some(checked), "{st}");
+    assert!(st["bytes"]["max"].as_f64().unwrap() > 0.0, "{st}");
+    assert!(st["ms"]["max"].as_f64().unwrap() > 0.0, "{st}");
     let mr = invariant(run, "monotonic reads");
     assert!(mr["violations"].as_u64().unwrap() > 0, "{mr}");
     // Counted among the run's anomalies.
@@ -292,6 +297,7 @@ fn remote_apply_on_the_sync_standby_keeps_read_your_writes() {
     let ryw = invariant(run, "read-your-writes");
     assert!(ryw["checked"].as_u64().unwrap() > 10, "{ryw}");
     assert_eq!(ryw["violations"], 0, "{ryw}");
+    assert_eq!(ryw["staleness"]["bytes"]["max"].as_f64(), Some(0.0), "{ryw}");
     assert_eq!(invariant(run, "monotonic reads")["violations"], 0);
     assert_eq!(run["anomalies"], 0, "{}", run["invariants"]);
 }

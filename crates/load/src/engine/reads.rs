@@ -39,7 +39,7 @@ use tokio_postgres::Config;
 
 use super::attempt::{AfterError, Attempted, run_attempt, run_attempt_on};
 use super::session::{Session, open_replica};
-use crate::model::{InvariantResult, Phase, ReadFrom};
+use crate::model::{InvariantResult, Phase, ReadFrom, Spread, Staleness};
 use crate::wire::{self, Conn, SimpleMessage};
 use crate::workload::{AttemptError, Ended, WorkloadClient};
 
@@ -291,6 +291,9 @@ fn count(reads: &Reads, pos: &mut Position, at: u64, seen: Seen, client: u32) {
             t.record_staleness(behind, ms);
             if behind > 0 {
                 t.ryw += 1;
+            }
+            // One example per commit: the first read that missed it.
+            if behind > 0 && t.example_commit.replace(commit) != Some(commit) {
                 t.example(
                     true,
                     format!(
@@ -359,6 +362,8 @@ pub struct ReadTally {
     pub stale_us: Histogram<u64>,
     pub ryw_examples: Vec<String>,
     pub mr_examples: Vec<String>,
+    /// The commit LSN the last read-your-writes example was about.
+    example_commit: Option<u64>,
 }
 
 impl Default for ReadTally {
@@ -374,6 +379,7 @@ impl Default for ReadTally {
             stale_us: h(),
             ryw_examples: Vec::new(),
             mr_examples: Vec::new(),
+            example_commit: None,
         }
     }
 }
@@ -392,6 +398,21 @@ impl ReadTally {
         };
         if v.len() < EXAMPLES {
             v.push(text);
+        }
+    }
+
+    /// The staleness distribution as results.json keeps it.
+    pub fn spread(&self) -> Staleness {
+        let of = |h: &Histogram<u64>, scale: f64| Spread {
+            p50: h.value_at_quantile(0.5) as f64 / scale,
+            p90: h.value_at_quantile(0.9) as f64 / scale,
+            p99: h.value_at_quantile(0.99) as f64 / scale,
+            max: h.max() as f64 / scale,
+        };
+        Staleness {
+            reads: self.after_write,
+            bytes: of(&self.stale_bytes, 1.0),
+            ms: of(&self.stale_us, 1e3),
         }
     }
 
@@ -437,21 +458,24 @@ impl ReadTally {
                 during: None,
                 checked: Some(checked),
                 cycles: Vec::new(),
+                staleness: None,
             }
         };
-        vec![
-            one(
-                READ_YOUR_WRITES,
+        let mut ryw = one(
+            READ_YOUR_WRITES,
+            self.ryw,
+            self.after_write,
+            format!(
+                "{} of {} standby reads after a commit of their client began before the standby replayed it; {}",
                 self.ryw,
                 self.after_write,
-                format!(
-                    "{} of {} standby reads after a commit of their client began before the standby replayed it; {}",
-                    self.ryw,
-                    self.after_write,
-                    self.staleness()
-                ),
-                &self.ryw_examples,
+                self.staleness()
             ),
+            &self.ryw_examples,
+        );
+        ryw.staleness = (self.after_write > 0).then(|| self.spread());
+        vec![
+            ryw,
             one(
                 MONOTONIC_READS,
                 self.mr,
@@ -504,6 +528,8 @@ mod tests {
         assert_eq!(t.stale_bytes.max(), 56);
         let inv = t.invariants();
         assert!(!inv[0].ok && inv[0].checked == Some(2), "{inv:?}");
+        let st = inv[0].staleness.expect("read-your-writes carries the staleness");
+        assert_eq!((st.reads, st.bytes.max, st.bytes.p50), (2, 56.0, 0.0));
         assert!(inv[0].detail.contains("0/C8"), "{}", inv[0].detail);
         assert!(inv[1].detail.contains("on the primary after reading at 0/C8"));
     }

@@ -288,10 +288,11 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
     let invariants = children(
         conn,
         "invariants",
-        "SELECT i.name, i.ok, i.violations, i.detail, l.lost, h.checked, h.cycles_json
+        "SELECT i.name, i.ok, i.violations, i.detail, l.lost, h.checked, h.cycles_json, s.json
            FROM invariants i
            LEFT JOIN lost_commits l ON l.run = i.run AND l.ordinal = i.ordinal
            LEFT JOIN history_checks h ON h.run = i.run AND h.ordinal = i.ordinal
+           LEFT JOIN staleness s ON s.run = i.run AND s.ordinal = i.ordinal
           WHERE i.run = ?1 ORDER BY i.ordinal",
         run,
         |r| {
@@ -306,6 +307,17 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
                 })?,
                 None => Vec::new(),
             };
+            let staleness: Option<String> = r.get(7)?;
+            let staleness = match staleness {
+                Some(json) => Some(serde_json::from_str(&json).map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        7,
+                        rusqlite::types::Type::Text,
+                        e.into(),
+                    )
+                })?),
+                None => None,
+            };
             Ok(InvariantResult {
                 name: r.get(0)?,
                 ok: r.get(1)?,
@@ -317,6 +329,7 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
                 during: None,
                 checked: r.get(5)?,
                 cycles,
+                staleness,
             })
         },
     )?;
