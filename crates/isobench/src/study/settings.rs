@@ -240,7 +240,7 @@ pub struct Settings {
     #[arg(long, value_parser = HaTimeouts::parse, help_heading = "Replication")]
     #[serde(default, deserialize_with = "one::<_, HaTimeouts>")]
     pub ha_timeouts: Option<bool>,
-    /// Where the read-only transactions of workloads that have them go (ycsb's reads, list-append's read-only transactions, sysbench's oltp_read_only and oltp_point_select): primary, standby (client i on standby i mod N), any (primary or standby, drawn per transaction); routed reads record the client's last commit LSN and the standby's replay LSN, and read-your-writes and monotonic-read violations are counted [default: primary].
+    /// Where the read-only transactions of workloads that have them go (ycsb's reads, list-append's read-only transactions, sysbench's oltp_read_only and oltp_point_select, pgbench's builtin:select-only): primary, standby (client i on standby i mod N), any (primary or standby, drawn per transaction); routed reads record the client's last commit LSN and the standby's replay LSN, and read-your-writes and monotonic-read violations are counted [default: primary].
     #[arg(long, value_parser = Via::<ReadFrom>::parse, help_heading = "Replication")]
     #[serde(default, deserialize_with = "one::<_, Via<ReadFrom>>")]
     pub read_from: Option<ReadFrom>,

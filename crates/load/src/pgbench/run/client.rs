@@ -219,6 +219,12 @@ impl WorkloadClient for ScriptClient {
         input.script
     }
 
+    /// pgbench's built-in `select-only` only reads; a script file is
+    /// never taken for read-only (its SQL may call functions that write).
+    fn read_only(&self, input: &ScriptInput) -> bool {
+        self.scripts[input.script].script.name == "builtin: select-only"
+    }
+
     async fn attempt(
         &mut self,
         conn: &mut Conn,
