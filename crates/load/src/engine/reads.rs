@@ -112,6 +112,8 @@ async fn lsn(conn: &mut Conn, sql: &str) -> Result<Option<u64>, wire::Error> {
 /// (and when COMMIT returned), the newest position a read of it saw, and
 /// the draws of `--read-from any`.
 pub(super) struct Position {
+    /// The client's id (a pooled client's, not its session's).
+    client: u32,
     last_commit: Option<(u64, Instant)>,
     last_read: Option<(u64, Seen)>,
     coin: SmallRng,
@@ -134,8 +136,9 @@ impl Seen {
 }
 
 impl Position {
-    pub(super) fn new(seed: u64) -> Self {
+    pub(super) fn new(client: u32, seed: u64) -> Self {
         Position {
+            client,
             last_commit: None,
             last_read: None,
             coin: SmallRng::seed_from_u64(seed ^ 0x2545_f491_4f6c_dd1d),
@@ -206,7 +209,7 @@ pub(super) async fn attempt<C: WorkloadClient>(
     if matches!(a.result, Ok(Ended::Committed)) {
         if read_only {
             if let Some(at) = before {
-                count(reads, pos, at, Seen::Primary, s.id);
+                count(reads, pos, at, Seen::Primary);
             }
         } else {
             // The latency ends at COMMIT, not after the position's query.
@@ -258,17 +261,18 @@ async fn on_standby<C: WorkloadClient>(
     .await;
     s.client.ran_on_standby(input);
     if let (Ok(Ended::Committed), Some(at)) = (&a.result, replay) {
-        count(reads, pos, at, Seen::Standby(replica.standby), s.id);
+        count(reads, pos, at, Seen::Standby(replica.standby));
     }
     Some(a)
 }
 
-/// Counts a read at position `at` (from `seen`) of client `client`: its
+/// Counts a read at position `at` (from `seen`) of `pos`'s client: its
 /// read-your-writes check against the client's last commit (standby
 /// reads only: the primary holds every commit), its monotonic-read check
 /// against the client's newest read, in the measured window.
-fn count(reads: &Reads, pos: &mut Position, at: u64, seen: Seen, client: u32) {
+fn count(reads: &Reads, pos: &mut Position, at: u64, seen: Seen) {
     let now = Instant::now();
+    let client = pos.client;
     let previous = pos.last_read;
     if previous.is_none_or(|(p, _)| at > p) {
         pos.last_read = Some((at, seen));
@@ -520,15 +524,15 @@ mod tests {
             },
             rx,
         );
-        let mut pos = Position::new(1);
-        count(&reads, &mut pos, 100, Seen::Standby(0), 7); // before any write
+        let mut pos = Position::new(7, 1);
+        count(&reads, &mut pos, 100, Seen::Standby(0)); // before any write
         pos.last_commit = Some((200, Instant::now()));
-        count(&reads, &mut pos, 141, Seen::Standby(0), 7); // behind: 200 - 144 B
+        count(&reads, &mut pos, 141, Seen::Standby(0)); // behind: 200 - 144 B
         pos.last_commit = Some((100_200, Instant::now()));
-        count(&reads, &mut pos, 200, Seen::Standby(0), 7); // behind: 100000 B
+        count(&reads, &mut pos, 200, Seen::Standby(0)); // behind: 100000 B
         pos.last_commit = Some((200, Instant::now()));
-        count(&reads, &mut pos, 200, Seen::Standby(0), 7); // caught up
-        count(&reads, &mut pos, 120, Seen::Primary, 7); // back in time
+        count(&reads, &mut pos, 200, Seen::Standby(0)); // caught up
+        count(&reads, &mut pos, 120, Seen::Primary); // back in time
         let t = reads.tally();
         assert_eq!((t.reads, t.standby_reads, t.after_write), (5, 4, 3));
         assert_eq!((t.ryw, t.mr), (2, 1));

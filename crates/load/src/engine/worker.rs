@@ -669,7 +669,7 @@ impl DriveState {
             reads: ctx
                 .reads
                 .as_ref()
-                .map(|_| Box::new(super::reads::Position::new(ctx.seed))),
+                .map(|_| Box::new(super::reads::Position::new(ctx.id, ctx.seed))),
         }
     }
 
