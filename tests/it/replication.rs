@@ -130,6 +130,18 @@ fn replication_modes_change_between_runs_and_show_in_pg_stat_replication() {
             other => panic!("replication={other}"),
         }
         assert!(s1["samples"].as_u64().unwrap() >= 1);
+        // --read-from primary (the default): no read is routed, so no
+        // session-guarantee check and no position query.
+        let names: Vec<&str> = run["invariants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|i| i["name"].as_str())
+            .collect();
+        assert!(
+            !names.iter().any(|n| n.starts_with("read-your-writes")),
+            "{names:?}"
+        );
     }
     assert_managed_server_gone(&r);
     let dir = managed_dir(&r);
