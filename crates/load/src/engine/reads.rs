@@ -52,6 +52,11 @@ pub struct ReadRoute {
     /// Per standby: connection settings and the index of its host in
     /// them (`Target::standby_configs`).
     pub standbys: Vec<(Config, usize)>,
+    /// Clients of the run (all shards): with more than one, another
+    /// session's WAL can land between a COMMIT and its position query,
+    /// and the read-your-writes count is an upper bound (see the module
+    /// docs); the check says so.
+    pub clients: u32,
 }
 
 impl ReadRoute {
@@ -156,9 +161,13 @@ pub(super) struct Reads {
 
 impl Reads {
     pub(super) fn new(route: ReadRoute, phase: watch::Receiver<Phase>) -> Self {
+        let tally = ReadTally {
+            upper_bound: route.clients > 1,
+            ..ReadTally::default()
+        };
         Reads {
             route,
-            tally: Mutex::new(ReadTally::default()),
+            tally: Mutex::new(tally),
             phase,
         }
     }
@@ -368,6 +377,9 @@ pub struct ReadTally {
     pub mr_examples: Vec<String>,
     /// The commit LSN the last read-your-writes example was about.
     example_commit: Option<u64>,
+    /// Several clients wrote: `ryw` counts reads that may have seen
+    /// their client's commit (an upper bound).
+    pub upper_bound: bool,
 }
 
 impl Default for ReadTally {
@@ -385,6 +397,7 @@ impl Default for ReadTally {
             ryw_examples: Vec::new(),
             mr_examples: Vec::new(),
             example_commit: None,
+            upper_bound: false,
         }
     }
 }
@@ -474,9 +487,14 @@ impl ReadTally {
             self.ryw,
             self.after_write,
             format!(
-                "{} of {} standby reads after a commit of their client began before the standby replayed it; {}",
+                "{} of {} standby reads after a commit of their client began before the standby replayed it{}; {}",
                 self.ryw,
                 self.after_write,
+                if self.upper_bound {
+                    " (at most: with several clients, WAL another one wrote between a COMMIT and its position query counts as not replayed)"
+                } else {
+                    ""
+                },
                 self.staleness()
             ),
             &self.ryw_examples,
@@ -521,6 +539,7 @@ mod tests {
             ReadRoute {
                 mode: ReadFrom::Standby,
                 standbys: Vec::new(),
+                clients: 1,
             },
             rx,
         );
@@ -543,6 +562,24 @@ mod tests {
         let st = inv[0].staleness.expect("read-your-writes carries the staleness");
         assert_eq!((st.reads, st.bytes.p50), (3, 56.0));
         assert!(inv[0].detail.contains("0/C8"), "{}", inv[0].detail);
+        assert!(!inv[0].detail.contains("at most"), "one client: exact");
         assert!(inv[1].detail.contains("on the primary after reading at 0/C8"));
+    }
+
+    /// With several clients the count is an upper bound, and says so.
+    #[test]
+    fn several_clients_make_the_count_an_upper_bound() {
+        let (_tx, rx) = watch::channel(Phase::Measuring);
+        let route = ReadRoute {
+            mode: ReadFrom::Any,
+            standbys: Vec::new(),
+            clients: 2,
+        };
+        let reads = Reads::new(route, rx);
+        let mut pos = Position::new(0, 1);
+        pos.last_commit = Some((400, Instant::now()));
+        count(&reads, &mut pos, 200, Seen::Standby(0));
+        let inv = reads.tally().invariants();
+        assert!(inv[0].detail.contains("(at most:"), "{}", inv[0].detail);
     }
 }

@@ -262,7 +262,7 @@ async fn one_run<W: Workload>(
         latency_limit: cfg.latency_limit,
         host_policy: cfg.target.host_policy,
         unnamed_statements: cfg.scripts.mode != crate::model::QueryMode::Prepared,
-        read_route: read_route(cfg, srv, run_db)?,
+        read_route: read_route(cfg, srv, run_db, run.cell.clients)?,
     };
     standbys_ready(params.read_route.as_ref()).await?;
     let log = ctx.dir.join(store::SERVER_LOG);
@@ -523,12 +523,13 @@ async fn one_run<W: Workload>(
 }
 
 /// `--read-from standby|any`: the route, with the standbys of the run's
-/// database `run_db`; `None` for `primary`. Errors: a route to standbys
+/// database `run_db`, for the cell's `clients`; `None` for `primary`. Errors: a route to standbys
 /// the target does not have (an external DSN with one host).
 fn read_route(
     cfg: &ExperimentConfig,
     srv: &super::Server,
     run_db: &str,
+    clients: u32,
 ) -> Result<Option<engine::reads::ReadRoute>> {
     let mode = cfg.target.cluster.read_from;
     if mode == crate::model::ReadFrom::Primary {
@@ -550,7 +551,11 @@ fn read_route(
             mode.name()
         ))));
     }
-    Ok(Some(engine::reads::ReadRoute { mode, standbys }))
+    Ok(Some(engine::reads::ReadRoute {
+        mode,
+        standbys,
+        clients,
+    }))
 }
 
 /// The run's database on every standby of `route` (replayed from the
