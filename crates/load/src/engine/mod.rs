@@ -360,7 +360,7 @@ pub async fn run_gated<W: Workload>(
     let reads = params
         .read_route
         .clone()
-        .map(|r| Arc::new(reads::Reads::new(r, phase.subscribe())));
+        .map(|r| Arc::new(reads::Reads::new(r, phase.subscribe(), unnamed.clone())));
     let (ready_tx, ready_rx) = tokio::sync::mpsc::unbounded_channel();
     let (go_tx, go_rx) = watch::channel(false);
     let connecting = Instant::now();

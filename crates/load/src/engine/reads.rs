@@ -155,18 +155,27 @@ impl Position {
 /// and the run's phase (only the measured window is counted).
 pub(super) struct Reads {
     pub(super) route: ReadRoute,
+    /// The run's unnamed statements, when it prepares none by name
+    /// (`EngineParams::unnamed_statements`): the standby's connections
+    /// use them too.
+    pub(super) unnamed: Option<std::sync::Arc<crate::wire::StatementCache>>,
     tally: Mutex<ReadTally>,
     phase: watch::Receiver<Phase>,
 }
 
 impl Reads {
-    pub(super) fn new(route: ReadRoute, phase: watch::Receiver<Phase>) -> Self {
+    pub(super) fn new(
+        route: ReadRoute,
+        phase: watch::Receiver<Phase>,
+        unnamed: Option<std::sync::Arc<crate::wire::StatementCache>>,
+    ) -> Self {
         let tally = ReadTally {
             upper_bound: route.clients > 1,
             ..ReadTally::default()
         };
         Reads {
             route,
+            unnamed,
             tally: Mutex::new(tally),
             phase,
         }
@@ -244,7 +253,8 @@ async fn on_standby<C: WorkloadClient>(
 ) -> Option<Attempted> {
     if s.replica.as_ref().is_none_or(|r| r.conn.is_closed()) {
         let isolation = s.tx.isolation();
-        s.replica = open_replica(&mut s.client, s.id, &reads.route.standbys, isolation)
+        let unnamed = reads.unnamed.as_ref();
+        s.replica = open_replica(&mut s.client, s.id, &reads.route.standbys, isolation, unnamed)
             .await
             .ok();
     }
@@ -542,6 +552,7 @@ mod tests {
                 clients: 1,
             },
             rx,
+            None,
         );
         let mut pos = Position::new(7, 1);
         count(&reads, &mut pos, 100, Seen::Standby(0)); // before any write
@@ -575,7 +586,7 @@ mod tests {
             standbys: Vec::new(),
             clients: 2,
         };
-        let reads = Reads::new(route, rx);
+        let reads = Reads::new(route, rx, None);
         let mut pos = Position::new(0, 1);
         pos.last_commit = Some((400, Instant::now()));
         count(&reads, &mut pos, 200, Seen::Standby(0));

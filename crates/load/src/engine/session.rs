@@ -271,7 +271,8 @@ fn standby_level(level: Isolation) -> Isolation {
 /// Opens client `client`'s connection to standby `id mod N` of `standbys`
 /// (`--read-from`, see [`super::reads`]),
 /// with its statements prepared there in the same order as on the
-/// primary (so that the names the client holds are the same on both).
+/// primary (so that the names the client holds are the same on both), or
+/// as unnamed statements described in `unnamed` when the primary's are.
 ///
 /// Errors: the connection or a preparation failed.
 pub(super) async fn open_replica<C: WorkloadClient>(
@@ -279,6 +280,7 @@ pub(super) async fn open_replica<C: WorkloadClient>(
     id: u32,
     standbys: &[(Config, usize)],
     isolation: Isolation,
+    unnamed: Option<&Arc<StatementCache>>,
 ) -> Result<Box<Replica>, wire::Error> {
     let standby = id as usize % standbys.len().max(1);
     let (config, host) = standbys
@@ -287,6 +289,9 @@ pub(super) async fn open_replica<C: WorkloadClient>(
     let mut config = config.clone();
     config.target_session_attrs(tokio_postgres::config::TargetSessionAttrs::Any);
     let (mut conn, _) = wire::connect_from(&config, *host).await?;
+    if let Some(cache) = unnamed {
+        conn.use_unnamed(cache.clone());
+    }
     let level = standby_level(isolation);
     conn.batch_execute(&format!(
         "SET default_transaction_isolation = '{}'",
