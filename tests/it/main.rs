@@ -12,7 +12,7 @@ mod code_map;
 mod determinism;
 mod dsn;
 mod examples;
-mod experiment;
+mod study;
 mod external;
 mod factors;
 mod failover;

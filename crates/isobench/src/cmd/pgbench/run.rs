@@ -499,10 +499,10 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
             end.cancel();
         });
     }
-    let outcome = crate::experiment::run_observed(
+    let outcome = crate::executor::run_observed(
         cfg,
         run_cancel.clone(),
-        crate::experiment::Hooks {
+        crate::executor::Hooks {
             on_tick: Some(hook),
             tx_log: if inv.per_script() {
                 Some(super::tally::hook(tally.clone(), super::logs::hook(&inv)?))

@@ -13,12 +13,12 @@ use super::records::tx_type_records;
 use super::{Driver, RunCtx, StudyHeader, TemplateCtx};
 use crate::engine::retry::Retrier;
 use crate::engine::{self, EngineOutcome, EngineParams};
-use crate::experiment::copies::{create_template, fresh_copy};
-use crate::experiment::plan::{cells, retrier_for, setup, validate, workload_spec};
-use crate::experiment::target::{crash_cause, log_len, shown_settings, wait_for_server};
+use crate::executor::copies::{create_template, fresh_copy};
+use crate::executor::schedule::{cells, retrier_for, setup, validate, workload_spec};
+use crate::executor::target::{crash_cause, log_len, shown_settings, wait_for_server};
 use crate::model::encode_histogram;
 use crate::model::{
-    BadInput, ExperimentConfig, InvariantResult, Isolation, LoadReport, Phase, RunFaults,
+    BadInput, StudyConfig, InvariantResult, Isolation, LoadReport, Phase, RunFaults,
     ServerObservations, outage_s, recovery_s,
 };
 use crate::observe;
@@ -27,7 +27,7 @@ use crate::store::{self, Cell, RunRecord};
 use crate::workload::{self, Ledger, Workload, WorkloadSpec};
 
 /// A built-in workload, one instance per cell.
-pub(in crate::experiment) struct Builtin<W> {
+pub(in crate::executor) struct Builtin<W> {
     pub(super) spec: &'static WorkloadSpec,
     pub(super) workloads: Vec<W>,
 }
@@ -54,8 +54,8 @@ impl<W: Workload> Driver for Builtin<W> {
 /// The cells, stored header and driver of a study of built-in workload
 /// `W`. Errors: invalid configuration, a bad factor or parameter value
 /// (every cell's workload is built before anything starts).
-pub(in crate::experiment) fn prepare<W: Workload>(
-    cfg: &ExperimentConfig,
+pub(in crate::executor) fn prepare<W: Workload>(
+    cfg: &StudyConfig,
 ) -> Result<(Vec<Cell>, StudyHeader, Builtin<W>)> {
     validate(cfg).map_err(BadInput::from_error)?;
     let spec = workload_spec(cfg)?;
@@ -76,7 +76,7 @@ pub(in crate::experiment) fn prepare<W: Workload>(
 /// The driver of workload `spec` (of type `W`) for `cells`, every cell's
 /// workload built before anything starts, so that a bad parameter value
 /// is reported at once. Errors: a bad parameter value.
-pub(in crate::experiment) fn for_cells<W: Workload>(
+pub(in crate::executor) fn for_cells<W: Workload>(
     spec: &'static WorkloadSpec,
     cells: &[Cell],
 ) -> Result<Builtin<W>> {
@@ -200,17 +200,17 @@ async fn one_run<W: Workload>(
     // A declared check that cannot run stops the study before the run
     // (shard 0 checks for every shard).
     if lead {
-        crate::experiment::checks::validate(&check_db, &cfg.checks).await?;
+        crate::executor::checks::validate(&check_db, &cfg.checks).await?;
     }
     let db_config = srv.target.config(run_db);
     let (phase_tx, phase_rx) = watch::channel(Phase::Connecting);
     // Behind pgbouncer the clients connect through it; everything else
     // goes to the server. Shard 0 starts it before it marks the run
     // prepared, with where it listens for the other shards.
-    let mut pooler = crate::experiment::pooler::RunPooler::start(
+    let mut pooler = crate::executor::pooler::RunPooler::start(
         cfg,
         &run.cell,
-        crate::experiment::pooler::Where {
+        crate::executor::pooler::Where {
             server: &db_config,
             log: ctx.dir.join(store::PGBOUNCER_LOG),
             phase: phase_tx.subscribe(),
@@ -290,7 +290,7 @@ async fn one_run<W: Workload>(
     ));
     // Declared checks with `during`, sampled by shard 0 while the
     // clients run.
-    let during = tokio::spawn(crate::experiment::checks::during_run(
+    let during = tokio::spawn(crate::executor::checks::during_run(
         db_config.clone(),
         if lead { cfg.checks.clone() } else { Vec::new() },
         cfg.sample_interval,
@@ -458,7 +458,7 @@ async fn one_run<W: Workload>(
             let declared = match during {
                 Ok(during) => {
                     errors.extend(during.stopped);
-                    crate::experiment::checks::after_run(check_db, &cfg.checks, &during.seen).await
+                    crate::executor::checks::after_run(check_db, &cfg.checks, &during.seen).await
                 }
                 Err(e) => Err(e),
             };
@@ -526,7 +526,7 @@ async fn one_run<W: Workload>(
 /// database `run_db`, for the cell's `clients`; `None` for `primary`. Errors: a route to standbys
 /// the target does not have (an external DSN with one host).
 fn read_route(
-    cfg: &ExperimentConfig,
+    cfg: &StudyConfig,
     srv: &super::Server,
     run_db: &str,
     clients: u32,
@@ -579,7 +579,7 @@ async fn standbys_ready(route: Option<&engine::reads::ReadRoute>) -> Result<()> 
 ///
 /// Errors: the check connection's backend pid could not be read.
 async fn start_injector(
-    cfg: &ExperimentConfig,
+    cfg: &StudyConfig,
     cell: &crate::model::Cell,
     check_db: &tokio_postgres::Client,
     db_config: &tokio_postgres::Config,
@@ -595,9 +595,9 @@ async fn start_injector(
         .await
         .context("the check connection's backend pid")?
         .get(0);
-    Ok(crate::experiment::inject::spawn(
+    Ok(crate::executor::inject::spawn(
         &cfg.faults_of(cell),
-        crate::experiment::inject::InjectTarget {
+        crate::executor::inject::InjectTarget {
             config: db_config.clone(),
             run_db: run_db.to_string(),
             spare_pids: vec![check_pid],

@@ -9,14 +9,14 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::drivers::StudyHeader;
-use super::plan::{default_baseline, distinct};
-use crate::model::ExperimentConfig;
+use super::schedule::{default_baseline, distinct};
+use crate::model::StudyConfig;
 use crate::progress::Progress;
 use crate::report;
 use crate::store::sqlite::Store;
 use crate::store::{self, Cell, Environment, Results, StoredConfig, StoredTarget};
 
-/// Writes everything measured so far: the store (the experiment's header
+/// Writes everything measured so far: the store (the study's header
 /// and run `index`, the one just finished, if any), then `results.json`
 /// and, once a run is recorded, `report.md` (before the first there is
 /// nothing to report: a study that stops then leaves none).
@@ -45,7 +45,7 @@ pub(super) fn save(
 /// The stored configuration of study `cfg` of `cells`, driven as `header`
 /// says (its target is filled in once the server runs).
 pub(super) fn stored_config(
-    cfg: &ExperimentConfig,
+    cfg: &StudyConfig,
     cells: &[Cell],
     header: StudyHeader,
 ) -> StoredConfig {
@@ -151,9 +151,9 @@ pub(super) fn starting_results(
     }
 }
 
-/// The store: created with the experiment (with the runs of `results`),
+/// The store: created with the study (with the runs of `results`),
 /// or reopened to resume (the interrupted runs' rows go; they run again).
-pub(super) fn open_store(cfg: &ExperimentConfig, dir: &Path, results: &Results) -> Result<Store> {
+pub(super) fn open_store(cfg: &StudyConfig, dir: &Path, results: &Results) -> Result<Store> {
     let db_path = dir.join(store::sqlite::DB_FILE);
     let db = if cfg.resume.is_some() && db_path.exists() {
         let mut db = Store::open(&db_path)?;
