@@ -23,6 +23,7 @@ pub(super) mod factored;
 pub(super) mod load_cmd;
 mod records;
 pub(super) mod scripts;
+pub(super) mod services;
 
 /// Where a template database is loaded: on `srv`, database `tmpl`, with
 /// `run_db` the run database to drop first and `dir` the results
