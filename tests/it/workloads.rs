@@ -7,7 +7,7 @@ use crate::common;
 use common::*;
 use serde_json::Value;
 
-/// Runs a short experiment (1 repetition, no warm-up) with `args`; checks
+/// Runs a short study (1 repetition, no warm-up) with `args`; checks
 /// success and the schema; returns results.json.
 fn study(name: &str, args: &[&str]) -> Value {
     study_for(name, "1500ms", args)

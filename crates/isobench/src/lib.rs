@@ -2,8 +2,8 @@
 //! PostgreSQL, measured reproducibly.
 //!
 //! The top floor. Data flow of `isobench run`: [`cmd`] turns flags, over a
-//! study file read by [`study`], into an [`model::ExperimentConfig`];
-//! [`experiment`] starts the [`postgres`] server (a managed one by
+//! study file read by [`study`], into an [`model::StudyConfig`];
+//! [`executor`] starts the [`postgres`] server (a managed one by
 //! default), loads the [`workload`] into a template database, and executes
 //! the runs in interleaved order. Each run resets the data from the
 //! template, drives clients with the [`engine`] (which records into
@@ -27,7 +27,7 @@ pub use isobench_wire as wire;
 
 pub mod cmd;
 pub mod evidence;
-pub mod experiment;
+pub mod executor;
 pub mod probe;
 pub mod progress;
 pub mod study;

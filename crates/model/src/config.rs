@@ -1,4 +1,4 @@
-//! Plain configuration types: what an experiment is, independent of how it
+//! Plain configuration types: what a study is, independent of how it
 //! was given (CLI flags today, study files later). No clap types here.
 
 use std::fmt;
@@ -157,7 +157,7 @@ pub enum Order {
     /// Repetition 1 of every cell, then repetition 2, ...
     #[default]
     Interleaved,
-    /// Every repetition's cells shuffled (seeded by the experiment seed);
+    /// Every repetition's cells shuffled (seeded by the study seed);
     /// repetitions still follow each other.
     Random,
 }
@@ -454,10 +454,10 @@ pub struct PgbenchRules {
     pub exit_on_abort: bool,
 }
 
-/// One experiment: the factors, the repetitions, and how each run goes.
+/// One study: the factors, the repetitions, and how each run goes.
 /// Every list is a factor; the cells are their cross product.
 #[derive(Debug, Clone)]
-pub struct ExperimentConfig {
+pub struct StudyConfig {
     /// The built-in workload (ignored when `load` has a command); the
     /// first of `workloads` when the workload is a factor.
     pub workload: String,
@@ -473,7 +473,7 @@ pub struct ExperimentConfig {
     /// scale refuse one).
     pub scale: Vec<u32>,
     /// Isolation levels; empty: all three, or read committed (the server's
-    /// default) with an external load, see [`ExperimentConfig::resolve`].
+    /// default) with an external load, see [`StudyConfig::resolve`].
     pub isolation: Vec<Isolation>,
     /// Concurrency-control strategies; empty: the workload's default.
     pub strategies: Vec<String>,
@@ -505,7 +505,7 @@ pub struct ExperimentConfig {
     /// Managed-server settings as factors: name and values.
     pub setting_factors: Vec<(String, Vec<String>)>,
     /// Server builds as a factor, in the order given (labels:
-    /// [`ExperimentConfig::pg_build_labels`]); empty: `target.pg_bin`.
+    /// [`StudyConfig::pg_build_labels`]); empty: `target.pg_bin`.
     pub pg_bin: Vec<PgBuild>,
     pub repeat: u32,
     pub order: Order,
@@ -538,7 +538,7 @@ pub struct ExperimentConfig {
     pub target: TargetConfig,
     /// The study file this came from, if any.
     pub file: Option<PathBuf>,
-    /// Continue the interrupted experiment in this results directory.
+    /// Continue the interrupted study in this results directory.
     pub resume: Option<PathBuf>,
     /// Results directory; `results/<timestamp>` when `None`.
     pub out: Option<PathBuf>,
@@ -702,7 +702,7 @@ impl PoolerConfig {
     }
 }
 
-impl ExperimentConfig {
+impl StudyConfig {
     /// Fills the defaults that depend on other options: with no isolation
     /// level given, all three for a built-in workload, read committed for
     /// an external load (whose command decides the level, if it uses

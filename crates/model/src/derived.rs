@@ -1,6 +1,6 @@
 //! The figures of a run record that follow from its counts: one
 //! definition, used by the run that measures them
-//! (`experiment::drivers::builtin`) and by `isobench merge`, which sums
+//! (`executor::drivers::builtin`) and by `isobench merge`, which sums
 //! the counts of several records and must not keep any one input's
 //! figures.
 

@@ -1,6 +1,6 @@
 //! The one error kind every layer can raise that the binary maps apart.
 
-/// Input the user has to fix (a flag's value, an experiment, script or
+/// Input the user has to fix (a flag's value, a study, script or
 /// probe file, a results directory named on the command line) as opposed
 /// to a failure at run time. The message names the option or `file:line`
 /// and what to do; the binary exits 2 for it (user guide, docs/src/reference/exit-status.md).

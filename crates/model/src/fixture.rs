@@ -1,6 +1,6 @@
 //! A small hand-built [`Results`] for renderer tests: TPC-B, isolation
 //! rc and ser, 4 clients, 2 complete repetitions per cell, one violated
-//! invariant (run 3), and an interrupted fifth run (the experiment was
+//! invariant (run 3), and an interrupted fifth run (the study was
 //! stopped during repetition 3). Each run has one transaction type; the
 //! serializable runs' failures have reasons.
 

@@ -1,4 +1,4 @@
-//! The results of an experiment as stored (`results.json`, the SQLite
+//! The results of a study as stored (`results.json`, the SQLite
 //! store) and rendered: configuration, environment, cells and run records.
 
 use std::collections::BTreeMap;
@@ -11,7 +11,7 @@ use super::{
     RunFaults, ScriptsConfig, SecondPoint, ServerObservations, TargetConfig,
 };
 
-/// Everything one experiment measured.
+/// Everything one study measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Results {
     pub schema_version: u32,
@@ -28,7 +28,7 @@ pub struct Results {
     pub runs: Vec<RunRecord>,
 }
 
-/// The resolved experiment configuration (never a password): everything
+/// The resolved study configuration (never a password): everything
 /// `isobench run --resume` needs to plan the same runs again.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredConfig {
@@ -201,7 +201,7 @@ impl StoredConfig {
         self.pg_bin_dirs.get(label).map_or(label, String::as_str)
     }
 
-    /// Cells x repetitions: the runs the experiment planned.
+    /// Cells x repetitions: the runs the study planned.
     pub fn planned_runs(&self) -> usize {
         let n = |len: usize| len.max(1);
         n(self.isolation.len())
@@ -242,7 +242,7 @@ impl StoredConfig {
     }
 }
 
-/// Where the experiment ran.
+/// Where the study ran.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Environment {
     pub host: String,

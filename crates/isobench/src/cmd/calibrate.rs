@@ -19,7 +19,7 @@ use crate::model::{BadInput, Calibration};
 use crate::stats;
 use crate::study::Settings;
 use crate::study::values::{Count, Parse, Percent};
-use crate::{experiment, report};
+use crate::{executor, report};
 
 /// The default number of A/A pairs: enough for a false-positive rate with
 /// an interval (0 of 20 has an upper end of 17 %).
@@ -70,14 +70,15 @@ pub async fn run(args: CalibrateArgs) -> Result<Exit> {
     let quiet = cfg.quiet;
     let cancel = CancellationToken::new();
     tokio::spawn(watch_signals(cancel.clone()));
-    let outcome = match experiment::run(cfg, cancel.clone()).await {
-        Ok(o) => o,
-        Err(e) if cancel.is_cancelled() => {
-            eprintln!("isobench: interrupted: {e:#}");
-            return Ok(Exit::Interrupted);
-        }
-        Err(e) => return Err(e),
-    };
+    let outcome =
+        match executor::run(cfg, cancel.clone(), super::reports::ReportFiles::hook()).await {
+            Ok(o) => o,
+            Err(e) if cancel.is_cancelled() => {
+                eprintln!("isobench: interrupted: {e:#}");
+                return Ok(Exit::Interrupted);
+            }
+            Err(e) => return Err(e),
+        };
     if !quiet {
         let noise = stats::noise::of(&outcome.results);
         out(&format!(

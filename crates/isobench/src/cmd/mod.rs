@@ -13,6 +13,7 @@ pub mod merge;
 pub mod monitor;
 pub mod pgbench;
 pub mod report;
+pub mod reports;
 pub mod run;
 
 use std::path::PathBuf;
@@ -48,7 +49,7 @@ pub struct Cli {
 /// (`Usage: isobench run --isolation <ISOLATION> [STUDY.toml]`, issue #49).
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Measure: run the experiment and write a results directory.
+    /// Measure: run the study and write a results directory.
     #[command(override_usage = "isobench run [OPTIONS] [STUDY.toml]")]
     Run(Box<RunArgs>),
     /// Re-render the reports of a results directory from its store, without re-running.
@@ -259,7 +260,7 @@ pub async fn watch_signals(cancel: CancellationToken) {
 mod tests {
     use super::manual::{completions, man_page, man_pages};
     use super::*;
-    use crate::model::{ExperimentConfig, Isolation, PgBuild};
+    use crate::model::{Isolation, PgBuild, StudyConfig};
     use crate::model::{OnError, RetryPolicy};
     use std::time::Duration;
 
@@ -855,18 +856,18 @@ mod tests {
     ];
 
     /// `isobench run ARGS` as the binary reads it: the study with the
-    /// flags the user gave, checked as the experiment checks it before
+    /// flags the user gave, checked as the study checks it before
     /// anything starts (workload strategies and parameters are checked
     /// when the cells are planned).
-    fn study_of(args: &[&str]) -> Result<ExperimentConfig, String> {
+    fn study_of(args: &[&str]) -> Result<StudyConfig, String> {
         let cfg = parse(args)?.into_study().map_err(|e| e.to_string())?;
-        crate::experiment::cells(&cfg).map_err(|e| e.to_string())?;
+        crate::executor::cells(&cfg).map_err(|e| e.to_string())?;
         Ok(cfg)
     }
 
     /// `cfg` without what differs by construction between the compared
     /// studies (the file it came from; the seed, random unless given).
-    fn norm(mut cfg: ExperimentConfig, keep_seed: bool) -> String {
+    fn norm(mut cfg: StudyConfig, keep_seed: bool) -> String {
         cfg.file = None;
         // Where a check was declared differs by construction.
         for c in &mut cfg.checks {

@@ -18,7 +18,7 @@ pub struct ReportArgs {
     /// Formats to write: md (report.md), html (report.html), json (results.json, cells.json), csv (runs.csv, cells.csv).
     #[arg(long, value_delimiter = ',', default_value = "md,html,json,csv")]
     pub format: Vec<crate::report::files::Format>,
-    /// The baseline cell of "% vs baseline", e.g. 'isolation=rc,clients=16' (default: the experiment's).
+    /// The baseline cell of "% vs baseline", e.g. 'isolation=rc,clients=16' (default: the study's).
     #[arg(long, value_name = "FACTOR=VALUE,...")]
     pub baseline: Option<String>,
     #[command(flatten)]

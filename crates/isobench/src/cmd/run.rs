@@ -7,8 +7,8 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 
 use super::{Exit, WidthArg, out, watch_signals};
-use crate::experiment;
-use crate::model::{BadInput, ExperimentConfig};
+use crate::executor;
+use crate::model::{BadInput, StudyConfig};
 use crate::report;
 use crate::study::{Settings, SettingsError};
 
@@ -21,7 +21,7 @@ pub struct RunArgs {
     /// A study file (TOML) with the study's factors and settings; flags override it.
     #[arg(value_name = "STUDY.toml")]
     pub study: Option<PathBuf>,
-    /// Continue the interrupted experiment in DIR, skipping its completed runs.
+    /// Continue the interrupted study in DIR, skipping its completed runs.
     #[arg(long, value_name = "DIR", conflicts_with = "study")]
     pub resume: Option<PathBuf>,
     #[command(flatten)]
@@ -31,11 +31,11 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// The experiment: defaults <- the study file <- these flags
+    /// The study: defaults <- the study file <- these flags
     /// ([`crate::study::from_args`]).
     ///
     /// Errors: [`SettingsError`], naming the file's line or the flag.
-    pub fn into_study(self) -> Result<ExperimentConfig, SettingsError> {
+    pub fn into_study(self) -> Result<StudyConfig, SettingsError> {
         crate::study::from_args(self.study.as_deref(), self.resume.as_deref(), self.settings)
     }
 }
@@ -54,15 +54,16 @@ pub async fn run(args: RunArgs) -> Result<Exit> {
     let fail_on_violation = cfg.fail_on_violation;
     let cancel = CancellationToken::new();
     tokio::spawn(watch_signals(cancel.clone()));
-    let outcome = match experiment::run(cfg, cancel.clone()).await {
-        Ok(outcome) => outcome,
-        // An error after Ctrl-C is most likely its consequence: still 130.
-        Err(e) if cancel.is_cancelled() => {
-            eprintln!("isobench: interrupted: {e:#}");
-            return Ok(Exit::Interrupted);
-        }
-        Err(e) => return Err(e),
-    };
+    let outcome =
+        match executor::run(cfg, cancel.clone(), super::reports::ReportFiles::hook()).await {
+            Ok(outcome) => outcome,
+            // An error after Ctrl-C is most likely its consequence: still 130.
+            Err(e) if cancel.is_cancelled() => {
+                eprintln!("isobench: interrupted: {e:#}");
+                return Ok(Exit::Interrupted);
+            }
+            Err(e) => return Err(e),
+        };
     if !quiet {
         out(&format!(
             "{}results: {}\n",

@@ -1,4 +1,4 @@
-//! What the user sees while an experiment runs: a live progress bar on a
+//! What the user sees while a study runs: a live progress bar on a
 //! terminal (run i of N, ETA, current tps/p99/failures), one plain line per
 //! finished run on stderr otherwise, nothing with `--quiet`; and, with
 //! `--metrics-listen`, the same events as metrics ([`live`]).
@@ -20,7 +20,7 @@ use live::Live;
 /// progress lines), quiet or not.
 pub type TickHook = Arc<dyn Fn(&Tick) + Send + Sync>;
 
-/// Progress reporting for one experiment.
+/// Progress reporting for one study.
 pub struct Progress {
     quiet: bool,
     hook: Option<TickHook>,
@@ -91,7 +91,7 @@ impl Progress {
         }
     }
 
-    /// The experiment has `total` runs of `per_run` (warm-up + duration),
+    /// The study has `total` runs of `per_run` (warm-up + duration),
     /// `done` of them already measured (`--resume`).
     pub fn start(&self, total: usize, done: usize, per_run: Duration) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());

@@ -52,12 +52,12 @@
 //! other (naming the file's line, or the flag) and fills the defaults.
 //! The data flow: `cli::RunArgs` -> [`Settings`] (flags) + [`read`] (file)
 //! -> [`Settings::overlay`] -> [`Settings::into_config`] ->
-//! `model::ExperimentConfig`.
+//! `model::StudyConfig`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::model::{ExperimentConfig, PgBuild};
+use crate::model::{PgBuild, StudyConfig};
 
 pub mod checks;
 mod cluster;
@@ -98,7 +98,7 @@ pub enum SettingsError {
 
 /// The default study: every setting at its default (TPC-B, rc/rr/ser, 16
 /// clients, 3 x 10 s after 2 s of warm-up, a managed server).
-pub fn defaults() -> ExperimentConfig {
+pub fn defaults() -> StudyConfig {
     Settings::default()
         .into_config()
         .expect("the defaults are valid")
@@ -108,7 +108,7 @@ pub fn defaults() -> ExperimentConfig {
 ///
 /// Errors: [`read`]'s, and settings that contradict each other
 /// ([`Settings::into_config`]).
-pub fn load(path: &Path) -> Result<ExperimentConfig, SettingsError> {
+pub fn load(path: &Path) -> Result<StudyConfig, SettingsError> {
     let mut cfg = read(path)?.into_config()?;
     cfg.file = Some(path.to_path_buf());
     Ok(cfg)
@@ -141,7 +141,7 @@ pub fn from_args(
     study: Option<&Path>,
     resume: Option<&Path>,
     flags: Settings,
-) -> Result<ExperimentConfig, SettingsError> {
+) -> Result<StudyConfig, SettingsError> {
     let flags = flags.from_flags();
     let given = flags.keys_set();
     if let Some(dir) = resume {
@@ -155,7 +155,7 @@ pub fn from_args(
         }
         let cli = flags.into_config()?;
         return resume_study(dir, &cli, &given)
-            .map(ExperimentConfig::resolve)
+            .map(StudyConfig::resolve)
             .map_err(SettingsError::Resume);
     }
     let mut settings = match study {
@@ -175,15 +175,11 @@ pub fn from_args(
 ///
 /// Errors: no readable results.json in `dir`, a study that already
 /// completed, or an external target without `--dsn`/`--external`.
-fn resume_study(
-    dir: &Path,
-    cli: &ExperimentConfig,
-    given: &[&str],
-) -> Result<ExperimentConfig, String> {
+fn resume_study(dir: &Path, cli: &StudyConfig, given: &[&str]) -> Result<StudyConfig, String> {
     let r = crate::store::load_dir_to_resume(dir).map_err(|e| format!("--resume: {e}"))?;
     if r.complete {
         return Err(format!(
-            "--resume: the experiment in {} is complete; nothing to resume",
+            "--resume: the study in {} is complete; nothing to resume",
             dir.display()
         ));
     }
@@ -227,14 +223,14 @@ fn resume_study(
     let external_now = target.dsn.is_some() || target.external_from_env;
     if c.target_options.external && !external_now {
         return Err(format!(
-            "--resume: the experiment in {} ran on an external server; give --dsn or --external again",
+            "--resume: the study in {} ran on an external server; give --dsn or --external again",
             dir.display()
         ));
     }
     let workload_has_scale = std::iter::once(&c.workload)
         .chain(&c.workloads)
         .any(|w| crate::workload::spec(w).is_some_and(|s| s.scale.is_some()));
-    Ok(ExperimentConfig {
+    Ok(StudyConfig {
         workload: c.workload,
         workloads: c.workloads,
         scale: if workload_has_scale || c.load.active() {
@@ -316,11 +312,11 @@ mod tests {
     use crate::model::{Isolation, Order};
 
     /// A file's text alone, as `isobench run FILE` reads it.
-    fn study(path: &str, text: &str) -> Result<ExperimentConfig, SettingsError> {
+    fn study(path: &str, text: &str) -> Result<StudyConfig, SettingsError> {
         parse(path, text)?.into_config()
     }
 
-    fn parse_ok(text: &str) -> ExperimentConfig {
+    fn parse_ok(text: &str) -> StudyConfig {
         study("study.toml", text).unwrap_or_else(|e| panic!("{e}"))
     }
 
@@ -427,7 +423,7 @@ pool_size = [2, 8]
         );
         assert_eq!(c.clients, vec![8]);
         assert_eq!(c.pool_size, vec![2, 8]);
-        let cells = crate::experiment::cells(&c).unwrap();
+        let cells = crate::executor::cells(&c).unwrap();
         assert_eq!(cells.len(), 4);
         assert_eq!(cells[0].pool_size, Some(2));
         assert_eq!(cells[3].pool_size, Some(8));
@@ -474,7 +470,7 @@ max_pred_locks_per_transaction = [64, 256]
                 vec!["64".to_string(), "256".to_string()]
             )]
         );
-        let cells = crate::experiment::cells(&c).unwrap();
+        let cells = crate::executor::cells(&c).unwrap();
         // 3 levels x 2 rows x 2 max_tries x 2 settings.
         assert_eq!(cells.len(), 24);
         // Server settings vary slowest.
@@ -514,7 +510,7 @@ max_pred_locks_per_transaction = [64, 256]
         assert_eq!(sets[2].files, [(PathBuf::from("studies/a.sql"), 2)]);
         assert_eq!(sets[2].builtins, [("select-only".to_string(), 1)]);
         assert!(c.scripts.active() && c.scripts.files.is_empty());
-        let cells = crate::experiment::cells(&c).unwrap();
+        let cells = crate::executor::cells(&c).unwrap();
         assert_eq!(cells.len(), 6);
         assert_eq!(cells[2].workload, "fn.sql");
     }
@@ -757,7 +753,7 @@ max_pred_locks_per_transaction = [64, 256]
         assert_eq!(c.target.pg_bin, None);
         assert_eq!(c.pg_build_labels(), ["stock", "finer-lock", "a"]);
         assert_eq!(c.pg_bin_dir("finer-lock"), Some(Path::new(&b)));
-        let cells = crate::experiment::cells(&c).unwrap();
+        let cells = crate::executor::cells(&c).unwrap();
         assert_eq!(cells[0].pg_bin.as_deref(), Some("stock"));
         assert!(
             cells[0].label().ends_with(" pg_bin=stock"),

@@ -3,7 +3,7 @@
 //! value parsers ([`super::values`]). Layers of settings are merged
 //! defaults <- file <- flags by [`Settings::overlay`], and the merged
 //! settings are checked against each other and turned into the
-//! experiment's configuration by [`Settings::into_config`], the one place
+//! study's configuration by [`Settings::into_config`], the one place
 //! that knows the defaults.
 
 use std::collections::BTreeMap;
@@ -16,10 +16,10 @@ use serde::Deserialize;
 use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
-    Backoff, CheckSpec, CpuPlacement, DEFAULT_MAX_REPEAT, ExperimentConfig, ExternalLoad,
-    FaultSchedule, FaultSpec, Ha, HostPolicy, Isolation, LoadFormat, ObserveLevel, OnError, Order,
-    PgBuild, Pooler, PoolerConfig, Precision, QueryMode, Replication, RetryPolicy, ScriptSet,
-    ScriptsConfig, ShardSpec, TargetConfig,
+    Backoff, CheckSpec, CpuPlacement, DEFAULT_MAX_REPEAT, ExternalLoad, FaultSchedule, FaultSpec,
+    Ha, HostPolicy, Isolation, LoadFormat, ObserveLevel, OnError, Order, PgBuild, Pooler,
+    PoolerConfig, Precision, QueryMode, Replication, RetryPolicy, ScriptSet, ScriptsConfig,
+    ShardSpec, StudyConfig, TargetConfig,
 };
 
 /// Where a setting came from, for errors about it.
@@ -692,14 +692,14 @@ impl Settings {
         Ok(())
     }
 
-    /// The experiment's configuration: every unset key at its default,
+    /// The study's configuration: every unset key at its default,
     /// the settings checked against each other (strategies, parameters
     /// and scale against the workload, unless an external load replaces
     /// it; build names), lists deduplicated.
     ///
     /// Errors: [`SettingsError`] naming the key where the file set it
     /// (`file:line:column: key: ...`), or the flag.
-    pub fn into_config(self) -> Result<ExperimentConfig, SettingsError> {
+    pub fn into_config(self) -> Result<StudyConfig, SettingsError> {
         let hunt = self.hunt_plan()?;
         let mut this = self;
         if hunt.is_some() {
@@ -821,7 +821,7 @@ impl Settings {
     }
 
     /// [`Settings::into_config`] after the hunt's defaults.
-    fn into_config_checked(self) -> Result<ExperimentConfig, SettingsError> {
+    fn into_config_checked(self) -> Result<StudyConfig, SettingsError> {
         self.check()?;
         self.check_combinations()?;
         let workloads = dedup(self.workload.clone().unwrap_or_else(|| vec!["tpcb".into()]));
@@ -867,7 +867,7 @@ impl Settings {
             None => self.repeat.unwrap_or(3),
         };
         let mut s = self;
-        Ok(ExperimentConfig {
+        Ok(StudyConfig {
             load: s.external_load(),
             scripts: s.scripts_config(),
             workload,

@@ -280,7 +280,7 @@ pub enum EngineError {
 
 /// What a run waits for once every client is connected and prepared,
 /// before its clock starts: a sharded run's start barrier
-/// (`experiment::shard`). `Err`: the run does not start, with why.
+/// (`executor::shard`). `Err`: the run does not start, with why.
 pub type Gate<'a> =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + 'a>>;
 

@@ -170,7 +170,7 @@ pub fn spec(name: &str) -> Option<&'static WorkloadSpec> {
 }
 
 /// What a caller does with one built-in workload's type, chosen by name
-/// at run time ([`with_workload`]); e.g. the experiment runs a study of it.
+/// at run time ([`with_workload`]); e.g. the study runs a study of it.
 pub trait WithWorkload {
     type Output;
     fn with<W: Workload>(self) -> Self::Output;

@@ -7,7 +7,7 @@ use crate::store::{Cell, Results};
 
 /// Names of the factor columns every per-cell table starts with:
 /// workload or script (when a factor), isolation, strategy, each `--param` given, clients, then the factors
-/// the experiment varied or set: scale (when it has more than one value),
+/// the study varied or set: scale (when it has more than one value),
 /// pool_size, pooler, pooler_size, rate, max_tries, each server setting,
 /// fault_plan, pg_bin.
 pub fn factor_headers(results: &Results) -> Vec<String> {

@@ -3,7 +3,7 @@
 //! streams (pgbench 15's, or 18's where they differ: [`version`]), run as
 //! one isobench cell: the options become the
 //! settings `isobench run` takes (one cell, one repetition, no warm-up)
-//! and run through the same driver ([`crate::experiment::run_observed`]);
+//! and run through the same driver ([`crate::executor::run_observed`]);
 //! the output is pgbench's (`-P` lines and messages on stderr, the summary
 //! on stdout, `-l` transaction logs), plus isobench's results directory.
 //!

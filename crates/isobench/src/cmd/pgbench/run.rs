@@ -499,16 +499,17 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
             end.cancel();
         });
     }
-    let outcome = crate::experiment::run_observed(
+    let outcome = crate::executor::run_observed(
         cfg,
         run_cancel.clone(),
-        crate::experiment::Hooks {
+        crate::executor::Hooks {
             on_tick: Some(hook),
             tx_log: if inv.per_script() {
                 Some(super::tally::hook(tally.clone(), super::logs::hook(&inv)?))
             } else {
                 super::logs::hook(&inv)?
             },
+            reports: crate::cmd::reports::ReportFiles::hook(),
         },
     )
     .await;

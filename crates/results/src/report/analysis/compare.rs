@@ -14,7 +14,7 @@
 //! value, else `default`), the fault plan (when either side varied it;
 //! else the side's `--fault` plan, or `none`). The server build (`pg_bin`) and the server
 //! version are never matched on, because comparing two builds or versions
-//! of PostgreSQL on the same experiment is what A/B is mostly for. Setup
+//! of PostgreSQL on the same study is what A/B is mostly for. Setup
 //! that neither side varied (duration, scale, parameter defaults, retry
 //! policy, `--set` settings, ...) is not matched on either; where A and B
 //! differ in it, the output lists it under "Setup differences", because it
@@ -32,7 +32,7 @@ use crate::store::{Cell, Results};
 /// Checks that `a` and `b` can be compared cell by cell.
 ///
 /// Errors: the workloads differ (both are named); a side has several cells
-/// that differ only in `pg_bin` (an experiment that varied the server
+/// that differ only in `pg_bin` (a study that varied the server
 /// build: its builds are compared with `isobench report`, and `compare`
 /// needs one build per side).
 pub fn check(a: &Results, b: &Results) -> Result<(), String> {
@@ -51,7 +51,7 @@ pub fn check(a: &Results, b: &Results) -> Result<(), String> {
             if !seen.insert(key.clone()) {
                 return Err(format!(
                     "{side} has several cells for {key} (it varied pg_bin: {}); compare needs one \
-                     server build per side (isobench report compares builds within one experiment)",
+                     server build per side (isobench report compares builds within one study)",
                     r.config.pg_bin.join(", ")
                 ));
             }

@@ -17,7 +17,7 @@ use crate::model::{HISTORY_CHECK, InvariantResult};
 use crate::store::{Cell, RunRecord, StoredConfig};
 
 /// The workload name results hold for pgbench scripts
-/// (`experiment::SCRIPTS`).
+/// (`executor::SCRIPTS`).
 const SCRIPTS: &str = "pgbench-script";
 
 /// One check over a cell's runs (all of them: a violation is a fact about

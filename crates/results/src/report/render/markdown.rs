@@ -1,4 +1,4 @@
-//! `report.md`: the experiment's configuration, the per-cell summary, and
+//! `report.md`: the study's configuration, the per-cell summary, and
 //! the detail behind it (failures, server counters, wait events, SIRead
 //! locks, plans, invariants, every run). Every figure says its unit. The
 //! tables come from [`crate::report::tables`]; this module writes them out.

@@ -28,7 +28,7 @@ pub(super) fn run_cell_value(m: &ReportModel, cell: &Cell) -> Value {
         .map_or_else(|| Value::text(cell.label()), |i| cell_value(m, i))
 }
 
-/// Which optional wait columns the experiment needs: pool wait (a pool
+/// Which optional wait columns the study needs: pool wait (a pool
 /// size factor), schedule lag (a rate factor), skipped/late (a latency
 /// limit).
 pub(super) struct WaitColumns {

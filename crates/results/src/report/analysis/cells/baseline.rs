@@ -79,7 +79,7 @@ pub(super) fn baseline_rule(results: &Results) -> Result<Option<Vec<RuleItem>>, 
         let (key, value) = (key.trim(), value.trim());
         let Some(column) = headers.iter().position(|h| h == key) else {
             return Err(format!(
-                "baseline '{spec}': unknown factor '{key}' (this experiment's factors: {})",
+                "baseline '{spec}': unknown factor '{key}' (this study's factors: {})",
                 headers.join(", ")
             ));
         };
@@ -124,7 +124,7 @@ pub fn check_baseline(results: &Results) -> Result<(), String> {
     check_baseline_among(results, &distinct_cells(results))
 }
 
-/// [`check_baseline`] against `cells` (e.g. the cells an experiment is
+/// [`check_baseline`] against `cells` (e.g. the cells a study is
 /// about to run) instead of the cells of the recorded runs.
 pub fn check_baseline_among(results: &Results, cells: &[&Cell]) -> Result<(), String> {
     let Some(spec) = &results.config.baseline else {

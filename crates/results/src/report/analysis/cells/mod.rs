@@ -877,7 +877,7 @@ mod tests {
         let e = err(&mut r, "isolation=rc,threads=4");
         assert!(
             e.contains("unknown factor 'threads'")
-                && e.contains("(this experiment's factors: isolation, strategy, clients)"),
+                && e.contains("(this study's factors: isolation, strategy, clients)"),
             "{e}"
         );
         let e = err(&mut r, "clients=32");

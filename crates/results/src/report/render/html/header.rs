@@ -1,4 +1,4 @@
-//! The page's header (title, completeness banner, the experiment's
+//! The page's header (title, completeness banner, the study's
 //! configuration and environment as a definition list) and the summary
 //! section: what a reader sees first, apart from the sections below.
 

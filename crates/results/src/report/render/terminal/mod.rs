@@ -1,4 +1,4 @@
-//! The end-of-experiment summary for the terminal (`isobench run`,
+//! The end-of-study summary for the terminal (`isobench run`,
 //! `report`, `merge`): the headlines (as in report.md), then the Cells
 //! table of report.md ([`tables::summary`], with skipped and late
 //! transactions beside it in an open-loop study with a latency limit),
@@ -17,7 +17,7 @@ use crate::report::analysis::model::ReportModel;
 use crate::report::tables::{self, Table};
 use crate::store::Results;
 
-/// The end-of-experiment summary at `width` columns; ends with a
+/// The end-of-study summary at `width` columns; ends with a
 /// newline.
 pub fn summary(results: &Results, width: usize) -> String {
     summary_of(&ReportModel::new(results), width)

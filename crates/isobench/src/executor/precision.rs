@@ -10,7 +10,7 @@ use crate::report::analysis::cells::counted;
 use crate::stats::{Summary, sequential};
 use crate::store::{Cell, Results};
 
-use super::plan::PlannedRun;
+use super::schedule::ScheduledRun;
 
 /// The next round: one run of every cell of `cells` whose complete runs in
 /// `results` have not reached `p.target_pct` and number fewer than
@@ -22,7 +22,7 @@ pub(super) fn next_round(
     results: &Results,
     p: Precision,
     exclude_faulted: bool,
-) -> Vec<PlannedRun> {
+) -> Vec<ScheduledRun> {
     let mut round = Vec::new();
     for (i, cell) in cells.iter().enumerate() {
         let runs = results.runs.iter().filter(|r| r.cell == *cell);
@@ -35,7 +35,7 @@ pub(super) fn next_round(
         let reached =
             Summary::of(&tps).is_some_and(|s| sequential::reached(&s, p.target_pct / 100.0));
         if !reached && (tps.len() as u32) < p.max_repeat && last < 10 * p.max_repeat {
-            round.push(PlannedRun {
+            round.push(ScheduledRun {
                 cell: cell.clone(),
                 cell_index: i,
                 repetition: last + 1,

@@ -13,10 +13,10 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::RunCtx;
-use crate::experiment::checks::{self, During};
-use crate::experiment::pooler::{RunPooler, Where};
+use crate::executor::checks::{self, During};
+use crate::executor::pooler::{RunPooler, Where};
 use crate::model::{
-    BadInput, ExperimentConfig, InjectedFault, Isolation, ObserveLevel, Phase, ServerObservations,
+    BadInput, InjectedFault, Isolation, ObserveLevel, Phase, ServerObservations, StudyConfig,
 };
 use crate::observe;
 use crate::store;
@@ -41,7 +41,7 @@ impl Watchers {
     /// observer with `options` (explaining `explain`), and `cfg`'s declared
     /// checks with `during` (none when `checks` is false).
     pub fn start(
-        cfg: &ExperimentConfig,
+        cfg: &StudyConfig,
         (config, database): (&tokio_postgres::Config, &str),
         explain: Vec<ExplainStatement>,
         options: observe::ObserveOptions,
@@ -216,9 +216,9 @@ async fn start_injector(
         .await
         .context("the check connection's backend pid")?
         .get(0);
-    Ok(crate::experiment::inject::spawn(
+    Ok(crate::executor::inject::spawn(
         &ctx.cfg.faults_of(&ctx.run.cell),
-        crate::experiment::inject::InjectTarget {
+        crate::executor::inject::InjectTarget {
             config: db_config.clone(),
             run_db: ctx.run_db.to_string(),
             spare_pids: vec![check_pid],

@@ -13,8 +13,8 @@ use anyhow::{Result, anyhow, bail};
 
 use super::builtin::{Builtin, for_cells};
 use super::{Driver, RunCtx, StudyHeader, TemplateCtx};
-use crate::experiment::plan::{PlannedRun, cells, validate, workload_spec};
-use crate::model::{BadInput, ExperimentConfig, LoadReport};
+use crate::executor::schedule::{ScheduledRun, cells, validate, workload_spec};
+use crate::model::{BadInput, LoadReport, StudyConfig};
 use crate::store::{Cell, RunRecord};
 use crate::workload::{self, Workload, WorkloadSpec};
 
@@ -23,7 +23,7 @@ type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// [`Driver`] with its futures boxed, so that drivers of different
 /// workload types can sit in one list.
-pub(in crate::experiment) trait DynDriver: Send + Sync {
+pub(in crate::executor) trait DynDriver: Send + Sync {
     /// As [`Driver::data_key`].
     fn data_key(&self, cell: usize) -> String;
     /// As [`Driver::load_template`].
@@ -60,7 +60,7 @@ impl<W: Workload> DynDriver for Builtin<W> {
 
 /// One driver per workload of the factor, and where each cell of the
 /// study is: (index into `parts`, index among that part's cells).
-pub(in crate::experiment) struct Factored {
+pub(in crate::executor) struct Factored {
     parts: Vec<Box<dyn DynDriver>>,
     /// The workload name of each part.
     names: Vec<String>,
@@ -84,7 +84,7 @@ impl Driver for Factored {
 
     async fn one_run(&self, ctx: &RunCtx<'_>) -> Result<(RunRecord, Option<anyhow::Error>)> {
         let (p, local) = self.of_cell[ctx.run.cell_index];
-        let run = PlannedRun {
+        let run = ScheduledRun {
             cell_index: local,
             ..ctx.run.clone()
         };
@@ -115,8 +115,8 @@ impl workload::WithWorkload for PartWith<'_> {
 /// baseline's); strategies and parameter defaults are every workload's.
 /// Errors: invalid configuration, an unknown workload, a bad factor or
 /// parameter value of any workload, before anything starts.
-pub(in crate::experiment) fn prepare(
-    cfg: &ExperimentConfig,
+pub(in crate::executor) fn prepare(
+    cfg: &StudyConfig,
 ) -> Result<(Vec<Cell>, StudyHeader, Factored)> {
     validate(cfg).map_err(BadInput::from_error)?;
     let cells = cells(cfg)?;
@@ -126,7 +126,7 @@ pub(in crate::experiment) fn prepare(
     let mut strategies = Vec::new();
     let mut param_defaults = BTreeMap::new();
     for (p, name) in cfg.workloads.iter().enumerate() {
-        let one = ExperimentConfig {
+        let one = StudyConfig {
             workload: name.clone(),
             ..cfg.clone()
         };

@@ -15,7 +15,7 @@ use crate::model::{Hunt, forbids};
 use crate::stats::rate::Rate;
 use crate::store::{Cell, Results};
 
-use super::plan::PlannedRun;
+use super::schedule::ScheduledRun;
 
 /// Where one cell's hunt stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,12 +60,12 @@ pub fn cell_hunt(cell: &Cell, results: &Results) -> CellHunt {
 
 /// The next round: one run of every cell still hunting, repetition numbers
 /// continuing after each cell's highest; empty when every cell is done.
-pub(super) fn next_round(cells: &[Cell], results: &Results, hunt: &Hunt) -> Vec<PlannedRun> {
+pub(super) fn next_round(cells: &[Cell], results: &Results, hunt: &Hunt) -> Vec<ScheduledRun> {
     cells
         .iter()
         .enumerate()
         .filter(|(_, c)| !cell_hunt(c, results).done(hunt))
-        .map(|(i, cell)| PlannedRun {
+        .map(|(i, cell)| ScheduledRun {
             cell: cell.clone(),
             cell_index: i,
             repetition: results

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::load_cmd::template::{Value, Vars};
-use crate::model::ExperimentConfig;
+use crate::model::StudyConfig;
 use crate::postgres::{self, Target};
 use crate::store::Cell;
 
@@ -37,7 +37,7 @@ pub(super) fn env_name(name: &str) -> String {
 
 /// Every placeholder name of study `cfg`: `Ok` when it has a value in
 /// every cell, else why not.
-pub(super) fn known_placeholders(cfg: &ExperimentConfig) -> BTreeMap<String, Result<(), String>> {
+pub(super) fn known_placeholders(cfg: &StudyConfig) -> BTreeMap<String, Result<(), String>> {
     let mut k: BTreeMap<String, Result<(), String>> = BTreeMap::new();
     let always = [
         "clients",
@@ -120,7 +120,7 @@ pub(super) fn secs(d: Duration) -> String {
 
 /// The placeholder values of `cell` that do not depend on the run or
 /// server.
-pub(super) fn cell_vars(cfg: &ExperimentConfig, cell: &Cell) -> Vars {
+pub(super) fn cell_vars(cfg: &StudyConfig, cell: &Cell) -> Vars {
     let mut v = Vars::new();
     let mut put = |k: &str, val: String| {
         v.insert(k.to_string(), plain(&val));

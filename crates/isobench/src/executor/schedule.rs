@@ -10,13 +10,13 @@ use anyhow::{Result, anyhow, bail};
 
 use super::{EXTERNAL, SCRIPTS};
 use crate::engine::retry::Retrier;
-use crate::model::{BadInput, ExperimentConfig, Order, Pooler, RetryPolicy};
+use crate::model::{BadInput, Order, Pooler, RetryPolicy, StudyConfig};
 use crate::store::{Cell, Rate, Results, RunRecord};
 use crate::workload::{self, Setup, WorkloadSpec};
 
 /// One planned run.
 #[derive(Debug, Clone)]
-pub struct PlannedRun {
+pub struct ScheduledRun {
     pub cell: Cell,
     /// Index into [`cells`].
     pub cell_index: usize,
@@ -24,7 +24,7 @@ pub struct PlannedRun {
 }
 
 /// The workload spec of `cfg`. Errors: unknown workload.
-pub(super) fn workload_spec(cfg: &ExperimentConfig) -> Result<&'static WorkloadSpec> {
+pub(super) fn workload_spec(cfg: &StudyConfig) -> Result<&'static WorkloadSpec> {
     workload::spec(&cfg.workload).ok_or_else(|| {
         anyhow!(BadInput(format!(
             "--workload: unknown workload '{}' (built-in: {}; see `isobench workloads`)",
@@ -48,7 +48,7 @@ pub(super) fn workload_spec(cfg: &ExperimentConfig) -> Result<&'static WorkloadS
 ///
 /// Errors: unknown workload, strategy or parameter, a factor given twice,
 /// `--scale` for a workload without one.
-pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
+pub fn cells(cfg: &StudyConfig) -> Result<Vec<Cell>> {
     let works = works(cfg)?;
     combinations(&cfg.params, "--param")?;
     let settings = combinations(&cfg.setting_factors, "settings")?;
@@ -124,7 +124,7 @@ pub fn cells(cfg: &ExperimentConfig) -> Result<Vec<Cell>> {
 /// given: every pool size for each pgbouncer mode, none for `none` (its
 /// cells have no pgbouncer to size); one pair of nothing without
 /// `--pooler`.
-fn poolers(cfg: &ExperimentConfig) -> Vec<(Option<Pooler>, Option<u32>)> {
+fn poolers(cfg: &StudyConfig) -> Vec<(Option<Pooler>, Option<u32>)> {
     let p = &cfg.pooler;
     if p.poolers.is_empty() {
         return vec![(None, None)];
@@ -159,7 +159,7 @@ type Work = (
 /// script factor (one when neither is a factor). With the workload as a
 /// factor, the scale and each parameter apply to the workloads that have
 /// them (refused when none has). Errors: as [`driven_factors`].
-fn works(cfg: &ExperimentConfig) -> Result<Vec<Work>> {
+fn works(cfg: &StudyConfig) -> Result<Vec<Work>> {
     if !cfg.scripts.sets.is_empty() && !cfg.load.active() {
         let (_, scales, strategies) = driven_factors(cfg)?;
         let params = combinations(&cfg.params, "--param")?;
@@ -183,7 +183,7 @@ fn works(cfg: &ExperimentConfig) -> Result<Vec<Work>> {
             .workloads
             .iter()
             .map(|w| {
-                let one = ExperimentConfig {
+                let one = StudyConfig {
                     workload: w.clone(),
                     ..cfg.clone()
                 };
@@ -229,7 +229,7 @@ fn works(cfg: &ExperimentConfig) -> Result<Vec<Work>> {
 /// The workload name, scales and strategies of `cfg`'s cells, by what
 /// drives them. Errors: unknown workload, strategy or parameter,
 /// `--scale` for a workload without one.
-fn driven_factors(cfg: &ExperimentConfig) -> Result<(String, Vec<Option<u32>>, Vec<String>)> {
+fn driven_factors(cfg: &StudyConfig) -> Result<(String, Vec<Option<u32>>, Vec<String>)> {
     // An external load: every factor is a placeholder value, unchecked
     // (the workload is `external`, with no strategy unless given).
     Ok(if cfg.scripts.active() {
@@ -317,7 +317,7 @@ fn combinations(
 /// ... With [`Order::Random`] each repetition's cells are shuffled
 /// (Fisher–Yates, seeded by `seed`, so a resumed study plans the same
 /// order).
-pub fn plan(cells: &[Cell], repeat: u32, order: Order, seed: u64) -> Vec<PlannedRun> {
+pub fn schedule(cells: &[Cell], repeat: u32, order: Order, seed: u64) -> Vec<ScheduledRun> {
     use rand::SeedableRng;
     use rand::seq::SliceRandom;
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed ^ 0x006f_7264_6572);
@@ -328,7 +328,7 @@ pub fn plan(cells: &[Cell], repeat: u32, order: Order, seed: u64) -> Vec<Planned
                 idx.shuffle(&mut rng);
             }
             idx.into_iter()
-                .map(|cell_index| PlannedRun {
+                .map(|cell_index| ScheduledRun {
                     cell: cells[cell_index].clone(),
                     cell_index,
                     repetition,
@@ -355,7 +355,7 @@ pub fn setup(cell: &Cell) -> Result<Setup> {
 /// server's processes (all but terminate) have the managed server.
 ///
 /// Errors: both options given; the offending value and why.
-pub(super) fn check_faults(cfg: &ExperimentConfig) -> Result<()> {
+pub(super) fn check_faults(cfg: &StudyConfig) -> Result<()> {
     if !cfg.faults.is_empty() && !cfg.fault_plans.is_empty() {
         bail!(
             "--fault and --fault-plan (study keys fault and fault_plan): give one; \
@@ -401,7 +401,7 @@ pub(super) fn check_faults(cfg: &ExperimentConfig) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn validate(cfg: &ExperimentConfig) -> Result<Retrier> {
+pub(super) fn validate(cfg: &StudyConfig) -> Result<Retrier> {
     if cfg.isolation.is_empty() {
         bail!("--isolation: give at least one level");
     }
@@ -480,9 +480,9 @@ pub(super) fn validate(cfg: &ExperimentConfig) -> Result<Retrier> {
     Retrier::new(&cfg.retry).map_err(|e| anyhow!(e))
 }
 
-/// The retry policy of `cell`: the experiment's, with the cell's
+/// The retry policy of `cell`: the study's, with the cell's
 /// `max_tries` when that is a factor.
-pub(super) fn retrier_for(cfg: &ExperimentConfig, cell: &Cell) -> Result<Retrier> {
+pub(super) fn retrier_for(cfg: &StudyConfig, cell: &Cell) -> Result<Retrier> {
     Retrier::new(&RetryPolicy {
         max_tries: cell.max_tries.unwrap_or(cfg.retry.max_tries),
         ..cfg.retry.clone()
@@ -499,7 +499,7 @@ pub(super) fn retrier_for(cfg: &ExperimentConfig, cell: &Cell) -> Result<Retrier
 /// baseline for the whole study: its first value at the first isolation
 /// level and strategy (`script=builtin:tpcb-like,isolation=rc`), other
 /// factors equal.
-pub(super) fn default_baseline(cfg: &ExperimentConfig) -> Option<String> {
+pub(super) fn default_baseline(cfg: &StudyConfig) -> Option<String> {
     let work = if cfg.scripts.sets.len() > 1 {
         Some(format!("script={}", cfg.scripts.sets[0].label))
     } else if cfg.workloads.len() > 1 && !cfg.scripts.active() {
@@ -554,7 +554,7 @@ pub(super) fn default_baseline(cfg: &ExperimentConfig) -> Option<String> {
 
 /// Refuses to resume into results whose runs do not belong to `planned`
 /// (another study, or a changed file).
-pub(super) fn check_resumable(prior: &Results, planned: &[PlannedRun]) -> Result<()> {
+pub(super) fn check_resumable(prior: &Results, planned: &[ScheduledRun]) -> Result<()> {
     for r in &prior.runs {
         if !planned
             .iter()
@@ -575,9 +575,9 @@ pub(super) fn check_resumable(prior: &Results, planned: &[PlannedRun]) -> Result
 /// The runs of `planned` not in `done` (by cell and repetition), with
 /// their run numbers (1-based, in plan order).
 pub(super) fn remaining<'a>(
-    planned: &'a [PlannedRun],
+    planned: &'a [ScheduledRun],
     done: &[RunRecord],
-) -> Vec<(u32, &'a PlannedRun)> {
+) -> Vec<(u32, &'a ScheduledRun)> {
     let done: Vec<(Cell, u32)> = done
         .iter()
         .map(|r| (r.cell.clone(), r.repetition))
@@ -607,8 +607,8 @@ mod tests {
     use crate::model::{Isolation, RetryPolicy, TargetConfig};
     use crate::workload::Workload;
 
-    fn cfg() -> ExperimentConfig {
-        ExperimentConfig {
+    fn cfg() -> StudyConfig {
+        StudyConfig {
             workload: "tpcb".into(),
             workloads: Vec::new(),
             load: Default::default(),
@@ -662,7 +662,7 @@ mod tests {
     #[test]
     fn plan_is_interleaved_by_repetition() {
         let c = cfg();
-        let p = plan(&cells(&c).unwrap(), c.repeat, Order::Interleaved, 1);
+        let p = schedule(&cells(&c).unwrap(), c.repeat, Order::Interleaved, 1);
         assert_eq!(p.len(), 8);
         let reps: Vec<u32> = p.iter().map(|r| r.repetition).collect();
         assert_eq!(reps, vec![1, 1, 1, 1, 2, 2, 2, 2]);
@@ -816,7 +816,7 @@ mod tests {
         for cell in &cells {
             setup(cell).unwrap();
         }
-        let p = plan(&cells, 2, Order::Interleaved, 1);
+        let p = schedule(&cells, 2, Order::Interleaved, 1);
         let order: Vec<(u32, usize)> = p.iter().map(|r| (r.repetition, r.cell_index)).collect();
         assert_eq!(
             order,
@@ -915,7 +915,7 @@ mod tests {
         let mut c = cfg();
         c.clients = vec![1, 2, 4, 8, 16];
         let cells = cells(&c).unwrap();
-        let p = plan(&cells, 3, Order::Random, 7);
+        let p = schedule(&cells, 3, Order::Random, 7);
         assert_eq!(p.len(), 3 * cells.len());
         // Every repetition runs every cell once, repetitions in order.
         for (k, rep) in p.chunks(cells.len()).enumerate() {
@@ -927,16 +927,19 @@ mod tests {
         }
         // The same seed plans the same order (a resumed study); with 10
         // cells, another seed or the interleaved order differs.
-        let order = |p: &[PlannedRun]| p.iter().map(|r| r.cell_index).collect::<Vec<_>>();
-        assert_eq!(order(&p), order(&plan(&cells, 3, Order::Random, 7)));
-        assert_ne!(order(&p), order(&plan(&cells, 3, Order::Random, 8)));
-        assert_ne!(order(&p), order(&plan(&cells, 3, Order::Interleaved, 7)));
+        let order = |p: &[ScheduledRun]| p.iter().map(|r| r.cell_index).collect::<Vec<_>>();
+        assert_eq!(order(&p), order(&schedule(&cells, 3, Order::Random, 7)));
+        assert_ne!(order(&p), order(&schedule(&cells, 3, Order::Random, 8)));
+        assert_ne!(
+            order(&p),
+            order(&schedule(&cells, 3, Order::Interleaved, 7))
+        );
     }
 
     #[test]
     fn a_resumed_study_runs_what_is_left_under_its_planned_numbers() {
         let c = cfg();
-        let planned = plan(&cells(&c).unwrap(), c.repeat, Order::Interleaved, 1);
+        let planned = schedule(&cells(&c).unwrap(), c.repeat, Order::Interleaved, 1);
         let mut done = crate::model::fixture::results().runs[0].clone();
         done.cell = planned[1].cell.clone();
         done.repetition = planned[1].repetition;

@@ -13,20 +13,20 @@ use super::services::{RunServices, Served};
 use super::{Driver, RunCtx, StudyHeader, TemplateCtx};
 use crate::engine::retry::Retrier;
 use crate::engine::{self, EngineOutcome, EngineParams};
-use crate::experiment::copies::{create_template, fresh_copy};
-use crate::experiment::plan::{cells, retrier_for, setup, validate, workload_spec};
-use crate::experiment::target::{crash_cause, log_len, shown_settings, wait_for_server};
+use crate::executor::copies::{create_template, fresh_copy};
+use crate::executor::schedule::{cells, retrier_for, setup, validate, workload_spec};
+use crate::executor::target::{crash_cause, log_len, shown_settings, wait_for_server};
 use crate::model::encode_histogram;
 use crate::model::{
-    BadInput, ExperimentConfig, InvariantResult, LoadReport, RunFaults, ServerObservations,
-    outage_s, recovery_s,
+    BadInput, InvariantResult, LoadReport, RunFaults, ServerObservations, StudyConfig, outage_s,
+    recovery_s,
 };
 use crate::postgres;
 use crate::store::{self, Cell, RunRecord};
 use crate::workload::{self, Ledger, Workload, WorkloadSpec};
 
 /// A built-in workload, one instance per cell.
-pub(in crate::experiment) struct Builtin<W> {
+pub(in crate::executor) struct Builtin<W> {
     pub(super) spec: &'static WorkloadSpec,
     pub(super) workloads: Vec<W>,
 }
@@ -53,8 +53,8 @@ impl<W: Workload> Driver for Builtin<W> {
 /// The cells, stored header and driver of a study of built-in workload
 /// `W`. Errors: invalid configuration, a bad factor or parameter value
 /// (every cell's workload is built before anything starts).
-pub(in crate::experiment) fn prepare<W: Workload>(
-    cfg: &ExperimentConfig,
+pub(in crate::executor) fn prepare<W: Workload>(
+    cfg: &StudyConfig,
 ) -> Result<(Vec<Cell>, StudyHeader, Builtin<W>)> {
     validate(cfg).map_err(BadInput::from_error)?;
     let spec = workload_spec(cfg)?;
@@ -75,7 +75,7 @@ pub(in crate::experiment) fn prepare<W: Workload>(
 /// The driver of workload `spec` (of type `W`) for `cells`, every cell's
 /// workload built before anything starts, so that a bad parameter value
 /// is reported at once. Errors: a bad parameter value.
-pub(in crate::experiment) fn for_cells<W: Workload>(
+pub(in crate::executor) fn for_cells<W: Workload>(
     spec: &'static WorkloadSpec,
     cells: &[Cell],
 ) -> Result<Builtin<W>> {
@@ -319,7 +319,7 @@ async fn open(ctx: &RunCtx<'_>, lead: bool, in_place: bool) -> Result<Opened> {
         (postgres::connect(&config).await?, 0.0, Vec::new())
     };
     if lead {
-        crate::experiment::checks::validate(&check_db, &ctx.cfg.checks).await?;
+        crate::executor::checks::validate(&check_db, &ctx.cfg.checks).await?;
     }
     Ok(Opened {
         check_db,
@@ -535,7 +535,7 @@ async fn check<W: Workload>(
     ctx: &RunCtx<'_>,
     check_db: &tokio_postgres::Client,
     (lifetime, ledger): (crate::model::Lifetime, ClientLedger<W>),
-    during: Result<crate::experiment::checks::During>,
+    during: Result<crate::executor::checks::During>,
     errors: &mut Vec<String>,
 ) -> Result<(Vec<InvariantResult>, Option<anyhow::Error>)> {
     let mut all = workload
@@ -545,7 +545,7 @@ async fn check<W: Workload>(
     let declared = match during {
         Ok(during) => {
             errors.extend(during.stopped);
-            crate::experiment::checks::after_run(check_db, &ctx.cfg.checks, &during.seen).await
+            crate::executor::checks::after_run(check_db, &ctx.cfg.checks, &during.seen).await
         }
         Err(e) => Err(e),
     };

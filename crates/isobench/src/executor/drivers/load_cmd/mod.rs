@@ -19,13 +19,13 @@ use tokio_util::sync::CancellationToken;
 
 mod vars;
 
-use crate::experiment::EXTERNAL;
-use crate::experiment::checks;
-use crate::experiment::copies::{drop_database, fresh_copy, quote_ident};
-use crate::experiment::drivers::services::Watchers;
-use crate::experiment::drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};
-use crate::experiment::plan::{PlannedRun, cells, validate};
-use crate::experiment::target::{Server, shown_settings};
+use crate::executor::EXTERNAL;
+use crate::executor::checks;
+use crate::executor::copies::{drop_database, fresh_copy, quote_ident};
+use crate::executor::drivers::services::Watchers;
+use crate::executor::drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};
+use crate::executor::schedule::{ScheduledRun, cells, validate};
+use crate::executor::target::{Server, shown_settings};
 use crate::load_cmd::parse::{self};
 use crate::load_cmd::template::{Template, Vars};
 use crate::load_cmd::{self as ext, Finished};
@@ -33,7 +33,7 @@ use crate::model::LoadFigures;
 use crate::model::LoadReport;
 use crate::model::Phase;
 use crate::model::{BadInput, LatencySummary, LoadFormat, ServerObservations};
-use crate::model::{ExperimentConfig, OnError};
+use crate::model::{OnError, StudyConfig};
 use crate::observe::{self, Backends};
 use crate::postgres::{self, Target};
 use crate::store::{Cell, LoadRecord, RunRecord};
@@ -41,7 +41,7 @@ use vars::{SERVER_VARS, cell_vars, env_of, known_placeholders, plain, server_var
 
 /// The external load of a study: its parsed templates, checked against
 /// every placeholder the study can fill.
-pub(in crate::experiment) struct LoadCmd {
+pub(in crate::executor) struct LoadCmd {
     cmd: Template,
     setup: Option<Template>,
     before_run: Option<Template>,
@@ -58,9 +58,7 @@ pub(in crate::experiment) struct LoadCmd {
 /// The cells, stored header and driver of a study of an external load:
 /// templates checked before anything starts. Notes for the user are
 /// printed unless quiet.
-pub(in crate::experiment) fn prepare(
-    cfg: &ExperimentConfig,
-) -> Result<(Vec<Cell>, StudyHeader, LoadCmd)> {
+pub(in crate::executor) fn prepare(cfg: &StudyConfig) -> Result<(Vec<Cell>, StudyHeader, LoadCmd)> {
     validate(cfg).map_err(BadInput::from_error)?;
     if !cfg.faults.is_empty() || !cfg.fault_plans.is_empty() {
         bail!(BadInput(
@@ -95,7 +93,7 @@ impl LoadCmd {
     /// Errors (naming the option): a malformed template, an unknown
     /// placeholder, or one without a value in this study (e.g.
     /// `{pool_size}` without a pool_size factor).
-    fn new(cfg: &ExperimentConfig, cells: &[Cell]) -> Result<(LoadCmd, Vec<String>)> {
+    fn new(cfg: &StudyConfig, cells: &[Cell]) -> Result<(LoadCmd, Vec<String>)> {
         let l = &cfg.load;
         let parse = |option: &str, t: &Option<String>| -> Result<Option<Template>> {
             t.as_deref()
@@ -667,7 +665,7 @@ struct Seen {
 /// latency as the tool reported them (0 where it reports nothing), and
 /// pgbench's failures by SQLSTATE (`--failures-detailed`) and retries.
 fn record(
-    run: &PlannedRun,
+    run: &ScheduledRun,
     index: u32,
     f: Option<&LoadFigures>,
     seen: Seen,
@@ -773,7 +771,7 @@ mod tests {
     use super::*;
     use crate::model::{Isolation, TargetConfig};
 
-    fn cfg() -> ExperimentConfig {
+    fn cfg() -> StudyConfig {
         let mut c = crate::study::defaults();
         c.load.cmd = Some("pgbench -c {clients} -T {duration_s} {dsn}".into());
         c.clients = vec![1, 4];
@@ -784,7 +782,7 @@ mod tests {
     #[test]
     fn templates_are_checked_before_anything_runs() {
         let mut c = cfg();
-        let cells = crate::experiment::cells(&c).unwrap();
+        let cells = crate::executor::cells(&c).unwrap();
         assert_eq!(cells.len(), 2);
         assert_eq!(c.isolation, vec![Isolation::ReadCommitted]);
         let (ext, notes) = LoadCmd::new(&c, &cells).unwrap();
@@ -817,7 +815,7 @@ mod tests {
         c.pool_size = vec![10, 25];
         c.params = vec![("workers".into(), vec!["2".into(), "4".into()])];
         c.load.setup = Some("pgbench -i -s {workers} {dsn}".into());
-        let cells = crate::experiment::cells(&c).unwrap();
+        let cells = crate::executor::cells(&c).unwrap();
         assert_eq!(cells.len(), 2 * 2 * 2);
         let (ext, notes) = LoadCmd::new(&c, &cells).unwrap();
         assert_eq!(notes.len(), 1, "{notes:?}");

@@ -12,9 +12,9 @@ use std::path::Path;
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
-use super::plan::PlannedRun;
+use super::schedule::ScheduledRun;
 use super::target::Server;
-use crate::model::{ExperimentConfig, LoadReport};
+use crate::model::{LoadReport, StudyConfig};
 use crate::progress::Progress;
 use crate::store::RunRecord;
 
@@ -41,12 +41,12 @@ pub(super) struct TemplateCtx<'a> {
 /// (1-based, in plan order), in a fresh copy `run_db` of template `tmpl`
 /// on `srv`, with results directory `dir`.
 pub(super) struct RunCtx<'a> {
-    pub cfg: &'a ExperimentConfig,
+    pub cfg: &'a StudyConfig,
     pub srv: &'a Server,
     pub tmpl: &'a str,
     pub run_db: &'a str,
     pub dir: &'a Path,
-    pub run: &'a PlannedRun,
+    pub run: &'a ScheduledRun,
     pub index: u32,
     pub cancel: &'a CancellationToken,
     pub progress: &'a Progress,

@@ -26,8 +26,8 @@ use tokio::sync::watch;
 use tokio_postgres::Config;
 
 use crate::model::{
-    BadInput, ExperimentConfig, ObserveLevel, PGBOUNCER_DEFAULT_POOL_SIZE, Phase, PoolMode,
-    PoolerObservations, QueryMode, ServerObservations,
+    BadInput, ObserveLevel, PGBOUNCER_DEFAULT_POOL_SIZE, Phase, PoolMode, PoolerObservations,
+    QueryMode, ServerObservations, StudyConfig,
 };
 use crate::observe::{PoolerInfo, observe_pooler};
 use crate::postgres::pgbouncer::{self, Listener, PgBouncer, PgBouncerOptions, Upstream, Version};
@@ -51,7 +51,7 @@ pub(super) struct Bouncer {
 /// pgbouncer in transaction mode before 1.21 (named with the version
 /// found and the fix); session mode with more connections than
 /// pgbouncer's pool (the rest would wait for ever).
-pub(super) fn check(cfg: &ExperimentConfig) -> Result<Option<Bouncer>> {
+pub(super) fn check(cfg: &StudyConfig) -> Result<Option<Bouncer>> {
     let p = &cfg.pooler;
     let bad = |m: String| Err(BadInput(m).into());
     if !p.pgbouncer() {
@@ -189,7 +189,7 @@ pub(super) struct Where<'a> {
     /// The phase of the run, for the observer.
     pub phase: watch::Receiver<Phase>,
     /// A sharded study's coordination, and the run.
-    pub coord: Option<(&'a crate::experiment::shard::Coord, u32)>,
+    pub coord: Option<(&'a crate::executor::shard::Coord, u32)>,
 }
 
 impl RunPooler {
@@ -203,7 +203,7 @@ impl RunPooler {
     /// none, or runs on another machine (its pgbouncer listens on the
     /// loopback address only).
     pub(super) async fn start(
-        cfg: &ExperimentConfig,
+        cfg: &StudyConfig,
         cell: &Cell,
         at: Where<'_>,
     ) -> Result<Option<RunPooler>> {

@@ -1,4 +1,4 @@
-//! An experiment: factors x repetitions -> runs, executed in interleaved
+//! A study: factors x repetitions -> runs, executed in interleaved
 //! order (repetition 1 of every cell, then repetition 2, ...), so that a
 //! slow drift of the machine spreads over all cells instead of biasing one.
 //!
@@ -17,12 +17,13 @@
 //! - here: [`run`], the orchestration of all of them, and the clean-up on
 //!   every way out (done, Ctrl-C, error).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use tokio_util::sync::CancellationToken;
 
-use crate::model::{BadInput, ExperimentConfig, RunRecord, first_failure_of, sqlstate_name};
+use crate::model::{BadInput, RunRecord, StudyConfig, first_failure_of, sqlstate_name};
 use crate::postgres::Target;
 use crate::progress::{Progress, TickHook};
 use crate::report;
@@ -35,22 +36,22 @@ mod copies;
 mod drivers;
 mod hunt;
 mod inject;
-mod plan;
 mod pooler;
 mod precision;
 mod save;
+mod schedule;
 pub mod shard;
 mod target;
 
 use copies::drop_database;
 use drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};
-pub use plan::{PlannedRun, cells, plan, setup};
 use save::save;
+pub use schedule::{ScheduledRun, cells, schedule, setup};
 use target::{Server, fmt_settings, server_key, start_server};
 
-/// How an experiment ended.
+/// How a study ended.
 #[derive(Debug)]
-pub struct ExperimentOutcome {
+pub struct StudyOutcome {
     pub dir: PathBuf,
     pub results: Results,
     /// Ctrl-C (or SIGTERM) stopped it before every run was done.
@@ -63,13 +64,22 @@ pub const EXTERNAL: &str = "external";
 /// The workload name of cells and results driven by pgbench scripts.
 pub const SCRIPTS: &str = "pgbench-script";
 
-/// Runs the experiment `cfg` until done or `cancel` fires.
+/// Runs the study `cfg` until done or `cancel` fires, `reports`
+/// rendering its reports.
 ///
 /// Errors: invalid configuration, a target that cannot be started or
 /// reached, a failed load, or a run that cannot start; completed runs are
 /// already written to the results directory when an error is returned.
-pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<ExperimentOutcome> {
-    run_observed(cfg, cancel, Hooks::default()).await
+pub async fn run(
+    cfg: StudyConfig,
+    cancel: CancellationToken,
+    reports: Option<Arc<dyn Reports>>,
+) -> Result<StudyOutcome> {
+    let hooks = Hooks {
+        reports,
+        ..Hooks::default()
+    };
+    run_observed(cfg, cancel, hooks).await
 }
 
 /// What a caller of [`run_observed`] gets from its runs: every tick
@@ -79,6 +89,27 @@ pub async fn run(cfg: ExperimentConfig, cancel: CancellationToken) -> Result<Exp
 pub struct Hooks {
     pub on_tick: Option<TickHook>,
     pub tx_log: Option<crate::engine::txlog::TxLogHook>,
+    /// What renders reports from the results as they are saved; none:
+    /// the results directory holds the store and results.json only.
+    pub reports: Option<Arc<dyn Reports>>,
+}
+
+/// What renders reports from a study's results: the executor measures,
+/// stores and saves (`results.sqlite`, `results.json`); the command that
+/// runs the study decides what to render (`isobench run`: report.md after
+/// every run, every format at the end; [`crate::cmd`]'s `ReportFiles`).
+pub trait Reports: Send + Sync {
+    /// After a run was saved, with the results so far (at least one run).
+    ///
+    /// Errors: a report could not be written (the study stops; what was
+    /// measured is saved).
+    fn after_run(&self, dir: &Path, results: &Results) -> Result<()>;
+
+    /// Once the study ended, complete or not (not when it stopped before
+    /// measuring anything).
+    ///
+    /// Errors: a report could not be written.
+    fn at_end(&self, dir: &Path, results: &Results) -> Result<()>;
 }
 
 /// [`run`], calling `hooks.on_tick` with every run's ticks (about once a
@@ -86,10 +117,10 @@ pub struct Hooks {
 ///
 /// Errors: as [`run`].
 pub async fn run_observed(
-    cfg: ExperimentConfig,
+    cfg: StudyConfig,
     cancel: CancellationToken,
     hooks: Hooks,
-) -> Result<ExperimentOutcome> {
+) -> Result<StudyOutcome> {
     let cfg = cfg.resolve();
     if cfg.load.active() && cfg.scripts.active() {
         bail!(BadInput(
@@ -127,7 +158,7 @@ pub async fn run_observed(
         let (cells, header, driver) = drivers::factored::prepare(&cfg)?;
         return run_study(cfg, cancel, cells, header, driver, hooks).await;
     }
-    let name = plan::workload_spec(&cfg)?.name;
+    let name = schedule::workload_spec(&cfg)?.name;
     match crate::workload::with_workload(name, RunWith { cfg, cancel, hooks }) {
         Some(study) => study.await,
         None => bail!("workload '{name}' is not registered"),
@@ -137,14 +168,13 @@ pub async fn run_observed(
 /// Runs a study of the workload type [`crate::workload::with_workload`]
 /// picks by name.
 struct RunWith {
-    cfg: ExperimentConfig,
+    cfg: StudyConfig,
     cancel: CancellationToken,
     hooks: Hooks,
 }
 
 impl crate::workload::WithWorkload for RunWith {
-    type Output =
-        std::pin::Pin<Box<dyn std::future::Future<Output = Result<ExperimentOutcome>> + Send>>;
+    type Output = std::pin::Pin<Box<dyn std::future::Future<Output = Result<StudyOutcome>> + Send>>;
     fn with<W: Workload>(self) -> Self::Output {
         Box::pin(run_with::<W>(self.cfg, self.cancel, self.hooks))
     }
@@ -152,20 +182,20 @@ impl crate::workload::WithWorkload for RunWith {
 
 /// A study of built-in workload `W`.
 async fn run_with<W: Workload>(
-    cfg: ExperimentConfig,
+    cfg: StudyConfig,
     cancel: CancellationToken,
     hooks: Hooks,
-) -> Result<ExperimentOutcome> {
+) -> Result<StudyOutcome> {
     let (cells, header, driver) = drivers::builtin::prepare::<W>(&cfg)?;
     run_study(cfg, cancel, cells, header, driver, hooks).await
 }
 
 /// A study of an external load: templates checked before anything starts.
 async fn run_external(
-    cfg: ExperimentConfig,
+    cfg: StudyConfig,
     cancel: CancellationToken,
     hooks: Hooks,
-) -> Result<ExperimentOutcome> {
+) -> Result<StudyOutcome> {
     let (cells, header, driver) = drivers::load_cmd::prepare(&cfg)?;
     run_study(cfg, cancel, cells, header, driver, hooks).await
 }
@@ -173,10 +203,10 @@ async fn run_external(
 /// A study of pgbench scripts: every script parsed (and every expression)
 /// before anything starts.
 async fn run_scripts(
-    cfg: ExperimentConfig,
+    cfg: StudyConfig,
     cancel: CancellationToken,
     hooks: Hooks,
-) -> Result<ExperimentOutcome> {
+) -> Result<StudyOutcome> {
     let (cells, header, driver) = drivers::scripts::prepare(&cfg)?;
     run_study(cfg, cancel, cells, header, driver, hooks).await
 }
@@ -185,13 +215,13 @@ async fn run_scripts(
 /// and store, the servers, the template databases, the run loop, and the
 /// clean-up on every way out.
 async fn run_study<D: Driver>(
-    cfg: ExperimentConfig,
+    cfg: StudyConfig,
     cancel: CancellationToken,
     cells: Vec<Cell>,
     header: StudyHeader,
     driver: D,
     hooks: Hooks,
-) -> Result<ExperimentOutcome> {
+) -> Result<StudyOutcome> {
     // Before anything runs: an address that cannot be bound is bad input.
     let live = cfg
         .metrics_listen
@@ -206,7 +236,7 @@ async fn run_study<D: Driver>(
     crate::postgres::cpus::set_server_cpus(cpus.server);
     crate::postgres::cpus::set_client_cpus(cpus.clients);
     let (template_of, variants) = template_indices(&driver, cells.len());
-    let planned = plan(&cells, cfg.repeat, cfg.order, cfg.seed);
+    let planned = schedule(&cells, cfg.repeat, cfg.order, cfg.seed);
     let mut stored = save::stored_config(&cfg, &cells, header);
     if cfg.resume.is_none() {
         check_baseline(&stored, &cells)?;
@@ -251,6 +281,7 @@ async fn run_study<D: Driver>(
         progress,
         coord: None,
         tx_log: hooks.tx_log,
+        reports: hooks.reports,
     };
     let mut study = study;
     let first_key = planned
@@ -300,8 +331,14 @@ async fn run_study<D: Driver>(
     let mut results =
         save::starting_results(prior, stored, &srv.env, planned.len(), &study.progress);
     let mut db = save::open_store(&cfg, &study.dir, &results)?;
-    save(&study.dir, &mut db, &results, None)?;
-    let todo = plan::remaining(&planned, &results.runs);
+    save(
+        &study.dir,
+        &mut db,
+        &results,
+        None,
+        study.reports.as_deref(),
+    )?;
+    let todo = schedule::remaining(&planned, &results.runs);
 
     // Everything between creating databases and dropping them, so that
     // every way out of it (done, Ctrl-C, error) reaches the clean-up in
@@ -342,7 +379,7 @@ async fn run_study<D: Driver>(
         study.progress.more(round.len());
         total += round.len();
         let next = results.runs.iter().map(|r| r.index).max().unwrap_or(0) + 1;
-        let todo: Vec<(u32, &PlannedRun)> = round
+        let todo: Vec<(u32, &ScheduledRun)> = round
             .iter()
             .enumerate()
             .map(|(i, r)| (next + i as u32, r))
@@ -356,7 +393,7 @@ async fn run_study<D: Driver>(
 
 /// Whether the runs use the target's own database (`isobench pgbench` on
 /// a named server): no template, no copy, nothing dropped.
-fn in_place(cfg: &ExperimentConfig) -> bool {
+fn in_place(cfg: &StudyConfig) -> bool {
     cfg.pgbench.as_ref().is_some_and(|p| p.in_place)
 }
 
@@ -398,7 +435,7 @@ fn check_baseline(stored: &StoredConfig, cells: &[Cell]) -> Result<()> {
 }
 
 /// The distinct cells of `planned`, in order of first run.
-fn distinct_planned(planned: &[PlannedRun]) -> Vec<Cell> {
+fn distinct_planned(planned: &[ScheduledRun]) -> Vec<Cell> {
     let mut cells: Vec<Cell> = Vec::new();
     for p in planned {
         if !cells.contains(&p.cell) {
@@ -412,8 +449,8 @@ fn distinct_planned(planned: &[PlannedRun]) -> Vec<Cell> {
 /// for a new directory what was created for it. Resume: the runs already
 /// measured stay; interrupted ones run again.
 fn results_dir(
-    cfg: &ExperimentConfig,
-    planned: &[PlannedRun],
+    cfg: &StudyConfig,
+    planned: &[ScheduledRun],
 ) -> Result<(PathBuf, Option<Results>, Option<store::NewDir>)> {
     Ok(match &cfg.resume {
         Some(dir) => {
@@ -423,10 +460,10 @@ fn results_dir(
                 // sequential rule, up to the maximum.
                 Some(p) => {
                     let cells: Vec<Cell> = distinct_planned(planned);
-                    let most = plan(&cells, p.max_repeat, cfg.order, cfg.seed);
-                    plan::check_resumable(&prior, &most)?;
+                    let most = schedule(&cells, p.max_repeat, cfg.order, cfg.seed);
+                    schedule::check_resumable(&prior, &most)?;
                 }
-                None => plan::check_resumable(&prior, planned)?,
+                None => schedule::check_resumable(&prior, planned)?,
             }
             (dir.to_path_buf(), Some(prior), None)
         }
@@ -441,7 +478,7 @@ fn results_dir(
 /// template database of every cell (by index into `templates`), the run
 /// database, the results directory and server log.
 struct Study<'a, D> {
-    cfg: &'a ExperimentConfig,
+    cfg: &'a StudyConfig,
     driver: &'a D,
     cancel: &'a CancellationToken,
     template_of: Vec<usize>,
@@ -456,12 +493,14 @@ struct Study<'a, D> {
     coord: Option<shard::Coord>,
     /// Every run's transaction log, if any ([`Hooks::tx_log`]).
     tx_log: Option<crate::engine::txlog::TxLogHook>,
+    /// [`Hooks::reports`].
+    reports: Option<Arc<dyn Reports>>,
 }
 
 /// What identifies a study to its shards: its planned runs (cells,
 /// repetitions, order), seed, durations and workload, as text
 /// ([`shard::study_id`] hashes it).
-fn study_key(cfg: &ExperimentConfig, planned: &[PlannedRun]) -> String {
+fn study_key(cfg: &StudyConfig, planned: &[ScheduledRun]) -> String {
     let mut key = format!(
         "{} seed={} warmup={:?} duration={:?} transactions={:?};",
         cfg.workload, cfg.seed, cfg.warmup, cfg.duration, cfg.transactions
@@ -497,7 +536,7 @@ impl<D: Driver> Study<'_, D> {
     /// failed, saving after every run.
     async fn run_all(
         &self,
-        todo: Vec<(u32, &PlannedRun)>,
+        todo: Vec<(u32, &ScheduledRun)>,
         server: &mut Option<Server>,
         results: &mut Results,
         db: &mut Store,
@@ -570,7 +609,7 @@ impl<D: Driver> Study<'_, D> {
         srv: &Server,
         t: usize,
         index: u32,
-        run: &PlannedRun,
+        run: &ScheduledRun,
         results: &mut Results,
         db: &mut Store,
     ) -> Result<()> {
@@ -607,7 +646,7 @@ impl<D: Driver> Study<'_, D> {
         self.progress.end_run(&record);
         results.runs.push(record);
         results.runs.sort_by_key(|r| r.index);
-        save(&self.dir, db, results, Some(index))?;
+        save(&self.dir, db, results, Some(index), self.reports.as_deref())?;
         if let Some(c) = self.coord.as_ref().filter(|c| c.spec.index == 0) {
             c.done(index).await?;
         }
@@ -627,7 +666,7 @@ impl<D: Driver> Study<'_, D> {
         mut results: Results,
         mut db: Store,
         planned: usize,
-    ) -> Result<ExperimentOutcome> {
+    ) -> Result<StudyOutcome> {
         let dir = self.dir;
         self.progress.finish();
         let outcome_err = body.err();
@@ -637,15 +676,14 @@ impl<D: Driver> Study<'_, D> {
             && results.runs.len() == planned
             && results.runs.iter().all(|r| r.complete);
         results.finished_at = Some(chrono::Local::now().to_rfc3339());
-        save(&dir, &mut db, &results, None)?;
+        save(&dir, &mut db, &results, None, None)?;
         // A study stopped by an error before its first run has nothing
         // to report (issue #49: its report said "INCOMPLETE
         // (interrupted)" over 0 runs, and stderr "completed runs are
         // saved").
         let nothing = outcome_err.is_some() && results.runs.is_empty() && !interrupted;
-        if !nothing {
-            report::files::write(&dir, &results, report::files::Format::ALL)
-                .map_err(anyhow::Error::msg)?;
+        if let Some(reports) = self.reports.as_deref().filter(|_| !nothing) {
+            reports.at_end(&dir, &results)?;
         }
         let lead = self.coord.as_ref().is_none_or(|c| c.spec.index == 0);
         if let Some(c) = self.coord.as_ref().filter(|_| lead) {
@@ -672,7 +710,7 @@ impl<D: Driver> Study<'_, D> {
                 format!("completed runs are saved in {}", dir.display())
             }));
         }
-        Ok(ExperimentOutcome {
+        Ok(StudyOutcome {
             dir,
             results,
             interrupted,

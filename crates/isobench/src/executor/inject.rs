@@ -28,7 +28,7 @@ pub(super) struct InjectTarget {
     pub(super) spare_pids: Vec<i32>,
     /// The managed server's processes (restart, crash, pause); `None` on
     /// an external server, where the plan has no such kinds
-    /// (`plan::check_faults`).
+    /// (`schedule::check_faults`).
     pub(super) server: Option<ServerControl>,
     /// The failover manager's formation (failover); `None` without one.
     pub(super) formation: Option<FormationControl>,

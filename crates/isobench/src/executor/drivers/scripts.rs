@@ -13,9 +13,9 @@ use anyhow::{Result, bail};
 
 use super::StudyHeader;
 use super::builtin::Builtin;
-use crate::experiment::SCRIPTS;
-use crate::experiment::plan::{cells, validate};
-use crate::model::{BadInput, ExperimentConfig, ScriptSet};
+use crate::executor::SCRIPTS;
+use crate::executor::schedule::{cells, validate};
+use crate::model::{BadInput, ScriptSet, StudyConfig};
 use crate::pgbench::run::ScriptWorkload;
 use crate::store::Cell;
 use crate::workload;
@@ -23,8 +23,8 @@ use crate::workload;
 /// The cells, stored header and driver of a study of pgbench scripts.
 /// Errors: invalid configuration, a script that cannot be read or
 /// parsed, `--param` or `--strategy` given.
-pub(in crate::experiment) fn prepare(
-    cfg: &ExperimentConfig,
+pub(in crate::executor) fn prepare(
+    cfg: &StudyConfig,
 ) -> Result<(Vec<Cell>, StudyHeader, Builtin<ScriptWorkload>)> {
     use crate::pgbench::{run, script};
     validate(cfg).map_err(BadInput::from_error)?;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result, anyhow};
 use tokio_postgres::Client;
 
-use crate::model::{BadInput, ExperimentConfig, PgBuild, REPLICATION, Replication, is_run_setting};
+use crate::model::{BadInput, PgBuild, REPLICATION, Replication, StudyConfig, is_run_setting};
 use crate::postgres::{self, Target};
 use crate::store::{Cell, Environment};
 
@@ -62,7 +62,7 @@ impl Server {
     /// [`postgres::cluster::set_replication`]).
     pub(super) async fn prepare_run(
         &mut self,
-        cfg: &ExperimentConfig,
+        cfg: &StudyConfig,
         cell: &Cell,
         progress: &crate::progress::Progress,
     ) -> Result<()> {
@@ -150,7 +150,7 @@ impl Server {
 /// Starts the server for `key` (binaries, settings) as configured by
 /// `cfg.target`; the key's settings override `--set` ones.
 pub(super) async fn start_server(
-    cfg: &ExperimentConfig,
+    cfg: &StudyConfig,
     key: (Option<String>, BTreeMap<String, String>),
     log: &std::path::Path,
     connections: u32,
@@ -258,7 +258,7 @@ pub(super) fn server_key(cell: &Cell) -> (Option<String>, BTreeMap<String, Strin
 
 /// The run settings ([`is_run_setting`]) of a run of `cell`: the study's
 /// fixed ones (`--set`, or one value of the key) with the cell's on top.
-pub(super) fn run_settings(cfg: &ExperimentConfig, cell: &Cell) -> Vec<(String, String)> {
+pub(super) fn run_settings(cfg: &StudyConfig, cell: &Cell) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = cfg
         .target
         .settings
@@ -332,7 +332,7 @@ pub(super) fn fmt_settings(s: &BTreeMap<String, String>) -> String {
 /// settings and the `--set` ones, as the run's database sees them.
 pub(super) async fn shown_settings(
     db: &Client,
-    cfg: &ExperimentConfig,
+    cfg: &StudyConfig,
     cell: &Cell,
 ) -> Result<(String, BTreeMap<String, String>)> {
     let show = |e: tokio_postgres::Error| anyhow!("SHOW: {}", postgres::error_text(&e));
