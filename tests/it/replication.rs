@@ -261,7 +261,10 @@ fn read_your_writes_breaks_on_an_async_standby() {
         .ok();
     let run = &r["runs"][0];
     let ryw = invariant(run, "read-your-writes");
-    let (violations, checked) = (ryw["violations"].as_u64().unwrap(), ryw["checked"].as_u64().unwrap());
+    let (violations, checked) = (
+        ryw["violations"].as_u64().unwrap(),
+        ryw["checked"].as_u64().unwrap(),
+    );
     assert!(checked > 50, "{ryw}");
     assert!(violations > 0 && !ryw["ok"].as_bool().unwrap(), "{ryw}");
     let detail = ryw["detail"].as_str().unwrap();
@@ -275,7 +278,11 @@ fn read_your_writes_breaks_on_an_async_standby() {
     let mr = invariant(run, "monotonic reads");
     assert!(mr["violations"].as_u64().unwrap() > 0, "{mr}");
     // Counted among the run's anomalies.
-    assert!(run["anomalies"].as_u64().unwrap() >= violations, "{}", run["anomalies"]);
+    assert!(
+        run["anomalies"].as_u64().unwrap() >= violations,
+        "{}",
+        run["anomalies"]
+    );
     assert_managed_server_gone(&r);
 }
 
@@ -309,7 +316,11 @@ fn remote_apply_on_the_sync_standby_keeps_read_your_writes() {
     let ryw = invariant(run, "read-your-writes");
     assert!(ryw["checked"].as_u64().unwrap() > 10, "{ryw}");
     assert_eq!(ryw["violations"], 0, "{ryw}");
-    assert_eq!(ryw["staleness"]["bytes"]["max"].as_f64(), Some(0.0), "{ryw}");
+    assert_eq!(
+        ryw["staleness"]["bytes"]["max"].as_f64(),
+        Some(0.0),
+        "{ryw}"
+    );
     assert_eq!(invariant(run, "monotonic reads")["violations"], 0);
     assert_eq!(run["anomalies"], 0, "{}", run["invariants"]);
 }

@@ -168,7 +168,9 @@ impl Target {
                 .collect(),
             Target::External(c) => {
                 let config = self.config(dbname);
-                (1..c.get_hosts().len()).map(|i| (config.clone(), i)).collect()
+                (1..c.get_hosts().len())
+                    .map(|i| (config.clone(), i))
+                    .collect()
             }
         }
     }

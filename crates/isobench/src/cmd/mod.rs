@@ -13,6 +13,7 @@ pub mod merge;
 pub mod monitor;
 pub mod pgbench;
 pub mod report;
+pub mod reports;
 pub mod run;
 
 use std::path::PathBuf;
@@ -259,7 +260,7 @@ pub async fn watch_signals(cancel: CancellationToken) {
 mod tests {
     use super::manual::{completions, man_page, man_pages};
     use super::*;
-    use crate::model::{StudyConfig, Isolation, PgBuild};
+    use crate::model::{Isolation, PgBuild, StudyConfig};
     use crate::model::{OnError, RetryPolicy};
     use std::time::Duration;
 

@@ -254,9 +254,15 @@ async fn on_standby<C: WorkloadClient>(
     if s.replica.as_ref().is_none_or(|r| r.conn.is_closed()) {
         let isolation = s.tx.isolation();
         let unnamed = reads.unnamed.as_ref();
-        s.replica = open_replica(&mut s.client, s.id, &reads.route.standbys, isolation, unnamed)
-            .await
-            .ok();
+        s.replica = open_replica(
+            &mut s.client,
+            s.id,
+            &reads.route.standbys,
+            isolation,
+            unnamed,
+        )
+        .await
+        .ok();
     }
     let replica = s.replica.as_mut()?;
     let replay = lsn(&mut replica.conn, "SELECT pg_last_wal_replay_lsn()").await;
@@ -567,14 +573,24 @@ mod tests {
         assert_eq!((t.reads, t.standby_reads, t.after_write), (5, 4, 3));
         assert_eq!((t.ryw, t.mr), (2, 1));
         // Kept to 3 significant figures, not clamped.
-        assert!(t.stale_bytes.max().abs_diff(100_000) < 100, "{}", t.stale_bytes.max());
+        assert!(
+            t.stale_bytes.max().abs_diff(100_000) < 100,
+            "{}",
+            t.stale_bytes.max()
+        );
         let inv = t.invariants();
         assert!(!inv[0].ok && inv[0].checked == Some(3), "{inv:?}");
-        let st = inv[0].staleness.expect("read-your-writes carries the staleness");
+        let st = inv[0]
+            .staleness
+            .expect("read-your-writes carries the staleness");
         assert_eq!((st.reads, st.bytes.p50), (3, 56.0));
         assert!(inv[0].detail.contains("0/C8"), "{}", inv[0].detail);
         assert!(!inv[0].detail.contains("at most"), "one client: exact");
-        assert!(inv[1].detail.contains("on the primary after reading at 0/C8"));
+        assert!(
+            inv[1]
+                .detail
+                .contains("on the primary after reading at 0/C8")
+        );
     }
 
     /// With several clients the count is an upper bound, and says so.

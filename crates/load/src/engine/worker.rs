@@ -325,15 +325,14 @@ async fn connect_all<C: WorkloadClient>(
         let seed = m.backoff_seed;
         let mut s = setup(m.id, m.client, db, isolation, m.home, unnamed).await?;
         if let Some(reads) = reads {
-            let replica =
-                super::session::open_replica(
-                    &mut s.client,
-                    s.id,
-                    &reads.route.standbys,
-                    isolation,
-                    unnamed,
-                )
-                .await;
+            let replica = super::session::open_replica(
+                &mut s.client,
+                s.id,
+                &reads.route.standbys,
+                isolation,
+                unnamed,
+            )
+            .await;
             s.replica = Some(replica.map_err(|e| {
                 EngineError::Connect(crate::postgres::TargetError::Connect {
                     target: "a standby to read from (--read-from)".into(),

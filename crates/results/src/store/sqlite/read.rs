@@ -266,11 +266,92 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
 
     let (failed, failed_by_type) = read_failures(conn, run)?;
     let (transactions, latency_histogram) = read_tx_types(conn, run)?;
-    let per_second = children(
+    let per_second = read_per_second(conn, run)?;
+
+    let server = read_server(conn, run, row)?;
+    let invariants = read_invariants(conn, run)?;
+    let server_settings = children(
+        conn,
+        "run_server_settings",
+        "SELECT name, value FROM run_server_settings WHERE run = ?1",
+        run,
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?
+    .into_iter()
+    .collect();
+
+    let seed: String = row.get("seed")?;
+    let (window_start, shard_clients) = conn
+        .prepare_cached("SELECT window_start, shard_clients FROM run_windows WHERE run = ?1")?
+        .query_row([run], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?
+        .unwrap_or((None, None));
+    let mut record = RunRecord {
+        index: run,
+        cell,
+        repetition: row.get("repetition")?,
+        seed: parse(&seed, "runs.seed")?,
+        started_at: row.get("started_at")?,
+        complete: row.get("complete")?,
+        duration_s: real(row, "duration_s")?,
+        committed: row.get("committed")?,
+        tps: real(row, "tps")?,
+        effective_tps: None,
+        tpmc: None,
+        attempts: row.get("attempts")?,
+        retries: row.get("retries")?,
+        failed,
+        failed_by_type,
+        unknown_outcome: row.get("unknown_outcome")?,
+        user_aborts: row.get("user_aborts")?,
+        failure_pct: real(row, "failure_pct")?,
+        retries_per_commit: real(row, "retries_per_commit")?,
+        wasted_ms: real(row, "wasted_ms")?,
+        wasted_attempts: row.get("wasted_attempts")?,
+        abort_ratio: real(row, "abort_ratio")?,
+        wasted_time_pct: real(row, "wasted_time_pct")?,
+        transactions,
+        latency_ms: latency(row)?,
+        latency_histogram,
+        per_second,
+        client_cpu_s: real(row, "client_cpu_s")?,
+        client_cpu_us_per_tx: real(row, "client_cpu_us_per_tx")?,
+        host_cpu: read_host_cpu(conn, run)?,
+        lifetime: Lifetime {
+            committed: row.get("lifetime_committed")?,
+            unknown_outcome: row.get("lifetime_unknown")?,
+        },
+        reset_ms: real(row, "reset_ms")?,
+        server,
+        invariants,
+        anomalies: row.get("anomalies")?,
+        errors: messages(conn, "run_errors", run)?,
+        pool_wait_ms: wait_summary(row, "pool_wait")?,
+        schedule_lag_ms: wait_summary(row, "schedule_lag")?,
+        skipped: row.get("skipped")?,
+        late: row.get("late")?,
+        server_version: row.get("server_version")?,
+        server_settings,
+        load: read_external_load(conn, run)?,
+        faults: read_faults(conn, run)?,
+        window_start,
+        shard_clients,
+        hosts: read_hosts(conn, run)?,
+    };
+    // Not stored: it follows from the history check's lost commits.
+    record.effective_tps =
+        crate::model::effective_tps(record.tps, &record.lifetime, &record.invariants);
+    record.tpmc = crate::model::tpmc(&record.transactions, record.duration_s);
+    Ok(record)
+}
+
+/// `per_second`: the run's time series, one point a second.
+fn read_per_second(conn: &Connection, run: u32) -> R<Vec<SecondPoint>> {
+    children(
         conn,
         "per_second",
         "SELECT p.*, l.lag_ms FROM per_second p LEFT JOIN per_second_lag l USING (run, ordinal)
-          WHERE p.run = ?1 ORDER BY p.ordinal",
+      WHERE p.run = ?1 ORDER BY p.ordinal",
         run,
         |r| {
             Ok(SecondPoint {
@@ -282,9 +363,12 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
                 lag_ms: r.get("lag_ms")?,
             })
         },
-    )?;
+    )
+}
 
-    let server = read_server(conn, run, row)?;
+/// `invariants`, with their lost commits and history checks, then the
+/// declared checks.
+fn read_invariants(conn: &Connection, run: u32) -> R<Vec<InvariantResult>> {
     let invariants = children(
         conn,
         "invariants",
@@ -333,114 +417,51 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
             })
         },
     )?;
-    let invariants = super::checks::read_declared(conn, run, invariants)?;
-    let server_settings = children(
-        conn,
-        "run_server_settings",
-        "SELECT name, value FROM run_server_settings WHERE run = ?1",
-        run,
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?
-    .into_iter()
-    .collect();
+    super::checks::read_declared(conn, run, invariants)
+}
 
-    let seed: String = row.get("seed")?;
-    let (window_start, shard_clients) = conn
-        .prepare_cached("SELECT window_start, shard_clients FROM run_windows WHERE run = ?1")?
-        .query_row([run], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?
-        .unwrap_or((None, None));
-    let mut record = RunRecord {
-        index: run,
-        cell,
-        repetition: row.get("repetition")?,
-        seed: parse(&seed, "runs.seed")?,
-        started_at: row.get("started_at")?,
-        complete: row.get("complete")?,
-        duration_s: real(row, "duration_s")?,
-        committed: row.get("committed")?,
-        tps: real(row, "tps")?,
-        effective_tps: None,
-        tpmc: None,
-        attempts: row.get("attempts")?,
-        retries: row.get("retries")?,
-        failed,
-        failed_by_type,
-        unknown_outcome: row.get("unknown_outcome")?,
-        user_aborts: row.get("user_aborts")?,
-        failure_pct: real(row, "failure_pct")?,
-        retries_per_commit: real(row, "retries_per_commit")?,
-        wasted_ms: real(row, "wasted_ms")?,
-        wasted_attempts: row.get("wasted_attempts")?,
-        abort_ratio: real(row, "abort_ratio")?,
-        wasted_time_pct: real(row, "wasted_time_pct")?,
-        transactions,
-        latency_ms: latency(row)?,
-        latency_histogram,
-        per_second,
-        client_cpu_s: real(row, "client_cpu_s")?,
-        client_cpu_us_per_tx: real(row, "client_cpu_us_per_tx")?,
-        host_cpu: children(
-            conn,
-            "host_cpu",
-            "SELECT busy_pct, steal_pct, cpus FROM host_cpu WHERE run = ?1",
-            run,
-            |r| {
-                Ok(HostCpu {
-                    busy_pct: r.get(0)?,
-                    steal_pct: r.get(1)?,
-                    cpus: r.get(2)?,
-                })
-            },
-        )?
-        .pop(),
-        lifetime: Lifetime {
-            committed: row.get("lifetime_committed")?,
-            unknown_outcome: row.get("lifetime_unknown")?,
+/// `host_cpu`: the load host's CPU over the run, if sampled.
+fn read_host_cpu(conn: &Connection, run: u32) -> R<Option<HostCpu>> {
+    Ok(children(
+        conn,
+        "host_cpu",
+        "SELECT busy_pct, steal_pct, cpus FROM host_cpu WHERE run = ?1",
+        run,
+        |r| {
+            Ok(HostCpu {
+                busy_pct: r.get(0)?,
+                steal_pct: r.get(1)?,
+                cpus: r.get(2)?,
+            })
         },
-        reset_ms: real(row, "reset_ms")?,
-        server,
-        invariants,
-        anomalies: row.get("anomalies")?,
-        errors: messages(conn, "run_errors", run)?,
-        pool_wait_ms: wait_summary(row, "pool_wait")?,
-        schedule_lag_ms: wait_summary(row, "schedule_lag")?,
-        skipped: row.get("skipped")?,
-        late: row.get("late")?,
-        server_version: row.get("server_version")?,
-        server_settings,
-        load: read_external_load(conn, run)?,
-        faults: read_faults(conn, run)?,
-        window_start,
-        shard_clients,
-        hosts: children(
-            conn,
-            "run_hosts",
-            "SELECT host, clients, refused, committed, failed, tps, p50_ms, p99_ms,
-                    latency_histogram
-               FROM run_hosts WHERE run = ?1 ORDER BY ordinal",
-            run,
-            |r| {
-                let real = |i| r.get::<_, Option<f64>>(i).map(|v| v.unwrap_or(f64::NAN));
-                Ok(crate::model::HostRecord {
-                    host: r.get(0)?,
-                    clients: r.get(1)?,
-                    refused: r.get(2)?,
-                    committed: r.get(3)?,
-                    failed: r.get(4)?,
-                    tps: real(5)?,
-                    p50_ms: real(6)?,
-                    p99_ms: real(7)?,
-                    latency_histogram: r.get(8)?,
-                })
-            },
-        )?,
-    };
-    // Not stored: it follows from the history check's lost commits.
-    record.effective_tps =
-        crate::model::effective_tps(record.tps, &record.lifetime, &record.invariants);
-    record.tpmc = crate::model::tpmc(&record.transactions, record.duration_s);
-    Ok(record)
+    )?
+    .pop())
+}
+
+/// `run_hosts`: each load host's share of a sharded run.
+fn read_hosts(conn: &Connection, run: u32) -> R<Vec<crate::model::HostRecord>> {
+    children(
+        conn,
+        "run_hosts",
+        "SELECT host, clients, refused, committed, failed, tps, p50_ms, p99_ms,
+                latency_histogram
+           FROM run_hosts WHERE run = ?1 ORDER BY ordinal",
+        run,
+        |r| {
+            let real = |i| r.get::<_, Option<f64>>(i).map(|v| v.unwrap_or(f64::NAN));
+            Ok(crate::model::HostRecord {
+                host: r.get(0)?,
+                clients: r.get(1)?,
+                refused: r.get(2)?,
+                committed: r.get(3)?,
+                failed: r.get(4)?,
+                tps: real(5)?,
+                p50_ms: real(6)?,
+                p99_ms: real(7)?,
+                latency_histogram: r.get(8)?,
+            })
+        },
+    )
 }
 
 /// Failure counts by SQLSTATE.
