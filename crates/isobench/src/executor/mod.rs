@@ -241,15 +241,6 @@ async fn run_study<D: Driver>(
     if cfg.resume.is_none() {
         check_baseline(&stored, &cells)?;
     }
-    // The server connections of the busiest cell: its clients', its
-    // application pool's, or pgbouncer's pool; an external load may open
-    // as many as its clients or its pool size, whichever is larger.
-    let max_connections = if cfg.load.active() {
-        cfg.clients.iter().chain(&cfg.pool_size).copied().max()
-    } else {
-        cells.iter().map(Cell::server_connections).max()
-    }
-    .unwrap_or(1);
     crate::engine::limits::raise_open_files(&cells, cfg.shard, cfg.pooler.process_count())
         .map_err(BadInput)?;
     let (dir, prior, fresh) = results_dir(&cfg, &planned)?;
@@ -265,7 +256,7 @@ async fn run_study<D: Driver>(
         Some(_) => shard::study_id(&study_key(&cfg, &planned)),
         None => std::process::id().to_string(),
     };
-    let study = Study {
+    let mut study = Study {
         cfg: &cfg,
         driver: &driver,
         cancel: &cancel,
@@ -277,13 +268,12 @@ async fn run_study<D: Driver>(
         log: dir.join(store::SERVER_LOG),
         dir,
         // Clients + observer + admin + invariant check, with room to spare.
-        connections: max_connections + 20,
+        connections: max_connections(&cfg, &cells) + 20,
         progress,
         coord: None,
         tx_log: hooks.tx_log,
         reports: hooks.reports,
     };
-    let mut study = study;
     let first_key = planned
         .first()
         .map(|r| server_key(&r.cell))
@@ -393,6 +383,18 @@ async fn run_study<D: Driver>(
 
 /// Whether the runs use the target's own database (`isobench pgbench` on
 /// a named server): no template, no copy, nothing dropped.
+/// The server connections of the busiest cell: its clients', its
+/// application pool's, or pgbouncer's pool; an external load may open as
+/// many as its clients or its pool size, whichever is larger.
+fn max_connections(cfg: &StudyConfig, cells: &[Cell]) -> u32 {
+    if cfg.load.active() {
+        cfg.clients.iter().chain(&cfg.pool_size).copied().max()
+    } else {
+        cells.iter().map(Cell::server_connections).max()
+    }
+    .unwrap_or(1)
+}
+
 fn in_place(cfg: &StudyConfig) -> bool {
     cfg.pgbench.as_ref().is_some_and(|p| p.in_place)
 }
