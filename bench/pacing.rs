@@ -106,6 +106,7 @@ fn main() {
                     latency_limit: None,
                     host_policy: Default::default(),
                     unnamed_statements: false,
+                    read_route: None,
                 };
                 let o =
                     h.rt.block_on(async {

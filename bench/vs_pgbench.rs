@@ -234,6 +234,7 @@ fn main() {
                             latency_limit: None,
                             host_policy: Default::default(),
                             unnamed_statements: false,
+                            read_route: None,
                         };
                         let s = sample(db);
                         let o = match &scripted {

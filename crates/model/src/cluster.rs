@@ -171,6 +171,47 @@ impl FromStr for Ha {
     }
 }
 
+/// Where the read-only transactions of a workload that marks them
+/// (`WorkloadClient::read_only`) go (`--read-from`, study key
+/// `read_from`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadFrom {
+    /// Every transaction on the primary (no extra statement anywhere).
+    #[default]
+    Primary,
+    /// Read-only transactions on a standby (client `i`'s connection on
+    /// standby `i mod N`).
+    Standby,
+    /// Read-only transactions on the client's standby or on the primary,
+    /// drawn per transaction with equal chances.
+    Any,
+}
+
+impl ReadFrom {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReadFrom::Primary => "primary",
+            ReadFrom::Standby => "standby",
+            ReadFrom::Any => "any",
+        }
+    }
+}
+
+impl FromStr for ReadFrom {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "primary" => Ok(ReadFrom::Primary),
+            "standby" | "standbys" | "replica" => Ok(ReadFrom::Standby),
+            "any" => Ok(ReadFrom::Any),
+            other => Err(format!(
+                "unknown read route '{other}' (use primary, standby or any)"
+            )),
+        }
+    }
+}
+
 /// The managed cluster a study runs on: the primary's standbys, and who
 /// runs it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -184,6 +225,9 @@ pub struct ClusterConfig {
     /// 51 s with pg_auto_failover's defaults).
     #[serde(default)]
     pub ha_fast: bool,
+    /// Where read-only transactions go (`--read-from`).
+    #[serde(default)]
+    pub read_from: ReadFrom,
 }
 
 impl ClusterConfig {

@@ -144,6 +144,37 @@ pub struct InvariantResult {
     /// that prove it; empty for other checks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cycles: Vec<super::Cycle>,
+    /// For the read-your-writes check of reads on standbys
+    /// (`--read-from`): how stale the reads it examined were; `None` for
+    /// other checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staleness: Option<Staleness>,
+}
+
+/// How far behind their client's last commit the standby reads of a run
+/// were (`--read-from standby|any`; session guarantees after Terry et
+/// al., "Session Guarantees for Weakly Consistent Replicated Data", PDIS
+/// 1994): over the standby reads that followed a commit of their client.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Staleness {
+    /// The reads examined.
+    pub reads: u64,
+    /// Bytes of WAL between the standby's replay LSN when the read began
+    /// and the client's last commit LSN; 0 for a read that was caught up.
+    pub bytes: Spread,
+    /// Milliseconds from the client's COMMIT returning to the read's
+    /// start, for a read that was behind (a lower bound of its snapshot's
+    /// age); 0 for a read that was caught up.
+    pub ms: Spread,
+}
+
+/// Percentiles and maximum of a distribution.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
 }
 
 impl InvariantResult {
@@ -160,6 +191,7 @@ impl InvariantResult {
             during: None,
             checked: None,
             cycles: Vec::new(),
+            staleness: None,
         }
     }
 
@@ -176,6 +208,7 @@ impl InvariantResult {
             during: None,
             checked: None,
             cycles: Vec::new(),
+            staleness: None,
         }
     }
 }

@@ -156,6 +156,25 @@ impl Target {
         }
     }
 
+    /// Where reads routed to a standby go (`--read-from`), for database
+    /// `dbname`: per standby, connection settings and the index of the
+    /// host in them to connect to. The managed primary's standbys; an
+    /// external DSN's hosts after its first (the primary first, its
+    /// standbys after it); empty when there is none.
+    pub fn standby_configs(&self, dbname: &str) -> Vec<(Config, usize)> {
+        match self {
+            Target::Managed(s) => (0..s.standbys().len())
+                .filter_map(|i| s.standby_config(i, dbname).map(|c| (c, 0)))
+                .collect(),
+            Target::External(c) => {
+                let config = self.config(dbname);
+                (1..c.get_hosts().len())
+                    .map(|i| (config.clone(), i))
+                    .collect()
+            }
+        }
+    }
+
     /// The database to connect to for administration (CREATE DATABASE).
     pub fn admin_db(&self) -> String {
         match self {

@@ -70,14 +70,15 @@ pub async fn run(args: CalibrateArgs) -> Result<Exit> {
     let quiet = cfg.quiet;
     let cancel = CancellationToken::new();
     tokio::spawn(watch_signals(cancel.clone()));
-    let outcome = match executor::run(cfg, cancel.clone()).await {
-        Ok(o) => o,
-        Err(e) if cancel.is_cancelled() => {
-            eprintln!("isobench: interrupted: {e:#}");
-            return Ok(Exit::Interrupted);
-        }
-        Err(e) => return Err(e),
-    };
+    let outcome =
+        match executor::run(cfg, cancel.clone(), super::reports::ReportFiles::hook()).await {
+            Ok(o) => o,
+            Err(e) if cancel.is_cancelled() => {
+                eprintln!("isobench: interrupted: {e:#}");
+                return Ok(Exit::Interrupted);
+            }
+            Err(e) => return Err(e),
+        };
     if !quiet {
         let noise = stats::noise::of(&outcome.results);
         out(&format!(

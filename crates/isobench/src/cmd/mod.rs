@@ -13,6 +13,7 @@ pub mod merge;
 pub mod monitor;
 pub mod pgbench;
 pub mod report;
+pub mod reports;
 pub mod run;
 
 use std::path::PathBuf;
@@ -259,7 +260,7 @@ pub async fn watch_signals(cancel: CancellationToken) {
 mod tests {
     use super::manual::{completions, man_page, man_pages};
     use super::*;
-    use crate::model::{StudyConfig, Isolation, PgBuild};
+    use crate::model::{Isolation, PgBuild, StudyConfig};
     use crate::model::{OnError, RetryPolicy};
     use std::time::Duration;
 
@@ -658,6 +659,12 @@ mod tests {
             &["--ha", "pg_auto_failover", "--ha-timeouts", "fast"],
             "ha_timeouts = \"fast\"\nha = \"pg_auto_failover\"",
             Some(("quick", "\"quick\"")),
+        ),
+        (
+            "read-from",
+            &["--standbys", "1", "--read-from", "standby"],
+            "read_from = \"standby\"\nstandbys = 1",
+            Some(("everywhere", "\"everywhere\"")),
         ),
         (
             "shard",

@@ -21,6 +21,8 @@ use crate::model::TargetConfig;
 use crate::model::{STAT_COUNTERS, ServerObservations};
 use crate::observe::{self, Backends};
 use crate::postgres::{self, Target};
+use crate::report::render::pipe::{self, Layout};
+use crate::report::tables::{Column, Table, Value};
 use crate::store;
 
 use super::{Exit, out, watch_signals};
@@ -340,43 +342,35 @@ pub fn render(r: &MonitorResults) -> String {
     ];
     debug_assert!(shown.iter().all(|c| STAT_COUNTERS.contains(c)));
     out.push_str("## pg_stat_database, per second\n\n");
-    let _ = writeln!(
-        out,
-        "| end (s) | length (s) | {} |",
-        shown.map(|c| format!("{c}/s")).join(" | ")
-    );
-    let _ = writeln!(out, "|---|---|{}", "---|".repeat(shown.len()));
     let intervals = &r.server.stat_database;
+    let mut columns = vec![Column::num("end (s)"), Column::num("length (s)")];
+    columns.extend(shown.iter().map(|c| Column::num(format!("{c}/s"))));
+    let mut t = Table::new(columns);
     for i in intervals {
-        let rates: Vec<String> = shown
-            .iter()
-            .map(|c| format!("{:.1}", i.rate.get(*c).copied().unwrap_or(0.0)))
-            .collect();
-        let _ = writeln!(
-            out,
-            "| {:.1} | {:.1} | {} |",
-            i.t_s,
-            i.duration_s,
-            rates.join(" | ")
+        let mut row = vec![num(i.t_s, 1), num(i.duration_s, 1)];
+        row.extend(
+            shown
+                .iter()
+                .map(|c| num(i.rate.get(*c).copied().unwrap_or(0.0), 1)),
         );
+        t.row(row);
     }
     let seconds: f64 = intervals.iter().map(|i| i.duration_s).sum();
     if seconds > 0.0 {
-        let avg: Vec<String> = shown
-            .iter()
-            .map(|c| {
-                let total: i64 = intervals
-                    .iter()
-                    .map(|i| i.delta.get(*c).copied().unwrap_or(0))
-                    .sum();
-                format!("**{:.1}**", total as f64 / seconds)
-            })
-            .collect();
-        let _ = writeln!(out, "| **average** | {seconds:.1} | {} |", avg.join(" | "));
-    } else {
-        out.push_str(
-            "\nNo complete sample interval: observe for longer than the sample interval.\n",
-        );
+        let mut row = vec![Value::text("**average**"), num(seconds, 1)];
+        row.extend(shown.iter().map(|c| {
+            let total: i64 = intervals
+                .iter()
+                .map(|i| i.delta.get(*c).copied().unwrap_or(0))
+                .sum();
+            let avg = total as f64 / seconds;
+            Value::num(avg, format!("**{avg:.1}**"))
+        }));
+        t.row(row);
+    }
+    out.push_str(&pipe::table(&t, Layout::Plain));
+    if seconds <= 0.0 {
+        out.push_str("No complete sample interval: observe for longer than the sample interval.\n");
     }
     out.push_str("\n## Wait events (client backends, once a second)\n\n");
     let w = &r.server.wait_events;
@@ -384,25 +378,39 @@ pub fn render(r: &MonitorResults) -> String {
     if total == 0 {
         let _ = writeln!(out, "No active backend was seen in {} samples.", w.samples);
     } else {
-        out.push_str("| wait event | backend samples | share |\n|---|---|---|\n");
+        let mut t = Table::new(vec![
+            Column::text("wait event"),
+            Column::num("backend samples"),
+            Column::num("share"),
+        ]);
         let mut counts: Vec<(&String, &u64)> = w.counts.iter().collect();
         counts.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         for (event, n) in counts {
-            let _ = writeln!(
-                out,
-                "| {event} | {n} | {:.1}% |",
-                100.0 * *n as f64 / total as f64
-            );
+            let share = 100.0 * *n as f64 / total as f64;
+            t.row(vec![
+                Value::text(event.as_str()),
+                Value::count(*n),
+                Value::num(share, format!("{share:.1}%")),
+            ]);
         }
+        out.push_str(&pipe::table(&t, Layout::Plain));
     }
     let s = &r.server.siread_locks;
     if !s.by_granularity.is_empty() {
-        out.push_str(
-            "\n## SIRead locks (every sample interval)\n\n| granularity | mean | max |\n|---|---|---|\n",
-        );
+        out.push_str("\n## SIRead locks (every sample interval)\n\n");
+        let mut t = Table::new(vec![
+            Column::text("granularity"),
+            Column::num("mean"),
+            Column::num("max"),
+        ]);
         for (g, c) in &s.by_granularity {
-            let _ = writeln!(out, "| {g} | {:.1} | {} |", c.mean, c.max);
+            t.row(vec![
+                Value::text(g.as_str()),
+                num(c.mean, 1),
+                Value::count(c.max),
+            ]);
         }
+        out.push_str(&pipe::table(&t, Layout::Plain));
     }
     out.push_str("\n## Top statements (pg_stat_statements, by execution time)\n\n");
     if let Some(note) = &r.statements_note {
@@ -410,9 +418,13 @@ pub fn render(r: &MonitorResults) -> String {
     } else if r.statements.is_empty() {
         out.push_str("No statement ran.\n");
     } else {
-        out.push_str(
-            "| statement | calls | total (ms) | mean (ms) | rows |\n|---|---|---|---|---|\n",
-        );
+        let mut t = Table::new(vec![
+            Column::long("statement"),
+            Column::num("calls"),
+            Column::num("total (ms)"),
+            Column::num("mean (ms)"),
+            Column::num("rows"),
+        ]);
         for st in &r.statements {
             let q: String = st.query.split_whitespace().collect::<Vec<_>>().join(" ");
             let q = if q.chars().count() > 120 {
@@ -420,16 +432,15 @@ pub fn render(r: &MonitorResults) -> String {
             } else {
                 q
             };
-            let _ = writeln!(
-                out,
-                "| `{}` | {} | {:.1} | {:.3} | {} |",
-                q.replace('|', "\\|").replace('`', "'"),
-                st.calls,
-                st.total_ms,
-                st.mean_ms,
-                st.rows
-            );
+            t.row(vec![
+                Value::code(q),
+                Value::count(st.calls as u64),
+                num(st.total_ms, 1),
+                num(st.mean_ms, 3),
+                Value::count(st.rows as u64),
+            ]);
         }
+        out.push_str(&pipe::table(&t, Layout::Plain));
     }
     if !r.server.errors.is_empty() {
         out.push_str("\n## Sampling problems\n\n");
@@ -438,4 +449,9 @@ pub fn render(r: &MonitorResults) -> String {
         }
     }
     out
+}
+
+/// A number shown with `places` decimals.
+fn num(x: f64, places: usize) -> Value {
+    Value::num(x, format!("{x:.places$}"))
 }

@@ -54,15 +54,16 @@ pub async fn run(args: RunArgs) -> Result<Exit> {
     let fail_on_violation = cfg.fail_on_violation;
     let cancel = CancellationToken::new();
     tokio::spawn(watch_signals(cancel.clone()));
-    let outcome = match executor::run(cfg, cancel.clone()).await {
-        Ok(outcome) => outcome,
-        // An error after Ctrl-C is most likely its consequence: still 130.
-        Err(e) if cancel.is_cancelled() => {
-            eprintln!("isobench: interrupted: {e:#}");
-            return Ok(Exit::Interrupted);
-        }
-        Err(e) => return Err(e),
-    };
+    let outcome =
+        match executor::run(cfg, cancel.clone(), super::reports::ReportFiles::hook()).await {
+            Ok(outcome) => outcome,
+            // An error after Ctrl-C is most likely its consequence: still 130.
+            Err(e) if cancel.is_cancelled() => {
+                eprintln!("isobench: interrupted: {e:#}");
+                return Ok(Exit::Interrupted);
+            }
+            Err(e) => return Err(e),
+        };
     if !quiet {
         out(&format!(
             "{}results: {}\n",

@@ -17,12 +17,13 @@
 //! - here: [`run`], the orchestration of all of them, and the clean-up on
 //!   every way out (done, Ctrl-C, error).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use tokio_util::sync::CancellationToken;
 
-use crate::model::{BadInput, StudyConfig, RunRecord, first_failure_of, sqlstate_name};
+use crate::model::{BadInput, RunRecord, StudyConfig, first_failure_of, sqlstate_name};
 use crate::postgres::Target;
 use crate::progress::{Progress, TickHook};
 use crate::report;
@@ -35,17 +36,17 @@ mod copies;
 mod drivers;
 mod hunt;
 mod inject;
-mod schedule;
 mod pooler;
 mod precision;
 mod save;
+mod schedule;
 pub mod shard;
 mod target;
 
 use copies::drop_database;
 use drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};
-pub use schedule::{ScheduledRun, cells, schedule, setup};
 use save::save;
+pub use schedule::{ScheduledRun, cells, schedule, setup};
 use target::{Server, fmt_settings, server_key, start_server};
 
 /// How a study ended.
@@ -63,13 +64,22 @@ pub const EXTERNAL: &str = "external";
 /// The workload name of cells and results driven by pgbench scripts.
 pub const SCRIPTS: &str = "pgbench-script";
 
-/// Runs the study `cfg` until done or `cancel` fires.
+/// Runs the study `cfg` until done or `cancel` fires, `reports`
+/// rendering its reports.
 ///
 /// Errors: invalid configuration, a target that cannot be started or
 /// reached, a failed load, or a run that cannot start; completed runs are
 /// already written to the results directory when an error is returned.
-pub async fn run(cfg: StudyConfig, cancel: CancellationToken) -> Result<StudyOutcome> {
-    run_observed(cfg, cancel, Hooks::default()).await
+pub async fn run(
+    cfg: StudyConfig,
+    cancel: CancellationToken,
+    reports: Option<Arc<dyn Reports>>,
+) -> Result<StudyOutcome> {
+    let hooks = Hooks {
+        reports,
+        ..Hooks::default()
+    };
+    run_observed(cfg, cancel, hooks).await
 }
 
 /// What a caller of [`run_observed`] gets from its runs: every tick
@@ -79,6 +89,27 @@ pub async fn run(cfg: StudyConfig, cancel: CancellationToken) -> Result<StudyOut
 pub struct Hooks {
     pub on_tick: Option<TickHook>,
     pub tx_log: Option<crate::engine::txlog::TxLogHook>,
+    /// What renders reports from the results as they are saved; none:
+    /// the results directory holds the store and results.json only.
+    pub reports: Option<Arc<dyn Reports>>,
+}
+
+/// What renders reports from a study's results: the executor measures,
+/// stores and saves (`results.sqlite`, `results.json`); the command that
+/// runs the study decides what to render (`isobench run`: report.md after
+/// every run, every format at the end; [`crate::cmd`]'s `ReportFiles`).
+pub trait Reports: Send + Sync {
+    /// After a run was saved, with the results so far (at least one run).
+    ///
+    /// Errors: a report could not be written (the study stops; what was
+    /// measured is saved).
+    fn after_run(&self, dir: &Path, results: &Results) -> Result<()>;
+
+    /// Once the study ended, complete or not (not when it stopped before
+    /// measuring anything).
+    ///
+    /// Errors: a report could not be written.
+    fn at_end(&self, dir: &Path, results: &Results) -> Result<()>;
 }
 
 /// [`run`], calling `hooks.on_tick` with every run's ticks (about once a
@@ -143,8 +174,7 @@ struct RunWith {
 }
 
 impl crate::workload::WithWorkload for RunWith {
-    type Output =
-        std::pin::Pin<Box<dyn std::future::Future<Output = Result<StudyOutcome>> + Send>>;
+    type Output = std::pin::Pin<Box<dyn std::future::Future<Output = Result<StudyOutcome>> + Send>>;
     fn with<W: Workload>(self) -> Self::Output {
         Box::pin(run_with::<W>(self.cfg, self.cancel, self.hooks))
     }
@@ -211,15 +241,6 @@ async fn run_study<D: Driver>(
     if cfg.resume.is_none() {
         check_baseline(&stored, &cells)?;
     }
-    // The server connections of the busiest cell: its clients', its
-    // application pool's, or pgbouncer's pool; an external load may open
-    // as many as its clients or its pool size, whichever is larger.
-    let max_connections = if cfg.load.active() {
-        cfg.clients.iter().chain(&cfg.pool_size).copied().max()
-    } else {
-        cells.iter().map(Cell::server_connections).max()
-    }
-    .unwrap_or(1);
     crate::engine::limits::raise_open_files(&cells, cfg.shard, cfg.pooler.process_count())
         .map_err(BadInput)?;
     let (dir, prior, fresh) = results_dir(&cfg, &planned)?;
@@ -235,7 +256,7 @@ async fn run_study<D: Driver>(
         Some(_) => shard::study_id(&study_key(&cfg, &planned)),
         None => std::process::id().to_string(),
     };
-    let study = Study {
+    let mut study = Study {
         cfg: &cfg,
         driver: &driver,
         cancel: &cancel,
@@ -247,12 +268,12 @@ async fn run_study<D: Driver>(
         log: dir.join(store::SERVER_LOG),
         dir,
         // Clients + observer + admin + invariant check, with room to spare.
-        connections: max_connections + 20,
+        connections: max_connections(&cfg, &cells) + 20,
         progress,
         coord: None,
         tx_log: hooks.tx_log,
+        reports: hooks.reports,
     };
-    let mut study = study;
     let first_key = planned
         .first()
         .map(|r| server_key(&r.cell))
@@ -300,7 +321,13 @@ async fn run_study<D: Driver>(
     let mut results =
         save::starting_results(prior, stored, &srv.env, planned.len(), &study.progress);
     let mut db = save::open_store(&cfg, &study.dir, &results)?;
-    save(&study.dir, &mut db, &results, None)?;
+    save(
+        &study.dir,
+        &mut db,
+        &results,
+        None,
+        study.reports.as_deref(),
+    )?;
     let todo = schedule::remaining(&planned, &results.runs);
 
     // Everything between creating databases and dropping them, so that
@@ -356,6 +383,18 @@ async fn run_study<D: Driver>(
 
 /// Whether the runs use the target's own database (`isobench pgbench` on
 /// a named server): no template, no copy, nothing dropped.
+/// The server connections of the busiest cell: its clients', its
+/// application pool's, or pgbouncer's pool; an external load may open as
+/// many as its clients or its pool size, whichever is larger.
+fn max_connections(cfg: &StudyConfig, cells: &[Cell]) -> u32 {
+    if cfg.load.active() {
+        cfg.clients.iter().chain(&cfg.pool_size).copied().max()
+    } else {
+        cells.iter().map(Cell::server_connections).max()
+    }
+    .unwrap_or(1)
+}
+
 fn in_place(cfg: &StudyConfig) -> bool {
     cfg.pgbench.as_ref().is_some_and(|p| p.in_place)
 }
@@ -456,6 +495,8 @@ struct Study<'a, D> {
     coord: Option<shard::Coord>,
     /// Every run's transaction log, if any ([`Hooks::tx_log`]).
     tx_log: Option<crate::engine::txlog::TxLogHook>,
+    /// [`Hooks::reports`].
+    reports: Option<Arc<dyn Reports>>,
 }
 
 /// What identifies a study to its shards: its planned runs (cells,
@@ -607,7 +648,7 @@ impl<D: Driver> Study<'_, D> {
         self.progress.end_run(&record);
         results.runs.push(record);
         results.runs.sort_by_key(|r| r.index);
-        save(&self.dir, db, results, Some(index))?;
+        save(&self.dir, db, results, Some(index), self.reports.as_deref())?;
         if let Some(c) = self.coord.as_ref().filter(|c| c.spec.index == 0) {
             c.done(index).await?;
         }
@@ -637,15 +678,14 @@ impl<D: Driver> Study<'_, D> {
             && results.runs.len() == planned
             && results.runs.iter().all(|r| r.complete);
         results.finished_at = Some(chrono::Local::now().to_rfc3339());
-        save(&dir, &mut db, &results, None)?;
+        save(&dir, &mut db, &results, None, None)?;
         // A study stopped by an error before its first run has nothing
         // to report (issue #49: its report said "INCOMPLETE
         // (interrupted)" over 0 runs, and stderr "completed runs are
         // saved").
         let nothing = outcome_err.is_some() && results.runs.is_empty() && !interrupted;
-        if !nothing {
-            report::files::write(&dir, &results, report::files::Format::ALL)
-                .map_err(anyhow::Error::msg)?;
+        if let Some(reports) = self.reports.as_deref().filter(|_| !nothing) {
+            reports.at_end(&dir, &results)?;
         }
         let lead = self.coord.as_ref().is_none_or(|c| c.spec.index == 0);
         if let Some(c) = self.coord.as_ref().filter(|_| lead) {

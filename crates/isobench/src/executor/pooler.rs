@@ -26,8 +26,8 @@ use tokio::sync::watch;
 use tokio_postgres::Config;
 
 use crate::model::{
-    BadInput, StudyConfig, ObserveLevel, PGBOUNCER_DEFAULT_POOL_SIZE, Phase, PoolMode,
-    PoolerObservations, QueryMode, ServerObservations,
+    BadInput, ObserveLevel, PGBOUNCER_DEFAULT_POOL_SIZE, Phase, PoolMode, PoolerObservations,
+    QueryMode, ServerObservations, StudyConfig,
 };
 use crate::observe::{PoolerInfo, observe_pooler};
 use crate::postgres::pgbouncer::{self, Listener, PgBouncer, PgBouncerOptions, Upstream, Version};

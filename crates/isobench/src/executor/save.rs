@@ -12,19 +12,19 @@ use super::drivers::StudyHeader;
 use super::schedule::{default_baseline, distinct};
 use crate::model::StudyConfig;
 use crate::progress::Progress;
-use crate::report;
 use crate::store::sqlite::Store;
 use crate::store::{self, Cell, Environment, Results, StoredConfig, StoredTarget};
 
 /// Writes everything measured so far: the store (the study's header
-/// and run `index`, the one just finished, if any), then `results.json`
-/// and, once a run is recorded, `report.md` (before the first there is
-/// nothing to report: a study that stops then leaves none).
+/// and run `index`, the one just finished, if any), then `results.json`;
+/// once a run is recorded, `reports` render theirs (before the first
+/// there is nothing to report: a study that stops then leaves none).
 pub(super) fn save(
     dir: &Path,
     db: &mut Store,
     results: &Results,
     index: Option<u32>,
+    reports: Option<&dyn super::Reports>,
 ) -> Result<()> {
     db.save_header(results)?;
     if let Some(run) = index.and_then(|i| results.runs.iter().find(|r| r.index == i)) {
@@ -32,12 +32,8 @@ pub(super) fn save(
     }
     store::write_json(results, dir)
         .with_context(|| format!("writing {}", dir.join(store::RESULTS_JSON).display()))?;
-    if !results.runs.is_empty() {
-        store::write_atomic(
-            &dir.join(store::REPORT_MD),
-            report::render::markdown::render(results).as_bytes(),
-        )
-        .with_context(|| format!("writing {}", dir.join(store::REPORT_MD).display()))?;
+    if let Some(r) = reports.filter(|_| !results.runs.is_empty()) {
+        r.after_run(dir, results)?;
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ use anyhow::{Result, anyhow, bail};
 
 use super::{EXTERNAL, SCRIPTS};
 use crate::engine::retry::Retrier;
-use crate::model::{BadInput, StudyConfig, Order, Pooler, RetryPolicy};
+use crate::model::{BadInput, Order, Pooler, RetryPolicy, StudyConfig};
 use crate::store::{Cell, Rate, Results, RunRecord};
 use crate::workload::{self, Setup, WorkloadSpec};
 
@@ -930,7 +930,10 @@ mod tests {
         let order = |p: &[ScheduledRun]| p.iter().map(|r| r.cell_index).collect::<Vec<_>>();
         assert_eq!(order(&p), order(&schedule(&cells, 3, Order::Random, 7)));
         assert_ne!(order(&p), order(&schedule(&cells, 3, Order::Random, 8)));
-        assert_ne!(order(&p), order(&schedule(&cells, 3, Order::Interleaved, 7)));
+        assert_ne!(
+            order(&p),
+            order(&schedule(&cells, 3, Order::Interleaved, 7))
+        );
     }
 
     #[test]

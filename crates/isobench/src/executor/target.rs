@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result, anyhow};
 use tokio_postgres::Client;
 
-use crate::model::{BadInput, StudyConfig, PgBuild, REPLICATION, Replication, is_run_setting};
+use crate::model::{BadInput, PgBuild, REPLICATION, Replication, StudyConfig, is_run_setting};
 use crate::postgres::{self, Target};
 use crate::store::{Cell, Environment};
 

@@ -77,6 +77,24 @@ impl Settings {
                 ),
             ));
         }
+        let read_from = self.read_from.unwrap_or_default();
+        if read_from != ReadFrom::Primary && !external && (standbys == 0 || ha != Ha::None) {
+            return Err(self.error(
+                "read_from",
+                if ha != Ha::None {
+                    format!(
+                        "{}: reads are routed to isobench's own standbys, not to a failover manager's: drop --ha, give --standbys N",
+                        read_from.name()
+                    )
+                } else {
+                    format!(
+                        "{}: the managed server has no standby to read from: give --standbys N \
+                         (or --dsn naming a primary and its standbys, host=h1,h2)",
+                        read_from.name()
+                    )
+                },
+            ));
+        }
         for r in self.replication.iter().flatten() {
             if r.waits_for() > standbys && !external {
                 return Err(self.error(
@@ -105,6 +123,7 @@ impl Settings {
             standbys,
             ha,
             ha_fast: self.ha_timeouts.unwrap_or(false),
+            read_from,
         })
     }
 }

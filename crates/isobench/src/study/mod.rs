@@ -57,7 +57,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::model::{StudyConfig, PgBuild};
+use crate::model::{PgBuild, StudyConfig};
 
 pub mod checks;
 mod cluster;
@@ -175,11 +175,7 @@ pub fn from_args(
 ///
 /// Errors: no readable results.json in `dir`, a study that already
 /// completed, or an external target without `--dsn`/`--external`.
-fn resume_study(
-    dir: &Path,
-    cli: &StudyConfig,
-    given: &[&str],
-) -> Result<StudyConfig, String> {
+fn resume_study(dir: &Path, cli: &StudyConfig, given: &[&str]) -> Result<StudyConfig, String> {
     let r = crate::store::load_dir_to_resume(dir).map_err(|e| format!("--resume: {e}"))?;
     if r.complete {
         return Err(format!(

@@ -16,10 +16,10 @@ use serde::Deserialize;
 use super::values::*;
 use super::{SettingsError, StudyError};
 use crate::model::{
-    Backoff, CheckSpec, CpuPlacement, DEFAULT_MAX_REPEAT, StudyConfig, ExternalLoad,
-    FaultSchedule, FaultSpec, Ha, HostPolicy, Isolation, LoadFormat, ObserveLevel, OnError, Order,
-    PgBuild, Pooler, PoolerConfig, Precision, QueryMode, Replication, RetryPolicy, ScriptSet,
-    ScriptsConfig, ShardSpec, TargetConfig,
+    Backoff, CheckSpec, CpuPlacement, DEFAULT_MAX_REPEAT, ExternalLoad, FaultSchedule, FaultSpec,
+    Ha, HostPolicy, Isolation, LoadFormat, ObserveLevel, OnError, Order, PgBuild, Pooler,
+    PoolerConfig, Precision, QueryMode, ReadFrom, Replication, RetryPolicy, ScriptSet,
+    ScriptsConfig, ShardSpec, StudyConfig, TargetConfig,
 };
 
 /// Where a setting came from, for errors about it.
@@ -240,6 +240,10 @@ pub struct Settings {
     #[arg(long, value_parser = HaTimeouts::parse, help_heading = "Replication")]
     #[serde(default, deserialize_with = "one::<_, HaTimeouts>")]
     pub ha_timeouts: Option<bool>,
+    /// Where the read-only transactions of workloads that have them go (ycsb's reads, list-append's read-only transactions, sysbench's oltp_read_only and oltp_point_select, pgbench's builtin:select-only): primary, standby (client i on standby i mod N), any (primary or standby, drawn per transaction); routed reads record the client's last commit LSN and the standby's replay LSN, and read-your-writes and monotonic-read violations are counted [default: primary].
+    #[arg(long, value_parser = Via::<ReadFrom>::parse, help_heading = "Replication")]
+    #[serde(default, deserialize_with = "one::<_, Via<ReadFrom>>")]
+    pub read_from: Option<ReadFrom>,
     /// Managed server setting, repeatable: --set shared_buffers=256MB (in a file, the `[settings]` table; a list there is a factor).
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = setting)]
     #[serde(default, deserialize_with = "table_of_lists")]
@@ -469,6 +473,7 @@ every_key!(
     synchronous_commit,
     ha,
     ha_timeouts,
+    read_from,
     settings,
     server_user,
     pg_bin,
@@ -710,17 +715,52 @@ impl Settings {
         Ok(cfg)
     }
 
-    /// [`Settings::into_config`] after the hunt's defaults.
-    fn into_config_checked(self) -> Result<StudyConfig, SettingsError> {
-        self.check()?;
-        let workloads = dedup(self.workload.clone().unwrap_or_else(|| vec!["tpcb".into()]));
-        let workload = workloads[0].clone();
-        let workloads = if workloads.len() > 1 {
-            workloads
-        } else {
-            Vec::new()
-        };
-        let sets = dedup(self.script.clone().unwrap_or_default())
+    /// The keys that conflict with others or need another: each error
+    /// names the key and what to do.
+    fn check_combinations(&self) -> Result<(), SettingsError> {
+        let external = self.dsn.is_some() || self.external == Some(true);
+        if self.log_violations == Some(true) && external {
+            return Err(self.error(
+                "log_violations",
+                "sets the managed server's logging; an external server (--dsn, --external) logs as its \
+                 administrator set it: drop it, or set log_statement and log_line_prefix there",
+            ));
+        }
+        if self.transactions.is_some() {
+            if self.duration.is_some() {
+                return Err(self.error(
+                    "transactions",
+                    "ends each run by count and --duration by time: give one of them (as pgbench's -t and -T)",
+                ));
+            }
+            if self.warmup.is_some_and(|w| !w.is_zero()) {
+                return Err(self.error(
+                    "transactions",
+                    "a run by count has no warm-up (every client's transactions count, as in pgbench -t): drop --warmup or give 0s",
+                ));
+            }
+        }
+        if self.host_policy.is_some() && self.dsn.is_none() && self.external != Some(true) {
+            return Err(self.error(
+                "host_policy",
+                "spreads the clients over the hosts of an external server's DSN (--dsn 'host=h1,h2 ...', \
+                 or --external with PGHOST=h1,h2); the managed server has one host: give --dsn or drop it",
+            ));
+        }
+        if self.cpus.as_ref().is_some_and(|c| c.server.is_some()) && external {
+            return Err(self.error(
+                "cpus",
+                "server= pins the managed server's processes; an external server (--dsn, --external) runs \
+                 elsewhere: give only clients=LIST",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The script sets of `script` (a factor of labelled sets of script
+    /// files and built-ins, each with its weight).
+    fn script_sets(&self) -> Vec<ScriptSet> {
+        dedup(self.script.clone().unwrap_or_default())
             .into_iter()
             .map(|(label, members)| {
                 let mut set = ScriptSet {
@@ -736,7 +776,66 @@ impl Settings {
                 }
                 set
             })
-            .collect();
+            .collect()
+    }
+
+    /// The external load's keys (`load_cmd` and its steps).
+    fn external_load(&mut self) -> ExternalLoad {
+        ExternalLoad {
+            cmd: self.load_cmd.take(),
+            setup: self.setup_cmd.take(),
+            before_run: self.before_run.take(),
+            after_run: self.after_run.take(),
+            ready: self.ready.take(),
+            ready_timeout: self.ready_timeout.unwrap_or(Duration::from_secs(60)),
+            format: self.load_format.unwrap_or_default(),
+            on_error: self.on_error.unwrap_or_default(),
+            timeout_ms: self.load_timeout.map(|d| d.as_secs_f64() * 1000.0),
+        }
+    }
+
+    /// The pgbench scripts' keys.
+    fn scripts_config(&mut self) -> ScriptsConfig {
+        ScriptsConfig {
+            files: (self.file.take().unwrap_or_default().into_iter())
+                .map(|(f, w)| (PathBuf::from(f), w))
+                .collect(),
+            builtins: self.builtin.take().unwrap_or_default(),
+            defines: self.define.take().unwrap_or_default(),
+            // Behind pgbouncer in transaction mode a named statement
+            // would live on whichever server connection prepared it:
+            // unnamed ones by default (an explicit `prepared` is
+            // checked against pgbouncer's version before the study).
+            mode: self.protocol.unwrap_or(
+                if self
+                    .pooler
+                    .iter()
+                    .flatten()
+                    .any(|p| p.pgbouncer() == Some(crate::model::PoolMode::Transaction))
+                {
+                    QueryMode::Extended
+                } else {
+                    QueryMode::Prepared
+                },
+            ),
+            init_sql: self.init_sql.take(),
+            workload_named: self.workload.is_some(),
+            sets: self.script_sets(),
+            order: Vec::new(),
+        }
+    }
+
+    /// [`Settings::into_config`] after the hunt's defaults.
+    fn into_config_checked(self) -> Result<StudyConfig, SettingsError> {
+        self.check()?;
+        self.check_combinations()?;
+        let workloads = dedup(self.workload.clone().unwrap_or_else(|| vec!["tpcb".into()]));
+        let workload = workloads[0].clone();
+        let workloads = if workloads.len() > 1 {
+            workloads
+        } else {
+            Vec::new()
+        };
         let builds = crate::model::dedup_builds(self.pg_bin.clone().unwrap_or_default())
             .map_err(|e| self.error("pg_bin", e))?;
         let (server_build, pg_bin) = match <[PgBuild; 1]>::try_from(builds) {
@@ -758,49 +857,12 @@ impl Settings {
             }
         }
         if self.log_violations == Some(true) {
-            if self.dsn.is_some() || self.external == Some(true) {
-                return Err(self.error(
-                    "log_violations",
-                    "sets the managed server's logging; an external server (--dsn, --external) logs as its \
-                     administrator set it: drop it, or set log_statement and log_line_prefix there",
-                ));
-            }
             self.add_violation_logging(&mut fixed);
         }
         let shard = self.shard_spec()?;
-        if self.transactions.is_some() {
-            if self.duration.is_some() {
-                return Err(self.error(
-                    "transactions",
-                    "ends each run by count and --duration by time: give one of them (as pgbench's -t and -T)",
-                ));
-            }
-            if self.warmup.is_some_and(|w| !w.is_zero()) {
-                return Err(self.error(
-                    "transactions",
-                    "a run by count has no warm-up (every client's transactions count, as in pgbench -t): drop --warmup or give 0s",
-                ));
-            }
-        }
         let checks = self.declared_checks()?;
-        if self.host_policy.is_some() && self.dsn.is_none() && self.external != Some(true) {
-            return Err(self.error(
-                "host_policy",
-                "spreads the clients over the hosts of an external server's DSN (--dsn 'host=h1,h2 ...', \
-                 or --external with PGHOST=h1,h2); the managed server has one host: give --dsn or drop it",
-            ));
-        }
         let precision = self.precision_plan()?;
         let cluster = self.cluster()?;
-        if self.cpus.as_ref().is_some_and(|c| c.server.is_some())
-            && (self.dsn.is_some() || self.external == Some(true))
-        {
-            return Err(self.error(
-                "cpus",
-                "server= pins the managed server's processes; an external server (--dsn, --external) runs \
-                 elsewhere: give only clients=LIST",
-            ));
-        }
         let repeat = match precision {
             // The sequential rule's first stage.
             Some(_) => self
@@ -809,45 +871,10 @@ impl Settings {
                 .max(crate::stats::sequential::FIRST_STAGE as u32),
             None => self.repeat.unwrap_or(3),
         };
-        let s = self;
+        let mut s = self;
         Ok(StudyConfig {
-            load: ExternalLoad {
-                cmd: s.load_cmd,
-                setup: s.setup_cmd,
-                before_run: s.before_run,
-                after_run: s.after_run,
-                ready: s.ready,
-                ready_timeout: s.ready_timeout.unwrap_or(Duration::from_secs(60)),
-                format: s.load_format.unwrap_or_default(),
-                on_error: s.on_error.unwrap_or_default(),
-                timeout_ms: s.load_timeout.map(|d| d.as_secs_f64() * 1000.0),
-            },
-            scripts: ScriptsConfig {
-                files: (s.file.unwrap_or_default().into_iter())
-                    .map(|(f, w)| (PathBuf::from(f), w))
-                    .collect(),
-                builtins: s.builtin.unwrap_or_default(),
-                defines: s.define.unwrap_or_default(),
-                // Behind pgbouncer in transaction mode a named statement
-                // would live on whichever server connection prepared it:
-                // unnamed ones by default (an explicit `prepared` is
-                // checked against pgbouncer's version before the study).
-                mode: s.protocol.unwrap_or(
-                    if s.pooler
-                        .iter()
-                        .flatten()
-                        .any(|p| p.pgbouncer() == Some(crate::model::PoolMode::Transaction))
-                    {
-                        QueryMode::Extended
-                    } else {
-                        QueryMode::Prepared
-                    },
-                ),
-                init_sql: s.init_sql,
-                workload_named: s.workload.is_some(),
-                sets,
-                order: Vec::new(),
-            },
+            load: s.external_load(),
+            scripts: s.scripts_config(),
             workload,
             workloads,
             scale: dedup(s.scale.unwrap_or_default()),

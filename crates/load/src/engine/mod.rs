@@ -10,12 +10,14 @@
 //! during warm-up, and otherwise appends a [`SecondPoint`] and merges it into
 //! the run's totals. Nothing is sent per transaction.
 
+mod attempt;
 mod faults;
 pub mod hlog;
 pub mod hosts;
 pub mod limits;
 mod pace;
 mod pass;
+pub mod reads;
 pub mod retry;
 mod session;
 pub mod txlog;
@@ -109,6 +111,9 @@ pub struct EngineParams {
     /// hands each transaction to any server connection
     /// ([`crate::wire::Conn::use_unnamed`]).
     pub unnamed_statements: bool,
+    /// `--read-from standby|any`: where read-only transactions go
+    /// ([`reads`]); `None`: every transaction on the primary.
+    pub read_route: Option<reads::ReadRoute>,
 }
 
 /// What the ticker reports once a second (for live progress).
@@ -190,6 +195,9 @@ pub struct EngineOutcome {
     /// connections and the measured window's transactions on it; empty
     /// with one host.
     pub hosts: Vec<hosts::HostOutcome>,
+    /// `--read-from standby|any`: what the measured window's routed reads
+    /// showed.
+    pub reads: Option<reads::ReadTally>,
 }
 
 impl EngineOutcome {
@@ -211,6 +219,7 @@ impl EngineOutcome {
             ledger_complete: true,
             first_failures: Vec::new(),
             hosts: Vec::new(),
+            reads: None,
         }
     }
 }
@@ -348,6 +357,10 @@ pub async fn run_gated<W: Workload>(
         .unnamed_statements
         .then(|| Arc::new(crate::wire::StatementCache::default()));
     let running = Arc::new(worker::Running::new(params.clients));
+    let reads = params
+        .read_route
+        .clone()
+        .map(|r| Arc::new(reads::Reads::new(r, phase.subscribe(), unnamed.clone())));
     let (ready_tx, ready_rx) = tokio::sync::mpsc::unbounded_channel();
     let (go_tx, go_rx) = watch::channel(false);
     let connecting = Instant::now();
@@ -370,6 +383,7 @@ pub async fn run_gated<W: Workload>(
             serve_between_transactions: params.serve_between_transactions,
             closed_limit: params.latency_limit.filter(|_| params.rate.is_none()),
             log: txlog::ThreadLog::of(params.tx_log.as_ref(), i, threads),
+            reads: reads.clone(),
         };
         workers.push(worker::spawn(i, members, pooled, common));
     }
@@ -444,6 +458,7 @@ pub async fn run_gated<W: Workload>(
             ledger_complete: drained.ledger_complete,
             first_failures: first_failures(&recorders),
             hosts: per_host,
+            reads: reads.map(|r| r.tally()),
         },
         drained.ledger,
     ))

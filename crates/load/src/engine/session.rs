@@ -33,6 +33,8 @@ pub(super) struct Session<C> {
     /// The host its connection is open to: `home`, or the next that
     /// accepted when `home` refused.
     pub(super) host: usize,
+    /// `--read-from standby|any`: its connection to its standby.
+    pub(super) replica: Option<Box<Replica>>,
 }
 
 /// A worker's share of the connection pool.
@@ -144,6 +146,7 @@ pub(super) async fn setup<C: WorkloadClient>(
         tx,
         home,
         host,
+        replica: None,
     })
 }
 
@@ -245,4 +248,57 @@ pub(super) async fn reconnect<C: WorkloadClient>(
             tokio::time::sleep(left.min(Duration::from_millis(50))).await;
         }
     }
+}
+
+/// A session's connection to its standby.
+pub(super) struct Replica {
+    pub(super) conn: Conn,
+    pub(super) tx: TxControl,
+    /// The standby, an index into `ReadRoute::standbys`.
+    pub(super) standby: usize,
+}
+
+/// The isolation level a standby runs a transaction at: PostgreSQL has
+/// no SERIALIZABLE on a hot standby ("cannot use serializable mode in a
+/// hot standby"), so REPEATABLE READ, the same snapshot without SSI.
+fn standby_level(level: Isolation) -> Isolation {
+    match level {
+        Isolation::Serializable => Isolation::RepeatableRead,
+        l => l,
+    }
+}
+
+/// Opens client `client`'s connection to standby `id mod N` of `standbys`
+/// (`--read-from`, see [`super::reads`]),
+/// with its statements prepared there in the same order as on the
+/// primary (so that the names the client holds are the same on both), or
+/// as unnamed statements described in `unnamed` when the primary's are.
+///
+/// Errors: the connection or a preparation failed.
+pub(super) async fn open_replica<C: WorkloadClient>(
+    client: &mut C,
+    id: u32,
+    standbys: &[(Config, usize)],
+    isolation: Isolation,
+    unnamed: Option<&Arc<StatementCache>>,
+) -> Result<Box<Replica>, wire::Error> {
+    let standby = id as usize % standbys.len().max(1);
+    let (config, host) = standbys
+        .get(standby)
+        .ok_or_else(|| wire::Error::Protocol("no standby to read from".into()))?;
+    let mut config = config.clone();
+    config.target_session_attrs(tokio_postgres::config::TargetSessionAttrs::Any);
+    let (mut conn, _) = wire::connect_from(&config, *host).await?;
+    if let Some(cache) = unnamed {
+        conn.use_unnamed(cache.clone());
+    }
+    let level = standby_level(isolation);
+    conn.batch_execute(&format!(
+        "SET default_transaction_isolation = '{}'",
+        level.sql().to_ascii_lowercase()
+    ))
+    .await?;
+    let tx = TxControl::prepare(&mut conn, level).await?;
+    client.prepare(&mut conn, &tx).await?;
+    Ok(Box::new(Replica { conn, tx, standby }))
 }

@@ -25,6 +25,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_postgres::Config;
 
 use super::EngineError;
+use super::attempt::{AfterError, Attempted, run_attempt};
 use super::faults::FaultLog;
 use super::retry::{Retrier, Verdict};
 use super::session::{Pool, Session, reconnect, reopen, setup};
@@ -95,6 +96,8 @@ pub(super) struct Common {
     pub closed_limit: Option<Duration>,
     /// This thread's transaction log, if any.
     pub log: Option<ThreadLog>,
+    /// `--read-from standby|any`: the route and the run's tally.
+    pub reads: Option<Arc<super::reads::Reads>>,
 }
 
 /// The clients of a run still running: each client's loop holds a
@@ -211,6 +214,7 @@ async fn run_worker<C: WorkloadClient>(
         &common.db,
         common.isolation,
         common.unnamed.as_ref(),
+        common.reads.as_deref(),
     )
     .await
     {
@@ -243,6 +247,7 @@ async fn run_worker<C: WorkloadClient>(
         serve_between: common.serve_between_transactions,
         closed_limit: common.closed_limit,
         log: common.log.clone(),
+        reads: common.reads.clone(),
     });
     let ctx = |id: u32, seed: u64| Ctx {
         id,
@@ -312,14 +317,30 @@ async fn connect_all<C: WorkloadClient>(
     db: &Config,
     isolation: Isolation,
     unnamed: Option<&Arc<StatementCache>>,
+    reads: Option<&super::reads::Reads>,
 ) -> Result<Vec<(Session<C>, u64)>, EngineError> {
     use futures_util::{StreamExt, TryStreamExt};
     let n = members.len();
     let setups = members.into_iter().map(|m| async move {
         let seed = m.backoff_seed;
-        setup(m.id, m.client, db, isolation, m.home, unnamed)
-            .await
-            .map(|s| (s, seed))
+        let mut s = setup(m.id, m.client, db, isolation, m.home, unnamed).await?;
+        if let Some(reads) = reads {
+            let replica = super::session::open_replica(
+                &mut s.client,
+                s.id,
+                &reads.route.standbys,
+                isolation,
+                unnamed,
+            )
+            .await;
+            s.replica = Some(replica.map_err(|e| {
+                EngineError::Connect(crate::postgres::TargetError::Connect {
+                    target: "a standby to read from (--read-from)".into(),
+                    reason: e.to_string(),
+                })
+            })?);
+        }
+        Ok::<_, EngineError>((s, seed))
     });
     let mut sessions = Vec::with_capacity(n);
     let mut opened = futures_util::stream::iter(setups).buffered(CONNECTING);
@@ -419,6 +440,7 @@ struct Shared {
     /// Closed loop: the latency limit late commits are counted against.
     closed_limit: Option<Duration>,
     log: Option<ThreadLog>,
+    reads: Option<Arc<super::reads::Reads>>,
 }
 
 impl std::ops::Deref for Ctx {
@@ -489,12 +511,13 @@ impl<C: WorkloadClient> Source<C> {
         rng: &mut rand::rngs::SmallRng,
         after: impl Fn(&crate::workload::AttemptError) -> AfterError,
         now: Option<Instant>,
+        pos: Option<&mut super::reads::Position>,
     ) -> Option<Attempted> {
         let rec = &*ctx.rec;
         match self {
             Source::Own(s) => {
                 let start = now.unwrap_or_else(Instant::now);
-                let mut a = run_attempt(s, input, &after, start).await;
+                let mut a = routed(s, input, &after, start, ctx, pos).await;
                 a.failed_step = record_steps(&mut s.client, input, rec);
                 Some(a)
             }
@@ -505,7 +528,7 @@ impl<C: WorkloadClient> Source<C> {
                 if s.conn.is_closed() {
                     reconnect_ctx(s, ctx, rng).await?;
                 }
-                let mut a = run_attempt(s, input, &after, Instant::now()).await;
+                let mut a = routed(s, input, &after, Instant::now(), ctx, pos).await;
                 a.failed_step = record_steps(&mut s.client, input, rec);
                 a.pool_wait = waited;
                 Some(a)
@@ -523,6 +546,26 @@ impl<C: WorkloadClient> Source<C> {
     }
 }
 
+/// [`run_attempt`], or with `--read-from standby|any` where the route
+/// sends it ([`super::reads::attempt`]).
+async fn routed<C: WorkloadClient>(
+    s: &mut Session<C>,
+    input: &C::Input,
+    after: &impl Fn(&crate::workload::AttemptError) -> AfterError,
+    start: Instant,
+    ctx: &Ctx,
+    pos: Option<&mut super::reads::Position>,
+) -> Attempted {
+    match (ctx.reads.as_deref(), pos) {
+        // Boxed: the routed path's state (a standby's statements, its
+        // position queries) would otherwise sit in every client's loop.
+        (Some(reads), Some(pos)) => {
+            Box::pin(super::reads::attempt(s, input, after, start, reads, pos)).await
+        }
+        _ => run_attempt(s, input, after, start).await,
+    }
+}
+
 /// Records the per-command latencies `client` kept of its last attempt
 /// (none for most workloads) and clears them; returns the command that
 /// raised the error ending the attempt, if one did.
@@ -537,88 +580,6 @@ fn record_steps<C: WorkloadClient>(
     let failed = times.iter().find(|t| t.failed).map(|t| t.step);
     times.clear();
     failed
-}
-
-/// What the engine does after a failed attempt, decided while the
-/// session is still checked out.
-enum AfterError {
-    /// Roll back (the error came before COMMIT).
-    Rollback,
-    /// Nothing to do: a failed COMMIT ended the transaction.
-    Nothing,
-    /// The connection broke during COMMIT: tell the session's client
-    /// (which knows what the attempt wrote) that the outcome is unknown.
-    Unknown,
-}
-
-/// The result of one attempt.
-struct Attempted {
-    result: Result<Ended, crate::workload::AttemptError>,
-    /// Time from BEGIN to the end of a failed attempt (its ROLLBACK
-    /// included); zero for an attempt that committed.
-    took: Duration,
-    pool_wait: Duration,
-    /// ROLLBACK after the error failed with this error.
-    rollback_failed: Option<crate::wire::Error>,
-    /// The session's connection is closed.
-    closed: bool,
-    /// The SQLSTATE the closed connection ended with, if the server sent
-    /// one ([`crate::wire::Conn::end_code`]).
-    ended: Option<SqlState>,
-    /// The command that raised the error, for a workload that times its
-    /// commands.
-    failed_step: Option<usize>,
-    /// The DSN's host the session's connection was open to.
-    host: usize,
-    /// When the attempt ended, if its client read the clock then
-    /// ([`WorkloadClient::attempt_ended`]).
-    ended_at: Option<Instant>,
-}
-
-/// Runs one attempt on `s`, started at `start`.
-async fn run_attempt<C: WorkloadClient>(
-    s: &mut Session<C>,
-    input: &C::Input,
-    after: &impl Fn(&crate::workload::AttemptError) -> AfterError,
-    start: Instant,
-) -> Attempted {
-    s.client.attempt_starts(start);
-    let result = s.client.attempt(&mut s.conn, &s.tx, input).await;
-    let ended_at = s.client.attempt_ended();
-    let mut rollback_failed = None;
-    if let Err(e) = &result {
-        match after(e) {
-            // Only a transaction block needs it: outside one the error
-            // ended its statement's implicit transaction already, and a
-            // ROLLBACK there gets the server's `WARNING:  there is no
-            // transaction in progress` (pgbench checks the status first).
-            AfterError::Rollback if s.conn.in_transaction() => {
-                if let Err(e) = s.tx.rollback(&mut s.conn).await {
-                    rollback_failed = Some(e);
-                }
-            }
-            AfterError::Rollback => {}
-            AfterError::Nothing => {}
-            AfterError::Unknown => s.client.unknown_outcome(input),
-        }
-    }
-    Attempted {
-        // Only a failed attempt's time is used (wasted time): a committed
-        // one saves the clock read.
-        took: if result.is_err() {
-            start.elapsed()
-        } else {
-            Duration::ZERO
-        },
-        result,
-        pool_wait: Duration::ZERO,
-        rollback_failed,
-        closed: s.conn.is_closed(),
-        ended: s.conn.end_code(),
-        failed_step: None,
-        host: s.host,
-        ended_at,
-    }
 }
 
 /// One client until `stop`: draw inputs, pace (open loop), run attempts
@@ -675,6 +636,9 @@ struct DriveState {
     ended: u64,
     /// Open loop: the running transaction's schedule lag, µs (for the log).
     lag_us: u64,
+    /// `--read-from standby|any`: the session's positions (allocated
+    /// only then).
+    reads: Option<Box<super::reads::Position>>,
 }
 
 /// An open-loop client's arrivals, and a timer precise enough to start
@@ -707,6 +671,10 @@ impl DriveState {
             reported: Vec::new(),
             ended: 0,
             lag_us: 0,
+            reads: ctx
+                .reads
+                .as_ref()
+                .map(|_| Box::new(super::reads::Position::new(ctx.id, ctx.seed))),
         }
     }
 
@@ -844,7 +812,14 @@ async fn drive<C: WorkloadClient>(
             let now = (tries == 1 && matches!(ctx.pacing, Pacing::Closed) && !ctx.connect_each)
                 .then_some(start);
             let Some(a) = source
-                .attempt(&input, ctx, &mut state.reconnect_rng, after, now)
+                .attempt(
+                    &input,
+                    ctx,
+                    &mut state.reconnect_rng,
+                    after,
+                    now,
+                    state.reads.as_deref_mut(),
+                )
                 .await
             else {
                 return Ok(()); // stopped while reconnecting
@@ -1044,6 +1019,7 @@ mod tests {
             serve_between: false,
             closed_limit: None,
             log: None,
+            reads: None,
         });
         let source = Source::Pooled {
             inputs: w.client(0, 1),

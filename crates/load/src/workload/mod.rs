@@ -626,6 +626,20 @@ pub trait WorkloadClient: Send + 'static {
         input: &Self::Input,
     ) -> impl Future<Output = Result<Ended, AttemptError>> + Send;
 
+    /// Whether `input` only reads, so that `--read-from standby|any` may
+    /// run it on a standby (see `engine::reads`). A standby refuses
+    /// writes (SQLSTATE 25006), so only a transaction that never writes
+    /// may say so. Default: false (every transaction on the primary).
+    fn read_only(&self, _input: &Self::Input) -> bool {
+        false
+    }
+
+    /// The attempt of `input` that just ended ran on a standby (a routed
+    /// read), not on the primary: a client that keeps a history can
+    /// leave it out of what it checks against the primary's isolation
+    /// level (list-append does, see its module docs).
+    fn ran_on_standby(&mut self, _input: &Self::Input) {}
+
     /// The connection broke during the COMMIT of `input`'s last attempt:
     /// it may or may not have committed.
     fn unknown_outcome(&mut self, _input: &Self::Input) {}

@@ -509,6 +509,7 @@ async fn bench_inner(inv: Invocation, cancel: CancellationToken) -> Result<Statu
             } else {
                 super::logs::hook(&inv)?
             },
+            reports: crate::cmd::reports::ReportFiles::hook(),
         },
     )
     .await;

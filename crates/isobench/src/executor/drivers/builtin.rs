@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow};
-use tokio::sync::watch;
 
 use super::records::tx_type_records;
+use super::services::{RunServices, Served};
 use super::{Driver, RunCtx, StudyHeader, TemplateCtx};
 use crate::engine::retry::Retrier;
 use crate::engine::{self, EngineOutcome, EngineParams};
@@ -18,10 +18,9 @@ use crate::executor::schedule::{cells, retrier_for, setup, validate, workload_sp
 use crate::executor::target::{crash_cause, log_len, shown_settings, wait_for_server};
 use crate::model::encode_histogram;
 use crate::model::{
-    BadInput, StudyConfig, InvariantResult, Isolation, LoadReport, Phase, RunFaults,
-    ServerObservations, outage_s, recovery_s,
+    BadInput, InvariantResult, LoadReport, RunFaults, ServerObservations, StudyConfig, outage_s,
+    recovery_s,
 };
-use crate::observe;
 use crate::postgres;
 use crate::store::{self, Cell, RunRecord};
 use crate::workload::{self, Ledger, Workload, WorkloadSpec};
@@ -159,349 +158,129 @@ struct Around {
     partial_checks: Option<String>,
 }
 
-/// Runs `ctx.run` with `workload`: a fresh copy, the engine under
-/// observation, the invariant checks. Returns the record and, when the
-/// study must stop after saving it, why: a script's own error stopped a
-/// client, or the server did not come back.
+/// Runs `ctx.run` with `workload`, in named stages: [`open`] the run's
+/// database, start its [`RunServices`], [`drive`] the engine, stop the
+/// services, [`gather`] the shards' ledgers, [`check`] the data, and
+/// [`record`] it all. Returns the record and, when the study must stop
+/// after saving it, why: a script's own error stopped a client, a declared
+/// check could not run, or the server did not come back.
 async fn one_run<W: Workload>(
     workload: &W,
     retrier: &Retrier,
     ctx: &RunCtx<'_>,
 ) -> Result<(RunRecord, Option<anyhow::Error>)> {
-    let RunCtx {
-        cfg,
-        srv,
-        tmpl,
-        run_db,
-        run,
-        index,
-        cancel,
-        progress,
-        ..
-    } = *ctx;
+    let (cfg, index) = (ctx.cfg, ctx.index);
     let started_at = chrono::Local::now().to_rfc3339();
-    let coord = ctx.coord;
-    let shard = coord.map(|c| c.spec);
+    let shard = ctx.coord.map(|c| c.spec);
     // A non-zero shard uses the copy shard 0 made (and marked prepared).
     let lead = shard.is_none_or(|s| s.index == 0);
     let in_place = cfg.pgbench.as_ref().is_some_and(|p| p.in_place);
-    let (check_db, reset_ms, errors) = if in_place {
-        // isobench pgbench on a named server: its database as it is.
-        let mut config = srv.target.config(run_db);
-        postgres::own_session(&mut config, "check");
-        (postgres::connect(&config).await?, 0.0, Vec::new())
-    } else if lead {
-        fresh_copy(srv, tmpl, run_db).await?
-    } else {
-        let mut config = srv.target.config(run_db);
-        postgres::own_session(&mut config, "check");
-        (postgres::connect(&config).await?, 0.0, Vec::new())
-    };
-    // A declared check that cannot run stops the study before the run
-    // (shard 0 checks for every shard).
-    if lead {
-        crate::executor::checks::validate(&check_db, &cfg.checks).await?;
-    }
-    let db_config = srv.target.config(run_db);
-    let (phase_tx, phase_rx) = watch::channel(Phase::Connecting);
-    // Behind pgbouncer the clients connect through it; everything else
-    // goes to the server. Shard 0 starts it before it marks the run
-    // prepared, with where it listens for the other shards.
-    let mut pooler = crate::executor::pooler::RunPooler::start(
-        cfg,
-        &run.cell,
-        crate::executor::pooler::Where {
-            server: &db_config,
-            log: ctx.dir.join(store::PGBOUNCER_LOG),
-            phase: phase_tx.subscribe(),
-            coord: coord.map(|c| (c, index)),
-        },
-    )
-    .await?;
-    if let (Some(c), true) = (coord, lead) {
-        let published = pooler.as_ref().and_then(|p| p.published());
-        c.prepared(index, published.as_deref()).await?;
-    }
-    let (server_version, server_settings) = shown_settings(&check_db, cfg, &run.cell).await?;
-
-    // isobench pgbench's one run draws what `pgbench --random-seed S`
-    // draws: the seed itself.
-    let seed = match cfg.pgbench {
-        Some(_) => cfg.seed,
-        None => cfg.seed.wrapping_add(u64::from(index) << 32),
-    };
-    let seed = shard.map_or(seed, |s| s.seed(seed));
-    let clients = shard.map_or(run.cell.clients, |s| s.clients(run.cell.clients));
-    let params = EngineParams {
-        clients,
-        first_client: shard.map_or(0, |s| {
-            s.first_id(run.cell.clients, run.cell.pool_size.unwrap_or(0))
-        }),
-        first_connection: shard.map_or(0, |s| match run.cell.pool_size {
-            Some(pool) => s.index * pool,
-            None => s.first_id(run.cell.clients, 0),
-        }),
-        isolation: run.cell.isolation,
-        retrier: retrier.clone(),
-        warmup: cfg.warmup,
-        duration: cfg.duration,
-        transactions: cfg.transactions,
-        connect_per_transaction: cfg
-            .pgbench
-            .as_ref()
-            .is_some_and(|p| p.connect_per_transaction),
-        // isobench pgbench: transactions start as pgbench's do.
-        serve_between_transactions: cfg.pgbench.is_some(),
-        tx_log: ctx.tx_log.clone(),
-        seed,
-        threads: cfg
-            .threads
-            .unwrap_or_else(|| engine::default_threads(clients)),
-        pool_size: run.cell.pool_size,
-        rate: run.cell.rate.map(|r| shard.map_or(r.0, |s| s.rate(r.0))),
-        latency_limit: cfg.latency_limit,
-        host_policy: cfg.target.host_policy,
-        unnamed_statements: cfg.scripts.mode != crate::model::QueryMode::Prepared,
-    };
+    let Opened {
+        check_db,
+        reset_ms,
+        mut errors,
+    } = open(ctx, lead, in_place).await?;
+    let services = RunServices::start(ctx, workload.explain_statements(), &check_db, lead).await?;
+    let (server_version, server_settings) = shown_settings(&check_db, cfg, &ctx.run.cell).await?;
+    let params = engine_params(ctx, retrier)?;
+    standbys_ready(params.read_route.as_ref()).await?;
     let log = ctx.dir.join(store::SERVER_LOG);
     let log_from = log_len(&log);
-    let clients_config = pooler.as_ref().map_or_else(
-        || db_config.clone(),
-        |p| p.clients_config(&db_config, run_db),
-    );
-    let observer = tokio::spawn(observe::observe(
-        db_config.clone(),
-        run_db.to_string(),
-        workload.explain_statements(),
-        observe::ObserveOptions {
-            // The server is observed once, by shard 0.
-            level: if lead {
-                cfg.observe
-            } else {
-                crate::model::ObserveLevel::None
-            },
-            sample_interval: cfg.sample_interval,
-            backends: observe::Backends::Isobench,
-            siread_locks: run.cell.isolation == Isolation::Serializable,
-        },
-        phase_rx,
-    ));
-    // Declared checks with `during`, sampled by shard 0 while the
-    // clients run.
-    let during = tokio::spawn(crate::executor::checks::during_run(
-        db_config.clone(),
-        if lead { cfg.checks.clone() } else { Vec::new() },
-        cfg.sample_interval,
-        phase_tx.subscribe(),
-    ));
-    let server = ctx.srv.target.control();
-    let formation = ctx.srv.ha.as_ref().map(|f| f.control());
-    let injector = start_injector(
-        cfg,
-        &run.cell,
-        &check_db,
-        &db_config,
-        run_db,
-        (server, formation),
-        &phase_tx,
-    )
-    .await?;
-    let mut on_tick = |t: &engine::Tick| progress.tick(t);
-    let barrier = std::sync::Mutex::new(None);
-    let gate: Option<engine::Gate<'_>> = coord.map(|c| {
-        let barrier = &barrier;
-        Box::pin(async move {
-            let b = c.barrier(index).await?;
-            *barrier.lock().expect("not poisoned") = Some(b);
-            Ok(())
-        }) as engine::Gate<'_>
-    });
-    let outcome = engine::run_gated(
-        workload,
-        &clients_config,
-        &params,
-        cancel,
-        &phase_tx,
-        &mut on_tick,
-        gate,
-    )
-    .await;
-    phase_tx.send_replace(Phase::Draining);
-    let mut server = observer.await.unwrap_or_default();
-    if let Some(p) = pooler.as_mut() {
-        p.observed(&mut server).await;
-    }
-    // Unsharded, pgbouncer's clients are done; sharded, shard 0 stops it
-    // once every shard ended the run (below).
-    if coord.is_none()
-        && let Some(p) = pooler.take()
-    {
-        p.stop().await;
-    }
-    let injected = injector.await.unwrap_or_default();
-    let during = match during.await {
-        Ok(Ok(d)) => Ok(d),
-        Ok(Err(bad)) => Err(anyhow::Error::from(bad)),
-        Err(e) => Err(anyhow!("the declared checks' sampler: {e}")),
-    };
-    let mut errors = errors;
-    // A shard missing at the barrier ends the run for all: an empty,
-    // incomplete run with why.
-    let (gate_failed, outcome) = match outcome {
-        Err(engine::EngineError::Gate(m)) => (
-            Some(m),
-            Ok((
-                EngineOutcome::cancelled_before_start(workload.tx_types().len()),
-                Default::default(),
-            )),
-        ),
-        o => (None, o),
-    };
-    let (outcome, mut ledger) = outcome?;
-    for h in outcome.hosts.iter().filter(|h| h.refused > 0) {
-        // --host-policy: the connections went to the next host instead.
-        progress.note(&format!(
-            "run {index}: host {} refused {} connection(s) meant for it; they went to the next host in the DSN",
-            h.label, h.refused
-        ));
-    }
-    let barrier = barrier.into_inner().expect("not poisoned");
-    if let Some(b) = &barrier {
-        progress.note(&format!(
-            "run {index}: barrier passed after {:.3} s, clock offset to the server {:+.3} ms (round trip {:.3} ms), started {:.3} ms late",
-            b.waited_s,
-            b.offset_s * 1e3,
-            b.rtt_s * 1e3,
-            b.late_s * 1e3
-        ));
-    }
-    // When this process opened the window: sharded, by the server's
-    // clock (this machine's plus its measured offset), so that the shards'
-    // starts compare (the barrier's instant plus the warm-up, give or take
-    // the sleep's precision); else by this machine's clock.
-    let window_start = outcome.window_start.map(|t| {
-        let unix = t
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64());
-        super::super::shard::rfc3339(unix + barrier.as_ref().map_or(0.0, |b| b.offset_s))
-    });
+    let driven = drive(workload, ctx, &params, &services).await;
+    let Served {
+        watched,
+        injected,
+        mut pooler,
+    } = services.stop(ctx.coord.is_some()).await;
+    let Driven {
+        outcome,
+        gate_failed,
+        window_start,
+    } = driven;
+    let (outcome, ledger) = outcome?;
     // Before marking the run ended: shard 0 may drop the run's database
     // (and this connection) once every shard has.
     let after = after_server_fault(check_db, ctx, &log, log_from).await;
-    // Every shard's clients' lifetime counts, for the checks (shard 0).
-    let mut lifetime = outcome.lifetime;
-    let mut partial_checks = None;
-    if let Some(m) = &gate_failed {
-        progress.note(m);
-        errors.push(m.clone());
-    } else if let Some(c) = coord {
-        // A client ledger holds what the checks need of every client:
-        // the other shards send theirs to shard 0 (a zero-sized ledger
-        // holds nothing: the lifetime counts are all the checks use).
-        type L<W> = <<W as Workload>::Client as crate::workload::WorkloadClient>::Ledger;
-        let sends_ledger = !lead && std::mem::size_of::<L<W>>() != 0;
-        let sent = if sends_ledger {
-            Some(serde_json::to_vec(&ledger).context("encoding the run's client ledger")?)
-        } else {
-            None
-        };
-        c.ended(index, outcome.lifetime, sent.as_deref()).await?;
-        if lead {
-            let others = c.await_ended(index).await?;
-            lifetime.committed += others.lifetime.committed;
-            lifetime.unknown_outcome += others.lifetime.unknown_outcome;
-            for (shard, bytes) in others.ledgers {
-                let l: L<W> = serde_json::from_slice(&bytes).with_context(|| {
-                    format!("decoding shard {shard}'s client ledger of run {index}")
-                })?;
-                ledger.merge(l);
-            }
-            if !others.missing.is_empty() {
-                partial_checks = Some(format!(
-                    "shard(s) {} did not end run {index} within --shard-wait: \
-                     invariant results are checked without their commits, shown but not counted as anomalies",
-                    others.missing
-                ));
+    let gathered = match &gate_failed {
+        Some(m) => {
+            ctx.progress.note(m);
+            errors.push(m.clone());
+            Gathered {
+                lifetime: outcome.lifetime,
+                ledger,
+                partial_checks: None,
             }
         }
-    }
+        None => gather::<W>(ctx, lead, outcome.lifetime, ledger).await?,
+    };
     // Every shard's clients are done with shard 0's pgbouncer.
     if let Some(p) = pooler.take() {
         p.stop().await;
     }
-    let history = match ledger.save(ctx.dir, ctx.index) {
+    let history = match gathered.ledger.save(ctx.dir, index) {
         Ok(rel) => rel,
         Err(e) => {
             errors.push(format!("writing the run's history: {e}"));
             None
         }
     };
-    if let Err(e) = save_hlog(ctx.dir, ctx.index, &outcome.hlog) {
+    if let Err(e) = save_hlog(ctx.dir, index, &outcome.hlog) {
         errors.push(format!("writing the run's latency log: {e}"));
     }
-    // A declared check that failed to run (during the run or after it)
-    // stops the study once the run is saved.
-    let mut check_failed = None;
-    let invariants = match &after.check_db {
-        // Checked once, by shard 0, after every shard ended the run; not
-        // in a database of the user's (isobench pgbench on a named server).
-        _ if !lead || gate_failed.is_some() || in_place => Vec::new(),
-        Some(check_db) => {
-            let mut all = workload
-                .check(check_db, lifetime, ledger)
-                .await
-                .context("checking invariants")?;
-            let declared = match during {
-                Ok(during) => {
-                    errors.extend(during.stopped);
-                    crate::executor::checks::after_run(check_db, &cfg.checks, &during.seen).await
-                }
-                Err(e) => Err(e),
-            };
-            match declared {
-                Ok(d) => all.extend(d),
-                Err(e) => {
-                    errors.push(format!("declared checks not counted: {e:#}"));
-                    check_failed = Some(e);
-                }
-            }
-            all
+    // Checked once, by shard 0, after every shard ended the run; not in a
+    // database of the user's (isobench pgbench on a named server).
+    let checkable = lead && gate_failed.is_none() && !in_place;
+    let (mut invariants, check_failed) = match after.check_db.as_ref() {
+        _ if !checkable => (Vec::new(), None),
+        Some(db) => {
+            let (lifetime, ledger) = (gathered.lifetime, gathered.ledger);
+            // Routed reads: the session guarantees they kept or broke.
+            let reads = outcome.reads.iter().flat_map(|r| r.invariants()).collect();
+            let during = watched.during;
+            check(
+                workload,
+                ctx,
+                db,
+                (lifetime, ledger, reads),
+                during,
+                &mut errors,
+            )
+            .await?
         }
         None => {
             errors.push("invariants not checked: the server did not come back".into());
-            Vec::new()
+            (Vec::new(), None)
         }
     };
     // A level that broke its promise: the cycles' evidence, replayed on
     // this server (issue #47).
-    let mut invariants = invariants;
     if let Some(history) = &history {
         let e = crate::evidence::RunEvidence {
             results_dir: ctx.dir,
             run: index,
-            cell: &run.cell,
+            cell: &ctx.run.cell,
             history,
-            replay_on: Some(&srv.target),
+            replay_on: Some(&ctx.srv.target),
             log: cfg.log_violations.then_some((log.as_path(), log_from)),
-            cancel,
+            cancel: ctx.cancel,
         };
         errors.extend(crate::evidence::for_run(&e, &mut invariants).await);
     }
     let around = Around {
         started_at,
-        seed,
+        seed: params.seed,
         reset_ms,
         errors,
         server_version,
         server_settings,
-        server,
+        server: watched.server,
         invariants,
         server_fault: after.server_fault,
         injected,
         window_start,
-        clients,
-        shard_clients: shard.map(|_| clients),
-        partial_checks,
+        clients: params.clients,
+        shard_clients: shard.map(|_| params.clients),
+        partial_checks: gathered.partial_checks,
     };
     let (record, script_error) = record(workload, ctx, outcome, around);
     // A script's own error (an expression error, an undefined variable)
@@ -518,42 +297,332 @@ async fn one_run<W: Workload>(
     Ok((record, stop))
 }
 
-/// Starts the injector of the run's fault plan (`cfg.faults`, or the
-/// cell's plan when the fault is a factor) for the run in
-/// database `run_db` (connection settings `db_config`), following
-/// `phase`; the check connection `check_db` is left alone; `server`
-/// restarts, crashes and pauses the managed server, the formation fails
-/// over the failover manager's cluster.
+/// The run's database, open for checks: a fresh copy of the template, or
+/// (isobench pgbench on a named server, or a shard other than 0) the
+/// database as it is.
+struct Opened {
+    check_db: tokio_postgres::Client,
+    /// The fresh copy's time, ms.
+    reset_ms: f64,
+    /// Problems met making the copy.
+    errors: Vec<String>,
+}
+
+/// Opens the run's database (see [`Opened`]). A declared check that
+/// cannot run stops the study before the run (shard 0 checks for every
+/// shard).
 ///
-/// Errors: the check connection's backend pid could not be read.
-async fn start_injector(
-    cfg: &StudyConfig,
-    cell: &crate::model::Cell,
+/// Errors: the copy failed, the connection failed, a declared check
+/// cannot run.
+async fn open(ctx: &RunCtx<'_>, lead: bool, in_place: bool) -> Result<Opened> {
+    let (check_db, reset_ms, errors) = if lead && !in_place {
+        fresh_copy(ctx.srv, ctx.tmpl, ctx.run_db).await?
+    } else {
+        let mut config = ctx.srv.target.config(ctx.run_db);
+        postgres::own_session(&mut config, "check");
+        (postgres::connect(&config).await?, 0.0, Vec::new())
+    };
+    if lead {
+        crate::executor::checks::validate(&check_db, &ctx.cfg.checks).await?;
+    }
+    Ok(Opened {
+        check_db,
+        reset_ms,
+        errors,
+    })
+}
+
+/// The engine's parameters for `ctx.run`: the cell's, or a shard's share
+/// of its clients, connections, rate and seed; the route of its reads.
+///
+/// Errors: [`read_route`]'s.
+fn engine_params(ctx: &RunCtx<'_>, retrier: &Retrier) -> Result<EngineParams> {
+    let (cfg, cell) = (ctx.cfg, &ctx.run.cell);
+    let shard = ctx.coord.map(|c| c.spec);
+    // isobench pgbench's one run draws what `pgbench --random-seed S`
+    // draws: the seed itself.
+    let seed = match cfg.pgbench {
+        Some(_) => cfg.seed,
+        None => cfg.seed.wrapping_add(u64::from(ctx.index) << 32),
+    };
+    let seed = shard.map_or(seed, |s| s.seed(seed));
+    let clients = shard.map_or(cell.clients, |s| s.clients(cell.clients));
+    Ok(EngineParams {
+        clients,
+        first_client: shard.map_or(0, |s| s.first_id(cell.clients, cell.pool_size.unwrap_or(0))),
+        first_connection: shard.map_or(0, |s| match cell.pool_size {
+            Some(pool) => s.index * pool,
+            None => s.first_id(cell.clients, 0),
+        }),
+        isolation: cell.isolation,
+        retrier: retrier.clone(),
+        warmup: cfg.warmup,
+        duration: cfg.duration,
+        transactions: cfg.transactions,
+        connect_per_transaction: cfg
+            .pgbench
+            .as_ref()
+            .is_some_and(|p| p.connect_per_transaction),
+        // isobench pgbench: transactions start as pgbench's do.
+        serve_between_transactions: cfg.pgbench.is_some(),
+        tx_log: ctx.tx_log.clone(),
+        seed,
+        threads: cfg
+            .threads
+            .unwrap_or_else(|| engine::default_threads(clients)),
+        pool_size: cell.pool_size,
+        rate: cell.rate.map(|r| shard.map_or(r.0, |s| s.rate(r.0))),
+        latency_limit: cfg.latency_limit,
+        host_policy: cfg.target.host_policy,
+        unnamed_statements: cfg.scripts.mode != crate::model::QueryMode::Prepared,
+        read_route: read_route(cfg, ctx.srv, ctx.run_db, cell.clients)?,
+    })
+}
+
+/// The clients' ledger of workload `W`.
+type ClientLedger<W> = <<W as Workload>::Client as crate::workload::WorkloadClient>::Ledger;
+
+/// What the engine's stage gives: its outcome and the clients' ledger
+/// (a shard missing at the barrier: an empty, incomplete run, with why
+/// in `gate_failed`), and when this process opened the measured window,
+/// RFC 3339.
+struct Driven<W: Workload> {
+    outcome: Result<(EngineOutcome, ClientLedger<W>), engine::EngineError>,
+    gate_failed: Option<String>,
+    window_start: Option<String>,
+}
+
+/// Drives the engine: sharded, past the shards' barrier first.
+async fn drive<W: Workload>(
+    workload: &W,
+    ctx: &RunCtx<'_>,
+    params: &EngineParams,
+    services: &RunServices,
+) -> Driven<W> {
+    let (index, progress) = (ctx.index, ctx.progress);
+    let mut on_tick = |t: &engine::Tick| progress.tick(t);
+    let barrier = std::sync::Mutex::new(None);
+    let gate: Option<engine::Gate<'_>> = ctx.coord.map(|c| {
+        let barrier = &barrier;
+        Box::pin(async move {
+            let b = c.barrier(index).await?;
+            *barrier.lock().expect("not poisoned") = Some(b);
+            Ok(())
+        }) as engine::Gate<'_>
+    });
+    let clients_config = services.clients_config(ctx);
+    let outcome = engine::run_gated(
+        workload,
+        &clients_config,
+        params,
+        ctx.cancel,
+        &services.phase,
+        &mut on_tick,
+        gate,
+    )
+    .await;
+    // A shard missing at the barrier ends the run for all: an empty,
+    // incomplete run with why.
+    let (gate_failed, outcome) = match outcome {
+        Err(engine::EngineError::Gate(m)) => (
+            Some(m),
+            Ok((
+                EngineOutcome::cancelled_before_start(workload.tx_types().len()),
+                Default::default(),
+            )),
+        ),
+        o => (None, o),
+    };
+    if let Ok((outcome, _)) = &outcome {
+        for h in outcome.hosts.iter().filter(|h| h.refused > 0) {
+            // --host-policy: the connections went to the next host instead.
+            progress.note(&format!(
+                "run {index}: host {} refused {} connection(s) meant for it; they went to the next host in the DSN",
+                h.label, h.refused
+            ));
+        }
+    }
+    let barrier = barrier.into_inner().expect("not poisoned");
+    if let Some(b) = &barrier {
+        progress.note(&format!(
+            "run {index}: barrier passed after {:.3} s, clock offset to the server {:+.3} ms (round trip {:.3} ms), started {:.3} ms late",
+            b.waited_s,
+            b.offset_s * 1e3,
+            b.rtt_s * 1e3,
+            b.late_s * 1e3
+        ));
+    }
+    // When this process opened the window: sharded, by the server's
+    // clock (this machine's plus its measured offset), so that the shards'
+    // starts compare (the barrier's instant plus the warm-up, give or take
+    // the sleep's precision); else by this machine's clock.
+    let offset_s = barrier.as_ref().map_or(0.0, |b| b.offset_s);
+    let window_start = outcome
+        .as_ref()
+        .ok()
+        .and_then(|(o, _)| o.window_start)
+        .map(|t| {
+            let unix = t
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            super::super::shard::rfc3339(unix + offset_s)
+        });
+    Driven {
+        outcome,
+        gate_failed,
+        window_start,
+    }
+}
+
+/// Every shard's share of what the checks need: the clients' lifetime
+/// counts and ledger, and, when a shard did not end the run, why the
+/// checks saw only part of it.
+struct Gathered<L> {
+    lifetime: crate::model::Lifetime,
+    ledger: L,
+    partial_checks: Option<String>,
+}
+
+/// Sharded, every shard's clients' lifetime counts and ledgers meet at
+/// shard 0 (a client ledger holds what the checks need of every client:
+/// the other shards send theirs; a zero-sized ledger holds nothing, the
+/// lifetime counts are all the checks use). Unsharded, this process's.
+///
+/// Errors: the coordination failed, a ledger did not encode or decode.
+async fn gather<W: Workload>(
+    ctx: &RunCtx<'_>,
+    lead: bool,
+    mut lifetime: crate::model::Lifetime,
+    mut ledger: ClientLedger<W>,
+) -> Result<Gathered<ClientLedger<W>>> {
+    let index = ctx.index;
+    let mut partial_checks = None;
+    if let Some(c) = ctx.coord {
+        let sends_ledger = !lead && std::mem::size_of::<ClientLedger<W>>() != 0;
+        let sent = if sends_ledger {
+            Some(serde_json::to_vec(&ledger).context("encoding the run's client ledger")?)
+        } else {
+            None
+        };
+        c.ended(index, lifetime, sent.as_deref()).await?;
+        if lead {
+            let others = c.await_ended(index).await?;
+            lifetime.committed += others.lifetime.committed;
+            lifetime.unknown_outcome += others.lifetime.unknown_outcome;
+            for (shard, bytes) in others.ledgers {
+                let l: ClientLedger<W> = serde_json::from_slice(&bytes).with_context(|| {
+                    format!("decoding shard {shard}'s client ledger of run {index}")
+                })?;
+                ledger.merge(l);
+            }
+            if !others.missing.is_empty() {
+                partial_checks = Some(format!(
+                    "shard(s) {} did not end run {index} within --shard-wait: \
+                     invariant results are checked without their commits, shown but not counted as anomalies",
+                    others.missing
+                ));
+            }
+        }
+    }
+    Ok(Gathered {
+        lifetime,
+        ledger,
+        partial_checks,
+    })
+}
+
+/// The workload's invariants, the routed reads' session guarantees
+/// (`reads`), then the declared checks (with what their
+/// during-run samples saw: `during`). A declared check that failed to run
+/// is returned as the error that stops the study once the run is saved;
+/// problems go to `errors`.
+///
+/// Errors: the invariants could not be checked.
+async fn check<W: Workload>(
+    workload: &W,
+    ctx: &RunCtx<'_>,
     check_db: &tokio_postgres::Client,
-    db_config: &tokio_postgres::Config,
-    run_db: &str,
-    (server, formation): (
-        Option<crate::postgres::ServerControl>,
-        Option<crate::postgres::autofailover::FormationControl>,
+    (lifetime, ledger, reads): (
+        crate::model::Lifetime,
+        ClientLedger<W>,
+        Vec<InvariantResult>,
     ),
-    phase: &watch::Sender<Phase>,
-) -> Result<tokio::task::JoinHandle<Vec<crate::model::InjectedFault>>> {
-    let check_pid: i32 = check_db
-        .query_one("SELECT pg_backend_pid()", &[])
+    during: Result<crate::executor::checks::During>,
+    errors: &mut Vec<String>,
+) -> Result<(Vec<InvariantResult>, Option<anyhow::Error>)> {
+    let mut all = workload
+        .check(check_db, lifetime, ledger)
         .await
-        .context("the check connection's backend pid")?
-        .get(0);
-    Ok(crate::executor::inject::spawn(
-        &cfg.faults_of(cell),
-        crate::executor::inject::InjectTarget {
-            config: db_config.clone(),
-            run_db: run_db.to_string(),
-            spare_pids: vec![check_pid],
-            server,
-            formation,
-        },
-        phase.subscribe(),
-    ))
+        .context("checking invariants")?;
+    all.extend(reads);
+    let declared = match during {
+        Ok(during) => {
+            errors.extend(during.stopped);
+            crate::executor::checks::after_run(check_db, &ctx.cfg.checks, &during.seen).await
+        }
+        Err(e) => Err(e),
+    };
+    let failed = match declared {
+        Ok(d) => {
+            all.extend(d);
+            None
+        }
+        Err(e) => {
+            errors.push(format!("declared checks not counted: {e:#}"));
+            Some(e)
+        }
+    };
+    Ok((all, failed))
+}
+
+/// `--read-from standby|any`: the route, with the standbys of the run's
+/// database `run_db`, for the cell's `clients`; `None` for `primary`.
+///
+/// Errors: a route to standbys the target does not have (an external DSN
+/// with one host), or a multi-host DSN without `--host-policy first`.
+fn read_route(
+    cfg: &StudyConfig,
+    srv: &super::Server,
+    run_db: &str,
+    clients: u32,
+) -> Result<Option<engine::reads::ReadRoute>> {
+    let mode = cfg.target.cluster.read_from;
+    if mode == crate::model::ReadFrom::Primary {
+        return Ok(None);
+    }
+    let standbys = srv.target.standby_configs(run_db);
+    if standbys.is_empty() {
+        return Err(anyhow::Error::new(BadInput::from_error(anyhow!(
+            "--read-from {}: the server has no standby to read from: give --standbys N \
+             (a managed cluster) or a --dsn naming the primary first and its standbys after it (host=h1,h2)",
+            mode.name()
+        ))));
+    }
+    if matches!(srv.target, postgres::Target::External(_))
+        && cfg.target.host_policy != crate::model::HostPolicy::First
+    {
+        return Err(anyhow::Error::new(BadInput::from_error(format!(
+            "--read-from {}: the clients' writes go to the primary, the DSN's first host: give --host-policy first",
+            mode.name()
+        ))));
+    }
+    Ok(Some(engine::reads::ReadRoute {
+        mode,
+        standbys,
+        clients,
+    }))
+}
+
+/// The run's database on every standby of `route` (replayed from the
+/// primary's copy), before the clients connect there.
+async fn standbys_ready(route: Option<&engine::reads::ReadRoute>) -> Result<()> {
+    if let Some(route) = route {
+        route
+            .wait_for_database(std::time::Duration::from_secs(60))
+            .await
+            .map_err(|e| anyhow!("--read-from: the run's database on the standbys: {e}"))?;
+    }
+    Ok(())
 }
 
 /// What became of the server during a run, as the check connection saw

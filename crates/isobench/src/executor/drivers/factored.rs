@@ -14,7 +14,7 @@ use anyhow::{Result, anyhow, bail};
 use super::builtin::{Builtin, for_cells};
 use super::{Driver, RunCtx, StudyHeader, TemplateCtx};
 use crate::executor::schedule::{ScheduledRun, cells, validate, workload_spec};
-use crate::model::{BadInput, StudyConfig, LoadReport};
+use crate::model::{BadInput, LoadReport, StudyConfig};
 use crate::store::{Cell, RunRecord};
 use crate::workload::{self, Workload, WorkloadSpec};
 

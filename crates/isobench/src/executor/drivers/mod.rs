@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::schedule::ScheduledRun;
 use super::target::Server;
-use crate::model::{StudyConfig, LoadReport};
+use crate::model::{LoadReport, StudyConfig};
 use crate::progress::Progress;
 use crate::store::RunRecord;
 
@@ -23,6 +23,7 @@ pub(super) mod factored;
 pub(super) mod load_cmd;
 mod records;
 pub(super) mod scripts;
+pub(super) mod services;
 
 /// Where a template database is loaded: on `srv`, database `tmpl`, with
 /// `run_db` the run database to drop first and `dir` the results

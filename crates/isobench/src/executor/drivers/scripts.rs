@@ -15,7 +15,7 @@ use super::StudyHeader;
 use super::builtin::Builtin;
 use crate::executor::SCRIPTS;
 use crate::executor::schedule::{cells, validate};
-use crate::model::{BadInput, StudyConfig, ScriptSet};
+use crate::model::{BadInput, ScriptSet, StudyConfig};
 use crate::pgbench::run::ScriptWorkload;
 use crate::store::Cell;
 use crate::workload;

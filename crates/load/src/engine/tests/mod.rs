@@ -70,6 +70,7 @@ fn params(clients: u32) -> EngineParams {
         latency_limit: None,
         host_policy: Default::default(),
         unnamed_statements: false,
+        read_route: None,
     }
 }
 

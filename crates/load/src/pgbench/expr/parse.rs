@@ -158,49 +158,7 @@ fn lex(text: &str) -> Result<Vec<Spanned>, ParseError> {
             continue;
         }
         if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)) {
-            let digits = |mut j: usize| {
-                while j < chars.len() && chars[j].is_ascii_digit() {
-                    j += 1;
-                }
-                j
-            };
-            let mut j = digits(i);
-            let mut double = false;
-            if chars.get(j) == Some(&'.') {
-                double = true;
-                j = digits(j + 1);
-            }
-            if matches!(chars.get(j), Some('e' | 'E')) {
-                let mut k = j + 1;
-                if matches!(chars.get(k), Some('+' | '-')) {
-                    k += 1;
-                }
-                if chars.get(k).is_some_and(char::is_ascii_digit) {
-                    double = true;
-                    j = digits(k);
-                }
-            }
-            let lit: String = chars[i..j].iter().collect();
-            let tok = if !double {
-                if lit == "9223372036854775808" {
-                    Tok::MaxIntPlusOne
-                } else {
-                    Tok::Int(
-                        lit.parse()
-                            .map_err(|_| err("bigint constant overflow", &lit, start))?,
-                    )
-                }
-            } else {
-                let d: f64 = lit.parse().expect("a decimal literal");
-                let nonzero = lit
-                    .split(['e', 'E'])
-                    .next()
-                    .is_some_and(|m| m.bytes().any(|b| (b'1'..=b'9').contains(&b)));
-                if d.is_infinite() || (d == 0.0 && nonzero) {
-                    return Err(err("double constant overflow", &lit, start));
-                }
-                Tok::Double(d)
-            };
+            let (tok, j) = number(&chars, i)?;
             out.push((tok, start));
             i = j;
             continue;
@@ -210,25 +168,7 @@ fn lex(text: &str) -> Result<Vec<Spanned>, ParseError> {
             while j < chars.len() && is_alnum(chars[j]) {
                 j += 1;
             }
-            let word: String = chars[i..j].iter().collect();
-            let tok = match word.to_ascii_lowercase().as_str() {
-                "and" => Tok::And,
-                "or" => Tok::Or,
-                "not" => Tok::Not,
-                "is" => Tok::Is,
-                "isnull" => Tok::IsNull,
-                "notnull" => Tok::NotNull,
-                "case" => Tok::Case,
-                "when" => Tok::When,
-                "then" => Tok::Then,
-                "else" => Tok::Else,
-                "end" => Tok::End,
-                "null" => Tok::Null,
-                "true" => Tok::Bool(true),
-                "false" => Tok::Bool(false),
-                _ => Tok::Ident(word),
-            };
-            out.push((tok, start));
+            out.push((word(chars[i..j].iter().collect()), start));
             i = j;
             continue;
         }
@@ -269,6 +209,77 @@ fn lex(text: &str) -> Result<Vec<Spanned>, ParseError> {
     }
     out.push((Tok::Eof, chars.len()));
     Ok(out)
+}
+
+/// The number starting at `chars[i]`: an integer or a double (pgbench's
+/// `exprscan.l` rules), and the index after it.
+fn number(chars: &[char], i: usize) -> Result<(Tok, usize), ParseError> {
+    let err = |head: &str, more: &str, offset: usize| ParseError::plain(head, more, offset);
+    let digits = |mut j: usize| {
+        while j < chars.len() && chars[j].is_ascii_digit() {
+            j += 1;
+        }
+        j
+    };
+    let mut j = digits(i);
+    let mut double = false;
+    if chars.get(j) == Some(&'.') {
+        double = true;
+        j = digits(j + 1);
+    }
+    if matches!(chars.get(j), Some('e' | 'E')) {
+        let mut k = j + 1;
+        if matches!(chars.get(k), Some('+' | '-')) {
+            k += 1;
+        }
+        if chars.get(k).is_some_and(char::is_ascii_digit) {
+            double = true;
+            j = digits(k);
+        }
+    }
+    let lit: String = chars[i..j].iter().collect();
+    let tok = if !double {
+        if lit == "9223372036854775808" {
+            Tok::MaxIntPlusOne
+        } else {
+            Tok::Int(
+                lit.parse()
+                    .map_err(|_| err("bigint constant overflow", &lit, i))?,
+            )
+        }
+    } else {
+        let d: f64 = lit.parse().expect("a decimal literal");
+        let nonzero = lit
+            .split(['e', 'E'])
+            .next()
+            .is_some_and(|m| m.bytes().any(|b| (b'1'..=b'9').contains(&b)));
+        if d.is_infinite() || (d == 0.0 && nonzero) {
+            return Err(err("double constant overflow", &lit, i));
+        }
+        Tok::Double(d)
+    };
+    Ok((tok, j))
+}
+
+/// A keyword, or else an identifier (a function name).
+fn word(word: String) -> Tok {
+    match word.to_ascii_lowercase().as_str() {
+        "and" => Tok::And,
+        "or" => Tok::Or,
+        "not" => Tok::Not,
+        "is" => Tok::Is,
+        "isnull" => Tok::IsNull,
+        "notnull" => Tok::NotNull,
+        "case" => Tok::Case,
+        "when" => Tok::When,
+        "then" => Tok::Then,
+        "else" => Tok::Else,
+        "end" => Tok::End,
+        "null" => Tok::Null,
+        "true" => Tok::Bool(true),
+        "false" => Tok::Bool(false),
+        _ => Tok::Ident(word),
+    }
 }
 
 // Binding powers, lowest first (exprparse.y's precedence declarations).

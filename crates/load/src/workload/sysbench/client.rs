@@ -226,6 +226,11 @@ impl WorkloadClient for SysbenchClient {
         SysbenchInput { stmts }
     }
 
+    /// oltp_read_only and oltp_point_select write nothing.
+    fn read_only(&self, _input: &SysbenchInput) -> bool {
+        matches!(self.opts.test, Test::ReadOnly | Test::PointSelect)
+    }
+
     fn tx_type(&self, _input: &SysbenchInput) -> usize {
         0
     }

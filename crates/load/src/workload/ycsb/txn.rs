@@ -399,6 +399,14 @@ impl WorkloadClient for YcsbClient {
         YcsbInput { ops }
     }
 
+    /// Reads and scans only (YCSB's read-only operations).
+    fn read_only(&self, input: &YcsbInput) -> bool {
+        input
+            .ops
+            .iter()
+            .all(|o| matches!(o, Op::Read { .. } | Op::Scan { .. }))
+    }
+
     fn tx_type(&self, input: &YcsbInput) -> usize {
         if self.cfg.ops == 1 {
             return self.type_of[input.ops[0].kind() as usize];

@@ -18,6 +18,9 @@ pub struct Factors {
     pub labels: Vec<String>,
     /// Per cell: [`Factors::label`].
     pub short_labels: Vec<String>,
+    /// The columns the Cells tables show: those that vary between cells
+    /// (isolation when none does); the others are the same in every cell.
+    pub shown: Vec<usize>,
 }
 
 impl Factors {
@@ -27,15 +30,22 @@ impl Factors {
             .iter()
             .map(|c| crate::report::format::factor_values(results, c.cell))
             .collect();
-        let varying = (0..headers.len())
+        let varying: Vec<bool> = (0..headers.len())
             .map(|j| values.iter().map(|v| &v[j]).collect::<BTreeSet<_>>().len() > 1)
             .collect();
+        let shown: Vec<usize> = (0..headers.len()).filter(|&j| varying[j]).collect();
+        let shown = if shown.is_empty() && !headers.is_empty() {
+            vec![0]
+        } else {
+            shown
+        };
         let mut f = Factors {
             headers,
             values,
             varying,
             labels: cells.iter().map(|c| c.cell.label()).collect(),
             short_labels: Vec::new(),
+            shown,
         };
         f.short_labels = (0..f.values.len()).map(|i| f.label(i)).collect();
         f

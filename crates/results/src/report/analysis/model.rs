@@ -32,6 +32,10 @@ pub struct ReportModel<'a> {
     /// What the throughput column counts: (`TPS`, `tx/s`) or
     /// (`requests/s`, `req/s`) ([`crate::report::format::throughput_label`]).
     pub throughput: (&'static str, &'static str),
+    /// What "% vs baseline" compares: `effective TPS` when a cell's
+    /// effective TPS is below its TPS ([`Self::effective_differs`]), else
+    /// the throughput's name (`TPS`).
+    pub compared_on: String,
     /// Run indexes of every outlier run (see [`CellSummary::outliers`]).
     pub outlier_runs: Vec<u32>,
     /// The distinct server versions of the runs, in order of first run.
@@ -115,11 +119,18 @@ impl<'a> ReportModel<'a> {
                 server_versions.push(run.server_version.clone());
             }
         }
+        let throughput = crate::report::format::throughput_label(results);
+        let compared_on = if cells.iter().any(CellSummary::effective_differs) {
+            format!("effective {}", throughput.0)
+        } else {
+            throughput.0.to_string()
+        };
         ReportModel {
             results,
             factors,
             baseline: cells::baseline_description(results),
-            throughput: crate::report::format::throughput_label(results),
+            throughput,
+            compared_on,
             outlier_runs: cells.iter().flat_map(|c| c.outliers.clone()).collect(),
             server_versions,
             counter_rates,

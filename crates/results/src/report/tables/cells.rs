@@ -150,8 +150,7 @@ pub fn cells_legend(m: &ReportModel) -> String {
          baseline: mean {} against {}; ▲/▼: significantly higher/lower (the t-test of the log ratio whose \
          interval is shown, p < 0.05), n.s.: not significant, (too few runs): fewer than 3 complete runs \
          on a side. {checks}.",
-        compared_on(m),
-        m.baseline,
+        m.compared_on, m.baseline,
     )
 }
 
@@ -162,17 +161,6 @@ pub const EFFECTIVE_NOTE: &str = "Effective TPS: committed transactions whose wo
      serialization failure and returned as if committed, its row is missing); a cell where it is below \
      the reported TPS shows the reported figure after it, and % vs baseline and the verdict compare \
      effective TPS. The difference is under Failures as swallowed.";
-
-/// What "% vs baseline" compares: `effective TPS` when a cell's effective
-/// TPS is below its TPS ([`ReportModel::effective_differs`]), else the
-/// throughput's name (`TPS`).
-pub fn compared_on(m: &ReportModel) -> String {
-    if m.effective_differs() {
-        format!("effective {}", m.throughput.0)
-    } else {
-        m.throughput.0.to_string()
-    }
-}
 
 /// How the figures of the Cells tables are computed (report.md's Cells
 /// in detail; report.html's likewise).
@@ -317,23 +305,10 @@ pub fn verdict_notes(m: &ReportModel) -> Vec<String> {
     out
 }
 
-/// The factor columns the Cells tables show: those whose value varies
-/// between cells (isolation when none does); the others are the same in
-/// every cell ([`constant_factors`]).
-pub fn shown_factors(m: &ReportModel) -> Vec<usize> {
-    let f = &m.factors;
-    let shown: Vec<usize> = (0..f.headers.len()).filter(|&j| f.varying[j]).collect();
-    if shown.is_empty() && !f.headers.is_empty() {
-        vec![0]
-    } else {
-        shown
-    }
-}
-
 /// The factors the Cells tables leave out, as `strategy optimistic,
 /// clients 16`: the same in every cell.
 pub fn constant_factors(m: &ReportModel) -> String {
-    let shown = shown_factors(m);
+    let shown = &m.factors.shown;
     let f = &m.factors;
     let Some(values) = f.values.first() else {
         return String::new();
@@ -345,11 +320,14 @@ pub fn constant_factors(m: &ReportModel) -> String {
         .join(", ")
 }
 
-/// [`shown_factors`]' columns and cell `i`'s values of them.
+/// The columns of the factors the Cells tables show ([`Factors::shown`]).
+///
+/// [`Factors::shown`]: crate::report::analysis::factors::Factors::shown
 fn shown_factor_columns(m: &ReportModel) -> Vec<Column> {
-    shown_factors(m)
-        .into_iter()
-        .map(|j| factor_column(&m.factors.headers[j]))
+    m.factors
+        .shown
+        .iter()
+        .map(|&j| factor_column(&m.factors.headers[j]))
         .collect()
 }
 
@@ -368,7 +346,7 @@ fn shown_factor_values(m: &ReportModel, i: usize, shown: &[usize]) -> Vec<Value>
 /// [`cell_details`].
 pub fn summary(m: &ReportModel) -> Table {
     let tp_unit = m.throughput.1;
-    let on = compared_on(m);
+    let on = &m.compared_on;
     let mut cols = shown_factor_columns(m);
     // Short headers for the terminal: its legend says what ± and [ ]
     // are, and what failed and anomalies count.
@@ -384,14 +362,14 @@ pub fn summary(m: &ReportModel) -> Table {
     ]);
     let mut t = Table::new(cols);
     t.id = Some("cells");
-    let shown = shown_factors(m);
+    let shown = &m.factors.shown;
     let max_tps = m
         .cells
         .iter()
         .filter_map(|c| c.headline_tps().map(|s| s.mean))
         .fold(0.0, f64::max);
     for (i, c) in m.cells.iter().enumerate() {
-        let mut row = shown_factor_values(m, i, &shown);
+        let mut row = shown_factor_values(m, i, shown);
         let headline = c.headline_tps();
         let mut tps = mean_value(headline, fmt_tps);
         tps.text = fmt_tps_ci(headline);
@@ -455,7 +433,7 @@ pub fn cell_details(m: &ReportModel) -> Table {
     let mut cols = shown_factor_columns(m);
     cols.extend([
         Column::num("p"),
-        Column::text(format!("verdict ({})", compared_on(m))),
+        Column::text(format!("verdict ({})", m.compared_on)),
         Column::num("MDE (80 % power)").short("MDE"),
     ]);
     if m.results.config.precision.is_some() {
@@ -492,9 +470,9 @@ pub fn cell_details(m: &ReportModel) -> Table {
     let mut t = Table::new(cols);
     t.id = Some("cells-more");
     let waits = WaitColumns::of(m);
-    let shown = shown_factors(m);
+    let shown = &m.factors.shown;
     for (i, c) in m.cells.iter().enumerate() {
-        let mut row = shown_factor_values(m, i, &shown);
+        let mut row = shown_factor_values(m, i, shown);
         let p = match &c.vs_baseline {
             VsBaseline::Change { welch, .. } => fmt_p(welch.as_ref()),
             VsBaseline::Baseline => "baseline".into(),

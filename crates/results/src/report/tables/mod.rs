@@ -37,7 +37,7 @@ pub mod table;
 
 pub use cells::{
     CELL_DETAILS_NOTE, CELLS_MAX_COLUMNS, EFFECTIVE_NOTE, cell_details, cell_value, cells_note,
-    compared_on, constant_factors, shown_factors, summary, summary_notes,
+    constant_factors, summary, summary_notes,
 };
 pub use checks::{invariant_checks, invariant_summary};
 pub use client::{commands, latency, transactions};

@@ -22,6 +22,8 @@
 //! 13. `declared_checks` and `check_rows`.
 //! 14. `cell_poolers` and `run_pooler`.
 //! 15. `history_checks`.
+//! 16. `run_standbys` and `injected_failovers`.
+//! 17. `staleness`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats
@@ -109,6 +111,8 @@
 //!   name, ok, violations, detail)` and `lost_commits (run, ordinal,
 //!   lost)` for the checks that count lost commits, `history_checks (run,
 //!   ordinal, checked, cycles_json)` for a history checker's classes,
+//!   `staleness (run, ordinal, json)` for the read-your-writes check of
+//!   reads on standbys,
 //!   `run_errors (run,
 //!   ordinal, message)`,
 //!   `server_errors (run, ordinal, message)` (the observer's sampling
@@ -858,6 +862,25 @@ mod tests {
         g2.checked = Some(138_578);
         g2.cycles = vec![fixture::g2_item_cycle()];
         r.runs[0].invariants.push(g2);
+        // Reads on a standby: the read-your-writes check with its staleness.
+        let mut ryw = crate::model::InvariantResult::count(
+            "read-your-writes (standby reads)",
+            3,
+            "3 of 10 standby reads ...".into(),
+        );
+        ryw.checked = Some(10);
+        let spread = |max: f64| crate::model::Spread {
+            p50: 0.0,
+            p90: max / 2.0,
+            p99: max,
+            max,
+        };
+        ryw.staleness = Some(crate::model::Staleness {
+            reads: 10,
+            bytes: spread(1288.0),
+            ms: spread(0.75),
+        });
+        r.runs[0].invariants.push(ryw);
         // Declared checks: one with rows after the run and a `during`
         // sample's rows (NULLs and text kept), one count without rows.
         let kept = |rows: &[[Option<&str>; 2]]| crate::model::CheckRows {
@@ -1388,6 +1411,11 @@ mod tests {
                     }
                 }
             }
+            if version < 17 {
+                for i in &mut run.invariants {
+                    i.staleness = None;
+                }
+            }
         }
         with_effective_tps(r)
     }
@@ -1439,7 +1467,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 16);
+        assert_eq!(STORE_VERSION, 17);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();

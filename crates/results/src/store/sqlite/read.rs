@@ -266,61 +266,10 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
 
     let (failed, failed_by_type) = read_failures(conn, run)?;
     let (transactions, latency_histogram) = read_tx_types(conn, run)?;
-    let per_second = children(
-        conn,
-        "per_second",
-        "SELECT p.*, l.lag_ms FROM per_second p LEFT JOIN per_second_lag l USING (run, ordinal)
-          WHERE p.run = ?1 ORDER BY p.ordinal",
-        run,
-        |r| {
-            Ok(SecondPoint {
-                t_s: real(r, "t_s")?,
-                committed: r.get("committed")?,
-                tps: real(r, "tps")?,
-                p99_ms: real(r, "p99_ms")?,
-                failed: r.get("failed")?,
-                lag_ms: r.get("lag_ms")?,
-            })
-        },
-    )?;
+    let per_second = read_per_second(conn, run)?;
 
     let server = read_server(conn, run, row)?;
-    let invariants = children(
-        conn,
-        "invariants",
-        "SELECT i.name, i.ok, i.violations, i.detail, l.lost, h.checked, h.cycles_json
-           FROM invariants i
-           LEFT JOIN lost_commits l ON l.run = i.run AND l.ordinal = i.ordinal
-           LEFT JOIN history_checks h ON h.run = i.run AND h.ordinal = i.ordinal
-          WHERE i.run = ?1 ORDER BY i.ordinal",
-        run,
-        |r| {
-            let cycles: Option<String> = r.get(6)?;
-            let cycles = match cycles {
-                Some(json) => serde_json::from_str(&json).map_err(|e| {
-                    rusqlite::Error::FromSqlConversionFailure(
-                        6,
-                        rusqlite::types::Type::Text,
-                        e.into(),
-                    )
-                })?,
-                None => Vec::new(),
-            };
-            Ok(InvariantResult {
-                name: r.get(0)?,
-                ok: r.get(1)?,
-                violations: r.get(2)?,
-                detail: r.get(3)?,
-                lost_commits: r.get(4)?,
-                declared: false,
-                rows: None,
-                during: None,
-                checked: r.get(5)?,
-                cycles,
-            })
-        },
-    )?;
-    let invariants = super::checks::read_declared(conn, run, invariants)?;
+    let invariants = read_invariants(conn, run)?;
     let server_settings = children(
         conn,
         "run_server_settings",
@@ -367,20 +316,7 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
         per_second,
         client_cpu_s: real(row, "client_cpu_s")?,
         client_cpu_us_per_tx: real(row, "client_cpu_us_per_tx")?,
-        host_cpu: children(
-            conn,
-            "host_cpu",
-            "SELECT busy_pct, steal_pct, cpus FROM host_cpu WHERE run = ?1",
-            run,
-            |r| {
-                Ok(HostCpu {
-                    busy_pct: r.get(0)?,
-                    steal_pct: r.get(1)?,
-                    cpus: r.get(2)?,
-                })
-            },
-        )?
-        .pop(),
+        host_cpu: read_host_cpu(conn, run)?,
         lifetime: Lifetime {
             committed: row.get("lifetime_committed")?,
             unknown_outcome: row.get("lifetime_unknown")?,
@@ -400,34 +336,132 @@ fn read_run(conn: &Connection, row: &Row, cells: &HashMap<i64, Cell>) -> R<RunRe
         faults: read_faults(conn, run)?,
         window_start,
         shard_clients,
-        hosts: children(
-            conn,
-            "run_hosts",
-            "SELECT host, clients, refused, committed, failed, tps, p50_ms, p99_ms,
-                    latency_histogram
-               FROM run_hosts WHERE run = ?1 ORDER BY ordinal",
-            run,
-            |r| {
-                let real = |i| r.get::<_, Option<f64>>(i).map(|v| v.unwrap_or(f64::NAN));
-                Ok(crate::model::HostRecord {
-                    host: r.get(0)?,
-                    clients: r.get(1)?,
-                    refused: r.get(2)?,
-                    committed: r.get(3)?,
-                    failed: r.get(4)?,
-                    tps: real(5)?,
-                    p50_ms: real(6)?,
-                    p99_ms: real(7)?,
-                    latency_histogram: r.get(8)?,
-                })
-            },
-        )?,
+        hosts: read_hosts(conn, run)?,
     };
     // Not stored: it follows from the history check's lost commits.
     record.effective_tps =
         crate::model::effective_tps(record.tps, &record.lifetime, &record.invariants);
     record.tpmc = crate::model::tpmc(&record.transactions, record.duration_s);
     Ok(record)
+}
+
+/// `per_second`: the run's time series, one point a second.
+fn read_per_second(conn: &Connection, run: u32) -> R<Vec<SecondPoint>> {
+    children(
+        conn,
+        "per_second",
+        "SELECT p.*, l.lag_ms FROM per_second p LEFT JOIN per_second_lag l USING (run, ordinal)
+      WHERE p.run = ?1 ORDER BY p.ordinal",
+        run,
+        |r| {
+            Ok(SecondPoint {
+                t_s: real(r, "t_s")?,
+                committed: r.get("committed")?,
+                tps: real(r, "tps")?,
+                p99_ms: real(r, "p99_ms")?,
+                failed: r.get("failed")?,
+                lag_ms: r.get("lag_ms")?,
+            })
+        },
+    )
+}
+
+/// `invariants`, with their lost commits and history checks, then the
+/// declared checks.
+fn read_invariants(conn: &Connection, run: u32) -> R<Vec<InvariantResult>> {
+    let invariants = children(
+        conn,
+        "invariants",
+        "SELECT i.name, i.ok, i.violations, i.detail, l.lost, h.checked, h.cycles_json, s.json
+           FROM invariants i
+           LEFT JOIN lost_commits l ON l.run = i.run AND l.ordinal = i.ordinal
+           LEFT JOIN history_checks h ON h.run = i.run AND h.ordinal = i.ordinal
+           LEFT JOIN staleness s ON s.run = i.run AND s.ordinal = i.ordinal
+          WHERE i.run = ?1 ORDER BY i.ordinal",
+        run,
+        |r| {
+            let cycles: Option<String> = r.get(6)?;
+            let cycles = match cycles {
+                Some(json) => serde_json::from_str(&json).map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        6,
+                        rusqlite::types::Type::Text,
+                        e.into(),
+                    )
+                })?,
+                None => Vec::new(),
+            };
+            let staleness: Option<String> = r.get(7)?;
+            let staleness = match staleness {
+                Some(json) => Some(serde_json::from_str(&json).map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        7,
+                        rusqlite::types::Type::Text,
+                        e.into(),
+                    )
+                })?),
+                None => None,
+            };
+            Ok(InvariantResult {
+                name: r.get(0)?,
+                ok: r.get(1)?,
+                violations: r.get(2)?,
+                detail: r.get(3)?,
+                lost_commits: r.get(4)?,
+                declared: false,
+                rows: None,
+                during: None,
+                checked: r.get(5)?,
+                cycles,
+                staleness,
+            })
+        },
+    )?;
+    super::checks::read_declared(conn, run, invariants)
+}
+
+/// `host_cpu`: the load host's CPU over the run, if sampled.
+fn read_host_cpu(conn: &Connection, run: u32) -> R<Option<HostCpu>> {
+    Ok(children(
+        conn,
+        "host_cpu",
+        "SELECT busy_pct, steal_pct, cpus FROM host_cpu WHERE run = ?1",
+        run,
+        |r| {
+            Ok(HostCpu {
+                busy_pct: r.get(0)?,
+                steal_pct: r.get(1)?,
+                cpus: r.get(2)?,
+            })
+        },
+    )?
+    .pop())
+}
+
+/// `run_hosts`: each load host's share of a sharded run.
+fn read_hosts(conn: &Connection, run: u32) -> R<Vec<crate::model::HostRecord>> {
+    children(
+        conn,
+        "run_hosts",
+        "SELECT host, clients, refused, committed, failed, tps, p50_ms, p99_ms,
+                latency_histogram
+           FROM run_hosts WHERE run = ?1 ORDER BY ordinal",
+        run,
+        |r| {
+            let real = |i| r.get::<_, Option<f64>>(i).map(|v| v.unwrap_or(f64::NAN));
+            Ok(crate::model::HostRecord {
+                host: r.get(0)?,
+                clients: r.get(1)?,
+                refused: r.get(2)?,
+                committed: r.get(3)?,
+                failed: r.get(4)?,
+                tps: real(5)?,
+                p50_ms: real(6)?,
+                p99_ms: real(7)?,
+                latency_histogram: r.get(8)?,
+            })
+        },
+    )
 }
 
 /// Failure counts by SQLSTATE.

@@ -32,6 +32,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V14_POOLER),
     M::up(V15_HISTORY_CHECKS),
     M::up(V16_STANDBYS),
+    M::up(V17_STALENESS),
 ];
 
 /// `MIGRATION_LIST` as rusqlite_migration runs it (each call applies the
@@ -680,4 +681,20 @@ CREATE TABLE IF NOT EXISTS injected_failovers (
 ) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '16');
+"#;
+
+/// Store version 17: the staleness of a run's reads on standbys
+/// (`InvariantResult::staleness`, `--read-from`, issue #50), as JSON
+/// (`{"reads", "bytes": {p50, p90, p99, max}, "ms": {...}}`), for the
+/// read-your-writes check that carries it. IF NOT EXISTS, as in versions
+/// 3 to 16.
+const V17_STALENESS: &str = r#"
+CREATE TABLE IF NOT EXISTS staleness (
+    run     INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    json    TEXT NOT NULL,
+    PRIMARY KEY (run, ordinal)
+) STRICT;
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '17');
 "#;

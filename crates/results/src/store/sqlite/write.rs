@@ -533,9 +533,15 @@ fn write_checks(tx: &Transaction, r: &RunRecord) -> R<()> {
     let mut history = tx.prepare_cached(
         "INSERT INTO history_checks (run, ordinal, checked, cycles_json) VALUES (?1, ?2, ?3, ?4)",
     )?;
+    let mut stale =
+        tx.prepare_cached("INSERT INTO staleness (run, ordinal, json) VALUES (?1, ?2, ?3)")?;
     for (i, v) in r.invariants.iter().enumerate() {
         st.execute(params![run, i, v.name, v.ok, v.violations, v.detail])
             .context("invariants")?;
+        if let Some(s) = &v.staleness {
+            let json = serde_json::to_string(s).context("staleness")?;
+            stale.execute(params![run, i, json]).context("staleness")?;
+        }
         if let Some(n) = v.lost_commits {
             lost.execute(params![run, i, n]).context("lost_commits")?;
         }

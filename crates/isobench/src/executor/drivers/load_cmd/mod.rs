@@ -22,6 +22,7 @@ mod vars;
 use crate::executor::EXTERNAL;
 use crate::executor::checks;
 use crate::executor::copies::{drop_database, fresh_copy, quote_ident};
+use crate::executor::drivers::services::Watchers;
 use crate::executor::drivers::{Driver, RunCtx, StudyHeader, TemplateCtx};
 use crate::executor::schedule::{ScheduledRun, cells, validate};
 use crate::executor::target::{Server, shown_settings};
@@ -32,7 +33,7 @@ use crate::model::LoadFigures;
 use crate::model::LoadReport;
 use crate::model::Phase;
 use crate::model::{BadInput, LatencySummary, LoadFormat, ServerObservations};
-use crate::model::{StudyConfig, OnError};
+use crate::model::{OnError, StudyConfig};
 use crate::observe::{self, Backends};
 use crate::postgres::{self, Target};
 use crate::store::{Cell, LoadRecord, RunRecord};
@@ -57,9 +58,7 @@ pub(in crate::executor) struct LoadCmd {
 /// The cells, stored header and driver of a study of an external load:
 /// templates checked before anything starts. Notes for the user are
 /// printed unless quiet.
-pub(in crate::executor) fn prepare(
-    cfg: &StudyConfig,
-) -> Result<(Vec<Cell>, StudyHeader, LoadCmd)> {
+pub(in crate::executor) fn prepare(cfg: &StudyConfig) -> Result<(Vec<Cell>, StudyHeader, LoadCmd)> {
     validate(cfg).map_err(BadInput::from_error)?;
     if !cfg.faults.is_empty() || !cfg.fault_plans.is_empty() {
         bail!(BadInput(
@@ -576,36 +575,31 @@ impl LoadCmd {
             return Ok(());
         }
         ctx.progress.status("load running");
-        let (phase_tx, phase_rx) = watch::channel(Phase::Measuring);
-        let observer = tokio::spawn(observe::observe(
-            ctx.srv.target.config(database),
-            database.to_string(),
+        let (phase_tx, _) = watch::channel(Phase::Measuring);
+        let options = observe::ObserveOptions {
+            level: cfg.observe,
+            sample_interval: cfg.sample_interval,
+            backends: Backends::All,
+            // An external load's isolation level is its own.
+            siread_locks: true,
+        };
+        let config = ctx.srv.target.config(database);
+        let watchers = Watchers::start(
+            cfg,
+            (&config, database),
             Vec::new(),
-            observe::ObserveOptions {
-                level: cfg.observe,
-                sample_interval: cfg.sample_interval,
-                backends: Backends::All,
-                // An external load's isolation level is its own.
-                siread_locks: true,
-            },
-            phase_rx,
-        ));
-        let during = tokio::spawn(checks::during_run(
-            ctx.srv.target.config(database),
-            cfg.checks.clone(),
-            cfg.sample_interval,
-            phase_tx.subscribe(),
-        ));
+            options,
+            true,
+            &phase_tx,
+        );
         let cmd = self.cmd.render(vars).map_err(|e| anyhow!(e))?;
         let (o, e) = (out.join("load.out"), out.join("load.err"));
         let finished =
             ext::run_to_end(&cmd, &env_of(vars), &o, &e, cfg.load.timeout(), cancel).await;
         phase_tx.send_replace(Phase::Draining);
-        st.server = observer.await.unwrap_or_default();
-        st.during = Some(match during.await {
-            Ok(r) => r.map_err(anyhow::Error::from),
-            Err(e) => Err(anyhow!("the declared checks' sampler: {e}")),
-        });
+        let watched = watchers.finish().await;
+        st.server = watched.server;
+        st.during = Some(watched.during);
         let f = finished.map_err(|e| anyhow!(e))?;
         if f.stopped != Some(ext::Stopped::Interrupted) {
             if !f.ok() {

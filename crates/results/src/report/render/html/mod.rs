@@ -809,7 +809,7 @@ mod tests {
         }
         let m = ReportModel::new(&r);
         let t = crate::report::tables::summary(&m);
-        let factors = crate::report::tables::shown_factors(&m);
+        let factors = m.factors.shown.clone();
         assert_eq!(
             factors
                 .iter()

@@ -1,0 +1,133 @@
+//! One attempt of a transaction on a connection: the workload client's
+//! `attempt`, then what the engine does about its error while the
+//! connection is still held (roll back, or tell the client that the
+//! outcome is unknown).
+
+use std::time::{Duration, Instant};
+
+use super::session::Session;
+use crate::model::SqlState;
+use crate::workload::{Ended, WorkloadClient};
+
+/// What the engine does after a failed attempt, decided while the
+/// session is still checked out.
+pub(super) enum AfterError {
+    /// Roll back (the error came before COMMIT).
+    Rollback,
+    /// Nothing to do: a failed COMMIT ended the transaction.
+    Nothing,
+    /// The connection broke during COMMIT: tell the session's client
+    /// (which knows what the attempt wrote) that the outcome is unknown.
+    Unknown,
+}
+
+/// The result of one attempt.
+pub(super) struct Attempted {
+    pub(super) result: Result<Ended, crate::workload::AttemptError>,
+    /// Time from BEGIN to the end of a failed attempt (its ROLLBACK
+    /// included); zero for an attempt that committed.
+    pub(super) took: Duration,
+    pub(super) pool_wait: Duration,
+    /// ROLLBACK after the error failed with this error.
+    pub(super) rollback_failed: Option<crate::wire::Error>,
+    /// The session's connection is closed.
+    pub(super) closed: bool,
+    /// The SQLSTATE the closed connection ended with, if the server sent
+    /// one ([`crate::wire::Conn::end_code`]).
+    pub(super) ended: Option<SqlState>,
+    /// The command that raised the error, for a workload that times its
+    /// commands.
+    pub(super) failed_step: Option<usize>,
+    /// The DSN's host the session's connection was open to.
+    pub(super) host: usize,
+    /// When the attempt ended, if its client read the clock then
+    /// ([`WorkloadClient::attempt_ended`]).
+    pub(super) ended_at: Option<Instant>,
+}
+
+/// Runs one attempt on `s`, started at `start`.
+pub(super) async fn run_attempt<C: WorkloadClient>(
+    s: &mut Session<C>,
+    input: &C::Input,
+    after: &impl Fn(&crate::workload::AttemptError) -> AfterError,
+    start: Instant,
+) -> Attempted {
+    run_attempt_on(
+        &mut s.client,
+        &mut s.conn,
+        &s.tx,
+        s.host,
+        input,
+        after,
+        start,
+    )
+    .await
+}
+
+/// Runs one attempt of `client` on `conn` (host `host` of the DSN, with
+/// its transaction control `tx`), started at `start`.
+pub(super) async fn run_attempt_on<C: WorkloadClient>(
+    client: &mut C,
+    conn: &mut crate::wire::Conn,
+    tx: &crate::workload::TxControl,
+    host: usize,
+    input: &C::Input,
+    after: &impl Fn(&crate::workload::AttemptError) -> AfterError,
+    start: Instant,
+) -> Attempted {
+    client.attempt_starts(start);
+    let result = client.attempt(conn, tx, input).await;
+    let ended_at = client.attempt_ended();
+    let mut rollback_failed = None;
+    if let Err(e) = &result {
+        match after(e) {
+            // Only a transaction block needs it: outside one the error
+            // ended its statement's implicit transaction already, and a
+            // ROLLBACK there gets the server's `WARNING:  there is no
+            // transaction in progress` (pgbench checks the status first).
+            AfterError::Rollback if conn.in_transaction() => {
+                if let Err(e) = tx.rollback(conn).await {
+                    rollback_failed = Some(e);
+                }
+            }
+            AfterError::Rollback => {}
+            AfterError::Nothing => {}
+            AfterError::Unknown => client.unknown_outcome(input),
+        }
+    }
+    Attempted {
+        // Only a failed attempt's time is used (wasted time): a committed
+        // one saves the clock read.
+        took: if result.is_err() {
+            start.elapsed()
+        } else {
+            Duration::ZERO
+        },
+        result,
+        pool_wait: Duration::ZERO,
+        rollback_failed,
+        closed: conn.is_closed(),
+        ended: conn.end_code(),
+        failed_step: None,
+        host,
+        ended_at,
+    }
+}
+
+impl Attempted {
+    /// An attempt that failed with `error` before its transaction began
+    /// (on host `host`; `closed`: its connection is gone).
+    pub(super) fn failed(error: crate::workload::AttemptError, host: usize, closed: bool) -> Self {
+        Attempted {
+            result: Err(error),
+            took: Duration::ZERO,
+            pool_wait: Duration::ZERO,
+            rollback_failed: None,
+            closed,
+            ended: None,
+            failed_step: None,
+            host,
+            ended_at: None,
+        }
+    }
+}
