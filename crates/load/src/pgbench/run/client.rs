@@ -99,7 +99,7 @@ struct Work {
     /// When the last command of a completed attempt ended.
     ended: Option<Instant>,
     /// A statement's parameters as text: their bytes, and each one's span
-    /// (`None`: NULL), as [`TextParams`] takes them.
+    /// (`None`: NULL), as [`TextParams`](crate::wire::TextParams) takes them.
     texts: Vec<u8>,
     spans: Vec<Option<std::ops::Range<usize>>>,
 }

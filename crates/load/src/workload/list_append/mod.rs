@@ -27,7 +27,7 @@
 //! pid and the client's times of each statement; after the run the merged
 //! history is checked and every anomaly class becomes an invariant; the
 //! lists on the server are checked against the acknowledged appends
-//! ([`kept`]: the commits a failover lost).
+//! (`kept.rs`: the commits a failover lost).
 //!
 //! Reads on a standby (`--read-from standby|any`) leave the history: the
 //! checker sees the primary's transactions only. A standby's snapshot is
