@@ -485,17 +485,8 @@ impl ReadTally {
                 detail.push_str(e);
             }
             InvariantResult {
-                name: name.into(),
-                ok: violations == 0,
-                violations,
-                detail,
-                lost_commits: None,
-                declared: false,
-                rows: None,
-                during: None,
                 checked: Some(checked),
-                cycles: Vec::new(),
-                staleness: None,
+                ..InvariantResult::count(name, violations, detail)
             }
         };
         let mut ryw = one(
