@@ -1,23 +1,13 @@
 //! One word per meaning (docs/src/glossary.md, issue #48): the words the
 //! glossary retired stay out of the code's public names and `--help`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::common::isobench;
+use crate::file_size::rust_files;
 
 /// Retired words, with what says it now (the glossary's entry).
 const RETIRED: &[(&str, &str)] = &[("experiment", "study")];
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// The names `line` declares public: items (`pub fn name`, `pub(crate)
 /// struct Name`, ...) and fields (`pub name: T`).
