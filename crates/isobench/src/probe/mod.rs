@@ -21,6 +21,7 @@ pub mod directive;
 pub mod exec;
 pub mod expect;
 pub mod lexer;
+pub mod sessions;
 pub mod spec;
 pub mod suite;
 pub mod txn;

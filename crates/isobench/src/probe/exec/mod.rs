@@ -245,16 +245,17 @@ pub async fn execute(
     ))
     .await
     .with_context(|| format!("creating schema {schema} for probe {}", probe.name))?;
-    let mut run = Runner::new(env, probe, &ctl, &schema, level);
+    let mut run = Runner::new(env, probe, ctl, &schema, level);
     let mut outcome = run.run(plan, serial).await;
     run.cleanup().await;
     if outcome.is_ok() {
         outcome = run.finish().await;
     } else if let Some(b) = &probe.teardown {
         // Best effort: objects outside the schema must not leak either.
-        let _ = run.block(&ctl, &b.sql).await;
+        let _ = run.block(None, &b.sql).await;
     }
-    let dropped = ctl
+    let dropped = run
+        .ctl()
         .batch_execute(&format!(
             "SET lock_timeout = '10s'; DROP SCHEMA IF EXISTS {schema} CASCADE"
         ))

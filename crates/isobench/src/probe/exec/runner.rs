@@ -2,36 +2,28 @@
 //! checks and the setup, teardown and `@final` blocks.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
-use tokio::task::JoinHandle;
-use tokio_postgres::{Client, SimpleQueryMessage};
+use tokio_postgres::Client;
 
 use super::{Env, ErrorAt, Execution, StepRecord, StepResult, Stuck};
 use crate::model::Isolation;
 use crate::postgres;
+use crate::probe::sessions::{self, Block, Outcome, Sessions, one_line};
 use crate::probe::spec::{Probe, StepRef, show_rows};
 use crate::probe::txn;
 
-type StepTask = JoinHandle<Result<Vec<SimpleQueryMessage>, tokio_postgres::Error>>;
-
+/// What the runner keeps of a step in flight.
 struct Pending {
     step: StepRef,
-    task: StepTask,
+    /// Found waiting on another session's lock.
     waiting: bool,
-    since: Instant,
-}
-
-struct Sess {
-    client: Arc<Client>,
-    pid: i32,
-    pending: Option<Pending>,
 }
 
 enum Poll {
-    Done(StepResult),
+    /// Completed, and recorded.
+    Done,
     Blocked,
     Running,
 }
@@ -42,20 +34,12 @@ enum Settled {
     Stuck,
 }
 
-/// How a setup, teardown or `@final` block ended.
-pub(super) enum Block {
-    Done(Result<Vec<SimpleQueryMessage>, tokio_postgres::Error>),
-    TimedOut,
-    Interrupted,
-}
-
 pub(super) struct Runner<'a> {
     env: &'a Env,
     probe: &'a Probe,
-    ctl: &'a Client,
     schema: &'a str,
     level: Isolation,
-    sessions: Vec<Option<Sess>>,
+    sessions: Sessions<Pending>,
     /// Per session: what it executed (setup, steps, teardown), for
     /// [`txn::step_outcomes`].
     logs: Vec<Vec<(Option<StepRef>, String, bool)>>,
@@ -68,18 +52,18 @@ impl<'a> Runner<'a> {
     pub(super) fn new(
         env: &'a Env,
         probe: &'a Probe,
-        ctl: &'a Client,
+        ctl: Client,
         schema: &'a str,
         level: Isolation,
     ) -> Self {
+        let n = probe.sessions.len();
         Runner {
             env,
             probe,
-            ctl,
             schema,
             level,
-            sessions: (0..probe.sessions.len()).map(|_| None).collect(),
-            logs: vec![Vec::new(); probe.sessions.len()],
+            sessions: Sessions::new(ctl, env.config.clone(), env.wait_check, n),
+            logs: vec![Vec::new(); n],
             exec: Execution {
                 records: Vec::new(),
                 step_committed: BTreeMap::new(),
@@ -93,6 +77,11 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// The control connection.
+    pub(super) fn ctl(&self) -> &Client {
+        &self.sessions.ctl
+    }
+
     /// What the run executed and saw.
     pub(super) fn into_execution(self) -> Execution {
         self.exec
@@ -100,13 +89,6 @@ impl<'a> Runner<'a> {
 }
 
 impl Runner<'_> {
-    /// Asks the server to cancel what `client` runs (best effort; waits
-    /// for the server's close, as libpq does: see
-    /// [`postgres::cancel`]).
-    async fn cancel_query(&self, client: &Client) {
-        postgres::cancel::cancel(client, &self.env.config).await;
-    }
-
     fn block_err(&self, what: &str, line: u32, e: &tokio_postgres::Error) -> anyhow::Error {
         anyhow!(
             "probe {} ({}:{line}): {what} failed: {}",
@@ -116,35 +98,30 @@ impl Runner<'_> {
         )
     }
 
-    /// Runs a setup/teardown/`@final` block on `client`, bounded by the
-    /// step timeout and by cancellation (both cancel the query).
-    /// After [`Block::TimedOut`] the caller cancels the query (having
-    /// looked at what it waits for, if it likes).
-    pub(super) async fn block(&self, client: &Client, sql: &str) -> Block {
-        tokio::select! {
-            r = client.simple_query(sql) => Block::Done(r),
-            () = tokio::time::sleep(self.env.step_timeout) => Block::TimedOut,
-            () = self.env.cancel.cancelled() => {
-                self.cancel_query(client).await;
-                Block::Interrupted
-            }
-        }
+    /// Runs a setup/teardown/`@final` block on `client` (the control
+    /// connection when `None`), bounded by the step timeout and by
+    /// cancellation (both cancel the query).
+    pub(super) async fn block(&self, client: Option<&Client>, sql: &str) -> Block {
+        let client = client.unwrap_or(&self.sessions.ctl);
+        let env = self.env;
+        sessions::block(client, &env.config, sql, env.step_timeout, &env.cancel).await
     }
 
     /// A block that must succeed: its failure or timeout is an error of
     /// the probe, naming `what` and the block's line.
     async fn required(
         &mut self,
-        client: &Client,
+        client: Option<&Client>,
         sql: &str,
         what: &str,
         line: u32,
-    ) -> Result<Vec<SimpleQueryMessage>> {
+    ) -> Result<Outcome> {
         match self.block(client, sql).await {
-            Block::Done(Ok(msgs)) => Ok(msgs),
-            Block::Done(Err(e)) => Err(self.block_err(what, line, &e)),
+            Block::Done(Outcome { error: Some(e), .. }) => Err(self.block_err(what, line, &e)),
+            Block::Done(done) => Ok(done),
             Block::TimedOut => {
-                self.cancel_query(client).await;
+                let client = client.unwrap_or(&self.sessions.ctl);
+                sessions::cancel_query(client, &self.env.config).await;
                 bail!(
                     "probe {} ({}:{line}): {what} did not finish within {:.1} s (waiting on a lock?)",
                     self.probe.name,
@@ -173,21 +150,17 @@ impl Runner<'_> {
             .await?
             .get(0);
         if let Some(b) = &self.probe.sessions[s].setup {
-            self.required(&client, &b.sql, "session setup", b.line)
+            self.required(Some(&client), &b.sql, "session setup", b.line)
                 .await?;
             self.logs[s].push((None, b.sql.clone(), true));
         }
-        self.sessions[s] = Some(Sess {
-            client: Arc::new(client),
-            pid,
-            pending: None,
-        });
+        self.sessions.open(s, client, pid);
         Ok(())
     }
 
     pub(super) async fn run(&mut self, plan: &[StepRef], serial: bool) -> Result<()> {
         for b in &self.probe.setup {
-            self.required(self.ctl, &b.sql, "setup", b.line).await?;
+            self.required(None, &b.sql, "setup", b.line).await?;
         }
         if !serial {
             for s in 0..self.probe.sessions.len() {
@@ -197,14 +170,10 @@ impl Runner<'_> {
             }
         }
         for (i, &r) in plan.iter().enumerate() {
-            if self.sessions[r.session].is_none() {
+            if self.sessions.get(r.session).is_none() {
                 self.open_session(r.session).await?;
             }
-            if self.sessions[r.session]
-                .as_ref()
-                .is_some_and(|s| s.pending.is_some())
-                && !self.wait_for_session(r.session).await?
-            {
+            if self.sessions.busy(r.session) && !self.wait_for_session(r.session).await? {
                 return Ok(());
             }
             if self.env.cancel.is_cancelled() {
@@ -231,7 +200,7 @@ impl Runner<'_> {
             }
         }
         self.finish_pending().await?;
-        for s in 0..self.sessions.len() {
+        for s in 0..self.sessions.count() {
             if !self.close_session(s).await {
                 return Ok(());
             }
@@ -261,20 +230,18 @@ impl Runner<'_> {
         }
         if self.exec.stuck.is_some() || self.exec.interrupted {
             if let Some(b) = &self.probe.teardown {
-                let _ = self.block(self.ctl, &b.sql).await;
+                let _ = self.block(None, &b.sql).await;
             }
             return Ok(());
         }
         if let Some(q) = &self.probe.final_query {
-            let msgs = self
-                .required(self.ctl, &q.sql, "@final query", q.line)
-                .await?;
-            let rows = rows_of(&msgs);
+            let done = self.required(None, &q.sql, "@final query", q.line).await?;
+            let rows = done.rows();
             self.exec.trace.push(format!("final: {}", show_rows(&rows)));
             self.exec.final_rows = Some(rows);
         }
         if let Some(b) = &self.probe.teardown {
-            self.required(self.ctl, &b.sql, "teardown", b.line).await?;
+            self.required(None, &b.sql, "teardown", b.line).await?;
         }
         Ok(())
     }
@@ -284,25 +251,21 @@ impl Runner<'_> {
         self.exec
             .trace
             .push(format!("step {}: {}", step.name, one_line(&step.sql)));
-        let sess = self.sessions[r.session].as_mut().expect("session is open");
-        let client = sess.client.clone();
-        let sql = step.sql.clone();
-        sess.pending = Some(Pending {
+        let pending = Pending {
             step: r,
-            task: tokio::spawn(async move { client.simple_query(&sql).await }),
             waiting: false,
-            since: Instant::now(),
-        });
+        };
+        self.sessions.send(r.session, &step.sql, pending);
     }
+
     /// Waits up to `window` for session `s`'s pending step; if it has not
     /// completed, asks the server whether it waits on a lock.
     async fn poll(&mut self, s: usize, window: Duration) -> Result<Poll> {
-        let sess = self.sessions[s].as_mut().expect("session is open");
-        let pending = sess.pending.as_mut().expect("a pending step");
-        if let Ok(joined) = tokio::time::timeout(window, &mut pending.task).await {
-            let result = match joined {
-                Ok(Ok(msgs)) => StepResult::Rows(rows_of(&msgs)),
-                Ok(Err(e)) => match e.as_db_error() {
+        if self.sessions.wait(s, window).await? {
+            let (pending, done) = self.sessions.take(s);
+            let result = match done.error {
+                None => StepResult::Rows(done.rows()),
+                Some(e) => match e.as_db_error() {
                     Some(db) => StepResult::Error {
                         sqlstate: db.code().code().to_string(),
                         message: db.message().to_string(),
@@ -314,39 +277,18 @@ impl Runner<'_> {
                         postgres::error_text(&e)
                     ),
                 },
-                Err(e) => bail!("probe {}: a step task failed: {e}", self.probe.name),
             };
-            return Ok(Poll::Done(result));
+            self.complete(s, pending, result);
+            return Ok(Poll::Done);
         }
-        let pid = sess.pid;
-        let blocked = self.is_blocked(s, pid).await?;
-        Ok(if blocked {
+        Ok(if self.sessions.is_blocked(s).await? {
             Poll::Blocked
         } else {
             Poll::Running
         })
     }
 
-    /// Whether backend `pid` of session `s` waits on a lock held by
-    /// another session of the probe.
-    async fn is_blocked(&self, s: usize, pid: i32) -> Result<bool> {
-        let others: Vec<i32> = self
-            .sessions
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != s)
-            .filter_map(|(_, x)| x.as_ref().map(|x| x.pid))
-            .collect();
-        Ok(self
-            .env
-            .wait_check
-            .is_blocked(self.ctl, pid, &others)
-            .await?)
-    }
-
-    fn complete(&mut self, s: usize, result: StepResult) {
-        let sess = self.sessions[s].as_mut().expect("session is open");
-        let pending = sess.pending.take().expect("a pending step");
+    fn complete(&mut self, s: usize, pending: Pending, result: StepResult) {
         if pending.waiting {
             self.exec.trace.push(format!(
                 "step {}: <... completed>",
@@ -382,18 +324,17 @@ impl Runner<'_> {
     }
 
     fn mark_stuck(&mut self, s: usize, blocked: bool) {
-        let sess = self.sessions[s].as_ref().expect("session is open");
-        let pending = sess.pending.as_ref().expect("a pending step");
+        let step = self.sessions.tag(s).expect("a pending step").step;
         let stuck = Stuck {
-            at: self.probe.label(pending.step),
+            at: self.probe.label(step),
             session: s,
-            step: Some(pending.step),
+            step: Some(step),
             blocked,
-            waited: pending.since.elapsed(),
+            waited: self.sessions.in_flight_for(s),
         };
         self.exec.trace.push(format!(
             "step {}: stuck ({} for {:.1} s); cancelled",
-            self.probe.step(pending.step).name,
+            self.probe.step(step).name,
             if blocked {
                 "waiting on a lock"
             } else {
@@ -412,13 +353,9 @@ impl Runner<'_> {
         let mut window = Duration::from_millis(1);
         loop {
             match self.poll(s, window).await? {
-                Poll::Done(r) => {
-                    self.complete(s, r);
-                    return Ok(Settled::Done);
-                }
+                Poll::Done => return Ok(Settled::Done),
                 Poll::Blocked => {
-                    let p = self.sessions[s].as_mut().and_then(|x| x.pending.as_mut());
-                    p.expect("a pending step").waiting = true;
+                    self.sessions.tag_mut(s).waiting = true;
                     return Ok(Settled::Blocked);
                 }
                 Poll::Running if self.env.cancel.is_cancelled() => {
@@ -437,12 +374,8 @@ impl Runner<'_> {
     /// Settles every pending step except session `skip`'s. False when one
     /// got stuck.
     async fn settle_others(&mut self, skip: usize) -> Result<bool> {
-        for o in 0..self.sessions.len() {
-            if o != skip
-                && self.sessions[o]
-                    .as_ref()
-                    .is_some_and(|x| x.pending.is_some())
-                && matches!(self.settle(o).await?, Settled::Stuck)
+        for o in 0..self.sessions.count() {
+            if o != skip && self.sessions.busy(o) && matches!(self.settle(o).await?, Settled::Stuck)
             {
                 return Ok(false);
             }
@@ -457,10 +390,7 @@ impl Runner<'_> {
         let start = Instant::now();
         loop {
             match self.poll(s, Duration::from_millis(10)).await? {
-                Poll::Done(r) => {
-                    self.complete(s, r);
-                    return Ok(true);
-                }
+                Poll::Done => return Ok(true),
                 Poll::Blocked | Poll::Running => {
                     if self.env.cancel.is_cancelled() {
                         self.exec.interrupted = true;
@@ -470,8 +400,11 @@ impl Runner<'_> {
                         return Ok(false);
                     }
                     if start.elapsed() > self.env.step_timeout {
-                        let blocked = matches!(self.poll(s, Duration::ZERO).await?, Poll::Blocked);
-                        self.mark_stuck(s, blocked);
+                        let last = self.poll(s, Duration::ZERO).await?;
+                        if matches!(last, Poll::Done) {
+                            return Ok(true);
+                        }
+                        self.mark_stuck(s, matches!(last, Poll::Blocked));
                         return Ok(false);
                     }
                 }
@@ -481,12 +414,8 @@ impl Runner<'_> {
 
     /// After the last step: every pending step must complete.
     async fn finish_pending(&mut self) -> Result<()> {
-        for s in 0..self.sessions.len() {
-            if self.sessions[s]
-                .as_ref()
-                .is_some_and(|x| x.pending.is_some())
-                && !self.wait_for_session(s).await?
-            {
+        for s in 0..self.sessions.count() {
+            if self.sessions.busy(s) && !self.wait_for_session(s).await? {
                 return Ok(());
             }
         }
@@ -496,97 +425,62 @@ impl Runner<'_> {
     /// Runs session `s`'s teardown and closes its connection (an open
     /// transaction rolls back). False when the teardown got stuck.
     async fn close_session(&mut self, s: usize) -> bool {
-        let Some(sess) = self.sessions[s].take() else {
+        let Some(sess) = self.sessions.close(s) else {
             return true;
         };
-        if let Some(b) = &self.probe.sessions[s].teardown {
-            let label = format!("{}:teardown", self.probe.sessions[s].name);
-            self.exec.trace.push(format!(
-                "teardown {}: {}",
-                self.probe.sessions[s].name,
-                one_line(&b.sql)
-            ));
-            let start = Instant::now();
-            match self.block(&sess.client, &b.sql).await {
-                Block::Done(r) => {
-                    if let Err(e) = &r {
-                        let (sqlstate, message) = match e.as_db_error() {
-                            Some(db) => (db.code().code().to_string(), db.message().to_string()),
-                            None => ("08000".to_string(), postgres::error_text(e)),
-                        };
-                        self.exec
-                            .trace
-                            .push(format!("  ERROR {sqlstate}: {message}"));
-                        self.exec.errors.push(ErrorAt {
-                            at: label,
-                            sqlstate,
-                            message,
-                        });
-                    }
-                    self.logs[s].push((None, b.sql.clone(), r.is_ok()));
-                }
-                Block::TimedOut => {
-                    let blocked = self.is_blocked(s, sess.pid).await.unwrap_or(false);
-                    self.cancel_query(&sess.client).await;
-                    self.exec.trace.push(format!("{label}: stuck; cancelled"));
-                    self.exec.stuck = Some(Stuck {
+        let Some(b) = &self.probe.sessions[s].teardown else {
+            return true;
+        };
+        let label = format!("{}:teardown", self.probe.sessions[s].name);
+        self.exec.trace.push(format!(
+            "teardown {}: {}",
+            self.probe.sessions[s].name,
+            one_line(&b.sql)
+        ));
+        let start = Instant::now();
+        match self.block(Some(&sess.client), &b.sql).await {
+            Block::Done(done) => {
+                if let Some(e) = &done.error {
+                    let (sqlstate, message) = match e.as_db_error() {
+                        Some(db) => (db.code().code().to_string(), db.message().to_string()),
+                        None => ("08000".to_string(), postgres::error_text(e)),
+                    };
+                    self.exec
+                        .trace
+                        .push(format!("  ERROR {sqlstate}: {message}"));
+                    self.exec.errors.push(ErrorAt {
                         at: label,
-                        session: s,
-                        step: None,
-                        blocked,
-                        waited: start.elapsed(),
+                        sqlstate,
+                        message,
                     });
-                    self.sessions[s] = Some(sess);
-                    return false;
                 }
-                Block::Interrupted => {
-                    self.exec.interrupted = true;
-                    self.sessions[s] = Some(sess);
-                    return false;
-                }
+                self.logs[s].push((None, b.sql.clone(), done.error.is_none()));
+                true
+            }
+            Block::TimedOut => {
+                self.sessions.reopen(s, sess);
+                let blocked = self.sessions.is_blocked(s).await.unwrap_or(false);
+                self.sessions.cancel(s).await;
+                self.exec.trace.push(format!("{label}: stuck; cancelled"));
+                self.exec.stuck = Some(Stuck {
+                    at: label,
+                    session: s,
+                    step: None,
+                    blocked,
+                    waited: start.elapsed(),
+                });
+                false
+            }
+            Block::Interrupted => {
+                self.sessions.reopen(s, sess);
+                self.exec.interrupted = true;
+                false
             }
         }
-        true
     }
 
     /// Cancels what still runs and ends every session's backend.
     pub(super) async fn cleanup(&mut self) {
-        let mut pids = Vec::new();
-        for sess in self.sessions.iter_mut().flatten() {
-            if let Some(p) = sess.pending.take() {
-                postgres::cancel::cancel(&sess.client, &self.env.config).await;
-                p.task.abort();
-                pids.push(sess.pid);
-            }
-        }
-        self.sessions.iter_mut().for_each(|s| *s = None);
-        if !pids.is_empty() {
-            let _ = self
-                .ctl
-                .execute(
-                    "SELECT pg_terminate_backend(pid) FROM unnest($1::int4[]) AS pid",
-                    &[&pids],
-                )
-                .await;
-        }
+        self.sessions.cleanup().await;
     }
-}
-
-/// Rows of all statements of a simple query, in order.
-fn rows_of(msgs: &[SimpleQueryMessage]) -> Vec<String> {
-    msgs.iter()
-        .filter_map(|m| match m {
-            SimpleQueryMessage::Row(row) => Some(
-                (0..row.len())
-                    .map(|i| row.get(i).unwrap_or("NULL").to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
-            ),
-            _ => None,
-        })
-        .collect()
-}
-
-fn one_line(sql: &str) -> String {
-    sql.split_whitespace().collect::<Vec<_>>().join(" ")
 }

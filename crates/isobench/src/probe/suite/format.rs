@@ -19,19 +19,6 @@ pub const SERVER_CLOSED: &str = "server closed the connection unexpectedly\n\
 \tThis probably means the server terminated abnormally\n\
 \tbefore or while processing the request.\n";
 
-/// What one statement returned, as a libpq `PGresult` would hold it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StmtResult {
-    /// A statement that returns rows (even none): column names and values
-    /// (`None` for null).
-    Tuples {
-        columns: Vec<String>,
-        rows: Vec<Vec<Option<String>>>,
-    },
-    /// A statement without rows (or an empty query).
-    Command,
-}
-
 /// Whether a value keeps its column right-aligned: only the characters
 /// `0-9 . e E space -`, not starting with `e`/`E`, ending with a digit
 /// (`do_field` in `fe-print.c`, "insist on a digit in the last column").

@@ -21,18 +21,16 @@
 //! print on stderr goes into the output (where `pg_isolation_regress`,
 //! which runs it with `2>&1`, puts it).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
-use tokio::task::JoinHandle;
-use tokio_postgres::{AsyncMessage, Client, Config, SimpleQueryMessage};
+use tokio_postgres::{AsyncMessage, Client, Config};
 use tokio_util::sync::CancellationToken;
 
-use super::format::{Message, SERVER_CLOSED, StmtResult, table};
+use super::format::{Message, SERVER_CLOSED, table};
 use crate::postgres;
 use crate::probe::exec::WaitCheck;
+use crate::probe::sessions::{self, Block, Outcome, Sessions, StmtResult, TaskFailed};
 use crate::probe::spec::{Blocker, PermStep, StepRef, Syntax};
 
 /// Why a spec stopped before its end.
@@ -56,66 +54,27 @@ impl From<tokio_postgres::Error> for Stop {
     }
 }
 
-/// What a step or block returned: its statements' results, then the
-/// error that ended it, if any.
-type Outcome = (Vec<StmtResult>, Option<tokio_postgres::Error>);
-
-/// Runs `sql` as one simple-protocol query and keeps every statement's
-/// result up to an error, as libpq's `PQgetResult` loop sees them.
-async fn run_sql(client: &Client, sql: &str) -> Outcome {
-    let mut results = Vec::new();
-    let stream = match client.simple_query_raw(sql).await {
-        Ok(s) => s,
-        Err(e) => return (results, Some(e)),
-    };
-    futures_util::pin_mut!(stream);
-    let mut current: Option<StmtResult> = None;
-    while let Some(m) = stream.next().await {
-        match m {
-            Ok(SimpleQueryMessage::RowDescription(cols)) => {
-                current = Some(StmtResult::Tuples {
-                    columns: cols.iter().map(|c| c.name().to_string()).collect(),
-                    rows: Vec::new(),
-                });
-            }
-            Ok(SimpleQueryMessage::Row(row)) => {
-                if let Some(StmtResult::Tuples { rows, .. }) = current.as_mut() {
-                    rows.push(
-                        (0..row.len())
-                            .map(|i| row.get(i).map(str::to_string))
-                            .collect(),
-                    );
-                }
-            }
-            Ok(SimpleQueryMessage::CommandComplete(_)) => {
-                results.push(current.take().unwrap_or(StmtResult::Command));
-            }
-            Ok(_) => {}
-            Err(e) => return (results, Some(e)),
-        }
+impl From<TaskFailed> for Stop {
+    fn from(e: TaskFailed) -> Stop {
+        Stop::Server(e.to_string())
     }
-    (results, None)
 }
 
-/// A step in flight on a session.
+/// What the tester keeps of a step in flight.
 struct Active {
     /// Its index in the permutation.
     index: usize,
-    task: JoinHandle<Outcome>,
-    done: Option<Outcome>,
     /// Per `(other notices N)` blocker: the notice count to reach.
     notice_targets: Vec<u64>,
 }
 
+/// What the tester keeps of a session besides its connection.
 struct Conn {
     name: String,
-    client: Arc<Client>,
-    pid: i32,
     /// Notices and notifications, in arrival order.
     messages: UnboundedReceiver<AsyncMessage>,
     total_notices: u64,
     notifies: Vec<tokio_postgres::Notification>,
-    active: Option<Active>,
 }
 
 #[derive(Clone, Copy)]
@@ -147,11 +106,11 @@ impl Sink {
 /// One spec's connections and output.
 pub struct Tester<'a> {
     spec: &'a Syntax,
-    /// The connections' settings (for cancels).
-    config: Config,
-    ctl: Client,
+    /// The control connection and the sessions' connections, with the
+    /// step each has in flight.
+    sessions: Sessions<Active>,
+    /// Per session: its name and notices.
     conns: Vec<Conn>,
-    wait_check: WaitCheck,
     /// isolationtester's `max_step_wait`: cancel after it, give up after
     /// twice it.
     max_wait: Duration,
@@ -211,29 +170,27 @@ impl<'a> Tester<'a> {
         sink: Sink,
     ) -> Result<Tester<'a>, Stop> {
         let (ctl, _discarded) = open_named(config, "control connection").await?;
+        let n = spec.sessions.len();
+        let mut sessions = Sessions::new(ctl, config.clone(), wait_check, n);
         let mut conns = Vec::new();
-        for s in &spec.sessions {
+        for (i, s) in spec.sessions.iter().enumerate() {
             let (client, messages) = open_named(config, &s.name).await?;
             let pid: i32 = client
                 .query_one("SELECT pg_backend_pid()", &[])
                 .await?
                 .get(0);
+            sessions.open(i, client, pid);
             conns.push(Conn {
                 name: s.name.clone(),
-                client: Arc::new(client),
-                pid,
                 messages,
                 total_notices: 0,
                 notifies: Vec::new(),
-                active: None,
             });
         }
         Ok(Tester {
             spec,
-            config: config.clone(),
-            ctl,
+            sessions,
             conns,
-            wait_check,
             max_wait,
             cancel,
             any_new_notice: false,
@@ -260,49 +217,50 @@ impl<'a> Tester<'a> {
 
     /// Whether session `s`'s backend waits on one of the sessions.
     async fn is_blocked(&self, s: usize) -> Result<bool, Stop> {
-        let pids: Vec<i32> = self.conns.iter().map(|c| c.pid).collect();
-        let pid = self.conns[s].pid;
-        Ok(self.wait_check.is_blocked(&self.ctl, pid, &pids).await?)
+        Ok(self.sessions.is_blocked(s).await?)
     }
 
-    /// Runs a setup or teardown block on `conn` (None: the control
-    /// connection) like `PQexec`: only the last statement's result counts,
-    /// and is printed when it has rows. Returns the error text on failure.
-    async fn block(&mut self, conn: Option<usize>, sql: &str) -> Result<Option<String>, Stop> {
-        let client = match conn {
-            Some(s) => self.conns[s].client.clone(),
-            None => return self.ctl_block(sql).await,
-        };
-        let run = run_sql(&client, sql);
-        let (results, err) = tokio::select! {
-            r = run => r,
-            () = self.cancel.cancelled() => {
-                postgres::cancel::cancel(&client, &self.config).await;
-                return Err(Stop::Interrupted);
-            }
-        };
-        let s = conn.expect("a session");
-        self.drain(s);
-        self.finish_block(results, err)
-    }
-
-    async fn ctl_block(&mut self, sql: &str) -> Result<Option<String>, Stop> {
-        let (results, err) = tokio::select! {
-            r = run_sql(&self.ctl, sql) => r,
-            () = self.cancel.cancelled() => {
-                postgres::cancel::cancel(&self.ctl, &self.config).await;
-                return Err(Stop::Interrupted);
-            }
-        };
-        self.finish_block(results, err)
-    }
-
-    fn finish_block(
+    /// Runs a setup or teardown block (`what`) on session `conn` (None:
+    /// the control connection) like `PQexec`: only the last statement's
+    /// result counts, and is printed when it has rows. Returns the error
+    /// text on failure. isolationtester waits for a block without end;
+    /// here one still running after twice the step timeout is cancelled
+    /// and stops the spec.
+    async fn block(
         &mut self,
-        results: Vec<StmtResult>,
-        err: Option<tokio_postgres::Error>,
+        conn: Option<usize>,
+        what: &str,
+        sql: &str,
     ) -> Result<Option<String>, Stop> {
-        if let Some(e) = err {
+        let timeout = 2 * self.max_wait;
+        let config = &self.sessions.config;
+        let ended = match conn {
+            Some(s) => {
+                let client = self.sessions.client(s);
+                sessions::block(&client, config, sql, timeout, &self.cancel).await
+            }
+            None => sessions::block(&self.sessions.ctl, config, sql, timeout, &self.cancel).await,
+        };
+        if let Some(s) = conn {
+            self.drain(s);
+        }
+        match ended {
+            Block::Done(done) => self.finish_block(done),
+            Block::Interrupted => Err(Stop::Interrupted),
+            Block::TimedOut => {
+                match conn {
+                    Some(s) => self.sessions.cancel(s).await,
+                    None => sessions::cancel_query(&self.sessions.ctl, &self.sessions.config).await,
+                }
+                let secs = timeout.as_secs();
+                Err(self.abort(format!("{what} did not finish within {secs} seconds\n")))
+            }
+        }
+    }
+
+    fn finish_block(&mut self, done: Outcome) -> Result<Option<String>, Stop> {
+        let Outcome { results, error } = done;
+        if let Some(e) = error {
             return match e.as_db_error() {
                 Some(db) => Ok(Some(Message::from_db(db).full())),
                 None => Err(e.into()),
@@ -341,13 +299,19 @@ impl<'a> Tester<'a> {
         self.sink
             .put(&format!("\nstarting permutation: {}\n", names.join(" ")));
         for b in &self.spec.setup {
-            if let Some(e) = self.block(None, &b.sql).await? {
+            if let Some(e) = self.block(None, "setup", &b.sql).await? {
                 return Err(self.abort(format!("setup failed: {e}")));
             }
         }
         for (s, session) in self.spec.sessions.iter().enumerate() {
             if let Some(b) = &session.setup
-                && let Some(e) = self.block(Some(s), &b.sql).await?
+                && let Some(e) = self
+                    .block(
+                        Some(s),
+                        &format!("setup of session {}", session.name),
+                        &b.sql,
+                    )
+                    .await?
             {
                 return Err(self.abort(format!("setup of session {} failed: {e}", session.name)));
             }
@@ -355,14 +319,20 @@ impl<'a> Tester<'a> {
         self.run_steps(perm).await?;
         for (s, session) in self.spec.sessions.iter().enumerate() {
             if let Some(b) = &session.teardown
-                && let Some(e) = self.block(Some(s), &b.sql).await?
+                && let Some(e) = self
+                    .block(
+                        Some(s),
+                        &format!("teardown of session {}", session.name),
+                        &b.sql,
+                    )
+                    .await?
             {
                 self.sink
                     .put(&format!("teardown of session {} failed: {e}", session.name));
             }
         }
         if let Some(b) = &self.spec.teardown
-            && let Some(e) = self.block(None, &b.sql).await?
+            && let Some(e) = self.block(None, "teardown", &b.sql).await?
         {
             self.sink.put(&format!("teardown failed: {e}"));
         }
@@ -374,7 +344,7 @@ impl<'a> Tester<'a> {
         let mut waiting: Vec<usize> = Vec::new();
         for i in 0..perm.len() {
             let s = perm[i].step.session;
-            if self.conns[s].active.is_some() {
+            if self.sessions.busy(s) {
                 self.wait_for_session(perm, s, &mut waiting).await?;
             }
             self.send(perm, i);
@@ -426,7 +396,7 @@ impl<'a> Tester<'a> {
         waiting: &mut Vec<usize>,
     ) -> Result<(), Stop> {
         let start = Instant::now();
-        while let Some(old) = self.conns[s].active.as_ref().map(|a| a.index) {
+        while let Some(old) = self.sessions.tag(s).map(|a| a.index) {
             if !self
                 .try_complete_step(
                     perm,
@@ -449,12 +419,10 @@ impl<'a> Tester<'a> {
                 },
             )
             .await?;
-            if self.conns[s].active.is_some() && start.elapsed() > 2 * self.max_wait {
+            if self.sessions.busy(s) && start.elapsed() > 2 * self.max_wait {
                 let name = &self.spec.step(perm[old].step).name;
-                let active: Vec<String> = self
-                    .conns
-                    .iter()
-                    .filter_map(|c| c.active.as_ref())
+                let active: Vec<String> = (0..self.sessions.count())
+                    .filter_map(|c| self.sessions.tag(c))
                     .map(|a| format!(" {}", self.spec.step(perm[a.index].step).name))
                     .collect();
                 let line = format!(
@@ -479,14 +447,11 @@ impl<'a> Tester<'a> {
                 _ => 0,
             })
             .collect();
-        let client = self.conns[s].client.clone();
-        let sql = step.text.clone();
-        self.conns[s].active = Some(Active {
+        let active = Active {
             index: i,
-            task: tokio::spawn(async move { run_sql(&client, &sql).await }),
-            done: None,
             notice_targets,
-        });
+        };
+        self.sessions.send(s, &step.text, active);
     }
 
     /// Polls the waiting steps until none completes and no notice
@@ -518,12 +483,12 @@ impl<'a> Tester<'a> {
 
     /// Whether a blocker annotation still holds step `i` back.
     fn has_blocker(&self, perm: &[PermStep], i: usize) -> bool {
-        let a = self.conns[perm[i].step.session].active.as_ref();
+        let a = self.sessions.tag(perm[i].step.session);
         perm[i].blockers.iter().enumerate().any(|(k, b)| match b {
             Blocker::Once => false,
-            Blocker::Step(r) => self.conns[r.session]
-                .active
-                .as_ref()
+            Blocker::Step(r) => self
+                .sessions
+                .tag(r.session)
                 .is_some_and(|x| perm[x.index].step == *r),
             Blocker::Notices(r, _) => {
                 let target = a.map_or(0, |a| a.notice_targets[k]);
@@ -534,18 +499,7 @@ impl<'a> Tester<'a> {
 
     /// Waits up to `window` for session `s`'s step to finish.
     async fn wait_done(&mut self, s: usize, window: Duration) -> Result<bool, Stop> {
-        let a = self.conns[s].active.as_mut().expect("an active step");
-        if a.done.is_some() {
-            return Ok(true);
-        }
-        match tokio::time::timeout(window, &mut a.task).await {
-            Ok(Ok(outcome)) => {
-                a.done = Some(outcome);
-                Ok(true)
-            }
-            Ok(Err(e)) => Err(Stop::Server(format!("a step's task failed: {e}"))),
-            Err(_) => Ok(false),
-        }
+        Ok(self.sessions.wait(s, window).await?)
     }
 
     fn waiting_line(&mut self, r: StepRef) {
@@ -591,7 +545,7 @@ impl<'a> Tester<'a> {
             }
             let waited = start.elapsed();
             if waited > self.max_wait && !canceled {
-                postgres::cancel::cancel(&self.conns[s].client, &self.config).await;
+                self.sessions.cancel(s).await;
                 let line = format!(
                     "isolationtester: canceling step {} after {} seconds\n",
                     self.spec.step(r).name,
@@ -624,8 +578,7 @@ impl<'a> Tester<'a> {
     fn report(&mut self, r: StepRef, retry: bool) -> Result<(), Stop> {
         let step = self.spec.step(r);
         let s = r.session;
-        let a = self.conns[s].active.take().expect("an active step");
-        let (results, err) = a.done.expect("a finished step");
+        let (_, Outcome { results, error }) = self.sessions.take(s);
         if retry {
             self.sink
                 .put(&format!("step {}: <... completed>\n", step.name));
@@ -638,7 +591,7 @@ impl<'a> Tester<'a> {
                 self.sink.put(&table(columns, rows));
             }
         }
-        if let Some(e) = err {
+        if let Some(e) = error {
             match e.as_db_error() {
                 Some(db) => self.sink.put(&Message::from_db(db).step_error()),
                 // The socket closed without a message: libpq's error
@@ -648,11 +601,16 @@ impl<'a> Tester<'a> {
             }
         }
         for n in std::mem::take(&mut self.conns[s].notifies) {
-            let from = self
-                .conns
-                .iter()
-                .find(|c| c.pid == n.process_id())
-                .map_or_else(|| format!("PID {}", n.process_id()), |c| c.name.clone());
+            let from = (0..self.conns.len())
+                .find(|&c| {
+                    self.sessions
+                        .get(c)
+                        .is_some_and(|x| x.pid == n.process_id())
+                })
+                .map_or_else(
+                    || format!("PID {}", n.process_id()),
+                    |c| self.conns[c].name.clone(),
+                );
             let line = format!(
                 "{}: NOTIFY \"{}\" with payload \"{}\" from {from}\n",
                 self.conns[s].name,
@@ -668,24 +626,10 @@ impl<'a> Tester<'a> {
     /// backends, so the teardown can run (best effort, its output not
     /// shown).
     pub async fn cleanup(mut self) {
-        let mut pids = Vec::new();
-        for c in &mut self.conns {
-            if let Some(a) = c.active.take() {
-                postgres::cancel::cancel(&c.client, &self.config).await;
-                a.task.abort();
-            }
-            pids.push(c.pid);
-        }
-        self.conns.clear();
-        let _ = self
-            .ctl
-            .execute(
-                "SELECT pg_terminate_backend(pid) FROM unnest($1::int4[]) AS pid",
-                &[&pids],
-            )
-            .await;
+        self.sessions.cleanup().await;
         if let Some(b) = &self.spec.teardown {
-            let _ = tokio::time::timeout(self.max_wait, self.ctl.batch_execute(&b.sql)).await;
+            let ctl = &self.sessions.ctl;
+            let _ = tokio::time::timeout(self.max_wait, ctl.batch_execute(&b.sql)).await;
         }
     }
 }
