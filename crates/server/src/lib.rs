@@ -373,30 +373,55 @@ pub async fn connect_io(config: &Config) -> Result<(Client, Io), TargetError> {
         .await
         .map_err(|_| fail("no answer within 15 s".into()))?
         .map_err(|e| {
-            let hint = not_running(&e).map_or(String::new(), |why| {
-                format!("; is the server running? ({why})")
-            });
+            let hint = connect_hint(&e).map_or(String::new(), |h| format!("; {h}"));
             fail(format!("{}{hint}", error_text(&e)))
         })?;
     Ok((client, connection))
 }
 
-/// Why connecting found no server, when that is why: nothing listens on
-/// the TCP port (`connection refused`) or there is no Unix socket file
-/// (`no such socket`).
-fn not_running(e: &tokio_postgres::Error) -> Option<&'static str> {
+/// What to do about a connection that failed for a reason of this
+/// machine's: nothing listens on the TCP port (`connection refused`),
+/// there is no Unix socket file (`no such socket`), or no local TCP port
+/// is left for another connection to the same address and port
+/// (`EADDRNOTAVAIL`: each takes one from `net.ipv4.ip_local_port_range`,
+/// about 28,000 by default, which 50,000 clients through one pgbouncer
+/// exceed).
+fn connect_hint(e: &tokio_postgres::Error) -> Option<String> {
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
             return match io.kind() {
-                std::io::ErrorKind::ConnectionRefused => Some("connection refused"),
-                std::io::ErrorKind::NotFound => Some("no such socket"),
+                std::io::ErrorKind::ConnectionRefused => {
+                    Some("is the server running? (connection refused)".into())
+                }
+                std::io::ErrorKind::NotFound => {
+                    Some("is the server running? (no such socket)".into())
+                }
+                _ if io.raw_os_error() == Some(libc::EADDRNOTAVAIL) => Some(out_of_ports()),
                 _ => None,
             };
         }
         source = s.source();
     }
     None
+}
+
+/// The hint for a connection that found no local TCP port left.
+fn out_of_ports() -> String {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|t| {
+            let mut it = t.split_whitespace().map(str::parse::<u32>);
+            Some((it.next()?.ok()?, it.next()?.ok()?))
+        });
+    let have = range.map_or(String::new(), |(lo, hi)| {
+        format!(" ({lo}-{hi}: {} ports)", hi.saturating_sub(lo) + 1)
+    });
+    format!(
+        "out of local TCP ports: every connection to one address and port takes one from \
+         net.ipv4.ip_local_port_range{have}; widen it (as root: sysctl -w \
+         net.ipv4.ip_local_port_range=\"1024 65535\"), or spread the clients over more addresses or machines"
+    )
 }
 
 /// The most useful text of a tokio-postgres error: the server's message for
@@ -418,6 +443,25 @@ pub fn error_text(e: &tokio_postgres::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue #51: 50,000 connections to one pgbouncer ran out of local
+    /// ports (28,232 by default); the error must say which setting and how
+    /// to widen it.
+    #[test]
+    fn out_of_ports_names_the_port_range_and_the_way_out() {
+        let h = out_of_ports();
+        assert!(h.contains("net.ipv4.ip_local_port_range ("), "{h}");
+        assert!(h.contains("sysctl -w"), "{h}");
+        let (lo, hi) = {
+            let t = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap();
+            let v: Vec<u32> = t.split_whitespace().map(|x| x.parse().unwrap()).collect();
+            (v[0], v[1])
+        };
+        assert!(
+            h.contains(&format!("{lo}-{hi}: {} ports", hi - lo + 1)),
+            "{h}"
+        );
+    }
 
     #[test]
     fn describe_never_shows_password() {

@@ -241,9 +241,12 @@ pub enum StopReason {
     /// A client thread (with this many clients) panicked.
     #[error("a thread of {0} client(s) ended abnormally")]
     ThreadDied(usize),
-    /// A client thread (with this many clients) was still busy when the
-    /// time to stop (`drain_limit`, s) was over, and was abandoned.
-    #[error("{0} client(s) still busy {1:.0} s after the run ended; abandoned")]
+    /// A client thread (with this many clients) was still busy this long
+    /// (s) after the window closed, with no transaction ending in the last
+    /// [`DRAIN_STALL`] (or [`DRAIN_MOST`] over), and was abandoned.
+    #[error(
+        "{0} client(s) still busy {1:.0} s after the run ended, no transaction ending in the last 30 s; abandoned"
+    )]
     Abandoned(usize, f64),
 }
 
@@ -425,12 +428,10 @@ pub async fn run_gated<W: Workload>(
 
     phase.send_replace(Phase::Draining);
     stop.store(true, Ordering::Relaxed);
-    let ended_per_s = match w.measured_s {
-        s if s > 0.0 => w.measured.total().attempts as f64 / s,
-        _ => 0.0,
-    };
-    let limit = drain_limit(params.pool_size.unwrap_or(params.clients), ended_per_s);
-    let drained = drain::<<W::Client as WorkloadClient>::Ledger>(workers, limit).await;
+    let ended = || recorders.iter().map(|r| r.ended()).sum::<u64>();
+    let drained =
+        drain::<<W::Client as WorkloadClient>::Ledger>(workers, ended, DRAIN_STALL, DRAIN_MOST)
+            .await;
     let mut lifetime = drained.lifetime;
     for r in &recorders {
         let l = r.lifetime();
@@ -760,51 +761,67 @@ struct Drained<L> {
     ledger_complete: bool,
 }
 
-/// How long the workers may take to stop once the window closed: 30 s,
-/// plus what the transactions still in flight need at the window's rate
-/// of ended attempts (`ended_per_s`), at most 10 minutes in all. Each
-/// client (or pool session) has at most one transaction in flight; behind
-/// a pooler's small pool they wait their turn, so 50,000 clients behind
-/// 50 server connections at 2,000 attempts/s need 25 s more to end theirs.
-/// A window in which nothing ended (a server that hangs) gets 30 s.
-fn drain_limit(in_flight: u32, ended_per_s: f64) -> Duration {
-    const BASE: Duration = Duration::from_secs(30);
-    const MOST: Duration = Duration::from_secs(600);
-    if ended_per_s <= 0.0 {
-        return BASE;
-    }
-    let queue =
-        Duration::from_secs_f64((f64::from(in_flight) / ended_per_s).min(MOST.as_secs_f64()));
-    (BASE + queue).min(MOST)
-}
+/// How long the workers may go on stopping, once the window closed,
+/// without a transaction ending: a server that hangs. Each client (or pool
+/// session) ends the transaction it has in flight; behind a pooler's small
+/// pool they wait their turn, so 50,000 clients behind 50 server
+/// connections ending 1,000 transactions a second need about 50 s in all,
+/// and keep ending transactions all along.
+pub const DRAIN_STALL: Duration = Duration::from_secs(30);
 
-/// Waits for every worker to stop, at most `limit` in all: a thread that
-/// died (panic) or is still blocked then is counted as a stop of all its
-/// clients, whose last transactions have unknown outcomes (an abandoned
-/// thread's connections close at exit, or when the next run drops the
-/// database).
-async fn drain<L: Ledger>(workers: Vec<worker::Handle<L>>, limit: Duration) -> Drained<L> {
+/// The longest the workers may take to stop, progress or not.
+pub const DRAIN_MOST: Duration = Duration::from_secs(600);
+
+/// Waits for every worker to stop. While transactions keep ending
+/// (`ended`, a count that only grows, moves) it waits, up to `most` in
+/// all; a thread still busy once nothing ended for `stall`, or after
+/// `most`, is abandoned, and one that died (panic) is lost: either counts
+/// as a stop of all its clients, whose last transactions have unknown
+/// outcomes, and the ledger is incomplete (an abandoned thread's
+/// connections close at exit, or when the next run drops the database).
+async fn drain<L: Ledger>(
+    workers: Vec<worker::Handle<L>>,
+    ended: impl Fn() -> u64,
+    stall: Duration,
+    most: Duration,
+) -> Drained<L> {
     let mut d = Drained {
         errors: Vec::new(),
         lifetime: Lifetime::default(),
         ledger: L::default(),
         ledger_complete: true,
     };
-    let deadline = tokio::time::Instant::now() + limit;
-    for worker in workers {
-        let reason = match tokio::time::timeout_at(deadline, worker.done).await {
-            Ok(Ok(done)) => {
-                d.errors.extend(done.errors);
-                d.ledger.merge(done.ledger);
-                d.ledger_complete &= done.ledger_complete;
-                continue;
+    let start = tokio::time::Instant::now();
+    let slice = (stall / 4).min(Duration::from_secs(1));
+    let (mut seen, mut moved) = (ended(), start);
+    for mut worker in workers {
+        let reason = loop {
+            match tokio::time::timeout(slice, &mut worker.done).await {
+                Ok(Ok(done)) => {
+                    d.errors.extend(done.errors);
+                    d.ledger.merge(done.ledger);
+                    d.ledger_complete &= done.ledger_complete;
+                    break None;
+                }
+                Ok(Err(_)) => break Some(StopReason::ThreadDied(worker.clients)),
+                Err(_) => {
+                    let now = tokio::time::Instant::now();
+                    let count = ended();
+                    if count != seen {
+                        (seen, moved) = (count, now);
+                    }
+                    if now - moved >= stall || now - start >= most {
+                        let waited = (now - start).as_secs_f64();
+                        break Some(StopReason::Abandoned(worker.clients, waited));
+                    }
+                }
             }
-            Ok(Err(_)) => StopReason::ThreadDied(worker.clients),
-            Err(_) => StopReason::Abandoned(worker.clients, limit.as_secs_f64()),
         };
-        d.lifetime.unknown_outcome += worker.clients as u64;
-        d.ledger_complete = false;
-        d.errors.push(ClientStop::worker(reason));
+        if let Some(reason) = reason {
+            d.lifetime.unknown_outcome += worker.clients as u64;
+            d.ledger_complete = false;
+            d.errors.push(ClientStop::worker(reason));
+        }
     }
     d
 }

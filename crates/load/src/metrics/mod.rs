@@ -619,6 +619,15 @@ impl Recorder {
     pub fn lifetime(&self) -> Lifetime {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).lifetime
     }
+
+    /// A count that grows each time a transaction ends (committed, gave
+    /// up, or unknown): the lifetime's committed and unknown outcomes plus
+    /// the attempts of the tick not yet drained. Only its changes mean
+    /// anything: that clients are still ending transactions.
+    pub fn ended(&self) -> u64 {
+        let g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        g.lifetime.committed + g.lifetime.unknown_outcome + g.interval.total().attempts
+    }
 }
 
 /// Counts a transaction that gave up with `code` into `s`.
