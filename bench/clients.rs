@@ -129,6 +129,37 @@ fn raise_nofile(n: u64) -> (u64, u64) {
     getrlimit(Resource::RLIMIT_NOFILE).expect("getrlimit")
 }
 
+/// The local TCP ports one address and port can be reached from
+/// (`net.ipv4.ip_local_port_range`): every client connection to
+/// pgbouncer's one port takes one, about 28,000 by default, fewer than
+/// 50,000. Widened to `1024 65535` (64,512 ports) when it is narrower and
+/// this runs as root; the range in force is printed either way.
+fn widen_ports() -> (u32, u32) {
+    const RANGE: &str = "/proc/sys/net/ipv4/ip_local_port_range";
+    let read = || -> (u32, u32) {
+        let t = std::fs::read_to_string(RANGE).unwrap_or_default();
+        let v: Vec<u32> = t
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        (
+            v.first().copied().unwrap_or(0),
+            v.get(1).copied().unwrap_or(0),
+        )
+    };
+    let (lo, hi) = read();
+    if (lo, hi) != (0, 0)
+        && (lo > 1024 || hi < 65535)
+        && let Err(e) = std::fs::write(RANGE, "1024 65535")
+    {
+        eprintln!(
+            "cannot widen {RANGE} ({e}): more than {} clients may fail",
+            hi - lo + 1
+        );
+    }
+    read()
+}
+
 struct Bench {
     h: Harness,
     bin: PathBuf,
@@ -414,6 +445,11 @@ fn main() {
     let counts: Vec<u32> = env_list("BENCH_CLIENTS", "1000,10000,50000");
     let (soft, hard) = raise_nofile(env_or("BENCH_NOFILE", 200_000));
     println!("open files: soft {soft}, hard {hard} (raised by this bench; children inherit it)");
+    let (lo, hi) = widen_ports();
+    println!(
+        "local TCP ports: {lo}-{hi} ({} per address and port; net.ipv4.ip_local_port_range)",
+        hi.saturating_sub(lo) + 1
+    );
     let bin = isobench_bin();
     let h = Harness::start_with(vec![
         ("shared_buffers".to_string(), "512MB".to_string()),
