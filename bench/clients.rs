@@ -32,6 +32,12 @@
 //!   `BENCH_POOLER_PROCESSES` (4) pgbouncer processes on one port
 //!   (`--pooler-processes`, started by shard 0), at each of
 //!   `BENCH_SHARD_CLIENTS` (1000,50000) clients; then `isobench merge`.
+//!   TPC-B at scale `BENCH_SHARD_SCALE` (50): the server sees the pool's
+//!   50 sessions, and pgbench's documentation asks for a scale at least
+//!   the number of concurrent clients, else the study measures the wait
+//!   for the branch rows' locks (at scale 1 every transaction updates the
+//!   one branch row, so the lock is held across its remaining round trips
+//!   through pgbouncer and throughput follows their latency).
 //!   Per process: its role, peak RSS (`VmHWM`), the most descriptors it
 //!   held (`/proc/PID/fd`, sampled every 0.5 s) against its open-files
 //!   limit; the sum of the isobench processes' RSS; the merged TPS.
@@ -167,6 +173,8 @@ struct Bench {
     out: tempfile::TempDir,
     runs: u32,
     seconds: u32,
+    /// The TPC-B scale of the `shards` and `tps` parts' study.
+    shard_scale: u32,
 }
 
 /// TPS and peak RSS of one `isobench run`.
@@ -328,7 +336,8 @@ impl Bench {
         for i in 0..shards {
             let mut cmd = Command::new(&self.bin);
             cmd.args(["run", "-q", "--repeat", "1", "--dsn", &self.dsn])
-                .args(["-w", "tpcb", "-s", "1", "--isolation", "rc", "--seed", "1"])
+                .args(["-w", "tpcb", "-s", &self.shard_scale.to_string()])
+                .args(["--isolation", "rc", "--seed", "1"])
                 .args(["--warmup", "2s", "-T", &format!("{}s", self.seconds)])
                 .args(["-c", &clients.to_string()])
                 .args(["--pooler", "pgbouncer:transaction", "--pooler-size", "50"])
@@ -463,6 +472,7 @@ fn main() {
         out: tempfile::tempdir().expect("temp dir"),
         runs: 0,
         seconds: env_or("BENCH_SECONDS", 10),
+        shard_scale: env_or("BENCH_SHARD_SCALE", 50),
     };
     if parts.iter().any(|p| p == "pool") {
         println!("\n## isobench, application pool of 50 (--pool-size 50)");

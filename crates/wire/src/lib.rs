@@ -856,9 +856,10 @@ impl Conn {
 /// an OLTP statement is a few hundred bytes, and a larger one grows the
 /// buffer (doubling) as it arrives. With 16 KiB read and 4 KiB write
 /// buffers a connection held 20 KiB, which at 50,000 connections (one
-/// per client, through a pooler) is 1 GB; with these about 2.5 KiB
-/// (BENCHMARKS.md, "Memory per client").
-const READ_CHUNK: usize = 1024;
+/// per client, through a pooler) is 1 GB; with these 1.5 KiB
+/// (BENCHMARKS.md, "Memory per client": 50,000 clients over three
+/// processes summed 422 MB of RSS with a 2 KiB read buffer).
+const READ_CHUNK: usize = 512;
 
 /// A new connection's read buffer (bytes): twice [`READ_CHUNK`].
 pub(crate) const READ_BUFFER: usize = 2 * READ_CHUNK;
