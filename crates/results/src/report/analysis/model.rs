@@ -172,6 +172,12 @@ impl<'a> ReportModel<'a> {
         self.cells.iter().any(CellSummary::effective_differs)
     }
 
+    /// Whether any cell lost acknowledged commits in runs through a
+    /// failover or crash ([`CellSummary::lost_acknowledged`]).
+    pub fn lost_acknowledged(&self) -> bool {
+        self.cells.iter().any(|c| c.lost_acknowledged > 0)
+    }
+
     /// Whether any cell has an effective TPS (a history check applies).
     pub fn has_effective(&self) -> bool {
         self.cells.iter().any(|c| c.effective_tps.is_some())
