@@ -340,3 +340,51 @@ fn read_from_standby_without_standbys_is_refused() {
     );
     assert!(ran.stderr.contains("--standbys N"), "{}", ran.stderr);
 }
+
+/// `--read-from primary,standby` is a factor: one server, a cell per
+/// route, the route in the cell's settings and the factor columns; only
+/// the standby cell's reads are routed and checked, and no route is
+/// asked of the server as a setting.
+#[test]
+fn read_from_is_a_factor() {
+    let ran = Study::short()
+        .args(&[
+            "-w",
+            "ycsb",
+            "--clients",
+            "1",
+            "--isolation",
+            "rc",
+            "--standbys",
+            "1",
+            "--read-from",
+            "primary,standby",
+            "--baseline",
+            "read_from=primary",
+        ])
+        .run();
+    assert!(ran.out.status.success(), "{}", ran.stderr);
+    let r = ran.json();
+    assert_eq!(
+        r["config"]["setting_factors"],
+        serde_json::json!([["read_from", ["primary", "standby"]]])
+    );
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for run in runs {
+        assert!(run["server_settings"].get("read_from").is_none(), "{run}");
+        let routed = run["invariants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["name"].as_str().unwrap().starts_with("read-your-writes"));
+        match run["cell"]["settings"]["read_from"].as_str().unwrap() {
+            "primary" => assert!(!routed, "{}", run["invariants"]),
+            "standby" => assert!(routed, "{}", run["invariants"]),
+            other => panic!("read_from={other}"),
+        }
+    }
+    let md = std::fs::read_to_string(ran.dir.join("report.md")).unwrap();
+    assert!(md.contains("| read_from |"), "{md}");
+    assert_managed_server_gone(&r);
+}

@@ -19,6 +19,11 @@ use serde::{Deserialize, Serialize};
 /// (`Cell::settings`): isobench's own, never passed to the server.
 pub const REPLICATION: &str = "replication";
 
+/// The name of the `read_from` factor among a cell's settings
+/// (`Cell::settings`, when `read_from` takes more than one value):
+/// isobench's own, never passed to the server.
+pub const READ_FROM: &str = "read_from";
+
 /// The `synchronous_commit` setting's name (a factor of its own in study
 /// files, applied to each run's database).
 pub const SYNCHRONOUS_COMMIT: &str = "synchronous_commit";
@@ -29,10 +34,10 @@ pub const SYNCHRONOUS_COMMIT_LEVELS: [&str; 5] =
     ["off", "local", "remote_write", "on", "remote_apply"];
 
 /// Whether setting `name` is applied per run without restarting the
-/// server ([`REPLICATION`], [`SYNCHRONOUS_COMMIT`]); other settings
-/// factors restart the managed server.
+/// server ([`REPLICATION`], [`SYNCHRONOUS_COMMIT`], [`READ_FROM`]);
+/// other settings factors restart the managed server.
 pub fn is_run_setting(name: &str) -> bool {
-    name == REPLICATION || name == SYNCHRONOUS_COMMIT
+    name == REPLICATION || name == SYNCHRONOUS_COMMIT || name == READ_FROM
 }
 
 /// How the primary waits for its standbys: `async` (it does not),
@@ -198,6 +203,12 @@ impl ReadFrom {
     }
 }
 
+impl fmt::Display for ReadFrom {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl FromStr for ReadFrom {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -225,7 +236,9 @@ pub struct ClusterConfig {
     /// 51 s with pg_auto_failover's defaults).
     #[serde(default)]
     pub ha_fast: bool,
-    /// Where read-only transactions go (`--read-from`).
+    /// Where read-only transactions go (`--read-from`); with several
+    /// values, a factor, the first, and each cell's route is its
+    /// [`READ_FROM`] setting.
     #[serde(default)]
     pub read_from: ReadFrom,
 }

@@ -294,6 +294,23 @@ impl RunFaults {
     pub fn is_empty(&self) -> bool {
         self.connections_lost == 0 && self.cause.is_none() && self.injected.is_empty()
     }
+
+    /// Whether the server lost what it held in memory during the run, and
+    /// with it commits it had acknowledged but not made durable where it
+    /// went on (asynchronous commits, `synchronous_commit=off`; on a
+    /// failover, what the promoted standby had not received): an
+    /// injected failover, crash or backend kill (crash recovery), or a
+    /// crash the run saw without one injected.
+    pub fn may_lose_commits(&self) -> bool {
+        let losing = |k: FaultKind| {
+            matches!(
+                k,
+                FaultKind::Failover | FaultKind::Crash | FaultKind::KillBackend
+            )
+        };
+        self.injected.iter().any(|f| losing(f.kind))
+            || (self.injected.is_empty() && self.cause.is_some())
+    }
 }
 
 /// The outage of a run: from `first_loss_s` to `first_commit_after_s`
@@ -371,6 +388,41 @@ pub fn recovery_start_s(f: &RunFaults) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only a fault that loses the server's memory can lose acknowledged
+    /// commits: not a restart (a shutdown checkpoint), a pause or
+    /// terminated connections.
+    #[test]
+    fn which_faults_may_lose_commits() {
+        let with = |kind: FaultKind| RunFaults {
+            injected: vec![InjectedFault {
+                kind,
+                t_s: 1.0,
+                detail: String::new(),
+                failover: None,
+            }],
+            ..Default::default()
+        };
+        for kind in [
+            FaultKind::Failover,
+            FaultKind::Crash,
+            FaultKind::KillBackend,
+        ] {
+            assert!(with(kind).may_lose_commits(), "{kind:?}");
+        }
+        for kind in [FaultKind::Restart, FaultKind::Pause, FaultKind::Terminate] {
+            assert!(!with(kind).may_lose_commits(), "{kind:?}");
+        }
+        let mut restart = with(FaultKind::Restart);
+        restart.cause = Some("received fast shutdown request".into());
+        assert!(!restart.may_lose_commits());
+        let crashed = RunFaults {
+            cause: Some("server process (PID 1) was terminated by signal 9: Killed".into()),
+            ..Default::default()
+        };
+        assert!(crashed.may_lose_commits());
+        assert!(!RunFaults::default().may_lose_commits());
+    }
 
     #[test]
     fn fault_specs_parse_and_print_back() {

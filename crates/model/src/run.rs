@@ -151,6 +151,12 @@ pub struct InvariantResult {
     pub staleness: Option<Staleness>,
 }
 
+/// The names of the checks of the session guarantees that routed reads
+/// can break (`--read-from standby|any`; Terry et al. 1994): the first
+/// carries the [`Staleness`].
+pub const READ_YOUR_WRITES: &str = "read-your-writes (standby reads)";
+pub const MONOTONIC_READS: &str = "monotonic reads (routed reads)";
+
 /// How far behind their client's last commit the standby reads of a run
 /// were (`--read-from standby|any`; session guarantees after Terry et
 /// al., "Session Guarantees for Weakly Consistent Replicated Data", PDIS

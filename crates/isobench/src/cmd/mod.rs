@@ -662,9 +662,9 @@ mod tests {
         ),
         (
             "read-from",
-            &["--standbys", "1", "--read-from", "standby"],
-            "read_from = \"standby\"\nstandbys = 1",
-            Some(("everywhere", "\"everywhere\"")),
+            &["--standbys", "1", "--read-from", "primary,standby"],
+            "read_from = [\"primary\", \"standby\"]\nstandbys = 1",
+            Some(("everywhere", "[\"everywhere\"]")),
         ),
         (
             "shard",

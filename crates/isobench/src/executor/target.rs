@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result, anyhow};
 use tokio_postgres::Client;
 
-use crate::model::{BadInput, PgBuild, REPLICATION, Replication, StudyConfig, is_run_setting};
+use crate::model::{
+    BadInput, PgBuild, READ_FROM, REPLICATION, Replication, StudyConfig, is_run_setting,
+};
 use crate::postgres::{self, Target};
 use crate::store::{Cell, Environment};
 
@@ -89,7 +91,7 @@ impl Server {
         let run = run_settings(cfg, cell);
         self.run_db_settings = run
             .iter()
-            .filter(|(k, _)| k.as_str() != REPLICATION)
+            .filter(|(k, _)| k.as_str() != REPLICATION && k.as_str() != READ_FROM)
             .cloned()
             .collect();
         let Some((_, mode)) = run.iter().find(|(k, _)| k.as_str() == REPLICATION) else {
@@ -341,11 +343,13 @@ pub(super) async fn shown_settings(
         .await
         .map_err(show)?
         .get(0);
-    // `replication` is isobench's: shown as the setting it becomes.
+    // `replication` is isobench's: shown as the setting it becomes;
+    // `read_from` is the clients', no server setting.
     let names: Vec<String> = cell
         .settings
         .keys()
         .chain(cfg.target.settings.iter().map(|(k, _)| k))
+        .filter(|k| k.as_str() != READ_FROM)
         .map(|k| match k.as_str() {
             REPLICATION => "synchronous_standby_names".to_string(),
             _ => k.clone(),

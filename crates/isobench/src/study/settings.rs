@@ -240,10 +240,10 @@ pub struct Settings {
     #[arg(long, value_parser = HaTimeouts::parse, help_heading = "Replication")]
     #[serde(default, deserialize_with = "one::<_, HaTimeouts>")]
     pub ha_timeouts: Option<bool>,
-    /// Where the read-only transactions of workloads that have them go (ycsb's reads, list-append's read-only transactions, sysbench's oltp_read_only and oltp_point_select, pgbench's builtin:select-only): primary, standby (client i on standby i mod N), any (primary or standby, drawn per transaction); routed reads record the client's last commit LSN and the standby's replay LSN, and read-your-writes and monotonic-read violations are counted [default: primary].
-    #[arg(long, value_parser = Via::<ReadFrom>::parse, help_heading = "Replication")]
-    #[serde(default, deserialize_with = "one::<_, Via<ReadFrom>>")]
-    pub read_from: Option<ReadFrom>,
+    /// Where the read-only transactions of workloads that have them go (ycsb's reads, list-append's read-only transactions, sysbench's oltp_read_only and oltp_point_select, pgbench's builtin:select-only): primary, standby (client i on standby i mod N), any (primary or standby, drawn per transaction), a factor; routed reads record the client's last commit LSN and the standby's replay LSN, and read-your-writes and monotonic-read violations are counted [default: primary].
+    #[arg(long, value_delimiter = ',', value_parser = Via::<ReadFrom>::parse, help_heading = "Replication")]
+    #[serde(default, deserialize_with = "list::<_, Via<ReadFrom>>")]
+    pub read_from: Option<Vec<ReadFrom>>,
     /// Managed server setting, repeatable: --set shared_buffers=256MB (in a file, the `[settings]` table; a list there is a factor).
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = setting)]
     #[serde(default, deserialize_with = "table_of_lists")]
@@ -358,7 +358,7 @@ pub struct Settings {
 }
 
 /// The keys a `[factors]` table may hold.
-pub const FACTOR_KEYS: [&str; 17] = [
+pub const FACTOR_KEYS: [&str; 18] = [
     "workload",
     "script",
     "isolation",
@@ -376,6 +376,7 @@ pub const FACTOR_KEYS: [&str; 17] = [
     "settings",
     "replication",
     "synchronous_commit",
+    "read_from",
 ];
 
 /// `LOAD_KEYS` and `clear_load` from one list: the keys of the external

@@ -523,9 +523,7 @@ impl ReadTally {
     }
 }
 
-/// The names of the session guarantees' checks (Terry et al. 1994).
-pub const READ_YOUR_WRITES: &str = "read-your-writes (standby reads)";
-pub const MONOTONIC_READS: &str = "monotonic reads (routed reads)";
+pub use crate::model::{MONOTONIC_READS, READ_YOUR_WRITES};
 
 #[cfg(test)]
 mod tests {

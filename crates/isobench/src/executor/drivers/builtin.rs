@@ -375,7 +375,7 @@ fn engine_params(ctx: &RunCtx<'_>, retrier: &Retrier) -> Result<EngineParams> {
         latency_limit: cfg.latency_limit,
         host_policy: cfg.target.host_policy,
         unnamed_statements: cfg.scripts.mode != crate::model::QueryMode::Prepared,
-        read_route: read_route(cfg, ctx.srv, ctx.run_db, cell.clients)?,
+        read_route: read_route(cfg, ctx.srv, ctx.run_db, cell)?,
     })
 }
 
@@ -575,8 +575,10 @@ async fn check<W: Workload>(
     Ok((all, failed))
 }
 
-/// `--read-from standby|any`: the route, with the standbys of the run's
-/// database `run_db`, for the cell's `clients`; `None` for `primary`.
+/// `--read-from standby|any`: the route of `cell` (its `read_from`
+/// setting when the route is a factor, else the study's), with the
+/// standbys of the run's database `run_db`, for the cell's clients;
+/// `None` for `primary`.
 ///
 /// Errors: a route to standbys the target does not have (an external DSN
 /// with one host), or a multi-host DSN without `--host-policy first`.
@@ -584,9 +586,15 @@ fn read_route(
     cfg: &StudyConfig,
     srv: &super::Server,
     run_db: &str,
-    clients: u32,
+    cell: &crate::store::Cell,
 ) -> Result<Option<engine::reads::ReadRoute>> {
-    let mode = cfg.target.cluster.read_from;
+    let mode = match cell.settings.get(crate::model::READ_FROM) {
+        Some(route) => route
+            .parse::<crate::model::ReadFrom>()
+            .map_err(|e| anyhow::Error::new(BadInput::from_error(e)))?,
+        None => cfg.target.cluster.read_from,
+    };
+    let clients = cell.clients;
     if mode == crate::model::ReadFrom::Primary {
         return Ok(None);
     }

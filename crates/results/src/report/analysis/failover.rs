@@ -172,7 +172,7 @@ pub fn headline_parts(m: &ReportModel, cell: usize) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::{FailoverOutcome, InjectedFault, RunFaults, fixture};
 

@@ -16,6 +16,7 @@ use crate::report::analysis::guarantee::{self, CellGuarantee};
 use crate::report::analysis::plans::ChangeGroup;
 use crate::report::analysis::plans::{self, PlanGroup};
 use crate::report::analysis::reasons::{self, ReasonTally};
+use crate::report::analysis::routed_reads::{self, RoutedReads};
 use crate::report::analysis::server::{self, WaitShare};
 use crate::stats::{self, noise::Noise};
 use crate::store::{Cell, Results};
@@ -65,6 +66,10 @@ pub struct ReportModel<'a> {
     /// The cells with a history check: their level's promise against what
     /// the checks found ([`guarantee::tally`]).
     pub guarantees: Vec<CellGuarantee<'a>>,
+    /// The cells whose runs routed reads to standbys (`--read-from`):
+    /// their reads behind, staleness and monotonic-read violations
+    /// ([`routed_reads::tally`]).
+    pub routed_reads: Vec<RoutedReads>,
 }
 
 impl<'a> ReportModel<'a> {
@@ -149,6 +154,7 @@ impl<'a> ReportModel<'a> {
             failure_reasons: cells.iter().map(reasons::pooled).collect(),
             noise: stats::noise::of(results),
             guarantees: guarantee::tally(&cells),
+            routed_reads: routed_reads::tally(&cells),
             cells,
         }
     }
@@ -164,6 +170,12 @@ impl<'a> ReportModel<'a> {
     /// baseline is on it.
     pub fn effective_differs(&self) -> bool {
         self.cells.iter().any(CellSummary::effective_differs)
+    }
+
+    /// Whether any cell lost acknowledged commits in runs through a
+    /// failover or crash ([`CellSummary::lost_acknowledged`]).
+    pub fn lost_acknowledged(&self) -> bool {
+        self.cells.iter().any(|c| c.lost_acknowledged > 0)
     }
 
     /// Whether any cell has an effective TPS (a history check applies).

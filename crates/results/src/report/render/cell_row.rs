@@ -43,6 +43,9 @@ pub struct CellRow {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpmc: Option<Summary>,
     pub swallowed: u64,
+    /// Acknowledged commits lost in runs through a failover or crash
+    /// ([`crate::report::analysis::cells::CellSummary::lost_acknowledged`]).
+    pub acknowledged_lost: u64,
     pub compared_on: &'static str,
     pub is_baseline: bool,
     pub baseline_cell: Option<String>,
@@ -172,6 +175,7 @@ impl CellRow {
             effective_tps: c.effective_tps,
             tpmc: c.tpmc,
             swallowed: c.swallowed,
+            acknowledged_lost: c.lost_acknowledged,
             compared_on: if c.effective_tps.is_some() {
                 "effective_tps"
             } else {
@@ -263,6 +267,7 @@ impl CellRow {
                 "effective_tps_mean",
                 "effective_tps_ci95",
                 "swallowed",
+                "acknowledged_lost",
                 "vs_baseline_pct",
                 "vs_baseline_pct_ci95_low",
                 "vs_baseline_pct_ci95_high",
@@ -305,6 +310,7 @@ impl CellRow {
             opt(self.effective_tps.map(|s| s.mean)),
             opt(self.effective_tps.map(|s| s.ci95)),
             self.swallowed.to_string(),
+            self.acknowledged_lost.to_string(),
             opt(self.tps_vs_baseline_pct),
             opt(ci.map(|c| c[0])),
             opt(ci.map(|c| c[1])),

@@ -118,11 +118,16 @@ impl WaitColumns {
 /// ([`cells_legend`]); then effective TPS ([`EFFECTIVE_NOTE`]) when a
 /// cell has one below its TPS, and where the other figures are.
 pub fn cells_note(m: &ReportModel) -> String {
-    let effective = if m.effective_differs() {
+    let mut effective = if m.effective_differs() {
         format!(" {EFFECTIVE_NOTE}")
     } else {
         String::new()
     };
+    if m.lost_acknowledged() {
+        effective.push_str(
+            " In runs through a failover or a crash it is in Cells in detail as acknowledged commits lost.",
+        );
+    }
     format!(
         "{}{effective} More figures per cell, and how each is computed: Cells in detail.",
         cells_legend(m)
@@ -161,6 +166,37 @@ pub const EFFECTIVE_NOTE: &str = "Effective TPS: committed transactions whose wo
      serialization failure and returned as if committed, its row is missing); a cell where it is below \
      the reported TPS shows the reported figure after it, and % vs baseline and the verdict compare \
      effective TPS. The difference is under Failures as swallowed.";
+
+/// The Cells in detail column of acknowledged commits a failover or
+/// crash lost ([`crate::report::analysis::cells::CellSummary::lost_acknowledged`]).
+pub const LOST_COLUMN: &str = "acknowledged commits lost (transactions)";
+
+/// What the Cells tables say about [`LOST_COLUMN`].
+pub const LOST_NOTE: &str = "Acknowledged commits lost: in runs through a failover, a crash or a \
+     backend kill, transactions counted as committed whose work is not in the database afterwards (the \
+     history check); the server acknowledged them and lost them (asynchronous commits, or what the \
+     promoted standby had not received). The history check cannot tell them from failures a function \
+     swallowed: in such runs every missing transaction counts here, not as swallowed.";
+
+/// A cell's transactions counted as committed that left no work in the
+/// database, by cause: `12 swallowed; 3 acknowledged commits lost to a
+/// failover or crash`.
+fn missing_text(c: &crate::report::analysis::cells::CellSummary) -> String {
+    let mut parts = Vec::new();
+    if c.swallowed > 0 {
+        parts.push(format!("{} swallowed", c.swallowed));
+    }
+    if c.lost_acknowledged > 0 {
+        parts.push(format!(
+            "{} acknowledged commits lost to a failover or crash",
+            c.lost_acknowledged
+        ));
+    }
+    format!(
+        "transactions counted as committed left no work in the database: {}",
+        parts.join("; ")
+    )
+}
 
 /// How the figures of the Cells tables are computed (report.md's Cells
 /// in detail; report.html's likewise).
@@ -211,6 +247,9 @@ pub fn summary_notes(m: &ReportModel) -> Vec<&'static str> {
              and the verdict compare effective TPS, the reported TPS less the swallowed, and the same \
              where nothing was swallowed.",
         );
+    }
+    if m.lost_acknowledged() {
+        notes.push(LOST_NOTE);
     }
     if !m.outlier_runs.is_empty() {
         notes.push(
@@ -375,10 +414,7 @@ pub fn summary(m: &ReportModel) -> Table {
         tps.text = fmt_tps_ci(headline);
         if let (true, Some(reported)) = (c.effective_differs(), &c.tps) {
             tps.text = format!("{} ({} reported)", tps.text, fmt_tps(reported.mean));
-            tps = tps.mark(Mark::Bad).title(format!(
-                "{} transactions counted as committed left no work in the database (swallowed)",
-                c.swallowed
-            ));
+            tps = tps.mark(Mark::Bad).title(missing_text(c));
         }
         tps.bar = headline
             .filter(|s| max_tps > 0.0 && s.mean.is_finite())
@@ -445,6 +481,9 @@ pub fn cell_details(m: &ReportModel) -> Table {
             m.throughput.0, m.throughput.1
         )));
         cols.push(Column::num("swallowed (transactions)"));
+        if m.lost_acknowledged() {
+            cols.push(Column::num(LOST_COLUMN));
+        }
     }
     if !m.outlier_runs.is_empty() {
         cols.push(Column::text("outlier runs (TPS)"));
@@ -500,11 +539,14 @@ pub fn cell_details(m: &ReportModel) -> Table {
             let mut reported = mean_value(c.tps.as_ref(), fmt_tps);
             reported.text = fmt_tps_ci(c.tps.as_ref());
             row.push(reported);
-            row.push(Value::count(c.swallowed).mark(if c.swallowed > 0 {
-                Mark::Bad
-            } else {
-                Mark::None
-            }));
+            for (n, shown) in [
+                (c.swallowed, true),
+                (c.lost_acknowledged, m.lost_acknowledged()),
+            ] {
+                if shown {
+                    row.push(Value::count(n).mark(if n > 0 { Mark::Bad } else { Mark::None }));
+                }
+            }
         }
         if !m.outlier_runs.is_empty() {
             row.push(if c.outliers.is_empty() {
@@ -552,4 +594,95 @@ pub fn cell_details(m: &ReportModel) -> Table {
         });
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{FailoverOutcome, FaultKind, InjectedFault, RunFaults, fixture};
+
+    /// The ser runs of [`fixture::swallowed_history`] (21,600 commits
+    /// missing in each one's life) as if a failover, not a function, had
+    /// lost them.
+    fn failed_over_history() -> crate::store::Results {
+        let mut r = fixture::swallowed_history();
+        for run in &mut r.runs {
+            if run.cell.isolation == crate::model::Isolation::Serializable {
+                run.faults = Some(RunFaults {
+                    injected: vec![InjectedFault {
+                        kind: FaultKind::Failover,
+                        t_s: 2.0,
+                        detail: "SIGKILL to node n1".into(),
+                        failover: Some(FailoverOutcome {
+                            killed: "n1".into(),
+                            promoted: Some("n2".into()),
+                            promoted_s: Some(4.5),
+                            unavailable_s: Some(5.0),
+                        }),
+                    }],
+                    ..Default::default()
+                });
+            }
+        }
+        r
+    }
+
+    fn column(t: &Table, header: &str) -> Option<Vec<String>> {
+        let j = t.columns.iter().position(|c| c.header == header)?;
+        Some(t.rows.iter().map(|r| r.values[j].text.clone()).collect())
+    }
+
+    /// Missing commits in runs through a failover are acknowledged
+    /// commits lost, in their own column, not swallowed failures: not
+    /// in the swallowed column, the Failures table or the history
+    /// finding; without a failover they stay swallowed.
+    #[test]
+    fn a_failover_loses_acknowledged_commits_a_function_swallows_failures() {
+        let r = fixture::swallowed_history();
+        let m = ReportModel::new(&r);
+        let swallowed = m.cells[1].swallowed;
+        assert!(swallowed > 0);
+        let t = cell_details(&m);
+        assert_eq!(
+            column(&t, "swallowed (transactions)").unwrap(),
+            ["0".to_string(), swallowed.to_string()]
+        );
+        assert!(column(&t, LOST_COLUMN).is_none());
+        assert!(!summary_notes(&m).contains(&LOST_NOTE));
+
+        let r = failed_over_history();
+        let m = ReportModel::new(&r);
+        let ser = &m.cells[1];
+        assert_eq!((ser.swallowed, ser.lost_acknowledged), (0, swallowed));
+        assert!(ser.effective_differs());
+        let t = cell_details(&m);
+        assert_eq!(column(&t, "swallowed (transactions)").unwrap(), ["0", "0"]);
+        assert_eq!(
+            column(&t, LOST_COLUMN).unwrap(),
+            ["0".to_string(), swallowed.to_string()]
+        );
+        assert!(summary_notes(&m).contains(&LOST_NOTE));
+        assert!(cells_note(&m).contains("acknowledged commits lost"));
+        let failures = super::super::failures(&m);
+        assert!(
+            failures
+                .rows
+                .iter()
+                .all(|row| row.values[2].text != super::super::SWALLOWED),
+            "{failures:?}"
+        );
+        let findings = crate::report::analysis::findings::findings(&m);
+        assert!(findings.iter().all(|f| f.rule != "history"), "{findings:?}");
+        let title = summary(&m).rows[1]
+            .values
+            .iter()
+            .find_map(|v| v.title.clone());
+        assert_eq!(
+            title.unwrap(),
+            format!(
+                "transactions counted as committed left no work in the database: \
+                 {swallowed} acknowledged commits lost to a failover or crash"
+            )
+        );
+    }
 }

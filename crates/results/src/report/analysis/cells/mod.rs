@@ -55,10 +55,18 @@ pub struct CellSummary<'a> {
     /// transactions committed per minute); `None` unless every complete
     /// run has one (a workload with a New-Order transaction type).
     pub tpmc: Option<Summary>,
-    /// Swallowed failures: Σ over complete runs of the transactions
-    /// counted as committed in the measured window whose work is not in
-    /// the database, `(tps - effective_tps) · duration_s` rounded.
+    /// Swallowed failures: Σ over the complete runs whose server kept
+    /// its memory of the transactions counted as committed in the
+    /// measured window whose work is not in the database, `(tps -
+    /// effective_tps) · duration_s` rounded (a function that caught a
+    /// serialization failure and returned normally).
     pub swallowed: u64,
+    /// Acknowledged commits lost: the same count over the complete runs
+    /// whose server lost its memory (a failover, crash or backend kill,
+    /// [`crate::model::RunFaults::may_lose_commits`]). The history check
+    /// cannot tell such a loss from a swallowed failure: in those runs
+    /// every missing transaction counts here.
+    pub lost_acknowledged: u64,
     /// Latency of committed transactions over the complete runs that
     /// committed anything (one value per run), ms.
     pub latency: LatencyStats,
@@ -325,9 +333,10 @@ impl CellSummary<'_> {
     }
 
     /// Whether the effective TPS is below the TPS: transactions counted
-    /// as committed left no work in the database ([`Self::swallowed`]).
+    /// as committed left no work in the database ([`Self::swallowed`],
+    /// [`Self::lost_acknowledged`]).
     pub fn effective_differs(&self) -> bool {
-        self.swallowed > 0
+        self.swallowed + self.lost_acknowledged > 0
     }
 
     /// Whether a check covers the cell's transactions
@@ -457,15 +466,24 @@ fn summarise<'a>(
     let wasted: u64 = complete.iter().map(|r| r.wasted_attempts).sum();
     let tps_values: Vec<f64> = complete.iter().map(|r| r.tps).collect();
     let effective_values: Option<Vec<f64>> = complete.iter().map(|r| r.effective_tps).collect();
-    let swallowed = complete
-        .iter()
-        .map(|r| r.effective_tps.map_or(0, |e| swallowed_in_window(r, e)))
-        .sum();
+    // The history check cannot tell a commit the server lost from a
+    // failure a function swallowed: in a run whose server lost its
+    // memory, every missing one counts as lost.
+    let (mut swallowed, mut lost_acknowledged) = (0, 0);
+    for r in &complete {
+        let n = r.effective_tps.map_or(0, |e| missing_in_window(r, e));
+        if r.faults.as_ref().is_some_and(|f| f.may_lose_commits()) {
+            lost_acknowledged += n;
+        } else {
+            swallowed += n;
+        }
+    }
     let tpmc_values: Option<Vec<f64>> = complete.iter().map(|r| r.tpmc).collect();
     CellSummary {
         effective_tps: effective_values.and_then(|v| Summary::of(&v)),
         tpmc: tpmc_values.and_then(|v| Summary::of(&v)),
         swallowed,
+        lost_acknowledged,
         exclude_faulted,
         outliers: stats::outliers(&tps_values)
             .into_iter()
@@ -515,7 +533,7 @@ fn summarise<'a>(
 
 /// Run `r`'s transactions counted as committed in its measured window
 /// whose work is not in the database, given its `effective` tps.
-fn swallowed_in_window(r: &RunRecord, effective: f64) -> u64 {
+fn missing_in_window(r: &RunRecord, effective: f64) -> u64 {
     ((r.tps - effective).max(0.0) * r.duration_s).round() as u64
 }
 

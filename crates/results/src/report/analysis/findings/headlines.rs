@@ -28,7 +28,9 @@ pub struct Headline {
 }
 
 /// The promises first ([`super::guarantee_headlines`]: a violation of a
-/// level's promise, or that every checked level kept it), then one
+/// level's promise, or that every checked level kept it), then the cost
+/// of durability beside the loss of failovers when the study has them
+/// ([`super::durability::tradeoff`]), then one
 /// headline per cell that is not a baseline, in the cells' order; when
 /// every cell is a baseline (one isolation level and strategy), one per
 /// cell with its throughput.
@@ -42,6 +44,11 @@ pub fn headlines(m: &ReportModel) -> Vec<Headline> {
         compared
     };
     let mut out = super::guarantee_headlines(m);
+    out.extend(super::durability::tradeoff(m).map(|text| Headline {
+        cell: None,
+        text,
+        guarantee: false,
+    }));
     out.extend(cells.into_iter().map(|i| Headline {
         cell: Some(i),
         text: headline(m, i),

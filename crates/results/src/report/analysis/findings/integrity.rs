@@ -109,7 +109,9 @@ pub(super) fn faults(m: &ReportModel) -> Vec<Finding> {
 /// [`HISTORY_MISSING_MIN`] rows are missing: the check already allows for
 /// unknown outcomes, so every missing row is a transaction the client
 /// counted whose work the database does not hold (typically a function
-/// that catches `serialization_failure` and returns normally).
+/// that catches `serialization_failure` and returns normally). Runs whose
+/// server lost its memory (a failover, crash or backend kill) are left
+/// out: their missing rows are acknowledged commits the server lost.
 pub const HISTORY_MISSING_MIN: u64 = 1;
 
 pub(super) fn history_missing(m: &ReportModel) -> Vec<Finding> {
@@ -119,6 +121,12 @@ pub(super) fn history_missing(m: &ReportModel) -> Vec<Finding> {
         let Some(i) = m.cell_index(&run.cell) else {
             continue;
         };
+        // A failover or crash loses acknowledged commits: the failover
+        // and faults findings say so; the rows cannot tell the causes
+        // apart.
+        if run.faults.as_ref().is_some_and(|f| f.may_lose_commits()) {
+            continue;
+        }
         let missing = run
             .invariants
             .iter()

@@ -16,6 +16,7 @@ mod integrity;
 mod placement;
 mod plans;
 mod pooler;
+mod routed_reads;
 
 pub use capacity::{
     BEHIND_PCT, CLIENT_CORE_SHARE, LAG_GROWTH_MS, LOCK_WAIT_SHARE, POOL_WAIT_SHARE, STEAL_PCT,
@@ -52,6 +53,7 @@ pub const RULES: &[Rule] = &[
     cost,
     durability::durability,
     durability::failover,
+    routed_reads::stale_reads,
     failures,
     failure_reasons,
     coarse_siread,

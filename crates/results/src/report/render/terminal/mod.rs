@@ -130,12 +130,24 @@ pub fn summary_of(m: &ReportModel, width: usize) -> String {
     }
     if m.effective_differs() {
         let swallowed: u64 = m.cells.iter().map(|c| c.swallowed).sum();
+        let lost: u64 = m.cells.iter().map(|c| c.lost_acknowledged).sum();
         let name = m.throughput.0;
+        let mut missing = Vec::new();
+        if swallowed > 0 {
+            missing.push(format!(
+                "{swallowed} transaction(s) counted as committed were swallowed failures (see Failures in report.md)"
+            ));
+        }
+        if lost > 0 {
+            missing.push(format!(
+                "{lost} acknowledged commit(s) were lost to a failover or crash (see Cells in detail in report.md)"
+            ));
+        }
         out.push_str(&wrap(
             &format!(
                 "effective {name}: committed transactions whose work is in the database \
-                 (pgbench_history rows), per second; {swallowed} transaction(s) counted as \
-                 committed were swallowed failures (see Failures in report.md)."
+                 (pgbench_history rows), per second; {}.",
+                missing.join("; ")
             ),
             width,
             "",
