@@ -31,7 +31,7 @@
 use super::explain;
 use super::graph::{ALL, Graph, Kinds, RW, Reach, WR, WW};
 use super::history::{History, Op, Value, show_list};
-use super::infer::{Index, NONE};
+use super::infer::Index;
 
 /// An anomaly class, as named in results (invariant names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -101,7 +101,17 @@ pub struct Finding {
     /// [`MAX_CYCLES`] components counted, each edge with the operations
     /// that prove it; empty for the others.
     pub cycles: Vec<Vec<Step>>,
+    /// For the other classes, the transactions of each case, in the order
+    /// found: for G1a and G1b the reader and the writer of the value it
+    /// shows, for internal the reader twice, for incompatible-order the
+    /// two transactions whose reads disagree ([`NONE`] where a case names
+    /// no transaction: a register history's incompatible-order); empty
+    /// for the cycle classes.
+    pub txns: Vec<[u32; 2]>,
 }
+
+/// No transaction, in [`Finding::txns`].
+pub const NONE: u32 = super::infer::NONE;
 
 /// Cycles kept per class ([`Finding::cycles`]).
 pub const MAX_CYCLES: usize = 8;
@@ -210,15 +220,18 @@ impl Found {
                     edges: 0,
                     example: None,
                     cycles: Vec::new(),
+                    txns: Vec::new(),
                 })
                 .collect(),
         )
     }
 
-    /// One more case of `class`, explained by `example` if it is the first.
-    pub(crate) fn add(&mut self, class: Class, example: impl FnOnce() -> String) {
+    /// One more case of `class`, of transactions `txns`, explained by
+    /// `example` if it is the first.
+    pub(crate) fn add(&mut self, class: Class, txns: [u32; 2], example: impl FnOnce() -> String) {
         let f = &mut self.0[class as usize];
         f.count += 1;
+        f.txns.push(txns);
         if f.example.is_none() {
             f.example = Some(example());
         }
@@ -240,7 +253,7 @@ fn check_items(history: &History) -> Report {
     let idx = Index::new(history);
     let mut found = Found::new();
     for &(key, a, b) in &idx.incompatible {
-        found.add(Class::IncompatibleOrder, || {
+        found.add(Class::IncompatibleOrder, [a, b], || {
             format!(
                 "k{key}: {} and {}: no version order has both",
                 read_of(&idx, a, key),
@@ -310,7 +323,7 @@ fn check_reads(idx: &Index<'_>, found: &mut Found) {
                     .is_some_and(|w| w.aborted())
             }) {
                 let w = idx.writer(key, bad);
-                found.add(Class::G1a, || {
+                found.add(Class::G1a, [i, w], || {
                     format!(
                         "T{i} read k{key} = {}, which holds {bad}, appended by T{w}, which aborted. {}; {}",
                         show_list(v),
@@ -322,7 +335,7 @@ fn check_reads(idx: &Index<'_>, found: &mut Found) {
             if let Some(&last) = v.last() {
                 let w = idx.writer(key, last);
                 if w != i && idx.live(w) && overwritten(idx, w, key, last) {
-                    found.add(Class::G1b, || {
+                    found.add(Class::G1b, [i, w], || {
                         format!(
                             "T{i} read k{key} = {}: its last value {last} is an intermediate version, T{w} appended to k{key} again after it. {}; {}",
                             show_list(v),
@@ -335,7 +348,7 @@ fn check_reads(idx: &Index<'_>, found: &mut Found) {
             if let Some(expected) = own_view(t, j, v)
                 && expected != *v
             {
-                found.add(Class::Internal, || {
+                found.add(Class::Internal, [i, i], || {
                     format!(
                         "T{i} read k{key} = {} where its own earlier operations imply {}. {}",
                         show_list(v),

@@ -27,7 +27,7 @@ mod infer;
 mod read;
 pub mod register;
 
-pub use check::{Class, Dep, Finding, MAX_CYCLES, Report, Step};
+pub use check::{Class, Dep, Finding, MAX_CYCLES, NONE, Report, Step};
 pub use history::{History, Key, Op, Status, Timing, Txn, Value, show_list, show_ops, show_status};
 pub use read::{ReadError, parse};
 

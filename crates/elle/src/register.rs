@@ -158,7 +158,7 @@ pub fn check(history: &History) -> Report {
             let Some(x) = x else { continue };
             let w = writer.get(&(key, x)).copied().unwrap_or(NONE);
             if w != NONE && history.txns[w as usize].aborted() {
-                found.add(Class::G1a, || {
+                found.add(Class::G1a, [i, w], || {
                     format!(
                         "T{i} read k{key} = {x}, which T{w} wrote and aborted. {}; {}",
                         txn_line(t, i),
@@ -169,7 +169,7 @@ pub fn check(history: &History) -> Report {
                 && w != i
                 && final_writes(&history.txns[w as usize].ops).get(&key) != Some(&x)
             {
-                found.add(Class::G1b, || {
+                found.add(Class::G1b, [i, w], || {
                     format!(
                         "T{i} read k{key} = {x}, an intermediate value: T{w} wrote k{key} again after it. {}; {}",
                         txn_line(t, i),
@@ -189,7 +189,7 @@ pub fn check(history: &History) -> Report {
                     if let Some(w) = own.get(key)
                         && *value != Some(*w)
                     {
-                        found.add(Class::Internal, || {
+                        found.add(Class::Internal, [i, i], || {
                             format!(
                                 "T{i} read k{key} = {value:?} after writing {w} to it. {}",
                                 txn_line(t, i)
@@ -220,7 +220,7 @@ pub fn check(history: &History) -> Report {
             if let Some(x) = start
                 && seen.contains(&x)
             {
-                found.add(Class::IncompatibleOrder, || {
+                found.add(Class::IncompatibleOrder, [NONE, NONE], || {
                     format!("k{key}: {x} is both before and after another value written to it")
                 });
             }

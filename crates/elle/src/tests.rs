@@ -109,6 +109,8 @@ fn g1a_aborted_read() {
         "{e}"
     );
     assert!(e.contains("aborted (40001)"), "{e}");
+    // The case names its reader and the aborted writer.
+    assert_eq!(rep.finding(Class::G1a).txns, vec![[1, 0]]);
 }
 
 #[test]
@@ -118,6 +120,7 @@ fn g1b_intermediate_read() {
         &[(Class::G1b, 1)],
     );
     assert!(example(&rep, Class::G1b).contains("intermediate"));
+    assert_eq!(rep.finding(Class::G1b).txns, vec![[1, 0]]);
 }
 
 #[test]
@@ -251,6 +254,7 @@ fn incompatible_orders_and_internal_inconsistency() {
     );
     let e = example(&rep, Class::IncompatibleOrder);
     assert!(e.contains("T2 read [1 2] and T3 read [2]"), "{e}");
+    assert_eq!(rep.finding(Class::IncompatibleOrder).txns, vec![[2, 3]]);
     let rep = expect(
         vec![ok(vec![a(1, 1), r(1, &[])]), ok(vec![r(1, &[1])])],
         &[(Class::Internal, 1)],
