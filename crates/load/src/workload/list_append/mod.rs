@@ -29,22 +29,26 @@
 //! lists on the server are checked against the acknowledged appends
 //! (`kept.rs`: the commits a failover lost).
 //!
-//! Reads on a standby (`--read-from standby|any`) leave the history: the
-//! checker sees the primary's transactions only. A standby's snapshot is
-//! a consistent past state of the primary (a prefix of its WAL), so a
-//! stale read there is no anomaly of the primary's isolation level, but
-//! the checker, which orders transactions by what they read and not by
-//! time, would place it before the writes it missed and, with the
-//! client's own earlier appends, report G-single or G2 cycles that say
-//! "read your writes" was broken, not that the level was. And a hot
-//! standby has no SERIALIZABLE (it runs REPEATABLE READ instead), so its
-//! read-only transactions may show the read-only anomaly (Fekete,
-//! O'Neil and O'Neil, SIGMOD Record 2004) that SSI prevents on the
-//! primary. What standby reads break is counted by the session-guarantee
-//! checks instead (`engine::reads`: read-your-writes, monotonic reads).
+//! Reads on a standby (`--read-from standby|any`) are kept apart from
+//! the primary's history, which is checked alone as before: a standby's
+//! snapshot is a consistent past state of the primary (a prefix of its
+//! WAL), so a stale read there is no anomaly of the primary's isolation
+//! level, yet the checker, which orders transactions by what they read
+//! and not by time, places it before the writes it missed (an
+//! anti-dependency to each). And a hot standby has no SERIALIZABLE (it
+//! runs REPEATABLE READ instead), so its read-only transactions may show
+//! the read-only anomaly (Fekete, O'Neil and O'Neil, SIGMOD Record 2004)
+//! that SSI prevents on the primary. The committed standby reads are then
+//! checked with the primary's history for what no past state can show
+//! (`standby.rs`, the invariant `standby-reads-consistent`, present when
+//! a standby read committed): an aborted or intermediate append, a value
+//! never appended, a list that is not a prefix of its key's order. What
+//! staleness breaks is counted by the session-guarantee checks instead
+//! (`engine::reads`: read-your-writes, monotonic reads).
 
 mod kept;
 mod shape;
+mod standby;
 
 pub use shape::{Shape, literal};
 
@@ -87,6 +91,7 @@ pub static SPEC: WorkloadSpec = WorkloadSpec {
         "G0, G1a, G1b, G1c, G-single, G2-item: Adya's phenomena, counted by the Elle-style checker over the run's history",
         "incompatible-order: keys whose reads are not prefixes of one order; internal: a transaction not seeing its own appends",
         "acknowledged-appends-kept: every append of a transaction the client saw commit is in its key's list after the run (lost_commits counts those that are not: a failover to a standby that lacked them)",
+        "standby-reads-consistent (with committed standby reads): what no past state of the primary shows in a standby read, i.e. G1a, G1b, a value never appended, a list not a prefix of its key's order; G-single and G2-item cycles through standby reads are expected (a stale snapshot), not counted",
     ],
     example: "--workload list-append --isolation rc,rr,ser --clients 16",
 };
@@ -214,13 +219,18 @@ pub struct ListAppend {
     drawn: Arc<AtomicU64>,
 }
 
-/// The history of every attempt, merged over clients.
+/// The history of every attempt, merged over clients: those on the
+/// primary, and apart from them the committed ones on a standby.
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct Recorded(pub History);
+pub struct Recorded {
+    pub primary: History,
+    pub standby: History,
+}
 
 impl Ledger for Recorded {
     fn merge(&mut self, other: Self) {
-        self.0.txns.extend(other.0.txns);
+        self.primary.txns.extend(other.primary.txns);
+        self.standby.txns.extend(other.standby.txns);
     }
 
     /// `histories/run-N.jsonl.gz`: one transaction per line as JSON (the
@@ -229,7 +239,7 @@ impl Ledger for Recorded {
     /// another tool.
     fn save(&self, dir: &std::path::Path, run: u32) -> std::io::Result<Option<String>> {
         use std::io::Write;
-        if self.0.txns.is_empty() {
+        if self.primary.txns.is_empty() {
             return Ok(None);
         }
         let rel = format!("histories/run-{run}.jsonl.gz");
@@ -239,7 +249,7 @@ impl Ledger for Recorded {
             std::io::BufWriter::new(file),
             flate2::Compression::fast(),
         );
-        for t in &self.0.txns {
+        for t in &self.primary.txns {
             serde_json::to_writer(&mut out, t)?;
             out.write_all(b"\n")?;
         }
@@ -337,6 +347,7 @@ impl Workload for ListAppend {
             stmts: Vec::new(),
             begin_read_only: None,
             history: Vec::new(),
+            standby: Vec::new(),
             attempt_from: 0,
         }
     }
@@ -350,7 +361,10 @@ impl Workload for ListAppend {
         if !self.record {
             return Ok(Vec::new());
         }
-        let history = ledger.0;
+        let Recorded {
+            primary: history,
+            standby: reads,
+        } = ledger;
         // A register's value is overwritten: only lists keep every write.
         let kept = if self.shape.register {
             None
@@ -359,15 +373,26 @@ impl Workload for ListAppend {
             let durable = crate::workload::tpcb::commits_are_durable(db).await?;
             Some(kept::appends_kept(&history, &lists, durable))
         };
-        let (report, took) = tokio::task::spawn_blocking(move || {
+        let (report, took, standby) = tokio::task::spawn_blocking(move || {
             let start = std::time::Instant::now();
             let report = elle::check(&history);
-            (report, start.elapsed())
+            let took = start.elapsed();
+            // Standby reads, checked with the primary's history after it
+            // (`standby.rs`), when there were any.
+            let standby = (!reads.is_empty()).then(|| {
+                let mut mixed = history;
+                let primary = mixed.len();
+                mixed.txns.extend(reads.txns);
+                let with = elle::check(&mixed);
+                standby::consistent(&mixed, primary, &report, &with)
+            });
+            (report, took, standby)
         })
         .await
         .map_err(|e| WorkloadError::Invalid(format!("list-append checker: {e}")))?;
         let mut out = invariants(&report, took);
         out.extend(kept);
+        out.extend(standby);
         Ok(out)
     }
 }
@@ -444,6 +469,8 @@ pub struct ListAppendClient {
     /// `BEGIN ... READ ONLY [DEFERRABLE]` at the run's level.
     begin_read_only: Option<Statement>,
     history: Vec<Txn>,
+    /// Committed attempts that ran on a standby (`standby.rs`).
+    standby: Vec<Txn>,
     /// The history's length when the running attempt began.
     attempt_from: usize,
 }
@@ -784,9 +811,11 @@ impl WorkloadClient for ListAppendClient {
         input.ops.iter().all(|o| o.0 != OpKind::Append)
     }
 
-    /// A standby read leaves the history: see the module docs.
+    /// A standby read leaves the primary's history for the standby's,
+    /// when it committed (see the module docs).
     fn ran_on_standby(&mut self, _input: &ListAppendInput) {
-        self.history.truncate(self.attempt_from);
+        let ran = self.history.drain(self.attempt_from..);
+        self.standby.extend(ran.filter(Txn::committed));
     }
 
     fn unknown_outcome(&mut self, _input: &ListAppendInput) {
@@ -796,7 +825,10 @@ impl WorkloadClient for ListAppendClient {
     }
 
     fn into_ledger(self) -> Recorded {
-        Recorded(History { txns: self.history })
+        Recorded {
+            primary: History { txns: self.history },
+            standby: History { txns: self.standby },
+        }
     }
 }
 
