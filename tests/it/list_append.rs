@@ -138,7 +138,8 @@ fn isolation_levels_admit_what_adya_says() {
             .map(|i| i["name"].as_str().unwrap())
             .collect();
         // The history checker's classes, then the lists checked against
-        // the acknowledged appends.
+        // the acknowledged appends (`standby-reads-consistent` follows
+        // only in a run whose reads went to a standby).
         assert_eq!(names[..CLASSES.len()], CLASSES, "{iso}");
         assert_eq!(
             names[CLASSES.len()..],

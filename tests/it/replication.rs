@@ -289,8 +289,9 @@ fn read_your_writes_breaks_on_an_async_standby() {
 /// With the first standby synchronous and `remote_apply`, COMMIT returns
 /// once that standby applied it: a read there right after sees it. One
 /// client, so that no other session's WAL makes the check conservative.
-/// list-append's reads go there and leave its history (the history
-/// checker still runs on the primary's transactions).
+/// list-append's reads go there: the primary's history is checked
+/// alone, and the standby reads with it for what no past state shows
+/// (`standby-reads-consistent`, none here).
 #[test]
 fn remote_apply_on_the_sync_standby_keeps_read_your_writes() {
     let r = Study::short()
@@ -322,6 +323,9 @@ fn remote_apply_on_the_sync_standby_keeps_read_your_writes() {
         "{ryw}"
     );
     assert_eq!(invariant(run, "monotonic reads")["violations"], 0);
+    let standby = invariant(run, "standby-reads-consistent");
+    assert!(standby["checked"].as_u64().unwrap() > 10, "{standby}");
+    assert_eq!(standby["violations"], 0, "{standby}");
     assert_eq!(run["anomalies"], 0, "{}", run["invariants"]);
 }
 
