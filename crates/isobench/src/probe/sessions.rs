@@ -12,7 +12,7 @@
 //! to let it run and what to print are the caller's policy: a probe
 //! records its steps and calls a run stuck, isolationtester's output
 //! prints blocker annotations and notices. Setup and teardown blocks run
-//! bounded by a timeout and by Ctrl-C ([`Sessions::block`]); after a stop
+//! bounded by a timeout and by Ctrl-C ([`block`]); after a stop
 //! [`Sessions::cleanup`] cancels what still runs and ends the sessions'
 //! backends, so nothing hangs and nothing leaks.
 

@@ -30,7 +30,7 @@ pub struct Headline {
 /// The promises first ([`super::guarantee_headlines`]: a violation of a
 /// level's promise, or that every checked level kept it), then the cost
 /// of durability beside the loss of failovers when the study has them
-/// ([`super::durability::tradeoff`]), then one
+/// (`durability::tradeoff`), then one
 /// headline per cell that is not a baseline, in the cells' order; when
 /// every cell is a baseline (one isolation level and strategy), one per
 /// cell with its throughput.
