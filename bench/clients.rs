@@ -142,18 +142,7 @@ fn raise_nofile(n: u64) -> (u64, u64) {
 /// this runs as root; the range in force is printed either way.
 fn widen_ports() -> (u32, u32) {
     const RANGE: &str = "/proc/sys/net/ipv4/ip_local_port_range";
-    let read = || -> (u32, u32) {
-        let t = std::fs::read_to_string(RANGE).unwrap_or_default();
-        let v: Vec<u32> = t
-            .split_whitespace()
-            .filter_map(|x| x.parse().ok())
-            .collect();
-        (
-            v.first().copied().unwrap_or(0),
-            v.get(1).copied().unwrap_or(0),
-        )
-    };
-    let (lo, hi) = read();
+    let (lo, hi) = isobench::postgres::local_port_range().unwrap_or((0, 0));
     if (lo, hi) != (0, 0)
         && (lo > 1024 || hi < 65535)
         && let Err(e) = std::fs::write(RANGE, "1024 65535")
@@ -163,7 +152,7 @@ fn widen_ports() -> (u32, u32) {
             hi - lo + 1
         );
     }
-    read()
+    isobench::postgres::local_port_range().unwrap_or((0, 0))
 }
 
 struct Bench {

@@ -406,15 +406,18 @@ fn connect_hint(e: &tokio_postgres::Error) -> Option<String> {
     None
 }
 
+/// The local TCP ports a connection to one address and port can take
+/// (`net.ipv4.ip_local_port_range`, inclusive); `None` where the kernel
+/// does not say (not Linux).
+pub fn local_port_range() -> Option<(u32, u32)> {
+    let t = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let mut it = t.split_whitespace().map(str::parse::<u32>);
+    Some((it.next()?.ok()?, it.next()?.ok()?))
+}
+
 /// The hint for a connection that found no local TCP port left.
 fn out_of_ports() -> String {
-    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|t| {
-            let mut it = t.split_whitespace().map(str::parse::<u32>);
-            Some((it.next()?.ok()?, it.next()?.ok()?))
-        });
-    let have = range.map_or(String::new(), |(lo, hi)| {
+    let have = local_port_range().map_or(String::new(), |(lo, hi)| {
         format!(" ({lo}-{hi}: {} ports)", hi.saturating_sub(lo) + 1)
     });
     format!(
@@ -452,11 +455,8 @@ mod tests {
         let h = out_of_ports();
         assert!(h.contains("net.ipv4.ip_local_port_range ("), "{h}");
         assert!(h.contains("sysctl -w"), "{h}");
-        let (lo, hi) = {
-            let t = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap();
-            let v: Vec<u32> = t.split_whitespace().map(|x| x.parse().unwrap()).collect();
-            (v[0], v[1])
-        };
+        let (lo, hi) = local_port_range().unwrap();
+        assert!(lo <= hi, "{lo}-{hi}");
         assert!(
             h.contains(&format!("{lo}-{hi}: {} ports", hi - lo + 1)),
             "{h}"
