@@ -134,12 +134,18 @@ fn select_only_serializable_from_pgoptions_with_retries() {
 
 /// `-t`: 4 clients of 100 transactions each under REPEATABLE READ on one
 /// branch (every pair of transactions conflicts on it) with
-/// `--max-tries=100`: exactly 400 commit, the conflicts are retries
-/// (counted as pgbench counts them: transactions retried and tries
-/// beyond the first), not failures, and the run is the 400 transactions'
-/// (tps over its own elapsed time).
+/// `--max-tries=100`: every one of the 400 transactions ends, committed
+/// or failed after its 100th try; the conflicts are retries (counted as
+/// pgbench counts them: transactions retried and tries beyond the
+/// first), not failures; and the run is its transactions' (tps over its
+/// own elapsed time).
+///
+/// A transaction can lose the branch row 99 times running: measured
+/// alternately on one server, 8 of 20 pgbench 15.18 runs of this
+/// command had a transaction reach its 100th try (isobench: 6 of 20), so
+/// a failure or two is pgbench's behaviour too, not a defect.
 #[test]
-fn transactions_per_client_commit_exactly_their_count_with_retries() {
+fn transactions_per_client_each_end_once_with_retries_as_pgbench_counts() {
     let (_keep, dir) = out_dir("pgbench-t");
     let out = isobench()
         .env(
@@ -165,12 +171,6 @@ fn transactions_per_client_commit_exactly_their_count_with_retries() {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     );
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(
-        stdout.contains(
-            "number of transactions per client: 100\nnumber of transactions actually processed: 400/400\nnumber of failed transactions: 0 (0.000%)\n"
-        ),
-        "{stdout}"
-    );
     assert!(!stdout.contains("duration:"), "{stdout}");
     let cap = |re: &str| -> u64 {
         Regex::new(re)
@@ -180,12 +180,26 @@ fn transactions_per_client_commit_exactly_their_count_with_retries() {
             .parse()
             .unwrap()
     };
+    let failed = cap(r"(?m)^number of failed transactions: ([0-9]+) \([0-9.]+%\)$");
+    let committed = 400 - failed;
+    assert!(
+        stdout.contains(&format!(
+            "number of transactions per client: 100\nnumber of transactions actually processed: {committed}/400\n"
+        )),
+        "{stdout}"
+    );
     let retried = cap(r"(?m)^number of transactions retried: ([0-9]+) \([0-9.]+%\)$");
     let retries = cap(r"(?m)^total number of retries: ([0-9]+)$");
-    assert!(retries >= retried && retried <= 400, "{stdout}");
+    // A failed transaction was retried 99 times first; conflicts are
+    // mostly retries that end in a commit.
+    assert!(
+        retried >= failed && retries >= retried + 98 * failed,
+        "{stdout}"
+    );
+    assert!(retried > 2 * failed && failed < 10, "{stdout}");
     let json = read_json(&dir);
     let run = &json["runs"][0];
-    assert_eq!(run["committed"].as_u64(), Some(400));
+    assert_eq!(run["committed"].as_u64(), Some(committed), "{run}");
     // Every try beyond a transaction's first is a retry.
     assert_eq!(run["attempts"].as_u64(), Some(400 + retries), "{run}");
     assert_eq!(run["retries"].as_u64(), Some(retries));
@@ -193,7 +207,10 @@ fn transactions_per_client_commit_exactly_their_count_with_retries() {
     // tps = commits over the run's own elapsed time.
     let tps = summary(&stdout).tps;
     let d = run["duration_s"].as_f64().unwrap();
-    assert!((tps - 400.0 / d).abs() <= 1e-3 * tps, "{tps} vs 400/{d}");
+    assert!(
+        (tps - committed as f64 / d).abs() <= 1e-3 * tps,
+        "{tps} vs {committed}/{d}"
+    );
 }
 
 /// `isobench run --transactions N`: every run of every cell and
