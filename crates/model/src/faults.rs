@@ -231,6 +231,12 @@ pub struct FailoverOutcome {
     /// after it, s; `None` when nothing committed again before the
     /// measured window ended.
     pub unavailable_s: Option<f64>,
+    /// Writes accepted by two primaries (split brain): read-write
+    /// commits that another node than the new primary acknowledged after
+    /// the new primary's first, before the next failover; `None` when
+    /// not measured (one host in the DSN, or no commit after the kill).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_brain_writes: Option<u64>,
 }
 
 /// Share of the throughput before a fault that counts as recovered

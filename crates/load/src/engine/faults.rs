@@ -7,6 +7,13 @@
 //! The only thing on the hot path is one relaxed load of an atomic flag
 //! per commit ([`FaultLog::committed`]), which is only ever set while an
 //! outage is open.
+//!
+//! With a multi-host DSN (a cluster, a failover manager) the log also
+//! keeps which host acknowledged each read-write commit, as runs of
+//! commits in a row on one host ([`HostRun`]): a failover's writes
+//! accepted by two primaries are counted from them
+//! ([`writes_to_two_primaries`]). That costs the mutex per commit, in
+//! multi-host runs only.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,11 +48,18 @@ pub(super) fn reconnect_delay(failed: u32, rng: &mut impl rand::Rng) -> Duration
     Duration::from_nanos(half + rng.random_range(0..=half))
 }
 
+/// Host runs kept in a run's log ([`FaultEvents::host_runs`]); a
+/// history that switches hosts more often keeps its first ones, and the
+/// commits after them are not counted.
+pub const MAX_HOST_RUNS: usize = 100_000;
+
 /// A run's connection losses and reconnects; see the module docs.
 #[derive(Default)]
 pub(super) struct FaultLog {
     /// Set at a loss, cleared by the first commit after it.
     awaiting_commit: AtomicBool,
+    /// Whether the DSN has several hosts: then commits are logged by host.
+    by_host: bool,
     inner: Mutex<Inner>,
 }
 
@@ -58,6 +72,8 @@ struct Inner {
     /// The last loss of the first burst; `None` once it is over.
     burst_last: Option<Instant>,
     first_commit_after: Option<Instant>,
+    /// (host, first commit, last commit, commits) in time order.
+    host_runs: Vec<(usize, Instant, Instant, u64)>,
 }
 
 /// The log with times in s since the measured window began.
@@ -70,9 +86,63 @@ pub struct FaultEvents {
     pub first_loss_s: Option<f64>,
     /// The first commit after the first burst of losses.
     pub first_commit_after_s: Option<f64>,
+    /// Multi-host DSN: the read-write commits by host, in time order;
+    /// empty with one host.
+    pub host_runs: Vec<HostRun>,
+}
+
+/// Read-write transactions that committed in a row on one host of a
+/// multi-host DSN (host: its index in the DSN); times in s since the
+/// measured window began.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostRun {
+    pub host: usize,
+    pub first_s: f64,
+    pub last_s: f64,
+    pub commits: u64,
+}
+
+/// Writes accepted by two primaries (split brain) after a failover at
+/// `kill_s`, from the run's `runs` of commits by host, up to `until_s`
+/// (the next failover, or the end): the host of the first run after the
+/// kill on another host than the one that was writing is the new
+/// primary; every commit on any other host after the new primary's first
+/// is a write that a second primary accepted. `None` when no host took
+/// writes after the kill (or the log was not kept: one host).
+///
+/// A commit acknowledged by the old primary after the kill but before
+/// the new primary's first commit is not counted: it was in flight when
+/// the old primary died and only one primary took it.
+pub fn writes_to_two_primaries(runs: &[HostRun], kill_s: f64, until_s: f64) -> Option<u64> {
+    let writing = runs
+        .iter()
+        .rev()
+        .find(|r| r.first_s < kill_s)
+        .map(|r| r.host);
+    let (at, new) = runs
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.first_s >= kill_s && r.first_s < until_s && Some(r.host) != writing)?;
+    Some(
+        runs[at + 1..]
+            .iter()
+            .take_while(|r| r.first_s < until_s)
+            .filter(|r| r.host != new.host)
+            .map(|r| r.commits)
+            .sum(),
+    )
 }
 
 impl FaultLog {
+    /// A log for a DSN of `hosts` hosts (commits are logged by host when
+    /// there are several).
+    pub(super) fn new(hosts: usize) -> Self {
+        FaultLog {
+            by_host: hosts > 1,
+            ..FaultLog::default()
+        }
+    }
+
     fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -107,10 +177,15 @@ impl FaultLog {
         self.inner().reconnects += 1;
     }
 
-    /// A transaction committed: ends an open outage. One relaxed load
-    /// unless an outage is open.
+    /// A transaction committed on DSN host `host` (`writes`: a read-write
+    /// one): ends an open outage, and with several hosts extends the
+    /// host runs. One relaxed load with one host unless an outage is
+    /// open.
     #[inline]
-    pub(super) fn committed(&self) {
+    pub(super) fn committed(&self, host: usize, writes: bool) {
+        if self.by_host && writes {
+            self.on_host(host);
+        }
         if self.awaiting_commit.load(Ordering::Relaxed) {
             let now = Instant::now();
             let mut g = self.inner();
@@ -118,6 +193,21 @@ impl FaultLog {
                 g.first_commit_after = Some(now);
             }
             self.awaiting_commit.store(false, Ordering::Relaxed);
+        }
+    }
+
+    fn on_host(&self, host: usize) {
+        let now = Instant::now();
+        let mut g = self.inner();
+        let runs = &mut g.host_runs;
+        let kept = runs.len();
+        match runs.last_mut() {
+            Some((h, _, last, n)) if *h == host => {
+                *last = now;
+                *n += 1;
+            }
+            _ if kept < MAX_HOST_RUNS => runs.push((host, now, now, 1)),
+            _ => {}
         }
     }
 
@@ -142,6 +232,16 @@ impl FaultLog {
             reconnects: g.reconnects,
             first_loss_s: g.first_loss.map(s),
             first_commit_after_s: g.first_commit_after.map(s),
+            host_runs: g
+                .host_runs
+                .iter()
+                .map(|&(host, first, last, commits)| HostRun {
+                    host,
+                    first_s: s(first),
+                    last_s: s(last),
+                    commits,
+                })
+                .collect(),
         }
     }
 }
@@ -172,14 +272,14 @@ mod tests {
     fn the_outage_ends_at_the_first_commit_after_the_burst() {
         let log = FaultLog::default();
         let t0 = Instant::now();
-        log.committed(); // no loss yet: nothing to end
+        log.committed(0, true); // no loss yet: nothing to end
         assert_eq!(log.events(t0).first_commit_after_s, None);
         log.lost(1, *b"57P02");
-        log.committed(); // a commit that slipped in ...
+        log.committed(0, true); // a commit that slipped in ...
         std::thread::sleep(Duration::from_millis(20));
         log.lost(2, *b"57P02"); // ... before the burst's last loss
         std::thread::sleep(Duration::from_millis(20));
-        log.committed();
+        log.committed(0, true);
         log.reconnected();
         let e = log.events(t0);
         assert_eq!(e.lost, 2);
@@ -189,5 +289,72 @@ mod tests {
         let first = e.first_loss_s.unwrap();
         let end = e.first_commit_after_s.unwrap();
         assert!(end - first >= 0.040, "{first} .. {end}");
+        // One host: no log by host.
+        assert!(e.host_runs.is_empty());
+    }
+
+    #[test]
+    fn commits_are_logged_by_host_with_several_hosts_reads_left_out() {
+        let log = FaultLog::new(2);
+        let t0 = Instant::now();
+        for (host, writes) in [
+            (0, true),
+            (0, true),
+            (1, false),
+            (0, true),
+            (1, true),
+            (0, true),
+        ] {
+            log.committed(host, writes);
+        }
+        let runs = log.events(t0).host_runs;
+        let shape: Vec<(usize, u64)> = runs.iter().map(|r| (r.host, r.commits)).collect();
+        assert_eq!(shape, [(0, 3), (1, 1), (0, 1)]);
+        assert!(runs.windows(2).all(|w| w[0].last_s <= w[1].first_s));
+    }
+
+    fn run(host: usize, first_s: f64, last_s: f64, commits: u64) -> HostRun {
+        HostRun {
+            host,
+            first_s,
+            last_s,
+            commits,
+        }
+    }
+
+    #[test]
+    fn writes_to_two_primaries_are_those_beside_the_new_primary() {
+        // A clean failover at 5 s: host 0 writes, an in-flight commit is
+        // acknowledged just after the kill, host 1 takes over.
+        let clean = [run(0, 0.0, 5.001, 500), run(1, 7.0, 15.0, 800)];
+        assert_eq!(writes_to_two_primaries(&clean, 5.0, f64::MAX), Some(0));
+        // Nothing committed after the kill: not measured.
+        assert_eq!(writes_to_two_primaries(&clean[..1], 5.0, f64::MAX), None);
+        // Split brain: the old primary goes on taking writes beside the
+        // new one.
+        let split = [
+            run(0, 0.0, 5.0, 500),
+            run(1, 7.0, 7.5, 10),
+            run(0, 7.6, 7.6, 1),
+            run(1, 7.7, 8.0, 20),
+            run(0, 8.1, 8.2, 3),
+            run(1, 8.3, 15.0, 700),
+        ];
+        assert_eq!(writes_to_two_primaries(&split, 5.0, f64::MAX), Some(4));
+        // A second failover at 10 s back to host 0: its writes after it
+        // belong to that failover, not to the first.
+        let back = [
+            run(0, 0.0, 5.0, 500),
+            run(1, 7.0, 10.0, 300),
+            run(0, 12.0, 15.0, 300),
+        ];
+        assert_eq!(writes_to_two_primaries(&back, 5.0, 10.0), Some(0));
+        assert_eq!(writes_to_two_primaries(&back, 10.0, f64::MAX), Some(0));
+        // No host was writing before the kill: the first after it is the
+        // new primary.
+        assert_eq!(
+            writes_to_two_primaries(&[run(1, 7.0, 8.0, 5)], 5.0, f64::MAX),
+            Some(0)
+        );
     }
 }

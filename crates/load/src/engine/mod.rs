@@ -21,7 +21,7 @@ pub mod reads;
 pub mod retry;
 mod session;
 pub mod txlog;
-pub use faults::FaultEvents;
+pub use faults::{FaultEvents, HostRun, MAX_HOST_RUNS, writes_to_two_primaries};
 #[cfg(test)]
 mod tests;
 mod worker;
@@ -330,7 +330,6 @@ pub async fn run_gated<W: Workload>(
 ) -> Result<(EngineOutcome, <W::Client as WorkloadClient>::Ledger), EngineError> {
     phase.send_replace(Phase::Connecting);
     let stop = Arc::new(AtomicBool::new(false));
-    let fault_log = Arc::new(faults::FaultLog::default());
     let pool = params.pool_size.map(|p| p.max(1) as usize);
     let threads = params
         .threads
@@ -338,6 +337,7 @@ pub async fn run_gated<W: Workload>(
         .min(pool.unwrap_or(usize::MAX));
     let types = workload.tx_types().len();
     let labels = crate::wire::host_labels(db);
+    let fault_log = Arc::new(faults::FaultLog::new(labels.len()));
     let recorders: Vec<Arc<Recorder>> = (0..threads)
         .map(|_| Arc::new(Recorder::with_hosts(types, labels.len())))
         .collect();

@@ -489,6 +489,13 @@ impl<C: WorkloadClient> Source<C> {
         }
     }
 
+    fn read_only(&self, input: &C::Input) -> bool {
+        match self {
+            Source::Own(s) => s.client.read_only(input),
+            Source::Pooled { inputs, .. } => inputs.read_only(input),
+        }
+    }
+
     fn pause_before(&mut self, input: &C::Input) -> Duration {
         match self {
             Source::Own(s) => s.client.pause_before(input),
@@ -839,7 +846,7 @@ async fn drive<C: WorkloadClient>(
                         Pacing::Open { .. } => elapsed,
                     };
                     rec.commit_on(ty, a.host, latency.as_micros() as u64, tries, wasted_us);
-                    ctx.faults.committed();
+                    ctx.faults.committed(a.host, !source.read_only(&input));
                     if limit.is_some_and(|l| latency > l) {
                         rec.late();
                     }

@@ -909,13 +909,25 @@ fn run_faults(
     mut injected: Vec<crate::model::InjectedFault>,
 ) -> Option<RunFaults> {
     // A failover's write unavailability: from the kill to the clients'
-    // first commit after the losses it caused.
+    // first commit after the losses it caused; and the writes two
+    // primaries accepted, up to the next failover.
+    let kills: Vec<f64> = injected
+        .iter()
+        .filter(|f| f.failover.is_some())
+        .map(|f| f.t_s)
+        .collect();
     for f in &mut injected {
         if let Some(o) = &mut f.failover {
             o.unavailable_s = events
                 .first_commit_after_s
                 .filter(|c| *c >= f.t_s)
                 .map(|c| c - f.t_s);
+            let until = kills
+                .iter()
+                .copied()
+                .find(|k| *k > f.t_s)
+                .unwrap_or(f64::MAX);
+            o.split_brain_writes = engine::writes_to_two_primaries(&events.host_runs, f.t_s, until);
         }
     }
     let (cause, server_wait_s) = server_fault.unzip();

@@ -6,7 +6,9 @@
 //! with its exact Poisson interval (Garwood 1936, [`crate::stats::rate`]), the
 //! clients' write unavailability (from the kill to their first commit
 //! on the new primary) and the manager's promotion time, each as a mean
-//! with its 95 % t-interval over the failovers.
+//! with its 95 % t-interval over the failovers; and the writes two
+//! primaries accepted (split brain), counted from which node acknowledged
+//! each commit (`FailoverOutcome::split_brain_writes`).
 //!
 //! Lost commits per failover are counts of a rare event per exposure,
 //! like anomalies per transaction; Poisson is a model (a failover loses
@@ -39,6 +41,9 @@ pub struct CellFailovers {
     pub never_back: u64,
     /// The manager's promotion time per failover, s.
     pub promoted_s: Option<Summary>,
+    /// Writes accepted by two primaries, summed over the failovers that
+    /// measured them, and how many did; `None` when none did.
+    pub split_brain: Option<(u64, u64)>,
 }
 
 /// The lost commits a run's checks counted, summed; `None` when none
@@ -58,6 +63,7 @@ pub fn failovers(m: &ReportModel) -> Vec<CellFailovers> {
         let mut unavailable = Vec::new();
         let mut never_back = 0u64;
         let mut promotion = Vec::new();
+        let mut split_brain: Option<(u64, u64)> = None;
         for r in c.complete_runs() {
             let Some(f) = &r.faults else { continue };
             let outcomes: Vec<_> = f
@@ -81,6 +87,11 @@ pub fn failovers(m: &ReportModel) -> Vec<CellFailovers> {
                     Some(s) => unavailable.push(s),
                     None => never_back += 1,
                 }
+                if let Some(w) = o.split_brain_writes {
+                    let (sum, n) = split_brain.get_or_insert((0, 0));
+                    *sum += w;
+                    *n += 1;
+                }
             }
             if let Some(l) = lost_commits(r) {
                 lost.push(l);
@@ -100,6 +111,7 @@ pub fn failovers(m: &ReportModel) -> Vec<CellFailovers> {
             unavailable_s: Summary::of(&unavailable),
             never_back,
             promoted_s: Summary::of(&promotion),
+            split_brain,
         });
     }
     out
@@ -144,14 +156,24 @@ pub fn unavailable_text(f: &CellFailovers) -> Option<String> {
     Some(text)
 }
 
+/// `2 writes accepted by two primaries (split brain) in 5 failovers`
+/// when any was; `None` when none was or none was measured.
+pub fn split_brain_text(f: &CellFailovers) -> Option<String> {
+    let (writes, n) = f.split_brain.filter(|(w, _)| *w > 0)?;
+    Some(format!(
+        "{writes} write(s) accepted by two primaries (split brain) in {n} failover(s)"
+    ))
+}
+
 /// What a cell's headline adds about its failovers (issue #50: the cost
-/// and the loss side by side): the lost commits per failover with their
-/// interval and the write unavailability; empty without failovers.
+/// and the loss side by side): writes two primaries accepted, first, if
+/// any; the lost commits per failover with their interval; and the write
+/// unavailability; empty without failovers.
 pub fn headline_parts(m: &ReportModel, cell: usize) -> Vec<String> {
     let Some(f) = failovers(m).into_iter().find(|f| f.cell == cell) else {
         return Vec::new();
     };
-    let mut out = Vec::new();
+    let mut out: Vec<String> = split_brain_text(&f).into_iter().collect();
     if let Some(r) = f.lost {
         out.push(if r.events == 0 {
             format!(
@@ -200,6 +222,7 @@ pub(crate) mod tests {
                         promoted: Some("n2".into()),
                         promoted_s: Some(down - 0.5),
                         unavailable_s: Some(down),
+                        split_brain_writes: Some(0),
                     }),
                 }],
                 ..Default::default()
@@ -233,7 +256,38 @@ pub(crate) mod tests {
             text.starts_with("no acknowledged commit lost in 2 failover(s) (95 % upper bound 1.84"),
             "{text}"
         );
+        assert_eq!(rc.split_brain, Some((0, 2)));
+        assert_eq!(split_brain_text(rc), None);
         // Without failovers: nothing.
         assert!(failovers(&ReportModel::new(&fixture::results())).is_empty());
+    }
+
+    #[test]
+    fn writes_to_two_primaries_lead_the_headline() {
+        let mut r = failed_over();
+        let mut first_rc = true;
+        for run in &mut r.runs {
+            let f = run.faults.as_mut().unwrap().injected[0]
+                .failover
+                .as_mut()
+                .unwrap();
+            let rc = run.cell.isolation == crate::model::Isolation::ReadCommitted;
+            f.split_brain_writes = match (rc, first_rc) {
+                (true, true) => Some(3),
+                (true, false) => None, // not measured
+                (false, _) => Some(0),
+            };
+            first_rc &= !rc;
+        }
+        let m = ReportModel::new(&r);
+        let f = failovers(&m);
+        assert_eq!(f[0].split_brain, Some((3, 1)));
+        let parts = headline_parts(&m, f[0].cell);
+        assert_eq!(
+            parts[0], "3 write(s) accepted by two primaries (split brain) in 1 failover(s)",
+            "{parts:?}"
+        );
+        assert_eq!(f[1].split_brain, Some((0, 2)));
+        assert!(!headline_parts(&m, f[1].cell)[0].contains("two primaries"));
     }
 }

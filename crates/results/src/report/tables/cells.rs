@@ -618,6 +618,7 @@ mod tests {
                             promoted: Some("n2".into()),
                             promoted_s: Some(4.5),
                             unavailable_s: Some(5.0),
+                            split_brain_writes: None,
                         }),
                     }],
                     ..Default::default()

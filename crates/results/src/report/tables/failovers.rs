@@ -15,7 +15,9 @@ pub const FAILOVERS_NOTE: &str = "Every run of these cells crashed the primary n
      acknowledged commits missing on the new primary (the workload's ledger against its data: TPC-B's \
      `history-matches-commits`, list-append's `acknowledged-appends-kept`), in all and per failover with the exact 95 % Poisson interval. \
      Unavailable: from the kill to the clients' first commit after it; promoted: from the kill to the \
-     monitor naming the new primary; each the mean over the failovers ± the 95 % t-interval.";
+     monitor naming the new primary; each the mean over the failovers ± the 95 % t-interval. Two \
+     primaries: writes another node than the new primary acknowledged after the new primary's first \
+     (split brain), summed over the failovers; n/a with one host in the DSN.";
 
 /// Per cell with failovers (no rows without).
 pub fn failovers(m: &ReportModel) -> Table {
@@ -28,6 +30,7 @@ pub fn failovers(m: &ReportModel) -> Table {
         Column::num("unavailable (s)"),
         Column::num("± (s)"),
         Column::num("promoted after (s)"),
+        Column::num("two primaries"),
     ]);
     for f in cell_failovers(m) {
         let (lost, per, ci) = match f.lost {
@@ -55,6 +58,10 @@ pub fn failovers(m: &ReportModel) -> Table {
             mean(f.unavailable_s.as_ref()),
             pm,
             mean(f.promoted_s.as_ref()),
+            match f.split_brain {
+                Some((w, _)) => Value::count(w),
+                None => Value::text(NA),
+            },
         ]);
     }
     t

@@ -89,8 +89,9 @@ pub(super) fn write_failovers(tx: &Transaction, run: u32, injected: &[InjectedFa
     for (seq, f) in injected.iter().enumerate() {
         let Some(o) = &f.failover else { continue };
         tx.prepare_cached(
-            "INSERT INTO injected_failovers (run, seq, killed, promoted, promoted_s, unavailable_s)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO injected_failovers
+                 (run, seq, killed, promoted, promoted_s, unavailable_s, split_brain_writes)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?
         .execute(params![
             run,
@@ -98,19 +99,21 @@ pub(super) fn write_failovers(tx: &Transaction, run: u32, injected: &[InjectedFa
             o.killed,
             o.promoted,
             o.promoted_s,
-            o.unavailable_s
+            o.unavailable_s,
+            o.split_brain_writes
         ])?;
     }
     Ok(())
 }
 
 /// Puts run `run`'s failover outcomes on its `injected` faults (by
-/// `seq`); none in stores before version 16.
+/// `seq`); none in stores before version 16, and no writes to two
+/// primaries before version 18.
 pub(super) fn read_failovers(conn: &Connection, run: u32, injected: &mut [InjectedFault]) -> R<()> {
     let rows = children(
         conn,
         "injected_failovers",
-        "SELECT seq, killed, promoted, promoted_s, unavailable_s
+        "SELECT seq, killed, promoted, promoted_s, unavailable_s, split_brain_writes
            FROM injected_failovers WHERE run = ?1 ORDER BY seq",
         run,
         |r| {
@@ -121,6 +124,7 @@ pub(super) fn read_failovers(conn: &Connection, run: u32, injected: &mut [Inject
                     promoted: r.get(2)?,
                     promoted_s: r.get(3)?,
                     unavailable_s: r.get(4)?,
+                    split_brain_writes: r.get(5)?,
                 },
             ))
         },

@@ -836,6 +836,7 @@ mod tests {
                         promoted: Some("n2".into()),
                         promoted_s: Some(4.75),
                         unavailable_s: None,
+                        split_brain_writes: Some(3),
                     }),
                 },
             ],
@@ -1467,7 +1468,7 @@ mod tests {
     #[test]
     fn migrations_validate_and_each_sets_store_version() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(STORE_VERSION, 17);
+        assert_eq!(STORE_VERSION, 18);
         let mut conn = Connection::open_in_memory().unwrap();
         for v in 1..=STORE_VERSION {
             MIGRATIONS.to_version(&mut conn, v as usize).unwrap();

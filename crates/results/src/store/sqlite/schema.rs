@@ -33,6 +33,7 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(V15_HISTORY_CHECKS),
     M::up(V16_STANDBYS),
     M::up(V17_STALENESS),
+    M::up(V18_SPLIT_BRAIN),
 ];
 
 /// `MIGRATION_LIST` as rusqlite_migration runs it (each call applies the
@@ -697,4 +698,13 @@ CREATE TABLE IF NOT EXISTS staleness (
 ) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '17');
+"#;
+
+/// Store version 18: per injected failover, the writes two primaries
+/// accepted (`FailoverOutcome::split_brain_writes`, issue #50); NULL when
+/// not measured, and in failovers stored before this version.
+const V18_SPLIT_BRAIN: &str = r#"
+ALTER TABLE injected_failovers ADD COLUMN split_brain_writes INTEGER CHECK (split_brain_writes >= 0);
+
+INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '18');
 "#;

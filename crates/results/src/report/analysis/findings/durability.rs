@@ -24,17 +24,22 @@ pub(super) fn durability(m: &ReportModel) -> Vec<Finding> {
         .collect()
 }
 
-/// One finding per cell whose runs went through failovers: the
-/// acknowledged commits lost per failover with their interval, the write
-/// unavailability and the manager's promotion time
-/// ([`crate::report::analysis::failover`]).
+/// One finding per cell whose runs went through failovers: writes two
+/// primaries accepted (first, if any), the acknowledged commits lost per
+/// failover with their interval, the write unavailability and the
+/// manager's promotion time ([`crate::report::analysis::failover`]).
 pub(super) fn failover(m: &ReportModel) -> Vec<Finding> {
-    use crate::report::analysis::failover::{failovers, lost_text, unavailable_text};
+    use crate::report::analysis::failover::{
+        failovers, lost_text, split_brain_text, unavailable_text,
+    };
     failovers(m)
         .iter()
         .map(|f| {
-            let mut parts: Vec<String> = Vec::new();
+            let mut parts: Vec<String> = split_brain_text(f).into_iter().collect();
             parts.extend(lost_text(f));
+            if let Some((0, n)) = f.split_brain {
+                parts.push(format!("no write accepted by two primaries in {n} failover(s)"));
+            }
             parts.extend(unavailable_text(f));
             if let Some(p) = &f.promoted_s {
                 parts.push(format!(
