@@ -296,6 +296,45 @@ pub enum EngineError {
 pub type Gate<'a> =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + 'a>>;
 
+/// The arguments of [`run_gated`], for [`Workload::run_engine`].
+pub struct RunArgs<'a> {
+    pub db: &'a Config,
+    pub params: &'a EngineParams,
+    pub cancel: &'a CancellationToken,
+    pub phase: &'a watch::Sender<Phase>,
+    pub on_tick: &'a mut (dyn FnMut(&Tick) + Send),
+    pub gate: Option<Gate<'a>>,
+}
+
+/// What [`Workload::run_engine`] returns: [`run_gated`]'s future for
+/// workload `W`, boxed where it was compiled.
+pub type Running<'a, W> = std::pin::Pin<
+    Box<
+        dyn std::future::Future<
+                Output = Result<
+                    (
+                        EngineOutcome,
+                        <<W as Workload>::Client as WorkloadClient>::Ledger,
+                    ),
+                    EngineError,
+                >,
+            > + Send
+            + 'a,
+    >,
+>;
+
+/// [`run_gated`] with its arguments in one value; what
+/// `run_engine_here!` boxes.
+pub async fn run_with<W: Workload>(
+    workload: &W,
+    a: RunArgs<'_>,
+) -> Result<(EngineOutcome, <W::Client as WorkloadClient>::Ledger), EngineError> {
+    run_gated(
+        workload, a.db, a.params, a.cancel, a.phase, a.on_tick, a.gate,
+    )
+    .await
+}
+
 /// Runs `params.clients` closed-loop clients of `workload` against `db`:
 /// warm-up, then the measured window, then a drain. `cancel` ends the run
 /// early (the outcome is marked interrupted); `phase` follows the run;

@@ -525,10 +525,35 @@ impl Ledger for () {
     fn merge(&mut self, _other: Self) {}
 }
 
+/// Implements [`Workload::run_engine`] inside a workload's `impl
+/// Workload` block.
+macro_rules! run_engine_here {
+    () => {
+        fn run_engine<'a>(
+            &'a self,
+            args: $crate::engine::RunArgs<'a>,
+        ) -> $crate::engine::Running<'a, Self> {
+            Box::pin($crate::engine::run_with(self, args))
+        }
+    };
+}
+pub(crate) use run_engine_here;
+
 /// A workload (see the module docs). Implementations are cheap to share
 /// across clients (`Arc`).
 pub trait Workload: Sized + Send + Sync + 'static {
     type Client: WorkloadClient;
+
+    /// Runs the engine on this workload ([`crate::engine::run_gated`]).
+    /// Every implementation is `run_engine_here!()`: the method is not
+    /// generic, so the engine's code for each workload (the client loop,
+    /// the largest generic code in the program) is compiled once, in this
+    /// crate, and not again in every crate above that calls it; an edit
+    /// to the reports does not recompile it (issue #48's rebuild time).
+    fn run_engine<'a>(
+        &'a self,
+        args: crate::engine::RunArgs<'a>,
+    ) -> crate::engine::Running<'a, Self>;
 
     /// Builds the workload of one cell. Errors: a parameter value out of
     /// range, naming `--param NAME`.

@@ -411,16 +411,16 @@ async fn drive<W: Workload>(
         }) as engine::Gate<'_>
     });
     let clients_config = services.clients_config(ctx);
-    let outcome = engine::run_gated(
-        workload,
-        &clients_config,
-        params,
-        ctx.cancel,
-        &services.phase,
-        &mut on_tick,
-        gate,
-    )
-    .await;
+    let outcome = workload
+        .run_engine(engine::RunArgs {
+            db: &clients_config,
+            params,
+            cancel: ctx.cancel,
+            phase: &services.phase,
+            on_tick: &mut on_tick,
+            gate,
+        })
+        .await;
     // A shard missing at the barrier ends the run for all: an empty,
     // incomplete run with why.
     let (gate_failed, outcome) = match outcome {
