@@ -179,6 +179,11 @@ pub struct StoredTarget {
     /// server and in results written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_policy: Option<HostPolicy>,
+    /// The managed cluster (`--standbys`, `--ha`, `--ha-timeouts`,
+    /// `--read-from`), for `--resume`; absent for a single managed
+    /// server and in results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<super::ClusterConfig>,
 }
 
 impl StoredTarget {
@@ -189,6 +194,7 @@ impl StoredTarget {
             pg_bin_label: t.pg_bin.as_ref().and_then(|b| b.name.clone()),
             server_user: t.server_user.clone(),
             host_policy: (t.dsn.is_some() || t.external_from_env).then_some(t.host_policy),
+            cluster: (t.cluster != super::ClusterConfig::default()).then_some(t.cluster),
         }
     }
 }

@@ -219,6 +219,9 @@ fn resume_study(dir: &Path, cli: &StudyConfig, given: &[&str]) -> Result<StudyCo
     {
         target.host_policy = p;
     }
+    // The cluster as it ran: its standbys, failover manager and read
+    // route decide what the remaining runs measure.
+    target.cluster = c.target_options.cluster.unwrap_or_default();
     target.settings = c.settings.clone().into_iter().collect();
     let external_now = target.dsn.is_some() || target.external_from_env;
     if c.target_options.external && !external_now {
@@ -915,5 +918,39 @@ max_pred_locks_per_transaction = [64, 256]
         let b = c.target.pg_bin.unwrap();
         assert_eq!(b.name.as_deref(), Some("stock"));
         assert_eq!(b.dir, Path::new("/usr/lib/postgresql/16/bin"));
+    }
+
+    #[test]
+    fn resume_keeps_the_cluster() {
+        use crate::model::{ClusterConfig, Ha, ReadFrom};
+        let cluster = ClusterConfig {
+            standbys: 2,
+            ha: Ha::None,
+            ha_fast: false,
+            read_from: ReadFrom::Standby,
+        };
+        let mut target = defaults().target;
+        target.cluster = cluster;
+        let mut r = crate::model::fixture::results();
+        r.config.target_options = crate::model::StoredTarget::of(&target);
+        let c = resume_study(stored(r).path(), &defaults(), &[]).unwrap();
+        assert_eq!(c.target.cluster, cluster);
+        // Failover manager and fast timeouts, too.
+        let ha = ClusterConfig {
+            standbys: 0,
+            ha: Ha::PgAutoFailover,
+            ha_fast: true,
+            read_from: ReadFrom::Primary,
+        };
+        target.cluster = ha;
+        let mut r = crate::model::fixture::results();
+        r.config.target_options = crate::model::StoredTarget::of(&target);
+        let c = resume_study(stored(r).path(), &defaults(), &[]).unwrap();
+        assert_eq!(c.target.cluster, ha);
+        // A single server stores none, and resumes as one.
+        let r = crate::model::fixture::results();
+        assert_eq!(r.config.target_options.cluster, None);
+        let c = resume_study(stored(r).path(), &defaults(), &[]).unwrap();
+        assert_eq!(c.target.cluster, ClusterConfig::default());
     }
 }
