@@ -18,7 +18,7 @@
 //! share live in [`model`], which depends on none of them.
 
 pub use isobench_elle as elle;
-pub use isobench_load::{engine, load_cmd, metrics, observe, pgbench, workload};
+pub use isobench_load::{drive, engine, load_cmd, metrics, observe, pgbench, workload};
 pub use isobench_model as model;
 pub use isobench_results::{report, store};
 pub use isobench_server as postgres;

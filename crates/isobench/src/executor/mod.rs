@@ -29,7 +29,6 @@ use crate::progress::{Progress, TickHook};
 use crate::report;
 use crate::store::sqlite::Store;
 use crate::store::{self, Cell, Environment, Results, StoredConfig};
-use crate::workload::Workload;
 
 mod checks;
 mod copies;
@@ -159,13 +158,13 @@ pub async fn run_observed(
         return run_study(cfg, cancel, cells, header, driver, hooks).await;
     }
     let name = schedule::workload_spec(&cfg)?.name;
-    match crate::workload::with_workload(name, RunWith { cfg, cancel, hooks }) {
+    match crate::drive::with_workload(name, RunWith { cfg, cancel, hooks }) {
         Some(study) => study.await,
         None => bail!("workload '{name}' is not registered"),
     }
 }
 
-/// Runs a study of the workload type [`crate::workload::with_workload`]
+/// Runs a study of the workload type [`crate::drive::with_workload`]
 /// picks by name.
 struct RunWith {
     cfg: StudyConfig,
@@ -173,15 +172,15 @@ struct RunWith {
     hooks: Hooks,
 }
 
-impl crate::workload::WithWorkload for RunWith {
+impl crate::drive::WithWorkload for RunWith {
     type Output = std::pin::Pin<Box<dyn std::future::Future<Output = Result<StudyOutcome>> + Send>>;
-    fn with<W: Workload>(self) -> Self::Output {
+    fn with<W: crate::drive::Driven>(self) -> Self::Output {
         Box::pin(run_with::<W>(self.cfg, self.cancel, self.hooks))
     }
 }
 
 /// A study of built-in workload `W`.
-async fn run_with<W: Workload>(
+async fn run_with<W: crate::drive::Driven>(
     cfg: StudyConfig,
     cancel: CancellationToken,
     hooks: Hooks,

@@ -296,7 +296,7 @@ pub enum EngineError {
 pub type Gate<'a> =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + 'a>>;
 
-/// The arguments of [`run_gated`], for [`Workload::run_engine`].
+/// The arguments of [`run_gated`], for `drive::Driven::run_engine`.
 pub struct RunArgs<'a> {
     pub db: &'a Config,
     pub params: &'a EngineParams,
@@ -306,8 +306,8 @@ pub struct RunArgs<'a> {
     pub gate: Option<Gate<'a>>,
 }
 
-/// What [`Workload::run_engine`] returns: [`run_gated`]'s future for
-/// workload `W`, boxed where it was compiled.
+/// What `drive::Driven::run_engine` returns: [`run_gated`]'s future
+/// for workload `W`, boxed where it was compiled.
 pub type Running<'a, W> = std::pin::Pin<
     Box<
         dyn std::future::Future<
@@ -324,7 +324,7 @@ pub type Running<'a, W> = std::pin::Pin<
 >;
 
 /// [`run_gated`] with its arguments in one value; what
-/// `run_engine_here!` boxes.
+/// `drive::Driven::run_engine` boxes.
 pub async fn run_with<W: Workload>(
     workload: &W,
     a: RunArgs<'_>,

@@ -216,8 +216,6 @@ fn pick_parents(rng: &mut Xoshiro256PlusPlus, parents: i64, max_refs: i64) -> Ve
 impl Workload for Docstore {
     type Client = DocstoreClient;
 
-    crate::workload::run_engine_here!();
-
     fn new(setup: &Setup) -> Result<Self, WorkloadError> {
         let parents = setup.int("parents", 1..=10_000_000)?;
         let children = setup.int("children", 1..=100_000_000)?;

@@ -169,45 +169,22 @@ pub fn spec(name: &str) -> Option<&'static WorkloadSpec> {
     REGISTRY.iter().copied().find(|s| s.name == name)
 }
 
-/// What a caller does with one built-in workload's type, chosen by name
-/// at run time ([`with_workload`]); e.g. the study runs a study of it.
-pub trait WithWorkload {
-    type Output;
-    fn with<W: Workload>(self) -> Self::Output;
-}
-
-/// `REGISTRY` and `with_workload` from one list: registering a built-in
-/// workload is one line, its spec and its type.
-macro_rules! registry {
-    ($($spec:path => $ty:ty),* $(,)?) => {
-        /// Every built-in workload, in the order `isobench workloads` lists them.
-        pub static REGISTRY: &[&WorkloadSpec] = &[$(&$spec),*];
-
-        /// Calls `f` with the type of the built-in workload named `name`;
-        /// `None` for a name that is not registered.
-        pub fn with_workload<F: WithWorkload>(name: &str, f: F) -> Option<F::Output> {
-            $(if $spec.name == name {
-                return Some(f.with::<$ty>());
-            })*
-            None
-        }
-    };
-}
-
-registry! {
-    tpcb::SPEC => tpcb::Tpcb,
-    sibench::SPEC => sibench::Sibench,
-    ssibench::SSIBENCH => ssibench::Ssibench,
-    ssibench::SIMPLE_SSIBENCH => ssibench::Ssibench,
-    smallbank::SPEC => smallbank::Smallbank,
-    write_skew::SPEC => write_skew::WriteSkew,
-    docstore::SPEC => docstore::Docstore,
-    list_append::SPEC => list_append::ListAppend,
-    list_append::REGISTER_SPEC => list_append::ListAppend,
-    ycsb::SPEC => ycsb::Ycsb,
-    sysbench::SPEC => sysbench::Sysbench,
-    tpcc::SPEC => tpcc::Tpcc,
-}
+/// Every built-in workload, in the order `isobench workloads` lists them
+/// (`crate::drive::with_workload` gives each name its type).
+pub static REGISTRY: &[&WorkloadSpec] = &[
+    &tpcb::SPEC,
+    &sibench::SPEC,
+    &ssibench::SSIBENCH,
+    &ssibench::SIMPLE_SSIBENCH,
+    &smallbank::SPEC,
+    &write_skew::SPEC,
+    &docstore::SPEC,
+    &list_append::SPEC,
+    &list_append::REGISTER_SPEC,
+    &ycsb::SPEC,
+    &sysbench::SPEC,
+    &tpcc::SPEC,
+];
 
 /// What one workload instance is built from: one cell's workload factors.
 #[derive(Debug, Clone)]
@@ -525,35 +502,10 @@ impl Ledger for () {
     fn merge(&mut self, _other: Self) {}
 }
 
-/// Implements [`Workload::run_engine`] inside a workload's `impl
-/// Workload` block.
-macro_rules! run_engine_here {
-    () => {
-        fn run_engine<'a>(
-            &'a self,
-            args: $crate::engine::RunArgs<'a>,
-        ) -> $crate::engine::Running<'a, Self> {
-            Box::pin($crate::engine::run_with(self, args))
-        }
-    };
-}
-pub(crate) use run_engine_here;
-
 /// A workload (see the module docs). Implementations are cheap to share
 /// across clients (`Arc`).
 pub trait Workload: Sized + Send + Sync + 'static {
     type Client: WorkloadClient;
-
-    /// Runs the engine on this workload ([`crate::engine::run_gated`]).
-    /// Every implementation is `run_engine_here!()`: the method is not
-    /// generic, so the engine's code for each workload (the client loop,
-    /// the largest generic code in the program) is compiled once, in this
-    /// crate, and not again in every crate above that calls it; an edit
-    /// to the reports does not recompile it (issue #48's rebuild time).
-    fn run_engine<'a>(
-        &'a self,
-        args: crate::engine::RunArgs<'a>,
-    ) -> crate::engine::Running<'a, Self>;
 
     /// Builds the workload of one cell. Errors: a parameter value out of
     /// range, naming `--param NAME`.
@@ -870,34 +822,6 @@ pub fn describe(name: Option<&str>) -> Result<String, WorkloadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every registered name reaches the type of its own module (the
-    /// two SSIBENCH variants share one, and rw-register list-append's),
-    /// and no other name reaches any.
-    #[test]
-    fn each_registered_name_reaches_its_workload_type() {
-        struct TypeName;
-        impl WithWorkload for TypeName {
-            type Output = &'static str;
-            fn with<W: Workload>(self) -> &'static str {
-                std::any::type_name::<W>()
-            }
-        }
-        for spec in REGISTRY {
-            let module = match spec.name {
-                "simple-ssibench" => "ssibench".to_string(),
-                "rw-register" => "list_append".to_string(),
-                n => n.replace('-', "_"),
-            };
-            let ty = with_workload(spec.name, TypeName).unwrap();
-            assert!(
-                ty.contains(&format!("::{module}::")),
-                "{} -> {ty}",
-                spec.name
-            );
-        }
-        assert_eq!(with_workload("tpc-c", TypeName), None);
-    }
 
     #[test]
     fn registry_specs_are_well_formed() {

@@ -90,8 +90,6 @@ impl Ledger for Updates {
 impl Workload for Sibench {
     type Client = SibenchClient;
 
-    crate::workload::run_engine_here!();
-
     fn new(setup: &Setup) -> Result<Self, WorkloadError> {
         Ok(Sibench {
             rows: setup.int("rows", 1..=10_000_000)? as i32,

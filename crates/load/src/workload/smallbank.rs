@@ -162,8 +162,6 @@ impl Ledger for Money {
 impl Workload for Smallbank {
     type Client = SmallbankClient;
 
-    crate::workload::run_engine_here!();
-
     fn new(setup: &Setup) -> Result<Self, WorkloadError> {
         let customers = setup.int("customers", 2..=100_000_000)?;
         Ok(Smallbank {

@@ -182,8 +182,6 @@ pub fn update_literal(table: i32, column: i32, value: &str, keys: &[i32]) -> Str
 impl Workload for Ssibench {
     type Client = SsibenchClient;
 
-    crate::workload::run_engine_here!();
-
     fn new(setup: &Setup) -> Result<Self, WorkloadError> {
         let table_size = setup.int("table-size", 1..=100_000_000)? as i32;
         let read_size = setup.int("read-size", 1..=i64::from(table_size))? as i32;

@@ -282,8 +282,6 @@ pub(super) fn split_range(rows: i64, n: usize) -> Vec<std::ops::RangeInclusive<i
 impl Workload for Tpcb {
     type Client = TpcbClient;
 
-    crate::workload::run_engine_here!();
-
     fn new(setup: &Setup) -> Result<Self, WorkloadError> {
         let variant = Variant::ALL[setup.choice("variant", &Variant::NAMES)?];
         let mut w = Tpcb::with_variant(setup.scale(), variant)?;

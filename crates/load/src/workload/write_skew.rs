@@ -106,8 +106,6 @@ impl Ledger for Observed {
 impl Workload for WriteSkew {
     type Client = WriteSkewClient;
 
-    crate::workload::run_engine_here!();
-
     fn new(setup: &Setup) -> Result<Self, WorkloadError> {
         Ok(WriteSkew {
             shifts: setup.int("shifts", 1..=1_000_000)? as i32,

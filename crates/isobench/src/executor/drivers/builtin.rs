@@ -11,6 +11,7 @@ use anyhow::{Context, Result, anyhow};
 use super::records::tx_type_records;
 use super::services::{RunServices, Served};
 use super::{Driver, RunCtx, StudyHeader, TemplateCtx};
+use crate::drive::Driven;
 use crate::engine::retry::Retrier;
 use crate::engine::{self, EngineOutcome, EngineParams};
 use crate::executor::copies::{create_template, fresh_copy};
@@ -31,7 +32,7 @@ pub(in crate::executor) struct Builtin<W> {
     pub(super) workloads: Vec<W>,
 }
 
-impl<W: Workload> Driver for Builtin<W> {
+impl<W: Driven> Driver for Builtin<W> {
     fn data_key(&self, cell: usize) -> String {
         self.workloads[cell].data_key()
     }
@@ -53,7 +54,7 @@ impl<W: Workload> Driver for Builtin<W> {
 /// The cells, stored header and driver of a study of built-in workload
 /// `W`. Errors: invalid configuration, a bad factor or parameter value
 /// (every cell's workload is built before anything starts).
-pub(in crate::executor) fn prepare<W: Workload>(
+pub(in crate::executor) fn prepare<W: Driven>(
     cfg: &StudyConfig,
 ) -> Result<(Vec<Cell>, StudyHeader, Builtin<W>)> {
     validate(cfg).map_err(BadInput::from_error)?;
@@ -75,7 +76,7 @@ pub(in crate::executor) fn prepare<W: Workload>(
 /// The driver of workload `spec` (of type `W`) for `cells`, every cell's
 /// workload built before anything starts, so that a bad parameter value
 /// is reported at once. Errors: a bad parameter value.
-pub(in crate::executor) fn for_cells<W: Workload>(
+pub(in crate::executor) fn for_cells<W: Driven>(
     spec: &'static WorkloadSpec,
     cells: &[Cell],
 ) -> Result<Builtin<W>> {
@@ -164,7 +165,7 @@ struct Around {
 /// [`record`] it all. Returns the record and, when the study must stop
 /// after saving it, why: a script's own error stopped a client, a declared
 /// check could not run, or the server did not come back.
-async fn one_run<W: Workload>(
+async fn one_run<W: Driven>(
     workload: &W,
     retrier: &Retrier,
     ctx: &RunCtx<'_>,
@@ -192,7 +193,7 @@ async fn one_run<W: Workload>(
         injected,
         mut pooler,
     } = services.stop(ctx.coord.is_some()).await;
-    let Driven {
+    let DriveResult {
         outcome,
         gate_failed,
         window_start,
@@ -386,19 +387,19 @@ type ClientLedger<W> = <<W as Workload>::Client as crate::workload::WorkloadClie
 /// (a shard missing at the barrier: an empty, incomplete run, with why
 /// in `gate_failed`), and when this process opened the measured window,
 /// RFC 3339.
-struct Driven<W: Workload> {
+struct DriveResult<W: Workload> {
     outcome: Result<(EngineOutcome, ClientLedger<W>), engine::EngineError>,
     gate_failed: Option<String>,
     window_start: Option<String>,
 }
 
 /// Drives the engine: sharded, past the shards' barrier first.
-async fn drive<W: Workload>(
+async fn drive<W: Driven>(
     workload: &W,
     ctx: &RunCtx<'_>,
     params: &EngineParams,
     services: &RunServices,
-) -> Driven<W> {
+) -> DriveResult<W> {
     let (index, progress) = (ctx.index, ctx.progress);
     let mut on_tick = |t: &engine::Tick| progress.tick(t);
     let barrier = std::sync::Mutex::new(None);
@@ -467,7 +468,7 @@ async fn drive<W: Workload>(
                 .map_or(0.0, |d| d.as_secs_f64());
             super::super::shard::rfc3339(unix + offset_s)
         });
-    Driven {
+    DriveResult {
         outcome,
         gate_failed,
         window_start,

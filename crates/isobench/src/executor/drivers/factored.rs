@@ -13,10 +13,11 @@ use anyhow::{Result, anyhow, bail};
 
 use super::builtin::{Builtin, for_cells};
 use super::{Driver, RunCtx, StudyHeader, TemplateCtx};
+use crate::drive::Driven;
 use crate::executor::schedule::{ScheduledRun, cells, validate, workload_spec};
 use crate::model::{BadInput, LoadReport, StudyConfig};
 use crate::store::{Cell, RunRecord};
-use crate::workload::{self, Workload, WorkloadSpec};
+use crate::workload::WorkloadSpec;
 
 /// A boxed future that can move between threads.
 type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -39,7 +40,7 @@ pub(in crate::executor) trait DynDriver: Send + Sync {
     ) -> BoxFut<'a, Result<(RunRecord, Option<anyhow::Error>)>>;
 }
 
-impl<W: Workload> DynDriver for Builtin<W> {
+impl<W: Driven> DynDriver for Builtin<W> {
     fn data_key(&self, cell: usize) -> String {
         Driver::data_key(self, cell)
     }
@@ -103,9 +104,9 @@ struct PartWith<'a> {
     cells: &'a [Cell],
 }
 
-impl workload::WithWorkload for PartWith<'_> {
+impl crate::drive::WithWorkload for PartWith<'_> {
     type Output = Result<Box<dyn DynDriver>>;
-    fn with<W: Workload>(self) -> Self::Output {
+    fn with<W: Driven>(self) -> Self::Output {
         Ok(Box::new(for_cells::<W>(self.spec, self.cells)?))
     }
 }
@@ -144,7 +145,7 @@ pub(in crate::executor) fn prepare(
         {
             of_cell[i] = (p, local);
         }
-        let part = workload::with_workload(spec.name, PartWith { spec, cells: &mine })
+        let part = crate::drive::with_workload(spec.name, PartWith { spec, cells: &mine })
             .ok_or_else(|| anyhow!("workload '{name}' is not registered"))??;
         for c in &mine {
             if !strategies.contains(&c.strategy) {

@@ -99,8 +99,6 @@ pub(super) struct FakeClient {
 impl Workload for Fake {
     type Client = FakeClient;
 
-    crate::workload::run_engine_here!();
-
     fn new(_setup: &Setup) -> Result<Self, WorkloadError> {
         Err(WorkloadError::Invalid("test workload".into()))
     }

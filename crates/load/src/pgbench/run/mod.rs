@@ -401,8 +401,6 @@ impl ScriptWorkload {
 impl Workload for ScriptWorkload {
     type Client = ScriptClient;
 
-    crate::workload::run_engine_here!();
-
     fn new(_setup: &Setup) -> Result<Self, WorkloadError> {
         Err(WorkloadError::Invalid(
             "pgbench scripts are given with -f/-b, not as a workload".into(),

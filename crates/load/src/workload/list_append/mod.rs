@@ -261,8 +261,6 @@ impl Ledger for Recorded {
 impl Workload for ListAppend {
     type Client = ListAppendClient;
 
-    crate::workload::run_engine_here!();
-
     fn new(setup: &Setup) -> Result<Self, WorkloadError> {
         let register = setup.spec.name == REGISTER_SPEC.name;
         setup.int("tables", 1..=100)?;

@@ -301,8 +301,6 @@ impl Sysbench {
 impl Workload for Sysbench {
     type Client = SysbenchClient;
 
-    crate::workload::run_engine_here!();
-
     fn new(setup: &Setup) -> Result<Self, WorkloadError> {
         Ok(Sysbench {
             opts: Options::from_setup(setup)?,

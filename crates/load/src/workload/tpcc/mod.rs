@@ -232,8 +232,6 @@ fn bind(sql: &str, values: &[&str]) -> String {
 impl Workload for Tpcc {
     type Client = TpccClient;
 
-    crate::workload::run_engine_here!();
-
     fn new(setup: &Setup) -> Result<Self, WorkloadError> {
         let plus = setup.choice("variant", &["tpcc", "tpcc++"])? == 1;
         let warehouses = i64::from(setup.scale());

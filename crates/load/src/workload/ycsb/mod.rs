@@ -427,8 +427,6 @@ pub fn random_text<R: rand::Rng + ?Sized>(rng: &mut R, len: usize, out: &mut Str
 impl Workload for Ycsb {
     type Client = YcsbClient;
 
-    crate::workload::run_engine_here!();
-
     fn new(setup: &Setup) -> Result<Self, WorkloadError> {
         let cfg = Config::from_setup(setup)?;
         Ok(Ycsb {

@@ -89,9 +89,8 @@ pub(super) fn write_failovers(tx: &Transaction, run: u32, injected: &[InjectedFa
     for (seq, f) in injected.iter().enumerate() {
         let Some(o) = &f.failover else { continue };
         tx.prepare_cached(
-            "INSERT INTO injected_failovers
-                 (run, seq, killed, promoted, promoted_s, unavailable_s, split_brain_writes)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO injected_failovers (run, seq, killed, promoted, promoted_s, unavailable_s)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )?
         .execute(params![
             run,
@@ -99,9 +98,14 @@ pub(super) fn write_failovers(tx: &Transaction, run: u32, injected: &[InjectedFa
             o.killed,
             o.promoted,
             o.promoted_s,
-            o.unavailable_s,
-            o.split_brain_writes
+            o.unavailable_s
         ])?;
+        if let Some(writes) = o.split_brain_writes {
+            tx.prepare_cached(
+                "INSERT INTO failover_split_brain (run, seq, writes) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![run, seq as i64, writes])?;
+        }
     }
     Ok(())
 }
@@ -113,8 +117,10 @@ pub(super) fn read_failovers(conn: &Connection, run: u32, injected: &mut [Inject
     let rows = children(
         conn,
         "injected_failovers",
-        "SELECT seq, killed, promoted, promoted_s, unavailable_s, split_brain_writes
-           FROM injected_failovers WHERE run = ?1 ORDER BY seq",
+        "SELECT f.seq, f.killed, f.promoted, f.promoted_s, f.unavailable_s, b.writes
+           FROM injected_failovers f
+           LEFT JOIN failover_split_brain b ON b.run = f.run AND b.seq = f.seq
+          WHERE f.run = ?1 ORDER BY f.seq",
         run,
         |r| {
             Ok((

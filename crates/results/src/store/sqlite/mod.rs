@@ -24,6 +24,7 @@
 //! 15. `history_checks`.
 //! 16. `run_standbys` and `injected_failovers`.
 //! 17. `staleness`.
+//! 18. `failover_split_brain`.
 //!
 //! `PRAGMA user_version` is the number of migrations applied, the store
 //! version ([`STORE_VERSION`] when current), and the `meta` table repeats

@@ -701,10 +701,17 @@ INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '17');
 "#;
 
 /// Store version 18: per injected failover, the writes two primaries
-/// accepted (`FailoverOutcome::split_brain_writes`, issue #50); NULL when
-/// not measured, and in failovers stored before this version.
+/// accepted (`FailoverOutcome::split_brain_writes`, issue #50), a row
+/// when it was measured. IF NOT EXISTS, as in versions 3 to 17 (a table,
+/// not a column, for that reason).
 const V18_SPLIT_BRAIN: &str = r#"
-ALTER TABLE injected_failovers ADD COLUMN split_brain_writes INTEGER CHECK (split_brain_writes >= 0);
+CREATE TABLE IF NOT EXISTS failover_split_brain (
+    run    INTEGER NOT NULL,
+    seq    INTEGER NOT NULL,
+    writes INTEGER NOT NULL CHECK (writes >= 0),
+    PRIMARY KEY (run, seq),
+    FOREIGN KEY (run, seq) REFERENCES injected_failovers (run, seq) ON DELETE CASCADE
+) STRICT;
 
 INSERT OR REPLACE INTO meta (key, value) VALUES ('store_version', '18');
 "#;
