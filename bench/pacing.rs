@@ -107,6 +107,7 @@ fn main() {
                     host_policy: Default::default(),
                     unnamed_statements: false,
                     read_route: None,
+                    commits_by_host: false,
                 };
                 let o =
                     h.rt.block_on(async {

@@ -235,6 +235,7 @@ fn main() {
                             host_policy: Default::default(),
                             unnamed_statements: false,
                             read_route: None,
+                            commits_by_host: false,
                         };
                         let s = sample(db);
                         let o = match &scripted {

@@ -8,12 +8,11 @@
 //! per commit ([`FaultLog::committed`]), which is only ever set while an
 //! outage is open.
 //!
-//! With a multi-host DSN (a cluster, a failover manager) the log also
-//! keeps which host acknowledged each read-write commit, as runs of
-//! commits in a row on one host ([`HostRun`]): a failover's writes
-//! accepted by two primaries are counted from them
-//! ([`writes_to_two_primaries`]). That costs the mutex per commit, in
-//! multi-host runs only.
+//! With a multi-host DSN and a failover planned, the log also keeps which
+//! host acknowledged each read-write commit, as runs of commits in a row
+//! on one host ([`HostRun`]): a failover's writes accepted by two
+//! primaries are counted from them ([`writes_to_two_primaries`]). That
+//! costs the mutex per commit, in those runs only.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -134,11 +133,11 @@ pub fn writes_to_two_primaries(runs: &[HostRun], kill_s: f64, until_s: f64) -> O
 }
 
 impl FaultLog {
-    /// A log for a DSN of `hosts` hosts (commits are logged by host when
-    /// there are several).
-    pub(super) fn new(hosts: usize) -> Self {
+    /// A log that keeps commits by host when `by_host` (a multi-host DSN
+    /// and a failover planned).
+    pub(super) fn new(by_host: bool) -> Self {
         FaultLog {
-            by_host: hosts > 1,
+            by_host,
             ..FaultLog::default()
         }
     }
@@ -177,13 +176,13 @@ impl FaultLog {
         self.inner().reconnects += 1;
     }
 
-    /// A transaction committed on DSN host `host` (`writes`: a read-write
-    /// one): ends an open outage, and with several hosts extends the
-    /// host runs. One relaxed load with one host unless an outage is
-    /// open.
+    /// A transaction committed on DSN host `host` (`writes` says whether
+    /// it was a read-write one, asked only when commits are logged by
+    /// host): ends an open outage, and extends the host runs. Otherwise
+    /// one relaxed load unless an outage is open.
     #[inline]
-    pub(super) fn committed(&self, host: usize, writes: bool) {
-        if self.by_host && writes {
+    pub(super) fn committed(&self, host: usize, writes: impl FnOnce() -> bool) {
+        if self.by_host && writes() {
             self.on_host(host);
         }
         if self.awaiting_commit.load(Ordering::Relaxed) {
@@ -272,14 +271,14 @@ mod tests {
     fn the_outage_ends_at_the_first_commit_after_the_burst() {
         let log = FaultLog::default();
         let t0 = Instant::now();
-        log.committed(0, true); // no loss yet: nothing to end
+        log.committed(0, || true); // no loss yet: nothing to end
         assert_eq!(log.events(t0).first_commit_after_s, None);
         log.lost(1, *b"57P02");
-        log.committed(0, true); // a commit that slipped in ...
+        log.committed(0, || true); // a commit that slipped in ...
         std::thread::sleep(Duration::from_millis(20));
         log.lost(2, *b"57P02"); // ... before the burst's last loss
         std::thread::sleep(Duration::from_millis(20));
-        log.committed(0, true);
+        log.committed(0, || true);
         log.reconnected();
         let e = log.events(t0);
         assert_eq!(e.lost, 2);
@@ -295,7 +294,7 @@ mod tests {
 
     #[test]
     fn commits_are_logged_by_host_with_several_hosts_reads_left_out() {
-        let log = FaultLog::new(2);
+        let log = FaultLog::new(true);
         let t0 = Instant::now();
         for (host, writes) in [
             (0, true),
@@ -305,7 +304,7 @@ mod tests {
             (1, true),
             (0, true),
         ] {
-            log.committed(host, writes);
+            log.committed(host, || writes);
         }
         let runs = log.events(t0).host_runs;
         let shape: Vec<(usize, u64)> = runs.iter().map(|r| (r.host, r.commits)).collect();

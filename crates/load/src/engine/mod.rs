@@ -114,6 +114,10 @@ pub struct EngineParams {
     /// `--read-from standby|any`: where read-only transactions go
     /// ([`reads`]); `None`: every transaction on the primary.
     pub read_route: Option<reads::ReadRoute>,
+    /// Keep which of a multi-host DSN's hosts acknowledged each
+    /// read-write commit ([`FaultEvents::host_runs`]), for a run with a
+    /// failover planned; costs a mutex per commit, so off otherwise.
+    pub commits_by_host: bool,
 }
 
 /// What the ticker reports once a second (for live progress).
@@ -376,7 +380,9 @@ pub async fn run_gated<W: Workload>(
         .min(pool.unwrap_or(usize::MAX));
     let types = workload.tx_types().len();
     let labels = crate::wire::host_labels(db);
-    let fault_log = Arc::new(faults::FaultLog::new(labels.len()));
+    let fault_log = Arc::new(faults::FaultLog::new(
+        params.commits_by_host && labels.len() > 1,
+    ));
     let recorders: Vec<Arc<Recorder>> = (0..threads)
         .map(|_| Arc::new(Recorder::with_hosts(types, labels.len())))
         .collect();

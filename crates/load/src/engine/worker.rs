@@ -846,7 +846,7 @@ async fn drive<C: WorkloadClient>(
                         Pacing::Open { .. } => elapsed,
                     };
                     rec.commit_on(ty, a.host, latency.as_micros() as u64, tries, wasted_us);
-                    ctx.faults.committed(a.host, !source.read_only(&input));
+                    ctx.faults.committed(a.host, || !source.read_only(&input));
                     if limit.is_some_and(|l| latency > l) {
                         rec.late();
                     }

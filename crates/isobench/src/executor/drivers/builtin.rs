@@ -377,6 +377,10 @@ fn engine_params(ctx: &RunCtx<'_>, retrier: &Retrier) -> Result<EngineParams> {
         host_policy: cfg.target.host_policy,
         unnamed_statements: cfg.scripts.mode != crate::model::QueryMode::Prepared,
         read_route: read_route(cfg, ctx.srv, ctx.run_db, cell)?,
+        commits_by_host: cfg
+            .faults_of(cell)
+            .iter()
+            .any(|f| f.kind == crate::model::FaultKind::Failover),
     })
 }
 

@@ -71,6 +71,7 @@ fn params(clients: u32) -> EngineParams {
         host_policy: Default::default(),
         unnamed_statements: false,
         read_route: None,
+        commits_by_host: false,
     }
 }
 
