@@ -57,7 +57,8 @@ pub const MAX_HOST_RUNS: usize = 100_000;
 pub(super) struct FaultLog {
     /// Set at a loss, cleared by the first commit after it.
     awaiting_commit: AtomicBool,
-    /// Whether the DSN has several hosts: then commits are logged by host.
+    /// Whether commits are logged by host (a multi-host DSN and a
+    /// failover planned).
     by_host: bool,
     inner: Mutex<Inner>,
 }
@@ -85,8 +86,8 @@ pub struct FaultEvents {
     pub first_loss_s: Option<f64>,
     /// The first commit after the first burst of losses.
     pub first_commit_after_s: Option<f64>,
-    /// Multi-host DSN: the read-write commits by host, in time order;
-    /// empty with one host.
+    /// The read-write commits by host, in time order, when kept (a
+    /// multi-host DSN and a failover planned); empty otherwise.
     pub host_runs: Vec<HostRun>,
 }
 
@@ -107,7 +108,7 @@ pub struct HostRun {
 /// kill on another host than the one that was writing is the new
 /// primary; every commit on any other host after the new primary's first
 /// is a write that a second primary accepted. `None` when no host took
-/// writes after the kill (or the log was not kept: one host).
+/// writes after the kill, or the log was not kept.
 ///
 /// A commit acknowledged by the old primary after the kill but before
 /// the new primary's first commit is not counted: it was in flight when
