@@ -8,7 +8,8 @@ the same session, each against pgbench, without the product bench's
 study around them. Each tool runs `pgbench`'s arguments (`isobench
 pgbench ...` for isobench): SCRIPT (select-only), 16 clients, `-j 1`,
 `-M prepared`, SECS (10) seconds, `-n`; CPU is user + system time of the
-child (RUSAGE_CHILDREN deltas) divided by the transactions it reports.
+child (RUSAGE_CHILDREN deltas) divided by the transactions it reports
+(each round's line shows the two apart).
 The order alternates by round (pgbench first in even rounds). The product
 bench (`BENCH_PARTS=cpu cargo bench --bench product`) is what settles the
 target; this says which change moved it.
@@ -34,16 +35,18 @@ ARGS = ["-b", SCRIPT, "-c", "16", "-j", "1", "-T", SECS, "-M", "prepared", "-n"]
 
 
 def run(cmd):
-    """(client CPU µs per transaction, tx/s) of one run of cmd."""
+    """(client CPU µs per transaction, tx/s, user and system µs per
+    transaction) of one run of cmd."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(cmd, capture_output=True, text=True)
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    user = r1.ru_utime - r0.ru_utime
+    system = r1.ru_stime - r0.ru_stime
     m = re.search(r"number of transactions actually processed: (\d+)", out.stdout)
     if not m:
         sys.exit(f"{cmd[0]}: no transaction count in its output\n{out.stdout}{out.stderr}")
     n = int(m.group(1))
-    return cpu / n * 1e6, n / float(SECS)
+    return (user + system) / n * 1e6, n / float(SECS), user / n * 1e6, system / n * 1e6
 
 
 def main():
@@ -55,9 +58,10 @@ def main():
     for r in range(ROUNDS):
         for t in tools if r % 2 == 0 else list(reversed(tools)):
             cmd = [PGBENCH] + ARGS if t == "pgbench" else [t, "pgbench"] + ARGS
-            us, tps = run(cmd)
+            us, tps, user, system = run(cmd)
             per_tx[t].append(us)
-            print(f"round {r + 1} {t:40s} {us:6.3f} µs/tx {tps:8.0f} tx/s", flush=True)
+            print(f"round {r + 1} {t:40s} {us:6.3f} µs/tx {tps:8.0f} tx/s "
+                  f"(user {user:5.3f}, system {system:5.3f})", flush=True)
     for b in bins:
         ratios = [x / p for x, p in zip(per_tx[b], per_tx["pgbench"])]
         print(f"{b}: median {statistics.median(per_tx[b]):.3f} µs/tx; "

@@ -11,7 +11,8 @@ use isobench::postgres::reaper;
 // mimalloc, the binary's choice of allocator: isobench's own sessions
 // (loading, observers, checks) still go through tokio-postgres, which
 // allocates per statement, and the reports allocate freely; a faster
-// allocator leaves more of the machine to the server under test. The
+// allocator leaves more of the machine to the server under test. It is
+// built without transparent huge pages (`no_thp`, Cargo.toml). The
 // `system-alloc` feature keeps the system allocator, for heap profilers
 // that intercept `malloc` (heaptrack: BENCHMARKS.md, "Memory per client").
 #[cfg(not(feature = "system-alloc"))]

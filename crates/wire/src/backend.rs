@@ -46,18 +46,24 @@ pub(super) mod tag {
     pub const ROW_DESCRIPTION: u8 = b'T';
 }
 
-/// A whole message at the front of the read buffer: its type byte and
-/// its length with the header (bytes).
+/// A whole message in the read buffer: its type byte, where it starts
+/// and its length with the header (bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Frame {
     pub tag: u8,
+    pub start: usize,
     pub len: usize,
 }
 
 impl Frame {
     /// Where the body lies in the buffer.
     pub fn body(self) -> Range<usize> {
-        HEADER..self.len
+        self.start + HEADER..self.start + self.len
+    }
+
+    /// Where the whole message (header and body) lies in the buffer.
+    pub fn whole(self) -> Range<usize> {
+        self.start..self.start + self.len
     }
 }
 
@@ -88,6 +94,7 @@ pub(super) fn front(buf: &[u8]) -> Result<Front, Error> {
     Ok(if buf.len() >= whole {
         Front::Whole(Frame {
             tag: header[0],
+            start: 0,
             len: whole,
         })
     } else {
@@ -289,12 +296,14 @@ mod tests {
             front(&two).unwrap(),
             Front::Whole(Frame {
                 tag: b'C',
+                start: 0,
                 len: m.len()
             })
         );
         assert_eq!(
             &two[Frame {
                 tag: b'C',
+                start: 0,
                 len: m.len()
             }
             .body()],

@@ -144,7 +144,7 @@ async fn startup(stream: Socket, config: &Config) -> Result<Conn, Error> {
     let mut conn = Conn {
         stream,
         rbuf: BytesMut::with_capacity(super::READ_BUFFER),
-        read_last: 0,
+        rpos: 0,
         wbuf: BytesMut::with_capacity(super::WRITE_BUFFER),
         closed: false,
         end: None,
@@ -186,7 +186,7 @@ async fn startup(stream: Socket, config: &Config) -> Result<Conn, Error> {
             tag::AUTHENTICATION => {}
             _ => continue,
         }
-        match backend::decode(&conn.rbuf[..f.len])? {
+        match backend::decode(&conn.rbuf[f.whole()])? {
             Message::AuthenticationOk => {}
             Message::AuthenticationCleartextPassword => {
                 frontend::password_message(need_password()?, &mut conn.wbuf).map_err(encode)?;

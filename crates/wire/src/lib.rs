@@ -32,6 +32,7 @@ use isobench_model as model;
 
 mod backend;
 mod connect;
+mod encode;
 mod error;
 mod socket;
 
@@ -59,9 +60,11 @@ const BINARY: i16 = 1;
 pub struct Conn {
     stream: socket::Socket,
     rbuf: BytesMut,
-    /// The length of the message [`Conn::read`] last returned, still at
-    /// the front of `rbuf` (the next read drops it).
-    read_last: usize,
+    /// Where the unread bytes of `rbuf` start: the messages before it
+    /// were returned by [`Conn::read`] (the last one stays readable until
+    /// the next read) or skipped. They are dropped from the buffer only
+    /// when it is read into again, not one message at a time.
+    rpos: usize,
     wbuf: BytesMut,
     /// The connection is gone (EOF, an I/O error, or after a FATAL).
     closed: bool,
@@ -459,14 +462,8 @@ impl Conn {
         sql: &str,
         params: TextParams<'_>,
     ) -> Result<(), Error> {
-        if let Some(s) = stmt {
-            parse_unnamed(s, &mut self.wbuf)?;
-            bind_text(&s.0.name, params, &mut self.wbuf)?;
-        } else {
-            frontend::parse("", sql, std::iter::empty(), &mut self.wbuf).map_err(encode)?;
-            bind_text("", params, &mut self.wbuf)?;
-        }
-        frontend::execute("", 0, &mut self.wbuf).map_err(encode)?;
+        self.queue_bind(stmt, sql, params)?;
+        self.wbuf.extend_from_slice(encode::EXECUTE);
         Ok(())
     }
 
@@ -594,8 +591,7 @@ impl Conn {
                 frontend::BindError::Serialization(e) => e.to_string(),
             })));
         }
-        frontend::execute("", 0, &mut self.wbuf).map_err(encode)?;
-        frontend::sync(&mut self.wbuf);
+        self.wbuf.extend_from_slice(&encode::EXECUTE_SYNC);
         Ok(())
     }
 
@@ -606,13 +602,33 @@ impl Conn {
         sql: &str,
         params: TextParams<'_>,
     ) -> Result<(), Error> {
-        let queued = self.queue(stmt, sql, params);
+        let queued = self.queue_bind(stmt, sql, params);
         if queued.is_err() {
             self.wbuf.clear();
         }
         queued?;
-        frontend::sync(&mut self.wbuf);
+        self.wbuf.extend_from_slice(&encode::EXECUTE_SYNC);
         Ok(())
+    }
+
+    /// Queues the `Parse` (for an unnamed statement) and the `Bind` of a
+    /// statement: prepared `stmt`, or `sql` as the unnamed statement.
+    fn queue_bind(
+        &mut self,
+        stmt: Option<&Statement>,
+        sql: &str,
+        params: TextParams<'_>,
+    ) -> Result<(), Error> {
+        match stmt {
+            Some(s) => {
+                parse_unnamed(s, &mut self.wbuf)?;
+                encode::bind_text(&s.0.name, params, &mut self.wbuf)
+            }
+            None => {
+                frontend::parse("", sql, std::iter::empty(), &mut self.wbuf).map_err(encode)?;
+                encode::bind_text("", params, &mut self.wbuf)
+            }
+        }
     }
 
     /// Writes what is queued and reads the answer of one `Sync`ed
@@ -778,21 +794,29 @@ impl Conn {
     /// 0.25-0.26 without it; BENCHMARKS.md, "Reading at once only inside
     /// a transaction").
     async fn read(&mut self) -> Result<Frame, Error> {
-        self.rbuf.advance(std::mem::take(&mut self.read_last));
         loop {
-            let short = match backend::front(&self.rbuf) {
+            let short = match backend::front(&self.rbuf[self.rpos..]) {
                 Ok(Front::Whole(f)) => match f.tag {
                     tag::NOTICE_RESPONSE if self.notices => {
+                        let f = Frame {
+                            start: self.rpos,
+                            ..f
+                        };
+                        self.rpos += f.len;
                         let notice = DbError::parse(&self.rbuf[f.body()]);
                         eprint!("{}", notice.notice_text());
-                        self.rbuf.advance(f.len);
                         continue;
                     }
                     tag::NOTICE_RESPONSE | tag::NOTIFICATION_RESPONSE | tag::PARAMETER_STATUS => {
-                        self.rbuf.advance(f.len);
+                        self.rpos += f.len;
                         continue;
                     }
                     ty => {
+                        let f = Frame {
+                            start: self.rpos,
+                            ..f
+                        };
+                        self.rpos += f.len;
                         if ty == tag::READY_FOR_QUERY {
                             match backend::ready_status(&self.rbuf[f.body()]) {
                                 Ok(s) => self.status = s,
@@ -802,7 +826,6 @@ impl Conn {
                                 }
                             }
                         }
-                        self.read_last = f.len;
                         return Ok(f);
                     }
                 },
@@ -815,6 +838,14 @@ impl Conn {
             if self.closed {
                 return Err(Error::Closed);
             }
+            // What was read before goes now, at once (most often the whole
+            // buffer: the last answer was read to its end).
+            if self.rpos == self.rbuf.len() {
+                self.rbuf.clear();
+            } else {
+                self.rbuf.advance(self.rpos);
+            }
+            self.rpos = 0;
             self.rbuf.reserve(short.max(READ_CHUNK));
             if std::mem::take(&mut self.sent) && self.in_transaction() {
                 match self.read_now() {
@@ -877,30 +908,6 @@ fn parse_unnamed(stmt: &Statement, buf: &mut BytesMut) -> Result<(), Error> {
         frontend::parse("", sql, stmt.0.params.iter().map(Type::oid), buf).map_err(encode)?;
     }
     Ok(())
-}
-
-/// Appends a `Bind` of `statement` with text parameters (no format codes:
-/// all text) and text results.
-fn bind_text(statement: &str, params: TextParams<'_>, buf: &mut BytesMut) -> Result<(), Error> {
-    frontend::bind(
-        "",
-        statement,
-        std::iter::empty(),
-        params.spans.iter(),
-        |p, buf| match p {
-            Some(r) => {
-                buf.extend_from_slice(&params.bytes[r.clone()]);
-                Ok(postgres_protocol::IsNull::No)
-            }
-            None => Ok(postgres_protocol::IsNull::Yes),
-        },
-        std::iter::empty(),
-        buf,
-    )
-    .map_err(|e| match e {
-        frontend::BindError::Conversion(e) => Error::Protocol(e.to_string()),
-        frontend::BindError::Serialization(e) => encode(e),
-    })
 }
 
 /// A row of `columns` from a `DataRow` body (copied: the read buffer

@@ -127,7 +127,11 @@ impl Socket {
     /// for an answer already in its socket.
     pub(super) async fn read_buf(&self, buf: &mut BytesMut) -> io::Result<usize> {
         loop {
-            let mut ready = self.0.readable().await?;
+            // `poll_read_ready` keeps this task's waker in the socket's one
+            // reader slot; `readable()`'s future would add it to the
+            // socket's list of waiters and remove it again, under the
+            // list's lock both times, on every wait.
+            let mut ready = std::future::poll_fn(|cx| self.0.poll_read_ready(cx)).await?;
             let room = buf.capacity() - buf.len();
             match ready.try_io(|s| recv(s.get_ref().as_raw_fd(), buf)) {
                 Ok(Ok(n)) => {

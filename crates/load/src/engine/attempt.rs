@@ -21,13 +21,24 @@ pub(super) enum AfterError {
     Unknown,
 }
 
-/// The result of one attempt.
+/// The result of one attempt. Small, as it is moved several times per
+/// transaction on the client's hot path: what only a failed attempt has
+/// is boxed ([`Failed`]); a committed one allocates nothing.
 pub(super) struct Attempted {
-    pub(super) result: Result<Ended, crate::workload::AttemptError>,
-    /// Time from BEGIN to the end of a failed attempt (its ROLLBACK
-    /// included); zero for an attempt that committed.
-    pub(super) took: Duration,
+    pub(super) result: Result<Ended, Box<Failed>>,
     pub(super) pool_wait: Duration,
+    /// The DSN's host the session's connection was open to.
+    pub(super) host: usize,
+    /// When the attempt ended, if its client read the clock then
+    /// ([`WorkloadClient::attempt_ended`]).
+    pub(super) ended_at: Option<Instant>,
+}
+
+/// A failed attempt: its error, and the state of the connection after it.
+pub(super) struct Failed {
+    pub(super) error: crate::workload::AttemptError,
+    /// Time from BEGIN to the end of the attempt (its ROLLBACK included).
+    pub(super) took: Duration,
     /// ROLLBACK after the error failed with this error.
     pub(super) rollback_failed: Option<crate::wire::Error>,
     /// The session's connection is closed.
@@ -37,12 +48,16 @@ pub(super) struct Attempted {
     pub(super) ended: Option<SqlState>,
     /// The command that raised the error, for a workload that times its
     /// commands.
-    pub(super) failed_step: Option<usize>,
-    /// The DSN's host the session's connection was open to.
-    pub(super) host: usize,
-    /// When the attempt ended, if its client read the clock then
-    /// ([`WorkloadClient::attempt_ended`]).
-    pub(super) ended_at: Option<Instant>,
+    pub(super) step: Option<usize>,
+}
+
+impl Attempted {
+    /// Sets the failed command, for an attempt that failed.
+    pub(super) fn set_failed_step(&mut self, step: Option<usize>) {
+        if let Err(f) = &mut self.result {
+            f.step = step;
+        }
+    }
 }
 
 /// Runs one attempt on `s`, started at `start`.
@@ -78,37 +93,37 @@ pub(super) async fn run_attempt_on<C: WorkloadClient>(
     client.attempt_starts(start);
     let result = client.attempt(conn, tx, input).await;
     let ended_at = client.attempt_ended();
-    let mut rollback_failed = None;
-    if let Err(e) = &result {
-        match after(e) {
-            // Only a transaction block needs it: outside one the error
-            // ended its statement's implicit transaction already, and a
-            // ROLLBACK there gets the server's `WARNING:  there is no
-            // transaction in progress` (pgbench checks the status first).
-            AfterError::Rollback if conn.in_transaction() => {
-                if let Err(e) = tx.rollback(conn).await {
-                    rollback_failed = Some(e);
+    let result = match result {
+        Ok(ended) => Ok(ended),
+        Err(error) => {
+            let mut rollback_failed = None;
+            match after(&error) {
+                // Only a transaction block needs it: outside one the error
+                // ended its statement's implicit transaction already, and a
+                // ROLLBACK there gets the server's `WARNING:  there is no
+                // transaction in progress` (pgbench checks the status first).
+                AfterError::Rollback if conn.in_transaction() => {
+                    if let Err(e) = tx.rollback(conn).await {
+                        rollback_failed = Some(e);
+                    }
                 }
+                AfterError::Rollback => {}
+                AfterError::Nothing => {}
+                AfterError::Unknown => client.unknown_outcome(input),
             }
-            AfterError::Rollback => {}
-            AfterError::Nothing => {}
-            AfterError::Unknown => client.unknown_outcome(input),
+            Err(Box::new(Failed {
+                error,
+                took: start.elapsed(),
+                rollback_failed,
+                closed: conn.is_closed(),
+                ended: conn.end_code(),
+                step: None,
+            }))
         }
-    }
+    };
     Attempted {
-        // Only a failed attempt's time is used (wasted time): a committed
-        // one saves the clock read.
-        took: if result.is_err() {
-            start.elapsed()
-        } else {
-            Duration::ZERO
-        },
         result,
         pool_wait: Duration::ZERO,
-        rollback_failed,
-        closed: conn.is_closed(),
-        ended: conn.end_code(),
-        failed_step: None,
         host,
         ended_at,
     }
@@ -119,13 +134,15 @@ impl Attempted {
     /// (on host `host`; `closed`: its connection is gone).
     pub(super) fn failed(error: crate::workload::AttemptError, host: usize, closed: bool) -> Self {
         Attempted {
-            result: Err(error),
-            took: Duration::ZERO,
+            result: Err(Box::new(Failed {
+                error,
+                took: Duration::ZERO,
+                rollback_failed: None,
+                closed,
+                ended: None,
+                step: None,
+            })),
             pool_wait: Duration::ZERO,
-            rollback_failed: None,
-            closed,
-            ended: None,
-            failed_step: None,
             host,
             ended_at: None,
         }

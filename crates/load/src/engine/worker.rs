@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_postgres::Config;
 
 use super::EngineError;
-use super::attempt::{AfterError, Attempted, run_attempt};
+use super::attempt::{AfterError, Attempted, Failed, run_attempt};
 use super::faults::FaultLog;
 use super::retry::{Retrier, Verdict};
 use super::session::{Pool, Session, reconnect, reopen, setup};
@@ -525,7 +525,7 @@ impl<C: WorkloadClient> Source<C> {
             Source::Own(s) => {
                 let start = now.unwrap_or_else(Instant::now);
                 let mut a = routed(s, input, &after, start, ctx, pos).await;
-                a.failed_step = record_steps(&mut s.client, input, rec);
+                a.set_failed_step(record_steps(&mut s.client, input, rec));
                 Some(a)
             }
             Source::Pooled { pool, .. } => {
@@ -536,7 +536,7 @@ impl<C: WorkloadClient> Source<C> {
                     reconnect_ctx(s, ctx, rng).await?;
                 }
                 let mut a = routed(s, input, &after, Instant::now(), ctx, pos).await;
-                a.failed_step = record_steps(&mut s.client, input, rec);
+                a.set_failed_step(record_steps(&mut s.client, input, rec));
                 a.pool_wait = waited;
                 Some(a)
             }
@@ -856,19 +856,19 @@ async fn drive<C: WorkloadClient>(
                     rec.user_abort(ty, tries, wasted_us);
                     break (TxEnd::Failed(*b"P0004"), 0);
                 }
-                Err(e) => e,
+                Err(f) => f,
             };
-            wasted_us += a.took.as_micros() as u64;
+            wasted_us += err.took.as_micros() as u64;
             let tx = Tries {
                 ty,
                 tries,
                 wasted_us,
             };
-            let failed = TxEnd::Failed(match &err.error {
+            let failed = TxEnd::Failed(match &err.error.error {
                 crate::workload::Cause::Db(e) => e.code().unwrap_or(CONNECTION_FAILURE),
                 crate::workload::Cause::Script(_) => SCRIPT_ERROR,
             });
-            match after_failure(ctx, state, pooled, &tx, err, &a) {
+            match after_failure(ctx, state, pooled, &tx, err, a.host) {
                 Next::Retry => {}
                 Next::Transaction => break (failed, 0),
                 Next::Halt(h) => {
@@ -919,9 +919,10 @@ fn after_failure(
     state: &mut DriveState,
     pooled: bool,
     tx: &Tries,
-    err: &crate::workload::AttemptError,
-    a: &Attempted,
+    a: &Failed,
+    host: usize,
 ) -> Next {
+    let err = &a.error;
     let (rec, retrier) = (&*ctx.rec, &*ctx.retrier);
     let Tries {
         ty,
@@ -942,11 +943,11 @@ fn after_failure(
             return lost(code);
         }
         Verdict::ConnectionLost(code) => {
-            rec.fail_on(ty, a.host, code, tries, wasted_us);
+            rec.fail_on(ty, host, code, tries, wasted_us);
             return lost(code);
         }
         Verdict::Abort(message) => {
-            rec.fail_on(ty, a.host, SCRIPT_ERROR, tries, wasted_us);
+            rec.fail_on(ty, host, SCRIPT_ERROR, tries, wasted_us);
             return Next::Halt(Halt::Stop(StopReason::Script(message)));
         }
         Verdict::Retry(c) => (c, true),
@@ -959,7 +960,7 @@ fn after_failure(
     let key = ErrorKey {
         code,
         reason: err.reason(),
-        step: a.failed_step,
+        step: a.step,
         statement: err.statement,
         at_commit: err.at_commit,
     };
@@ -972,7 +973,7 @@ fn after_failure(
         rec.error(ty, key);
         return Next::Retry;
     }
-    rec.fail_at_on(ty, a.host, key, tries, wasted_us);
+    rec.fail_at_on(ty, host, key, tries, wasted_us);
     if a.closed {
         // The server closed the connection after the error.
         return lost(a.ended.unwrap_or(CONNECTION_FAILURE));

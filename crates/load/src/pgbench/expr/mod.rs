@@ -316,6 +316,19 @@ const FUNCTIONS: &[(&str, Func, Arity)] = &[
 /// pgbench evaluates at most this many arguments (`MAX_FARGS`).
 const MAX_ARGS: usize = 16;
 
+/// The arguments of a call evaluated on the stack: every operator's and
+/// every `random*` function's fit.
+const FEW_ARGS: usize = 4;
+
+/// `func` on its evaluated arguments: NULL if one is NULL (but for `IS`
+/// and `debug`, which take NULL).
+fn apply(func: Func, vals: &[Value], env: &mut dyn Env) -> Result<Value, EvalError> {
+    if !matches!(func, Func::Is | Func::Debug) && vals.contains(&Value::Null) {
+        return Ok(Value::Null);
+    }
+    call(func, vals, env)
+}
+
 /// A parsed expression.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
@@ -360,21 +373,26 @@ impl Expr {
                 }
                 otherwise.eval(env)
             }
-            Expr::Call(func, args) => {
+            Expr::Call(func, args) if args.len() <= FEW_ARGS => {
                 // On the stack: every operator is a call, evaluated once
-                // or more per transaction.
-                let mut vals = [Value::Null; MAX_ARGS];
+                // or more per transaction; an array of MAX_ARGS values
+                // would be 256 bytes to clear at each.
+                let mut vals = [Value::Null; FEW_ARGS];
                 for (slot, a) in vals.iter_mut().zip(args) {
                     *slot = a.eval(env)?;
                 }
+                apply(*func, &vals[..args.len()], env)
+            }
+            Expr::Call(func, args) => {
+                let vals = args
+                    .iter()
+                    .take(MAX_ARGS)
+                    .map(|a| a.eval(env))
+                    .collect::<Result<Vec<_>, _>>()?;
                 if args.len() > MAX_ARGS {
                     return Err(EvalError::TooManyArguments);
                 }
-                let vals = &vals[..args.len()];
-                if !matches!(func, Func::Is | Func::Debug) && vals.contains(&Value::Null) {
-                    return Ok(Value::Null);
-                }
-                call(*func, vals, env)
+                apply(*func, &vals, env)
             }
         }
     }

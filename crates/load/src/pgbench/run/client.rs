@@ -236,7 +236,11 @@ impl WorkloadClient for ScriptClient {
         if let Some(why) = &self.pending_abort {
             return Err(AttemptError::script(why.clone()));
         }
-        let tries = input.tries.fetch_add(1, Ordering::Relaxed) + 1;
+        // An input's attempts run one after another (a pooled one's are
+        // handed from session to session through the pool, which orders
+        // them): a plain load and store, not a locked read-modify-write.
+        let tries = input.tries.load(Ordering::Relaxed) + 1;
+        input.tries.store(tries, Ordering::Relaxed);
         if tries == 1 {
             self.say.debug(|| {
                 format!(

@@ -69,10 +69,11 @@ impl Var {
 /// A client's variables by name. A transaction's variables are copied at
 /// its start and again for every retry into a map the client reuses: the
 /// names are interned ([`Name`]) and the texts shared (`Arc<str>`), so the
-/// copies allocate nothing. Hashed with foldhash: the names are the
-/// script's, not an adversary's, and SipHash cost more than the copy
-/// itself.
-type Vars = HashMap<Name, Var, foldhash::fast::RandomState>;
+/// copies allocate nothing. Hashed with foldhash, with a fixed seed: the
+/// names are the script's, not an adversary's; SipHash cost more than the
+/// copy itself, and a random seed is drawn for every new map (the
+/// attempt's working copy is one, at every attempt).
+type Vars = HashMap<Name, Var, foldhash::fast::FixedState>;
 
 /// A variable's name, interned for the life of the process: copying one
 /// is copying a pointer. With `Arc<str>` names every copy of a client's

@@ -84,16 +84,19 @@ impl Turn<'_> {
         prng: &mut Prng,
     ) -> Result<(), AttemptError> {
         let v = Var::Value(self.eval(at, vars, prng, "set")?);
-        if !script::is_variable_name(name) {
-            return Err(self.meta_failed(
-                at,
-                "set",
-                &format!("set: invalid variable name: \"{name}\""),
-                "assignment of meta-command failed",
-            ));
-        }
         match vars.get_mut(name) {
             Some(slot) => *slot = v,
+            // A name is checked when it is first defined, as pgbench
+            // checks it (`lookupCreateVariable`): a name in the map is
+            // one that passed.
+            None if !script::is_variable_name(name) => {
+                return Err(self.meta_failed(
+                    at,
+                    "set",
+                    &format!("set: invalid variable name: \"{name}\""),
+                    "assignment of meta-command failed",
+                ));
+            }
             None => {
                 vars.insert(name.into(), v);
             }
@@ -173,6 +176,12 @@ impl Turn<'_> {
             .await
             .map_err(|m| self.meta_failed(at, word, &m, "execution of meta-command failed"))?;
         if let (Some(name), Some(n)) = (set, got) {
+            // Checked here as `\set` checks a new name: every name in
+            // `vars` is a valid one.
+            if !script::is_variable_name(name) {
+                let m = format!("setshell: invalid variable name: \"{name}\"");
+                return Err(self.meta_failed(at, word, &m, "execution of meta-command failed"));
+            }
             vars.insert(name.as_str().into(), Var::Value(Value::Int(n)));
         }
         Ok(())
