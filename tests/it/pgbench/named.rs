@@ -74,6 +74,17 @@ fn aborted_clients_exit_2_after_the_summary() {
          pgbench: error: client 0 aborted in command 0 (set) of script 0; evaluation of meta-command failed\n\
          pgbench: error: Run was aborted; the above results are incomplete.\n"
     );
+    // A variable name is checked when the variable is first defined, by
+    // `\setshell` as by `\set` (pgbench's `lookupCreateVariable`).
+    let s = script(&dir, "shell.sql", "\\setshell a-b echo 1\n");
+    let (out, _, stderr) = db.run(&dir, &["-n", "-t", "1", "-f", &s]);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        "pgbench: error: setshell: invalid variable name: \"a-b\"\n\
+         pgbench: error: client 0 aborted in command 0 (setshell) of script 0; execution of meta-command failed\n\
+         pgbench: error: Run was aborted; the above results are incomplete.\n"
+    );
     let s = script(&dir, "nope.sql", "SELECT 1;\nSELECT * FROM nope;\n");
     // As pgbench 15 prints it (pgbench 18 stops after "processed").
     let (out, stdout, stderr) = db.run_env(
