@@ -832,7 +832,7 @@ async fn drive<C: WorkloadClient>(
                 return Ok(()); // stopped while reconnecting
             };
             pool_wait += a.pool_wait;
-            let err = match &a.result {
+            let fault = match &a.result {
                 Ok(Ended::Committed) => {
                     // Closed loop: the latency leaves out pool waits; open
                     // loop: it counts from the scheduled start, so every
@@ -858,17 +858,17 @@ async fn drive<C: WorkloadClient>(
                 }
                 Err(f) => f,
             };
-            wasted_us += err.took.as_micros() as u64;
+            wasted_us += fault.took.as_micros() as u64;
             let tx = Tries {
                 ty,
                 tries,
                 wasted_us,
             };
-            let failed = TxEnd::Failed(match &err.error.error {
+            let failed = TxEnd::Failed(match &fault.error.error {
                 crate::workload::Cause::Db(e) => e.code().unwrap_or(CONNECTION_FAILURE),
                 crate::workload::Cause::Script(_) => SCRIPT_ERROR,
             });
-            match after_failure(ctx, state, pooled, &tx, err, a.host) {
+            match after_failure(ctx, state, pooled, &tx, fault, a.host) {
                 Next::Retry => {}
                 Next::Transaction => break (failed, 0),
                 Next::Halt(h) => {
@@ -907,7 +907,7 @@ enum Next {
     Halt(Halt),
 }
 
-/// Records the failed attempt `a` (its error `err`) of transaction `tx`
+/// Records the failed attempt `a` (on host `host`) of transaction `tx`
 /// and decides what comes next: a lost connection or an unknown outcome
 /// halts an own session's client (a pooled one goes on with the next
 /// transaction, its session reconnects at checkout); a script error stops
