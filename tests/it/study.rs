@@ -1,5 +1,6 @@
-//! Study files, pool size, open loop, settings factors and resume,
-//! end to end against the managed server (issue #5).
+//! Study files, pool size (and a pooled client's variables), open loop,
+//! settings factors and resume, end to end against the managed server
+//! (issue #5).
 
 use crate::common;
 
@@ -379,4 +380,61 @@ fn bad_study_files_name_the_key_and_line() {
     let p = write_study(base.path(), "ok.toml", "clients = 4\n");
     let (out, _, _) = run(&["run", p.to_str().unwrap(), "--clients", "0"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Behind a connection pool (`--pool-size`) a client's transactions run
+/// on whichever session is free, and still on that client's variables:
+/// each of 3 clients counts its own transactions in a script's `:n`
+/// through one pooled session, as it would on a session of its own.
+#[test]
+fn pooled_sessions_run_each_client_on_its_own_variables() {
+    let (base, dir) = out_dir("pooled-vars");
+    let script = base.path().join("count.sql");
+    std::fs::write(
+        &script,
+        "\\set n :n + 1\n\\set seen debug(:client_id * 1000000 + :n)\nSELECT 1;\n",
+    )
+    .unwrap();
+    let ran = Study::short()
+        .out(&dir)
+        .args(&[
+            "-f",
+            script.to_str().unwrap(),
+            "-D",
+            "n=0",
+            "--isolation",
+            "rc",
+            "--scale",
+            "1",
+            "--clients",
+            "3",
+            "--pool-size",
+            "1",
+        ])
+        .run();
+    assert!(ran.out.status.success(), "{}", ran.stderr);
+    let r = read_json(&dir);
+    let failed = &r["runs"][0]["failed"];
+    assert!(failed.as_object().is_some_and(|m| m.is_empty()), "{failed}");
+    let mut counts: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
+    for line in ran.stderr.lines() {
+        if let Some(v) = line.strip_prefix("debug(script=0,command=2): int ") {
+            let v: u64 = v.parse().expect("an integer");
+            counts.entry(v / 1_000_000).or_default().push(v % 1_000_000);
+        }
+    }
+    assert_eq!(counts.len(), 3, "every client ran: {counts:?}");
+    for (client, mut seen) in counts {
+        seen.sort_unstable();
+        let expected: Vec<u64> = (1..=seen.len() as u64).collect();
+        assert!(
+            seen.len() > 5,
+            "client {client} ran {} transactions",
+            seen.len()
+        );
+        assert_eq!(
+            seen, expected,
+            "client {client}'s count has gaps or repeats"
+        );
+    }
 }

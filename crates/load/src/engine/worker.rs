@@ -279,8 +279,10 @@ async fn run_worker<C: WorkloadClient>(
         let loops: Vec<_> = inputs
             .into_iter()
             .map(|m| {
+                let mut client = m.client;
+                client.inputs_run_elsewhere();
                 let source = Source::Pooled {
-                    inputs: m.client,
+                    inputs: client,
                     pool: pool.clone(),
                 };
                 Box::pin(client_loop(source, ctx(m.id, m.backoff_seed)))

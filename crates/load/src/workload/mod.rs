@@ -580,6 +580,14 @@ pub trait WorkloadClient: Send + 'static {
     /// Draws the next transaction's inputs.
     fn next_input(&mut self) -> Self::Input;
 
+    /// Called once, before any [`WorkloadClient::next_input`], on a client
+    /// whose inputs the engine runs on other clients' sessions (a
+    /// connection pool, `--pool-size`): what an attempt changes in this
+    /// client's state must then reach it from another client. Without
+    /// the call every input is attempted by the client that drew it, and
+    /// a client may keep its state unshared (no lock per transaction).
+    fn inputs_run_elsewhere(&mut self) {}
+
     /// The transaction type of `input` (index into [`Workload::tx_types`]).
     fn tx_type(&self, input: &Self::Input) -> usize;
 

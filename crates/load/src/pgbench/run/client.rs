@@ -29,10 +29,10 @@ pub struct ScriptClient {
     scripts: Arc<Vec<Compiled>>,
     weights: Vec<u64>,
     mode: QueryMode,
-    /// Shared with this client's inputs: with a connection pool
-    /// (`--pool-size`) another session's client runs the attempt and
-    /// writes the outcome back here.
-    state: Arc<Mutex<ClientState>>,
+    /// Its variables and random state: its own, or (with a connection
+    /// pool, `--pool-size`) shared with its inputs, as another session's
+    /// client runs the attempt and writes the outcome back.
+    state: State,
     /// Picks the script (pgbench: the thread's `ts_choose_rs`).
     chooser: Prng,
     /// `-M prepared`: per script, per command; with pgbench's rules each
@@ -70,10 +70,10 @@ impl ScriptClient {
             scripts,
             weights,
             mode,
-            state: Arc::new(Mutex::new(ClientState {
+            state: State::Own(ClientState {
                 vars,
                 prng: Prng::seed(client_seed),
-            })),
+            }),
             chooser: Prng::seed(client_seed ^ 0x7363_7269_7074),
             prepared: Vec::new(),
             work: Work::default(),
@@ -81,6 +81,36 @@ impl ScriptClient {
             scratch: Vars::default(),
             say: Say { rules, id },
             pending_abort: None,
+        }
+    }
+}
+
+/// Where a client's [`ClientState`] is.
+enum State {
+    /// Every input is attempted by the client that drew it (the client
+    /// runs on a session of its own): no lock per transaction.
+    Own(ClientState),
+    /// The inputs are attempted on pooled sessions, by their clients
+    /// ([`WorkloadClient::inputs_run_elsewhere`]).
+    Shared(Arc<Mutex<ClientState>>),
+}
+
+impl ScriptClient {
+    /// The state of an input drawn by this client, attempted by it (the
+    /// input holds no shared owner). Panics if this client's state is
+    /// shared: its inputs then always name their owner.
+    fn own_state(&mut self) -> &mut ClientState {
+        match &mut self.state {
+            State::Own(s) => s,
+            State::Shared(_) => unreachable!("an input of a shared state names its owner"),
+        }
+    }
+
+    /// A copy of this client's variables.
+    fn vars(&self) -> Vars {
+        match &self.state {
+            State::Own(s) => s.vars.clone(),
+            State::Shared(s) => s.lock().unwrap_or_else(|e| e.into_inner()).vars.clone(),
         }
     }
 }
@@ -105,13 +135,14 @@ struct Work {
 }
 
 /// A script run's start: which script, and the random state a retry
-/// starts from again; `owner` is the client it belongs to, whose variables
-/// (changed only when a transaction commits) are the ones every attempt
-/// starts from.
+/// starts from again; `owner` holds the state of the client it belongs to
+/// when that is shared (`None`: the attempting client's own), whose
+/// variables (changed only when a transaction commits) are the ones every
+/// attempt starts from.
 pub struct ScriptInput {
     script: usize,
     prng: Prng,
-    owner: Arc<Mutex<ClientState>>,
+    owner: Option<Arc<Mutex<ClientState>>>,
     /// The tries started so far.
     tries: AtomicU32,
 }
@@ -208,12 +239,31 @@ impl WorkloadClient for ScriptClient {
                 }
             })
             .expect("total > 0");
-        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (prng, owner) = match &self.state {
+            State::Own(s) => (s.prng.clone(), None),
+            State::Shared(s) => (
+                s.lock().unwrap_or_else(|e| e.into_inner()).prng.clone(),
+                Some(Arc::clone(s)),
+            ),
+        };
         ScriptInput {
             script,
-            prng: state.prng.clone(),
-            owner: Arc::clone(&self.state),
+            prng,
+            owner,
             tries: AtomicU32::new(0),
+        }
+    }
+
+    fn inputs_run_elsewhere(&mut self) {
+        if let State::Own(s) = &mut self.state {
+            let s = std::mem::replace(
+                s,
+                ClientState {
+                    vars: Vars::default(),
+                    prng: Prng::seed(0),
+                },
+            );
+            self.state = State::Shared(Arc::new(Mutex::new(s)));
         }
     }
 
@@ -258,7 +308,10 @@ impl WorkloadClient for ScriptClient {
         // only, but the random state of every attempt: the transaction
         // after a failed one draws new values, as in pgbench.
         let mut vars = std::mem::take(&mut self.scratch);
-        vars.clone_from(&input.owner.lock().unwrap_or_else(|e| e.into_inner()).vars);
+        match &input.owner {
+            Some(o) => vars.clone_from(&o.lock().unwrap_or_else(|e| e.into_inner()).vars),
+            None => vars.clone_from(&self.own_state().vars),
+        }
         let mut prng = input.prng.clone();
         let run = Run {
             script: input.script,
@@ -267,13 +320,19 @@ impl WorkloadClient for ScriptClient {
         let result = self
             .run_commands(conn, run, &mut vars, &mut prng, &mut work)
             .await;
-        let mut owner = input.owner.lock().unwrap_or_else(|e| e.into_inner());
         if result.is_ok() {
-            std::mem::swap(&mut owner.vars, &mut vars);
             self.ledger.commit(input.script);
         }
-        owner.prng = prng;
-        drop(owner);
+        let end = |owner: &mut ClientState| {
+            if result.is_ok() {
+                std::mem::swap(&mut owner.vars, &mut vars);
+            }
+            owner.prng = prng;
+        };
+        match &input.owner {
+            Some(o) => end(&mut o.lock().unwrap_or_else(|e| e.into_inner())),
+            None => end(self.own_state()),
+        }
         if let (Err(_), Some((step, t0))) = (&result, work.current) {
             work.steps.push(StepTime {
                 step,
@@ -321,12 +380,7 @@ impl ScriptClient {
         let mut input = self.next_input();
         for (script, c) in self.scripts.iter().enumerate() {
             input.script = script;
-            let mut vars = self
-                .state
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .vars
-                .clone();
+            let mut vars = self.vars();
             let mut prng = input.prng.clone();
             for (i, cmd) in c.script.commands.iter().enumerate() {
                 match &cmd.kind {
