@@ -43,8 +43,8 @@ pub struct ScriptClient {
     work: Work,
     /// The transactions this client committed, per script.
     ledger: ScriptLedger,
-    /// The running attempt's variables: a copy of the owner's, in memory
-    /// kept from one attempt to the next.
+    /// The variables of an attempt of a shared state's input: a copy of
+    /// the owner's, in memory kept from one attempt to the next.
     scratch: Vars,
     /// Its id and `isobench pgbench`'s rules, if any.
     say: Say,
@@ -304,14 +304,19 @@ impl WorkloadClient for ScriptClient {
         work.current = None;
         work.ended = None;
         // Every attempt starts from the transaction's variables and random
-        // state. The client keeps the variables of a committed attempt
-        // only, but the random state of every attempt: the transaction
-        // after a failed one draws new values, as in pgbench.
-        let mut vars = std::mem::take(&mut self.scratch);
-        match &input.owner {
-            Some(o) => vars.clone_from(&o.lock().unwrap_or_else(|e| e.into_inner()).vars),
-            None => vars.clone_from(&self.own_state().vars),
-        }
+        // state: its own (a failed attempt's assignments are undone) or a
+        // copy of its owner's. The client keeps the variables of a
+        // committed attempt only, but the random state of every attempt:
+        // the transaction after a failed one draws new values, as in
+        // pgbench.
+        let mut vars = match &input.owner {
+            Some(o) => {
+                let mut copy = std::mem::take(&mut self.scratch);
+                copy.clone_from(&o.lock().unwrap_or_else(|e| e.into_inner()).vars);
+                copy
+            }
+            None => std::mem::take(&mut self.own_state().vars),
+        };
         let mut prng = input.prng.clone();
         let run = Run {
             script: input.script,
@@ -323,15 +328,26 @@ impl WorkloadClient for ScriptClient {
         if result.is_ok() {
             self.ledger.commit(input.script);
         }
-        let end = |owner: &mut ClientState| {
-            if result.is_ok() {
-                std::mem::swap(&mut owner.vars, &mut vars);
-            }
-            owner.prng = prng;
-        };
+        if result.is_ok() {
+            vars.keep();
+        } else {
+            vars.undo();
+        }
         match &input.owner {
-            Some(o) => end(&mut o.lock().unwrap_or_else(|e| e.into_inner())),
-            None => end(self.own_state()),
+            Some(o) => {
+                let mut owner = o.lock().unwrap_or_else(|e| e.into_inner());
+                if result.is_ok() {
+                    std::mem::swap(&mut owner.vars, &mut vars);
+                }
+                owner.prng = prng;
+                drop(owner);
+                self.scratch = vars;
+            }
+            None => {
+                let own = self.own_state();
+                own.vars = vars;
+                own.prng = prng;
+            }
         }
         if let (Err(_), Some((step, t0))) = (&result, work.current) {
             work.steps.push(StepTime {
@@ -341,7 +357,6 @@ impl WorkloadClient for ScriptClient {
             });
         }
         self.work = work;
-        self.scratch = vars;
         result
     }
 
@@ -394,7 +409,9 @@ impl ScriptClient {
                             print: false,
                         });
                         if let Ok(v) = v {
-                            vars.insert(name.as_str().into(), Var::Value(v));
+                            // An invalid name stays undefined here; the
+                            // run reports it.
+                            let _ = vars.assign(name, Var::Value(v));
                         }
                     }
                     CommandKind::Sql { sql, .. } => out.push((script, i, substitute(sql, &vars))),

@@ -115,7 +115,7 @@ mod tests {
     #[tokio::test]
     async fn shell_words_take_variables_and_setshell_an_integer() {
         let mut vars = Vars::default();
-        vars.insert("one".into(), Var::Text("1".into()));
+        vars.define("one", Var::Text("1".into()));
         let w = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         assert_eq!(
             run("setshell", &w(&["echo", ":one"]), &vars, true).await,

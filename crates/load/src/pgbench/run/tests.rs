@@ -19,8 +19,8 @@ fn branches_resolve_to_the_next_marker_and_the_endif() {
 #[test]
 fn substitution_keeps_undefined_variables() {
     let mut v = Vars::default();
-    v.insert("a".into(), Var::Value(Value::Int(-5)));
-    v.insert("t".into(), Var::Text("x y".into()));
+    v.define("a", Var::Value(Value::Int(-5)));
+    v.define("t", Var::Text("x y".into()));
     assert_eq!(
         substitute("SELECT :a, ':t', :zz::int", &v),
         "SELECT -5, 'x y', :zz::int"
@@ -110,4 +110,30 @@ fn script_statements_are_explained_with_drawn_values() {
     );
     // Labels of plans are the step names failures are recorded under.
     assert_eq!(w.step_names(0)[3], labels[0]);
+}
+
+/// An attempt's assignments are taken back last first (a name set twice
+/// returns to its first value, a new one is undefined again); kept ones
+/// stay; a new invalid name is refused and changes nothing.
+#[test]
+fn undone_assignments_restore_the_kept_variables() {
+    let int = |n| Var::Value(Value::Int(n));
+    let mut v = Vars::default();
+    v.define("a", int(1));
+    assert!(v.assign("a", int(2)) && v.assign("a", int(3)) && v.assign("b", int(4)));
+    assert!(!v.assign("a-b", int(5)));
+    assert_eq!(v.get("a-b"), None);
+    v.undo();
+    assert_eq!((v.get("a"), v.get("b")), (Some(&int(1)), None));
+    assert!(v.assign("b", int(6)));
+    v.keep();
+    assert!(v.assign("a", int(7)));
+    v.undo();
+    assert_eq!((v.get("a"), v.get("b")), (Some(&int(1)), Some(&int(6))));
+    // A copy carries the variables, not the log.
+    assert!(v.assign("a", int(8)));
+    let mut copy = Vars::default();
+    copy.clone_from(&v);
+    copy.undo();
+    assert_eq!(copy.get("a"), Some(&int(8)));
 }

@@ -12,7 +12,7 @@ use super::{Env, Run, ScriptClient, Work, script_error, substitute};
 use crate::model::{QueryMode, StepTime};
 use crate::pgbench::expr::Value;
 use crate::pgbench::prng::Prng;
-use crate::pgbench::script::{self, CommandKind, SleepAmount, Store};
+use crate::pgbench::script::{CommandKind, SleepAmount, Store};
 use crate::wire::{Conn, SimpleMessage, SimpleRow, TextParams};
 use crate::workload::{AttemptError, Ended};
 
@@ -84,22 +84,13 @@ impl Turn<'_> {
         prng: &mut Prng,
     ) -> Result<(), AttemptError> {
         let v = Var::Value(self.eval(at, vars, prng, "set")?);
-        match vars.get_mut(name) {
-            Some(slot) => *slot = v,
-            // A name is checked when it is first defined, as pgbench
-            // checks it (`lookupCreateVariable`): a name in the map is
-            // one that passed.
-            None if !script::is_variable_name(name) => {
-                return Err(self.meta_failed(
-                    at,
-                    "set",
-                    &format!("set: invalid variable name: \"{name}\""),
-                    "assignment of meta-command failed",
-                ));
-            }
-            None => {
-                vars.insert(name.into(), v);
-            }
+        if !vars.assign(name, v) {
+            return Err(self.meta_failed(
+                at,
+                "set",
+                &format!("set: invalid variable name: \"{name}\""),
+                "assignment of meta-command failed",
+            ));
         }
         Ok(())
     }
@@ -175,14 +166,11 @@ impl Turn<'_> {
         let got = shell::run(word, words, vars, set.is_some())
             .await
             .map_err(|m| self.meta_failed(at, word, &m, "execution of meta-command failed"))?;
-        if let (Some(name), Some(n)) = (set, got) {
-            // Checked here as `\set` checks a new name: every name in
-            // `vars` is a valid one.
-            if !script::is_variable_name(name) {
-                let m = format!("setshell: invalid variable name: \"{name}\"");
-                return Err(self.meta_failed(at, word, &m, "execution of meta-command failed"));
-            }
-            vars.insert(name.as_str().into(), Var::Value(Value::Int(n)));
+        if let (Some(name), Some(n)) = (set, got)
+            && !vars.assign(name, Var::Value(Value::Int(n)))
+        {
+            let m = format!("setshell: invalid variable name: \"{name}\"");
+            return Err(self.meta_failed(at, word, &m, "execution of meta-command failed"));
         }
         Ok(())
     }
@@ -610,7 +598,11 @@ fn store_rows(
     let mut put = |prefix: &str, row: &SimpleRow| -> Result<(), StoreError> {
         for (k, col) in row.columns().iter().enumerate() {
             let name = format!("{prefix}{col}");
-            if !script::is_variable_name(&name) {
+            let v = match row.get(k) {
+                Some(t) => Var::Text(t.into()),
+                None => Var::Value(Value::Null),
+            };
+            if !vars.assign(&name, v) {
                 eprintln!(
                     "pgbench: error: {}: invalid variable name: \"{name}\"",
                     match store {
@@ -622,17 +614,6 @@ fn store_rows(
                     query: last,
                     what: format!("error storing into variable {name}"),
                 });
-            }
-            let v = match row.get(k) {
-                Some(t) => Var::Text(t.into()),
-                None => Var::Value(Value::Null),
-            };
-            // Interned only the first time (the interner is shared).
-            match vars.get_mut(name.as_str()) {
-                Some(slot) => *slot = v,
-                None => {
-                    vars.insert(name.as_str().into(), v);
-                }
             }
         }
         Ok(())
