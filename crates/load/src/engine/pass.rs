@@ -23,15 +23,43 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::task::{Context, Poll, Wake, Waker};
 
 use futures_util::task::AtomicWaker;
 
-/// One client's wake-up flag; a wake also wakes the worker's task.
+/// Which of a worker's clients were woken since the pass that last
+/// polled them, one bit per client in id order, and the worker's task.
+/// A pass reads the bits a word (64 clients) at a time and clears a word
+/// with one locked instruction: with a flag per client, each in its own
+/// allocation, a pass over 16 clients read 16 cache lines that the
+/// clients' own work had mostly evicted since the last pass.
+struct Woken {
+    bits: Box<[AtomicU64]>,
+    /// The task was woken since its current pass started: a wake after
+    /// that need only set its client's bit.
+    notified: AtomicBool,
+    task: AtomicWaker,
+}
+
+impl Woken {
+    /// Sets client `i`'s bit and wakes the task unless it is already
+    /// woken. The bit is set before `notified` is read and the pass clears
+    /// `notified` before it reads the bits (all sequentially consistent):
+    /// either this wake sees the pass's clear and wakes the task, or the
+    /// pass sees this bit.
+    fn wake(&self, i: usize) {
+        self.bits[i / 64].fetch_or(1 << (i % 64), SeqCst);
+        if !self.notified.load(SeqCst) && !self.notified.swap(true, SeqCst) {
+            self.task.wake();
+        }
+    }
+}
+
+/// One client's waker.
 struct Flag {
-    woken: AtomicBool,
-    task: Arc<AtomicWaker>,
+    woken: Arc<Woken>,
+    client: usize,
 }
 
 impl Wake for Flag {
@@ -40,8 +68,7 @@ impl Wake for Flag {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        self.woken.store(true, Ordering::Release);
-        self.task.wake();
+        self.woken.wake(self.client);
     }
 }
 
@@ -49,47 +76,57 @@ impl Wake for Flag {
 /// outputs in the order given, or the message of the panic that ended one.
 ///
 /// Memory per client (a run of 10,000 clients holds 10,000 of these):
-/// the client's boxed future, freed as soon as it completes, its wake-up
-/// flag and waker (about 80 bytes); an output is kept only once its
-/// client has completed. The clients come boxed: a vector of the futures
+/// the client's boxed future, freed as soon as it completes, its waker
+/// (about 40 bytes) and one bit; an output is kept only once its client
+/// has completed. The clients come boxed: a vector of the futures
 /// themselves, boxed here, held every client's state twice at the start
 /// (BENCHMARKS.md, "Memory per client").
 pub(super) async fn run<F: Future>(clients: Vec<Pin<Box<F>>>) -> Vec<Result<F::Output, String>> {
     let n = clients.len();
     let mut clients: Vec<Option<Pin<Box<F>>>> = clients.into_iter().map(Some).collect();
-    let task = Arc::new(AtomicWaker::new());
-    let flags: Vec<Arc<Flag>> = (0..n)
-        .map(|_| {
-            Arc::new(Flag {
-                // Every client is polled in the first pass.
-                woken: AtomicBool::new(true),
-                task: task.clone(),
-            })
+    let woken = Arc::new(Woken {
+        // Every client is polled in the first pass.
+        bits: (0..n.div_ceil(64))
+            .map(|w| AtomicU64::new(u64::MAX >> (64 * (w + 1) - n.min(64 * (w + 1)))))
+            .collect(),
+        notified: AtomicBool::new(false),
+        task: AtomicWaker::new(),
+    });
+    let wakers: Vec<Waker> = (0..n)
+        .map(|client| {
+            Waker::from(Arc::new(Flag {
+                woken: woken.clone(),
+                client,
+            }))
         })
         .collect();
-    let wakers: Vec<Waker> = flags.iter().map(|f| Waker::from(f.clone())).collect();
     let mut out: Vec<(usize, Result<F::Output, String>)> = Vec::new();
     std::future::poll_fn(|cx| {
-        task.register(cx.waker());
-        for i in 0..n {
-            let Some(client) = clients[i].as_mut() else {
-                continue;
-            };
-            // A plain load first: most clients of a pass were not woken,
-            // and a swap is a locked instruction on every one of them.
-            let woken = &flags[i].woken;
-            if !woken.load(Ordering::Relaxed) || !woken.swap(false, Ordering::AcqRel) {
+        woken.task.register(cx.waker());
+        woken.notified.store(false, SeqCst);
+        for (w, word) in woken.bits.iter().enumerate() {
+            // A plain load first: most words of a pass have no bit set,
+            // and a swap is a locked instruction.
+            if word.load(SeqCst) == 0 {
                 continue;
             }
-            let mut c = Context::from_waker(&wakers[i]);
-            let polled = catch_unwind(AssertUnwindSafe(|| client.as_mut().poll(&mut c)));
-            let done = match polled {
-                Ok(Poll::Pending) => continue,
-                Ok(Poll::Ready(v)) => Ok(v),
-                Err(panic) => Err(panic_message(panic.as_ref())),
-            };
-            out.push((i, done));
-            clients[i] = None;
+            let mut bits = word.swap(0, SeqCst);
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let Some(client) = clients[i].as_mut() else {
+                    continue;
+                };
+                let mut c = Context::from_waker(&wakers[i]);
+                let polled = catch_unwind(AssertUnwindSafe(|| client.as_mut().poll(&mut c)));
+                let done = match polled {
+                    Ok(Poll::Pending) => continue,
+                    Ok(Poll::Ready(v)) => Ok(v),
+                    Err(panic) => Err(panic_message(panic.as_ref())),
+                };
+                out.push((i, done));
+                clients[i] = None;
+            }
         }
         if out.len() == n {
             Poll::Ready(())
@@ -134,6 +171,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 mod tests {
     use super::*;
     use std::sync::Mutex;
+    use std::sync::atomic::Ordering;
 
     /// A client that records each of its polls in `log`, yielding
     /// `rounds` times before it finishes.
@@ -158,6 +196,24 @@ mod tests {
         let out: Vec<usize> = run(futs).await.into_iter().map(Result::unwrap).collect();
         assert_eq!(out, vec![0, 10, 20]);
         assert_eq!(*log.lock().unwrap(), vec![0, 1, 2, 0, 1, 2, 0, 2, 2]);
+    }
+
+    /// More clients than a word of wake-up bits holds (64): each pass
+    /// still polls every woken client once, in id order across the words.
+    #[tokio::test]
+    async fn passes_span_several_words_of_clients() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let n = 130;
+        let futs = (0..n)
+            .map(|i| Box::pin(client(i, 2, log.clone())))
+            .collect();
+        let out: Vec<usize> = run(futs).await.into_iter().map(Result::unwrap).collect();
+        assert_eq!(out, (0..n).map(|i| i * 10).collect::<Vec<_>>());
+        let pass: Vec<usize> = (0..n).collect();
+        assert_eq!(
+            *log.lock().unwrap(),
+            [&pass[..], &pass[..], &pass[..]].concat()
+        );
     }
 
     #[tokio::test]
