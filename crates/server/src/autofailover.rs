@@ -819,23 +819,35 @@ impl FormationControl {
             .skip(1)
             .map(|k| k.pgdata.display().to_string())
             .collect();
+        let started = Instant::now();
         for pgdata in &nodes {
             // The monitor refuses a node's setting while the primary still
             // applies the one before (goal state apply_settings: "cannot
             // set ... when current state for primary is apply_settings"),
             // which failed the second node's now and then: each waits
-            // until the formation has settled.
-            self.wait_healthy(limit).await?;
-            self.0
-                .run(&[
-                    "set",
-                    "node",
-                    "replication-quorum",
-                    quorum,
-                    "--pgdata",
-                    pgdata,
-                ])
-                .await?;
+            // until the formation has settled. It also refused one after
+            // the formation looked settled ("Failed to update node
+            // replication quorum", seen once in 2026-11-29's test run):
+            // a refused setting is tried again until `limit`.
+            loop {
+                self.wait_healthy(limit).await?;
+                let set = self
+                    .0
+                    .run(&[
+                        "set",
+                        "node",
+                        "replication-quorum",
+                        quorum,
+                        "--pgdata",
+                        pgdata,
+                    ])
+                    .await;
+                match set {
+                    Ok(_) => break,
+                    Err(e) if started.elapsed() >= limit => return Err(e),
+                    Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+                }
+            }
         }
         let want = match mode {
             Replication::Async => "async",
