@@ -151,8 +151,11 @@ fn three_shards_split_the_clients_and_start_together() {
         let spread = starts.iter().cloned().fold(f64::MIN, f64::max)
             - starts.iter().cloned().fold(f64::MAX, f64::min);
         eprintln!("run {run}: window starts spread {:.3} ms", spread * 1e3);
+        // A few ms on an idle machine (BENCHMARKS.md, "Sharded runs"),
+        // 87 ms once under a full parallel test run on a slow day
+        // (2026-11-29; the limit was 50 ms): a limit well above both.
         assert!(
-            spread < 0.05,
+            spread < 0.2,
             "run {run}: windows opened {spread} s apart: {starts:?}"
         );
         // Checked once, by shard 0, and they hold with every shard's
