@@ -795,8 +795,8 @@ impl FormationControl {
     /// `pg_stat_replication`.
     ///
     /// Errors: a quorum mode (pg_auto_failover with one standby has
-    /// none), `pg_autoctl set node` failed, or the setting was not in
-    /// effect within `limit`.
+    /// none), `pg_autoctl set node` still failed after `limit` of tries,
+    /// or the setting was not in effect within `limit`.
     pub async fn set_replication(
         &self,
         mode: Replication,
@@ -819,7 +819,7 @@ impl FormationControl {
             .skip(1)
             .map(|k| k.pgdata.display().to_string())
             .collect();
-        let started = Instant::now();
+        let asked = Instant::now();
         for pgdata in &nodes {
             // The monitor refuses a node's setting while the primary still
             // applies the one before (goal state apply_settings: "cannot
@@ -844,7 +844,7 @@ impl FormationControl {
                     .await;
                 match set {
                     Ok(_) => break,
-                    Err(e) if started.elapsed() >= limit => return Err(e),
+                    Err(e) if asked.elapsed() >= limit => return Err(e),
                     Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
                 }
             }

@@ -85,9 +85,10 @@ pub(super) async fn run<F: Future>(clients: Vec<Pin<Box<F>>>) -> Vec<Result<F::O
     let n = clients.len();
     let mut clients: Vec<Option<Pin<Box<F>>>> = clients.into_iter().map(Some).collect();
     let woken = Arc::new(Woken {
-        // Every client is polled in the first pass.
+        // Every client is polled in the first pass: a word's bits are set
+        // for the clients it holds (64, or the rest in the last word).
         bits: (0..n.div_ceil(64))
-            .map(|w| AtomicU64::new(u64::MAX >> (64 * (w + 1) - n.min(64 * (w + 1)))))
+            .map(|w| AtomicU64::new(u64::MAX >> (64 - (n - 64 * w).min(64))))
             .collect(),
         notified: AtomicBool::new(false),
         task: AtomicWaker::new(),

@@ -327,8 +327,6 @@ impl WorkloadClient for ScriptClient {
             .await;
         if result.is_ok() {
             self.ledger.commit(input.script);
-        }
-        if result.is_ok() {
             vars.keep();
         } else {
             vars.undo();
