@@ -60,13 +60,14 @@ impl Attempted {
     }
 }
 
-/// Runs one attempt on `s`, started at `start`.
-pub(super) async fn run_attempt<C: WorkloadClient>(
-    s: &mut Session<C>,
-    input: &C::Input,
-    after: &impl Fn(&crate::workload::AttemptError) -> AfterError,
+/// Runs one attempt on `s`, started at `start` (the future of
+/// [`run_attempt_on`] for the session's parts).
+pub(super) fn run_attempt<'a, C: WorkloadClient>(
+    s: &'a mut Session<C>,
+    input: &'a C::Input,
+    after: &'a impl Fn(&crate::workload::AttemptError) -> AfterError,
     start: Instant,
-) -> Attempted {
+) -> impl Future<Output = Attempted> + 'a {
     run_attempt_on(
         &mut s.client,
         &mut s.conn,
@@ -76,7 +77,6 @@ pub(super) async fn run_attempt<C: WorkloadClient>(
         after,
         start,
     )
-    .await
 }
 
 /// Runs one attempt of `client` on `conn` (host `host` of the DSN, with

@@ -556,22 +556,26 @@ impl<C: WorkloadClient> Source<C> {
 }
 
 /// [`run_attempt`], or with `--read-from standby|any` where the route
-/// sends it ([`super::reads::attempt`]).
-async fn routed<C: WorkloadClient>(
-    s: &mut Session<C>,
-    input: &C::Input,
-    after: &impl Fn(&crate::workload::AttemptError) -> AfterError,
+/// sends it ([`super::reads::attempt`]). A plain function handing back the
+/// attempt's future: an `async fn` here would keep a copy of its
+/// arguments in every client's state, one more cache line written and
+/// read per transaction.
+fn routed<'a, C: WorkloadClient>(
+    s: &'a mut Session<C>,
+    input: &'a C::Input,
+    after: &'a impl Fn(&crate::workload::AttemptError) -> AfterError,
     start: Instant,
-    ctx: &Ctx,
-    pos: Option<&mut super::reads::Position>,
-) -> Attempted {
+    ctx: &'a Ctx,
+    pos: Option<&'a mut super::reads::Position>,
+) -> impl Future<Output = Attempted> + 'a {
+    use futures_util::future::Either;
     match (ctx.reads.as_deref(), pos) {
         // Boxed: the routed path's state (a standby's statements, its
         // position queries) would otherwise sit in every client's loop.
-        (Some(reads), Some(pos)) => {
-            Box::pin(super::reads::attempt(s, input, after, start, reads, pos)).await
-        }
-        _ => run_attempt(s, input, after, start).await,
+        (Some(reads), Some(pos)) => Either::Left(Box::pin(super::reads::attempt(
+            s, input, after, start, reads, pos,
+        ))),
+        _ => Either::Right(run_attempt(s, input, after, start)),
     }
 }
 
@@ -717,19 +721,18 @@ pub(super) fn arrival_seed(backoff_seed: u64) -> u64 {
     backoff_seed ^ 0xa076_1d64_78bd_642f
 }
 
-/// When the next transaction starts: now in a closed loop; its scheduled
-/// time in an open loop, after waiting for it (the lag recorded, and kept
-/// in `state.lag` for the log), with the latency limit that applies.
-/// `None`: skip this arrival (already later than the limit); `Err(())`:
-/// the run stopped while waiting.
+/// When an open loop's next transaction starts: its scheduled time,
+/// after waiting for it (the lag recorded, and kept in `state.lag` for
+/// the log), with the latency limit that applies. `None`: skip this
+/// arrival (already later than the limit); `Err(())`: the run stopped
+/// while waiting. (A closed loop starts at once, and commits slower than
+/// its latency limit, pgbench -L without -R, are late too: [`drive`].)
 async fn next_start(
     ctx: &Ctx,
     state: &mut DriveState,
 ) -> Result<Option<(Instant, Option<Duration>)>, ()> {
     let (Pacing::Open { latency_limit, .. }, Some(open)) = (ctx.pacing, state.open.as_mut()) else {
-        // Closed loop: commits slower than a latency limit are late too
-        // (pgbench -L without -R).
-        return Ok(Some((Instant::now(), ctx.closed_limit)));
+        unreachable!("only an open loop's client has a schedule");
     };
     let scheduled = open.schedule.next_arrival();
     let stop = &*ctx.stop;
@@ -772,7 +775,14 @@ async fn drive<C: WorkloadClient>(
         // before it decides to skip.
         let input = source.next_input();
         let ty = source.tx_type(&input);
-        let (start, limit) = match next_start(ctx, state).await {
+        // A closed loop starts now; only an open loop makes the future
+        // that waits (made and dropped at every transaction, it would
+        // still write its arguments into the client's state).
+        let next = match state.open {
+            None => Ok(Some((Instant::now(), ctx.closed_limit))),
+            Some(_) => next_start(ctx, state).await,
+        };
+        let (start, limit) = match next {
             Ok(Some(s)) => s,
             Ok(None) => {
                 // Skipped: one of pgbench -t's transactions too.

@@ -430,16 +430,19 @@ impl ScriptClient {
         ) && !c.simple_only[i]
     }
 
+    /// Whether command `i` of script `s` runs prepared and is not prepared
+    /// yet.
+    pub(super) fn must_prepare(&self, s: usize, i: usize) -> bool {
+        self.mode == QueryMode::Prepared && self.prepared[s][i].is_none() && self.preparable(s, i)
+    }
+
     /// Prepares command `i` of script `s` now if it runs prepared and is
     /// not yet (pgbench's rules prepare on first use). A statement the
     /// server refused is reported, as pgbench reports it, and kept
     /// unprepared: using it gets the server's `prepared statement ... does
     /// not exist`.
     async fn prepare_now(&mut self, conn: &mut Conn, s: usize, i: usize) {
-        if self.mode != QueryMode::Prepared
-            || self.prepared[s][i].is_some()
-            || !self.preparable(s, i)
-        {
+        if !self.must_prepare(s, i) {
             return;
         }
         let sql = self.scripts[s].param_sql[i].clone().expect("SQL");

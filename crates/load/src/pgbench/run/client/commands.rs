@@ -391,7 +391,12 @@ impl ScriptClient {
             &mut work.texts,
             &mut work.spans,
         );
-        self.prepare_now(conn, t.s, at).await;
+        // Checked before the call: a future made and dropped at every
+        // transaction would still write its state (its arguments) into the
+        // client's, a cache line this client's next turn finds cold.
+        if self.must_prepare(t.s, at) {
+            self.prepare_now(conn, t.s, at).await;
+        }
         let stmt = self.prepared[t.s][at].as_ref();
         let sql = t.c.param_sql[at].as_deref().expect("SQL");
         let params = TextParams {
