@@ -425,7 +425,11 @@ impl PgBouncer {
         Ok(b)
     }
 
-    /// Waits until every process's Unix socket exists, or one exits.
+    /// Waits until every process accepts a connection on its Unix
+    /// socket, or one exits. The socket's file appears when pgbouncer
+    /// binds it, before it listens: a client that came in between was
+    /// refused (seen once under a full parallel test run), so a connection
+    /// made and closed at once is the test, as `pg_isready`'s is.
     fn wait_ready(&mut self) -> Result<(), ()> {
         let deadline = Instant::now() + START_WAIT;
         for p in &mut self.processes {
@@ -438,7 +442,7 @@ impl PgBouncer {
                 if !alive || Instant::now() >= deadline {
                     return Err(());
                 }
-                if socket.exists() {
+                if socket.exists() && std::os::unix::net::UnixStream::connect(&socket).is_ok() {
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(10));
