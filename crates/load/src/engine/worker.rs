@@ -721,19 +721,17 @@ pub(super) fn arrival_seed(backoff_seed: u64) -> u64 {
     backoff_seed ^ 0xa076_1d64_78bd_642f
 }
 
-/// When an open loop's next transaction starts: its scheduled time,
-/// after waiting for it (the lag recorded, and kept in `state.lag` for
-/// the log), with the latency limit that applies. `None`: skip this
-/// arrival (already later than the limit); `Err(())`: the run stopped
-/// while waiting. (A closed loop starts at once, and commits slower than
-/// its latency limit, pgbench -L without -R, are late too: [`drive`].)
+/// When an open loop's next transaction starts: its scheduled time on
+/// `open`'s schedule, after waiting for it (the lag recorded, and kept in
+/// `lag_us` for the log). `None`: skip this arrival (later than
+/// `latency_limit` already); `Err(())`: the run stopped while waiting. (A
+/// closed loop starts at once: [`drive`].)
 async fn next_start(
     ctx: &Ctx,
-    state: &mut DriveState,
-) -> Result<Option<(Instant, Option<Duration>)>, ()> {
-    let (Pacing::Open { latency_limit, .. }, Some(open)) = (ctx.pacing, state.open.as_mut()) else {
-        unreachable!("only an open loop's client has a schedule");
-    };
+    open: &mut OpenLoop,
+    latency_limit: Option<Duration>,
+    lag_us: &mut u64,
+) -> Result<Option<Instant>, ()> {
     let scheduled = open.schedule.next_arrival();
     let stop = &*ctx.stop;
     let on_time = pace::wait_until(
@@ -749,8 +747,8 @@ async fn next_start(
     let lag = scheduled.elapsed();
     let skip = latency_limit.is_some_and(|l| lag > l);
     ctx.rec.lag(lag.as_micros() as u64, skip);
-    state.lag_us = lag.as_micros() as u64;
-    Ok((!skip).then_some((scheduled, latency_limit)))
+    *lag_us = lag.as_micros() as u64;
+    Ok((!skip).then_some(scheduled))
 }
 
 /// Runs the client (see [`client_loop`]) until the run stops (`Ok`), its
@@ -775,12 +773,17 @@ async fn drive<C: WorkloadClient>(
         // before it decides to skip.
         let input = source.next_input();
         let ty = source.tx_type(&input);
-        // A closed loop starts now; only an open loop makes the future
-        // that waits (made and dropped at every transaction, it would
-        // still write its arguments into the client's state).
-        let next = match state.open {
-            None => Ok(Some((Instant::now(), ctx.closed_limit))),
-            Some(_) => next_start(ctx, state).await,
+        // A closed loop starts now, and its commits slower than a latency
+        // limit are late too (pgbench -L without -R); only an open loop
+        // makes the future that waits (made at every transaction, it
+        // would write its arguments into the client's state).
+        let next = match (ctx.pacing, state.open.as_deref_mut()) {
+            (Pacing::Open { latency_limit, .. }, Some(open)) => {
+                next_start(ctx, open, latency_limit, &mut state.lag_us)
+                    .await
+                    .map(|s| s.map(|at| (at, latency_limit)))
+            }
+            _ => Ok(Some((Instant::now(), ctx.closed_limit))),
         };
         let (start, limit) = match next {
             Ok(Some(s)) => s,
