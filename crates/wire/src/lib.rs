@@ -682,7 +682,9 @@ impl Conn {
                     // A benchmark client feeds no COPY FROM STDIN: end it
                     // (the server answers with an error, then
                     // ReadyForQuery) and say so.
-                    self.copy_fail().await?;
+                    // Boxed: rare, and its state would widen every
+                    // statement's future (see `Socket::write_all`).
+                    Box::pin(self.copy_fail()).await?;
                     failed = Some(Error::CopyNotSupported);
                 }
                 ty => {

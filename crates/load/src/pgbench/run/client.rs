@@ -26,18 +26,15 @@ struct ClientState {
 
 /// One client's scripts, variables and random state.
 pub struct ScriptClient {
-    scripts: Arc<Vec<Compiled>>,
+    /// What runs the scripts' commands.
+    interp: Interpreter,
     weights: Vec<u64>,
-    mode: QueryMode,
     /// Its variables and random state: its own, or (with a connection
     /// pool, `--pool-size`) shared with its inputs, as another session's
     /// client runs the attempt and writes the outcome back.
     state: State,
     /// Picks the script (pgbench: the thread's `ts_choose_rs`).
     chooser: Prng,
-    /// `-M prepared`: per script, per command; with pgbench's rules each
-    /// is prepared when first used, as pgbench prepares them.
-    prepared: Vec<Vec<Option<Statement>>>,
     /// The attempts' working memory; the last attempt's command latencies
     /// stay in it until the engine reads and clears them.
     work: Work,
@@ -46,6 +43,19 @@ pub struct ScriptClient {
     /// The variables of an attempt of a shared state's input: a copy of
     /// the owner's, in memory kept from one attempt to the next.
     scratch: Vars,
+}
+
+/// What runs a client's scripts: the scripts, how their SQL is sent and
+/// the statements prepared so far. Apart from the client's variables and
+/// working memory, so that an attempt lends it those in place: moved into
+/// the attempt's future and back, they were six more cache lines written
+/// per transaction in every client's state.
+struct Interpreter {
+    scripts: Arc<Vec<Compiled>>,
+    mode: QueryMode,
+    /// `-M prepared`: per script, per command; with pgbench's rules each
+    /// is prepared when first used, as pgbench prepares them.
+    prepared: Vec<Vec<Option<Statement>>>,
     /// Its id and `isobench pgbench`'s rules, if any.
     say: Say,
     /// Under pgbench's rules, a transaction that committed and then
@@ -67,20 +77,22 @@ impl ScriptClient {
         (id, rules): (u32, Option<Rules>),
     ) -> Self {
         Self {
-            scripts,
+            interp: Interpreter {
+                scripts,
+                mode,
+                prepared: Vec::new(),
+                say: Say { rules, id },
+                pending_abort: None,
+            },
             weights,
-            mode,
             state: State::Own(ClientState {
                 vars,
                 prng: Prng::seed(client_seed),
             }),
             chooser: Prng::seed(client_seed ^ 0x7363_7269_7074),
-            prepared: Vec::new(),
             work: Work::default(),
             ledger: ScriptLedger::default(),
             scratch: Vars::default(),
-            say: Say { rules, id },
-            pending_abort: None,
         }
     }
 }
@@ -96,16 +108,6 @@ enum State {
 }
 
 impl ScriptClient {
-    /// The state of an input drawn by this client, attempted by it (the
-    /// input holds no shared owner). Panics if this client's state is
-    /// shared: its inputs then always name their owner.
-    fn own_state(&mut self) -> &mut ClientState {
-        match &mut self.state {
-            State::Own(s) => s,
-            State::Shared(_) => unreachable!("an input of a shared state names its owner"),
-        }
-    }
-
     /// A copy of this client's variables.
     fn vars(&self) -> Vars {
         match &self.state {
@@ -196,7 +198,7 @@ impl WorkloadClient for ScriptClient {
     type Ledger = ScriptLedger;
 
     async fn prepare(&mut self, conn: &mut Conn, tx: &TxControl) -> Result<(), crate::wire::Error> {
-        if self.say.rules.is_some() {
+        if self.interp.say.rules.is_some() {
             // pgbench's clients print what the server warns of.
             conn.print_notices();
         }
@@ -205,18 +207,19 @@ impl WorkloadClient for ScriptClient {
             tx.isolation().sql().to_ascii_lowercase()
         ))
         .await?;
-        self.prepared = self
+        let p = &mut self.interp;
+        p.prepared = p
             .scripts
             .iter()
             .map(|c| vec![None; c.script.commands.len()])
             .collect();
-        if self.mode == QueryMode::Prepared && self.say.rules.is_none() {
+        if p.mode == QueryMode::Prepared && p.say.rules.is_none() {
             // isobench run: every statement before the run starts.
-            for s in 0..self.scripts.len() {
-                for i in 0..self.scripts[s].script.commands.len() {
-                    if self.preparable(s, i) {
-                        let sql = self.scripts[s].param_sql[i].clone().expect("SQL");
-                        self.prepared[s][i] = Some(conn.prepare(&sql).await?);
+            for s in 0..p.scripts.len() {
+                for i in 0..p.scripts[s].script.commands.len() {
+                    if p.preparable(s, i) {
+                        let sql = p.scripts[s].param_sql[i].clone().expect("SQL");
+                        p.prepared[s][i] = Some(conn.prepare(&sql).await?);
                     }
                 }
             }
@@ -274,7 +277,7 @@ impl WorkloadClient for ScriptClient {
     /// pgbench's built-in `select-only` only reads; a script file is
     /// never taken for read-only (its SQL may call functions that write).
     fn read_only(&self, input: &ScriptInput) -> bool {
-        self.scripts[input.script].script.name == "builtin: select-only"
+        self.interp.scripts[input.script].script.name == "builtin: select-only"
     }
 
     async fn attempt(
@@ -283,7 +286,7 @@ impl WorkloadClient for ScriptClient {
         _tx: &TxControl,
         input: &ScriptInput,
     ) -> Result<Ended, AttemptError> {
-        if let Some(why) = &self.pending_abort {
+        if let Some(why) = &self.interp.pending_abort {
             return Err(AttemptError::script(why.clone()));
         }
         // An input's attempts run one after another (a pooled one's are
@@ -292,15 +295,16 @@ impl WorkloadClient for ScriptClient {
         let tries = input.tries.load(Ordering::Relaxed) + 1;
         input.tries.store(tries, Ordering::Relaxed);
         if tries == 1 {
-            self.say.debug(|| {
+            let p = &self.interp;
+            p.say.debug(|| {
                 format!(
                     "client {} executing script \"{}\"",
-                    self.say.id,
-                    script::description(&self.scripts[input.script].script.name)
+                    p.say.id,
+                    script::description(&p.scripts[input.script].script.name)
                 )
             });
         }
-        let mut work = std::mem::take(&mut self.work);
+        let work = &mut self.work;
         work.current = None;
         work.ended = None;
         // Every attempt starts from the transaction's variables and random
@@ -309,13 +313,16 @@ impl WorkloadClient for ScriptClient {
         // committed attempt only, but the random state of every attempt:
         // the transaction after a failed one draws new values, as in
         // pgbench.
-        let mut vars = match &input.owner {
-            Some(o) => {
-                let mut copy = std::mem::take(&mut self.scratch);
-                copy.clone_from(&o.lock().unwrap_or_else(|e| e.into_inner()).vars);
-                copy
+        let vars = match (&input.owner, &mut self.state) {
+            (Some(o), _) => {
+                let owner = o.lock().unwrap_or_else(|e| e.into_inner());
+                self.scratch.clone_from(&owner.vars);
+                &mut self.scratch
             }
-            None => std::mem::take(&mut self.own_state().vars),
+            (None, State::Own(own)) => &mut own.vars,
+            (None, State::Shared(_)) => {
+                unreachable!("an input of a shared state names its owner")
+            }
         };
         let mut prng = input.prng.clone();
         let run = Run {
@@ -323,7 +330,8 @@ impl WorkloadClient for ScriptClient {
             tries,
         };
         let result = self
-            .run_commands(conn, run, &mut vars, &mut prng, &mut work)
+            .interp
+            .run_commands(conn, run, vars, &mut prng, work)
             .await;
         if result.is_ok() {
             self.ledger.commit(input.script);
@@ -335,16 +343,14 @@ impl WorkloadClient for ScriptClient {
             Some(o) => {
                 let mut owner = o.lock().unwrap_or_else(|e| e.into_inner());
                 if result.is_ok() {
-                    std::mem::swap(&mut owner.vars, &mut vars);
+                    std::mem::swap(&mut owner.vars, vars);
                 }
                 owner.prng = prng;
-                drop(owner);
-                self.scratch = vars;
             }
             None => {
-                let own = self.own_state();
-                own.vars = vars;
-                own.prng = prng;
+                if let State::Own(own) = &mut self.state {
+                    own.prng = prng;
+                }
             }
         }
         if let (Err(_), Some((step, t0))) = (&result, work.current) {
@@ -354,7 +360,6 @@ impl WorkloadClient for ScriptClient {
                 failed: true,
             });
         }
-        self.work = work;
         result
     }
 
@@ -391,7 +396,8 @@ impl ScriptClient {
     pub(super) fn sample_statements(&mut self) -> Vec<(usize, usize, String)> {
         let mut out = Vec::new();
         let mut input = self.next_input();
-        for (script, c) in self.scripts.iter().enumerate() {
+        let scripts = Arc::clone(&self.interp.scripts);
+        for (script, c) in scripts.iter().enumerate() {
             input.script = script;
             let mut vars = self.vars();
             let mut prng = input.prng.clone();
@@ -419,7 +425,9 @@ impl ScriptClient {
         }
         out
     }
+}
 
+impl Interpreter {
     /// Whether command `i` of script `s` runs as a prepared statement
     /// under `-M prepared`.
     fn preparable(&self, s: usize, i: usize) -> bool {

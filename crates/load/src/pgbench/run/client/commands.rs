@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::super::report::Say;
 use super::super::{Compiled, Var, Vars, shell};
-use super::{Env, Run, ScriptClient, Work, script_error, substitute};
+use super::{Env, Interpreter, Run, Work, script_error, substitute};
 use crate::model::{QueryMode, StepTime};
 use crate::pgbench::expr::Value;
 use crate::pgbench::prng::Prng;
@@ -176,7 +176,7 @@ impl Turn<'_> {
     }
 }
 
-impl ScriptClient {
+impl Interpreter {
     /// Runs `run`'s script from its first command on `vars` and `prng`
     /// (the attempt's copies). `work.current` is the command running and
     /// since when; every command that completes is appended to
