@@ -76,10 +76,13 @@ impl Var {
 /// their client's variables are shared. The names are interned ([`Name`])
 /// and the texts shared (`Arc<str>`), so a copy allocates nothing. Hashed
 /// with foldhash, with a fixed seed: the names are the script's, not an
-/// adversary's; SipHash cost more than the copy itself.
+/// adversary's; SipHash cost more than the copy itself. Each entry keeps
+/// its interned name beside the value, so that assigning to a defined
+/// variable (`\set` at every transaction) finds the value and the name
+/// its undo log needs with one lookup, not a lookup and an insert.
 #[derive(Debug, Default)]
 struct Vars {
-    map: HashMap<Name, Var, foldhash::fast::FixedState>,
+    map: HashMap<Name, (Name, Var), foldhash::fast::FixedState>,
     /// Each assignment since the last [`Vars::keep`] or [`Vars::undo`]:
     /// the name and the value it had (`None`: it was not defined).
     undo: Vec<(Name, Option<Var>)>,
@@ -87,13 +90,14 @@ struct Vars {
 
 impl Vars {
     fn get(&self, name: &str) -> Option<&Var> {
-        self.map.get(name)
+        self.map.get(name).map(|(_, v)| v)
     }
 
     /// Defines `name` without checking it and without logging it (the
     /// client's first variables: pgbench's own and `-D`'s).
     fn define(&mut self, name: &str, v: Var) {
-        self.map.insert(name.into(), v);
+        let name = Name::from(name);
+        self.map.insert(name, (name, v));
     }
 
     /// Sets `name` to `v`, logged for [`Vars::undo`]. A name not yet
@@ -102,14 +106,18 @@ impl Vars {
     /// and nothing changed.
     #[must_use]
     fn assign(&mut self, name: &str, v: Var) -> bool {
-        let key = match self.map.get_key_value(name) {
-            Some((k, _)) => *k,
-            None if !crate::pgbench::script::is_variable_name(name) => return false,
-            // Interned only the first time (the interner is shared).
-            None => Name::from(name),
-        };
-        let old = self.map.insert(key, v);
-        self.undo.push((key, old));
+        if let Some((key, value)) = self.map.get_mut(name) {
+            let old = std::mem::replace(value, v);
+            self.undo.push((*key, Some(old)));
+            return true;
+        }
+        if !crate::pgbench::script::is_variable_name(name) {
+            return false;
+        }
+        // Interned only the first time (the interner is shared).
+        let key = Name::from(name);
+        self.map.insert(key, (key, v));
+        self.undo.push((key, None));
         true
     }
 
@@ -123,7 +131,7 @@ impl Vars {
     fn undo(&mut self) {
         while let Some((name, old)) = self.undo.pop() {
             match old {
-                Some(v) => self.map.insert(name, v),
+                Some(v) => self.map.insert(name, (name, v)),
                 None => self.map.remove(name.0),
             };
         }
