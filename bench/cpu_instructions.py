@@ -26,9 +26,12 @@ first-level data cache D1=size,ways,line given) and prints the
 first-level data misses per transaction (reads and writes). A miss is
 invisible to the instruction count and costs about ten cycles when the
 second-level cache holds the line: at 16 clients on a thread, isobench's
-clients miss about 95 times per transaction and pgbench's 1.3
-(BENCHMARKS.md, "Client CPU, fourth session"). CLIENTS sets the clients
-(16): the misses grow with them as the clients' state outgrows the cache.
+clients miss about 65-75 times per transaction (about 95 before e5d4360)
+and pgbench's 1.3-5.6 (BENCHMARKS.md, "Client CPU, fourth session" and
+"sixth session"). The misses of one build move by about 10 between
+invocations: compare builds within one, and repeat. CLIENTS sets the
+clients (16): the misses grow with them as the clients' state outgrows
+the cache.
 
 Usage: PGHOST=... PGPORT=... PGUSER=... PGDATABASE=... \\
        TOP=20 CACHE=1 bench/cpu_instructions.py BIN_A [BIN_B ...]
