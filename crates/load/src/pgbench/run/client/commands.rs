@@ -177,10 +177,11 @@ impl Turn<'_> {
 }
 
 impl Interpreter {
-    /// Runs `run`'s script from its first command on `vars` and `prng`
-    /// (the attempt's copies). `work.current` is the command running and
-    /// since when; every command that completes is appended to
-    /// `work.steps`.
+    /// Runs `run`'s script from its first command on `vars` (the
+    /// client's own, which it undoes if the attempt fails, or a copy of
+    /// its owner's) and `prng` (the attempt's copy). `work.current` is the
+    /// command running and since when; every command that completes is
+    /// appended to `work.steps`.
     pub(super) async fn run_commands(
         &mut self,
         conn: &mut Conn,
