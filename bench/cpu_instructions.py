@@ -101,9 +101,10 @@ def main():
             n1, n2 = e1["Ir"], e2["Ir"]
             misses = ""
             if CACHE:
-                per = {k: (e2[k] - e1[k]) / tx for k in ("D1mr", "D1mw")}
+                per = {k: (e2[k] - e1[k]) / tx for k in ("D1mr", "D1mw", "I1mr")}
                 misses = (f"; first-level data misses per transaction {per['D1mr'] + per['D1mw']:.1f}"
-                          f" (reads {per['D1mr']:.1f}, writes {per['D1mw']:.1f})")
+                          f" (reads {per['D1mr']:.1f}, writes {per['D1mw']:.1f}),"
+                          f" instruction misses {per['I1mr']:.1f}")
             print(f"{tool}: {(n2 - n1) / tx:,.0f} instructions per transaction "
                   f"(fixed: {(n1 - (n2 - n1) * T1 / (T2 - T1)) / 1e6:,.1f} M){misses}", flush=True)
             if TOP:

@@ -68,7 +68,9 @@ pub(super) struct Say {
 }
 
 impl Say {
-    /// A `-d` line, built only when `-d` is given.
+    /// A `-d` line, built only when `-d` is given. Inlined: it runs at
+    /// every command, and without `-d` it is one test.
+    #[inline]
     pub fn debug(&self, line: impl FnOnce() -> String) {
         if self.rules.is_some_and(|r| r.debug) {
             eprintln!("pgbench: {}", line());
