@@ -478,7 +478,9 @@ pub struct CommandRecord {
     pub command: String,
     /// Executions, every attempt's.
     pub executions: u64,
-    /// Mean time per execution, ms.
+    /// Mean time per execution that completed, ms: one that raised an
+    /// error is left out, as pgbench `-r` leaves it out (0 when none
+    /// completed).
     pub mean_ms: f64,
     /// Executions that raised the error ending their attempt.
     pub failures: u64,

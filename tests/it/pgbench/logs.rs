@@ -1,7 +1,8 @@
 //! `-l`: pgbench 15's transaction log files (`PREFIX.PID`, `PREFIX.PID.N`
 //! for thread N), their lines read back field by field, per transaction
 //! and aggregated; several scripts' `SQL script N:` blocks, whose counts
-//! the log lines confirm.
+//! the log lines confirm; `-r`'s latencies, which leave failed executions
+//! out as pgbench's do.
 
 use super::*;
 
@@ -187,6 +188,55 @@ fn count(block: &str, label: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {label} in:\n{block}"))[1]
         .parse()
         .unwrap()
+}
+
+/// `-r`'s latency of a command is over the executions that completed, as
+/// pgbench's (it records a command's time only when the command ends
+/// without error): a command that fails after 60 ms half of the time and
+/// otherwise returns at once shows a mean far below 60 ms, where counting
+/// its failed executions would put it above 30 ms.
+#[test]
+fn per_command_latency_leaves_failed_executions_out() {
+    let (_keep, dir) = out_dir("pgbench-r-failed");
+    let db = Named::start(&dir);
+    let slow_failure = script(
+        &dir,
+        "slow-failure.sql",
+        "\\set r random(0, 1)\n\
+         DO $$ BEGIN IF :r = 0 THEN PERFORM pg_sleep(0.06); \
+         RAISE EXCEPTION 'slow failure' USING ERRCODE = '40001'; END IF; END $$;\n",
+    );
+    let (out, stdout, stderr) = db.run_env(
+        &dir,
+        &[
+            "-n",
+            "-r",
+            "-t",
+            "20",
+            "--max-tries",
+            "2",
+            "-f",
+            &slow_failure,
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let failed: u64 = Regex::new(r"(?m)^number of failed transactions: ([0-9]+)")
+        .unwrap()
+        .captures(&stdout)
+        .unwrap_or_else(|| panic!("no failed transactions line: {stdout}"))[1]
+        .parse()
+        .unwrap();
+    assert!(failed > 0, "no transaction drew r = 0: {stdout}");
+    let line = stdout
+        .lines()
+        .find(|l| l.trim_end().ends_with("END IF; END $$;"))
+        .unwrap_or_else(|| panic!("no -r line for the DO command: {stdout}"));
+    let mean_ms: f64 = line.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(
+        mean_ms < 15.0,
+        "the failed executions' 60 ms counted in the mean: {line}\n{stdout}"
+    );
 }
 
 /// Several scripts: each `SQL script N:` block has pgbench 15's retried,

@@ -150,8 +150,13 @@ pub struct TxStats {
     pub errors: ErrorCounts,
 }
 
-/// One command's executions (every attempt's), their total time, and how
-/// many raised the error that ended their attempt.
+/// One command's executions (every attempt's), the total time of those
+/// that completed, and how many raised the error that ended their
+/// attempt. A failed execution's time is left out of the total, as
+/// pgbench `-r` leaves it out of a command's latency (it records a
+/// command's time only when the command ends without error,
+/// `CSTATE_END_COMMAND`): a statement that waits for a lock and then fails
+/// would otherwise raise its mean by the wait.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StepStats {
     pub executions: u64,
@@ -575,8 +580,11 @@ impl Recorder {
                 }
                 let st = &mut s.steps[t.step];
                 st.executions += 1;
-                st.total_us += t.us;
-                st.failures += u64::from(t.failed);
+                if t.failed {
+                    st.failures += 1;
+                } else {
+                    st.total_us += t.us;
+                }
             }
         })
     }

@@ -75,12 +75,10 @@ pub(super) fn merge_tx_type(ts: &[&TxTypeRecord]) -> Result<TxTypeRecord, String
         for c in &t.commands {
             match commands.iter_mut().find(|m| m.command == c.command) {
                 Some(m) => {
-                    let n = m.executions + c.executions;
-                    m.mean_ms = ratio(
-                        m.mean_ms * m.executions as f64 + c.mean_ms * c.executions as f64,
-                        n as f64,
-                    );
-                    m.executions = n;
+                    // The means are over completed executions.
+                    let done = |c: &CommandRecord| c.executions.saturating_sub(c.failures) as f64;
+                    m.mean_ms = ratio(m.mean_ms * done(m) + c.mean_ms * done(c), done(m) + done(c));
+                    m.executions += c.executions;
                     m.failures += c.failures;
                 }
                 None => commands.push(c.clone()),

@@ -45,11 +45,12 @@ pub(super) fn command_records(
         .enumerate()
         .map(|(k, name)| {
             let s = steps.get(k).copied().unwrap_or_default();
+            let completed = s.executions.saturating_sub(s.failures);
             store::CommandRecord {
                 command: name.clone(),
                 executions: s.executions,
-                mean_ms: if s.executions > 0 {
-                    s.total_us as f64 / s.executions as f64 / 1000.0
+                mean_ms: if completed > 0 {
+                    s.total_us as f64 / completed as f64 / 1000.0
                 } else {
                     0.0
                 },
