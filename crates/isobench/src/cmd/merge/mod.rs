@@ -545,6 +545,34 @@ mod tests {
         );
     }
 
+    /// A command's means are over its completed executions (a failed one
+    /// has no time in them, as pgbench `-r`), so merging weights each
+    /// input's mean by its completed executions, not by all of them.
+    #[test]
+    fn command_means_merge_weighted_by_completed_executions() {
+        use crate::store::CommandRecord;
+        let (a, b, _) = two_runs();
+        let (mut ta, mut tb) = (a.transactions[0].clone(), b.transactions[0].clone());
+        let cmd = |executions, mean_ms, failures| CommandRecord {
+            command: "UPDATE pgbench_branches ...".into(),
+            executions,
+            mean_ms,
+            failures,
+        };
+        // 10 executions, 9 failed: 1 completed at 4 ms; 10, none failed,
+        // at 1 ms. Over completed executions: (4 + 10) / 11 ms.
+        ta.commands = vec![cmd(10, 4.0, 9)];
+        tb.commands = vec![cmd(10, 1.0, 0)];
+        let m = records::merge_tx_type(&[&ta, &tb]).unwrap();
+        assert_eq!(m.commands.len(), 1);
+        assert_eq!((m.commands[0].executions, m.commands[0].failures), (20, 9));
+        assert!(
+            (m.commands[0].mean_ms - 14.0 / 11.0).abs() < 1e-9,
+            "{:?}",
+            m.commands[0]
+        );
+    }
+
     #[test]
     fn one_run_merges_to_itself() {
         let (a, _, _) = two_runs();
